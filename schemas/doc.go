@@ -1,0 +1,29 @@
+// Package schemas holds agentrace's data contracts: the Parquet row structs of a
+// dataset directory, the manifests, the Arrow schema of a replay turn log, and the
+// records that scoring and reporting write.
+//
+// Every stage reads and writes through these types, so they change only together
+// with Version. The package imports nothing of agentrace's own.
+package schemas
+
+// Version is the schema version written into every manifest and output. Bump it
+// whenever a column or field changes meaning.
+const Version = "1"
+
+// ToolVersion is the version of agentrace that writes a file.
+const ToolVersion = "0.1.0"
+
+// Domains of a conversation. A conversation is a workflow conversation when its id
+// matches ^sim_\d+$, otherwise a coding conversation.
+const (
+	DomainCoding   = "coding"
+	DomainWorkflow = "workflow"
+)
+
+// Message roles.
+const (
+	RoleSystem    = "system"
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+)

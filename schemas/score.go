@@ -1,0 +1,126 @@
+package schemas
+
+// Scores is scores.json of a run directory. The inline-accuracy fields use the
+// reference scorer's names (score, turns, domains, per_turn, excluded_turns); osl,
+// swebench and verdict are agentrace's own sections.
+type Scores struct {
+	SchemaVersion string                 `json:"schema_version"`
+	Score         float64                `json:"score"`
+	Turns         TurnCounts             `json:"turns"`
+	Domains       map[string]DomainScore `json:"domains"`
+	PerTurn       []TurnScore            `json:"per_turn"`
+	ExcludedTurns []ExcludedTurn         `json:"excluded_turns"`
+	OSL           *OSLResult             `json:"osl,omitempty"`
+	SWEBench      *SWEBenchResult        `json:"swebench,omitempty"`
+	Verdict       Verdict                `json:"verdict"`
+	// Run identifies what was scored.
+	Run RunIdentity `json:"run"`
+}
+
+// RunIdentity names a scored run.
+type RunIdentity struct {
+	Path        string `json:"path"`
+	Kind        string `json:"kind"` // "agentrace" (turns.arrows) or "reference" (events.jsonl)
+	Model       string `json:"model,omitempty"`
+	Concurrency int    `json:"concurrency,omitempty"`
+	DatasetHash string `json:"dataset_hash,omitempty"`
+	Ruleset     string `json:"ruleset"`
+}
+
+// TurnCounts are the reference scorer's turn counts.
+type TurnCounts struct {
+	Issued   int `json:"issued"`
+	Expected int `json:"expected"`
+	Observed int `json:"observed"`
+	Missing  int `json:"missing"`
+	Scored   int `json:"scored"`
+}
+
+// DomainScore is the inline accuracy of one domain.
+type DomainScore struct {
+	Score  float64 `json:"score"`
+	Scored int     `json:"scored"`
+}
+
+// TurnScore is one scored turn; it is also a row of scores.parquet.
+type TurnScore struct {
+	SessionID      string  `json:"session_id" parquet:"session_id"`
+	ConversationID string  `json:"conversation_id" parquet:"conversation_id,dict"`
+	Repeat         int32   `json:"repeat" parquet:"repeat"`
+	Turn           int32   `json:"turn" parquet:"turn"`
+	Domain         string  `json:"domain" parquet:"domain,dict"`
+	Score          float64 `json:"score" parquet:"score"`
+	Observed       bool    `json:"observed" parquet:"observed"`
+	// Expected and Got are the ground truth and the model's answer: intent codes for
+	// workflow turns, bash actions for coding turns, joined with spaces.
+	Expected string `json:"expected" parquet:"expected"`
+	Got      string `json:"got" parquet:"got"`
+	InWindow bool   `json:"in_window" parquet:"in_window"`
+	// OSL is the turn's output tokens (reference tokenizer, else server usage), -1
+	// when the turn did not complete.
+	OSL int32 `json:"osl" parquet:"osl"`
+}
+
+// ExcludedTurn is an issued turn that is not scored, with the reason.
+type ExcludedTurn struct {
+	SessionID string `json:"session_id"`
+	Turn      int32  `json:"turn"`
+	Reason    string `json:"reason"`
+}
+
+// OSLResult is the OSL-window gate's input: the per-turn mean over all completed
+// turns of the run.
+type OSLResult struct {
+	Mean       float64    `json:"mean"`
+	Turns      int        `json:"turns"`
+	Total      int64      `json:"total"`
+	Source     string     `json:"source"` // "tokenizer:<name>" or "server_usage"
+	Unofficial bool       `json:"unofficial"`
+	Window     [2]float64 `json:"window"`
+}
+
+// SWEBenchResult is a SWE-bench Verified harness report, validated.
+type SWEBenchResult struct {
+	Report     string  `json:"report"`
+	Submitted  int     `json:"submitted"`
+	Resolved   int     `json:"resolved"`
+	Evaluated  int     `json:"evaluated"`
+	Score      float64 `json:"score"`
+	Incomplete bool    `json:"incomplete"`
+}
+
+// Gate is one accuracy gate of a verdict.
+type Gate struct {
+	Name      string  `json:"name"`
+	Value     float64 `json:"value"`
+	Threshold string  `json:"threshold"` // e.g. ">= 0.5586" or "[355, 434]"
+	Pass      bool    `json:"pass"`
+	Note      string  `json:"note,omitempty"` // e.g. "unofficial: server usage counts"
+}
+
+// Verdict is the result of a run's gates under a ruleset.
+type Verdict struct {
+	Ruleset string `json:"ruleset"`
+	Gates   []Gate `json:"gates"`
+	Pass    bool   `json:"pass"`
+}
+
+// RescoreRow is one row of rescore's results table: one archived run.
+type RescoreRow struct {
+	Path            string  `parquet:"path" json:"path"`
+	Kind            string  `parquet:"kind,dict" json:"kind"`
+	Model           string  `parquet:"model,dict" json:"model"`
+	Concurrency     int32   `parquet:"concurrency" json:"concurrency"`
+	Ruleset         string  `parquet:"ruleset,dict" json:"ruleset"`
+	Dataset         string  `parquet:"dataset" json:"dataset"`
+	Score           float64 `parquet:"score" json:"score"`
+	ScoredTurns     int32   `parquet:"scored_turns" json:"scored_turns"`
+	AccuracyPass    bool    `parquet:"accuracy_pass" json:"accuracy_pass"`
+	OSLMean         float64 `parquet:"osl_mean" json:"osl_mean"`
+	OSLUnofficial   bool    `parquet:"osl_unofficial" json:"osl_unofficial"`
+	OSLPass         bool    `parquet:"osl_pass" json:"osl_pass"`
+	SWEBenchScore   float64 `parquet:"swebench_score" json:"swebench_score"`
+	Pass            bool    `parquet:"pass" json:"pass"`
+	Error           string  `parquet:"error" json:"error"`
+	DurationSeconds float64 `parquet:"duration_s" json:"duration_s"`
+}
