@@ -1,6 +1,70 @@
 package main
 
-import "github.com/urfave/cli/v3"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 
-func reportCommand() *cli.Command  { return notYet("report", "build the report") }
-func regionsCommand() *cli.Command { return notYet("regions", "print the concurrency regions") }
+	"github.com/agentrace/agentrace/score"
+	"github.com/urfave/cli/v3"
+)
+
+func reportCommand() *cli.Command { return notYet("report", "build the report") }
+
+func regionsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "regions",
+		Usage:     "print the concurrency regions of rules §5.5 for a declared C_max and a curve's C_min",
+		UsageText: "agentrace regions --cmax N --cmin N [--json]",
+		Description: "Computes the ultra-low (low_latency), low, medium and high concurrency regions and the\n" +
+			"margin above C_max, exactly as rules §5.5 defines them:\n\n" +
+			"  I = log2(C_max - C_min) / 3\n" +
+			"  low_end = round(C_min + 2^I), med_end = round(C_min + 2^(2I))   (round half to even)\n" +
+			"  low_latency 1..C_min, low C_min+1..low_end, medium low_end+1..med_end,\n" +
+			"  high med_end+1..C_max, margin C_max+1..ceil(1.10*C_max)\n\n" +
+			"C_max must be greater than 32 and C_min in 1..32. A region left empty by rounding\n" +
+			"(start > end) is printed as empty: the rules do not resolve that case.\n\n" +
+			"Example:\n" +
+			"  agentrace regions --cmax 1024 --cmin 8\n" +
+			"  agentrace regions --cmax 64 --cmin 2 --json",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "cmax", Usage: "declared maximum supported concurrency C_max (> 32)", Required: true},
+			&cli.IntFlag{Name: "cmin", Usage: "lowest concurrency of the curve C_min (1..32)", Required: true},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON: {low_latency, low_concurrency, med_concurrency, high_concurrency, margin} each {start, end}"},
+		},
+		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
+			return fmt.Errorf("regions: %w (see agentrace regions --help)", err)
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.NArg() > 0 {
+				return fmt.Errorf("regions: unexpected argument %q (use --cmax and --cmin)", c.Args().First())
+			}
+			rs, err := score.Regions(int(c.Int("cmax")), int(c.Int("cmin")))
+			if err != nil {
+				return err
+			}
+			return printRegions(c.Root().Writer, rs, c.Bool("json"))
+		},
+	}
+}
+
+func printRegions(w io.Writer, rs score.RegionSet, asJSON bool) error {
+	if asJSON {
+		b, err := json.MarshalIndent(rs, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(w, "%s\n", b)
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "C_max %d, C_min %d\n", rs.CMax, rs.CMin); err != nil {
+		return err
+	}
+	for _, n := range rs.Named() {
+		if _, err := fmt.Fprintf(w, "  %-17s %s\n", n.Name, n.Range); err != nil {
+			return err
+		}
+	}
+	return nil
+}
