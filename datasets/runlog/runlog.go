@@ -1,0 +1,321 @@
+// Package runlog writes and reads a replay run's turn log, turns.arrows: an Arrow
+// IPC stream with schema schemas.TurnLogSchema, one row per client turn of every
+// trajectory instance (issued or aborted), and the run's manifest.json.
+//
+// The log is streamed, not written atomically: the replay engine's single log
+// goroutine appends rows with Writer.Write and calls Writer.Flush at least once a
+// second, each Flush ending one record batch on disk. A crash therefore loses at
+// most the rows since the last flush, and ReadFile returns every complete batch of
+// such a stream together with an error matching ErrTruncated. A Writer is not safe
+// for concurrent use: exactly one goroutine owns it, as arrow-go's IPC writer
+// requires.
+package runlog
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// MaxBatchRows is the number of buffered rows at which Write ends a batch on its
+// own, so that a burst of turns between two timed flushes stays bounded in memory.
+const MaxBatchRows = 4096
+
+// ErrTruncated reports a turn log that did not end properly: the stream stops
+// inside a message or lacks its end-of-stream marker (the writer never closed it,
+// e.g. the process was killed). The records of the complete batches are still
+// returned beside it.
+var ErrTruncated = errors.New("turn log truncated")
+
+// Writer appends TurnRecords to an Arrow IPC stream. It buffers rows in memory and
+// writes them as one record batch on Flush (or when MaxBatchRows are buffered).
+// Exactly one goroutine may use a Writer.
+type Writer struct {
+	bw   *bufio.Writer
+	ipcw *ipc.Writer
+	b    *array.RecordBuilder
+	cols []column
+	rows int
+	err  error // sticky: the first write error
+}
+
+// NewWriter starts a turn log on w, writing the schema at once so that even an
+// empty log is a readable stream. mem allocates the batches (memory.DefaultAllocator
+// when nil). Close ends the stream; it does not close w.
+func NewWriter(w io.Writer, mem memory.Allocator) (*Writer, error) {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	schema := schemas.TurnLogSchema()
+	cols, err := bindColumns(schema)
+	if err != nil {
+		return nil, err
+	}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	lw := &Writer{
+		bw:   bw,
+		ipcw: ipc.NewWriter(bw, ipc.WithSchema(schema), ipc.WithAllocator(mem)),
+		b:    array.NewRecordBuilder(mem, schema),
+		cols: cols,
+	}
+	// An empty batch makes the IPC writer emit the schema message now.
+	if err := lw.writeBatch(); err != nil {
+		lw.b.Release()
+		return nil, err
+	}
+	if err := lw.bw.Flush(); err != nil {
+		lw.b.Release()
+		return nil, fmt.Errorf("write turn log schema: %w", err)
+	}
+	return lw, nil
+}
+
+// Write appends one row. It ends a batch on its own when MaxBatchRows are buffered.
+func (w *Writer) Write(r *schemas.TurnRecord) error {
+	if w.err != nil {
+		return w.err
+	}
+	for i, c := range w.cols {
+		c.put(w.b.Field(i), r)
+	}
+	w.rows++
+	if w.rows >= MaxBatchRows {
+		return w.Flush()
+	}
+	return nil
+}
+
+// Buffered returns the number of rows written since the last batch ended.
+func (w *Writer) Buffered() int { return w.rows }
+
+// Flush ends the current batch (if it has rows) and pushes it to the underlying
+// writer. Call it at least once a second.
+func (w *Writer) Flush() error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.rows > 0 {
+		if err := w.writeBatch(); err != nil {
+			return err
+		}
+	}
+	if err := w.bw.Flush(); err != nil {
+		w.err = fmt.Errorf("flush turn log: %w", err)
+		return w.err
+	}
+	return nil
+}
+
+func (w *Writer) writeBatch() error {
+	rec := w.b.NewRecordBatch()
+	defer rec.Release()
+	w.rows = 0
+	if err := w.ipcw.Write(rec); err != nil {
+		w.err = fmt.Errorf("write turn log batch: %w", err)
+		return w.err
+	}
+	return nil
+}
+
+// Close flushes the buffered rows, writes the end-of-stream marker and releases
+// the Writer's memory. It does not close the underlying writer.
+func (w *Writer) Close() error {
+	defer w.b.Release()
+	err := w.Flush()
+	if cerr := w.ipcw.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close turn log stream: %w", cerr)
+	}
+	if ferr := w.bw.Flush(); ferr != nil && err == nil {
+		err = fmt.Errorf("flush turn log: %w", ferr)
+	}
+	if err != nil && w.err == nil {
+		w.err = err
+	}
+	return err
+}
+
+// File is a Writer on a file it owns: Close also syncs and closes the file.
+type File struct {
+	*Writer
+	f *os.File
+}
+
+// Create creates (or truncates) path and starts a turn log in it.
+func Create(path string, mem memory.Allocator) (*File, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create turn log: %w", err)
+	}
+	w, err := NewWriter(f, mem)
+	if err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("start turn log %q: %w", path, err)
+	}
+	return &File{Writer: w, f: f}, nil
+}
+
+// Close ends the stream, syncs and closes the file.
+func (f *File) Close() error {
+	err := f.Writer.Close()
+	if serr := f.f.Sync(); serr != nil && err == nil {
+		err = fmt.Errorf("sync turn log %q: %w", f.f.Name(), serr)
+	}
+	if cerr := f.f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close turn log %q: %w", f.f.Name(), cerr)
+	}
+	return err
+}
+
+// eos is the IPC stream's end-of-stream marker: continuation token, zero length.
+var eos = []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
+
+// tailReader remembers the last 8 bytes read through it.
+type tailReader struct {
+	r    io.Reader
+	tail [8]byte
+	n    int
+}
+
+func (t *tailReader) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n >= 8 {
+		copy(t.tail[:], p[n-8:n])
+	} else if n > 0 {
+		copy(t.tail[:], t.tail[n:])
+		copy(t.tail[8-n:], p[:n])
+	}
+	t.n += n
+	return n, err
+}
+
+// Scan reads a turn log stream batch by batch, calling fn with each batch (valid
+// only during the call). When the stream is truncated, fn has seen every complete
+// batch and the error matches ErrTruncated.
+func Scan(r io.Reader, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
+	if mem == nil {
+		mem = memory.DefaultAllocator
+	}
+	tr := &tailReader{r: bufio.NewReaderSize(r, 256<<10)}
+	rd, err := ipc.NewReader(tr, ipc.WithAllocator(mem))
+	if err != nil {
+		if tr.n == 0 {
+			return fmt.Errorf("%w: empty file", ErrTruncated)
+		}
+		return fmt.Errorf("%w: read schema: %v", ErrTruncated, err)
+	}
+	defer rd.Release()
+	for rd.Next() {
+		if err := fn(rd.RecordBatch()); err != nil {
+			return err
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("%w: %v", ErrTruncated, err)
+	}
+	if !bytes.Equal(tr.tail[:], eos) {
+		return fmt.Errorf("%w: no end-of-stream marker (the writer did not close it)", ErrTruncated)
+	}
+	return nil
+}
+
+// Read reads every record of a turn log stream. On a truncated stream it returns
+// the records of the complete batches and an error matching ErrTruncated; any other
+// error returns no records.
+func Read(r io.Reader, mem memory.Allocator) ([]schemas.TurnRecord, error) {
+	var out []schemas.TurnRecord
+	err := Scan(r, mem, func(rec arrow.RecordBatch) error {
+		var err error
+		out, err = AppendRecords(out, rec)
+		return err
+	})
+	if err != nil && !errors.Is(err, ErrTruncated) {
+		return nil, err
+	}
+	return out, err
+}
+
+// ReadFile reads a whole turns.arrows. Like Read, a truncated log (a crashed or
+// killed run) yields the rows of its complete batches plus an error matching
+// ErrTruncated; callers that accept partial logs test for it with errors.Is.
+func ReadFile(path string) ([]schemas.TurnRecord, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read turn log: %w", err)
+	}
+	defer f.Close()
+	recs, err := Read(f, memory.DefaultAllocator)
+	if err != nil {
+		return recs, fmt.Errorf("read turn log %q: %w", path, err)
+	}
+	return recs, nil
+}
+
+// AppendRecords converts the rows of one turn-log batch to TurnRecords. Columns are
+// found by name, so a log with extra (newer) columns reads; a column the log lacks
+// leaves its field zero.
+func AppendRecords(dst []schemas.TurnRecord, rec arrow.RecordBatch) ([]schemas.TurnRecord, error) {
+	type bound struct {
+		c   column
+		arr arrow.Array
+	}
+	var bs []bound
+	for _, c := range columns() {
+		idx := rec.Schema().FieldIndices(c.name)
+		if len(idx) == 0 {
+			continue
+		}
+		arr := rec.Column(idx[0])
+		if !arrow.TypeEqual(arr.DataType(), c.typ) {
+			return dst, fmt.Errorf("turn log column %q has type %s, want %s", c.name, arr.DataType(), c.typ)
+		}
+		bs = append(bs, bound{c, arr})
+	}
+	n := int(rec.NumRows())
+	start := len(dst)
+	dst = append(dst, make([]schemas.TurnRecord, n)...)
+	for _, b := range bs {
+		for i := 0; i < n; i++ {
+			b.c.get(b.arr, i, &dst[start+i])
+		}
+	}
+	return dst, nil
+}
+
+// ReadManifest reads RUNDIR/manifest.json.
+func ReadManifest(runDir string) (schemas.RunManifest, error) {
+	var m schemas.RunManifest
+	p := filepath.Join(runDir, schemas.RunManifestFile)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return m, fmt.Errorf("read run manifest: %w", err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return m, fmt.Errorf("parse run manifest %q: %w", p, err)
+	}
+	return m, nil
+}
+
+// WriteManifest writes RUNDIR/manifest.json atomically (indented JSON).
+func WriteManifest(runDir string, m schemas.RunManifest) error {
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode run manifest: %w", err)
+	}
+	data = append(data, '\n')
+	if err := atomicfile.WriteBytes(filepath.Join(runDir, schemas.RunManifestFile), data); err != nil {
+		return fmt.Errorf("write run manifest: %w", err)
+	}
+	return nil
+}
