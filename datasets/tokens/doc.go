@@ -1,0 +1,16 @@
+// Package tokens counts tokens the way the benchmark rules do: with the model's
+// reference tokenizer, through its official chat template, in pure Go.
+//
+// Load reads a Hugging Face tokenizer folder (tokenizer.json, the byte-level BPE of
+// Qwen and DeepSeek models) or a tiktoken-style rank file (tiktoken.model, Kimi's
+// kind), plus tokenizer_config.json for the added tokens and the Jinja chat template.
+// Encode reproduces the Hugging Face tokenizers pipeline: added tokens matched in
+// the raw text, the normalizer, the pre-tokenizer split patterns (hand-written
+// matchers for the GPT-2, GPT-4 and Qwen patterns, which need lookahead that Go's
+// regexp lacks; a backtracking regexp for any other pattern), then BPE with a
+// cache of pre-token words. Render applies the chat template with the semantics of
+// transformers.apply_chat_template, and CountISL, CountOSL and CountTPOTSuffix
+// count as the rules' "Token counting" section says.
+//
+// A Tokenizer is safe for concurrent use.
+package tokens

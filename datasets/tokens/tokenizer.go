@@ -1,0 +1,229 @@
+package tokens
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Tokenizer is a loaded reference tokenizer with its chat template. It is safe for
+// concurrent use.
+type Tokenizer struct {
+	name      string
+	model     *bpe
+	normalize func(string) string // nil: none
+	pre       preTokenizer        // nil: the whole text is one word
+	rawAdded  addedSet            // added tokens matched in the raw text
+	normAdded addedSet            // added tokens matched after normalization
+	prefix    []int               // added around a sequence when addSpecial is set
+	suffix    []int
+	vocabSize int
+
+	template *chatTemplate // nil when the folder has no chat template
+}
+
+// Files Load looks for in a tokenizer folder.
+const (
+	HFTokenizerFile = "tokenizer.json"
+	TiktokenFile    = "tiktoken.model"
+	ConfigFile      = "tokenizer_config.json"
+	TemplateFile    = "chat_template.jinja"
+	noTokenizerMsg  = "no " + HFTokenizerFile + " or " + TiktokenFile
+)
+
+// Load reads the tokenizer in dir: a Hugging Face tokenizer.json (byte-level BPE)
+// or a tiktoken-style rank file named tiktoken.model, plus tokenizer_config.json
+// for added tokens and the chat template (chat_template.jinja, when present,
+// overrides the config's template). dir may also name the tokenizer file itself.
+func Load(dir string) (*Tokenizer, error) {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		dir = filepath.Dir(dir)
+	} else if err != nil {
+		return nil, fmt.Errorf("load tokenizer %q: %w", dir, err)
+	}
+	cfg, err := readConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	var t *Tokenizer
+	hf := filepath.Join(dir, HFTokenizerFile)
+	tk := filepath.Join(dir, TiktokenFile)
+	switch {
+	case exists(hf):
+		t, err = loadHF(hf)
+	case exists(tk):
+		t, err = loadTiktoken(tk, cfg)
+	default:
+		return nil, fmt.Errorf("load tokenizer %q: %s", dir, noTokenizerMsg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	t.name = filepath.Base(filepath.Clean(dir))
+	if cfg != nil && cfg.NameOrPath != "" {
+		t.name = cfg.NameOrPath
+	}
+	src, err := templateSource(dir, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if src != "" {
+		if t.template, err = newChatTemplate(src, cfg); err != nil {
+			return nil, fmt.Errorf("load tokenizer %q: chat template: %w", dir, err)
+		}
+	}
+	return t, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Name is the tokenizer's name: the config's name_or_path, else the folder's name.
+func (t *Tokenizer) Name() string { return t.name }
+
+// VocabSize is the number of ids, added tokens included.
+func (t *Tokenizer) VocabSize() int { return t.vocabSize }
+
+// Encode returns the token ids of text. Added and special tokens written in the
+// text (such as "<|im_start|>") always become their single ids, as in Hugging
+// Face's encode; addSpecial also adds the post-processor's tokens (a BOS for
+// some models, nothing for Qwen). Encode is safe for concurrent use.
+func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
+	ids := make([]int, 0, len(text)/3+len(t.prefix)+len(t.suffix)+1)
+	if addSpecial {
+		ids = append(ids, t.prefix...)
+	}
+	ids = t.rawAdded.split(ids, text, t.encodeRawPart)
+	if addSpecial {
+		ids = append(ids, t.suffix...)
+	}
+	return ids
+}
+
+// Count is len(Encode(text, false)).
+func (t *Tokenizer) Count(text string) int { return len(t.Encode(text, false)) }
+
+// encodeRawPart encodes text between raw added tokens: normalize, then split on
+// the normalized added tokens, then pre-tokenize and BPE.
+func (t *Tokenizer) encodeRawPart(dst []int, s string) []int {
+	if t.normalize != nil {
+		s = t.normalize(s)
+	}
+	return t.normAdded.split(dst, s, t.encodeWords)
+}
+
+func (t *Tokenizer) encodeWords(dst []int, s string) []int {
+	if s == "" {
+		return dst
+	}
+	if t.pre == nil {
+		return t.model.encodeWord(dst, s)
+	}
+	if m, ok := t.pre.(*matchSplit); ok && m.simple() {
+		// The common case, without a closure per word.
+		for i := 0; i < len(s); {
+			j := m.m.matchAt(s, i)
+			dst = t.model.encodeWord(dst, s[i:j])
+			i = j
+		}
+		return dst
+	}
+	t.pre.split(s, func(w string) { dst = t.model.encodeWord(dst, w) })
+	return dst
+}
+
+// addedToken is one entry of added_tokens.
+type addedToken struct {
+	content    string
+	id         int
+	special    bool
+	lstrip     bool
+	rstrip     bool
+	singleWord bool
+	normalized bool
+}
+
+// addedSet finds added tokens in text, leftmost first and longest among those
+// starting at the same place, as Hugging Face's AddedVocabulary does.
+type addedSet struct {
+	byFirst [256][]addedToken // by first byte, longest first
+	any     bool
+}
+
+func (a *addedSet) add(tok addedToken) {
+	if tok.content == "" {
+		return
+	}
+	l := a.byFirst[tok.content[0]]
+	i := 0
+	for i < len(l) && len(l[i].content) >= len(tok.content) {
+		i++
+	}
+	l = append(l, addedToken{})
+	copy(l[i+1:], l[i:])
+	l[i] = tok
+	a.byFirst[tok.content[0]] = l
+	a.any = true
+}
+
+// split calls part for the text between tokens and appends the ids of tokens.
+func (a *addedSet) split(dst []int, s string, part func([]int, string) []int) []int {
+	if !a.any {
+		return part(dst, s)
+	}
+	last := 0 // end of the previous token
+	for i := 0; i < len(s); i++ {
+		cands := a.byFirst[s[i]]
+		if len(cands) == 0 {
+			continue
+		}
+		for _, tok := range cands {
+			if !strings.HasPrefix(s[i:], tok.content) {
+				continue
+			}
+			start, end := i, i+len(tok.content)
+			if tok.singleWord && (isWordBefore(s, start) || isWordAfter(s, end)) {
+				continue
+			}
+			if tok.lstrip {
+				start = last + len(strings.TrimRightFunc(s[last:start], isSpaceRune))
+			}
+			if tok.rstrip {
+				end = len(s) - len(strings.TrimLeftFunc(s[end:], isSpaceRune))
+			}
+			dst = part(dst, s[last:start])
+			dst = append(dst, tok.id)
+			last = end
+			i = end - 1
+			break
+		}
+	}
+	return part(dst, s[last:])
+}
+
+func isSpaceRune(r rune) bool { return isWhiteSpace(r) }
+
+func isWordRune(r rune) bool {
+	return r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r > 0x7f && (isLetterOrNumber(r))
+}
+
+func isWordBefore(s string, i int) bool {
+	if i == 0 {
+		return false
+	}
+	r := lastRune(s[:i])
+	return isWordRune(r)
+}
+
+func isWordAfter(s string, i int) bool {
+	if i >= len(s) {
+		return false
+	}
+	return isWordRune(firstRune(s[i:]))
+}
+
+var errTruncated = errors.New("file is empty or truncated")

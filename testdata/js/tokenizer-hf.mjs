@@ -1,0 +1,20 @@
+// tokenizer-hf.mjs is the second reference for datasets/tokens: Hugging Face's
+// own Rust tokenizers (npm "tokenizers", the official Node binding), which the
+// Python transformers of the rules' reference client also runs. It reads JSONL
+// lines {"text": ...} from stdin, encodes each with the tokenizer.json given as
+// the first argument (no special tokens added, special-token strings in the text
+// recognized), and writes {"ids": [...]} per line, then {"encode_ms": N}.
+import { Tokenizer } from "tokenizers";
+import { readFileSync, writeSync } from "node:fs";
+
+const tok = Tokenizer.fromFile(process.argv[2]);
+const lines = readFileSync(0, "utf8").split("\n").filter((l) => l.length > 0);
+const texts = lines.map((l) => JSON.parse(l).text);
+const start = process.hrtime.bigint();
+const out = [];
+for (const t of texts) {
+  const e = await tok.encode(t, null, { addSpecialTokens: false });
+  out.push(JSON.stringify({ ids: Array.from(e.getIds()) }));
+}
+const ms = Number(process.hrtime.bigint() - start) / 1e6;
+writeSync(1, out.join("\n") + (out.length ? "\n" : "") + JSON.stringify({ encode_ms: ms }) + "\n");
