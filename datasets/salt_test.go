@@ -1,0 +1,69 @@
+package datasets
+
+import "testing"
+
+func TestSaltHex(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"1", "4461"}, {"2", "ba75"}, {"conv1", "e643"}, {"sim_000001", "1bd4"},
+	} {
+		if got := SaltHex(tc.in); got != tc.want {
+			t.Errorf("SaltHex(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestSessionID(t *testing.T) {
+	for _, tc := range []struct {
+		id     string
+		repeat int
+		want   string
+	}{
+		{"conv1", 1, "conv1"}, {"conv1", 2, "conv1__repeat_2"}, {"sim_000001", 13, "sim_000001__repeat_13"},
+	} {
+		got := SessionID(tc.id, tc.repeat)
+		if got != tc.want {
+			t.Errorf("SessionID(%q, %d) = %q, want %q", tc.id, tc.repeat, got, tc.want)
+		}
+		id, r := ParseSessionID(got)
+		if id != tc.id || r != tc.repeat {
+			t.Errorf("ParseSessionID(%q) = %q, %d", got, id, r)
+		}
+	}
+	for _, s := range []string{"a__repeat_1", "a__repeat_x", "a__repeat_02", "a__repeat_"} {
+		if id, r := ParseSessionID(s); id != s || r != 1 {
+			t.Errorf("ParseSessionID(%q) = %q, %d; want it unchanged, 1", s, id, r)
+		}
+	}
+}
+
+func TestDomain(t *testing.T) {
+	for id, want := range map[string]string{
+		"sim_000001": "workflow", "sim_1": "workflow", "sim_": "coding", "sim_1a": "coding",
+		"django__django-16899": "coding", "xsim_1": "coding",
+	} {
+		if got := Domain(id); got != want {
+			t.Errorf("Domain(%q) = %q, want %q", id, got, want)
+		}
+	}
+}
+
+func TestLookupProfile(t *testing.T) {
+	q, err := LookupProfile("qwen3.6-35b-a3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *q.Temperature != 1.0 || *q.TopK != 20 || *q.TopP != 0.95 || *q.RepetitionPenalty != 1.0 ||
+		*q.PresencePenalty != 1.5 || q.MaxTokens != 8192 || q.ChatTemplateKwargs["preserve_thinking"] != true {
+		t.Errorf("qwen profile %+v", q)
+	}
+	k, err := LookupProfile("kimi-k3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *k.Temperature != 1.0 || *k.TopP != 1.0 || k.MaxTokens != 8192 || k.TopK != nil {
+		t.Errorf("kimi profile %+v", k)
+	}
+	if _, err := LookupProfile("nope"); err == nil {
+		t.Error("unknown profile accepted")
+	}
+}

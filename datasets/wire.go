@@ -1,0 +1,266 @@
+package datasets
+
+import (
+	"math"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// The wire encoding: how a message and the other JSON values of a request are
+// serialized. Strings are escaped as Go's encoding/json escapes them with HTML
+// escaping off: '"', '\\' and control characters are escaped, U+2028 and U+2029 are
+// written as \u2028 and \u2029, invalid UTF-8 becomes U+FFFD, and every other
+// character, ASCII or not, is written as is. Objects and arrays are compact (no
+// whitespace) and keep their key order.
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string (with quotes) to dst.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = AppendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// AppendEscaped appends s JSON-escaped, without the surrounding quotes, to dst.
+func AppendEscaped(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
+		b := s[i]
+		if b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '"', '\\':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}
+
+// DecodeString decodes a JSON string token (with its quotes). It reports false when
+// raw is not a well-formed string token.
+func DecodeString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	esc := -1
+	for i, c := range body {
+		if c == '\\' {
+			esc = i
+			break
+		}
+		if c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	if esc < 0 {
+		return string(body), true
+	}
+	out := make([]byte, 0, len(body))
+	out = append(out, body[:esc]...)
+	for i := esc; i < len(body); {
+		c := body[i]
+		if c != '\\' {
+			if c == '"' || c < 0x20 {
+				return "", false
+			}
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(body) {
+			return "", false
+		}
+		switch body[i+1] {
+		case '"', '\\', '/':
+			out = append(out, body[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(body, i+2)
+			if !ok {
+				return "", false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if r2, ok := hex4(body, i+2); ok && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						out = utf8.AppendRune(out, dec)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return string(out), true
+}
+
+func hex4(b []byte, i int) (rune, bool) {
+	if i+4 > len(b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// AppendCompact appends the valid JSON value raw to dst in the wire encoding: no
+// whitespace, key order kept, numbers and literals verbatim, every string re-encoded
+// as AppendString does (so the same value always serializes to the same bytes,
+// whatever escapes the input used). raw must be valid JSON.
+func AppendCompact(dst []byte, raw []byte) []byte {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+			i++
+		case '"':
+			j := i + 1
+			plain := true
+			for j < len(raw) && raw[j] != '"' {
+				if raw[j] == '\\' {
+					plain = false
+					j++
+				} else if raw[j] < 0x20 || raw[j] >= utf8.RuneSelf {
+					plain = false
+				}
+				j++
+			}
+			j++ // closing quote
+			if j > len(raw) {
+				j = len(raw)
+			}
+			if plain {
+				dst = append(dst, raw[i:j]...)
+			} else if s, ok := DecodeString(raw[i:j]); ok {
+				dst = AppendString(dst, s)
+			} else {
+				dst = append(dst, raw[i:j]...)
+			}
+			i = j
+		default:
+			dst = append(dst, c)
+			i++
+		}
+	}
+	return dst
+}
+
+// AppendWire appends m's wire form to dst: a JSON object with the keys role,
+// content, name, tool_calls, tool_call_id and reasoning_content in that order, absent
+// and null values omitted. ToolCalls and structured content are inserted as stored
+// (they are already compact wire JSON).
+func AppendWire(dst []byte, m *schemas.Message) []byte {
+	dst = append(dst, `{"role":`...)
+	dst = AppendString(dst, m.Role)
+	if m.Content != nil {
+		dst = append(dst, `,"content":`...)
+		if m.ContentJSON {
+			dst = append(dst, *m.Content...)
+		} else {
+			dst = AppendString(dst, *m.Content)
+		}
+	}
+	if m.Name != nil {
+		dst = append(dst, `,"name":`...)
+		dst = AppendString(dst, *m.Name)
+	}
+	if m.ToolCalls != "" {
+		dst = append(dst, `,"tool_calls":`...)
+		dst = append(dst, m.ToolCalls...)
+	}
+	if m.ToolCallID != nil {
+		dst = append(dst, `,"tool_call_id":`...)
+		dst = AppendString(dst, *m.ToolCallID)
+	}
+	if m.ReasoningContent != nil {
+		dst = append(dst, `,"reasoning_content":`...)
+		dst = AppendString(dst, *m.ReasoningContent)
+	}
+	return append(dst, '}')
+}
+
+// appendFloat appends v as a JSON number, formatted as encoding/json formats a
+// float64.
+func appendFloat(dst []byte, v float64) []byte {
+	abs := math.Abs(v)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	dst = strconv.AppendFloat(dst, v, format, -1, 64)
+	if format == 'e' {
+		// Clean up e-09 to e-9, as encoding/json does.
+		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
+			dst[n-2] = dst[n-1]
+			dst = dst[:n-1]
+		}
+	}
+	return dst
+}

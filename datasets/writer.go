@@ -1,0 +1,265 @@
+package datasets
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+)
+
+// rowGroupBytes is the approximate size of the messages buffered before a row group
+// is flushed, which bounds the writer's memory.
+const rowGroupBytes = 32 << 20
+
+// Writer writes a dataset directory one conversation at a time. The caller owns the
+// directory (normally a temporary one from atomicfile.Dir). A Writer is owned by one
+// goroutine.
+type Writer struct {
+	dir     string
+	files   []*os.File
+	convs   *parquet.GenericWriter[schemas.Conversation]
+	msgs    *parquet.GenericWriter[schemas.Message]
+	turns   *parquet.GenericWriter[schemas.Turn]
+	counts  schemas.DatasetCounts
+	digests []convDigest
+	pending int
+	h       hash.Hash
+	buf     []byte
+	closed  bool
+}
+
+type convDigest struct {
+	id  string
+	sum [sha256.Size]byte
+}
+
+// NewWriter creates the three Parquet tables in dir.
+func NewWriter(dir string) (*Writer, error) {
+	w := &Writer{dir: dir, h: sha256.New()}
+	open := func(name string) (*os.File, error) {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return nil, fmt.Errorf("create dataset table: %w", err)
+		}
+		w.files = append(w.files, f)
+		return f, nil
+	}
+	opts := []parquet.WriterOption{parquet.Compression(&snappy.Codec{}), parquet.CreatedBy("agentrace", schemas.ToolVersion, "")}
+	f, err := open(schemas.ConversationsFile)
+	if err != nil {
+		return nil, w.abort(err)
+	}
+	w.convs = parquet.NewGenericWriter[schemas.Conversation](f, opts...)
+	if f, err = open(schemas.MessagesFile); err != nil {
+		return nil, w.abort(err)
+	}
+	w.msgs = parquet.NewGenericWriter[schemas.Message](f, opts...)
+	if f, err = open(schemas.TurnsFile); err != nil {
+		return nil, w.abort(err)
+	}
+	w.turns = parquet.NewGenericWriter[schemas.Turn](f, opts...)
+	return w, nil
+}
+
+func (w *Writer) abort(err error) error {
+	for _, f := range w.files {
+		_ = f.Close()
+	}
+	w.closed = true
+	return err
+}
+
+// Abort closes the files without finishing them; the caller removes the directory.
+func (w *Writer) Abort() {
+	if !w.closed {
+		_ = w.abort(nil)
+	}
+}
+
+// Add writes one conversation with its messages (Seq order) and client turns. It
+// fills each message's Wire when empty and checks the rows agree with each other.
+func (w *Writer) Add(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) error {
+	if w.closed {
+		return errors.New("add conversation: writer closed")
+	}
+	if int(c.Index) != w.counts.Conversations {
+		return fmt.Errorf("add conversation %q: index %d, want %d", c.ConversationID, c.Index, w.counts.Conversations)
+	}
+	if c.SystemEscaped == "" && c.System != "" {
+		c.SystemEscaped = string(AppendEscaped(nil, c.System))
+	}
+	for k := range msgs {
+		m := &msgs[k]
+		if m.ConversationID != c.ConversationID || int(m.Seq) != k {
+			return fmt.Errorf("add conversation %q: message %d is (%q, seq %d)", c.ConversationID, k, m.ConversationID, m.Seq)
+		}
+		if len(m.Wire) == 0 {
+			m.Wire = AppendWire(nil, m)
+		}
+		w.pending += len(m.Wire) + len(m.ToolCalls) + len(m.Extra)
+		if m.Content != nil {
+			w.pending += len(*m.Content)
+		}
+		if m.ReasoningContent != nil {
+			w.pending += len(*m.ReasoningContent)
+		}
+	}
+	for k := range turns {
+		t := &turns[k]
+		if t.ConversationID != c.ConversationID || t.ConvIndex != c.Index || int(t.ClientIndex) != k || int(t.MsgEnd) > len(msgs) {
+			return fmt.Errorf("add conversation %q: turn %d does not belong to it", c.ConversationID, t.Turn)
+		}
+	}
+	w.digests = append(w.digests, convDigest{id: c.ConversationID, sum: w.digest(c, msgs, turns)})
+	w.counts.Conversations++
+	if c.Domain == schemas.DomainWorkflow {
+		w.counts.Workflow++
+	} else {
+		w.counts.Coding++
+	}
+	w.counts.Rows += int(c.Rows)
+	w.counts.ClientTurns += int(c.ClientTurns)
+	w.counts.AssistantTurns += int(c.AssistantTurns)
+	w.counts.Messages += len(msgs)
+	if _, err := w.convs.Write([]schemas.Conversation{*c}); err != nil {
+		return fmt.Errorf("write conversation %q: %w", c.ConversationID, err)
+	}
+	if _, err := w.msgs.Write(msgs); err != nil {
+		return fmt.Errorf("write messages of conversation %q: %w", c.ConversationID, err)
+	}
+	if _, err := w.turns.Write(turns); err != nil {
+		return fmt.Errorf("write turns of conversation %q: %w", c.ConversationID, err)
+	}
+	if w.pending >= rowGroupBytes {
+		if err := w.msgs.Flush(); err != nil {
+			return fmt.Errorf("flush messages: %w", err)
+		}
+		w.pending = 0
+	}
+	return nil
+}
+
+// Close finishes the tables and writes manifest.json from m, with its schema and
+// tool versions, counts and content hash filled in. It returns the manifest written.
+func (w *Writer) Close(m schemas.DatasetManifest) (schemas.DatasetManifest, error) {
+	if w.closed {
+		return m, errors.New("close dataset writer: already closed")
+	}
+	w.closed = true
+	var errs []error
+	for _, c := range []io.Closer{w.convs, w.msgs, w.turns} {
+		if err := c.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, f := range w.files {
+		if err := f.Sync(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := f.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return m, fmt.Errorf("close dataset tables in %q: %w", w.dir, err)
+	}
+	m.SchemaVersion = schemas.Version
+	if m.ToolVersion == "" {
+		m.ToolVersion = schemas.ToolVersion
+	}
+	m.Counts = w.counts
+	m.ContentHash = w.contentHash()
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return m, fmt.Errorf("encode dataset manifest: %w", err)
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(w.dir, schemas.DatasetManifestFile), append(b, '\n')); err != nil {
+		return m, err
+	}
+	return m, nil
+}
+
+// The content hash: a SHA-256 per conversation over its id, system prompt, wire
+// messages with their turn, part, intent codes and extra fields, and its client
+// turns (turn, role, message range, delay, tools, params, max tokens, expected turn);
+// then a SHA-256 over the (id, digest) pairs sorted by id. It leaves out file names,
+// formats, snapshot metadata, creation time, ISL and the conversations' order, so
+// that flat and snapshot input of the same trajectories hash the same.
+
+func (w *Writer) digest(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) [sha256.Size]byte {
+	w.h.Reset()
+	b := w.buf[:0]
+	str := func(s string) {
+		b = binary.AppendUvarint(b, uint64(len(s)))
+		b = append(b, s...)
+	}
+	num := func(v int64) { b = binary.AppendVarint(b, v) }
+	flush := func() {
+		w.h.Write(b)
+		b = b[:0]
+	}
+	str(c.ConversationID)
+	if c.HasSystem {
+		num(1)
+	} else {
+		num(0)
+	}
+	str(c.System)
+	num(int64(len(msgs)))
+	for k := range msgs {
+		m := &msgs[k]
+		num(int64(m.Turn))
+		num(int64(m.Part))
+		b = binary.AppendUvarint(b, uint64(len(m.Wire)))
+		flush()
+		w.h.Write(m.Wire)
+		str(m.IntentCodesJSON)
+		str(m.Extra)
+	}
+	num(int64(len(turns)))
+	for k := range turns {
+		t := &turns[k]
+		num(int64(t.Turn))
+		str(t.Role)
+		num(int64(t.MsgStart))
+		num(int64(t.MsgEnd))
+		num(int64(math.Float64bits(t.DelaySeconds)))
+		str(t.Tools)
+		str(t.Params)
+		num(int64(t.MaxTokens))
+		num(int64(t.ExpectedTurn))
+		flush()
+	}
+	flush()
+	w.buf = b
+	var sum [sha256.Size]byte
+	w.h.Sum(sum[:0])
+	return sum
+}
+
+func (w *Writer) contentHash() string {
+	ds := append([]convDigest(nil), w.digests...)
+	sort.Slice(ds, func(i, j int) bool { return ds[i].id < ds[j].id })
+	h := sha256.New()
+	var b []byte
+	for _, d := range ds {
+		b = binary.AppendUvarint(b[:0], uint64(len(d.id)))
+		b = append(b, d.id...)
+		b = append(b, d.sum[:]...)
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}

@@ -1,0 +1,327 @@
+package ingest
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// built is one conversation ready for the dataset writer.
+type built struct {
+	conv  schemas.Conversation
+	msgs  []schemas.Message
+	turns []schemas.Turn
+}
+
+// validateSequence checks the rows of one conversation against each other (spec
+// §1 plus agentrace's own checks), reporting each problem through report.
+func validateSequence(rows []*row, report func(r *row, msg string)) {
+	var prev *row
+	var prevCalls []string
+	for k, r := range rows {
+		if r.turnOK {
+			switch {
+			case k == 0 && r.turn != 1:
+				report(r, fmt.Sprintf("turn numbers start at %d, not 1", r.turn))
+			case prev != nil && prev.turnOK && r.turn == prev.turn:
+				report(r, fmt.Sprintf("turn %d duplicated", r.turn))
+			case prev != nil && prev.turnOK && r.turn != prev.turn+1:
+				report(r, fmt.Sprintf("turn %d follows turn %d (a gap or out of order)", r.turn, prev.turn))
+			}
+		}
+		prevRole := ""
+		if prev != nil {
+			prevRole = prev.role
+		}
+		switch r.role {
+		case schemas.RoleUser:
+			switch {
+			case prevRole == schemas.RoleUser:
+				report(r, "user row after a user row")
+			case prevRole == schemas.RoleAssistant && !isNull(prev.toolCalls):
+				report(r, "user row right after an assistant row with tool_calls")
+			}
+		case schemas.RoleAssistant:
+			switch {
+			case prev == nil:
+				report(r, "first row is assistant, not user")
+			case prevRole == schemas.RoleAssistant:
+				report(r, "assistant row after an assistant row")
+			}
+		case schemas.RoleTool:
+			switch {
+			case prev == nil:
+				report(r, "first row is tool, not user")
+			case prevRole == schemas.RoleUser:
+				report(r, "tool row after a user row")
+			case prevRole == schemas.RoleTool:
+				report(r, "tool row after a tool row (parallel results belong in one row)")
+			case prevRole == schemas.RoleAssistant && isNull(prev.toolCalls):
+				report(r, "tool row after an assistant row without tool_calls")
+			case prevRole == schemas.RoleAssistant:
+				for i, res := range r.results {
+					if res.callID != "" && !contains(prevCalls, res.callID) {
+						report(r, fmt.Sprintf("tool_results[%d].tool_call_id %q answers no tool call of the preceding assistant row (turn %d)", i, res.callID, prev.turn))
+					}
+				}
+			}
+		}
+		if r.role == schemas.RoleAssistant {
+			prevCalls = r.toolCallIDs()
+		}
+		prev = r
+	}
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// appendObject appends fields as a compact JSON object.
+func appendObject(dst []byte, fs []field) []byte {
+	dst = append(dst, '{')
+	for i, f := range fs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = datasets.AppendString(dst, f.key)
+		dst = append(dst, ':')
+		dst = datasets.AppendCompact(dst, f.val)
+	}
+	return append(dst, '}')
+}
+
+func strPtr(raw []byte) *string {
+	if isNull(raw) {
+		return nil
+	}
+	s, ok := datasets.DecodeString(raw)
+	if !ok {
+		return nil
+	}
+	return &s
+}
+
+// setContent stores a raw content value in m: text, structured JSON, or nothing.
+func setContent(m *schemas.Message, raw []byte) {
+	if isNull(raw) {
+		return
+	}
+	if kind(raw) == "string" {
+		m.Content = strPtr(raw)
+		return
+	}
+	s := string(datasets.AppendCompact(nil, raw))
+	m.Content, m.ContentJSON = &s, true
+}
+
+// buildConversation turns the validated rows of one conversation into its
+// dataset rows. scratch is reused between calls.
+func buildConversation(id string, index int32, source string, rows []*row) built {
+	var b built
+	c := &b.conv
+	c.ConversationID, c.Index, c.Domain, c.Source = id, index, datasets.Domain(id), source
+	c.Rows = int32(len(rows))
+	// The system prompt: the first non-empty string `system` on any row.
+	sysRow := -1
+	for k, r := range rows {
+		if kind(r.system) == "string" && string(r.system) != `""` {
+			c.System, c.HasSystem = *strPtr(r.system), true
+			sysRow = k
+			break
+		}
+	}
+	c.SystemEscaped = string(datasets.AppendEscaped(nil, c.System))
+	var firstUser *row
+	for _, r := range rows {
+		if r.role == schemas.RoleUser {
+			firstUser = r
+			break
+		}
+	}
+	// Unsalted system message, for HistoryBytes.
+	sysLen := 0
+	if c.HasSystem {
+		sysLen = len(datasets.AppendSystemMessage(nil, c.SystemEscaped, "", ""))
+	}
+	histLen := 0 // bytes of the joined wire fragments so far (with commas)
+	var extra []field
+	var buf []byte
+	for k, r := range rows {
+		extra = append(extra[:0], r.extra...)
+		if !isNull(r.system) && k != sysRow {
+			extra = append(extra, field{"system", r.system})
+		}
+		client := r.role == schemas.RoleUser || r.role == schemas.RoleTool
+		if !client {
+			if !isNull(r.tools) {
+				extra = append(extra, field{"tools", r.tools})
+			}
+			if !isNull(r.delay) {
+				extra = append(extra, field{"delay_seconds", r.delay})
+			}
+		}
+		extra = append(extra, r.params...)
+		rowExtra := ""
+		if len(extra) > 0 {
+			buf = appendObject(buf[:0], extra)
+			rowExtra = string(buf)
+		}
+		start := int32(len(b.msgs))
+		newMsg := func(part int32) *schemas.Message {
+			b.msgs = append(b.msgs, schemas.Message{
+				ConversationID: id, Seq: int32(len(b.msgs)), Turn: r.turn, Part: part, Role: r.role,
+			})
+			return &b.msgs[len(b.msgs)-1]
+		}
+		switch r.role {
+		case schemas.RoleTool:
+			c.ClientTurns++
+			for i, res := range r.results {
+				m := newMsg(int32(i))
+				setContent(m, res.content)
+				callID := res.callID
+				m.ToolCallID = &callID
+				var ex []byte
+				if i == 0 && rowExtra != "" {
+					ex = append(ex, rowExtra...)
+				}
+				if len(res.extra) > 0 {
+					if len(ex) == 0 {
+						ex = append(ex, "{}"...)
+					}
+					ex = ex[:len(ex)-1]
+					if len(ex) > 1 {
+						ex = append(ex, ',')
+					}
+					ex = append(ex, `"tool_result_extra":`...)
+					ex = appendObject(ex, res.extra)
+					ex = append(ex, '}')
+				}
+				m.Extra = string(ex)
+			}
+		default:
+			if r.role == schemas.RoleUser {
+				c.ClientTurns++
+			} else {
+				c.AssistantTurns++
+			}
+			m := newMsg(0)
+			setContent(m, r.content)
+			m.Name = strPtr(r.name)
+			if !isNull(r.toolCalls) {
+				m.ToolCalls = string(datasets.AppendCompact(nil, r.toolCalls))
+				c.ToolCalls += int32(len(r.toolCallIDs()))
+			}
+			m.ReasoningContent = strPtr(r.reasoning)
+			if !isNull(r.intentCodes) {
+				m.IntentCodesJSON = string(datasets.AppendCompact(nil, r.intentCodes))
+			}
+			m.Extra = rowExtra
+		}
+		for i := start; i < int32(len(b.msgs)); i++ {
+			m := &b.msgs[i]
+			m.Wire = datasets.AppendWire(nil, m)
+			if histLen > 0 {
+				histLen++
+			}
+			histLen += len(m.Wire)
+		}
+		if !client {
+			continue
+		}
+		t := schemas.Turn{
+			ConversationID: id, ConvIndex: index, Domain: c.Domain, Turn: r.turn,
+			ClientIndex: int32(len(b.turns)), Role: r.role, MsgStart: start, MsgEnd: int32(len(b.msgs)),
+		}
+		if !isNull(r.delay) {
+			t.DelaySeconds, _ = strconv.ParseFloat(string(r.delay), 64)
+			c.DelaySeconds += t.DelaySeconds
+		}
+		switch {
+		case !isNull(r.tools):
+			t.Tools = string(datasets.AppendCompact(nil, r.tools))
+		case r.role == schemas.RoleTool && firstUser != nil && !isNull(firstUser.tools):
+			t.Tools = string(datasets.AppendCompact(nil, firstUser.tools))
+		}
+		params := r.params
+		if r.role == schemas.RoleTool && firstUser != nil {
+			params = inheritParams(params, firstUser.params)
+		}
+		t.Params, t.MaxTokens = encodeParams(params)
+		if k+1 < len(rows) && rows[k+1].role == schemas.RoleAssistant {
+			t.ExpectedTurn = rows[k+1].turn
+		}
+		// [ system , messages ]
+		t.HistoryBytes = int64(2 + sysLen + histLen)
+		if sysLen > 0 && histLen > 0 {
+			t.HistoryBytes++
+		}
+		c.HistoryBytes = t.HistoryBytes
+		b.turns = append(b.turns, t)
+	}
+	c.Messages = int32(len(b.msgs))
+	return b
+}
+
+// inheritParams adds the first user row's parameters that a tool row lacks.
+func inheritParams(own, first []field) []field {
+	out := append([]field(nil), own...)
+	for _, f := range first {
+		found := false
+		for _, o := range own {
+			if o.key == f.key {
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// encodeParams returns the non-null generation parameters as a JSON object in
+// genParamOrder, and the max tokens they set.
+func encodeParams(ps []field) (string, int32) {
+	if len(ps) == 0 {
+		return "", 0
+	}
+	var b []byte
+	var maxTokens int32
+	for _, key := range genParamOrder {
+		for _, p := range ps {
+			if p.key != key || isNull(p.val) {
+				continue
+			}
+			if len(b) == 0 {
+				b = append(b, '{')
+			} else {
+				b = append(b, ',')
+			}
+			b = datasets.AppendString(b, key)
+			b = append(b, ':')
+			b = datasets.AppendCompact(b, p.val)
+			switch key {
+			case "max_new_tokens", "max_completion_tokens", "max_tokens":
+				if maxTokens == 0 {
+					if n, err := strconv.ParseInt(string(p.val), 10, 32); err == nil {
+						maxTokens = int32(n)
+					}
+				}
+			}
+		}
+	}
+	if len(b) == 0 {
+		return "", 0
+	}
+	return string(append(b, '}')), maxTokens
+}

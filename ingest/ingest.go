@@ -1,0 +1,495 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// Input formats.
+const (
+	FormatAuto     = "auto"
+	FormatFlat     = "flat"
+	FormatSnapshot = "snapshot"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxProblems  = 20
+	DefaultMaxLineBytes = 64 << 20
+	blockBytes          = 4 << 20
+)
+
+// Options configures Run.
+type Options struct {
+	// Out is the dataset directory to create.
+	Out string
+	// Inputs are the trace files, flat or snapshot JSONL, optionally gzipped.
+	Inputs []string
+	// Format is FormatAuto (detect per file, the default), FormatFlat or
+	// FormatSnapshot.
+	Format string
+	// Force replaces an existing Out.
+	Force bool
+	// MaxProblems is how many problems are reported per file (default 20).
+	MaxProblems int
+	// MaxLineBytes rejects longer lines (default 64 MiB).
+	MaxLineBytes int
+	// Workers is the number of parsing goroutines (default GOMAXPROCS, at most 4).
+	Workers int
+	// ISL, when set, counts each client turn's input tokens (Turn.ISL) from the
+	// salted (repeat 1) messages JSON and the tools JSON; ISLName names it in the
+	// manifest.
+	ISL     func(messages, tools []byte) (int, error)
+	ISLName string
+	// Progress, when not nil, receives progress lines; ProgressTTY redraws one line.
+	Progress    io.Writer
+	ProgressTTY bool
+}
+
+// Files ingests files into the dataset directory out with the default options
+// (format detected per file). It is the shortcut other packages' tests use to turn
+// a JSONL fixture into a dataset.
+func Files(ctx context.Context, out string, files ...string) error {
+	_, err := Run(ctx, Options{Out: out, Inputs: files})
+	return err
+}
+
+// Run ingests opts.Inputs into the dataset directory opts.Out and returns its
+// manifest. The directory appears only when everything succeeded; invalid input
+// gives a *ValidationError listing the problems, and nothing is written.
+func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
+	var m schemas.DatasetManifest
+	if opts.Out == "" {
+		return m, errors.New("ingest: no output directory")
+	}
+	if len(opts.Inputs) == 0 {
+		return m, errors.New("ingest: no input files")
+	}
+	switch opts.Format {
+	case "":
+		opts.Format = FormatAuto
+	case FormatAuto, FormatFlat, FormatSnapshot:
+	default:
+		return m, fmt.Errorf("ingest: unknown format %q (want auto, flat or snapshot)", opts.Format)
+	}
+	if opts.MaxProblems <= 0 {
+		opts.MaxProblems = DefaultMaxProblems
+	}
+	if opts.MaxLineBytes <= 0 {
+		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	err := atomicfile.Dir(opts.Out, opts.Force, func(tmp string) error {
+		w, err := datasets.NewWriter(tmp)
+		if err != nil {
+			return err
+		}
+		in := &ingester{opts: opts, w: w, seen: map[string]location{}, problems: problemList{limit: opts.MaxProblems}}
+		var line *progress.Line
+		if opts.Progress != nil {
+			line = progress.New(opts.Progress, opts.ProgressTTY, 5*time.Second, in.status).Start()
+		}
+		err = in.run(ctx)
+		if line != nil {
+			line.Stop()
+		}
+		if err != nil {
+			w.Abort()
+			return err
+		}
+		m.Inputs = in.inputs
+		m.CreatedAt = time.Now().UTC().Format(time.RFC3339)
+		m.Tokenizer = opts.ISLName
+		m, err = w.Close(m)
+		return err
+	})
+	return m, err
+}
+
+// location is where a conversation was first seen.
+type location struct {
+	file string
+	line int64
+}
+
+type ingester struct {
+	opts     Options
+	w        *datasets.Writer
+	inputs   []schemas.DatasetInput
+	seen     map[string]location
+	problems problemList
+	index    int32
+	bytes    atomic.Int64
+	convs    atomic.Int64
+}
+
+func (in *ingester) status() string {
+	return fmt.Sprintf("ingest: %d conversations, %.1f MB read", in.convs.Load(), float64(in.bytes.Load())/1e6)
+}
+
+func (in *ingester) run(ctx context.Context) error {
+	for _, path := range in.opts.Inputs {
+		if err := in.file(ctx, path); err != nil {
+			return err
+		}
+	}
+	if in.problems.any() {
+		err := in.problems.err
+		return &err
+	}
+	if in.index == 0 {
+		return errors.New("ingest: the inputs hold no conversation")
+	}
+	return nil
+}
+
+// item is one parsed line.
+type item struct {
+	line int64
+	row  *row      // flat row or metadata record
+	snap *snapshot // snapshot line
+	meta []byte    // raw metadata record
+	err  error
+}
+
+type chunk struct {
+	data      []byte
+	firstLine int64
+	final     bool // the file's last bytes, not ending in a newline
+}
+
+// countingReader counts and hashes the raw bytes of a file.
+type countingReader struct {
+	r   io.Reader
+	h   io.Writer
+	n   *atomic.Int64
+	tot int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.h.Write(p[:n])
+	c.tot += int64(n)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (in *ingester) file(ctx context.Context, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	cr := &countingReader{r: f, h: h, n: &in.bytes}
+	br := bufio.NewReaderSize(cr, 64<<10)
+	var r io.Reader = br
+	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return fmt.Errorf("ingest: read gzip %q: %w", path, err)
+		}
+		defer zr.Close()
+		r = zr
+	}
+	input := schemas.DatasetInput{Path: path, Format: in.opts.Format}
+	fileProblem := func(line int64, conv string, turn int32, msg string) {
+		in.problems.add(Problem{File: path, Line: line, ConversationID: conv, Turn: turn, Message: msg})
+	}
+
+	rd := &chunkReader{r: r, maxLine: in.opts.MaxLineBytes, line: 1}
+	first, err := rd.next()
+	if err != nil {
+		return fmt.Errorf("ingest: read %q: %w", path, err)
+	}
+	if input.Format == FormatAuto {
+		input.Format = detectFormat(first)
+	}
+	format := input.Format
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct {
+		c   *chunk
+		out chan []item
+	}
+	jobs := make(chan job)
+	order := make(chan chan []item, in.opts.Workers+1)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		c := first
+		for c != nil {
+			out := make(chan []item, 1)
+			select {
+			case order <- out:
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				return
+			}
+			select {
+			case jobs <- job{c, out}:
+			case <-ctx.Done():
+				readErr <- ctx.Err()
+				return
+			}
+			var err error
+			if c, err = rd.next(); err != nil {
+				readErr <- err
+				return
+			}
+		}
+		readErr <- nil
+	}()
+	var wg sync.WaitGroup
+	for range in.opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				j.out <- parseChunk(j.c, format, in.opts.MaxLineBytes)
+			}
+		}()
+	}
+	defer wg.Wait()
+	var err2 error
+	if format == FormatSnapshot {
+		err2 = in.consumeSnapshots(ctx, path, &input, order, fileProblem)
+	} else {
+		err2 = in.consumeFlat(ctx, path, &input, order, fileProblem)
+	}
+	if err2 != nil {
+		cancel()
+		for range order {
+		}
+		return err2
+	}
+	if err := <-readErr; err != nil {
+		return fmt.Errorf("ingest: read %q: %w", path, err)
+	}
+	for _, l := range rd.longLines {
+		fileProblem(l, "", 0, fmt.Sprintf("line longer than the limit of %d bytes", in.opts.MaxLineBytes))
+	}
+	if rd.sawData == false {
+		fileProblem(0, "", 0, "empty file")
+	}
+	input.Lines = rd.line - 1
+	if rd.unterminated {
+		input.Lines++
+	}
+	input.Bytes = cr.tot
+	input.SHA256 = hex.EncodeToString(h.Sum(nil))
+	in.inputs = append(in.inputs, input)
+	return nil
+}
+
+// chunkReader cuts a stream into chunks of whole lines.
+type chunkReader struct {
+	r            io.Reader
+	maxLine      int
+	line         int64 // number of the next line
+	carry        []byte
+	eof          bool
+	longLines    []int64
+	sawData      bool
+	unterminated bool
+}
+
+// next returns the next chunk, nil at the end.
+func (cr *chunkReader) next() (*chunk, error) {
+	for {
+		if cr.eof {
+			if len(cr.carry) == 0 {
+				return nil, nil
+			}
+			c := &chunk{data: cr.carry, firstLine: cr.line, final: true}
+			cr.carry = nil
+			cr.unterminated = true
+			return c, nil
+		}
+		size := blockBytes
+		if 2*len(cr.carry) > size {
+			size = 2 * len(cr.carry)
+		}
+		if size > cr.maxLine+1 {
+			size = max(cr.maxLine+1, len(cr.carry)+1)
+		}
+		buf := make([]byte, size)
+		n := copy(buf, cr.carry)
+		m, err := io.ReadFull(cr.r, buf[n:])
+		buf = buf[:n+m]
+		if m > 0 {
+			cr.sawData = true
+		}
+		switch err {
+		case nil:
+		case io.EOF, io.ErrUnexpectedEOF:
+			cr.eof = true
+		default:
+			return nil, err
+		}
+		last := bytes.LastIndexByte(buf, '\n')
+		if last < 0 {
+			cr.carry = buf
+			if len(buf) > cr.maxLine {
+				cr.longLines = append(cr.longLines, cr.line)
+				cr.line++
+				rest, err := cr.skipLine()
+				if err != nil {
+					return nil, err
+				}
+				cr.carry = rest
+			}
+			continue
+		}
+		c := &chunk{data: buf[:last+1], firstLine: cr.line}
+		cr.line += int64(bytes.Count(c.data, []byte{'\n'}))
+		cr.carry = buf[last+1:]
+		return c, nil
+	}
+}
+
+// skipLine discards the rest of an over-long line and returns what follows its
+// newline in the last read.
+func (cr *chunkReader) skipLine() ([]byte, error) {
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := cr.r.Read(buf)
+		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
+			return append([]byte(nil), buf[i+1:n]...), nil
+		}
+		if err == io.EOF {
+			cr.eof = true
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+}
+
+// detectFormat looks at the first record of a file that is not a metadata record:
+// a snapshot line has a "messages" member, a flat row does not.
+func detectFormat(c *chunk) string {
+	if c == nil {
+		return FormatFlat
+	}
+	data := c.data
+	for len(data) > 0 {
+		line := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		messages, metadata := false, false
+		if err := parseObject(line, func(k, v []byte) {
+			switch keyString(k) {
+			case "messages":
+				messages = true
+			case "_type":
+				metadata = string(v) == `"dataset_metadata"`
+			}
+		}); err != nil {
+			return FormatFlat
+		}
+		if metadata {
+			continue
+		}
+		if messages {
+			return FormatSnapshot
+		}
+		return FormatFlat
+	}
+	return FormatFlat
+}
+
+// parseChunk parses every line of a chunk.
+func parseChunk(c *chunk, format string, maxLine int) []item {
+	items := make([]item, 0, bytes.Count(c.data, []byte{'\n'})+1)
+	data := c.data
+	line := c.firstLine
+	for len(data) > 0 {
+		l := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			l, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		var it item
+		if len(l) > maxLine {
+			it = item{line: line, err: fmt.Errorf("line longer than the limit of %d bytes", maxLine)}
+		} else {
+			it = parseLine(l, line, format)
+		}
+		if it.err != nil && c.final && data == nil {
+			it.err = fmt.Errorf("truncated last line (no newline at the end of the file): %w", it.err)
+		}
+		if it.err != nil || it.row != nil || it.snap != nil {
+			items = append(items, it)
+		}
+		line++
+	}
+	return items
+}
+
+// parseLine parses one line; a blank line gives an empty item.
+func parseLine(l []byte, line int64, format string) item {
+	it := item{line: line}
+	if len(l) > 0 && l[len(l)-1] == '\r' {
+		l = l[:len(l)-1]
+	}
+	if len(bytes.TrimSpace(l)) == 0 {
+		return it
+	}
+	if !utf8.Valid(l) {
+		off := 0
+		for off < len(l) {
+			r, size := utf8.DecodeRune(l[off:])
+			if r == utf8.RuneError && size == 1 {
+				break
+			}
+			off += size
+		}
+		it.err = fmt.Errorf("invalid UTF-8 at byte %d", off+1)
+		return it
+	}
+	if format == FormatSnapshot {
+		s, r, err := parseSnapshotHead(l, line)
+		it.snap, it.row, it.err = s, r, err
+		if r != nil && r.metadata {
+			it.meta, it.snap = l, nil
+		}
+		return it
+	}
+	r, err := parseFlatLine(l, line)
+	it.row, it.err = r, err
+	if r != nil && r.metadata {
+		it.meta = l
+	}
+	return it
+}
