@@ -1,5 +1,91 @@
 package main
 
-import "github.com/urfave/cli/v3"
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
 
-func simCommand() *cli.Command { return notYet("sim", "run the simulated endpoint") }
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/urfave/cli/v3"
+)
+
+// simOptions are the flags of `agentrace sim`.
+type simOptions struct {
+	listen, profile, dataset, fault, tokenizer string
+	speedup, fidelity, outMean, outSigma       float64
+	outMin, outMax                             int
+	seed                                       int64
+}
+
+func simCommand() *cli.Command {
+	var o simOptions
+	def := sim.DefaultOutputLength()
+	var names []string
+	for _, p := range sim.Profiles() {
+		names = append(names, p.Name)
+	}
+	return &cli.Command{
+		Name:      "sim",
+		Usage:     "run the simulated OpenAI-compatible LLM server",
+		UsageText: "agentrace sim [--listen ADDR] [--profile NAME] [--speedup X] [--dataset DIR --fidelity P] [--fault SPEC]",
+		Description: "Serves a model of an LLM server: prefill, continuous batching with chunked prefill,\n" +
+			"a KV pool with a prefix cache (generated tokens included), preemption, and a bounded\n" +
+			"queue. Endpoints: POST /v1/chat/completions (streaming and not), GET /v1/models,\n" +
+			"GET /health, GET /metrics (vLLM-style names). Every modelled duration is divided by\n" +
+			"--speedup; responses carry X-Sim-Speedup.\n\n" +
+			"Example: serve the H200 profile 20 times faster than real time, answering with the\n" +
+			"dataset's recorded messages 90% of the time, with 1% stream cuts:\n\n" +
+			"  agentrace sim --listen 127.0.0.1:8000 --speedup 20 --dataset ds --fidelity 0.9 --fault cut=0.01\n\n" +
+			"Profiles: " + strings.Join(names, ", ") + ".",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "serve on this `ADDR` (host:port)", Destination: &o.listen},
+			&cli.StringFlag{Name: "profile", Value: sim.DefaultProfile, Usage: "serving profile `NAME` (" + strings.Join(names, ", ") + ")", Destination: &o.profile},
+			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide every modelled duration by `X`", Destination: &o.speedup},
+			&cli.StringFlag{Name: "dataset", Usage: "answer with the recorded assistant messages of dataset `DIR` (an ingest output)", Destination: &o.dataset},
+			&cli.Float64Flag{Name: "fidelity", Value: 0.9, Usage: "with --dataset: probability `P` of the exact recorded answer (else a perturbed one)", Destination: &o.fidelity},
+			&cli.StringFlag{Name: "fault", Usage: "inject faults at rates, e.g. `5xx=0.01,429=0.01,cut=0.01,malformed=0.01,stall=0.01,stall_s=30`", Destination: &o.fault},
+			&cli.StringFlag{Name: "tokenizer", Usage: "count and cache with the real tokenizer in `DIR` (tokenizer.json), instead of the pseudo-tokenizer", Destination: &o.tokenizer},
+			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of fault and fidelity draws and synthetic answers", Destination: &o.seed},
+			&cli.Float64Flag{Name: "output-mean", Value: def.Mean, Usage: "mean length in tokens of synthetic answers (log-normal)", Destination: &o.outMean},
+			&cli.Float64Flag{Name: "output-sigma", Value: def.Sigma, Usage: "shape of the synthetic answer length's log-normal (0: always the mean)", Destination: &o.outSigma},
+			&cli.IntFlag{Name: "output-min", Value: def.Min, Usage: "shortest synthetic answer in tokens", Destination: &o.outMin},
+			&cli.IntFlag{Name: "output-max", Value: def.Max, Usage: "longest synthetic answer in tokens", Destination: &o.outMax},
+		},
+		Action: func(ctx context.Context, c *cli.Command) error { return runSim(ctx, o) },
+	}
+}
+
+func runSim(ctx context.Context, o simOptions) error {
+	p, err := sim.LookupProfile(o.profile)
+	if err != nil {
+		return err
+	}
+	faults, err := sim.ParseFaults(o.fault)
+	if err != nil {
+		return err
+	}
+	cfg := sim.Config{Profile: p, Speedup: o.speedup, Fidelity: o.fidelity, Faults: faults, Seed: o.seed,
+		Output: sim.OutputLength{Mean: o.outMean, Sigma: o.outSigma, Min: o.outMin, Max: o.outMax}}
+	if o.dataset != "" {
+		if cfg.Dataset, err = datasets.Open(o.dataset); err != nil {
+			return err
+		}
+	}
+	if o.tokenizer != "" {
+		tok, err := tokens.Load(o.tokenizer)
+		if err != nil {
+			return err
+		}
+		cfg.Tokenizer = tok
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		return fmt.Errorf("sim listen %s: %w", o.listen, err)
+	}
+	fmt.Fprintf(os.Stderr, "agentrace sim: serving %s (profile %s, speedup %g) on http://%s/v1\n", p.Model, p.Name, cfg.Speedup, ln.Addr())
+	return sim.Serve(ctx, ln, cfg)
+}

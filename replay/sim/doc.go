@@ -1,3 +1,137 @@
-// Package sim is agentrace's embedded default endpoint: a simulated OpenAI-compatible
-// LLM server with a cost model of prefill, batched decode and a prefix cache.
+// Package sim is agentrace's embedded default endpoint: a simulated
+// OpenAI-compatible LLM server with a model of serving physics — prefill,
+// continuous batching with chunked prefill, a KV pool with a prefix cache that
+// also caches generated tokens, preemption, and a bounded queue. It is what
+// replay talks to when there is no GPU server, and what makes the demo, the
+// tests and the benchmarks real.
+//
+// # Use
+//
+//	s, err := sim.New(sim.Config{Profile: p, Speedup: 50})
+//	...
+//	srv := httptest.NewServer(s.Handler()) // or sim.ListenAndServe(ctx, addr, cfg)
+//	defer s.Close()
+//
+// The handler serves POST /v1/chat/completions (SSE streaming shaped like vLLM's
+// — a role chunk, reasoning_content deltas, content deltas, tool_calls deltas
+// with index, id and name, then argument pieces, a finish_reason chunk, a usage
+// chunk when stream_options.include_usage, "data: [DONE]" — or one JSON body),
+// GET /v1/models, GET /health and GET /metrics (Prometheus, vLLM's metric names,
+// a registry per server). Errors use OpenAI's error body: 400 for bad JSON, no
+// messages, an unknown role, bad tools, max tokens < 1 or a prompt over the
+// context length; 404 for an unknown model; 429 when the waiting queue is full.
+//
+// # Tokens
+//
+// A request is rendered with a ChatML template like Qwen3's (tools in the system
+// message; assistant messages as <think>reasoning</think>, content and
+// <tool_call> blocks; a generation prompt at the end) and split into tokens.
+// With Config.Tokenizer (e.g. the Qwen3 tokenizer of datasets/tokens) the token
+// ids are real; otherwise a pseudo-tokenizer stands in: a newline and each
+// punctuation byte are one token, runs of letters and digits are cut every 4
+// bytes (a leading space joins the first piece), runs of blanks every 4. That
+// gives about 3.5 bytes per token on English and code, close to a BPE's 3-4.5,
+// but counts are approximate: usage figures from the sim are not official token
+// counts. Each message is rendered and tokenized on its own, so a turn's prompt
+// is a prefix of the next turn's; with a real tokenizer, token boundaries at
+// message and segment edges may therefore differ slightly from tokenizing the
+// rendered prompt in one go.
+//
+// What is not modelled: the sampled text itself (answers are recorded or
+// synthetic, see below), speculative decoding, tensor/data parallelism, CPU
+// offload of the KV cache, the recurrent state of linear-attention layers (only
+// its memory is subtracted from the pool in the H200 profile), and prefill cost
+// quadratic in context (attention cost is linear in context tokens read).
+//
+// # Prefix cache
+//
+// Tokens are grouped into blocks of Profile.BlockSize (16). Each full block has
+// a chained hash over its parent's hash and its own tokens, so equal hashes mean
+// equal prefixes; a request's cache_salt, when given, seeds the chain (vLLM's
+// cache_salt). The KV pool holds Profile.KVBlocks blocks. A running sequence
+// holds a reference on each of its blocks; a block whose tokens are all computed
+// enters the prefix index. Blocks freed by finished or preempted sequences stay
+// cached and evictable: allocation takes never-used blocks first, then evicts the
+// least recently freed cached block (a sequence's blocks are freed tail first, so
+// its tail goes before its prefix). At admission a request takes a reference on
+// the longest run of its leading blocks found in the index; those tokens are
+// usage.prompt_tokens_details.cached_tokens. At least one prompt token is always
+// computed.
+//
+// Generated tokens are cached too: the answer's tokens are those of the
+// assistant message as the template renders it in a later prompt, so when the
+// client sends the answer back verbatim in its next turn (live history, or a
+// recorded history the sim answered exactly), that turn hits the cache through
+// the answer. Changing the message — replay's --clear-generated-cache inserts
+// whitespace — makes the blocks from the change on miss. Salted trajectories
+// (the system prompt starts with a per-pass salt) share nothing across passes.
+//
+// # Scheduler
+//
+// One goroutine runs steps like vLLM V1's scheduler. Each step has a budget of
+// Profile.MaxBatchedTokens tokens. Running sequences go first, in admission
+// order: a decoding one computes one token; one still prefilling computes a chunk
+// of what it lacks, as much as the budget leaves. When the pool cannot supply a
+// sequence's blocks, the last-admitted running sequence is preempted: its blocks
+// are freed (they stay cached) and it returns to the front of the waiting queue,
+// to be recomputed — prompt and output so far, with whatever prefix is still
+// cached — when readmitted. Requests never fail for lack of KV. If no preemption
+// happened, waiting sequences are admitted in order while the budget, the
+// sequence limit (Profile.MaxNumSeqs) and the pool allow. A sequence that has
+// computed all its tokens generates one more at the step's end; the first
+// arrives when its prefill completes.
+//
+// A step lasts
+//
+//	StepOverhead + PrefillPerToken × prefill tokens + DecodePerSeq × decoding sequences
+//	  + AttendPerToken × context tokens read (each scheduled sequence's KV)
+//
+// in modelled seconds. So throughput rises with concurrency while the fixed
+// overhead is shared, per-request decode speed falls as the batch and its
+// context grow, and coding traces thrash the cache once the trajectories'
+// contexts outgrow the pool.
+//
+// Modelled time runs against the monotonic clock divided by Config.Speedup: the
+// scheduler sleeps until each step's due time and then wakes the request
+// goroutines whose tokens it produced (no per-request sleeping); a request's
+// goroutine writes every token that is due in one write. Oversleeping one step
+// is made up by the next, since due times are absolute. When the sim cannot keep
+// the pace (very high speedups), steps run back to back and the metric
+// agentrace_sim_lag_seconds says by how much it fell behind.
+//
+// More than Profile.MaxWaiting waiting requests are answered 429.
+//
+// # Answers
+//
+// With Config.Dataset, the answer to a request is the dataset's assistant
+// message recorded right after the client turn, found from X-Session-ID (its
+// __repeat_N suffix stripped) and the number of messages in the request. It is
+// exact with probability Config.Fidelity; otherwise it is perturbed as a weaker
+// model would answer: shell commands of tool calls replaced by another program,
+// intent codes (I042) changed, or else the content reordered — so inline
+// accuracy comes out realistic. Other requests get synthetic answers: filler
+// reasoning, then a call of the first offered tool (with a shell command when
+// the tool takes "command"), or else reasoning and content; lengths follow
+// Config.Output (log-normal, mean 400 tokens by default). max_completion_tokens
+// (or max_tokens) and the context length cut answers short with finish_reason
+// "length".
+//
+// # Faults
+//
+// Config.Faults (see ParseFaults) injects, at given rates: a 500, a 429, a
+// connection cut half-way through the answer, a malformed chunk half-way, or a
+// stall half-way. Draws depend only on Config.Seed and the request, so they
+// repeat from run to run.
+//
+// # Metrics
+//
+// /metrics has vllm:num_requests_running, vllm:num_requests_waiting,
+// vllm:kv_cache_usage_perc, vllm:prefix_cache_queries_total,
+// vllm:prefix_cache_hits_total, vllm:prompt_tokens_total,
+// vllm:generation_tokens_total, vllm:num_preemptions_total,
+// vllm:request_success_total, the histograms
+// vllm:time_to_first_token_seconds, vllm:inter_token_latency_seconds and
+// vllm:e2e_request_latency_seconds (modelled seconds), plus agentrace_sim_speedup,
+// agentrace_sim_lag_seconds and agentrace_sim_info. Every response carries the
+// headers X-Sim-Speedup and X-Sim-Profile.
 package sim

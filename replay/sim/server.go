@@ -1,0 +1,703 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Config configures a simulated server.
+type Config struct {
+	// Profile holds the serving parameters (see Profiles); the zero value means
+	// DefaultProfile.
+	Profile Profile
+	// Speedup divides every modelled duration: 50 runs the model 50 times faster
+	// than real time. 0 means 1.
+	Speedup float64
+	// Dataset, when set, makes answers the dataset's recorded assistant messages:
+	// exact with probability Fidelity, plausibly perturbed otherwise. The turn is
+	// found from the X-Session-ID header and the request's message count; a
+	// request that matches no turn gets a synthetic answer.
+	Dataset  *datasets.Dataset
+	Fidelity float64
+	// Output is the length distribution of synthetic answers; the zero value means
+	// DefaultOutputLength.
+	Output OutputLength
+	// Faults are the rates of injected faults.
+	Faults FaultSpec
+	// Tokenizer, when set, supplies the token ids that prompts and answers are
+	// counted and cached by (e.g. a *tokens.Tokenizer); nil uses the sim's
+	// pseudo-tokenizer.
+	Tokenizer Tokenizer
+	// Seed makes fault and fidelity draws and synthetic answers reproducible.
+	Seed int64
+}
+
+// Server is a simulated OpenAI-compatible LLM server. It is safe for concurrent
+// use; Close stops it.
+type Server struct {
+	cfg     Config
+	prof    Profile
+	eng     *engine
+	met     *metrics
+	rec     *recordedIndex
+	tt      textTokens
+	mux     *http.ServeMux
+	speedup string
+	ids     atomic.Uint64
+	bufs    sync.Pool // *[]uint64 token buffers
+}
+
+// New starts a simulated server's scheduler; serve its Handler and Close it when
+// done.
+func New(cfg Config) (*Server, error) {
+	if cfg.Profile.Name == "" && cfg.Profile.Model == "" {
+		p, err := LookupProfile(DefaultProfile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Profile = p
+	}
+	if err := cfg.Profile.Validate(); err != nil {
+		return nil, fmt.Errorf("new sim: %w", err)
+	}
+	if cfg.Speedup == 0 {
+		cfg.Speedup = 1
+	}
+	if cfg.Speedup < 0 || cfg.Speedup != cfg.Speedup {
+		return nil, fmt.Errorf("new sim: speedup %v must be positive", cfg.Speedup)
+	}
+	if cfg.Fidelity < 0 || cfg.Fidelity > 1 {
+		return nil, fmt.Errorf("new sim: fidelity %v is not in [0, 1]", cfg.Fidelity)
+	}
+	if cfg.Output == (OutputLength{}) {
+		cfg.Output = defaultOutputLength
+	}
+	if cfg.Output.Mean <= 0 || cfg.Output.Min < 1 || cfg.Output.Max < cfg.Output.Min || cfg.Output.Sigma < 0 {
+		return nil, fmt.Errorf("new sim: output length %+v: want mean > 0, sigma >= 0, 1 <= min <= max", cfg.Output)
+	}
+	if err := cfg.Faults.Validate(); err != nil {
+		return nil, fmt.Errorf("new sim: %w", err)
+	}
+	s := &Server{cfg: cfg, prof: cfg.Profile, tt: textTokens{tok: cfg.Tokenizer},
+		speedup: strconv.FormatFloat(cfg.Speedup, 'g', -1, 64)}
+	s.met = newMetrics(s.prof, cfg.Speedup)
+	if cfg.Dataset != nil {
+		s.rec = newRecordedIndex(cfg.Dataset)
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("POST /v1/chat/completions", s.chat)
+	s.mux.HandleFunc("GET /v1/models", s.models)
+	s.mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.met.reg, promhttp.HandlerOpts{}))
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
+	})
+	s.eng = newEngine(s.prof, cfg.Speedup, s.met)
+	return s, nil
+}
+
+// Handler returns the server's HTTP handler: POST /v1/chat/completions,
+// GET /v1/models, GET /health and GET /metrics. Every response carries the
+// headers X-Sim-Speedup and X-Sim-Profile.
+func (s *Server) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Sim-Speedup", s.speedup)
+		h.Set("X-Sim-Profile", s.prof.Name)
+		s.mux.ServeHTTP(w, r)
+	})
+}
+
+// Close stops the scheduler; requests still in flight fail (a 503, or a cut
+// stream).
+func (s *Server) Close() error {
+	s.eng.close()
+	return nil
+}
+
+// Stats returns the scheduler's running totals.
+func (s *Server) Stats() Stats { return s.eng.snapshot() }
+
+// Profile returns the server's profile.
+func (s *Server) Profile() Profile { return s.prof }
+
+// Describe says in a few words what the server is, for run manifests.
+func (s *Server) Describe() string {
+	d := fmt.Sprintf("embedded sim, profile %s, model %s, speedup %s", s.prof.Name, s.prof.Model, s.speedup)
+	if s.cfg.Dataset != nil {
+		d += fmt.Sprintf(", dataset answers at fidelity %g", s.cfg.Fidelity)
+	}
+	if f := s.cfg.Faults.String(); f != "" {
+		d += ", faults " + f
+	}
+	return d
+}
+
+// ListenAndServe serves a simulated server on addr until ctx is done, then shuts
+// down gracefully.
+func ListenAndServe(ctx context.Context, addr string, cfg Config) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("sim listen %s: %w", addr, err)
+	}
+	return Serve(ctx, ln, cfg)
+}
+
+// Serve is ListenAndServe on a listener that is already open.
+func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
+	s, err := New(cfg)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		s.Close()
+		return fmt.Errorf("sim serve %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	s.Close() // in-flight requests fail fast, so Shutdown does not wait on them
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("sim shutdown %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+func (s *Server) models(w http.ResponseWriter, r *http.Request) {
+	body := map[string]any{
+		"object": "list",
+		"data": []map[string]any{{
+			"id": s.prof.Model, "object": "model", "created": time.Now().Unix(), "owned_by": "agentrace-sim",
+			"root": s.prof.Model, "max_model_len": s.prof.MaxModelLen,
+		}},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(body)
+}
+
+// writeError writes an OpenAI-style error body.
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	b := make([]byte, 0, 128+len(msg))
+	b = append(b, `{"error":{"message":`...)
+	b = datasets.AppendString(b, msg)
+	b = append(b, `,"type":`...)
+	b = datasets.AppendString(b, typ)
+	b = append(b, `,"param":null,"code":`...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, "}}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// event is what one generated token streams.
+type event struct {
+	kind int8 // segMarkup (nothing), segReasoning, segContent, segToolName (call header), segToolArgs
+	call int16
+	text string
+}
+
+// output is a planned answer as tokens.
+type output struct {
+	toks   []uint64 // token identities, for the cache
+	events []event  // one per token
+	calls  []answerCall
+}
+
+// plan turns an answer into its tokens and their stream events.
+func (s *Server) planOutput(a *answer, toks []uint64) output {
+	o := output{toks: toks, calls: a.ToolCalls}
+	var pieces []string
+	for _, sg := range a.segments() {
+		if sg.text == "" {
+			continue
+		}
+		pieces = appendPieces(pieces[:0], sg.text)
+		n := len(pieces)
+		if s.tt.tok != nil {
+			ids := s.tt.tok.Encode(sg.text, false)
+			for _, id := range ids {
+				o.toks = append(o.toks, uint64(id)+1)
+			}
+			n = len(ids)
+		} else {
+			for _, p := range pieces {
+				o.toks = append(o.toks, hashString(fnvOffset, p))
+			}
+		}
+		for j := range n {
+			// Spread the pieces over the tokens (one each with the pseudo-tokenizer).
+			lo, hi := j*len(pieces)/n, (j+1)*len(pieces)/n
+			ev := event{kind: int8(sg.kind), call: int16(sg.call), text: strings.Join(pieces[lo:hi], "")}
+			if sg.kind == segToolName {
+				ev.text = ""
+				if j == n-1 {
+					ev.text = sg.text // the call's header goes out with the name's last token
+				} else {
+					ev.kind = segMarkup
+				}
+			}
+			o.events = append(o.events, ev)
+		}
+	}
+	return o
+}
+
+// response is what the handler knows of a request in flight.
+type response struct {
+	id, model string
+	created   int64
+	stream    bool
+	usage     bool // stream_options.include_usage
+	fault     int
+	faultAt   int // token index at which a mid-answer fault strikes
+	out       output
+	target    int
+	finish    string
+	q         *seq
+}
+
+const maxBody = 256 << 20
+
+func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	var body bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength < maxBody {
+		body.Grow(int(r.ContentLength))
+	}
+	if _, err := body.ReadFrom(io.LimitReader(r.Body, maxBody+1)); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "read request body: "+err.Error())
+		return
+	}
+	if body.Len() > maxBody {
+		writeError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body over %d bytes", maxBody))
+		return
+	}
+	var req chatRequest
+	if err := json.Unmarshal(body.Bytes(), &req); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
+		return
+	}
+	if msg := validate(&req); msg != "" {
+		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
+		return
+	}
+	if !s.prof.servesModel(req.Model) {
+		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist; this server serves `%s`.", req.Model, s.prof.Model))
+		return
+	}
+	session := r.Header.Get("X-Session-ID")
+	key := requestKey(s.cfg.Seed, session, &req)
+	rng := rand.New(rand.NewPCG(key, 0x5eed))
+	fault := s.cfg.Faults.draw(rng.Float64())
+	switch fault {
+	case fault5xx:
+		writeError(w, http.StatusInternalServerError, "InternalServerError", "simulated server error (fault injection)")
+		return
+	case fault429:
+		writeError(w, http.StatusTooManyRequests, "TooManyRequestsError", "simulated overload (fault injection)")
+		return
+	}
+
+	bp, _ := s.bufs.Get().(*[]uint64)
+	if bp == nil {
+		bp = new([]uint64)
+	}
+	defer func() { *bp = (*bp)[:0]; s.bufs.Put(bp) }()
+	toks := promptTokens((*bp)[:0], s.tt, &req)
+	promptLen := len(toks)
+	if promptLen >= s.prof.MaxModelLen {
+		*bp = toks
+		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, your request has %d input tokens.", s.prof.MaxModelLen, promptLen))
+		return
+	}
+
+	n := s.ids.Add(1)
+	idHex := strconv.FormatUint(mix(uint64(s.cfg.Seed), n)&0xffffffffffff, 16)
+	a := s.answer(rng, &req, session, "chatcmpl-tool-"+idHex)
+	out := s.planOutput(&a, toks)
+	*bp = out.toks
+	out.toks = out.toks[promptLen:]
+	maxOut := s.prof.MaxModelLen - promptLen
+	if m := req.maxTokens(); m > 0 && m < maxOut {
+		maxOut = m
+	}
+	res := &response{id: "chatcmpl-" + idHex, model: req.Model, created: time.Now().Unix(), stream: req.Stream,
+		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, fault: fault, out: out}
+	if res.model == "" {
+		res.model = s.prof.Model
+	}
+	res.target = len(out.events)
+	switch {
+	case res.target > maxOut:
+		res.target = maxOut
+		res.finish = "length"
+	case len(a.ToolCalls) > 0:
+		res.finish = "tool_calls"
+	default:
+		res.finish = "stop"
+	}
+	res.faultAt = res.target / 2
+
+	var seed uint64
+	if req.CacheSalt != "" {
+		seed = hashString(fnvOffset, "cache_salt:"+req.CacheSalt)
+	}
+	all := (*bp)[:promptLen+res.target]
+	hashes := blockHashes(make([]uint64, 0, len(all)/s.prof.BlockSize), seed, all, s.prof.BlockSize)
+	res.q = newSeq(promptLen, res.target, hashes)
+	switch err := s.eng.submit(res.q); {
+	case errors.Is(err, errQueueFull):
+		writeError(w, http.StatusTooManyRequests, "TooManyRequestsError", fmt.Sprintf("server busy: %d requests waiting", s.prof.MaxWaiting))
+		return
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", err.Error())
+		return
+	}
+	if res.stream {
+		s.streamResponse(w, r, res)
+	} else {
+		s.fullResponse(w, r, res)
+	}
+}
+
+func (r *chatRequest) maxTokens() int {
+	if r.MaxCompletionTokens != nil {
+		return *r.MaxCompletionTokens
+	}
+	if r.MaxTokens != nil {
+		return *r.MaxTokens
+	}
+	return 0
+}
+
+// validate returns what is wrong with a request, "" when nothing is.
+func validate(r *chatRequest) string {
+	if len(r.Messages) == 0 {
+		return "messages must be a non-empty list"
+	}
+	for i := range r.Messages {
+		switch m := &r.Messages[i]; m.Role {
+		case "system", "developer", "user", "assistant", "tool":
+		case "":
+			return fmt.Sprintf("messages[%d]: missing role", i)
+		default:
+			return fmt.Sprintf("messages[%d]: unknown role %q", i, m.Role)
+		}
+	}
+	for _, p := range []*int{r.MaxTokens, r.MaxCompletionTokens} {
+		if p != nil && *p < 1 {
+			return fmt.Sprintf("max tokens %d must be at least 1", *p)
+		}
+	}
+	if t := bytes.TrimSpace(r.Tools); len(t) > 0 && string(t) != "null" {
+		var tools []toolInfo
+		if err := json.Unmarshal(t, &tools); err != nil {
+			return "tools must be a list of tool definitions: " + err.Error()
+		}
+	}
+	return ""
+}
+
+// answer picks the answer: the recorded one (exact or perturbed) when the
+// dataset has the turn, else a synthetic one.
+func (s *Server) answer(rng *rand.Rand, req *chatRequest, session, callID string) answer {
+	u := rng.Float64()
+	if s.rec != nil && session != "" {
+		if rec, ok := s.rec.lookup(session, len(req.Messages)); ok {
+			for i := range rec.ToolCalls {
+				if rec.ToolCalls[i].ID == "" {
+					rec.ToolCalls[i].ID = callID + "-" + strconv.Itoa(i)
+				}
+			}
+			if u < s.cfg.Fidelity {
+				return answer{Reasoning: rec.Reasoning, Content: rec.Content, ToolCalls: rec.ToolCalls}
+			}
+			return perturb(rng, rec)
+		}
+	}
+	return synthesize(rng, req, s.cfg.Output.draw(rng), callID)
+}
+
+// wait blocks until the sequence has made progress, reporting false when the
+// client went away or the server closed.
+func (s *Server) wait(r *http.Request, q *seq) bool {
+	select {
+	case <-q.notify:
+		return q.state.Load() != seqFailed
+	case <-r.Context().Done():
+		s.eng.cancel(q)
+		return false
+	}
+}
+
+// sleep waits a modelled duration (divided by the speedup), false when the client
+// went away first.
+func (s *Server) sleep(r *http.Request, modelled float64) bool {
+	t := time.NewTimer(time.Duration(modelled / s.cfg.Speedup * 1e9))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+func (s *Server) finished(res *response) {
+	s.met.requests.WithLabelValues(res.finish).Inc()
+}
+
+func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, res *response) {
+	q := res.q
+	for int(q.emitted.Load()) < res.target {
+		if !s.wait(r, q) {
+			if q.state.Load() == seqFailed {
+				writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", errClosed.Error())
+			}
+			return
+		}
+	}
+	s.finished(res)
+	switch res.fault {
+	case faultCut:
+		panic(http.ErrAbortHandler) // the client sees the connection close without a response
+	case faultStall:
+		if !s.sleep(r, s.cfg.Faults.stallSeconds()) {
+			return
+		}
+	}
+	var reasoning, content strings.Builder
+	type call struct{ name, args strings.Builder }
+	calls := make([]call, len(res.out.calls))
+	for _, ev := range res.out.events[:res.target] {
+		switch ev.kind {
+		case segReasoning:
+			reasoning.WriteString(ev.text)
+		case segContent:
+			content.WriteString(ev.text)
+		case segToolName:
+			calls[ev.call].name.WriteString(ev.text)
+		case segToolArgs:
+			calls[ev.call].args.WriteString(ev.text)
+		}
+	}
+	b := make([]byte, 0, 512+reasoning.Len()+content.Len())
+	b = append(b, `{"id":"`...)
+	b = append(b, res.id...)
+	b = append(b, `","object":"chat.completion","created":`...)
+	b = strconv.AppendInt(b, res.created, 10)
+	b = append(b, `,"model":`...)
+	b = datasets.AppendString(b, res.model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	if content.Len() == 0 && len(calls) > 0 {
+		b = append(b, "null"...)
+	} else {
+		b = datasets.AppendString(b, content.String())
+	}
+	if reasoning.Len() > 0 {
+		b = append(b, `,"reasoning_content":`...)
+		b = datasets.AppendString(b, reasoning.String())
+	}
+	ncalls := 0
+	for i := range calls {
+		if calls[i].name.Len() == 0 {
+			continue // cut off by max tokens before its name
+		}
+		if ncalls == 0 {
+			b = append(b, `,"tool_calls":[`...)
+		} else {
+			b = append(b, ',')
+		}
+		ncalls++
+		b = append(b, `{"id":`...)
+		b = datasets.AppendString(b, res.out.calls[i].ID)
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = datasets.AppendString(b, calls[i].name.String())
+		b = append(b, `,"arguments":`...)
+		b = datasets.AppendString(b, calls[i].args.String())
+		b = append(b, "}}"...)
+	}
+	if ncalls > 0 {
+		b = append(b, ']')
+	}
+	b = append(b, `},"logprobs":null,"finish_reason":"`...)
+	b = append(b, res.finish...)
+	b = append(b, `","stop_reason":null}],"usage":`...)
+	b = s.appendUsage(b, res)
+	b = append(b, "}\n"...)
+	if res.fault == faultMalformed {
+		b = b[:len(b)/2]
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
+}
+
+func (s *Server) appendUsage(b []byte, res *response) []byte {
+	p, c := int64(res.q.promptLen), int64(res.q.emitted.Load())
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, p, 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, p+c, 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, c, 10)
+	b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+	b = strconv.AppendInt(b, int64(res.q.cached.Load()), 10)
+	return append(b, "}}"...)
+}
+
+// chunkHead starts an SSE chunk of the response, up to the delta's fields.
+func chunkHead(b []byte, res *response) []byte {
+	b = append(b, `data: {"id":"`...)
+	b = append(b, res.id...)
+	b = append(b, `","object":"chat.completion.chunk","created":`...)
+	b = strconv.AppendInt(b, res.created, 10)
+	b = append(b, `,"model":`...)
+	b = datasets.AppendString(b, res.model)
+	return b
+}
+
+func appendDelta(b []byte, res *response, delta func([]byte) []byte, finish string) []byte {
+	b = chunkHead(b, res)
+	b = append(b, `,"choices":[{"index":0,"delta":{`...)
+	b = delta(b)
+	b = append(b, `},"logprobs":null,"finish_reason":`...)
+	if finish == "" {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '"')
+		b = append(b, finish...)
+		b = append(b, '"')
+	}
+	return append(b, "}]}\n\n"...)
+}
+
+// appendEvent appends the SSE chunk of one generated token (nothing for markup).
+func appendEvent(b []byte, res *response, ev *event) []byte {
+	switch ev.kind {
+	case segReasoning:
+		return appendDelta(b, res, func(b []byte) []byte {
+			b = append(b, `"reasoning_content":`...)
+			return datasets.AppendString(b, ev.text)
+		}, "")
+	case segContent:
+		return appendDelta(b, res, func(b []byte) []byte {
+			b = append(b, `"content":`...)
+			return datasets.AppendString(b, ev.text)
+		}, "")
+	case segToolName:
+		return appendDelta(b, res, func(b []byte) []byte {
+			b = append(b, `"tool_calls":[{"id":`...)
+			b = datasets.AppendString(b, res.out.calls[ev.call].ID)
+			b = append(b, `,"type":"function","index":`...)
+			b = strconv.AppendInt(b, int64(ev.call), 10)
+			b = append(b, `,"function":{"name":`...)
+			b = datasets.AppendString(b, ev.text)
+			return append(b, `,"arguments":""}}]`...)
+		}, "")
+	case segToolArgs:
+		return appendDelta(b, res, func(b []byte) []byte {
+			b = append(b, `"tool_calls":[{"index":`...)
+			b = strconv.AppendInt(b, int64(ev.call), 10)
+			b = append(b, `,"function":{"arguments":`...)
+			b = datasets.AppendString(b, ev.text)
+			return append(b, "}}]"...)
+		}, "")
+	}
+	return b
+}
+
+func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *response) {
+	q := res.q
+	rc := http.NewResponseController(w)
+	sent, started := 0, false
+	b := make([]byte, 0, 4096)
+	for {
+		if !s.wait(r, q) {
+			if q.state.Load() == seqFailed {
+				if !started {
+					writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", errClosed.Error())
+					return
+				}
+				panic(http.ErrAbortHandler)
+			}
+			return
+		}
+		n := int(q.emitted.Load())
+		if n > sent && !started {
+			started = true
+			h := w.Header()
+			h.Set("Content-Type", "text/event-stream")
+			h.Set("Cache-Control", "no-cache")
+			w.WriteHeader(http.StatusOK)
+			b = appendDelta(b, res, func(b []byte) []byte {
+				return append(b, `"role":"assistant","content":""`...)
+			}, "")
+		}
+		for ; sent < n; sent++ {
+			if sent == res.faultAt {
+				switch res.fault {
+				case faultCut:
+					_, _ = w.Write(b)
+					_ = rc.Flush()
+					s.eng.cancel(q)
+					panic(http.ErrAbortHandler)
+				case faultMalformed:
+					b = chunkHead(b, res)
+					b = append(b, `,"choices":[{"index":0,"delta":{"content":`+"\n\n"...)
+				case faultStall:
+					_, _ = w.Write(b)
+					_ = rc.Flush()
+					b = b[:0]
+					if !s.sleep(r, s.cfg.Faults.stallSeconds()) {
+						s.eng.cancel(q)
+						return
+					}
+				}
+			}
+			b = appendEvent(b, res, &res.out.events[sent])
+		}
+		if n == res.target {
+			b = appendDelta(b, res, func(b []byte) []byte { return append(b, `"content":""`...) }, res.finish)
+			if res.usage {
+				b = chunkHead(b, res)
+				b = append(b, `,"choices":[],"usage":`...)
+				b = s.appendUsage(b, res)
+				b = append(b, "}\n\n"...)
+			}
+			b = append(b, "data: [DONE]\n\n"...)
+			_, _ = w.Write(b)
+			_ = rc.Flush()
+			s.finished(res)
+			return
+		}
+		if len(b) > 0 {
+			if _, err := w.Write(b); err != nil {
+				s.eng.cancel(q)
+				return
+			}
+			_ = rc.Flush()
+			b = b[:0]
+		}
+	}
+}
