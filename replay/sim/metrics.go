@@ -11,11 +11,11 @@ type metrics struct {
 	reg *prometheus.Registry
 
 	running, waiting, kvUsage, speedup, lag prometheus.Gauge
-	prefixQueries, prefixHits                prometheus.Counter
-	promptTokens, generationTokens           prometheus.Counter
-	preemptions                              prometheus.Counter
-	requests                                 *prometheus.CounterVec
-	ttft, itl, e2e                           prometheus.Histogram
+	prefixQueries, prefixHits               prometheus.Counter
+	promptTokens, generationTokens          prometheus.Counter
+	preemptions                             prometheus.Counter
+	requests                                *prometheus.CounterVec
+	ttft, itl, e2e                          prometheus.Histogram
 }
 
 func newMetrics(p Profile, speedup float64) *metrics {
