@@ -15,6 +15,9 @@ type Scores struct {
 	Verdict       Verdict                `json:"verdict"`
 	// Run identifies what was scored.
 	Run RunIdentity `json:"run"`
+	// Warnings are problems that did not stop scoring (a truncated turn log, a
+	// model the ruleset does not name, ...).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // RunIdentity names a scored run.
@@ -42,30 +45,45 @@ type DomainScore struct {
 	Scored int     `json:"scored"`
 }
 
-// TurnScore is one scored turn; it is also a row of scores.parquet.
+// TurnScore is one scored turn; it is also a row of scores.parquet. Its JSON form
+// (MarshalJSON) is the reference scorer's per_turn row: conversation_id, repeat,
+// turn (the expected assistant row's turn), domain, missing (only when true),
+// gt_intents and model_intent (workflow) or gt_actions and model_actions (coding),
+// and score; agentrace's own fields follow.
 type TurnScore struct {
-	SessionID      string  `json:"session_id" parquet:"session_id"`
-	ConversationID string  `json:"conversation_id" parquet:"conversation_id,dict"`
-	Repeat         int32   `json:"repeat" parquet:"repeat"`
-	Turn           int32   `json:"turn" parquet:"turn"`
-	Domain         string  `json:"domain" parquet:"domain,dict"`
-	Score          float64 `json:"score" parquet:"score"`
-	Observed       bool    `json:"observed" parquet:"observed"`
-	// Expected and Got are the ground truth and the model's answer: intent codes for
-	// workflow turns, bash actions for coding turns, joined with spaces.
-	Expected string `json:"expected" parquet:"expected"`
-	Got      string `json:"got" parquet:"got"`
-	InWindow bool   `json:"in_window" parquet:"in_window"`
+	ConversationID string `json:"conversation_id" parquet:"conversation_id,dict"`
+	Repeat         int32  `json:"repeat" parquet:"repeat"`
+	// Turn is the dataset turn of the expected assistant row (the reference's
+	// "turn"); ClientTurn is the issued client row's turn (the turn log's).
+	Turn   int32  `json:"turn" parquet:"turn"`
+	Domain string `json:"domain" parquet:"domain,dict"`
+	// Missing tells that the turn was issued but produced no output (scores 0).
+	Missing bool `json:"missing,omitempty" parquet:"missing"`
+	// Ground truth and the model's answer: intent codes for workflow turns
+	// (ModelIntent nil when the output has none), bash actions for coding turns.
+	GTIntents    []string `json:"gt_intents,omitempty" parquet:"gt_intents,list"`
+	ModelIntent  *string  `json:"model_intent,omitempty" parquet:"model_intent,optional"`
+	GTActions    []string `json:"gt_actions,omitempty" parquet:"gt_actions,list"`
+	ModelActions []string `json:"model_actions,omitempty" parquet:"model_actions,list"`
+	// Score is the turn's score rounded to 4 places (Python round).
+	Score float64 `json:"score" parquet:"score"`
+
+	SessionID  string `json:"session_id" parquet:"session_id"`
+	ClientTurn int32  `json:"client_turn" parquet:"client_turn"`
+	InWindow   bool   `json:"in_window" parquet:"in_window"`
 	// OSL is the turn's output tokens (reference tokenizer, else server usage), -1
-	// when the turn did not complete.
+	// when the turn did not complete or the count is unknown.
 	OSL int32 `json:"osl" parquet:"osl"`
 }
 
-// ExcludedTurn is an issued turn that is not scored, with the reason.
+// ExcludedTurn is an expected turn of the dataset without ground truth, which is
+// not scored (the reference's excluded_turns row).
 type ExcludedTurn struct {
-	SessionID string `json:"session_id"`
-	Turn      int32  `json:"turn"`
-	Reason    string `json:"reason"`
+	ConversationID string `json:"conversation_id"`
+	// Turn is the dataset turn of the expected assistant row.
+	Turn   int32  `json:"turn"`
+	Domain string `json:"domain"`
+	Reason string `json:"exclude_reason"`
 }
 
 // OSLResult is the OSL-window gate's input: the per-turn mean over all completed
@@ -123,4 +141,12 @@ type RescoreRow struct {
 	Pass            bool    `parquet:"pass" json:"pass"`
 	Error           string  `parquet:"error" json:"error"`
 	DurationSeconds float64 `parquet:"duration_s" json:"duration_s"`
+	// Agentrace additions: per-domain accuracy, the OSL source, SWE-bench
+	// completeness and the warnings, joined with "; ".
+	CodingScore        float64 `parquet:"coding_score" json:"coding_score"`
+	WorkflowScore      float64 `parquet:"workflow_score" json:"workflow_score"`
+	OSLSource          string  `parquet:"osl_source,dict" json:"osl_source"`
+	SWEBenchIncomplete bool    `parquet:"swebench_incomplete" json:"swebench_incomplete"`
+	SWEBenchPass       bool    `parquet:"swebench_pass" json:"swebench_pass"`
+	Warnings           string  `parquet:"warnings" json:"warnings"`
 }

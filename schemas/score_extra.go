@@ -1,0 +1,72 @@
+package schemas
+
+import "encoding/json"
+
+// MarshalJSON writes Scores with "score": null when no turn was scored, as the
+// reference scorer does.
+func (s Scores) MarshalJSON() ([]byte, error) {
+	type plain Scores
+	var score *float64
+	if s.Turns.Scored > 0 {
+		v := s.Score
+		score = &v
+	}
+	if s.PerTurn == nil {
+		s.PerTurn = []TurnScore{}
+	}
+	if s.ExcludedTurns == nil {
+		s.ExcludedTurns = []ExcludedTurn{}
+	}
+	return json.Marshal(struct {
+		Score *float64 `json:"score"`
+		plain
+	}{score, plain(s)})
+}
+
+// MarshalJSON writes a TurnScore in the reference's per_turn shape: workflow rows
+// carry gt_intents and model_intent (null when none), coding rows gt_actions and
+// model_actions (a list, possibly empty). The default decoding reads it back.
+func (t TurnScore) MarshalJSON() ([]byte, error) {
+	type common struct {
+		SessionID  string `json:"session_id"`
+		ClientTurn int32  `json:"client_turn"`
+		InWindow   bool   `json:"in_window"`
+		OSL        int32  `json:"osl"`
+	}
+	extra := common{t.SessionID, t.ClientTurn, t.InWindow, t.OSL}
+	if t.Domain == DomainWorkflow {
+		gt := t.GTIntents
+		if gt == nil {
+			gt = []string{}
+		}
+		return json.Marshal(struct {
+			ConversationID string   `json:"conversation_id"`
+			Repeat         int32    `json:"repeat"`
+			Turn           int32    `json:"turn"`
+			Domain         string   `json:"domain"`
+			Missing        bool     `json:"missing,omitempty"`
+			GTIntents      []string `json:"gt_intents"`
+			ModelIntent    *string  `json:"model_intent"`
+			Score          float64  `json:"score"`
+			common
+		}{t.ConversationID, t.Repeat, t.Turn, t.Domain, t.Missing, gt, t.ModelIntent, t.Score, extra})
+	}
+	gt, got := t.GTActions, t.ModelActions
+	if gt == nil {
+		gt = []string{}
+	}
+	if got == nil {
+		got = []string{}
+	}
+	return json.Marshal(struct {
+		ConversationID string   `json:"conversation_id"`
+		Repeat         int32    `json:"repeat"`
+		Turn           int32    `json:"turn"`
+		Domain         string   `json:"domain"`
+		Missing        bool     `json:"missing,omitempty"`
+		GTActions      []string `json:"gt_actions"`
+		ModelActions   []string `json:"model_actions"`
+		Score          float64  `json:"score"`
+		common
+	}{t.ConversationID, t.Repeat, t.Turn, t.Domain, t.Missing, gt, got, t.Score, extra})
+}

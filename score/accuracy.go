@@ -1,0 +1,223 @@
+package score
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// Output is a completed turn's response, rebuilt as one assistant message.
+type Output struct {
+	Content   string
+	Reasoning string
+	// ToolCalls is the JSON array of the merged tool calls, nil when none.
+	ToolCalls json.RawMessage
+
+	// completed is 1 + the output's position among the run's completed responses
+	// (0 when unknown), which carries its OSL count back to the turn.
+	completed int
+}
+
+// Attempt is one issued client turn of one trajectory instance.
+type Attempt struct {
+	SessionID      string
+	ConversationID string // source id
+	Repeat         int
+	Turn           int32 // dataset turn number of the client row
+	// Output is nil when the turn did not complete with a response (error, timeout,
+	// aborted, or never finished).
+	Output   *Output
+	InWindow bool
+	// OSL is the turn's output tokens, -1 when unknown or not completed.
+	OSL int32
+}
+
+// Accuracy is inline accuracy as the reference scorer reports it.
+type Accuracy struct {
+	// Score is the mean turn score rounded to 4 places; meaningless (and written as
+	// null) when Turns.Scored is 0.
+	Score   float64
+	Turns   schemas.TurnCounts
+	Domains map[string]schemas.DomainScore
+	PerTurn []schemas.TurnScore
+	// Excluded lists every expected turn of the dataset without ground truth.
+	Excluded []schemas.ExcludedTurn
+}
+
+type attemptKey struct {
+	conv   string
+	repeat int
+	turn   int32
+}
+
+// ScoreAccuracy computes inline accuracy (spec §8) over the issued turns of a run.
+// The denominator is every issued turn (each repeat counted, each (conversation,
+// repeat, turn) once) whose client turn has scorable ground truth; a turn without
+// output scores 0. When one key was issued more than once, the last attempt with
+// an output supplies the answer.
+func ScoreAccuracy(truth *Truth, attempts []Attempt) *Accuracy {
+	acc := &Accuracy{Domains: map[string]schemas.DomainScore{}}
+	for _, e := range truth.sorted {
+		if !e.Scorable() {
+			acc.Excluded = append(acc.Excluded, schemas.ExcludedTurn{
+				ConversationID: e.ConversationID, Turn: e.AssistantTurn, Domain: e.Domain, Reason: "no ground truth",
+			})
+		}
+	}
+
+	// One entry per issued key of an expected turn.
+	type issued struct {
+		key attemptKey
+		exp *Expectation
+		at  *Attempt
+	}
+	index := make(map[attemptKey]int, len(attempts))
+	list := make([]issued, 0, len(attempts))
+	for i := range attempts {
+		a := &attempts[i]
+		e, ok := truth.Lookup(a.ConversationID, a.Turn)
+		if !ok {
+			continue
+		}
+		k := attemptKey{a.ConversationID, a.Repeat, a.Turn}
+		if j, seen := index[k]; seen {
+			if a.Output != nil || list[j].at.Output == nil {
+				list[j].at = a
+			}
+			continue
+		}
+		index[k] = len(list)
+		list = append(list, issued{k, e, a})
+	}
+	acc.Turns.Issued = len(list)
+
+	scorable := list[:0:0]
+	for _, it := range list {
+		if it.exp.Scorable() {
+			scorable = append(scorable, it)
+		}
+	}
+	sort.Slice(scorable, func(i, j int) bool {
+		a, b := scorable[i].key, scorable[j].key
+		if a.conv != b.conv {
+			return a.conv < b.conv
+		}
+		if a.repeat != b.repeat {
+			return a.repeat < b.repeat
+		}
+		return a.turn < b.turn
+	})
+
+	// Sum in the reference's order so that the float totals agree bit for bit.
+	var total float64
+	domTotal := map[string]float64{}
+	domCount := map[string]int{}
+	acc.PerTurn = make([]schemas.TurnScore, 0, len(scorable))
+	for _, it := range scorable {
+		e, a := it.exp, it.at
+		ts := schemas.TurnScore{
+			SessionID:      a.SessionID,
+			ConversationID: e.ConversationID,
+			Repeat:         int32(it.key.repeat),
+			Turn:           e.AssistantTurn,
+			ClientTurn:     e.ClientTurn,
+			Domain:         e.Domain,
+			Missing:        a.Output == nil,
+			InWindow:       a.InWindow,
+			OSL:            a.OSL,
+		}
+		if ts.SessionID == "" {
+			ts.SessionID = sessionID(e.ConversationID, it.key.repeat)
+		}
+		out := a.Output
+		if out == nil {
+			out = &Output{}
+		} else {
+			acc.Turns.Observed++
+		}
+		var s float64
+		if e.Domain == schemas.DomainWorkflow {
+			ts.GTIntents = e.Intents
+			if code, ok := ModelIntent(out.Reasoning, out.Content); ok {
+				ts.ModelIntent = &code
+				if containsString(e.Intents, code) {
+					s = 1
+				}
+			}
+		} else {
+			got := ToolCallsActions(out.ToolCalls)
+			if got == nil {
+				got = []string{}
+			}
+			ts.GTActions = e.Actions
+			ts.ModelActions = got
+			s = MultisetJaccard(e.Actions, got)
+		}
+		ts.Score = PythonRound(s, 4)
+		acc.PerTurn = append(acc.PerTurn, ts)
+		total += s
+		domTotal[e.Domain] += s
+		domCount[e.Domain]++
+	}
+	acc.Turns.Expected = len(scorable)
+	acc.Turns.Scored = len(scorable)
+	acc.Turns.Missing = acc.Turns.Expected - acc.Turns.Observed
+	if n := len(scorable); n > 0 {
+		acc.Score = PythonRound(total/float64(n), 4)
+	}
+	for d, n := range domCount {
+		acc.Domains[d] = schemas.DomainScore{Score: PythonRound(domTotal[d]/float64(n), 4), Scored: n}
+	}
+	return acc
+}
+
+// sessionID is the logical trajectory id of a repeat.
+func sessionID(conv string, repeat int) string {
+	if repeat <= 1 {
+		return conv
+	}
+	return conv + "__repeat_" + itoa(repeat)
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func containsString(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// MultisetJaccard is |a ∩ b| / |a ∪ b| over multisets: per distinct item, the
+// smaller count over the larger count, summed. Two empty lists give 0.
+func MultisetJaccard(a, b []string) float64 {
+	ca := make(map[string]int, len(a))
+	for _, x := range a {
+		ca[x]++
+	}
+	cb := make(map[string]int, len(b))
+	for _, x := range b {
+		cb[x]++
+	}
+	inter, union := 0, 0
+	for k, n := range ca {
+		m := cb[k]
+		inter += min(n, m)
+		union += max(n, m)
+	}
+	for k, m := range cb {
+		if _, ok := ca[k]; !ok {
+			union += m
+		}
+	}
+	if union == 0 {
+		return 0
+	}
+	return float64(inter) / float64(union)
+}

@@ -1,0 +1,502 @@
+package score
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// EventsFile is the reference client's event log in its report directory.
+const EventsFile = "events.jsonl"
+
+// knownEventType tells whether t is an event type of the reference's event log
+// (spec §7); its decoder rejects a line of any other type.
+func knownEventType(t string) bool {
+	switch t {
+	case "session.started", "session.ended", "session.stop_loadgen",
+		"session.start_performance_tracking", "session.stop_performance_tracking",
+		"sample.issued", "sample.recv_first", "sample.recv_non_first", "sample.complete",
+		"error.generic", "error.loadgen", "error.session", "error.client":
+		return true
+	}
+	return false
+}
+
+// ReferenceRun is what scoring takes from a reference client's events.jsonl.
+type ReferenceRun struct {
+	// Attempts are the issued turns of expected (conversation, turn) pairs, one per
+	// (conversation, repeat, turn), with the output the reference scorer would pair
+	// with each.
+	Attempts []Attempt
+	// Completed are the responses of every completed sample (expected or not), in
+	// completion order, for the OSL mean.
+	Completed []schemas.Response
+	// Skipped counts the lines the reference would skip as malformed.
+	Skipped int
+	// FirstSkipped describes the first of them.
+	FirstSkipped string
+}
+
+type eventKey struct {
+	conv   string
+	repeat int
+	turn   int32
+}
+
+// rawEvent is one decoded line; fields keep their raw JSON for validation.
+type rawEvent struct {
+	typ     string
+	ts      int64
+	uuid    string
+	conv    string
+	turn    int64
+	hasTurn bool
+	data    json.RawMessage
+}
+
+// ReadReferenceEvents reads a reference events.jsonl and pairs issued turns with
+// their outputs exactly as the reference scorer does: only sample.issued and
+// sample.complete events with a turn and a conversation id count; the id's
+// __repeat_N suffix gives the repeat (1 by default); only (conversation, turn)
+// pairs that truth expects are kept; a complete event is joined to its issue by
+// sample_uuid (in either order) and a null (failed) complete never replaces an
+// output. Streamed output and reasoning chunks are joined and streamed tool-call
+// deltas merged by index with their arguments concatenated. Lines that the
+// reference's decoder would reject are skipped and counted.
+func ReadReferenceEvents(path string, truth *Truth) (*ReferenceRun, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read reference events: %w", err)
+	}
+	defer f.Close()
+	run, err := readReferenceEvents(f, truth)
+	if err != nil {
+		return nil, fmt.Errorf("read reference events %q: %w", path, err)
+	}
+	return run, nil
+}
+
+func readReferenceEvents(r io.Reader, truth *Truth) (*ReferenceRun, error) {
+	run := &ReferenceRun{}
+	uuidKey := map[string]eventKey{}
+	issuedAt := map[eventKey]int64{}
+	var issuedOrder []eventKey
+	issued := map[eventKey]bool{}
+	completedByUUID := map[string]*Output{}
+	seenComplete := map[string]bool{}
+	model := map[eventKey]*Output{}
+	hasModel := map[eventKey]bool{}
+	lastOutput := map[string]int{} // uuid -> index in run.Completed
+	var windowStart, windowStop int64 = -1, -1
+
+	br := bufio.NewReaderSize(r, 1<<20)
+	lineNo := 0
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			lineNo++
+			if e, ok, why := decodeEventLine(line); !ok {
+				if why != "" {
+					run.Skipped++
+					if run.FirstSkipped == "" {
+						run.FirstSkipped = fmt.Sprintf("line %d: %s", lineNo, why)
+					}
+				}
+			} else {
+				switch e.typ {
+				case "session.start_performance_tracking":
+					if windowStart < 0 {
+						windowStart = e.ts
+					}
+				case "session.stop_performance_tracking":
+					if windowStop < 0 {
+						windowStop = e.ts
+					}
+				case "sample.issued", "sample.complete":
+					handleSampleEvent(run, e, truth, uuidKey, issuedAt, &issuedOrder, issued, completedByUUID, seenComplete, model, hasModel, lastOutput)
+				}
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range issuedOrder {
+		ts := issuedAt[k]
+		in := (windowStart < 0 || ts >= windowStart) && (windowStop < 0 || ts <= windowStop)
+		run.Attempts = append(run.Attempts, Attempt{
+			SessionID: sessionID(k.conv, k.repeat), ConversationID: k.conv, Repeat: k.repeat, Turn: k.turn,
+			Output: model[k], InWindow: in, OSL: -1,
+		})
+	}
+	return run, nil
+}
+
+func handleSampleEvent(run *ReferenceRun, e *rawEvent, truth *Truth, uuidKey map[string]eventKey,
+	issuedAt map[eventKey]int64, issuedOrder *[]eventKey, issued map[eventKey]bool,
+	completedByUUID map[string]*Output, seenComplete map[string]bool,
+	model map[eventKey]*Output, hasModel map[eventKey]bool, lastOutput map[string]int) {
+	var out *Output
+	if e.typ == "sample.complete" {
+		var resp *schemas.Response
+		out, resp = textModelOutput(e.data)
+		if resp != nil {
+			// Every completed sample counts for the OSL mean; a second complete
+			// of one sample replaces the first.
+			if i, ok := lastOutput[e.uuid]; ok && e.uuid != "" {
+				run.Completed[i] = *resp
+				out.completed = i + 1
+			} else {
+				lastOutput[e.uuid] = len(run.Completed)
+				run.Completed = append(run.Completed, *resp)
+				out.completed = len(run.Completed)
+			}
+		}
+	}
+	if !e.hasTurn || e.conv == "" {
+		return
+	}
+	conv, repeat, ok := ParseReferenceSessionID(e.conv)
+	if !ok || e.turn < -1<<31 || e.turn >= 1<<31 {
+		return
+	}
+	turn := int32(e.turn)
+	if _, ok := truth.Lookup(conv, turn); !ok {
+		return
+	}
+	k := eventKey{conv, repeat, turn}
+	if e.typ == "sample.issued" {
+		uuidKey[e.uuid] = k
+		if !issued[k] {
+			issued[k] = true
+			issuedAt[k] = e.ts
+			*issuedOrder = append(*issuedOrder, k)
+		}
+		if seenComplete[e.uuid] {
+			model[k] = completedByUUID[e.uuid]
+			hasModel[k] = true
+		}
+		return
+	}
+	if out != nil || !seenComplete[e.uuid] {
+		completedByUUID[e.uuid] = out
+		seenComplete[e.uuid] = true
+	}
+	if ik, ok := uuidKey[e.uuid]; ok {
+		if out != nil || !hasModel[ik] {
+			model[ik] = out
+			hasModel[ik] = true
+		}
+	}
+}
+
+// decodeEventLine decodes one line. ok is false for a line to skip; why is empty
+// for a blank line and says what is wrong with a malformed one.
+func decodeEventLine(line []byte) (*rawEvent, bool, string) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return nil, false, ""
+	}
+	// Lines of other event types are never looked at beyond their type; skip the
+	// full decode for the many chunk events.
+	if !bytes.Contains(line, []byte("sample.issued")) && !bytes.Contains(line, []byte("sample.complete")) &&
+		!bytes.Contains(line, []byte("_performance_tracking")) {
+		return nil, false, ""
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return nil, false, "not a JSON object: " + err.Error()
+	}
+	e := &rawEvent{}
+	typ, ok := obj["event_type"]
+	if !ok || !isJSONString(typ) || json.Unmarshal(typ, &e.typ) != nil {
+		return nil, false, "event_type missing or not a string"
+	}
+	if !knownEventType(e.typ) {
+		return nil, false, fmt.Sprintf("unknown event_type %q", e.typ)
+	}
+	if v, ok := obj["timestamp_ns"]; ok {
+		n, err := jsonInt(v)
+		if err != nil {
+			return nil, false, "timestamp_ns: " + err.Error()
+		}
+		e.ts = n
+	}
+	for _, f := range []struct {
+		key string
+		dst *string
+	}{{"sample_uuid", &e.uuid}, {"conversation_id", &e.conv}} {
+		if v, ok := obj[f.key]; ok {
+			if !isJSONString(v) || json.Unmarshal(v, f.dst) != nil {
+				return nil, false, f.key + " is not a string"
+			}
+		}
+	}
+	if v, ok := obj["turn"]; ok && string(bytes.TrimSpace(v)) != "null" {
+		n, err := jsonInt(v)
+		if err != nil {
+			return nil, false, "turn: " + err.Error()
+		}
+		e.turn, e.hasTurn = n, true
+	}
+	if v, ok := obj["data"]; ok && string(bytes.TrimSpace(v)) != "null" {
+		if why := checkEventData(v); why != "" {
+			return nil, false, "data: " + why
+		}
+		e.data = v
+	}
+	return e, true, ""
+}
+
+// jsonInt parses a JSON integer (not a float, bool or string) that fits int64.
+func jsonInt(v json.RawMessage) (int64, error) {
+	s := string(bytes.TrimSpace(v))
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s is not an integer", s)
+	}
+	return n, nil
+}
+
+// checkEventData validates a tagged array: ["TextModelOutput", output, reasoning,
+// tool_calls], ["PromptData", ...] or ["ErrorData", type, message].
+func checkEventData(v json.RawMessage) string {
+	var arr []json.RawMessage
+	if !isJSONArray(v) || json.Unmarshal(v, &arr) != nil || len(arr) == 0 {
+		return "not a tagged array"
+	}
+	var tag string
+	if !isJSONString(arr[0]) || json.Unmarshal(arr[0], &tag) != nil {
+		return "tag is not a string"
+	}
+	switch tag {
+	case "TextModelOutput":
+		if len(arr) > 4 {
+			return "TextModelOutput has more than 3 fields"
+		}
+		if len(arr) > 1 && !isTextOrChunks(arr[1], false) {
+			return "output is neither a string nor a list of strings"
+		}
+		if len(arr) > 2 && !isTextOrChunks(arr[2], true) {
+			return "reasoning is neither a string nor a list of strings"
+		}
+		if len(arr) > 3 && !isJSONArray(arr[3]) && string(bytes.TrimSpace(arr[3])) != "null" {
+			return "tool_calls is not a list"
+		}
+	case "ErrorData":
+		if len(arr) < 2 || len(arr) > 3 {
+			return "ErrorData needs a type and at most a message"
+		}
+	case "PromptData":
+	default:
+		return fmt.Sprintf("unknown tag %q", tag)
+	}
+	return ""
+}
+
+func isTextOrChunks(v json.RawMessage, nullable bool) bool {
+	if nullable && string(bytes.TrimSpace(v)) == "null" {
+		return true
+	}
+	if isJSONString(v) {
+		return true
+	}
+	if !isJSONArray(v) {
+		return false
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(v, &parts) != nil {
+		return false
+	}
+	for _, p := range parts {
+		if !isJSONString(p) {
+			return false
+		}
+	}
+	return true
+}
+
+// textModelOutput rebuilds a complete event's TextModelOutput as one assistant
+// message; both results are nil when data is not one.
+func textModelOutput(data json.RawMessage) (*Output, *schemas.Response) {
+	if data == nil {
+		return nil, nil
+	}
+	var arr []json.RawMessage
+	if json.Unmarshal(data, &arr) != nil || len(arr) == 0 || string(bytes.TrimSpace(arr[0])) != `"TextModelOutput"` {
+		return nil, nil
+	}
+	field := func(i int) json.RawMessage {
+		if i < len(arr) {
+			return arr[i]
+		}
+		return nil
+	}
+	out := &Output{Content: joinChunks(field(1)), Reasoning: joinChunks(field(2))}
+	calls, merged := mergeToolCalls(field(3))
+	if calls != nil {
+		out.ToolCalls = calls
+	}
+	resp := &schemas.Response{Content: out.Content, Reasoning: out.Reasoning, ToolCalls: merged}
+	return out, resp
+}
+
+// joinChunks is a string, or the concatenation of a list of strings.
+func joinChunks(v json.RawMessage) string {
+	if isJSONString(v) {
+		var s string
+		_ = json.Unmarshal(v, &s)
+		return s
+	}
+	var parts []string
+	if json.Unmarshal(v, &parts) != nil {
+		return ""
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	b := make([]byte, 0, n)
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return string(b)
+}
+
+// mergeToolCalls merges a TextModelOutput's tool_calls as the reference does: a
+// list of streamed chunks (each a list of deltas) is merged by index (id, type and
+// name replaced by later non-empty values, arguments concatenated) and ordered by
+// index; a plain list of calls is kept as is. It returns the JSON array for the
+// accuracy rules and the calls for token counting.
+func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
+	var items []json.RawMessage
+	if !isJSONArray(v) || json.Unmarshal(v, &items) != nil || len(items) == 0 {
+		return nil, nil
+	}
+	if !isJSONArray(items[0]) {
+		// Already whole calls (a non-streamed response).
+		var calls []schemas.ToolCall
+		for i, it := range items {
+			name, args, ok := splitToolCall(it)
+			if !ok {
+				continue
+			}
+			tc := schemas.ToolCall{Index: i}
+			var m map[string]json.RawMessage
+			_ = json.Unmarshal(it, &m)
+			_ = json.Unmarshal(m["id"], &tc.ID)
+			_ = json.Unmarshal(m["type"], &tc.Type)
+			_ = json.Unmarshal(name, &tc.Function.Name)
+			if isJSONString(args) {
+				_ = json.Unmarshal(args, &tc.Function.Arguments)
+			} else if len(args) > 0 {
+				tc.Function.Arguments = string(args)
+			}
+			calls = append(calls, tc)
+		}
+		return v, calls
+	}
+	type merged struct {
+		index    int64
+		id, typ  json.RawMessage
+		name     json.RawMessage
+		args     []byte
+		strIndex string // a non-integer index, kept apart
+	}
+	byIndex := map[string]*merged{}
+	var order []*merged
+	for _, chunk := range items {
+		var deltas []json.RawMessage
+		if !isJSONArray(chunk) || json.Unmarshal(chunk, &deltas) != nil {
+			continue
+		}
+		for _, d := range deltas {
+			var m map[string]json.RawMessage
+			if !isJSONObject(d) || json.Unmarshal(d, &m) != nil {
+				continue
+			}
+			idxRaw := bytes.TrimSpace(m["index"])
+			key := string(idxRaw)
+			idx, err := strconv.ParseInt(key, 10, 64)
+			if len(idxRaw) == 0 || key == "null" {
+				idx, err, key = 0, nil, "0"
+			}
+			tc, ok := byIndex[key]
+			if !ok {
+				tc = &merged{index: idx, typ: json.RawMessage(`"function"`)}
+				if err != nil {
+					tc.strIndex = key
+				}
+				byIndex[key] = tc
+				order = append(order, tc)
+			}
+			if pyTruthy(m["id"]) {
+				tc.id = m["id"]
+			}
+			if pyTruthy(m["type"]) {
+				tc.typ = m["type"]
+			}
+			var fn map[string]json.RawMessage
+			if isJSONObject(m["function"]) && json.Unmarshal(m["function"], &fn) == nil {
+				if pyTruthy(fn["name"]) {
+					tc.name = fn["name"]
+				}
+				if a := fn["arguments"]; pyTruthy(a) && isJSONString(a) {
+					var s string
+					if json.Unmarshal(a, &s) == nil {
+						tc.args = append(tc.args, s...)
+					}
+				}
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if (a.strIndex == "") != (b.strIndex == "") {
+			return a.strIndex == ""
+		}
+		if a.strIndex != "" {
+			return a.strIndex < b.strIndex
+		}
+		return a.index < b.index
+	})
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	calls := make([]schemas.ToolCall, 0, len(order))
+	for i, tc := range order {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		args, _ := json.Marshal(string(tc.args))
+		buf.WriteString(`{"type":`)
+		buf.Write(tc.typ)
+		if tc.id != nil {
+			buf.WriteString(`,"id":`)
+			buf.Write(tc.id)
+		}
+		buf.WriteString(`,"function":{"arguments":`)
+		buf.Write(args)
+		if tc.name != nil {
+			buf.WriteString(`,"name":`)
+			buf.Write(tc.name)
+		}
+		buf.WriteString("}}")
+		c := schemas.ToolCall{Index: int(tc.index), Function: schemas.ToolFunction{Arguments: string(tc.args)}}
+		_ = json.Unmarshal(tc.id, &c.ID)
+		_ = json.Unmarshal(tc.typ, &c.Type)
+		_ = json.Unmarshal(tc.name, &c.Function.Name)
+		calls = append(calls, c)
+	}
+	buf.WriteByte(']')
+	return buf.Bytes(), calls
+}

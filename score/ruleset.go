@@ -1,0 +1,196 @@
+package score
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// DefaultRuleset is the ruleset used when none is named: the submission checker of
+// October 2026 for Qwen3.6-35B-A3B.
+const DefaultRuleset = "checker-2026-10-qwen3.6"
+
+// AutoRuleset picks, for each run, the newest embedded ruleset whose model patterns
+// match the run's model (DefaultRuleset when none does or the model is unknown).
+const AutoRuleset = "auto"
+
+//go:embed rulesets/*.json
+var rulesetFiles embed.FS
+
+// Ruleset is one version of the accuracy gates, as data: thresholds change between
+// versions of the rules, so each version is a JSON file (see rulesets/*.json). A
+// user file in the same format is accepted wherever a name is.
+type Ruleset struct {
+	Name  string `json:"name"`
+	Title string `json:"title"`
+	// Model is the model the ruleset is for; ModelPatterns are regular expressions
+	// (Go syntax) matched against a run's model name.
+	Model         string   `json:"model"`
+	ModelPatterns []string `json:"model_patterns"`
+	// Source and Date say where the thresholds come from.
+	Source    string `json:"source"`
+	Date      string `json:"date"`
+	Tentative bool   `json:"tentative"`
+	// InlineAccuracyMin is the minimum inline accuracy score (a fraction, compared
+	// with the score rounded to 4 places).
+	InlineAccuracyMin float64 `json:"inline_accuracy_min"`
+	// OSLWindow is the inclusive window of the per-turn OSL mean.
+	OSLWindow [2]float64 `json:"osl_window"`
+	// SWEBenchMin is the minimum SWE-bench Verified score (mean of the 4 region
+	// points); SWEBenchEvaluated the number of evaluated instances (the first N of
+	// SWE-bench Verified's test split).
+	SWEBenchMin       float64 `json:"swebench_min"`
+	SWEBenchEvaluated int     `json:"swebench_evaluated"`
+	// File is the path of a user ruleset, "" for an embedded one.
+	File string `json:"-"`
+
+	patterns []*regexp.Regexp
+}
+
+// MatchesModel tells whether the ruleset names model (false for an empty model).
+func (r *Ruleset) MatchesModel(model string) bool {
+	if model == "" {
+		return false
+	}
+	for _, p := range r.patterns {
+		if p.MatchString(model) {
+			return true
+		}
+	}
+	return false
+}
+
+// AccuracyThreshold, OSLThreshold and SWEBenchThreshold write the gates'
+// thresholds for tables.
+func (r *Ruleset) AccuracyThreshold() string { return ">= " + fmtFloat(r.InlineAccuracyMin) }
+func (r *Ruleset) OSLThreshold() string {
+	return "[" + fmtFloat(r.OSLWindow[0]) + ", " + fmtFloat(r.OSLWindow[1]) + "]"
+}
+func (r *Ruleset) SWEBenchThreshold() string { return ">= " + fmtFloat(r.SWEBenchMin) }
+
+// AccuracyPass tells whether an inline accuracy score meets the ruleset.
+func (r *Ruleset) AccuracyPass(score float64) bool { return score >= r.InlineAccuracyMin }
+
+// OSLPass tells whether a per-turn OSL mean lies in the (inclusive) window.
+func (r *Ruleset) OSLPass(mean float64) bool {
+	return mean >= r.OSLWindow[0] && mean <= r.OSLWindow[1]
+}
+
+// SWEBenchPass tells whether a SWE-bench score meets the ruleset.
+func (r *Ruleset) SWEBenchPass(score float64) bool { return score >= r.SWEBenchMin }
+
+func fmtFloat(f float64) string {
+	s := fmt.Sprintf("%.6f", f)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// parseRuleset decodes and checks a ruleset file.
+func parseRuleset(data []byte, where string) (Ruleset, error) {
+	var r Ruleset
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		return r, fmt.Errorf("parse ruleset %s: %w", where, err)
+	}
+	switch {
+	case r.Name == "":
+		return r, fmt.Errorf("ruleset %s: no name", where)
+	case r.Source == "" || r.Date == "":
+		return r, fmt.Errorf("ruleset %s: source and date are required", where)
+	case r.InlineAccuracyMin < 0 || r.InlineAccuracyMin > 1:
+		return r, fmt.Errorf("ruleset %s: inline_accuracy_min %v is not a fraction in [0, 1]", where, r.InlineAccuracyMin)
+	case r.SWEBenchMin < 0 || r.SWEBenchMin > 1:
+		return r, fmt.Errorf("ruleset %s: swebench_min %v is not a fraction in [0, 1]", where, r.SWEBenchMin)
+	case r.OSLWindow[0] > r.OSLWindow[1] || r.OSLWindow[1] <= 0:
+		return r, fmt.Errorf("ruleset %s: osl_window %v is not a window", where, r.OSLWindow)
+	}
+	if r.SWEBenchEvaluated == 0 {
+		r.SWEBenchEvaluated = 200
+	}
+	if r.SWEBenchEvaluated < 0 {
+		return r, fmt.Errorf("ruleset %s: swebench_evaluated %d is negative", where, r.SWEBenchEvaluated)
+	}
+	for _, p := range r.ModelPatterns {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return r, fmt.Errorf("ruleset %s: model pattern %q: %w", where, p, err)
+		}
+		r.patterns = append(r.patterns, re)
+	}
+	return r, nil
+}
+
+// Rulesets returns the embedded rulesets, ordered by date, then name.
+func Rulesets() []Ruleset {
+	entries, err := fs.ReadDir(rulesetFiles, "rulesets")
+	if err != nil {
+		panic(err) // the embedded folder always exists
+	}
+	var out []Ruleset
+	for _, e := range entries {
+		data, err := rulesetFiles.ReadFile(path.Join("rulesets", e.Name()))
+		if err != nil {
+			panic(err)
+		}
+		r, err := parseRuleset(data, "embedded "+e.Name())
+		if err != nil {
+			panic(err) // TestRulesets keeps the embedded files valid
+		}
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Date != out[j].Date {
+			return out[i].Date < out[j].Date
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// LoadRuleset returns the embedded ruleset named nameOrFile, or reads a user ruleset
+// file when nameOrFile is a path to one. "" means DefaultRuleset.
+func LoadRuleset(nameOrFile string) (Ruleset, error) {
+	if nameOrFile == "" {
+		nameOrFile = DefaultRuleset
+	}
+	for _, r := range Rulesets() {
+		if r.Name == nameOrFile {
+			return r, nil
+		}
+	}
+	data, err := os.ReadFile(nameOrFile)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Ruleset{}, fmt.Errorf("load ruleset %q: no embedded ruleset by that name (see `agentrace rulesets`) and no such file", nameOrFile)
+		}
+		return Ruleset{}, fmt.Errorf("load ruleset: %w", err)
+	}
+	r, err := parseRuleset(data, fmt.Sprintf("%q", nameOrFile))
+	if err != nil {
+		return Ruleset{}, err
+	}
+	r.File = nameOrFile
+	return r, nil
+}
+
+// RulesetForModel returns the newest embedded ruleset whose patterns match model,
+// and false (with the default ruleset) when none does.
+func RulesetForModel(model string) (Ruleset, bool) {
+	all := Rulesets()
+	for i := len(all) - 1; i >= 0; i-- {
+		if all[i].MatchesModel(model) {
+			return all[i], true
+		}
+	}
+	r, _ := LoadRuleset(DefaultRuleset)
+	return r, false
+}

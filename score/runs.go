@@ -1,0 +1,328 @@
+package score
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// Kinds of run directory.
+const (
+	KindAgentrace = "agentrace" // a replay run: turns.arrows and manifest.json
+	KindReference = "reference" // the reference client's report dir: events.jsonl
+)
+
+// Files the reference client writes into its report directory besides events.jsonl.
+const (
+	ReferenceConfigFile  = "config.yaml"
+	ReferenceSummaryFile = "result_summary.json"
+)
+
+// RunKind tells which kind of run dir is, "" when neither.
+func RunKind(dir string) string {
+	if fileExists(filepath.Join(dir, schemas.TurnLogFile)) {
+		return KindAgentrace
+	}
+	if fileExists(filepath.Join(dir, EventsFile)) {
+		return KindReference
+	}
+	return ""
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// RunInfo is what a run directory says about itself.
+type RunInfo struct {
+	Kind        string
+	Model       string
+	Concurrency int
+	// Dataset is the dataset the run names (its manifest's config.dataset, or the
+	// reference config's performance dataset path), resolved against the run
+	// directory when relative and found there; "" when it names none.
+	Dataset string
+	// DatasetHash is the content hash of the dataset the run was replayed from
+	// (agentrace runs only).
+	DatasetHash string
+}
+
+// ReadRunInfo reads a run directory's manifest (agentrace) or config.yaml
+// (reference). A reference run without config.yaml gives only its kind.
+func ReadRunInfo(dir string) (RunInfo, error) {
+	info := RunInfo{Kind: RunKind(dir)}
+	switch info.Kind {
+	case KindAgentrace:
+		m, err := runlog.ReadManifest(dir)
+		if err != nil {
+			return info, err
+		}
+		info.Model, info.Concurrency = m.Config.Model, m.Config.Concurrency
+		info.Dataset, info.DatasetHash = resolveNear(dir, m.Config.Dataset), m.DatasetHash
+	case KindReference:
+		cfg, err := readReferenceConfig(filepath.Join(dir, ReferenceConfigFile))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return info, err
+		}
+		info.Model, info.Concurrency, info.Dataset = cfg.model, cfg.concurrency, resolveNear(dir, cfg.dataset)
+	default:
+		return info, fmt.Errorf("read run %q: no %s or %s in it", dir, schemas.TurnLogFile, EventsFile)
+	}
+	return info, nil
+}
+
+// resolveNear returns p as is when absolute or present relative to the working
+// directory, else joined to dir when present there, else as given.
+func resolveNear(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	if _, err := os.Stat(p); err == nil {
+		return p
+	}
+	if q := filepath.Join(dir, p); pathExists(q) {
+		return q
+	}
+	return p
+}
+
+func pathExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// referenceConfig is what scoring reads from the reference's config.yaml.
+type referenceConfig struct {
+	model       string
+	dataset     string
+	concurrency int
+}
+
+// readReferenceConfig reads three keys of the reference's config.yaml without a
+// YAML library: model_params.name, the path of the first dataset whose type is
+// performance (else the first dataset's path), and
+// settings.load_pattern.target_concurrency. The file is the reference's own
+// block-style output; flow style and anchors are not read.
+func readReferenceConfig(path string) (referenceConfig, error) {
+	var cfg referenceConfig
+	f, err := os.Open(path)
+	if err != nil {
+		return cfg, fmt.Errorf("read reference config: %w", err)
+	}
+	defer f.Close()
+	type frame struct {
+		indent int
+		key    string
+	}
+	var stack []frame
+	var firstPath, perfPath string
+	itemPath, itemType := "", ""
+	inDatasets := false
+	flushItem := func() {
+		if itemPath != "" && firstPath == "" {
+			firstPath = itemPath
+		}
+		if itemPath != "" && itemType == "performance" && perfPath == "" {
+			perfPath = itemPath
+		}
+		itemPath, itemType = "", ""
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if i := strings.Index(line, " #"); i >= 0 {
+			line = line[:i]
+		}
+		trimmed := strings.TrimSpace(line)
+		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
+			continue
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		item := strings.HasPrefix(trimmed, "- ")
+		if item {
+			trimmed = strings.TrimSpace(trimmed[2:])
+			indent += 2
+		}
+		for len(stack) > 0 && stack[len(stack)-1].indent >= indent && !(item && stack[len(stack)-1].key == "datasets") {
+			stack = stack[:len(stack)-1]
+		}
+		key, val, ok := strings.Cut(trimmed, ":")
+		if !ok {
+			continue
+		}
+		key, val = strings.TrimSpace(key), yamlScalar(val)
+		parent := ""
+		if len(stack) > 0 {
+			parent = stack[len(stack)-1].key
+		}
+		grand := ""
+		if len(stack) > 1 {
+			grand = stack[len(stack)-2].key
+		}
+		if len(stack) == 0 {
+			if inDatasets {
+				flushItem()
+			}
+			inDatasets = key == "datasets"
+		}
+		if inDatasets && parent == "datasets" {
+			if item {
+				flushItem()
+			}
+			switch key {
+			case "path":
+				itemPath = val
+			case "type":
+				itemType = val
+			}
+		}
+		switch {
+		case key == "name" && parent == "model_params":
+			cfg.model = val
+		case key == "target_concurrency" && parent == "load_pattern" && grand == "settings":
+			if n, err := strconv.Atoi(val); err == nil {
+				cfg.concurrency = n
+			}
+		}
+		if val == "" {
+			stack = append(stack, frame{indent, key})
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return cfg, fmt.Errorf("read reference config %q: %w", path, err)
+	}
+	flushItem()
+	cfg.dataset = perfPath
+	if cfg.dataset == "" {
+		cfg.dataset = firstPath
+	}
+	return cfg, nil
+}
+
+// yamlScalar unquotes a plain or quoted YAML scalar.
+func yamlScalar(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"') {
+		if u, err := strconv.Unquote(s); err == nil {
+			return u
+		}
+		return s[1 : len(s)-1]
+	}
+	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
+		return strings.ReplaceAll(s[1:len(s)-1], "''", "'")
+	}
+	return s
+}
+
+// runData is a run reduced to what scoring needs.
+type runData struct {
+	attempts  []Attempt
+	completed []schemas.Response
+	// usage is the server's completion token count of each completed response, -1
+	// when unknown (reference runs have none).
+	usage    []int32
+	warnings []string
+}
+
+// readAgentraceRun reads turns.arrows. A truncated log (a crashed run) is scored
+// on its complete batches, with a warning.
+func readAgentraceRun(dir string, truth *Truth) (*runData, error) {
+	recs, err := runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
+	rd := &runData{}
+	if err != nil {
+		if !errors.Is(err, runlog.ErrTruncated) {
+			return nil, err
+		}
+		rd.warnings = append(rd.warnings, fmt.Sprintf("turn log truncated, scored its %d complete rows: %v", len(recs), err))
+	}
+	rd.attempts = make([]Attempt, 0, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		a := Attempt{SessionID: r.SessionID, ConversationID: r.ConversationID, Repeat: int(r.Repeat),
+			Turn: r.Turn, InWindow: r.InWindow, OSL: -1}
+		if a.ConversationID == "" {
+			var ok bool
+			a.ConversationID, a.Repeat, ok = ParseReferenceSessionID(r.SessionID)
+			if !ok {
+				return nil, fmt.Errorf("run %q: turn log row %d: bad session id %q", dir, i, r.SessionID)
+			}
+		}
+		if a.Repeat <= 0 {
+			a.Repeat = 1
+		}
+		if r.Status == schemas.StatusOK {
+			out := &Output{Content: r.OutputContent, Reasoning: r.OutputReasoning}
+			resp := schemas.Response{Content: r.OutputContent, Reasoning: r.OutputReasoning}
+			if r.OutputToolCalls != "" {
+				out.ToolCalls = json.RawMessage(r.OutputToolCalls)
+				if err := json.Unmarshal(out.ToolCalls, &resp.ToolCalls); err != nil {
+					return nil, fmt.Errorf("run %q: session %s turn %d: output_tool_calls: %w", dir, r.SessionID, r.Turn, err)
+				}
+			}
+			rd.completed = append(rd.completed, resp)
+			rd.usage = append(rd.usage, r.UsageCompletionTokens)
+			out.completed = len(rd.completed)
+			a.Output = out
+		}
+		rd.attempts = append(rd.attempts, a)
+	}
+	return rd, nil
+}
+
+// readReferenceRun reads events.jsonl.
+func readReferenceRun(dir string, truth *Truth) (*runData, error) {
+	ref, err := ReadReferenceEvents(filepath.Join(dir, EventsFile), truth)
+	if err != nil {
+		return nil, err
+	}
+	rd := &runData{attempts: ref.Attempts, completed: ref.Completed}
+	rd.usage = make([]int32, len(ref.Completed))
+	for i := range rd.usage {
+		rd.usage[i] = -1
+	}
+	if ref.Skipped > 0 {
+		rd.warnings = append(rd.warnings, fmt.Sprintf("%s: skipped %d malformed lines, as the reference does (first: %s)",
+			EventsFile, ref.Skipped, ref.FirstSkipped))
+	}
+	return rd, nil
+}
+
+// referenceSummaryOSL reads the reference's full-run OSL mean from its
+// result_summary.json (performance/ or the run folder itself), if it has one.
+func referenceSummaryOSL(dir string) (mean float64, total int64, n int, ok bool) {
+	for _, p := range []string{filepath.Join(dir, "performance", ReferenceSummaryFile), filepath.Join(dir, ReferenceSummaryFile)} {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		var s struct {
+			Full *struct {
+				Total *float64 `json:"total"`
+				Avg   *float64 `json:"avg"`
+			} `json:"output_sequence_lengths_full_run"`
+			Completed *int `json:"n_samples_completed"`
+		}
+		if json.Unmarshal(bytes.TrimSpace(data), &s) != nil || s.Full == nil || s.Full.Avg == nil {
+			continue
+		}
+		if s.Full.Total != nil {
+			total = int64(*s.Full.Total)
+		}
+		if s.Completed != nil {
+			n = *s.Completed
+		}
+		return *s.Full.Avg, total, n, true
+	}
+	return 0, 0, 0, false
+}

@@ -1,0 +1,259 @@
+package score
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/sourcegraph/conc/pool"
+)
+
+// OSLCounter counts a response's output tokens the way the rules do (the
+// reference tokenizer and chat template); *tokens.Tokenizer is one.
+type OSLCounter interface {
+	Name() string
+	CountOSL(r schemas.Response) (int, error)
+}
+
+// Options configures ScoreRun.
+type Options struct {
+	// Run is the run directory: a replay run (turns.arrows) or a reference client
+	// report directory (events.jsonl).
+	Run string
+	// Dataset is a dataset directory or a trace file (ingested on the fly); ""
+	// takes the dataset the run names.
+	Dataset string
+	// Ruleset is an embedded ruleset's name, a ruleset file, AutoRuleset, or ""
+	// for DefaultRuleset.
+	Ruleset string
+	// Tokenizer is the reference tokenizer's folder for the OSL counts; without
+	// one, the server's usage counts are used and the OSL gate is unofficial.
+	Tokenizer string
+	// SWEBench is a SWE-bench harness report to judge with the run, "" for none.
+	SWEBench string
+
+	// Truth and Counter, when set, are used instead of loading Dataset and
+	// Tokenizer (rescore shares them across runs).
+	Truth   *Truth
+	Counter OSLCounter
+}
+
+// ScoreRun scores one run: inline accuracy against the dataset's ground truth, the
+// OSL window, optionally a SWE-bench report, and the verdict under the ruleset. It
+// writes nothing; WriteScores does.
+func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
+	info, err := ReadRunInfo(opts.Run)
+	if err != nil {
+		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+	}
+	s := &schemas.Scores{SchemaVersion: schemas.Version}
+	s.Run = schemas.RunIdentity{Path: opts.Run, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
+
+	rs, warn, err := chooseRuleset(opts.Ruleset, info.Model)
+	if err != nil {
+		return nil, err
+	}
+	s.Warnings = append(s.Warnings, warn...)
+	s.Run.Ruleset = rs.Name
+
+	truth := opts.Truth
+	if truth == nil {
+		ds := opts.Dataset
+		if ds == "" {
+			ds = info.Dataset
+		}
+		if ds == "" {
+			return nil, fmt.Errorf("score run %q: the run names no dataset; give --dataset", opts.Run)
+		}
+		if truth, err = LoadTruth(ctx, ds); err != nil {
+			return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+		}
+	}
+	s.Run.DatasetHash = truth.Hash
+	if info.DatasetHash != "" && truth.Hash != "" && info.DatasetHash != truth.Hash {
+		return nil, fmt.Errorf("score run %q: it was replayed from dataset %s, the ground truth given is dataset %s",
+			opts.Run, short(info.DatasetHash), short(truth.Hash))
+	}
+
+	var rd *runData
+	if info.Kind == KindAgentrace {
+		rd, err = readAgentraceRun(opts.Run, truth)
+	} else {
+		rd, err = readReferenceRun(opts.Run, truth)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	counter := opts.Counter
+	if counter == nil && opts.Tokenizer != "" {
+		tok, err := tokens.Load(opts.Tokenizer)
+		if err != nil {
+			return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+		}
+		counter = tok
+	}
+	osl, err := computeOSL(ctx, rd, counter, opts.Run, info.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+	}
+	if osl != nil {
+		osl.Window = rs.OSLWindow
+		s.OSL = osl
+	}
+	s.Warnings = append(s.Warnings, rd.warnings...)
+
+	acc := ScoreAccuracy(truth, rd.attempts)
+	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded
+	if acc.Turns.Issued == 0 {
+		s.Warnings = append(s.Warnings, "no issued turn of the run matches an expected turn of the dataset: is it the right dataset?")
+	}
+
+	if opts.SWEBench != "" {
+		res, warn, err := ReadSWEBenchReport(opts.SWEBench, rs.SWEBenchEvaluated)
+		if err != nil {
+			return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+		}
+		s.SWEBench = res
+		s.Warnings = append(s.Warnings, warn...)
+	}
+	s.Verdict = Judge(rs, s)
+	return s, nil
+}
+
+func short(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// chooseRuleset resolves the ruleset option for a run's model.
+func chooseRuleset(name, model string) (Ruleset, []string, error) {
+	if name == AutoRuleset {
+		rs, ok := RulesetForModel(model)
+		if !ok {
+			return rs, []string{fmt.Sprintf("no ruleset names model %q; using %s", model, rs.Name)}, nil
+		}
+		return rs, nil, nil
+	}
+	rs, err := LoadRuleset(name)
+	if err != nil {
+		return rs, nil, err
+	}
+	if model != "" && len(rs.patterns) > 0 && !rs.MatchesModel(model) {
+		return rs, []string{fmt.Sprintf("ruleset %s is for %s, the run's model is %q", rs.Name, rs.Model, model)}, nil
+	}
+	return rs, nil, nil
+}
+
+// LoadTruth reads a dataset directory, or ingests a trace file into a temporary
+// one, and builds its ground truth.
+func LoadTruth(ctx context.Context, dataset string) (*Truth, error) {
+	st, err := os.Stat(dataset)
+	if err != nil {
+		return nil, fmt.Errorf("load dataset: %w", err)
+	}
+	dir := dataset
+	if !st.IsDir() {
+		tmp, err := os.MkdirTemp("", "agentrace-score-*")
+		if err != nil {
+			return nil, fmt.Errorf("ingest %q: %w", dataset, err)
+		}
+		defer os.RemoveAll(tmp)
+		dir = filepath.Join(tmp, "dataset")
+		if err := ingest.Files(ctx, dir, dataset); err != nil {
+			return nil, fmt.Errorf("ingest %q: %w", dataset, err)
+		}
+	}
+	d, err := datasets.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	return NewTruth(d), nil
+}
+
+// OSL sources.
+const (
+	OSLSourceUsage   = "server_usage"
+	OSLSourceSummary = "result_summary"
+)
+
+// computeOSL computes the per-turn OSL mean over every completed turn of the run,
+// and fills each attempt's OSL. It returns nil when no count is available.
+func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind string) (*schemas.OSLResult, error) {
+	counts := make([]int32, len(rd.completed))
+	res := &schemas.OSLResult{}
+	switch {
+	case counter != nil:
+		res.Source = "tokenizer:" + counter.Name()
+		var failed atomic.Int64
+		p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(runtime.GOMAXPROCS(0))
+		const chunk = 256
+		for start := 0; start < len(counts); start += chunk {
+			end := min(start+chunk, len(counts))
+			p.Go(func(ctx context.Context) error {
+				for i := start; i < end; i++ {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					n, err := counter.CountOSL(rd.completed[i])
+					if err != nil {
+						failed.Add(1)
+						return fmt.Errorf("count output tokens of completed response %d: %w", i, err)
+					}
+					counts[i] = int32(n)
+				}
+				return nil
+			})
+		}
+		if err := p.Wait(); err != nil {
+			return nil, err
+		}
+	case kind == KindReference:
+		mean, total, n, ok := referenceSummaryOSL(dir)
+		if !ok {
+			rd.warnings = append(rd.warnings, "no OSL: a reference run needs --tokenizer (or a result_summary.json with output_sequence_lengths_full_run)")
+			return nil, nil
+		}
+		res.Source, res.Mean, res.Total, res.Turns = OSLSourceSummary, mean, total, n
+		return res, nil
+	default:
+		res.Source, res.Unofficial = OSLSourceUsage, true
+		copy(counts, rd.usage)
+	}
+	known := 0
+	for _, c := range counts {
+		if c >= 0 {
+			res.Total += int64(c)
+			known++
+		}
+	}
+	if missing := len(counts) - known; missing > 0 {
+		rd.warnings = append(rd.warnings, fmt.Sprintf("%d of %d completed turns have no server usage count; the OSL mean leaves them out", missing, len(counts)))
+	}
+	if known == 0 {
+		if len(counts) > 0 {
+			return nil, nil
+		}
+	} else {
+		res.Mean = float64(res.Total) / float64(known)
+	}
+	res.Turns = known
+	for i := range rd.attempts {
+		if o := rd.attempts[i].Output; o != nil && o.completed > 0 {
+			rd.attempts[i].OSL = counts[o.completed-1]
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,157 @@
+package score
+
+import (
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// Expectation is the ground truth of one client turn: the assistant row that
+// immediately follows it in the dataset.
+type Expectation struct {
+	ConversationID string
+	// ClientTurn is the dataset turn number of the user or tool row (the turn that
+	// is issued); AssistantTurn that of the assistant row that answers it.
+	ClientTurn    int32
+	AssistantTurn int32
+	Domain        string
+	// Intents are the expected intent codes (workflow), Actions the expected bash
+	// actions (coding). The turn is scorable when its domain's list is not empty.
+	Intents []string
+	Actions []string
+}
+
+// Scorable tells whether the turn has ground truth for its domain.
+func (e *Expectation) Scorable() bool {
+	if e.Domain == schemas.DomainWorkflow {
+		return len(e.Intents) > 0
+	}
+	return len(e.Actions) > 0
+}
+
+type turnKey struct {
+	conv string
+	turn int32
+}
+
+// Truth is the ground truth of a dataset: an Expectation for every client row that
+// is immediately followed by an assistant row. It is read-only once built and safe
+// for concurrent use.
+type Truth struct {
+	byKey map[turnKey]*Expectation
+	// sorted holds every expectation ordered by (conversation id, client turn).
+	sorted []*Expectation
+	// Hash is the dataset's content hash, "" when unknown.
+	Hash string
+}
+
+// Len is the number of expected turns.
+func (t *Truth) Len() int { return len(t.sorted) }
+
+// Lookup returns the expectation of a conversation's client turn.
+func (t *Truth) Lookup(conversationID string, clientTurn int32) (*Expectation, bool) {
+	e, ok := t.byKey[turnKey{conversationID, clientTurn}]
+	return e, ok
+}
+
+// NewTruth builds the ground truth of a dataset from its wire messages: each user
+// or tool row immediately followed (in turn order) by an assistant row expects that
+// assistant row (spec §8).
+func NewTruth(d *datasets.Dataset) *Truth {
+	t := &Truth{byKey: make(map[turnKey]*Expectation), Hash: d.Manifest.ContentHash}
+	for ci := range d.Conversations {
+		t.addConversation(d.Conversations[ci].ConversationID, d.Messages(ci))
+	}
+	t.finish()
+	return t
+}
+
+// addConversation walks one conversation's messages row by row (a row is the run of
+// messages with one turn number).
+func (t *Truth) addConversation(id string, msgs []schemas.Message) {
+	domain := ReferenceDomain(id)
+	prevRole, prevTurn := "", int32(0)
+	for k := 0; k < len(msgs); {
+		m := &msgs[k]
+		end := k + 1
+		for end < len(msgs) && msgs[end].Turn == m.Turn {
+			end++
+		}
+		if m.Role == schemas.RoleAssistant && (prevRole == schemas.RoleUser || prevRole == schemas.RoleTool) {
+			e := &Expectation{ConversationID: id, ClientTurn: prevTurn, AssistantTurn: m.Turn, Domain: domain}
+			if domain == schemas.DomainWorkflow {
+				e.Intents = GroundTruthIntents([]byte(m.IntentCodesJSON))
+			} else {
+				e.Actions = ToolCallsActions([]byte(m.ToolCalls))
+			}
+			t.byKey[turnKey{id, prevTurn}] = e
+		}
+		prevRole, prevTurn = m.Role, m.Turn
+		k = end
+	}
+}
+
+func (t *Truth) finish() {
+	t.sorted = make([]*Expectation, 0, len(t.byKey))
+	for _, e := range t.byKey {
+		t.sorted = append(t.sorted, e)
+	}
+	sort.Slice(t.sorted, func(i, j int) bool {
+		a, b := t.sorted[i], t.sorted[j]
+		if a.ConversationID != b.ConversationID {
+			return a.ConversationID < b.ConversationID
+		}
+		return a.ClientTurn < b.ClientTurn
+	})
+}
+
+// ReferenceDomain is the reference scorer's domain of a source conversation id:
+// workflow when it matches ^sim_\d+$ (Python semantics: Unicode digits, and $ also
+// matches before a final newline), coding otherwise.
+func ReferenceDomain(conversationID string) string {
+	s, ok := strings.CutPrefix(conversationID, "sim_")
+	if !ok {
+		return schemas.DomainCoding
+	}
+	s = strings.TrimSuffix(s, "\n")
+	if s == "" {
+		return schemas.DomainCoding
+	}
+	for _, r := range s {
+		if !pyIsDigit(r) {
+			return schemas.DomainCoding
+		}
+	}
+	return schemas.DomainWorkflow
+}
+
+// ParseReferenceSessionID splits a logical trajectory id the way the reference
+// scorer does: a trailing __repeat_(\d+) (Python semantics) gives the repeat number
+// (any value, leading zeros allowed); otherwise the repeat is 1. ok is false when the
+// number does not fit an int.
+func ParseReferenceSessionID(s string) (conversationID string, repeat int, ok bool) {
+	body := strings.TrimSuffix(s, "\n")
+	end := len(body)
+	j := end
+	for j > 0 {
+		r, size := utf8.DecodeLastRuneInString(body[:j])
+		if !pyIsDigit(r) {
+			break
+		}
+		j -= size
+	}
+	if j == end || !strings.HasSuffix(body[:j], "__repeat_") {
+		return s, 1, true
+	}
+	n := 0
+	for _, r := range body[j:end] {
+		n = n*10 + pyDigitValue(r)
+		if n > 1<<40 {
+			return s, 0, false
+		}
+	}
+	return body[:j-len("__repeat_")], n, true
+}

@@ -1,0 +1,54 @@
+package score
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/snappy"
+)
+
+// WriteScores writes RUNDIR/scores.json and RUNDIR/scores.parquet (one row per
+// scored turn), each atomically.
+func WriteScores(runDir string, s *schemas.Scores) error {
+	data, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode scores of %q: %w", runDir, err)
+	}
+	data = append(data, '\n')
+	if err := atomicfile.WriteBytes(filepath.Join(runDir, schemas.ScoresFile), data); err != nil {
+		return fmt.Errorf("write scores: %w", err)
+	}
+	if err := WriteTurnScores(filepath.Join(runDir, schemas.ScoresTable), s.PerTurn); err != nil {
+		return fmt.Errorf("write scores: %w", err)
+	}
+	return nil
+}
+
+// WriteTurnScores writes scored turns as a Parquet table, atomically.
+func WriteTurnScores(path string, rows []schemas.TurnScore) error {
+	return writeParquet(path, rows)
+}
+
+// WriteRescoreRows writes rescore's results table, atomically.
+func WriteRescoreRows(path string, rows []schemas.RescoreRow) error {
+	return writeParquet(path, rows)
+}
+
+func writeParquet[T any](path string, rows []T) error {
+	return atomicfile.Write(path, func(w io.Writer) error {
+		pw := parquet.NewGenericWriter[T](w, parquet.Compression(&snappy.Codec{}),
+			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""))
+		if _, err := pw.Write(rows); err != nil {
+			return fmt.Errorf("write %q: %w", path, err)
+		}
+		if err := pw.Close(); err != nil {
+			return fmt.Errorf("close %q: %w", path, err)
+		}
+		return nil
+	})
+}
