@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
@@ -34,6 +35,7 @@ const (
 const (
 	DefaultMaxProblems  = 20
 	DefaultMaxLineBytes = 64 << 20
+	DefaultISLProfile   = "qwen3.6-35b-a3b"
 	blockBytes          = 4 << 20
 )
 
@@ -54,9 +56,14 @@ type Options struct {
 	MaxLineBytes int
 	// Workers is the number of parsing goroutines (default GOMAXPROCS, at most 4).
 	Workers int
-	// ISL, when set, counts each client turn's input tokens (Turn.ISL) from the
-	// salted (repeat 1) messages JSON and the tools JSON; ISLName names it in the
-	// manifest.
+	// Tokenizer, when set, is a tokenizer directory (datasets/tokens.Load): each
+	// client turn's ISL is counted over its salted (repeat 1) messages and its tools,
+	// rendered with the chat_template_kwargs of ISLProfile (default
+	// DefaultISLProfile).
+	Tokenizer  string
+	ISLProfile string
+	// ISL, when set, counts ISL instead of Tokenizer (tests); ISLName names it in
+	// the manifest.
 	ISL     func(messages, tools []byte) (int, error)
 	ISLName string
 	// Progress, when not nil, receives progress lines; ProgressTTY redraws one line.
@@ -98,6 +105,22 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = min(runtime.GOMAXPROCS(0), 4)
+	}
+	if opts.Tokenizer != "" && opts.ISL == nil {
+		tok, err := tokens.Load(opts.Tokenizer)
+		if err != nil {
+			return m, fmt.Errorf("ingest: %w", err)
+		}
+		if opts.ISLProfile == "" {
+			opts.ISLProfile = DefaultISLProfile
+		}
+		p, err := datasets.LookupProfile(opts.ISLProfile)
+		if err != nil {
+			return m, fmt.Errorf("ingest: %w", err)
+		}
+		kwargs := p.ChatTemplateKwargs
+		opts.ISL = func(msgs, tools []byte) (int, error) { return tok.CountISL(msgs, tools, kwargs) }
+		opts.ISLName = tok.Name()
 	}
 	err := atomicfile.Dir(opts.Out, opts.Force, func(tmp string) error {
 		w, err := datasets.NewWriter(tmp)

@@ -1,8 +1,147 @@
 package main
 
-import "github.com/urfave/cli/v3"
+import (
+	"context"
+	"fmt"
+	"os"
 
-func ingestCommand() *cli.Command { return notYet("ingest", "ingest trace files into a dataset") }
-func promptCommand() *cli.Command { return notYet("prompt", "print a client turn's request body") }
-func statsCommand() *cli.Command  { return notYet("stats", "dataset statistics") }
-func exportCommand() *cli.Command { return notYet("export", "export a dataset as flat JSONL") }
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/urfave/cli/v3"
+)
+
+func usageError(name string) cli.OnUsageErrorFunc {
+	return func(ctx context.Context, c *cli.Command, err error, _ bool) error {
+		return fmt.Errorf("%s: %w (see agentrace %s --help)", name, err, name)
+	}
+}
+
+func ingestCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "ingest",
+		Usage:     "ingest trace files (flat or snapshot JSONL, optionally .gz) into a dataset directory",
+		UsageText: "agentrace ingest --out DIR [--format auto|flat|snapshot] [--tokenizer DIR] FILE...",
+		Description: "Reads MLPerf agentic trace files and writes DIR/conversations.parquet (one row per\n" +
+			"trajectory), DIR/messages.parquet (one row per wire message: a tool row with several\n" +
+			"results gives several), DIR/turns.parquet (one row per client turn) and DIR/manifest.json\n" +
+			"(inputs with sha256, counts, content hash). Each message is stored once, pre-serialized\n" +
+			"as it goes on the wire, so replay builds a request by concatenation.\n\n" +
+			"Every input is validated first (reference rules plus tool_call_id answers, integer turns,\n" +
+			"ids unique across files); all problems are listed with file, line, conversation and\n" +
+			"turn, and nothing is written. The directory appears only when ingest succeeds.\n\n" +
+			"Example:\n" +
+			"  agentrace ingest --out ds ../shared/data/deepswe-sample-20.jsonl\n" +
+			"  agentrace ingest --out ds --tokenizer .cache/tokenizers/qwen3 traces.snapshot.jsonl.gz",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "dataset directory to create", Required: true},
+			&cli.StringFlag{Name: "format", Value: ingest.FormatAuto, Usage: "input form: auto (detected per file), flat or snapshot"},
+			&cli.BoolFlag{Name: "force", Usage: "replace an existing dataset directory"},
+			&cli.IntFlag{Name: "max-problems", Value: ingest.DefaultMaxProblems, Usage: "problems reported per file"},
+			&cli.IntFlag{Name: "max-line-bytes", Value: ingest.DefaultMaxLineBytes, Usage: "reject longer lines"},
+			&cli.StringFlag{Name: "tokenizer", Usage: "tokenizer directory (tokenizer.json, tokenizer_config.json): fill each client turn's ISL"},
+			&cli.StringFlag{Name: "isl-profile", Value: ingest.DefaultISLProfile, Usage: "profile whose chat_template_kwargs render ISL"},
+		},
+		OnUsageError: usageError("ingest"),
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.NArg() == 0 {
+				return fmt.Errorf("ingest: no input files (see agentrace ingest --help)")
+			}
+			m, err := ingest.Run(ctx, ingest.Options{
+				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Force: c.Bool("force"),
+				MaxProblems: int(c.Int("max-problems")), MaxLineBytes: int(c.Int("max-line-bytes")),
+				Tokenizer: c.String("tokenizer"), ISLProfile: c.String("isl-profile"),
+				Progress: os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
+			})
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.Root().Writer, "wrote %s: %d conversations (%d coding, %d workflow), %d rows, %d client turns, %d messages; content hash %s\n",
+				c.String("out"), m.Counts.Conversations, m.Counts.Coding, m.Counts.Workflow, m.Counts.Rows,
+				m.Counts.ClientTurns, m.Counts.Messages, m.ContentHash)
+			return nil
+		},
+	}
+}
+
+func promptCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "prompt",
+		Usage:     "print the exact JSON request body replay sends for one client turn",
+		UsageText: "agentrace prompt --dataset DIR --conversation ID --turn N [--repeat R] [--no-salt] [--model M] [--profile NAME] [-v]",
+		Description: "Prints the request body of client turn N (a user or tool row's dataset turn number)\n" +
+			"of conversation ID, for trajectory instance R (1 = first pass over the dataset), with\n" +
+			"the system prompt salted as the reference client salts it. -v prints the headers first\n" +
+			"(an API key is shown redacted).\n\n" +
+			"Example:\n" +
+			"  agentrace prompt --dataset ds --conversation django__django-16899 --turn 3 --repeat 2 \\\n" +
+			"    --profile qwen3.6-35b-a3b -v",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory", Required: true},
+			&cli.StringFlag{Name: "conversation", Aliases: []string{"c"}, Usage: "source conversation id", Required: true},
+			&cli.IntFlag{Name: "turn", Aliases: []string{"t"}, Usage: "dataset turn number of a user or tool row", Required: true},
+			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "trajectory instance (pass over the dataset), 1-based"},
+			&cli.BoolFlag{Name: "no-salt", Usage: "do not salt the system prompt (unofficial)"},
+			&cli.StringFlag{Name: "model", Usage: "model name sent (default: the row's, else the profile's)"},
+			&cli.StringFlag{Name: "profile", Usage: "sampling profile (qwen3.6-35b-a3b, kimi-k3, ...)"},
+			&cli.BoolFlag{Name: "no-stream", Usage: "a non-streaming request (as replay --no-stream)"},
+			&cli.IntFlag{Name: "max-tokens", Usage: "max_completion_tokens for rows that set none (default: the profile's)"},
+			&cli.BoolFlag{Name: "clear-generated-cache", Usage: "append \"\\n\" to every recorded assistant message's content (as replay does with this flag)"},
+			&cli.StringFlag{Name: "api-key-env", Usage: "with -v: show the Authorization header replay would send (redacted)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the request line and headers before the body"},
+		},
+		OnUsageError: usageError("prompt"),
+		Action: func(ctx context.Context, c *cli.Command) error {
+			return ingest.Prompt(c.Root().Writer, ingest.PromptOptions{
+				Dataset: c.String("dataset"), Conversation: c.String("conversation"), Turn: int(c.Int("turn")),
+				Repeat: int(c.Int("repeat")), NoSalt: c.Bool("no-salt"), Model: c.String("model"),
+				Profile: c.String("profile"), NoStream: c.Bool("no-stream"), MaxTokens: int(c.Int("max-tokens")),
+				ClearGeneratedCache: c.Bool("clear-generated-cache"), Verbose: c.Bool("verbose"),
+				APIKey: c.String("api-key-env") != "",
+			})
+		},
+	}
+}
+
+func statsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "stats",
+		Usage:     "dataset statistics per domain and in total",
+		UsageText: "agentrace stats --dataset DIR [--json]",
+		Description: "Reports, per domain (coding, workflow) and in total: trajectories, client and\n" +
+			"assistant turns, client turns per trajectory, history bytes at the last turn, the\n" +
+			"delay distribution and total delay, distinct system prompts and shared-prefix bytes,\n" +
+			"tool-call counts, and ISL per turn when the dataset was ingested with --tokenizer.\n" +
+			"Percentiles use the rules' lower method.\n\n" +
+			"Example:\n" +
+			"  agentrace stats --dataset ds\n" +
+			"  agentrace stats --dataset ds --json | jq .total.trajectories",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory", Required: true},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
+		},
+		OnUsageError: usageError("stats"),
+		Action: func(ctx context.Context, c *cli.Command) error {
+			return ingest.WriteStats(c.Root().Writer, ingest.StatsOptions{Dataset: c.String("dataset"), JSON: c.Bool("json")})
+		},
+	}
+}
+
+func exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "export",
+		Usage:     "export a dataset as flat JSONL",
+		UsageText: "agentrace export --dataset DIR --out FILE.jsonl",
+		Description: "Writes the dataset as MLPerf flat JSONL, one row a line (the inputs' dataset_metadata\n" +
+			"records first). Re-ingesting the file gives the same content hash.\n\n" +
+			"Example:\n" +
+			"  agentrace export --dataset ds --out ds.jsonl",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory", Required: true},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "JSONL file to write", Required: true},
+		},
+		OnUsageError: usageError("export"),
+		Action: func(ctx context.Context, c *cli.Command) error {
+			return ingest.Export(ingest.ExportOptions{Dataset: c.String("dataset"), Out: c.String("out")})
+		},
+	}
+}

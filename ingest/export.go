@@ -1,0 +1,194 @@
+package ingest
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// ExportOptions configures Export.
+type ExportOptions struct {
+	Dataset string
+	Out     string
+}
+
+// Export writes a dataset directory as flat JSONL (spec §1), one row a line, the
+// inputs' dataset_metadata records first. Re-ingesting the file gives a dataset
+// with the same content hash.
+func Export(o ExportOptions) error {
+	d, err := datasets.Open(o.Dataset)
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(o.Out, func(w io.Writer) error { return WriteFlat(w, d) })
+}
+
+// WriteFlat writes d as flat JSONL to w.
+func WriteFlat(w io.Writer, d *datasets.Dataset) error {
+	var b []byte
+	for _, in := range d.Manifest.Inputs {
+		for _, m := range in.Metadata {
+			b = append(append(b[:0], m...), '\n')
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+		}
+	}
+	for ci := range d.Conversations {
+		c := &d.Conversations[ci]
+		msgs := d.Messages(ci)
+		turns := d.ConversationTurns(ci)
+		firstTools := ""
+		for k := range turns {
+			if turns[k].Role == schemas.RoleUser {
+				firstTools = turns[k].Tools
+				break
+			}
+		}
+		systemDone := !c.HasSystem
+		ti := 0
+		for k := 0; k < len(msgs); {
+			m := &msgs[k]
+			end := k + 1
+			for end < len(msgs) && msgs[end].Turn == m.Turn {
+				end++
+			}
+			var t *schemas.Turn
+			if ti < len(turns) && turns[ti].Turn == m.Turn {
+				t = &turns[ti]
+				ti++
+			}
+			extra := objectFields([]byte(m.Extra))
+			b = b[:0]
+			b = append(b, `{"conversation_id":`...)
+			b = datasets.AppendString(b, c.ConversationID)
+			b = append(b, `,"turn":`...)
+			b = strconv.AppendInt(b, int64(m.Turn), 10)
+			b = append(b, `,"role":`...)
+			b = datasets.AppendString(b, m.Role)
+			switch m.Role {
+			case schemas.RoleTool:
+				b = append(b, `,"tool_results":[`...)
+				for p := k; p < end; p++ {
+					if p > k {
+						b = append(b, ',')
+					}
+					r := &msgs[p]
+					b = append(b, `{"tool_call_id":`...)
+					b = datasets.AppendString(b, deref(r.ToolCallID))
+					b = append(b, `,"content":`...)
+					b = appendContent(b, r)
+					for _, f := range objectFields([]byte(r.Extra)) {
+						if f.key == "tool_result_extra" {
+							for _, g := range objectFields(f.val) {
+								b = appendMember(b, g)
+							}
+						}
+					}
+					b = append(b, '}')
+				}
+				b = append(b, ']')
+			default:
+				if m.Content != nil {
+					b = append(b, `,"content":`...)
+					b = appendContent(b, m)
+				}
+				if m.ReasoningContent != nil {
+					b = append(b, `,"reasoning_content":`...)
+					b = datasets.AppendString(b, *m.ReasoningContent)
+				}
+				if m.ToolCalls != "" {
+					b = append(b, `,"tool_calls":`...)
+					b = append(b, m.ToolCalls...)
+				}
+				if m.Name != nil {
+					b = append(b, `,"name":`...)
+					b = datasets.AppendString(b, *m.Name)
+				}
+				if m.IntentCodesJSON != "" {
+					b = append(b, `,"intent_codes":`...)
+					b = append(b, m.IntentCodesJSON...)
+				}
+			}
+			if !systemDone && !hasKey(extra, "system") {
+				b = append(b, `,"system":`...)
+				b = datasets.AppendString(b, c.System)
+				systemDone = true
+			}
+			if t != nil {
+				if t.Tools != "" && (t.Role == schemas.RoleUser || t.Tools != firstTools) {
+					b = append(b, `,"tools":`...)
+					b = append(b, t.Tools...)
+				}
+				if t.DelaySeconds != 0 {
+					b = append(b, `,"delay_seconds":`...)
+					b = strconv.AppendFloat(b, t.DelaySeconds, 'g', -1, 64)
+				}
+			}
+			for _, f := range extra {
+				if f.key != "tool_result_extra" {
+					b = appendMember(b, f)
+				}
+			}
+			b = append(b, '}', '\n')
+			if _, err := w.Write(b); err != nil {
+				return err
+			}
+			k = end
+		}
+		if ti != len(turns) {
+			return fmt.Errorf("export conversation %q: %d of its %d client turns have no messages", c.ConversationID, len(turns)-ti, len(turns))
+		}
+	}
+	return nil
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func appendContent(b []byte, m *schemas.Message) []byte {
+	switch {
+	case m.Content == nil:
+		return append(b, "null"...)
+	case m.ContentJSON:
+		return append(b, *m.Content...)
+	default:
+		return datasets.AppendString(b, *m.Content)
+	}
+}
+
+func appendMember(b []byte, f field) []byte {
+	b = append(b, ',')
+	b = datasets.AppendString(b, f.key)
+	b = append(b, ':')
+	return append(b, f.val...)
+}
+
+// objectFields lists the members of a stored JSON object ("" gives none).
+func objectFields(raw []byte) []field {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	var fs []field
+	_ = parseObject(raw, func(k, v []byte) { fs = append(fs, field{keyString(k), v}) })
+	return fs
+}
+
+func hasKey(fs []field, key string) bool {
+	for _, f := range fs {
+		if f.key == key {
+			return true
+		}
+	}
+	return false
+}
