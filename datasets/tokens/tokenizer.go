@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // Tokenizer is a loaded reference tokenizer with its chat template. It is safe for
@@ -22,6 +23,10 @@ type Tokenizer struct {
 	vocabSize int
 
 	template *chatTemplate // nil when the folder has no chat template
+
+	baseOnce sync.Once // the OSL baseline, rendered once
+	base     int
+	baseErr  error
 }
 
 // Files Load looks for in a tokenizer folder.

@@ -9,10 +9,11 @@
       Writes one JSON line {"messages": [...], "tools": [...]} per conversation
       prefix worth rendering: OpenAI-style messages with reasoning_content, tool
       calls (arguments as the recorded JSON string) and tool results.
-  chat_template_ref.py render TOKENIZER_CONFIG.json
+  chat_template_ref.py render TOKENIZER_CONFIG.json|TEMPLATE.jinja
       Reads JSON lines {"messages", "tools"?, "add_generation_prompt",
       "chat_template_kwargs"?} on stdin and writes {"text": rendered} (or
-      {"error": message}) per line, rendering the config's chat_template with
+      {"error": message}) per line, rendering the config's chat_template (or a
+      template file, with bos_token "<s>" and eos_token "</s>") with
       Jinja2 as transformers.apply_chat_template does: a sandboxed environment
       with trim_blocks and lstrip_blocks, loopcontrols, a tojson that keeps
       non-ASCII and key order, raise_exception and strftime_now.
@@ -110,9 +111,13 @@ def strftime_now(fmt):
     return datetime.now().strftime(fmt)
 
 
-def render(config_path):
-    with open(config_path, encoding="utf-8") as f:
-        cfg = json.load(f)
+def render(path):
+    if path.endswith(".jinja"):
+        with open(path, encoding="utf-8") as f:
+            cfg = {"chat_template": f.read(), "bos_token": "<s>", "eos_token": "</s>"}
+    else:
+        with open(path, encoding="utf-8") as f:
+            cfg = json.load(f)
     source = cfg["chat_template"]
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
     env.filters["tojson"] = tojson
@@ -130,6 +135,9 @@ def render(config_path):
         if not line.strip():
             continue
         req = json.loads(line)
+        for m in req["messages"]:  # null content is rendered as "", as the reference client does
+            if isinstance(m, dict) and "content" in m and m["content"] is None:
+                m["content"] = ""
         kwargs = dict(specials)
         kwargs.update(req.get("chat_template_kwargs") or {})
         try:

@@ -1,0 +1,290 @@
+package tokens
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/internal/testenv"
+)
+
+// renderRequest is one line of the Jinja2 reference script's input.
+type renderRequest struct {
+	Messages            json.RawMessage `json:"messages"`
+	Tools               json.RawMessage `json:"tools,omitempty"`
+	AddGenerationPrompt bool            `json:"add_generation_prompt"`
+	Kwargs              json.RawMessage `json:"chat_template_kwargs,omitempty"`
+}
+
+type renderResult struct {
+	Text  *string `json:"text"`
+	Error *string `json:"error"`
+}
+
+// jinja2Render renders requests with Jinja2 in one python process; template is a
+// tokenizer_config.json or a .jinja file.
+func jinja2Render(t testing.TB, template string, reqs []renderRequest) []renderResult {
+	t.Helper()
+	var in bytes.Buffer
+	for _, r := range reqs {
+		line, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.Write(line)
+		in.WriteByte('\n')
+	}
+	cmd := exec.Command(python(t), refScript(t), "render", template)
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jinja2 render: %v: %s", err, stderr.String())
+	}
+	var res []renderResult
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 256<<20)
+	for sc.Scan() {
+		var r renderResult
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		res = append(res, r)
+	}
+	if len(res) != len(reqs) {
+		t.Fatalf("jinja2 returned %d results for %d requests", len(res), len(reqs))
+	}
+	return res
+}
+
+// sampleConversations returns conversation prefixes of the shared sample as the
+// reference script builds them.
+func sampleConversations(t testing.TB) []renderRequest {
+	t.Helper()
+	out, err := exec.Command(python(t), refScript(t), "conversations", testenv.SampleFlat(t)).Output()
+	if err != nil {
+		t.Fatalf("sample conversations: %v", err)
+	}
+	var convs []renderRequest
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 256<<20)
+	for sc.Scan() {
+		var c renderRequest
+		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
+			t.Fatal(err)
+		}
+		convs = append(convs, c)
+	}
+	return convs
+}
+
+// withParsedArguments turns every tool call's arguments string holding a JSON
+// object into that object, as the OSL rebuild does.
+func withParsedArguments(t testing.TB, messages json.RawMessage) json.RawMessage {
+	t.Helper()
+	var msgs []map[string]json.RawMessage
+	if err := json.Unmarshal(messages, &msgs); err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if tc, ok := m["tool_calls"]; ok {
+			var calls []struct {
+				ID       string `json:"id"`
+				Type     string `json:"type"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			}
+			if err := json.Unmarshal(tc, &calls); err != nil {
+				t.Fatal(err)
+			}
+			var nb bytes.Buffer
+			nb.WriteByte('[')
+			for j, c := range calls {
+				if j > 0 {
+					nb.WriteByte(',')
+				}
+				fmt.Fprintf(&nb, `{"id":%q,"type":%q,"function":{"name":%q,"arguments":`, c.ID, c.Type, c.Function.Name)
+				if strings.HasPrefix(strings.TrimSpace(c.Function.Arguments), "{") && json.Valid([]byte(c.Function.Arguments)) {
+					nb.WriteString(c.Function.Arguments)
+				} else {
+					s, _ := json.Marshal(c.Function.Arguments)
+					nb.Write(s)
+				}
+				nb.WriteString("}}")
+			}
+			nb.WriteByte(']')
+			m["tool_calls"] = nb.Bytes()
+		}
+		// Re-encode with keys in the wire order.
+		b.WriteByte('{')
+		first := true
+		for _, k := range []string{"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"} {
+			v, ok := m[k]
+			if !ok {
+				continue
+			}
+			if !first {
+				b.WriteByte(',')
+			}
+			first = false
+			fmt.Fprintf(&b, "%q:", k)
+			b.Write(v)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte(']')
+	return b.Bytes()
+}
+
+// templateCases expands conversations into render requests: with and without a
+// generation prompt, with thinking switches and preserve_thinking, and with tool
+// call arguments as strings and as parsed objects.
+func templateCases(t testing.TB, convs []renderRequest) []renderRequest {
+	var reqs []renderRequest
+	kw := []string{"", `{"enable_thinking":false}`, `{"preserve_thinking":true}`, `{"preserve_thinking":false,"enable_thinking":true}`}
+	for i, c := range convs {
+		r := c
+		r.AddGenerationPrompt = i%2 == 0
+		if k := kw[i%len(kw)]; k != "" {
+			r.Kwargs = json.RawMessage(k)
+		}
+		reqs = append(reqs, r)
+		p := r
+		p.AddGenerationPrompt = !r.AddGenerationPrompt
+		p.Messages = withParsedArguments(t, c.Messages)
+		reqs = append(reqs, p)
+	}
+	return reqs
+}
+
+func (r renderRequest) kwargs(t testing.TB) map[string]any {
+	if len(r.Kwargs) == 0 {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(r.Kwargs, &m); err != nil {
+		t.Fatal(err)
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// compareRenders renders reqs in Go and with Jinja2 and requires equal text
+// (or an error on both sides).
+func compareRenders(t *testing.T, tok *Tokenizer, template string, reqs []renderRequest) (texts []string) {
+	want := jinja2Render(t, template, reqs)
+	equal := 0
+	for i, r := range reqs {
+		got, err := tok.Render(r.Messages, r.Tools, r.AddGenerationPrompt, r.kwargs(t))
+		switch {
+		case want[i].Error != nil:
+			if err == nil {
+				t.Errorf("request %d: Jinja2 fails (%s), Go renders", i, *want[i].Error)
+			} else {
+				equal++
+			}
+		case err != nil:
+			t.Errorf("request %d: %v", i, err)
+		case got != *want[i].Text:
+			t.Errorf("request %d differs from Jinja2 at byte %d:\n  go:     %q\n  jinja2: %q", i, diffAt(got, *want[i].Text), around(got, diffAt(got, *want[i].Text)), around(*want[i].Text, diffAt(got, *want[i].Text)))
+		default:
+			equal++
+			texts = append(texts, got)
+		}
+	}
+	t.Logf("%s: %d of %d renders equal to Jinja2", filepath.Base(template), equal, len(reqs))
+	return texts
+}
+
+func diffAt(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func around(s string, i int) string {
+	lo, hi := max(0, i-60), min(len(s), i+60)
+	return s[lo:hi]
+}
+
+// TestRenderMatchesJinja2 renders the Qwen3 template for prefixes of every
+// conversation of the sample (system prompt, tools, tool calls, tool results,
+// reasoning; thinking switches and preserve_thinking) and requires Jinja2's
+// text character for character, then equal token counts with Hugging Face's
+// tokenizers on the Jinja2 text.
+func TestRenderMatchesJinja2(t *testing.T) {
+	tok := loadQwen3(t)
+	reqs := templateCases(t, sampleConversations(t))
+	texts := compareRenders(t, tok, filepath.Join(testenv.Tokenizer(t), ConfigFile), reqs)
+	// Token counts: every eighth render through Hugging Face's tokenizers.
+	var some []string
+	for i := 0; i < len(texts); i += 8 {
+		some = append(some, texts[i])
+	}
+	hf, _ := jsReference(t, "tokenizer-hf.mjs", some)
+	for i, s := range some {
+		if n := len(tok.Encode(s, false)); n != len(hf[i]) {
+			t.Errorf("render %d: %d tokens, HF tokenizers %d", i*8, n, len(hf[i]))
+		}
+	}
+	t.Logf("token counts of %d renders equal to HF tokenizers", len(some))
+}
+
+// TestRenderFixtureMatchesJinja2 renders testdata/tokens/fixture.jinja, a template
+// written for this test, on requests that reach what the Qwen3 template does
+// not: preserve_thinking, tojson of tools, parsed arguments and kwargs (key
+// order, non-ASCII, HTML characters, floats, big integers, U+2028/U+2029),
+// raise_exception and loop controls.
+func TestRenderFixtureMatchesJinja2(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	fixture := filepath.Join(root, "testdata", "tokens", "fixture.jinja")
+	dir := t.TempDir()
+	if err := os.Symlink(filepath.Join(testenv.Tokenizer(t), HFTokenizerFile), filepath.Join(dir, HFTokenizerFile)); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, TemplateFile), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, "testdata", "tokens", "fixture-requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reqs []renderRequest
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var r renderRequest
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatal(err)
+		}
+		reqs = append(reqs, r)
+	}
+	if texts := compareRenders(t, tok, fixture, reqs); len(texts) != len(reqs)-1 {
+		t.Errorf("%d renders equal, want all but the raise_exception one", len(texts))
+	}
+}
