@@ -1,0 +1,18 @@
+// Package synth generates synthetic agentic traces in the MLPerf flat JSONL form, so
+// that the whole pipeline (ingest, replay, score, report) can run without the
+// official dataset, which is not public.
+//
+// The profile "mlperf-agentic" follows the published shape of the benchmark's
+// dataset: 113 coding trajectories (SWE-style tasks worked through a bash tool,
+// 15,981 client turns in all) and 500 workflow trajectories (customer-service
+// conversations with ids sim_NNNNNN, 4,316 client turns in all, assistant turns
+// carrying intent codes). Scale shrinks both domains proportionally.
+//
+// Everything is drawn from a PCG generator seeded by the seed, one stream per
+// conversation, so the output is byte-for-byte deterministic for a seed and a
+// conversation's content does not depend on how many others are generated.
+// Lengths are calibrated against the Qwen3 tokenizer: the recorded assistant turns
+// have a per-turn mean output length of about 395 tokens, inside the rules' Qwen
+// window [355, 434]. Delays follow the shape of the real coding sample (median about
+// 0.06 s, a long tail to two minutes).
+package synth
