@@ -5,12 +5,71 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"path/filepath"
+
+	"github.com/agentrace/agentrace/report"
 
 	"github.com/agentrace/agentrace/score"
 	"github.com/urfave/cli/v3"
 )
 
-func reportCommand() *cli.Command { return notYet("report", "build the report") }
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "build the rules' metrics, Pareto step curve, regions, plots and a self-contained HTML report",
+		UsageText: "agentrace report --out DIR [--cmax N] [--ruleset NAME] [--tokenizer DIR] RUNDIR|SWEEPDIR...\n   agentrace report --out DIR --compare SYSTEM_A SYSTEM_B",
+		Description: "Reads run directories (turns.arrows + manifest.json, and scores.json when `agentrace score`\n" +
+			"has run) or sweep directories holding c<N>/ run folders, and computes each point's metrics over\n" +
+			"its performance window as the MLPerf Endpoints rules define them (\"lower\" percentiles).\n\n" +
+			"Writes into DIR:\n" +
+			"  report.html        one self-contained page: verdict, checks, plots, per-point table, settings\n" +
+			"  summary.md         the same, for a pull request\n" +
+			"  points.json        one object per point (system_tps, e2e_avg_interactivity, tps_per_user, ...)\n" +
+			"  plots/*.png|svg    Pareto step curve, metrics against concurrency, context growth, TTFT vs ISL, OSL\n" +
+			"  points/c<N>/       result_summary.json (the reference's field names) and a draft point.yaml\n\n" +
+			"Regions follow §5.5 with C_min = the lowest concurrency and C_max = --cmax (default: the highest\n" +
+			"point). Token counts come from the reference tokenizer with --tokenizer, else from the server's\n" +
+			"usage (marked unofficial).\n\n" +
+			"Examples:\n" +
+			"  agentrace report --out report sweep-out\n" +
+			"  agentrace report --out report --cmax 256 --tokenizer .cache/tokenizers/qwen3 sweep-out\n" +
+			"  agentrace report --out cmp --compare sweep-h200 sweep-b200",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "folder to write the report into (created when absent)", Required: true},
+			&cli.IntFlag{Name: "cmax", Usage: "declared maximum supported concurrency C_max (default: the highest point)"},
+			&cli.StringFlag{Name: "ruleset", Usage: "ruleset whose OSL window the histogram marks when the runs have no scores.json"},
+			&cli.StringFlag{Name: "tokenizer", Usage: "reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts"},
+			&cli.BoolFlag{Name: "compare", Usage: "draw each argument (a sweep or run directory) as its own system, overlaid"},
+		},
+		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
+			return fmt.Errorf("report: %w (see agentrace report --help)", err)
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			o := report.Options{
+				Out:          c.String("out"),
+				CMax:         int(c.Int("cmax")),
+				Ruleset:      c.String("ruleset"),
+				TokenizerDir: c.String("tokenizer"),
+				Log:          c.Root().ErrWriter,
+			}
+			if c.Bool("compare") {
+				o.Compare = c.Args().Slice()
+			} else {
+				o.Runs = c.Args().Slice()
+			}
+			r, err := report.Build(ctx, o)
+			if err != nil {
+				return err
+			}
+			verdict := "FAIL"
+			if r.Verdict() {
+				verdict = "PASS"
+			}
+			_, err = fmt.Fprintf(c.Root().Writer, "report: %s (curve checks %s)\n", filepath.Join(o.Out, report.HTMLFile), verdict)
+			return err
+		},
+	}
+}
 
 func regionsCommand() *cli.Command {
 	return &cli.Command{

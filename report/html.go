@@ -1,0 +1,294 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"image/color"
+	"io"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+//go:embed report.html.tmpl
+var htmlTemplate string
+
+type figView struct {
+	Name, Title, Caption string
+	// SVG is gonum's SVG output (its text is escaped by gonum) with the XML prolog
+	// removed and an id added.
+	SVG template.HTML
+}
+
+type htmlData struct {
+	Title       string
+	ToolVersion string
+	Systems     []*System
+	Figures     []figView
+	Notes       []Note
+}
+
+// inlineSVG prepares a standalone SVG document for inlining into HTML: the XML
+// prolog goes, and the root element gets an id and an accessible label.
+func inlineSVG(svg []byte, id, label string) template.HTML {
+	s := string(svg)
+	if i := strings.Index(s, "<svg"); i >= 0 {
+		s = s[i:]
+	}
+	s = strings.Replace(s, "<svg", fmt.Sprintf(`<svg id="%s" role="img" aria-label="%s"`,
+		template.HTMLEscapeString(id), template.HTMLEscapeString(label)), 1)
+	return template.HTML(s)
+}
+
+func fmtNum(n Num, prec int) string {
+	if !n.Valid() {
+		return "–"
+	}
+	return fmt.Sprintf("%.*f", prec, float64(n))
+}
+
+func cssColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
+
+func statAvg(s *Stats) string {
+	if s == nil {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f", s.Avg)
+}
+
+func statP(s *Stats, key string) string {
+	if s == nil {
+		return "–"
+	}
+	v, ok := s.Percentiles[key]
+	if !ok {
+		return "–"
+	}
+	if math.Abs(v) < 100 {
+		return fmt.Sprintf("%.2f", v)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
+
+func countsString(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func gatesSummary(s *System) string {
+	scored, pass := 0, 0
+	for _, p := range s.Points {
+		if p.GatesPass != nil {
+			scored++
+			if *p.GatesPass {
+				pass++
+			}
+		}
+	}
+	if scored == 0 {
+		return "not scored"
+	}
+	return fmt.Sprintf("%d of %d scored points pass (%d not scored)", pass, scored, len(s.Points)-scored)
+}
+
+func allPass(cs []Check) bool {
+	for _, c := range cs {
+		if !c.Pass() {
+			return false
+		}
+	}
+	return true
+}
+
+func anyUnofficial(s *System) bool {
+	for _, p := range s.Points {
+		if p.Unofficial {
+			return true
+		}
+	}
+	return false
+}
+
+func templateFuncs() template.FuncMap {
+	return template.FuncMap{
+		"f1":  func(n Num) string { return fmtNum(n, 1) },
+		"f2":  func(n Num) string { return fmtNum(n, 2) },
+		"sec": func(ms Num) string { return fmtNum(ms/1000, 2) },
+		"pct": func(n Num) string {
+			if !n.Valid() {
+				return "not reported"
+			}
+			return fmt.Sprintf("%.1f%%", 100*float64(n))
+		},
+		"statAvg":       statAvg,
+		"statP":         statP,
+		"counts":        countsString,
+		"gatesSummary":  gatesSummary,
+		"allPass":       allPass,
+		"anyUnofficial": anyUnofficial,
+		"regionCSS":     func(r string) template.CSS { return template.CSS(cssColor(regionColor(r))) },
+		"deref":         func(b *bool) bool { return b != nil && *b },
+		"first": func(ps []*Point) *Point {
+			if len(ps) == 0 {
+				return nil
+			}
+			return ps[0]
+		},
+	}
+}
+
+func (r *Report) title() string {
+	var names []string
+	for _, s := range r.Systems {
+		names = append(names, s.Name)
+	}
+	if len(names) > 1 {
+		return strings.Join(names, " vs ")
+	}
+	if len(names) == 1 {
+		return names[0]
+	}
+	return "(empty)"
+}
+
+// HTML writes the self-contained report page: inline CSS and SVG, no script, no
+// external resource. All run, dataset and model text goes through html/template.
+func (r *Report) HTML(w io.Writer) error {
+	t, err := template.New("report").Funcs(templateFuncs()).Parse(htmlTemplate)
+	if err != nil {
+		return fmt.Errorf("parse report template: %w", err)
+	}
+	d := htmlData{Title: r.title(), ToolVersion: schemas.ToolVersion, Systems: r.Systems, Notes: r.Notes}
+	for _, f := range r.Figures {
+		d.Figures = append(d.Figures, figView{Name: f.Name, Title: f.Title, Caption: f.Caption,
+			SVG: inlineSVG(f.SVG, "fig-"+f.Name, f.Title)})
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, d); err != nil {
+		return fmt.Errorf("render report page: %w", err)
+	}
+	_, err = w.Write(b.Bytes())
+	return err
+}
+
+// mdEscape makes text safe inside a Markdown table cell: HTML-significant
+// characters become entities and pipes and newlines are neutralised.
+func mdEscape(s string) string {
+	s = template.HTMLEscapeString(s)
+	s = strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ", "`", "&#96;", "[", `\[`, "]", `\]`).Replace(s)
+	return s
+}
+
+// Markdown writes summary.md: the same content as the page, for a pull request.
+func (r *Report) Markdown(w io.Writer) error {
+	var b bytes.Buffer
+	p := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
+	p("# agentrace report: %s\n\n", mdEscape(r.title()))
+	p("Metrics follow the MLPerf Endpoints rules (v1.0 draft): performance window only, \"lower\" percentiles; regions per §5.5, step curve per §5.2. Written by agentrace %s.\n\n", schemas.ToolVersion)
+	p("## Verdict\n\n| system | points | C_min | C_max | curve checks | accuracy gates |\n|---|---:|---:|---:|---|---|\n")
+	for _, s := range r.Systems {
+		v := "**PASS**"
+		if !allPass(s.Checks) {
+			v = "**FAIL**"
+		}
+		p("| %s | %d | %d | %d | %s | %s |\n", mdEscape(s.Name), len(s.Points), s.CMin, s.CMax, v, mdEscape(gatesSummary(s)))
+	}
+	for _, s := range r.Systems {
+		p("\n### Checks: %s\n\n", mdEscape(s.Name))
+		if s.Regions != nil {
+			var rs []string
+			for _, nr := range s.Regions.Named() {
+				rs = append(rs, fmt.Sprintf("%s %s", nr.Name, nr.Range))
+			}
+			p("Regions (C_max %d, C_min %d): %s\n\n", s.CMax, s.CMin, strings.Join(rs, ", "))
+		} else {
+			p("Regions: %s\n\n", mdEscape(s.RegionsErr))
+		}
+		p("| check | result | reason |\n|---|---|---|\n")
+		for _, c := range s.Checks {
+			p("| %s | %s | %s |\n", mdEscape(c.Name), c.Status, mdEscape(c.Reason))
+		}
+		if anyUnofficial(s) {
+			p("\n> Some token counts come from server usage, not the reference tokenizer: those numbers are **unofficial**.\n")
+		}
+	}
+	p("\n## Plots\n\n")
+	for _, f := range r.Figures {
+		p("- **%s** (`%s/%s.png`, `.svg`): %s\n", f.Title, PlotsDir, f.Name, f.Caption)
+	}
+	p("\n![Agentic Pareto curve](%s/pareto.png)\n", PlotsDir)
+	p("\n## Points\n")
+	for _, s := range r.Systems {
+		p("\n### %s\n\n", mdEscape(s.Name))
+		p("| c | region | system_tps | e2e_avg_interactivity | tps_per_user | TTFT p50/p90/p99 ms | TPOT p50/p90/p99 ms | latency p50/p90/p99 s | ISL mean | OSL mean window / full run | progress p10/p50/p90 tok/s | cache hit | lag p99 ms | issued/ok/failed | excluded | window s | gates |\n")
+		p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, pt := range s.Points {
+			gates := "not scored"
+			if pt.GatesPass != nil {
+				gates = "fail"
+				if *pt.GatesPass {
+					gates = "pass"
+				}
+			}
+			cache := "not reported"
+			if pt.PrefixCacheHitRatio.Valid() {
+				cache = fmt.Sprintf("%.1f%%", 100*float64(pt.PrefixCacheHitRatio))
+			}
+			region := pt.Region
+			if region == "" {
+				region = "outside"
+			}
+			p("| %d | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s | %s / %s / %s | %s | %s / %s | %s / %s / %s | %s | %s | %d / %d / %d | %d | %s | %s |\n",
+				pt.Concurrency, region, fmtNum(pt.SystemTPS, 1), fmtNum(pt.E2EAvgInteractivity, 2), fmtNum(pt.TPSPerUser, 2),
+				fmtNum(pt.TTFTP50Ms, 1), fmtNum(pt.TTFTP90Ms, 1), fmtNum(pt.TTFTP99Ms, 1),
+				fmtNum(pt.TPOTP50Ms, 2), fmtNum(pt.TPOTP90Ms, 2), fmtNum(pt.TPOTP99Ms, 2),
+				fmtNum(pt.LatencyP50Ms/1000, 2), fmtNum(pt.LatencyP90Ms/1000, 2), fmtNum(pt.LatencyP99Ms/1000, 2),
+				statAvg(pt.ISL), statAvg(pt.OSL), statAvg(pt.OSLFullRun),
+				statP(pt.ProgressRate, "10.0"), statP(pt.ProgressRate, "50.0"), statP(pt.ProgressRate, "90.0"),
+				cache, fmtNum(pt.ClientLagP99Ms, 1), pt.Issued, pt.Completed, pt.Failed, pt.TurnsExcludedByWindow,
+				fmtNum(pt.WindowDurationS, 1), gates)
+		}
+	}
+	p("\n## Settings\n")
+	for _, s := range r.Systems {
+		if len(s.Points) == 0 {
+			continue
+		}
+		m := s.Points[0].Manifest
+		c := m.Config
+		p("\n### %s\n\n", mdEscape(s.Name))
+		p("| setting | value |\n|---|---|\n")
+		rows := [][2]string{
+			{"model", c.Model}, {"profile", c.Profile}, {"endpoint", c.Endpoint},
+			{"endpoint description", m.EndpointDescription},
+			{"dataset", fmt.Sprintf("%s (%d conversations)", c.Dataset, m.DatasetSize)},
+			{"dataset hash", m.DatasetHash},
+			{"trajectories per point", fmt.Sprint(c.Trajectories)},
+			{"salt / delays / delay scale", fmt.Sprintf("%t / %t / %g", c.Salt, c.Delays, c.DelayScale)},
+			{"stop issuing at window end", fmt.Sprint(c.StopIssuingAtWindow)},
+			{"stream / max tokens / turn timeout s", fmt.Sprintf("%t / %d / %g", c.Stream, c.MaxTokens, c.TurnTimeoutSeconds)},
+			{"token counts", fmt.Sprintf("OSL: %s; ISL: %s", s.Points[0].TokenSource, s.Points[0].ISLSource)},
+		}
+		for _, row := range rows {
+			p("| %s | %s |\n", row[0], mdEscape(row[1]))
+		}
+	}
+	p("\n## How this report reads the rules\n\n| topic | treatment |\n|---|---|\n")
+	for _, n := range r.Notes {
+		p("| %s | %s |\n", mdEscape(n.Topic), mdEscape(n.Treatment))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}

@@ -1,0 +1,180 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+)
+
+// System is one set of points drawn as one curve: a sweep, or the run directories
+// given together.
+type System struct {
+	Name   string
+	Points []*Point
+	// CMin and CMax are the curve's lowest concurrency and the declared (or highest)
+	// maximum; Regions is nil when they are outside the rules' bounds (RegionsErr).
+	CMin, CMax   int
+	CMaxFromFlag bool
+	Regions      *score.RegionSet
+	RegionsErr   string
+	Checks       []Check
+	// OSLWindow is the ruleset's OSL window, from a scores.json, when known.
+	OSLWindow *[2]float64
+	Ruleset   string
+}
+
+// IsRunDir tells whether dir holds a run's turn log.
+func IsRunDir(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, schemas.TurnLogFile))
+	return err == nil
+}
+
+func sweepPointRE() *regexp.Regexp { return regexp.MustCompile(`^c(\d+)$`) }
+
+// RunDirs expands the arguments into run directories: a run directory stands for
+// itself, a sweep directory for its c<N>/ subfolders in increasing N.
+func RunDirs(args []string) ([]string, error) {
+	var out []string
+	re := sweepPointRE()
+	for _, a := range args {
+		if IsRunDir(a) {
+			out = append(out, a)
+			continue
+		}
+		ents, err := os.ReadDir(a)
+		if err != nil {
+			return nil, fmt.Errorf("read run or sweep directory %q: %w", a, err)
+		}
+		type sub struct {
+			dir string
+			n   int
+		}
+		var subs []sub
+		for _, e := range ents {
+			m := re.FindStringSubmatch(e.Name())
+			if !e.IsDir() || m == nil {
+				continue
+			}
+			d := filepath.Join(a, e.Name())
+			if !IsRunDir(d) {
+				continue
+			}
+			n, _ := strconv.Atoi(m[1])
+			subs = append(subs, sub{d, n})
+		}
+		if len(subs) == 0 {
+			return nil, fmt.Errorf("directory %q holds neither %s nor c<N>/ run folders", a, schemas.TurnLogFile)
+		}
+		slices.SortFunc(subs, func(x, y sub) int { return x.n - y.n })
+		for _, s := range subs {
+			out = append(out, s.dir)
+		}
+	}
+	return out, nil
+}
+
+// LoadPoint reads one run directory (turns.arrows, manifest.json and scores.json
+// when present) and folds it into a Point.
+func LoadPoint(dir string, tok TokenCounter, isl ISLCounter) (*Point, error) {
+	m, err := runlog.ReadManifest(dir)
+	if err != nil {
+		return nil, fmt.Errorf("read manifest of run %q: %w", dir, err)
+	}
+	recs, err := runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
+	if err != nil {
+		return nil, fmt.Errorf("read turn log of run %q: %w", dir, err)
+	}
+	p, err := FoldRun(m, recs, tok, isl)
+	if err != nil {
+		return nil, fmt.Errorf("run %q: %w", dir, err)
+	}
+	p.RunDir = dir
+	sc, err := readScores(dir)
+	if err != nil {
+		return nil, err
+	}
+	if sc != nil {
+		p.attachScores(sc)
+	}
+	return p, nil
+}
+
+// FoldRun folds a run's records into a Point.
+func FoldRun(m schemas.RunManifest, recs []schemas.TurnRecord, tok TokenCounter, isl ISLCounter) (*Point, error) {
+	a := NewAccumulator(m, tok, isl)
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	return a.Close()
+}
+
+func readScores(dir string) (*schemas.Scores, error) {
+	b, err := os.ReadFile(filepath.Join(dir, schemas.ScoresFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read scores of run %q: %w", dir, err)
+	}
+	var s schemas.Scores
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, schemas.ScoresFile), err)
+	}
+	return &s, nil
+}
+
+func (p *Point) attachScores(s *schemas.Scores) {
+	p.Gates = s.Verdict.Gates
+	pass := s.Verdict.Pass
+	p.GatesPass = &pass
+	p.Ruleset = s.Verdict.Ruleset
+	if p.Ruleset == "" {
+		p.Ruleset = s.Run.Ruleset
+	}
+	p.scores = s
+}
+
+// NewSystem classifies the points by region (C_min = lowest concurrency, C_max =
+// cmax or, when 0, the highest concurrency) and runs the coverage checks.
+func NewSystem(name string, pts []*Point, cmax int) *System {
+	s := &System{Name: name, Points: pts}
+	slices.SortStableFunc(s.Points, func(a, b *Point) int { return a.Concurrency - b.Concurrency })
+	for _, p := range pts {
+		p.System = name
+	}
+	if len(pts) > 0 {
+		s.CMin = pts[0].Concurrency
+		s.CMax = pts[len(pts)-1].Concurrency
+	}
+	if cmax > 0 {
+		s.CMax, s.CMaxFromFlag = cmax, true
+	}
+	rs, err := score.Regions(s.CMax, s.CMin)
+	if err != nil {
+		s.RegionsErr = err.Error()
+	} else {
+		s.Regions = &rs
+		for _, p := range pts {
+			p.Region = rs.Classify(p.Concurrency)
+		}
+	}
+	for _, p := range pts {
+		if p.scores != nil && p.scores.OSL != nil && s.OSLWindow == nil {
+			w := p.scores.OSL.Window
+			s.OSLWindow = &w
+			s.Ruleset = p.Ruleset
+		}
+	}
+	s.Checks = Coverage(s)
+	return s
+}

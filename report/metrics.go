@@ -1,0 +1,511 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// TokenCounter counts output tokens the way rules §2.8 does, with the model's
+// reference tokenizer. *tokens.Tokenizer satisfies it.
+type TokenCounter interface {
+	Name() string
+	CountOSL(r schemas.Response) (int, error)
+	CountTPOTSuffix(r schemas.Response, firstContentBytes, firstReasoningBytes int) (int, error)
+}
+
+// ISLCounter returns the input tokens of a turn by the reference tokenizer; ok is
+// false when it cannot tell (the report then falls back to server usage).
+type ISLCounter func(rec *schemas.TurnRecord) (n int, ok bool, err error)
+
+// Num is a metric value; NaN (no samples) is written to JSON as null.
+type Num float64
+
+// MarshalJSON writes null for NaN and infinities.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads null as NaN.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// Valid tells whether the value is a finite number.
+func (n Num) Valid() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// Point is one measurement point of the curve: one run at one concurrency, with the
+// rules' metrics over its performance window. Its JSON form is one element of
+// points.json; the field names are part of the report's contract.
+type Point struct {
+	System      string `json:"system"`
+	RunDir      string `json:"run_dir"`
+	Concurrency int    `json:"concurrency"`
+	// Region is the §5.5 region of Concurrency ("" outside every region).
+	Region string `json:"region"`
+
+	SystemTPS                Num   `json:"system_tps"`
+	E2EAvgInteractivity      Num   `json:"e2e_avg_interactivity"`
+	OutputTokensPerTurnTotal int64 `json:"output_tokens_per_turn_total"`
+	E2ETurnTimeSecondsTotal  Num   `json:"e2e_turn_time_seconds_total"`
+	TPSPerUser               Num   `json:"tps_per_user"`
+
+	TTFTP50Ms    Num `json:"ttft_p50_ms"`
+	TTFTP90Ms    Num `json:"ttft_p90_ms"`
+	TTFTP99Ms    Num `json:"ttft_p99_ms"`
+	TPOTP50Ms    Num `json:"tpot_p50_ms"`
+	TPOTP90Ms    Num `json:"tpot_p90_ms"`
+	TPOTP99Ms    Num `json:"tpot_p99_ms"`
+	ITLP50Ms     Num `json:"itl_p50_ms"`
+	ITLP90Ms     Num `json:"itl_p90_ms"`
+	ITLP99Ms     Num `json:"itl_p99_ms"`
+	LatencyP50Ms Num `json:"latency_p50_ms"`
+	LatencyP90Ms Num `json:"latency_p90_ms"`
+	LatencyP99Ms Num `json:"latency_p99_ms"`
+
+	// ISL and OSL are the performance window's input and output token statistics;
+	// OSLFullRun covers every completed turn of the run (the OSL gate's input).
+	ISL        *Stats `json:"isl"`
+	OSL        *Stats `json:"osl"`
+	OSLFullRun *Stats `json:"osl_full_run"`
+
+	// ProgressRate is the distribution over trajectories of output tokens / (e2e
+	// time - total delay), in tokens per second.
+	ProgressRate *Stats `json:"progress_rate_tokens_per_s"`
+	// PrefixCacheHitRatio is sum(cached_tokens) / sum(prompt_tokens) over window
+	// turns whose server reported both; null when none did.
+	PrefixCacheHitRatio Num `json:"prefix_cache_hit_ratio"`
+	PrefixCacheTurns    int `json:"prefix_cache_turns"`
+	// ClientLagP99Ms is the P99 of issued - scheduled over the window's turns.
+	ClientLagP99Ms Num `json:"client_lag_p99_ms"`
+
+	// Counts are all turns of the run by status; WindowCounts the performance
+	// window's issued turns by status.
+	Counts       map[string]int `json:"counts"`
+	WindowCounts map[string]int `json:"window_counts"`
+	Issued       int            `json:"n_samples_issued"`
+	Completed    int            `json:"n_samples_completed"`
+	Failed       int            `json:"n_samples_failed"`
+
+	WindowStartNs   int64 `json:"window_start_ns"`
+	WindowEndNs     int64 `json:"window_end_ns"`
+	WindowDurationS Num   `json:"window_duration_s"`
+	// TurnsExcludedByWindow counts turns issued after the window closed;
+	// TurnsNotIssued counts turns never sent (aborted after a failure).
+	TurnsExcludedByWindow int `json:"turns_excluded_by_window"`
+	TurnsNotIssued        int `json:"turns_not_issued"`
+
+	// TokenSource names where OSL counts came from ("tokenizer:<name>" or
+	// "server_usage"); ISLSource likewise. Unofficial is true unless both are the
+	// reference tokenizer.
+	TokenSource string `json:"token_source"`
+	ISLSource   string `json:"isl_source"`
+	Unofficial  bool   `json:"unofficial"`
+	// MissingOSL counts completed window turns without any token count.
+	MissingOSL int `json:"missing_osl"`
+
+	// Gates are the accuracy gates of scores.json when present.
+	Gates     []schemas.Gate `json:"gates,omitempty"`
+	GatesPass *bool          `json:"gates_pass,omitempty"`
+	Ruleset   string         `json:"ruleset,omitempty"`
+
+	// Manifest is the run's manifest (settings, dataset hash).
+	Manifest schemas.RunManifest `json:"-"`
+	// Samples are per-turn values for the plots.
+	Samples []TurnSample `json:"-"`
+	// Summary is the reference-shaped result_summary.json of the point.
+	Summary *ResultSummary `json:"-"`
+
+	scores *schemas.Scores
+}
+
+// TurnSample is one completed window turn, kept for the plots.
+type TurnSample struct {
+	Domain      string
+	ClientIndex int
+	ISL         float64 // NaN when unknown
+	OSL         float64 // NaN when unknown
+	TTFTMs      float64 // NaN when no first token
+}
+
+// ResultSummary is result_summary.json, in the reference's field names and units
+// (times in ns).
+type ResultSummary struct {
+	Version                  string `json:"version"`
+	NSamplesIssued           int    `json:"n_samples_issued"`
+	NSamplesCompleted        int    `json:"n_samples_completed"`
+	NSamplesFailed           int    `json:"n_samples_failed"`
+	DurationNs               int64  `json:"duration_ns"`
+	State                    string `json:"state"`
+	Complete                 bool   `json:"complete"`
+	TTFT                     any    `json:"ttft"`
+	TPOT                     any    `json:"tpot"`
+	Latency                  any    `json:"latency"`
+	OutputSequenceLengths    any    `json:"output_sequence_lengths"`
+	InputSequenceLengths     any    `json:"input_sequence_lengths"`
+	QPS                      Num    `json:"qps"`
+	TPS                      Num    `json:"tps"`
+	E2EAvgInteractivity      Num    `json:"e2e_avg_interactivity"`
+	OutputTokensPerTurnTotal int64  `json:"output_tokens_per_turn_total"`
+	E2ETurnTimeSecondsTotal  Num    `json:"e2e_turn_time_seconds_total"`
+	OutputSequenceLengthsAll any    `json:"output_sequence_lengths_full_run"`
+	// Agentrace's own notes on how the numbers were counted.
+	TokenSource string `json:"token_source"`
+	Unofficial  bool   `json:"unofficial"`
+}
+
+// histogramBins is the number of buckets of every summary histogram.
+const histogramBins = 20
+
+type trajectory struct {
+	startNs, lastDoneNs, delayNs int64
+	tokens                       float64
+	ok, tracked                  bool
+	seen                         bool
+}
+
+// Accumulator folds a run's turn log into a Point, one record at a time (Add), and
+// computes the metrics in Close. It keeps the per-turn samples that percentiles
+// need and nothing else.
+type Accumulator struct {
+	m   schemas.RunManifest
+	tok TokenCounter
+	isl ISLCounter
+	err error
+
+	p Point
+
+	ttft, tpot, itl, lat, lag   Series
+	islS, oslS, oslAll, rate    Series
+	outTokens                   float64
+	turnTimeNs                  int64
+	cached, prompt              int64
+	windowEnd                   int64
+	trajs                       map[int32]*trajectory
+	tokenSourceUsage, islTokens bool
+	islUsage                    bool
+}
+
+// NewAccumulator starts a fold for the run described by m. tok and isl may be nil:
+// the counts then come from the server's usage and the point is unofficial.
+func NewAccumulator(m schemas.RunManifest, tok TokenCounter, isl ISLCounter) *Accumulator {
+	a := &Accumulator{m: m, tok: tok, isl: isl, trajs: map[int32]*trajectory{}}
+	a.p = Point{
+		Concurrency:  m.Config.Concurrency,
+		Counts:       map[string]int{},
+		WindowCounts: map[string]int{},
+		Manifest:     m,
+	}
+	return a
+}
+
+func response(rec *schemas.TurnRecord) (schemas.Response, error) {
+	r := schemas.Response{Content: rec.OutputContent, Reasoning: rec.OutputReasoning}
+	if rec.OutputToolCalls != "" {
+		if err := json.Unmarshal([]byte(rec.OutputToolCalls), &r.ToolCalls); err != nil {
+			return r, fmt.Errorf("tool calls of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+		}
+	}
+	return r, nil
+}
+
+// osl returns the output tokens of a completed turn and whether it has a count.
+func (a *Accumulator) osl(rec *schemas.TurnRecord, r schemas.Response) (float64, bool, error) {
+	if a.tok != nil {
+		n, err := a.tok.CountOSL(r)
+		if err != nil {
+			return 0, false, fmt.Errorf("count output tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+		}
+		return float64(n), true, nil
+	}
+	if rec.UsageCompletionTokens >= 0 {
+		a.tokenSourceUsage = true
+		return float64(rec.UsageCompletionTokens), true, nil
+	}
+	return 0, false, nil
+}
+
+// tpotTokens returns the tokens after the first output-bearing chunk.
+func (a *Accumulator) tpotTokens(rec *schemas.TurnRecord, r schemas.Response, osl float64, haveOSL bool) (float64, bool, error) {
+	if a.tok != nil {
+		n, err := a.tok.CountTPOTSuffix(r, int(rec.FirstContentBytes), int(rec.FirstReasoningBytes))
+		if err != nil {
+			return 0, false, fmt.Errorf("count TPOT tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+		}
+		return float64(n), true, nil
+	}
+	// Server usage: the first output-bearing chunk is taken to carry one token.
+	if !haveOSL {
+		return 0, false, nil
+	}
+	return osl - 1, true, nil
+}
+
+// Add folds one turn record in. Errors (a tokenizer failure, malformed tool calls)
+// are kept and returned by Close.
+func (a *Accumulator) Add(rec *schemas.TurnRecord) {
+	if a.err != nil {
+		return
+	}
+	if err := a.add(rec); err != nil {
+		a.err = err
+	}
+}
+
+func (a *Accumulator) add(rec *schemas.TurnRecord) error {
+	a.p.Counts[rec.Status]++
+	issued := rec.IssuedNs > 0 && rec.Status != schemas.StatusAborted
+	tracked := issued && rec.InWindow
+	ok := rec.Status == schemas.StatusOK
+
+	t := a.trajs[rec.Trajectory]
+	if t == nil {
+		t = &trajectory{ok: true, tracked: true, startNs: math.MaxInt64}
+		a.trajs[rec.Trajectory] = t
+	}
+	t.seen = true
+	t.ok = t.ok && ok
+	t.tracked = t.tracked && tracked
+	t.delayNs += rec.DelayNs
+	if rec.Status != schemas.StatusAborted {
+		t.startNs = min(t.startNs, rec.ScheduledNs-rec.DelayNs)
+	}
+	t.lastDoneNs = max(t.lastDoneNs, rec.CompletedNs)
+
+	if !issued {
+		a.p.TurnsNotIssued++
+		return nil
+	}
+	var (
+		r       schemas.Response
+		osl     float64
+		haveOSL bool
+	)
+	if ok {
+		var err error
+		if r, err = response(rec); err != nil {
+			return err
+		}
+		if osl, haveOSL, err = a.osl(rec, r); err != nil {
+			return err
+		}
+		if haveOSL {
+			a.oslAll.Add(osl)
+			t.tokens += osl
+		}
+	}
+	if !tracked {
+		a.p.TurnsExcludedByWindow++
+		return nil
+	}
+	a.p.WindowCounts[rec.Status]++
+	a.p.Issued++
+	if rec.CompletedNs > 0 {
+		a.windowEnd = max(a.windowEnd, rec.CompletedNs)
+	}
+	a.lag.Add(float64(rec.IssuedNs-rec.ScheduledNs) / 1e6)
+	if !ok {
+		a.p.Failed++
+		return nil
+	}
+	a.p.Completed++
+
+	s := TurnSample{Domain: rec.Domain, ClientIndex: int(rec.ClientIndex), ISL: math.NaN(), OSL: math.NaN(), TTFTMs: math.NaN()}
+	latNs := rec.CompletedNs - rec.IssuedNs
+	a.lat.Add(float64(latNs) / 1e6)
+	a.turnTimeNs += latNs
+	if haveOSL {
+		a.outTokens += osl
+		a.oslS.Add(osl)
+		s.OSL = osl
+	} else {
+		a.p.MissingOSL++
+	}
+	if rec.FirstTokenNs > 0 {
+		ttft := float64(rec.FirstTokenNs-rec.IssuedNs) / 1e6
+		a.ttft.Add(ttft)
+		s.TTFTMs = ttft
+		if a.m.Config.Stream {
+			n, have, err := a.tpotTokens(rec, r, osl, haveOSL)
+			if err != nil {
+				return err
+			}
+			if have && n > 0 {
+				v := float64(rec.CompletedNs-rec.FirstTokenNs) / 1e6 / n
+				if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
+					a.tpot.Add(v)
+				}
+			}
+		}
+		prev := int64(0)
+		for i, ct := range rec.ChunkTimesNs {
+			if i == 0 && ct == 0 {
+				continue
+			}
+			a.itl.Add(float64(ct-prev) / 1e6)
+			prev = ct
+		}
+	}
+	if isl, have, err := a.inputTokens(rec); err != nil {
+		return err
+	} else if have {
+		a.islS.Add(isl)
+		s.ISL = isl
+	}
+	if rec.UsageCachedTokens >= 0 && rec.UsagePromptTokens > 0 {
+		a.cached += int64(rec.UsageCachedTokens)
+		a.prompt += int64(rec.UsagePromptTokens)
+		a.p.PrefixCacheTurns++
+	}
+	a.p.Samples = append(a.p.Samples, s)
+	return nil
+}
+
+func (a *Accumulator) inputTokens(rec *schemas.TurnRecord) (float64, bool, error) {
+	if a.isl != nil {
+		n, ok, err := a.isl(rec)
+		if err != nil {
+			return 0, false, fmt.Errorf("count input tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+		}
+		if ok {
+			a.islTokens = true
+			return float64(n), true, nil
+		}
+	}
+	if rec.UsagePromptTokens >= 0 {
+		a.islUsage = true
+		return float64(rec.UsagePromptTokens), true, nil
+	}
+	return 0, false, nil
+}
+
+// Close computes the point's metrics. The Accumulator must not be used after.
+func (a *Accumulator) Close() (*Point, error) {
+	if a.err != nil {
+		return nil, a.err
+	}
+	p := &a.p
+	p.WindowStartNs = 0 // the run clock starts when the run starts tracking
+	p.WindowEndNs = a.windowEnd
+	durS := float64(p.WindowEndNs-p.WindowStartNs) / 1e9
+	p.WindowDurationS = Num(durS)
+	if durS <= 0 {
+		p.WindowDurationS = Num(math.NaN())
+	}
+
+	p.OutputTokensPerTurnTotal = int64(a.outTokens)
+	p.E2ETurnTimeSecondsTotal = Num(float64(a.turnTimeNs) / 1e9)
+	p.SystemTPS = Num(a.outTokens / float64(p.WindowDurationS))
+	p.E2EAvgInteractivity = div(a.outTokens, float64(a.turnTimeNs)/1e9)
+
+	p.TTFTP50Ms, p.TTFTP90Ms, p.TTFTP99Ms = Num(a.ttft.P(50)), Num(a.ttft.P(90)), Num(a.ttft.P(99))
+	p.TPOTP50Ms, p.TPOTP90Ms, p.TPOTP99Ms = Num(a.tpot.P(50)), Num(a.tpot.P(90)), Num(a.tpot.P(99))
+	p.ITLP50Ms, p.ITLP90Ms, p.ITLP99Ms = Num(a.itl.P(50)), Num(a.itl.P(90)), Num(a.itl.P(99))
+	p.LatencyP50Ms, p.LatencyP90Ms, p.LatencyP99Ms = Num(a.lat.P(50)), Num(a.lat.P(90)), Num(a.lat.P(99))
+	p.TPSPerUser = div(1000, float64(p.TPOTP90Ms))
+	p.ClientLagP99Ms = Num(a.lag.P(99))
+	p.ISL = a.islS.Stats(histogramBins)
+	p.OSL = a.oslS.Stats(histogramBins)
+	p.OSLFullRun = a.oslAll.Stats(histogramBins)
+	p.PrefixCacheHitRatio = Num(math.NaN())
+	if a.prompt > 0 {
+		p.PrefixCacheHitRatio = Num(float64(a.cached) / float64(a.prompt))
+	}
+
+	for _, t := range a.trajs {
+		active := float64(t.lastDoneNs-t.startNs-t.delayNs) / 1e9
+		if t.seen && t.ok && t.tracked && t.startNs != math.MaxInt64 && active > 0 {
+			a.rate.Add(t.tokens / active)
+		}
+	}
+	p.ProgressRate = a.rate.Stats(histogramBins)
+
+	switch {
+	case a.tok != nil:
+		p.TokenSource = "tokenizer:" + a.tok.Name()
+	case a.tokenSourceUsage:
+		p.TokenSource = "server_usage"
+	default:
+		p.TokenSource = "none"
+	}
+	switch {
+	case a.islTokens && !a.islUsage:
+		p.ISLSource = "tokenizer"
+	case a.islTokens:
+		p.ISLSource = "tokenizer+server_usage"
+	case a.islUsage:
+		p.ISLSource = "server_usage"
+	default:
+		p.ISLSource = "none"
+	}
+	p.Unofficial = a.tok == nil || p.ISLSource != "tokenizer"
+	p.Summary = a.summary()
+	return p, nil
+}
+
+func div(a, b float64) Num {
+	if b == 0 || math.IsNaN(b) {
+		return Num(math.NaN())
+	}
+	return Num(a / b)
+}
+
+// nsStats converts a millisecond series into a nanosecond summary, or {} when empty.
+func nsStats(s *Series) any {
+	ns := Series{}
+	for _, v := range s.Sorted() {
+		ns.Add(v * 1e6)
+	}
+	return statsOrEmpty(ns.Stats(histogramBins))
+}
+
+func statsOrEmpty(st *Stats) any {
+	if st == nil {
+		return struct{}{}
+	}
+	return st
+}
+
+func (a *Accumulator) summary() *ResultSummary {
+	p := &a.p
+	durNs := p.WindowEndNs - p.WindowStartNs
+	durS := float64(durNs) / 1e9
+	return &ResultSummary{
+		Version:                  schemas.ToolVersion,
+		NSamplesIssued:           p.Issued,
+		NSamplesCompleted:        p.Completed,
+		NSamplesFailed:           p.Failed,
+		DurationNs:               durNs,
+		State:                    a.m.State,
+		Complete:                 a.m.State == schemas.RunComplete,
+		TTFT:                     nsStats(&a.ttft),
+		TPOT:                     nsStats(&a.tpot),
+		Latency:                  nsStats(&a.lat),
+		OutputSequenceLengths:    statsOrEmpty(p.OSL),
+		InputSequenceLengths:     statsOrEmpty(p.ISL),
+		QPS:                      div(float64(p.Completed), durS),
+		TPS:                      div(a.outTokens, durS),
+		E2EAvgInteractivity:      p.E2EAvgInteractivity,
+		OutputTokensPerTurnTotal: p.OutputTokensPerTurnTotal,
+		E2ETurnTimeSecondsTotal:  p.E2ETurnTimeSecondsTotal,
+		OutputSequenceLengthsAll: statsOrEmpty(p.OSLFullRun),
+		TokenSource:              p.TokenSource,
+		Unofficial:               p.Unofficial,
+	}
+}

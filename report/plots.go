@@ -1,0 +1,524 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Figure is one rendered plot, in PNG and SVG.
+type Figure struct {
+	// Name is the file stem (plots/<Name>.png, .svg) and the SVG element's id.
+	Name    string
+	Title   string
+	Caption string
+	PNG     []byte
+	SVG     []byte
+}
+
+const (
+	figW = 8 * vg.Inch
+	figH = 5 * vg.Inch
+	dpi  = 110
+)
+
+// regionColor is the colour of a region's points and bands.
+func regionColor(region string) color.RGBA {
+	switch region {
+	case score.RegionLowLatency:
+		return color.RGBA{R: 0x6a, G: 0x3d, B: 0x9a, A: 0xff}
+	case score.RegionLow:
+		return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+	case score.RegionMedium:
+		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	case score.RegionHigh:
+		return color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}
+	case score.RegionMargin:
+		return color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff}
+	}
+	return color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+}
+
+// systemColor is the colour of the i-th system's curve.
+func systemColor(i int) color.RGBA {
+	cs := []color.RGBA{
+		{R: 0x22, G: 0x22, B: 0x22, A: 0xff},
+		{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
+		{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
+		{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+	}
+	return cs[i%len(cs)]
+}
+
+func domainColor(d string) color.RGBA {
+	if d == schemas.DomainWorkflow {
+		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	}
+	return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+}
+
+func withAlpha(c color.RGBA, a uint8) color.NRGBA {
+	return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a}
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font.Size = 14
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.X.Label.TextStyle.Font.Size = 12
+	p.Y.Label.TextStyle.Font.Size = 12
+	p.Legend.Top = true
+	p.Legend.TextStyle.Font.Size = 10
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// render draws p as PNG and SVG.
+func render(name, title, caption string, p *plot.Plot) (Figure, error) {
+	f := Figure{Name: name, Title: title, Caption: caption}
+	img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(figW, figH), vgimg.UseDPI(dpi),
+		vgimg.UseBackgroundColor(color.White))}
+	p.Draw(draw.New(img))
+	var b bytes.Buffer
+	if _, err := img.WriteTo(&b); err != nil {
+		return f, fmt.Errorf("render %s png: %w", name, err)
+	}
+	f.PNG = bytes.Clone(b.Bytes())
+	b.Reset()
+	svg := vgsvg.NewWith(vgsvg.UseWH(figW, figH))
+	p.Draw(draw.New(svg))
+	if _, err := svg.WriteTo(&b); err != nil {
+		return f, fmt.Errorf("render %s svg: %w", name, err)
+	}
+	f.SVG = bytes.Clone(b.Bytes())
+	return f, nil
+}
+
+// stepXY returns a system's Pareto points ordered by e2e_avg_interactivity, the
+// order in which the step curve is drawn (pre-step: on (x_i, x_i+1] the curve holds
+// y_i+1, the value of the next lower concurrency when interactivity falls with
+// load); points without both values are left out.
+func stepXY(pts []*Point) plotter.XYs {
+	var xy plotter.XYs
+	for _, p := range pts {
+		if p.E2EAvgInteractivity.Valid() && p.SystemTPS.Valid() {
+			xy = append(xy, plotter.XY{X: float64(p.E2EAvgInteractivity), Y: float64(p.SystemTPS)})
+		}
+	}
+	slices.SortFunc(xy, func(a, b plotter.XY) int {
+		if a.X != b.X {
+			return cmpFloat(a.X, b.X)
+		}
+		return cmpFloat(b.Y, a.Y)
+	})
+	return xy
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// ParetoPlot draws the agentic Pareto view: system_tps against
+// e2e_avg_interactivity as a step function per system (§5.2), points labelled by
+// concurrency and coloured by region.
+func ParetoPlot(systems []*System) (Figure, error) {
+	p := newPlot("Agentic Pareto curve (official step function, §5.2)",
+		"e2e_avg_interactivity (output tokens/s per turn)", "system_tps (output tokens/s)")
+	p.Legend.Left = false
+	seenRegion := map[string]bool{}
+	for i, s := range systems {
+		xy := stepXY(s.Points)
+		if len(xy) == 0 {
+			continue
+		}
+		line, err := plotter.NewLine(xy)
+		if err != nil {
+			return Figure{}, err
+		}
+		line.StepStyle = plotter.PreStep
+		line.Color = systemColor(i)
+		line.Width = vg.Points(1.8)
+		p.Add(line)
+		if len(systems) > 1 {
+			p.Legend.Add("step curve: "+s.Name, line)
+		} else {
+			p.Legend.Add("step curve", line)
+		}
+		var labels plotter.XYLabels
+		for _, pt := range s.Points {
+			if !pt.E2EAvgInteractivity.Valid() || !pt.SystemTPS.Valid() {
+				continue
+			}
+			sc, err := plotter.NewScatter(plotter.XYs{{X: float64(pt.E2EAvgInteractivity), Y: float64(pt.SystemTPS)}})
+			if err != nil {
+				return Figure{}, err
+			}
+			sc.GlyphStyle.Color = regionColor(pt.Region)
+			sc.GlyphStyle.Radius = vg.Points(4.5)
+			sc.GlyphStyle.Shape = glyphFor(i)
+			p.Add(sc)
+			if !seenRegion[pt.Region] {
+				seenRegion[pt.Region] = true
+				name := pt.Region
+				if name == "" {
+					name = "outside every region"
+				}
+				p.Legend.Add(name, sc)
+			}
+			labels.XYs = append(labels.XYs, plotter.XY{X: float64(pt.E2EAvgInteractivity), Y: float64(pt.SystemTPS)})
+			labels.Labels = append(labels.Labels, "c="+strconv.Itoa(pt.Concurrency))
+		}
+		if len(labels.XYs) > 0 {
+			l, err := plotter.NewLabels(labels)
+			if err != nil {
+				return Figure{}, err
+			}
+			for j := range l.TextStyle {
+				l.TextStyle[j].Font.Size = 9
+				l.TextStyle[j].Color = systemColor(i)
+				l.TextStyle[j].XAlign = draw.XLeft
+				l.TextStyle[j].YAlign = draw.YBottom
+			}
+			l.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
+			p.Add(l)
+		}
+	}
+	padAxes(p)
+	return render("pareto", "Agentic Pareto curve",
+		"system_tps (y) against e2e_avg_interactivity (x). The line is the official step function: going up in "+
+			"concurrency (right to left), the curve holds the last measured throughput until the next point, so it never "+
+			"shows a throughput at an interactivity that was not measured (no interpolation, no dominance filtering). "+
+			"Points are labelled by concurrency and coloured by region.", p)
+}
+
+func glyphFor(i int) draw.GlyphDrawer {
+	switch i % 3 {
+	case 1:
+		return draw.BoxGlyph{}
+	case 2:
+		return draw.TriangleGlyph{}
+	}
+	return draw.CircleGlyph{}
+}
+
+// padAxes widens the axes by 8% so labels and glyphs at the edges stay inside.
+func padAxes(p *plot.Plot) {
+	dx := (p.X.Max - p.X.Min) * 0.08
+	dy := (p.Y.Max - p.Y.Min) * 0.08
+	if dx == 0 {
+		dx = math.Max(1, math.Abs(p.X.Max)*0.1)
+	}
+	if dy == 0 {
+		dy = math.Max(1, math.Abs(p.Y.Max)*0.1)
+	}
+	p.X.Min -= dx
+	p.X.Max += dx * 1.5
+	p.Y.Min = math.Max(0, p.Y.Min-dy)
+	p.Y.Max += dy
+}
+
+// log2Ticks labels powers of two.
+func log2Ticks(lo, hi float64) []plot.Tick {
+	var ts []plot.Tick
+	for v := 1.0; v <= hi*2; v *= 2 {
+		if v >= lo/2 && v <= hi*1.01 {
+			ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+		}
+	}
+	return ts
+}
+
+// ConcurrencyPlot draws one metric against concurrency on a log-2 axis, with the
+// regions shaded.
+func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*Point) Num) (Figure, error) {
+	p := newPlot(metric+" against concurrency", "concurrency (active trajectories, log2 scale)", metric+" ("+unit+")")
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.TickerFunc(log2Ticks)
+	var ymax float64
+	cmin, cmax := math.Inf(1), 0.0
+	for _, s := range systems {
+		for _, pt := range s.Points {
+			if v := value(pt); v.Valid() {
+				ymax = math.Max(ymax, float64(v))
+			}
+			cmin = math.Min(cmin, float64(pt.Concurrency))
+			cmax = math.Max(cmax, float64(pt.Concurrency))
+		}
+	}
+	if ymax == 0 {
+		ymax = 1
+	}
+	ytop := ymax * 1.15
+	if len(systems) > 0 && systems[0].Regions != nil {
+		rs := systems[0].Regions
+		for _, nr := range rs.Named() {
+			if nr.Range.Empty() {
+				continue
+			}
+			lo := math.Max(0.5, float64(nr.Range.Start)-0.5)
+			hi := float64(nr.Range.End) + 0.5
+			if hi < cmin/1.5 || lo > cmax*1.5 {
+				continue
+			}
+			lo, hi = math.Max(lo, cmin/1.4), math.Min(hi, cmax*1.4)
+			poly, err := plotter.NewPolygon(plotter.XYs{{X: lo, Y: 0}, {X: hi, Y: 0}, {X: hi, Y: ytop}, {X: lo, Y: ytop}})
+			if err != nil {
+				return Figure{}, err
+			}
+			poly.Color = withAlpha(regionColor(nr.Name), 0x28)
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+			p.Legend.Add(nr.Name+" "+nr.Range.String(), poly)
+		}
+	}
+	for i, s := range systems {
+		var xy plotter.XYs
+		pts := slices.Clone(s.Points)
+		slices.SortFunc(pts, func(a, b *Point) int { return a.Concurrency - b.Concurrency })
+		for _, pt := range pts {
+			if v := value(pt); v.Valid() && pt.Concurrency > 0 {
+				xy = append(xy, plotter.XY{X: float64(pt.Concurrency), Y: float64(v)})
+			}
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		line, pts2, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return Figure{}, err
+		}
+		line.StepStyle = plotter.PostStep
+		line.Color = systemColor(i)
+		line.Width = vg.Points(1.5)
+		pts2.Color = systemColor(i)
+		pts2.Shape = glyphFor(i)
+		pts2.Radius = vg.Points(3.5)
+		p.Add(line, pts2)
+		p.Legend.Add(s.Name+" (step)", line, pts2)
+	}
+	p.X.Min, p.X.Max = cmin/1.4, cmax*1.4
+	if cmin > cmax {
+		p.X.Min, p.X.Max = 0.5, 2
+	}
+	p.Y.Min, p.Y.Max = 0, ytop
+	return render(name, metric+" against concurrency",
+		metric+" per point against concurrency (log2 axis), held as a step between measured points; shaded bands are the §5.5 regions.", p)
+}
+
+// ContextGrowthPlot draws ISL against client-turn index per domain: the median and
+// a P10-P90 band over all completed window turns of all points.
+func ContextGrowthPlot(systems []*System) (Figure, error) {
+	p := newPlot("Context growth: ISL by turn", "client turn index (0-based)", "ISL (input tokens)")
+	byDomain := map[string]map[int]*Series{}
+	for _, s := range systems[:1] {
+		for _, pt := range s.Points {
+			for _, t := range pt.Samples {
+				if math.IsNaN(t.ISL) {
+					continue
+				}
+				m := byDomain[t.Domain]
+				if m == nil {
+					m = map[int]*Series{}
+					byDomain[t.Domain] = m
+				}
+				if m[t.ClientIndex] == nil {
+					m[t.ClientIndex] = &Series{}
+				}
+				m[t.ClientIndex].Add(t.ISL)
+			}
+		}
+	}
+	domains := make([]string, 0, len(byDomain))
+	for d := range byDomain {
+		domains = append(domains, d)
+	}
+	slices.Sort(domains)
+	for _, d := range domains {
+		m := byDomain[d]
+		idx := make([]int, 0, len(m))
+		for i := range m {
+			idx = append(idx, i)
+		}
+		slices.Sort(idx)
+		var med, lo, hi plotter.XYs
+		for _, i := range idx {
+			s := m[i]
+			med = append(med, plotter.XY{X: float64(i), Y: s.P(50)})
+			lo = append(lo, plotter.XY{X: float64(i), Y: s.P(10)})
+			hi = append(hi, plotter.XY{X: float64(i), Y: s.P(90)})
+		}
+		band := slices.Clone(lo)
+		for j := len(hi) - 1; j >= 0; j-- {
+			band = append(band, hi[j])
+		}
+		if len(band) >= 3 {
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return Figure{}, err
+			}
+			poly.Color = withAlpha(domainColor(d), 0x40)
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+			p.Legend.Add(d+" P10-P90", poly)
+		}
+		line, err := plotter.NewLine(med)
+		if err != nil {
+			return Figure{}, err
+		}
+		line.Color = domainColor(d)
+		line.Width = vg.Points(2)
+		p.Add(line)
+		p.Legend.Add(d+" median", line)
+	}
+	if len(domains) == 0 {
+		p.Title.Text += " (no ISL counts)"
+	}
+	p.Legend.Left = true
+	return render("context_growth", "Context growth",
+		"Input tokens per request against the client turn's position in its trajectory, per domain: median and P10-P90 band over the completed window turns of all points.", p)
+}
+
+// TTFTvsISLPlot scatters TTFT against ISL per domain over all points.
+func TTFTvsISLPlot(systems []*System) (Figure, error) {
+	p := newPlot("TTFT against ISL", "ISL (input tokens)", "TTFT (ms)")
+	byDomain := map[string]plotter.XYs{}
+	for _, s := range systems[:1] {
+		for _, pt := range s.Points {
+			for _, t := range pt.Samples {
+				if math.IsNaN(t.ISL) || math.IsNaN(t.TTFTMs) {
+					continue
+				}
+				byDomain[t.Domain] = append(byDomain[t.Domain], plotter.XY{X: t.ISL, Y: t.TTFTMs})
+			}
+		}
+	}
+	domains := make([]string, 0, len(byDomain))
+	for d := range byDomain {
+		domains = append(domains, d)
+	}
+	slices.Sort(domains)
+	const maxPoints = 4000
+	for _, d := range domains {
+		xy := byDomain[d]
+		if len(xy) > maxPoints { // keep the SVG small: every k-th sample
+			k := (len(xy) + maxPoints - 1) / maxPoints
+			var thin plotter.XYs
+			for i := 0; i < len(xy); i += k {
+				thin = append(thin, xy[i])
+			}
+			xy = thin
+		}
+		sc, err := plotter.NewScatter(xy)
+		if err != nil {
+			return Figure{}, err
+		}
+		sc.GlyphStyle.Color = withAlpha(domainColor(d), 0x90)
+		sc.GlyphStyle.Radius = vg.Points(1.8)
+		p.Add(sc)
+		p.Legend.Add(d, sc)
+	}
+	if len(domains) == 0 {
+		p.Title.Text += " (no samples)"
+	}
+	p.Legend.Left = true
+	return render("ttft_vs_isl", "TTFT against ISL",
+		"Time to first token against input tokens of every completed window turn, all concurrencies together, per domain.", p)
+}
+
+// OSLHistogramPlot draws the full-run per-turn OSL histogram with the ruleset's
+// window for the per-turn mean marked, and each point's mean.
+func OSLHistogramPlot(systems []*System, window *[2]float64, ruleset string) (Figure, error) {
+	p := newPlot("Output tokens per turn (full run)", "OSL (output tokens per turn)", "turns")
+	var vals plotter.Values
+	var means []float64
+	for _, s := range systems[:1] {
+		for _, pt := range s.Points {
+			if pt.OSLFullRun != nil {
+				means = append(means, pt.OSLFullRun.Avg)
+			}
+			for _, t := range pt.Samples {
+				if !math.IsNaN(t.OSL) {
+					vals = append(vals, t.OSL)
+				}
+			}
+		}
+	}
+	var top float64 = 1
+	if len(vals) > 0 {
+		h, err := plotter.NewHist(vals, 40)
+		if err != nil {
+			return Figure{}, err
+		}
+		h.FillColor = withAlpha(systemColor(0), 0x50)
+		h.LineStyle.Width = vg.Points(0.5)
+		p.Add(h)
+		p.Legend.Add("completed window turns", h)
+		for _, b := range h.Bins {
+			top = math.Max(top, b.Weight)
+		}
+	} else {
+		p.Title.Text += " (no token counts)"
+	}
+	top *= 1.1
+	vline := func(x float64, c color.Color, dashed bool, label string) error {
+		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
+		if err != nil {
+			return err
+		}
+		l.Color = c
+		l.Width = vg.Points(1.5)
+		if dashed {
+			l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+		}
+		p.Add(l)
+		if label != "" {
+			p.Legend.Add(label, l)
+		}
+		return nil
+	}
+	if window != nil {
+		red := color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}
+		lbl := fmt.Sprintf("OSL mean window [%g, %g]", window[0], window[1])
+		if ruleset != "" {
+			lbl += " (" + ruleset + ")"
+		}
+		if err := vline(window[0], red, false, lbl); err != nil {
+			return Figure{}, err
+		}
+		if err := vline(window[1], red, false, ""); err != nil {
+			return Figure{}, err
+		}
+	}
+	for i, m := range means {
+		lbl := ""
+		if i == 0 {
+			lbl = "per-point full-run mean"
+		}
+		if err := vline(m, color.RGBA{R: 0x22, G: 0x22, B: 0x22, A: 0xff}, true, lbl); err != nil {
+			return Figure{}, err
+		}
+	}
+	p.Y.Min = 0
+	return render("osl_histogram", "OSL histogram",
+		"Output tokens per completed turn over the window turns of all points; solid red lines: the ruleset's inclusive window for the per-turn mean (over all completed turns of a run); dashed: each point's full-run mean.", p)
+}

@@ -1,0 +1,314 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/atomicfile"
+)
+
+// Output files of a report folder.
+const (
+	HTMLFile          = "report.html"
+	SummaryFile       = "summary.md"
+	PointsFile        = "points.json"
+	ResultSummaryFile = "result_summary.json"
+	PointYAMLFile     = "point.yaml"
+	PlotsDir          = "plots"
+	PointsDir         = "points"
+)
+
+// Options configure a report.
+type Options struct {
+	// Out is the folder the report is written to (created when absent).
+	Out string
+	// Runs are run directories or sweep directories (with c<N>/ run folders),
+	// drawn together as one system.
+	Runs []string
+	// Compare, when set, holds two or more run or sweep directories, each drawn as
+	// its own system; Runs must then be empty.
+	Compare []string
+	// CMax is the declared maximum supported concurrency; 0 means the highest point.
+	CMax int
+	// Ruleset names the ruleset whose OSL window the histogram marks when no run has
+	// scores; it is only a label here (the windows come from scores.json).
+	Ruleset string
+	// OSLWindow is the ruleset's OSL window, when the caller knows it.
+	OSLWindow *[2]float64
+	// TokenizerDir is a reference tokenizer folder loaded with tokens.Load when
+	// Tokenizer is nil; "" means none.
+	TokenizerDir string
+	// Tokenizer counts output tokens officially; nil uses server usage (unofficial).
+	Tokenizer TokenCounter
+	// ISL counts input tokens officially; nil uses server usage (unofficial).
+	ISL ISLCounter
+	// Log receives one line per point read; nil discards.
+	Log io.Writer
+}
+
+// Report is everything a report shows.
+type Report struct {
+	Systems []*System
+	Figures []Figure
+	Notes   []Note
+	Options Options
+}
+
+// Build reads the runs, computes the points, checks and plots, and writes the
+// report folder: report.html, summary.md, points.json, plots/*.png|svg and
+// points/[<system>/]c<N>/{result_summary.json,point.yaml}.
+func Build(ctx context.Context, o Options) (*Report, error) {
+	if o.Out == "" {
+		return nil, fmt.Errorf("report: no output folder")
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Tokenizer == nil && o.TokenizerDir != "" {
+		tk, err := tokens.Load(o.TokenizerDir)
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		o.Tokenizer = tk
+	}
+	groups, err := systemsOf(o)
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Options: o, Notes: Notes()}
+	for _, g := range groups {
+		dirs, err := RunDirs(g.args)
+		if err != nil {
+			return nil, err
+		}
+		var pts []*Point
+		for _, d := range dirs {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			p, err := LoadPoint(d, o.Tokenizer, o.ISL)
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %.1f\n",
+				d, p.Concurrency, p.Issued, float64(p.SystemTPS))
+			pts = append(pts, p)
+		}
+		s := NewSystem(g.name, pts, o.CMax)
+		if s.OSLWindow == nil && o.OSLWindow != nil {
+			s.OSLWindow, s.Ruleset = o.OSLWindow, o.Ruleset
+		}
+		r.Systems = append(r.Systems, s)
+	}
+	if r.Figures, err = Figures(r.Systems); err != nil {
+		return nil, err
+	}
+	if err := r.Write(o.Out); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+type group struct {
+	name string
+	args []string
+}
+
+func systemsOf(o Options) ([]group, error) {
+	switch {
+	case len(o.Compare) > 0 && len(o.Runs) > 0:
+		return nil, fmt.Errorf("report: give run directories or --compare, not both")
+	case len(o.Compare) == 1:
+		return nil, fmt.Errorf("report: --compare needs at least two systems")
+	case len(o.Compare) > 1:
+		var gs []group
+		seen := map[string]int{}
+		for _, c := range o.Compare {
+			name := filepath.Base(filepath.Clean(c))
+			seen[name]++
+			if seen[name] > 1 {
+				name = fmt.Sprintf("%s (%d)", name, seen[name])
+			}
+			gs = append(gs, group{name: name, args: []string{c}})
+		}
+		return gs, nil
+	case len(o.Runs) == 0:
+		return nil, fmt.Errorf("report: no run or sweep directory given")
+	}
+	name := filepath.Base(filepath.Clean(o.Runs[0]))
+	if len(o.Runs) > 1 {
+		name = "runs"
+	}
+	return []group{{name: name, args: o.Runs}}, nil
+}
+
+// Figures renders every plot of the report.
+func Figures(systems []*System) ([]Figure, error) {
+	var figs []Figure
+	add := func(f Figure, err error) error {
+		if err != nil {
+			return err
+		}
+		figs = append(figs, f)
+		return nil
+	}
+	if err := add(ParetoPlot(systems)); err != nil {
+		return nil, err
+	}
+	for _, c := range []struct {
+		name, metric, unit string
+		v                  func(*Point) Num
+	}{
+		{"system_tps", "system_tps", "output tokens/s", func(p *Point) Num { return p.SystemTPS }},
+		{"ttft_p90", "ttft_p90_ms", "ms", func(p *Point) Num { return p.TTFTP90Ms }},
+		{"tps_per_user", "tps_per_user", "tokens/s = 1000 / TPOT P90 ms", func(p *Point) Num { return p.TPSPerUser }},
+	} {
+		if err := add(ConcurrencyPlot(systems, c.name, c.metric, c.unit, c.v)); err != nil {
+			return nil, err
+		}
+	}
+	if len(systems) == 0 {
+		return figs, nil
+	}
+	if err := add(ContextGrowthPlot(systems)); err != nil {
+		return nil, err
+	}
+	if err := add(TTFTvsISLPlot(systems)); err != nil {
+		return nil, err
+	}
+	if err := add(OSLHistogramPlot(systems, systems[0].OSLWindow, systems[0].Ruleset)); err != nil {
+		return nil, err
+	}
+	return figs, nil
+}
+
+// pointDir is a point's folder inside the report.
+func (r *Report) pointDir(s *System, p *Point) string {
+	d := filepath.Join(PointsDir, fmt.Sprintf("c%d", p.Concurrency))
+	if len(r.Systems) > 1 {
+		d = filepath.Join(PointsDir, safeName(s.Name), fmt.Sprintf("c%d", p.Concurrency))
+	}
+	return d
+}
+
+// safeName keeps letters, digits, '-', '_' and '.' of a name for a folder name.
+func safeName(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	if b.Len() == 0 || strings.Trim(b.String(), ".") == "" {
+		return "system"
+	}
+	return b.String()
+}
+
+func writeJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", path, err)
+	}
+	return atomicfile.WriteBytes(path, append(b, '\n'))
+}
+
+// Write writes the report folder.
+func (r *Report) Write(out string) error {
+	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
+		return fmt.Errorf("create report folder %q: %w", out, err)
+	}
+	var all []*Point
+	for _, s := range r.Systems {
+		all = append(all, s.Points...)
+		for i, p := range s.Points {
+			dir := filepath.Join(out, r.pointDir(s, p))
+			if i > 0 && s.Points[i-1].Concurrency == p.Concurrency {
+				dir += fmt.Sprintf("_%d", i)
+			}
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return fmt.Errorf("create point folder %q: %w", dir, err)
+			}
+			if err := writeJSON(filepath.Join(dir, ResultSummaryFile), p.Summary); err != nil {
+				return err
+			}
+			if err := atomicfile.WriteBytes(filepath.Join(dir, PointYAMLFile), PointYAML(s, p)); err != nil {
+				return err
+			}
+		}
+	}
+	if all == nil {
+		all = []*Point{}
+	}
+	if err := writeJSON(filepath.Join(out, PointsFile), all); err != nil {
+		return err
+	}
+	for _, f := range r.Figures {
+		if err := atomicfile.WriteBytes(filepath.Join(out, PlotsDir, f.Name+".png"), f.PNG); err != nil {
+			return err
+		}
+		if err := atomicfile.WriteBytes(filepath.Join(out, PlotsDir, f.Name+".svg"), f.SVG); err != nil {
+			return err
+		}
+	}
+	var html bytes.Buffer
+	if err := r.HTML(&html); err != nil {
+		return err
+	}
+	if err := atomicfile.WriteBytes(filepath.Join(out, HTMLFile), html.Bytes()); err != nil {
+		return err
+	}
+	var md bytes.Buffer
+	if err := r.Markdown(&md); err != nil {
+		return err
+	}
+	return atomicfile.WriteBytes(filepath.Join(out, SummaryFile), md.Bytes())
+}
+
+// Verdict tells whether every check of every system passed.
+func (r *Report) Verdict() bool {
+	for _, s := range r.Systems {
+		for _, c := range s.Checks {
+			if !c.Pass() {
+				return false
+			}
+		}
+	}
+	return len(r.Systems) > 0
+}
+
+// Note names a metric or rule the rules leave open and how the report treats it.
+type Note struct {
+	Topic     string `json:"topic"`
+	Treatment string `json:"treatment"`
+}
+
+// Notes lists the ambiguities of the rules and how this report resolves them.
+func Notes() []Note {
+	return []Note{
+		{"Turn time", "The rules time a turn from request to response completion on the server. A client cannot observe server-side times, so turn time here is issue to completion as seen by the client (it includes network and queueing in the client's HTTP stack, and excludes the inter-turn delay)."},
+		{"Performance window start", "Window start is the run's start (run clock 0; agentrace has no warmup phase). The window ends at the last completion of a turn issued inside it (failed turns included)."},
+		{"Tracked turns", "A turn counts when it was issued before the window closed (in_window). Aborted turns (never sent after an earlier failure) count in counts by status but not as issued."},
+		{"TTFT, TPOT, latency samples", "Taken from completed (status ok) window turns only. TPOT needs streaming; samples <= 0 or non-finite are dropped."},
+		{"TPOT without a tokenizer", "Without --tokenizer the suffix after the first output-bearing chunk is counted as server completion_tokens - 1 (the first chunk taken as one token): unofficial."},
+		{"ITL", "Inter-token latency is per chunk: the gaps between consecutive output-bearing chunk arrivals (a chunk may carry several tokens); the rules do not define ITL."},
+		{"Token counts", "With --tokenizer, OSL and TPOT tokens come from the reference tokenizer; ISL comes from it only when the caller supplies an ISL counter. Otherwise server usage is used and the point is marked unofficial."},
+		{"Per-trajectory progress rate", "Output tokens of a trajectory / (its end-to-end time - its total delay), end-to-end running from its first turn's start (scheduled time minus its delay) to its last completion. Only trajectories all of whose turns were issued in the window and completed are included."},
+		{"Pareto step direction", "§5.2 says each point is a step at its concurrency and the curve holds the last measured value between points, but not which way a step goes in the throughput-interactivity plane. Here, going up in concurrency, the curve holds the previous point's throughput until the next point's interactivity (on (x_i, x_i+1] it shows y_i+1): it never shows a throughput at an interactivity that was not measured. Against concurrency, each value holds from its concurrency up to the next point. No frontier filtering or interpolation is drawn."},
+		{"Regions when empty", "Rounding can leave a region empty (start > end); it is reported as empty, and coverage of an empty region then fails, since the rules do not resolve it."},
+		{"Coverage count", "The 7-point minimum counts points inside the four regions; margin points are flagged and not counted."},
+		{"Minimum duration", "§6 asks 600 s (ultra-low) or 1200 s (others) but does not say how it applies to agentic points: shown as information, never failing."},
+		{"Prefix-cache hit ratio", "sum(cached_tokens) / sum(prompt_tokens) over completed window turns whose server reported both; absent (null) otherwise. Server-reported, not a rules metric."},
+		{"Client lag", "issued - scheduled over window turns: how late the client sent a turn that was due. A large P99 means the client, not the server, limited the load."},
+	}
+}

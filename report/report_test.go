@@ -1,0 +1,406 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+	"gonum.org/v1/plot/cmpimg"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func defaultFake() fakeOpts {
+	return fakeOpts{datasetSize: 16, seed: 7, model: "Qwen/Qwen3.6-35B-A3B", convPrefix: "django__django-"}
+}
+
+func buildFake(t *testing.T, o Options) (*Report, string) {
+	t.Helper()
+	if o.Out == "" {
+		o.Out = filepath.Join(t.TempDir(), "out")
+	}
+	r, err := Build(context.Background(), o)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	return r, o.Out
+}
+
+func TestBuildSweep(t *testing.T) {
+	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
+	r, out := buildFake(t, Options{Runs: []string{sweep}})
+	if len(r.Systems) != 1 || len(r.Systems[0].Points) != 8 {
+		t.Fatalf("systems = %d, points = %d", len(r.Systems), len(r.Systems[0].Points))
+	}
+	s := r.Systems[0]
+	if s.CMin != 1 || s.CMax != 128 || s.Regions == nil {
+		t.Fatalf("C_min %d C_max %d regions %v (%s)", s.CMin, s.CMax, s.Regions, s.RegionsErr)
+	}
+	wantRegion := map[int]string{1: score.RegionLowLatency, 2: score.RegionLow, 4: score.RegionLow,
+		8: score.RegionMedium, 16: score.RegionMedium, 32: score.RegionHigh, 64: score.RegionHigh, 128: score.RegionHigh}
+	for _, p := range s.Points {
+		if p.Region != wantRegion[p.Concurrency] {
+			t.Errorf("c=%d region %q, want %q", p.Concurrency, p.Region, wantRegion[p.Concurrency])
+		}
+		if !p.SystemTPS.Valid() || !p.E2EAvgInteractivity.Valid() || !p.TPSPerUser.Valid() {
+			t.Errorf("c=%d has missing headline metrics: %+v", p.Concurrency, p)
+		}
+	}
+	// Throughput grows and interactivity falls with load in the fake server.
+	if !(s.Points[7].SystemTPS > s.Points[0].SystemTPS && s.Points[7].E2EAvgInteractivity < s.Points[0].E2EAvgInteractivity) {
+		t.Errorf("fake sweep has no trade-off: c=1 %v/%v, c=128 %v/%v", s.Points[0].SystemTPS, s.Points[0].E2EAvgInteractivity,
+			s.Points[7].SystemTPS, s.Points[7].E2EAvgInteractivity)
+	}
+	status := map[string]string{}
+	for _, c := range s.Checks {
+		status[c.Name] = c.Status
+	}
+	for name, want := range map[string]string{
+		"at least 7 points": CheckPass, "at most 32 points": CheckPass, "C_max and C_min within bounds": CheckPass,
+		"one point per region": CheckPass, "trajectory budget a multiple of the dataset size": CheckPass,
+		"official dataset size (613)": CheckFail, "official settings": CheckPass, "metric consistency within 1%": CheckPass,
+		"runs complete": CheckPass, "accuracy gates": CheckFail, "official token counts": CheckFail,
+	} {
+		if status[name] != want {
+			t.Errorf("check %q = %q, want %q (%+v)", name, status[name], want, s.Checks)
+		}
+	}
+
+	// Files.
+	for _, f := range []string{HTMLFile, SummaryFile, PointsFile, "plots/pareto.png", "plots/pareto.svg",
+		"plots/system_tps.png", "plots/ttft_p90.svg", "plots/tps_per_user.png", "plots/context_growth.png",
+		"plots/ttft_vs_isl.svg", "plots/osl_histogram.png", "points/c1/result_summary.json", "points/c128/point.yaml"} {
+		if st, err := os.Stat(filepath.Join(out, f)); err != nil || st.Size() == 0 {
+			t.Errorf("output %s: %v", f, err)
+		}
+	}
+	// points.json field names.
+	b, err := os.ReadFile(filepath.Join(out, PointsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pts []map[string]any
+	if err := json.Unmarshal(b, &pts); err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 8 {
+		t.Fatalf("points.json has %d points", len(pts))
+	}
+	for _, k := range []string{"concurrency", "system_tps", "e2e_avg_interactivity", "output_tokens_per_turn_total",
+		"e2e_turn_time_seconds_total", "tps_per_user", "ttft_p90_ms", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms",
+		"tpot_p90_ms", "tpot_p99_ms", "itl_p50_ms", "itl_p90_ms", "itl_p99_ms", "latency_p50_ms", "latency_p90_ms",
+		"latency_p99_ms", "isl", "osl", "osl_full_run", "progress_rate_tokens_per_s", "prefix_cache_hit_ratio",
+		"client_lag_p99_ms", "counts", "window_counts", "window_start_ns", "window_end_ns", "window_duration_s",
+		"turns_excluded_by_window", "region", "token_source", "unofficial"} {
+		if _, ok := pts[3][k]; !ok {
+			t.Errorf("points.json lacks %q", k)
+		}
+	}
+	y, err := os.ReadFile(filepath.Join(out, "points/c8/point.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"concurrency: 8\n", "region: med_concurrency", "max_supported_concurrency: 128\n",
+		"model_name: \"Qwen/Qwen3.6-35B-A3B\"\n", "runtime_settings:\n", "warmup:\n", "division: TODO", "dataset_type: agentic"} {
+		if !strings.Contains(string(y), want) {
+			t.Errorf("point.yaml lacks %q:\n%s", want, y)
+		}
+	}
+	y16, _ := os.ReadFile(filepath.Join(out, "points/c16/point.yaml"))
+	if !strings.Contains(string(y16), "region: submitters_choice") {
+		t.Errorf("second medium point should be the submitter's choice:\n%s", y16)
+	}
+	html, _ := os.ReadFile(filepath.Join(out, HTMLFile))
+	assertSelfContained(t, string(html))
+	md, _ := os.ReadFile(filepath.Join(out, SummaryFile))
+	for _, want := range []string{"## Verdict", "| one point per region | pass |", "## Points", "| 128 | high_concurrency |", "Turn time"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+}
+
+func assertSelfContained(t *testing.T, html string) {
+	t.Helper()
+	if strings.Contains(strings.ToLower(html), "<script") {
+		t.Error("report.html holds a script element")
+	}
+	for _, re := range []string{`(?i)<link\b`, `(?i)\bsrc\s*=\s*"https?:`, `(?i)url\(\s*['"]?https?:`, `(?i)<img\b`, `(?i)@import`} {
+		if regexp.MustCompile(re).MatchString(html) {
+			t.Errorf("report.html references an external resource (%s)", re)
+		}
+	}
+	for _, id := range []string{`<svg id="fig-pareto"`, `<svg id="fig-system_tps"`, `<svg id="fig-ttft_p90"`,
+		`<svg id="fig-tps_per_user"`, `<svg id="fig-context_growth"`, `<svg id="fig-ttft_vs_isl"`, `<svg id="fig-osl_histogram"`} {
+		if !strings.Contains(html, id) {
+			t.Errorf("report.html lacks %s", id)
+		}
+	}
+	if strings.Contains(html, "<?xml") {
+		t.Error("inline SVG still carries an XML prolog")
+	}
+}
+
+func TestBuildWithScores(t *testing.T) {
+	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
+	for i, c := range fakeSweepConcurrencies() {
+		sc := schemas.Scores{SchemaVersion: "1", Score: 0.6,
+			OSL: &schemas.OSLResult{Mean: 400, Window: [2]float64{355, 434}},
+			Verdict: schemas.Verdict{Ruleset: "qwen-readme-2026-08", Pass: i != 3, Gates: []schemas.Gate{
+				{Name: "inline_accuracy", Value: 0.6, Threshold: ">= 0.5586", Pass: true},
+				{Name: "osl_window", Value: 400, Threshold: "[355, 434]", Pass: i != 3},
+			}}}
+		b, _ := json.Marshal(sc)
+		if err := os.WriteFile(filepath.Join(sweep, "c"+itoa(c), schemas.ScoresFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, _ := buildFake(t, Options{Runs: []string{sweep}})
+	s := r.Systems[0]
+	if s.OSLWindow == nil || s.OSLWindow[0] != 355 || s.Ruleset != "qwen-readme-2026-08" {
+		t.Errorf("OSL window %v ruleset %q", s.OSLWindow, s.Ruleset)
+	}
+	for _, c := range s.Checks {
+		if c.Name == "accuracy gates" && (c.Status != CheckFail || !strings.Contains(c.Reason, "c=8 (osl_window 400 not [355, 434])")) {
+			t.Errorf("accuracy gates check = %+v", c)
+		}
+	}
+	if p := s.Points[3]; p.GatesPass == nil || *p.GatesPass || len(p.Gates) != 2 {
+		t.Errorf("c=8 gates %+v", p.Gates)
+	}
+}
+
+func itoa(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+func TestCoverageFailures(t *testing.T) {
+	root := t.TempDir()
+	o := defaultFake()
+	// Three points only, one above C_max: too few, regions uncovered, a margin point.
+	for _, c := range []int{4, 40, 60} {
+		oo := o
+		oo.c, oo.trajectories = c, 3*o.datasetSize
+		m, recs := fakeRun(oo)
+		if c == 40 {
+			m.Config.Salt = false
+			m.Config.Trajectories = 47
+		}
+		writeRun(t, filepath.Join(root, "c"+itoa(c)), m, recs)
+	}
+	r, _ := buildFake(t, Options{Runs: []string{root}, CMax: 56})
+	s := r.Systems[0]
+	got := map[string]Check{}
+	for _, c := range s.Checks {
+		got[c.Name] = c
+	}
+	if c := got["at least 7 points"]; c.Status != CheckFail || !strings.Contains(c.Reason, "2 points inside") {
+		t.Errorf("point count check = %+v", c)
+	}
+	if c := got["one point per region"]; c.Status != CheckFail || !strings.Contains(c.Reason, "margin points (legal, satisfy no region): c=60") ||
+		!strings.Contains(c.Reason, "no point in low_concurrency") {
+		t.Errorf("region check = %+v", c)
+	}
+	if c := got["official settings"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: salt off") {
+		t.Errorf("settings check = %+v", c)
+	}
+	if c := got["trajectory budget a multiple of the dataset size"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: 47 trajectories") {
+		t.Errorf("budget check = %+v", c)
+	}
+	// C_max at or below 32 is rejected with the regions' error.
+	r2, _ := buildFake(t, Options{Runs: []string{filepath.Join(root, "c4")}})
+	if s := r2.Systems[0]; s.Regions != nil || !strings.Contains(s.RegionsErr, "C_max 4 must be greater than 32") {
+		t.Errorf("regions for a single c=4 point: %v %q", s.Regions, s.RegionsErr)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	a := writeFakeSweep(t, filepath.Join(dir, "systemA"), defaultFake())
+	fast := defaultFake()
+	fast.speed, fast.seed = 1.6, 9
+	b := writeFakeSweep(t, filepath.Join(dir, "systemB"), fast)
+	r, out := buildFake(t, Options{Compare: []string{a, b}})
+	if len(r.Systems) != 2 || r.Systems[0].Name != "systemA" || r.Systems[1].Name != "systemB" {
+		t.Fatalf("systems %v", r.Systems)
+	}
+	svg, err := os.ReadFile(filepath.Join(out, "plots/pareto.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"step curve: systemA", "step curve: systemB"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("compare Pareto lacks legend %q", want)
+		}
+	}
+	for _, f := range []string{"points/systemA/c8/result_summary.json", "points/systemB/c128/point.yaml"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if _, err := Build(context.Background(), Options{Out: t.TempDir(), Compare: []string{a}}); err == nil {
+		t.Error("--compare with one system should fail")
+	}
+}
+
+// TestHTMLEscapesTraceText feeds hostile model, dataset, conversation, endpoint and
+// output text and checks it reaches the page and summary only escaped.
+func TestHTMLEscapesTraceText(t *testing.T) {
+	const script = `<script>alert(1)</script>`
+	const img = `"><img src=x onerror=alert(2)>`
+	o := defaultFake()
+	o.model = script + img
+	o.convPrefix = img
+	root := filepath.Join(t.TempDir(), `sweep<script>x</script>`)
+	for _, c := range fakeSweepConcurrencies()[:3] {
+		oo := o
+		oo.c, oo.trajectories = c, o.datasetSize
+		m, recs := fakeRun(oo)
+		m.Config.Dataset = img
+		m.Config.Endpoint = script
+		m.EndpointDescription = img + script
+		m.DatasetHash = script
+		m.Config.NonOfficial = []string{img}
+		for i := range recs {
+			recs[i].OutputContent = script + img
+			recs[i].Domain = img // shows up in plot legends
+		}
+		writeRun(t, filepath.Join(root, "c"+itoa(c)), m, recs)
+		sc := schemas.Scores{Verdict: schemas.Verdict{Ruleset: script, Gates: []schemas.Gate{{Name: img, Threshold: script, Note: img}}}}
+		b, _ := json.Marshal(sc)
+		if err := os.WriteFile(filepath.Join(root, "c"+itoa(c), schemas.ScoresFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, out := buildFake(t, Options{Runs: []string{root}})
+	html, err := os.ReadFile(filepath.Join(out, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(html)
+	for _, raw := range []string{"<script", "<img", "onerror=alert"} {
+		if strings.Contains(strings.ToLower(page), raw) && raw != "onerror=alert" {
+			t.Errorf("report.html contains raw %q", raw)
+		}
+	}
+	if strings.Contains(page, `"><img`) {
+		t.Error("report.html contains the raw attribute break-out")
+	}
+	// The text is there, escaped.
+	for _, esc := range []string{"&lt;script&gt;alert(1)&lt;/script&gt;", "&lt;img src=x onerror=alert(2)&gt;"} {
+		if !strings.Contains(page, esc) {
+			t.Errorf("report.html lacks the escaped form %q", esc)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, SummaryFile))
+	if strings.Contains(string(md), "<script") || strings.Contains(string(md), "<img") {
+		t.Error("summary.md contains raw HTML from the trace")
+	}
+	svg, _ := os.ReadFile(filepath.Join(out, "plots/context_growth.svg"))
+	if strings.Contains(string(svg), "<img") {
+		t.Error("context_growth.svg contains raw HTML from the trace")
+	}
+}
+
+// TestChromiumRendersReport opens report.html in headless Chromium, saves a
+// screenshot and checks the rendered DOM: the Pareto figure is there and no error
+// marker is shown.
+func TestChromiumRendersReport(t *testing.T) {
+	chromium := testenv.Chromium(t)
+	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
+	_, out := buildFake(t, Options{Runs: []string{sweep}})
+	page, err := filepath.Abs(filepath.Join(out, HTMLFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shot := filepath.Join(t.TempDir(), "report.png")
+	args := func(extra ...string) []string {
+		return append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+			"--disable-background-networking", "--disable-component-update", "--disable-sync",
+			"--user-data-dir=" + t.TempDir(), "--window-size=1400,3000"}, append(extra, "file://"+page)...)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	if b, err := exec.CommandContext(ctx, chromium, args("--screenshot="+shot)...).CombinedOutput(); err != nil {
+		t.Fatalf("chromium screenshot: %v\n%s", err, b)
+	}
+	st, err := os.Stat(shot)
+	if err != nil || st.Size() < 10_000 {
+		t.Fatalf("screenshot %s: %v (size %d)", shot, err, sizeOf(st))
+	}
+	dom, err := exec.CommandContext(ctx, chromium, args("--dump-dom")...).Output()
+	if err != nil {
+		t.Fatalf("chromium --dump-dom: %v", err)
+	}
+	d := string(dom)
+	if !strings.Contains(d, `<svg id="fig-pareto"`) {
+		t.Error("rendered page has no Pareto figure")
+	}
+	if !strings.Contains(d, "Agentic Pareto curve") || !strings.Contains(d, `id="verdict"`) {
+		t.Error("rendered page lacks its headings")
+	}
+	if strings.Contains(d, `class="error"`) {
+		t.Error("rendered page shows an error marker")
+	}
+	if dir := os.Getenv("AGENTRACE_REPORT_SCREENSHOT_DIR"); dir != "" {
+		b, _ := os.ReadFile(shot)
+		_ = os.WriteFile(filepath.Join(dir, "report-test.png"), b, 0o644)
+	}
+}
+
+func sizeOf(st os.FileInfo) int64 {
+	if st == nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// TestParetoGolden compares the Pareto PNG of a fixed fake sweep with a golden
+// image, within a colour tolerance (refresh with -update).
+func TestParetoGolden(t *testing.T) {
+	var pts []*Point
+	for _, c := range fakeSweepConcurrencies() {
+		o := defaultFake()
+		o.c, o.trajectories = c, o.datasetSize*max(1, 2*c/o.datasetSize)
+		m, recs := fakeRun(o)
+		p, err := FoldRun(m, recs, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pts = append(pts, p)
+	}
+	s := NewSystem("golden", pts, 0)
+	f, err := ParetoPlot([]*System{s})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "pareto_golden.png")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, f.PNG, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("read golden (run with -update to create it): %v", err)
+	}
+	ok, err := cmpimg.EqualApprox("png", f.PNG, want, 0.02)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ok {
+		_ = os.WriteFile(filepath.Join(t.TempDir(), "pareto_got.png"), f.PNG, 0o644)
+		t.Errorf("Pareto plot differs from %s (run with -update if the change is intended)", golden)
+	}
+}

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentrace/agentrace/score"
+)
+
+// yq quotes s as a YAML scalar: a JSON string is a valid YAML double-quoted scalar.
+func yq(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// pointRegion is the §8.3 region of a point: the lowest-concurrency point of each
+// mandatory region represents it; every other point (margin included) is the
+// submitter's choice.
+func pointRegion(s *System, p *Point) string {
+	if !score.Mandatory(p.Region) {
+		return "submitters_choice"
+	}
+	for _, q := range s.Points {
+		if q.Region == p.Region {
+			if q == p {
+				return p.Region
+			}
+			return "submitters_choice"
+		}
+	}
+	return "submitters_choice"
+}
+
+// PointYAML drafts a point's point.yaml (§8.3) from its run: the fields the run
+// knows are filled in, the others are marked TODO for the submitter.
+func PointYAML(s *System, p *Point) []byte {
+	var b bytes.Buffer
+	c := p.Manifest.Config
+	w := func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }
+	w("# Draft point.yaml (MLPerf Endpoints rules §8.3) written by agentrace %s.\n", yq(p.Summary.Version))
+	w("# Fields marked TODO are not known from the run; fill them in before submitting.\n")
+	w("concurrency: %d\n", p.Concurrency)
+	w("region: %s  # %s by §5.5", pointRegion(s, p), yq(p.Region))
+	if p.Region == score.RegionMargin {
+		w(" (margin point: legal, satisfies no region)")
+	}
+	w("\n")
+	w("max_supported_concurrency: %d\n", s.CMax)
+	w("division: TODO  # Standardized, Serviced or RDI\n")
+	w("model_name: %s\n", yq(c.Model))
+	w("model_precision: TODO\n")
+	w("dataset_name: %s\n", yq(c.Dataset))
+	w("dataset_type: agentic\n")
+	w("dataset_link: TODO\n")
+	w("dataset:\n")
+	w("  path: %s\n", yq(c.Dataset))
+	w("  content_hash: %s\n", yq(p.Manifest.DatasetHash))
+	w("  size: %d\n", p.Manifest.DatasetSize)
+	w("runtime_settings:\n")
+	w("  load_pattern:\n")
+	w("    type: concurrency\n")
+	w("    target_concurrency: %d\n", p.Concurrency)
+	w("  min_duration_ms: %d\n", minDurationMs(p))
+	w("  num_trajectories_to_issue: %d\n", c.Trajectories)
+	w("  salt: %t\n", c.Salt)
+	w("  delays: %t\n", c.Delays)
+	w("  delay_scale: %g\n", c.DelayScale)
+	w("  stop_issuing_on_first_user_complete: %t\n", c.StopIssuingAtWindow)
+	w("  stream: %t\n", c.Stream)
+	w("  max_new_tokens: %d\n", c.MaxTokens)
+	w("  turn_timeout_s: %g\n", c.TurnTimeoutSeconds)
+	w("warmup:\n")
+	w("  duration_s: 0  # agentrace runs have no warmup phase\n")
+	w("  requests_issued: 0\n")
+	w("  requests_completed: 0\n")
+	w("  data_source: TODO\n")
+	w("  concurrency: %d\n", p.Concurrency)
+	w("  initialization_steps: []\n")
+	return b.Bytes()
+}
+
+func minDurationMs(p *Point) int {
+	if p.Region == score.RegionLowLatency {
+		return 600_000
+	}
+	return 1_200_000
+}
