@@ -1,7 +1,156 @@
 package main
 
-import "github.com/urfave/cli/v3"
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"text/tabwriter"
 
-func scoreCommand() *cli.Command    { return notYet("score", "score a run") }
-func rulesetsCommand() *cli.Command { return notYet("rulesets", "list rulesets") }
-func rescoreCommand() *cli.Command  { return notYet("rescore", "re-score archived runs") }
+	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/score"
+	"github.com/urfave/cli/v3"
+)
+
+func scoreCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "score",
+		Usage:     "score a run: inline accuracy, OSL window, SWE-bench, verdict",
+		UsageText: "agentrace score --run RUNDIR [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] [--swebench REPORT.json]",
+		Description: "Scores one run directory, either a replay run (turns.arrows) or the MLPerf reference\n" +
+			"client's report directory (events.jsonl), against the dataset's ground truth:\n" +
+			"  - inline accuracy exactly as the reference scorer computes it: every issued turn with\n" +
+			"    ground truth counts, in every repeat, a turn without output scores 0; workflow turns\n" +
+			"    by intent code, coding turns by multiset Jaccard of bash actions;\n" +
+			"  - the OSL window: the per-turn output-token mean over ALL completed turns, counted with\n" +
+			"    the reference tokenizer when --tokenizer is given, else from the server's usage counts\n" +
+			"    (marked unofficial);\n" +
+			"  - SWE-bench Verified when a harness report is given (resolved / 200 evaluated).\n" +
+			"It writes RUNDIR/scores.json (the reference's fields score, turns, domains, per_turn,\n" +
+			"excluded_turns, plus osl, swebench, verdict) and RUNDIR/scores.parquet (one row per scored\n" +
+			"turn), and prints the verdict table.\n\n" +
+			"The default ruleset is " + score.DefaultRuleset + "; `auto` picks the newest ruleset\n" +
+			"naming the run's model. `agentrace rulesets` lists them; a JSON file in the same format\n" +
+			"is accepted.\n\n" +
+			"Example:\n" +
+			"  agentrace score --run runs/c8 --tokenizer .cache/tokenizers/qwen3\n" +
+			"  agentrace score --run ref-logs/qwen_agentic --dataset agentic_combined.jsonl --ruleset checker-2026-10-qwen3.6",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "run", Aliases: []string{"r"}, Usage: "run directory (turns.arrows or events.jsonl)", Required: true},
+			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory or trace file (default: the dataset the run names)"},
+			&cli.StringFlag{Name: "ruleset", Value: score.DefaultRuleset, Usage: "embedded ruleset name, ruleset JSON file, or auto"},
+			&cli.StringFlag{Name: "tokenizer", Usage: "reference tokenizer directory for official OSL counts (default: server usage, unofficial)"},
+			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON) to judge too"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print the verdict table"},
+		},
+		OnUsageError: usageError("score"),
+		Action: func(ctx context.Context, c *cli.Command) error {
+			opts := score.Options{Run: c.String("run"), Dataset: c.String("dataset"), Ruleset: c.String("ruleset"),
+				Tokenizer: c.String("tokenizer"), SWEBench: c.String("swebench")}
+			return runScore(ctx, c, opts)
+		},
+	}
+}
+
+func runScore(ctx context.Context, c *cli.Command, opts score.Options) error {
+	s, err := score.ScoreRun(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := score.WriteScores(opts.Run, s); err != nil {
+		return err
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintln(c.Root().ErrWriter, "agentrace score: warning:", w)
+	}
+	if c.Bool("quiet") {
+		return nil
+	}
+	w := c.Root().Writer
+	fmt.Fprintf(w, "%s (%s run): inline accuracy %.4f over %d scored turns (issued %d, observed %d, missing %d)\n",
+		opts.Run, s.Run.Kind, s.Score, s.Turns.Scored, s.Turns.Issued, s.Turns.Observed, s.Turns.Missing)
+	return score.WriteVerdict(w, s)
+}
+
+func rulesetsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rulesets",
+		Usage:     "list the embedded rulesets (accuracy thresholds and OSL windows by rules version)",
+		UsageText: "agentrace rulesets",
+		Description: "Lists every embedded ruleset: its name (for --ruleset), date, source, the inline\n" +
+			"accuracy threshold, the inclusive OSL per-turn mean window and the SWE-bench threshold.\n" +
+			"The default is " + score.DefaultRuleset + ". A user ruleset is a JSON file with the same\n" +
+			"fields as score/rulesets/*.json in the source tree.\n\n" +
+			"Example:\n" +
+			"  agentrace rulesets",
+		Action: func(ctx context.Context, c *cli.Command) error {
+			tw := tabwriter.NewWriter(c.Root().Writer, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tDATE\tMODEL\tACCURACY\tOSL WINDOW\tSWE-BENCH\tSOURCE")
+			for _, r := range score.Rulesets() {
+				name := r.Name
+				if name == score.DefaultRuleset {
+					name += " (default)"
+				}
+				src := r.Source
+				if r.Tentative {
+					src += " (tentative)"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, r.Date, r.Model, r.AccuracyThreshold(),
+					r.OSLThreshold(), r.SWEBenchThreshold(), src)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func rescoreCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rescore",
+		Usage:     "re-score every run in archive trees into one Parquet table",
+		UsageText: "agentrace rescore --out results.parquet [--jobs N] [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] ARCHIVE...",
+		Description: "Walks each ARCHIVE directory tree and finds every run in it: replay runs (turns.arrows)\n" +
+			"and reference client report directories (events.jsonl), each with its dataset (the one\n" +
+			"its manifest or config.yaml names, or --dataset). Scores them N at a time, and writes one\n" +
+			"row per run: path, kind, model, concurrency, ruleset, every gate's value and pass, the\n" +
+			"verdict, and the error if the run could not be scored (a broken run is a row, never a\n" +
+			"crash). Symbolic links are never followed out of an archive root. Each dataset is loaded\n" +
+			"once. The runs are not modified.\n\n" +
+			"The default ruleset is auto: per run, the newest ruleset naming its model (else " + score.DefaultRuleset + ").\n\n" +
+			"Example:\n" +
+			"  agentrace rescore --out results.parquet --jobs 4 archive/2026-10 ref-archive/\n" +
+			"  agentrace rescore --out r.parquet --dataset agentic_combined.jsonl ref-logs/",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "results table to write (Parquet)", Required: true},
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "runs scored at once"},
+			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory or trace file for every run (default: each run's own)"},
+			&cli.StringFlag{Name: "ruleset", Value: score.AutoRuleset, Usage: "embedded ruleset name, ruleset JSON file, or auto"},
+			&cli.StringFlag{Name: "tokenizer", Usage: "reference tokenizer directory for official OSL counts"},
+		},
+		OnUsageError: usageError("rescore"),
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.NArg() == 0 {
+				return fmt.Errorf("rescore: no archive given (see agentrace rescore --help)")
+			}
+			rows, err := score.Rescore(ctx, score.RescoreOptions{
+				Archives: c.Args().Slice(), Out: c.String("out"), Jobs: int(c.Int("jobs")),
+				Dataset: c.String("dataset"), Ruleset: c.String("ruleset"), Tokenizer: c.String("tokenizer"),
+				Progress: os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
+			})
+			if err != nil {
+				return err
+			}
+			failed, passed := 0, 0
+			for _, r := range rows {
+				switch {
+				case r.Error != "":
+					failed++
+				case r.Pass:
+					passed++
+				}
+			}
+			fmt.Fprintf(c.Root().Writer, "wrote %s: %d runs, %d pass, %d fail, %d could not be scored\n",
+				c.String("out"), len(rows), passed, len(rows)-passed-failed, failed)
+			return nil
+		},
+	}
+}
