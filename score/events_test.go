@@ -1,0 +1,194 @@
+package score
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+func fixtureDir(t *testing.T) string {
+	return filepath.Join(testenv.RepoRoot(t), "testdata", "reference-run")
+}
+
+// lenCounter counts one token per byte of content, reasoning and arguments.
+type lenCounter struct{}
+
+func (lenCounter) Name() string { return "bytes" }
+func (lenCounter) CountOSL(r schemas.Response) (int, error) {
+	n := len(r.Content) + len(r.Reasoning)
+	for _, c := range r.ToolCalls {
+		n += len(c.Function.Name) + len(c.Function.Arguments)
+	}
+	return n, nil
+}
+
+// TestReferenceRunFixture scores testdata/reference-run (a reference-format report
+// directory written by hand: streamed chunks, tool-call deltas, a failed and an
+// aborted turn, a repeat, out-of-order and malformed lines) and compares the
+// reference's fields with expected-scores.json, worked out from spec §8.
+func TestReferenceRunFixture(t *testing.T) {
+	dir := fixtureDir(t)
+	s, err := ScoreRun(context.Background(), Options{Run: dir, Counter: lenCounter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want struct {
+		Score         float64                        `json:"score"`
+		Turns         schemas.TurnCounts             `json:"turns"`
+		Domains       map[string]schemas.DomainScore `json:"domains"`
+		PerTurn       []map[string]any               `json:"per_turn"`
+		ExcludedTurns []schemas.ExcludedTurn         `json:"excluded_turns"`
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "expected-scores.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if s.Score != want.Score || s.Turns != want.Turns || !reflect.DeepEqual(s.Domains, want.Domains) {
+		t.Errorf("got score %v turns %+v domains %+v\nwant %v %+v %+v", s.Score, s.Turns, s.Domains, want.Score, want.Turns, want.Domains)
+	}
+	if !reflect.DeepEqual(s.ExcludedTurns, want.ExcludedTurns) {
+		t.Errorf("excluded %+v, want %+v", s.ExcludedTurns, want.ExcludedTurns)
+	}
+	// per_turn: our JSON rows carry the reference's keys (plus our own).
+	b, _ := json.Marshal(s.PerTurn)
+	var got []map[string]any
+	if err := json.Unmarshal(b, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want.PerTurn) {
+		t.Fatalf("%d per_turn rows, want %d", len(got), len(want.PerTurn))
+	}
+	for i := range got {
+		for k, v := range want.PerTurn[i] {
+			if !reflect.DeepEqual(got[i][k], v) {
+				t.Errorf("per_turn[%d].%s = %v, want %v", i, k, got[i][k], v)
+			}
+		}
+		if _, ok := want.PerTurn[i]["missing"]; !ok && got[i]["missing"] != nil {
+			t.Errorf("per_turn[%d] has missing, the reference has none", i)
+		}
+	}
+	// What the run says about itself (config.yaml).
+	if s.Run.Kind != KindReference || s.Run.Model != "Qwen/Qwen3.6-35B-A3B" || s.Run.Concurrency != 4 {
+		t.Errorf("run identity %+v", s.Run)
+	}
+	// The window: only the repeat-2 turn issued after stop_performance_tracking is out.
+	for _, p := range s.PerTurn {
+		out := p.ConversationID == "sim_000001" && p.Repeat == 2 && p.ClientTurn == 3
+		if p.InWindow == out {
+			t.Errorf("%s repeat %d turn %d: in_window %v", p.ConversationID, p.Repeat, p.ClientTurn, p.InWindow)
+		}
+	}
+	// OSL over all 13 completed samples (expected or not; the malformed line and
+	// the null complete excluded).
+	if s.OSL == nil || s.OSL.Turns != 13 || s.OSL.Unofficial || s.OSL.Source != "tokenizer:bytes" {
+		t.Errorf("osl %+v", s.OSL)
+	}
+	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "skipped 1 malformed") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+}
+
+func TestMergeToolCalls(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     []schemas.ToolCall
+	}{
+		{"deltas by index, arguments joined, sorted",
+			`[[{"index":1,"id":"b","function":{"name":"bash","arguments":"{\"a\":"}}],[{"index":0,"id":"a","type":"function","function":{"name":"x","arguments":"{}"}}],[{"index":1,"function":{"arguments":"1}"}}]]`,
+			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "x", Arguments: "{}"}},
+				{Index: 1, ID: "b", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"a":1}`}}}},
+		{"missing index is 0, empty values do not replace",
+			`[[{"id":"a","function":{"name":"bash","arguments":"x"}}],[{"id":"","function":{"name":"","arguments":"y"}}]]`,
+			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: "xy"}}}},
+		{"whole calls kept", `[{"id":"a","type":"function","function":{"name":"bash","arguments":{"command":"ls"}}}]`,
+			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"command":"ls"}`}}}},
+		{"empty", `[]`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, got := mergeToolCalls(json.RawMessage(tt.in))
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeEventLineRejects(t *testing.T) {
+	for _, line := range []string{
+		`{"event_type":"sample.issued","turn":1.0,"conversation_id":"c"}`,
+		`{"event_type":"sample.issued","turn":true,"conversation_id":"c"}`,
+		`{"event_type":"sample.issued","turn":1,"conversation_id":null}`,
+		`{"event_type":"sample.issuedx","turn":1,"conversation_id":"c"}`,
+		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":["TextModelOutput",1]}`,
+		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":["TextModelOutput","a",null,null,5]}`,
+		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":["Nope"]}`,
+		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":{"output":"a"}}`,
+		`["sample.issued"]`,
+	} {
+		if _, ok, why := decodeEventLine([]byte(line)); ok || why == "" {
+			t.Errorf("accepted %s", line)
+		}
+	}
+	e, ok, _ := decodeEventLine([]byte(`  {"event_type":"sample.complete","turn":3,"conversation_id":"c__repeat_2","sample_uuid":"u","data":["TextModelOutput"],"worker_id":7}  `))
+	if !ok || e.turn != 3 || e.conv != "c__repeat_2" || e.uuid != "u" {
+		t.Errorf("rejected a valid line: %+v", e)
+	}
+}
+
+func TestParseReferenceSessionID(t *testing.T) {
+	tests := []struct {
+		in     string
+		conv   string
+		repeat int
+	}{
+		{"conv1", "conv1", 1},
+		{"conv1__repeat_3", "conv1", 3},
+		{"conv1__repeat_1", "conv1", 1},
+		{"conv1__repeat_007", "conv1", 7},
+		{"conv1__repeat_", "conv1__repeat_", 1},
+		{"a__repeat_1__repeat_2", "a__repeat_1", 2},
+		{"c__repeat_2\n", "c", 2},
+		{"c__repeat_٣", "c", 3},
+		{"c__repeat_2x", "c__repeat_2x", 1},
+	}
+	for _, tt := range tests {
+		conv, rep, ok := ParseReferenceSessionID(tt.in)
+		if !ok || conv != tt.conv || rep != tt.repeat {
+			t.Errorf("ParseReferenceSessionID(%q) = %q, %d, %v; want %q, %d", tt.in, conv, rep, ok, tt.conv, tt.repeat)
+		}
+	}
+}
+
+func FuzzReferenceEvents(f *testing.F) {
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "reference-run", "events.jsonl"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		f.Add(l)
+	}
+	truth := NewTruth(specRunDataset(f))
+	f.Fuzz(func(t *testing.T, line string) {
+		// Any input reads without panicking, and the result is well formed.
+		run, err := readReferenceEvents(strings.NewReader(line+"\n"+line), truth)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acc := ScoreAccuracy(truth, run.Attempts)
+		if acc.Turns.Scored > 0 && (acc.Score < 0 || acc.Score > 1) {
+			t.Fatalf("score %v", acc.Score)
+		}
+	})
+}
