@@ -85,10 +85,16 @@ func RunDirs(args []string) ([]string, error) {
 
 // LoadPoint reads one run directory (turns.arrows, manifest.json and scores.json
 // when present) and folds it into a Point.
-func LoadPoint(dir string, tok TokenCounter, isl ISLCounter) (*Point, error) {
+// islFor, when not nil, gives the run's ISL counter from its manifest.
+func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error)) (*Point, error) {
 	m, err := runlog.ReadManifest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest of run %q: %w", dir, err)
+	}
+	var isl ISLCounter
+	var islErr error
+	if islFor != nil {
+		isl, islErr = islFor(m)
 	}
 	recs, err := runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
 	if err != nil {
@@ -99,6 +105,9 @@ func LoadPoint(dir string, tok TokenCounter, isl ISLCounter) (*Point, error) {
 		return nil, fmt.Errorf("run %q: %w", dir, err)
 	}
 	p.RunDir = dir
+	if islErr != nil {
+		p.ISLNote = "dataset not readable, ISL from server usage: " + islErr.Error()
+	}
 	sc, err := readScores(dir)
 	if err != nil {
 		return nil, err

@@ -116,7 +116,9 @@ type Point struct {
 	// reference tokenizer.
 	TokenSource string `json:"token_source"`
 	ISLSource   string `json:"isl_source"`
-	Unofficial  bool   `json:"unofficial"`
+	// ISLNote says why official ISL counts were not available, "" when they were.
+	ISLNote    string `json:"isl_note,omitempty"`
+	Unofficial bool   `json:"unofficial"`
 	// MissingOSL counts completed window turns without any token count.
 	MissingOSL int `json:"missing_osl"`
 

@@ -268,7 +268,7 @@ func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*P
 	if ymax == 0 {
 		ymax = 1
 	}
-	ytop := ymax * 1.15
+	ytop := ymax * 1.5 // headroom for the legend
 	if len(systems) > 0 && systems[0].Regions != nil {
 		rs := systems[0].Regions
 		for _, nr := range rs.Named() {
@@ -392,6 +392,8 @@ func ContextGrowthPlot(systems []*System) (Figure, error) {
 	}
 	if len(domains) == 0 {
 		p.Title.Text += " (no ISL counts)"
+	} else {
+		padAxes(p)
 	}
 	p.Legend.Left = true
 	return render("context_growth", "Context growth",
@@ -417,7 +419,7 @@ func TTFTvsISLPlot(systems []*System) (Figure, error) {
 		domains = append(domains, d)
 	}
 	slices.Sort(domains)
-	const maxPoints = 4000
+	const maxPoints = 2500
 	for _, d := range domains {
 		xy := byDomain[d]
 		if len(xy) > maxPoints { // keep the SVG small: every k-th sample
@@ -434,11 +436,14 @@ func TTFTvsISLPlot(systems []*System) (Figure, error) {
 		}
 		sc.GlyphStyle.Color = withAlpha(domainColor(d), 0x90)
 		sc.GlyphStyle.Radius = vg.Points(1.8)
+		sc.GlyphStyle.Shape = draw.CircleGlyph{}
 		p.Add(sc)
 		p.Legend.Add(d, sc)
 	}
 	if len(domains) == 0 {
 		p.Title.Text += " (no samples)"
+	} else {
+		padAxes(p)
 	}
 	p.Legend.Left = true
 	return render("ttft_vs_isl", "TTFT against ISL",

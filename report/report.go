@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // Output files of a report folder.
@@ -47,7 +48,8 @@ type Options struct {
 	TokenizerDir string
 	// Tokenizer counts output tokens officially; nil uses server usage (unofficial).
 	Tokenizer TokenCounter
-	// ISL counts input tokens officially; nil uses server usage (unofficial).
+	// ISL, when set, counts input tokens officially for every run; when nil, the
+	// report counts them from each run's dataset (see Notes), else from server usage.
 	ISL ISLCounter
 	// Log receives one line per point read; nil discards.
 	Log io.Writer
@@ -82,6 +84,13 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	var islFor func(schemas.RunManifest) (ISLCounter, error)
+	if o.ISL != nil {
+		islFor = func(schemas.RunManifest) (ISLCounter, error) { return o.ISL, nil }
+	} else {
+		tk, _ := o.Tokenizer.(*tokens.Tokenizer)
+		islFor = newISLSource(tk).forRun
+	}
 	r := &Report{Options: o, Notes: Notes()}
 	for _, g := range groups {
 		dirs, err := RunDirs(g.args)
@@ -93,7 +102,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			p, err := LoadPoint(d, o.Tokenizer, o.ISL)
+			p, err := LoadPoint(d, o.Tokenizer, islFor)
 			if err != nil {
 				return nil, err
 			}
@@ -302,7 +311,7 @@ func Notes() []Note {
 		{"TTFT, TPOT, latency samples", "Taken from completed (status ok) window turns only. TPOT needs streaming; samples <= 0 or non-finite are dropped."},
 		{"TPOT without a tokenizer", "Without --tokenizer the suffix after the first output-bearing chunk is counted as server completion_tokens - 1 (the first chunk taken as one token): unofficial."},
 		{"ITL", "Inter-token latency is per chunk: the gaps between consecutive output-bearing chunk arrivals (a chunk may carry several tokens); the rules do not define ITL."},
-		{"Token counts", "With --tokenizer, OSL and TPOT tokens come from the reference tokenizer; ISL comes from it only when the caller supplies an ISL counter. Otherwise server usage is used and the point is marked unofficial."},
+		{"Token counts", "With --tokenizer, OSL and TPOT tokens come from the reference tokenizer, and ISL from the run's salted request messages (rebuilt from the run's dataset) rendered with the chat template and the profile's chat_template_kwargs. Without --tokenizer, ISL is the dataset's stored count (ingest --tokenizer: salted as repeat 1, so a repeat's different salt may shift it by a token or two) and OSL the server's usage. Anything from server usage marks the point unofficial."},
 		{"Per-trajectory progress rate", "Output tokens of a trajectory / (its end-to-end time - its total delay), end-to-end running from its first turn's start (scheduled time minus its delay) to its last completion. Only trajectories all of whose turns were issued in the window and completed are included."},
 		{"Pareto step direction", "§5.2 says each point is a step at its concurrency and the curve holds the last measured value between points, but not which way a step goes in the throughput-interactivity plane. Here, going up in concurrency, the curve holds the previous point's throughput until the next point's interactivity (on (x_i, x_i+1] it shows y_i+1): it never shows a throughput at an interactivity that was not measured. Against concurrency, each value holds from its concurrency up to the next point. No frontier filtering or interpolation is drawn."},
 		{"Regions when empty", "Rounding can leave a region empty (start > end); it is reported as empty, and coverage of an empty region then fails, since the rules do not resolve it."},
