@@ -13,6 +13,7 @@ import (
 // config is the part of tokenizer_config.json that counting needs.
 type config struct {
 	NameOrPath   string                     `json:"name_or_path"`
+	PatStr       string                     `json:"pat_str"` // tiktoken folders: the split pattern (our extension)
 	ChatTemplate json.RawMessage            `json:"chat_template"`
 	AddedTokens  map[string]configAdded     `json:"added_tokens_decoder"`
 	Tokens       map[string]json.RawMessage `json:"-"` // bos_token, eos_token, ... as given

@@ -32,6 +32,8 @@ func handMatcher(pattern string) matcher {
 		return gpt4Matcher{maxDigits: 3}
 	case PatternQwen:
 		return gpt4Matcher{maxDigits: 1}
+	case PatternKimi:
+		return kimiMatcher{}
 	}
 	return nil
 }
@@ -184,7 +186,14 @@ func (m gpt4Matcher) matchAt(s string, i int) int {
 		}
 		return j
 	}
-	//  ?[^\s\p{L}\p{N}]+[\r\n]*
+	return otherOrSpace(s, i, cls)
+}
+
+// otherOrSpace matches the tail the GPT-4-style patterns share at i, where the
+// rune has class cls (not a letter or number):
+//
+//	?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+func otherOrSpace(s string, i int, cls uint8) int {
 	start := i
 	if s[i] == ' ' && i+1 < len(s) {
 		if c2, _ := classAt(s, i+1); c2 == clsOther {

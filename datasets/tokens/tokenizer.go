@@ -21,6 +21,9 @@ type Tokenizer struct {
 	prefix    []int               // added around a sequence when addSpecial is set
 	suffix    []int
 	vocabSize int
+	// chunk, when set, cuts the text into pieces encoded independently
+	// (Kimi's slicing of long runs).
+	chunk func(text string, emit func(string))
 
 	template *chatTemplate // nil when the folder has no chat template
 
@@ -102,7 +105,11 @@ func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
 	if addSpecial {
 		ids = append(ids, t.prefix...)
 	}
-	ids = t.rawAdded.split(ids, text, t.encodeRawPart)
+	if t.chunk != nil {
+		t.chunk(text, func(part string) { ids = t.rawAdded.split(ids, part, t.encodeRawPart) })
+	} else {
+		ids = t.rawAdded.split(ids, text, t.encodeRawPart)
+	}
 	if addSpecial {
 		ids = append(ids, t.suffix...)
 	}
