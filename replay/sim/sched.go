@@ -60,6 +60,10 @@ type planned struct {
 	n int // tokens computed this step
 }
 
+// yieldEvery is how long the scheduler runs steps back to back, when it is
+// behind the modelled pace, before it lets the request goroutines run.
+const yieldEvery = 200 * time.Microsecond
+
 // errQueueFull is returned by submit when the waiting queue is at its bound.
 var errQueueFull = errors.New("waiting queue full")
 
@@ -190,6 +194,7 @@ func (e *engine) run() {
 	defer close(e.exited)
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	lastYield := time.Now()
 	for {
 		e.mu.Lock()
 		e.reap()
@@ -236,7 +241,13 @@ func (e *engine) run() {
 			if lag := -wait.Seconds(); lag > e.stats.LagSeconds {
 				e.stats.LagSeconds = lag
 			}
-			runtime.Gosched()
+			// Behind the modelled pace: run steps back to back, but let the
+			// request goroutines write what is due every yieldEvery of wall time,
+			// so a burst of tokens goes out in one write rather than one each.
+			if now := time.Now(); now.Sub(lastYield) >= yieldEvery {
+				runtime.Gosched()
+				lastYield = time.Now()
+			}
 		}
 		e.mu.Lock()
 		e.apply()

@@ -224,11 +224,15 @@ type output struct {
 	calls  []answerCall
 }
 
-// plan turns an answer into its tokens and their stream events.
-func (s *Server) planOutput(a *answer, toks []uint64) output {
+// planOutput turns an answer into its tokens and their stream events, at most
+// limit of them (it stops at limit+1, so that a cut shows).
+func (s *Server) planOutput(a *answer, toks []uint64, limit int) output {
 	o := output{toks: toks, calls: a.ToolCalls}
 	var pieces []string
 	for _, sg := range a.segments() {
+		if len(o.events) > limit {
+			break
+		}
 		if sg.text == "" {
 			continue
 		}
@@ -271,7 +275,7 @@ type response struct {
 	usage     bool // stream_options.include_usage
 	fault     int
 	faultAt   int // token index at which a mid-answer fault strikes
-	out       output
+	out       output // events and calls; no tokens
 	target    int
 	finish    string
 	q         *seq
@@ -332,16 +336,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	n := s.ids.Add(1)
-	idHex := strconv.FormatUint(mix(uint64(s.cfg.Seed), n)&0xffffffffffff, 16)
-	a := s.answer(rng, &req, session, "chatcmpl-tool-"+idHex)
-	out := s.planOutput(&a, toks)
-	*bp = out.toks
-	out.toks = out.toks[promptLen:]
 	maxOut := s.prof.MaxModelLen - promptLen
 	if m := req.maxTokens(); m > 0 && m < maxOut {
 		maxOut = m
 	}
+	n := s.ids.Add(1)
+	idHex := strconv.FormatUint(mix(uint64(s.cfg.Seed), n)&0xffffffffffff, 16)
+	a := s.answer(rng, &req, session, "chatcmpl-tool-"+idHex, maxOut)
+	out := s.planOutput(&a, toks, maxOut)
+	*bp = out.toks
+	out.toks = nil // the pooled buffer is reused once the hashes are computed
 	res := &response{id: "chatcmpl-" + idHex, model: req.Model, created: time.Now().Unix(), stream: req.Stream,
 		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, fault: fault, out: out}
 	if res.model == "" {
@@ -421,7 +425,7 @@ func validate(r *chatRequest) string {
 
 // answer picks the answer: the recorded one (exact or perturbed) when the
 // dataset has the turn, else a synthetic one.
-func (s *Server) answer(rng *rand.Rand, req *chatRequest, session, callID string) answer {
+func (s *Server) answer(rng *rand.Rand, req *chatRequest, session, callID string, limit int) answer {
 	u := rng.Float64()
 	if s.rec != nil && session != "" {
 		if rec, ok := s.rec.lookup(session, len(req.Messages)); ok {
@@ -436,7 +440,8 @@ func (s *Server) answer(rng *rand.Rand, req *chatRequest, session, callID string
 			return perturb(rng, rec)
 		}
 	}
-	return synthesize(rng, req, s.cfg.Output.draw(rng), callID)
+	// Text past the limit would be cut anyway: do not make it.
+	return synthesize(rng, req, min(s.cfg.Output.draw(rng), limit+32), callID)
 }
 
 // wait blocks until the sequence has made progress, reporting false when the

@@ -1,0 +1,197 @@
+package sim
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/testenv"
+)
+
+// timedWriter is an in-memory ResponseWriter that notes when each write
+// happens, so that a test in a synctest bubble sees the modelled times of the
+// chunks.
+type timedWriter struct {
+	h      http.Header
+	status int
+	body   bytes.Buffer
+	times  []time.Time
+}
+
+func newTimedWriter() *timedWriter { return &timedWriter{h: make(http.Header)} }
+
+func (w *timedWriter) Header() http.Header { return w.h }
+func (w *timedWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+}
+func (w *timedWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = 200
+	}
+	w.times = append(w.times, time.Now())
+	return w.body.Write(b)
+}
+func (w *timedWriter) Flush() {}
+
+// turnResult is one replayed turn as the driver saw it.
+type turnResult struct {
+	conv, client             int
+	prompt, completion, hits int
+	issued, first, last      time.Time
+}
+
+// sampleDataset ingests the shared sample into a temporary dataset.
+func sampleDataset(t *testing.T) *datasets.Dataset {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ds")
+	if err := ingest.Files(context.Background(), dir, testenv.SampleFlat(t)); err != nil {
+		t.Fatal(err)
+	}
+	d, err := datasets.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// replayClosedLoop replays trajectories (trajectory k is conversation k mod n,
+// repeat k div n + 1, salted) at the given concurrency against s's handler, in
+// process, without delays, and returns every turn and the makespan. Run it in a
+// synctest bubble: the clock is then the modelled one.
+func replayClosedLoop(t *testing.T, s *Server, d *datasets.Dataset, conc, trajectories int, o datasets.BodyOptions) ([]turnResult, time.Duration) {
+	t.Helper()
+	h := s.Handler()
+	var (
+		next    atomic.Int64
+		mu      sync.Mutex
+		results []turnResult
+		wg      sync.WaitGroup
+	)
+	start := time.Now()
+	n := len(d.Conversations)
+	for range conc {
+		wg.Go(func() {
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= trajectories {
+					return
+				}
+				ci, repeat := k%n, k/n+1
+				session := datasets.SessionID(d.Conversations[ci].ConversationID, repeat)
+				turns := d.ConversationTurns(ci)
+				for i := range turns {
+					bo := o
+					bo.Repeat = repeat
+					body := d.AppendBody(nil, &turns[i], bo)
+					req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
+					req.Header.Set("X-Session-ID", session)
+					w := newTimedWriter()
+					issued := time.Now()
+					h.ServeHTTP(w, req)
+					if w.status != 200 {
+						t.Errorf("%s turn %d: status %d: %s", session, turns[i].Turn, w.status, w.body.String())
+						return
+					}
+					st := readStream(t, &w.body)
+					if st.usage == nil {
+						t.Errorf("%s turn %d: no usage", session, turns[i].Turn)
+						return
+					}
+					mu.Lock()
+					results = append(results, turnResult{conv: ci, client: i, prompt: st.usage.PromptTokens,
+						completion: st.usage.CompletionTokens, hits: st.usage.PromptTokensDetails.CachedTokens,
+						issued: issued, first: w.times[0], last: w.times[len(w.times)-1]})
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return results, time.Since(start)
+}
+
+// curvePoint summarises a replay.
+type curvePoint struct {
+	systemTPS, decodeTPS, laterHitRate float64
+	turns                              int
+}
+
+func summarise(rs []turnResult, makespan time.Duration) curvePoint {
+	var gen, hits, prompt int
+	var rate float64
+	var nrate int
+	for _, r := range rs {
+		gen += r.completion
+		if r.client > 0 {
+			hits += r.hits
+			prompt += r.prompt
+		}
+		if d := r.last.Sub(r.first).Seconds(); r.completion > 1 && d > 0 {
+			rate += float64(r.completion-1) / d
+			nrate++
+		}
+	}
+	return curvePoint{systemTPS: float64(gen) / makespan.Seconds(), decodeTPS: rate / float64(nrate),
+		laterHitRate: float64(hits) / float64(prompt), turns: len(rs)}
+}
+
+var curve32 = flag.Bool("curve32", false, "TestCurve also measures concurrency 32 (64 trajectories)")
+
+// TestCurve replays the shared sample closed-loop at concurrency 1 and 8 on the
+// H200 profile, in modelled time: system tokens/s rise with concurrency,
+// per-request decode tokens/s fall, and later turns of a trajectory hit the
+// prefix cache almost entirely.
+func TestCurve(t *testing.T) {
+	d := sampleDataset(t)
+	p, err := LookupProfile(DefaultProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	levels := []int{1, 8}
+	if *curve32 {
+		levels = append(levels, 32)
+	}
+	var pts []curvePoint
+	for _, c := range levels {
+		synctest.Test(t, func(t *testing.T) {
+			s, err := New(Config{Profile: p, Dataset: d, Fidelity: 1, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			trajectories := max(len(d.Conversations), 2*c)
+			rs, span := replayClosedLoop(t, s, d, c, trajectories, datasets.BodyOptions{Model: p.Model, Salt: true, Stream: true, IncludeUsage: true})
+			pt := summarise(rs, span)
+			st := s.Stats()
+			t.Logf("concurrency %d: %d turns in %.0f modelled s: system %.0f tokens/s, per-request decode %.1f tokens/s, later-turn prefix hit rate %.3f, preemptions %d",
+				c, pt.turns, span.Seconds(), pt.systemTPS, pt.decodeTPS, pt.laterHitRate, st.Preemptions)
+			pts = append(pts, pt)
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	if !(pts[1].systemTPS > 1.5*pts[0].systemTPS) {
+		t.Errorf("system tokens/s %.0f at concurrency 8, want well above %.0f at 1", pts[1].systemTPS, pts[0].systemTPS)
+	}
+	if !(pts[1].decodeTPS < pts[0].decodeTPS) {
+		t.Errorf("per-request decode tokens/s %.1f at concurrency 8, want below %.1f at 1", pts[1].decodeTPS, pts[0].decodeTPS)
+	}
+	for i, pt := range pts {
+		if pt.laterHitRate < 0.9 {
+			t.Errorf("concurrency %d: later-turn prefix hit rate %.3f, want >= 0.9 (the pool holds every trajectory)", levels[i], pt.laterHitRate)
+		}
+	}
+}
