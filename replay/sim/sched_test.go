@@ -161,7 +161,9 @@ func TestQueueLimit(t *testing.T) {
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(body)))
-		var e struct{ Error struct{ Message, Type string } }
+		var e struct {
+			Error struct{ Message, Type string }
+		}
 		if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || w.Code != 429 || !strings.Contains(e.Error.Message, "waiting") {
 			t.Errorf("13th request: %d %s (%v), want 429 with an OpenAI error", w.Code, w.Body.Bytes(), err)
 		}

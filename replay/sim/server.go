@@ -274,7 +274,7 @@ type response struct {
 	stream    bool
 	usage     bool // stream_options.include_usage
 	fault     int
-	faultAt   int // token index at which a mid-answer fault strikes
+	faultAt   int    // token index at which a mid-answer fault strikes
 	out       output // events and calls; no tokens
 	target    int
 	finish    string
