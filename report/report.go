@@ -13,6 +13,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
 )
 
 // Output files of a report folder.
@@ -38,11 +39,9 @@ type Options struct {
 	Compare []string
 	// CMax is the declared maximum supported concurrency; 0 means the highest point.
 	CMax int
-	// Ruleset names the ruleset whose OSL window the histogram marks when no run has
-	// scores; it is only a label here (the windows come from scores.json).
+	// Ruleset names the ruleset (or a ruleset file) whose OSL window the histogram
+	// marks; "" uses the ruleset of the runs' scores.json, else score.DefaultRuleset.
 	Ruleset string
-	// OSLWindow is the ruleset's OSL window, when the caller knows it.
-	OSLWindow *[2]float64
 	// TokenizerDir is a reference tokenizer folder loaded with tokens.Load when
 	// Tokenizer is nil; "" means none.
 	TokenizerDir string
@@ -111,8 +110,16 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			pts = append(pts, p)
 		}
 		s := NewSystem(g.name, pts, o.CMax)
-		if s.OSLWindow == nil && o.OSLWindow != nil {
-			s.OSLWindow, s.Ruleset = o.OSLWindow, o.Ruleset
+		if o.Ruleset != "" || s.OSLWindow == nil {
+			rs, err := score.LoadRuleset(o.Ruleset)
+			if err != nil {
+				return nil, fmt.Errorf("report: %w", err)
+			}
+			w := rs.OSLWindow
+			s.OSLWindow, s.Ruleset = &w, rs.Name
+			if o.Ruleset == "" {
+				s.Ruleset += ", the default"
+			}
 		}
 		r.Systems = append(r.Systems, s)
 	}

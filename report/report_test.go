@@ -404,3 +404,18 @@ func TestParetoGolden(t *testing.T) {
 		t.Errorf("Pareto plot differs from %s (run with -update if the change is intended)", golden)
 	}
 }
+
+func TestRulesetWindow(t *testing.T) {
+	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
+	r, _ := buildFake(t, Options{Runs: []string{sweep}, Ruleset: "readme-2026-08-qwen3.6"})
+	if w := r.Systems[0].OSLWindow; w == nil || *w != [2]float64{355, 434} || r.Systems[0].Ruleset != "readme-2026-08-qwen3.6" {
+		t.Errorf("window %v ruleset %q, want [355 434] of readme-2026-08-qwen3.6", w, r.Systems[0].Ruleset)
+	}
+	r, _ = buildFake(t, Options{Runs: []string{sweep}})
+	if w := r.Systems[0].OSLWindow; w == nil || *w != [2]float64{344, 422} {
+		t.Errorf("default window %v, want the checker's [344 422]", w)
+	}
+	if _, err := Build(context.Background(), Options{Out: t.TempDir(), Runs: []string{sweep}, Ruleset: "no-such-ruleset"}); err == nil {
+		t.Error("an unknown ruleset should fail the report")
+	}
+}
