@@ -1,6 +1,183 @@
 package main
 
-import "errors"
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
 
-func benchIngest(env Env) (Row, error) { return Row{}, errors.New("not written yet") }
-func benchBody(env Env) (Row, error)   { return Row{}, errors.New("not written yet") }
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/ingest"
+)
+
+// ingestTiles is how many times the shared sample is tiled (600 trajectories,
+// about 61 MB: close to the full dataset's size).
+const ingestTiles = 30
+
+// benchIngest times `agentrace ingest` (the built binary, in a child process, so
+// that its peak RSS is its own) against DuckDB converting the same JSONL to Parquet
+// with read_json_auto and COPY ... TO ... (FORMAT parquet), alternating three runs
+// of each and keeping each side's best.
+func benchIngest(env Env) (Row, error) {
+	row := Row{Name: fmt.Sprintf("ingest: sample x%d (%d trajectories) to Parquet vs DuckDB", ingestTiles, 20*ingestTiles),
+		Goal: ">= 1.0x (DuckDB time / agentrace time), peak RSS < 3x input"}
+	if env.Shared == "" || env.JS == "" {
+		return row, errors.New("needs AGENTRACE_SHARED (the sample) and AGENTRACE_JS (DuckDB)")
+	}
+	input := filepath.Join(env.Work, "tiled.jsonl")
+	size, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), input, ingestTiles)
+	if err != nil {
+		return row, err
+	}
+	bin := filepath.Join(env.Work, "agentrace")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentrace")
+	build.Dir = env.Root
+	if out, err := build.CombinedOutput(); err != nil {
+		return row, fmt.Errorf("build agentrace: %v\n%s", err, out)
+	}
+	var best, duck time.Duration
+	var rss int64
+	for i := range 3 {
+		out := filepath.Join(env.Work, fmt.Sprintf("ds%d", i))
+		cmd := exec.Command(bin, "ingest", "--out", out, input)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			return row, fmt.Errorf("agentrace ingest: %v\n%s", err, stderr.Bytes())
+		}
+		d := time.Since(start)
+		if best == 0 || d < best {
+			best = d
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok && ru.Maxrss*1024 > rss {
+			rss = ru.Maxrss * 1024 // Linux reports KiB
+		}
+		_ = os.RemoveAll(out)
+		js := exec.Command("node", filepath.Join(env.JS, "duckdb-ingest.mjs"), input, filepath.Join(env.Work, "duck.parquet"))
+		js.Dir = env.JS
+		res, err := js.Output()
+		if err != nil {
+			return row, fmt.Errorf("duckdb-ingest.mjs: %v", err)
+		}
+		var r struct {
+			Seconds float64 `json:"seconds"`
+			Rows    int     `json:"rows"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil {
+			return row, fmt.Errorf("duckdb-ingest.mjs output %q: %v", res, err)
+		}
+		if d := time.Duration(r.Seconds * float64(time.Second)); duck == 0 || d < duck {
+			duck = d
+		}
+	}
+	ratio := duck.Seconds() / best.Seconds()
+	rssX := float64(rss) / float64(size)
+	row.Measured = fmt.Sprintf("agentrace %.2f s, peak RSS %.0f MB (%.2fx input); DuckDB %.2f s; input %.1f MB",
+		best.Seconds(), float64(rss)/1e6, rssX, duck.Seconds(), float64(size)/1e6)
+	row.Ratio = fmt.Sprintf("%.2fx", ratio)
+	row.Met = ratio >= 1 && rssX < 3
+	return row, nil
+}
+
+// tileSample writes the flat sample n times to out, each tile's conversation ids
+// suffixed with _tNN so that they stay unique, and returns out's size.
+func tileSample(in, out string, n int) (int64, error) {
+	data, err := os.ReadFile(in)
+	if err != nil {
+		return 0, err
+	}
+	f, err := os.Create(out)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	key := []byte(`"conversation_id": "`)
+	for t := range n {
+		for _, line := range bytes.Split(data, []byte{'\n'}) {
+			i := bytes.Index(line, key)
+			if i < 0 {
+				continue
+			}
+			j := i + len(key) + bytes.IndexByte(line[i+len(key):], '"')
+			w.Write(line[:j])
+			fmt.Fprintf(w, "_t%02d", t)
+			w.Write(line[j:])
+			w.WriteByte('\n')
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return 0, err
+	}
+	if err := f.Close(); err != nil {
+		return 0, err
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		return 0, err
+	}
+	return st.Size(), nil
+}
+
+// benchBody measures request-body assembly (datasets.AppendBody over every client
+// turn of the sample, salted) against a plain copy of the same bytes, in MB/s.
+func benchBody(env Env) (Row, error) {
+	row := Row{Name: "body assembly: AppendBody vs copy of the same bytes (sample, all 1007 turns)", Goal: ">= 0.5x copy throughput"}
+	if env.Shared == "" {
+		return row, errors.New("needs AGENTRACE_SHARED (the sample)")
+	}
+	dir := filepath.Join(env.Work, "body-ds")
+	if err := ingest.Files(context.Background(), dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
+		return row, err
+	}
+	d, err := datasets.Open(dir)
+	if err != nil {
+		return row, err
+	}
+	p, err := datasets.LookupProfile("qwen3.6-35b-a3b")
+	if err != nil {
+		return row, err
+	}
+	o := datasets.BodyOptions{Profile: &p, Salt: true, Repeat: 2, Stream: true, IncludeUsage: true}
+	bodies := make([][]byte, len(d.Turns))
+	var total int
+	for i := range d.Turns {
+		bodies[i] = d.AppendBody(nil, &d.Turns[i], o)
+		total += len(bodies[i])
+	}
+	buf := make([]byte, 0, 1<<20)
+	measure := func(f func()) float64 {
+		best := 0.0
+		for range 5 {
+			start := time.Now()
+			f()
+			if mbs := float64(total) / 1e6 / time.Since(start).Seconds(); mbs > best {
+				best = mbs
+			}
+		}
+		return best
+	}
+	assemble := measure(func() {
+		for i := range d.Turns {
+			buf = d.AppendBody(buf[:0], &d.Turns[i], o)
+		}
+	})
+	copied := measure(func() {
+		for i := range bodies {
+			buf = append(buf[:0], bodies[i]...)
+		}
+	})
+	ratio := assemble / copied
+	row.Measured = fmt.Sprintf("AppendBody %.0f MB/s, copy %.0f MB/s (%.0f MB of bodies)", assemble, copied, float64(total)/1e6)
+	row.Ratio = fmt.Sprintf("%.2fx", ratio)
+	row.Met = ratio >= 0.5
+	return row, nil
+}

@@ -79,22 +79,36 @@ func AppendEscaped(dst []byte, s string) []byte {
 // DecodeString decodes a JSON string token (with its quotes). It reports false when
 // raw is not a well-formed string token.
 func DecodeString(raw []byte) (string, bool) {
+	s, _, ok := DecodeStringCanonical(raw)
+	return s, ok
+}
+
+// DecodeStringCanonical decodes a JSON string token like DecodeString and also
+// reports whether raw is already in the wire encoding, that is, whether
+// AppendString(nil, s) equals raw (raw must be valid UTF-8), so that a caller can
+// copy raw instead of re-encoding.
+func DecodeStringCanonical(raw []byte) (s string, canonical, ok bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
+		return "", false, false
 	}
 	body := raw[1 : len(raw)-1]
+	canonical = true
 	esc := -1
-	for i, c := range body {
+	for i := 0; i < len(body); i++ {
+		c := body[i]
 		if c == '\\' {
 			esc = i
 			break
 		}
 		if c == '"' || c < 0x20 {
-			return "", false
+			return "", false, false
+		}
+		if c == 0xE2 && i+2 < len(body) && body[i+1] == 0x80 && (body[i+2] == 0xA8 || body[i+2] == 0xA9) {
+			canonical = false
 		}
 	}
 	if esc < 0 {
-		return string(body), true
+		return string(body), canonical, true
 	}
 	out := make([]byte, 0, len(body))
 	out = append(out, body[:esc]...)
@@ -102,18 +116,24 @@ func DecodeString(raw []byte) (string, bool) {
 		c := body[i]
 		if c != '\\' {
 			if c == '"' || c < 0x20 {
-				return "", false
+				return "", false, false
+			}
+			if c == 0xE2 && i+2 < len(body) && body[i+1] == 0x80 && (body[i+2] == 0xA8 || body[i+2] == 0xA9) {
+				canonical = false
 			}
 			out = append(out, c)
 			i++
 			continue
 		}
 		if i+1 >= len(body) {
-			return "", false
+			return "", false, false
 		}
 		switch body[i+1] {
-		case '"', '\\', '/':
+		case '"', '\\':
 			out = append(out, body[i+1])
+		case '/':
+			out = append(out, '/')
+			canonical = false
 		case 'b':
 			out = append(out, '\b')
 		case 'f':
@@ -127,10 +147,24 @@ func DecodeString(raw []byte) (string, bool) {
 		case 'u':
 			r, ok := hex4(body, i+2)
 			if !ok {
-				return "", false
+				return "", false, false
+			}
+			if canonical {
+				switch {
+				case r < 0x20 && r != '\b' && r != '\f' && r != '\n' && r != '\r' && r != '\t':
+				case r == '\u2028' || r == '\u2029':
+				default:
+					canonical = false
+				}
+				for _, h := range body[i+2 : i+6] {
+					if h >= 'A' && h <= 'F' {
+						canonical = false
+					}
+				}
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
+				canonical = false
 				if r2, ok := hex4(body, i+2); ok && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
 					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
 						out = utf8.AppendRune(out, dec)
@@ -143,11 +177,11 @@ func DecodeString(raw []byte) (string, bool) {
 			out = utf8.AppendRune(out, r)
 			continue
 		default:
-			return "", false
+			return "", false, false
 		}
 		i += 2
 	}
-	return string(out), true
+	return string(out), canonical, true
 }
 
 func hex4(b []byte, i int) (rune, bool) {

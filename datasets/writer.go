@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"math"
 	"os"
@@ -16,8 +15,9 @@ import (
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/klauspost/compress/s2"
 	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress/snappy"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // rowGroupBytes is the approximate size of the messages buffered before a row group
@@ -36,8 +36,6 @@ type Writer struct {
 	counts  schemas.DatasetCounts
 	digests []convDigest
 	pending int
-	h       hash.Hash
-	buf     []byte
 	closed  bool
 }
 
@@ -48,7 +46,7 @@ type convDigest struct {
 
 // NewWriter creates the three Parquet tables in dir.
 func NewWriter(dir string) (*Writer, error) {
-	w := &Writer{dir: dir, h: sha256.New()}
+	w := &Writer{dir: dir}
 	open := func(name string) (*os.File, error) {
 		f, err := os.Create(filepath.Join(dir, name))
 		if err != nil {
@@ -57,7 +55,7 @@ func NewWriter(dir string) (*Writer, error) {
 		w.files = append(w.files, f)
 		return f, nil
 	}
-	opts := []parquet.WriterOption{parquet.Compression(&snappy.Codec{}), parquet.CreatedBy("agentrace", schemas.ToolVersion, "")}
+	opts := []parquet.WriterOption{parquet.Compression(fastSnappy{}), parquet.CreatedBy("agentrace", schemas.ToolVersion, "")}
 	f, err := open(schemas.ConversationsFile)
 	if err != nil {
 		return nil, w.abort(err)
@@ -89,41 +87,73 @@ func (w *Writer) Abort() {
 	}
 }
 
-// Add writes one conversation with its messages (Seq order) and client turns. It
-// fills each message's Wire when empty and checks the rows agree with each other.
-func (w *Writer) Add(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) error {
-	if w.closed {
-		return errors.New("add conversation: writer closed")
-	}
-	if int(c.Index) != w.counts.Conversations {
-		return fmt.Errorf("add conversation %q: index %d, want %d", c.ConversationID, c.Index, w.counts.Conversations)
-	}
+// Prepared is a conversation checked and digested by Prepare, ready for
+// Writer.AddPrepared.
+type Prepared struct {
+	Conversation *schemas.Conversation
+	Messages     []schemas.Message
+	Turns        []schemas.Turn
+	size         int
+	digest       [sha256.Size]byte
+}
+
+// Prepare checks that a conversation's messages (Seq order) and client turns agree
+// with it, fills each message's Wire when empty and the conversation's
+// SystemEscaped, and computes its content digest. It is safe to call from several
+// goroutines, so the expensive part of writing can run in parallel.
+func Prepare(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) (*Prepared, error) {
+	p := &Prepared{Conversation: c, Messages: msgs, Turns: turns}
 	if c.SystemEscaped == "" && c.System != "" {
 		c.SystemEscaped = string(AppendEscaped(nil, c.System))
 	}
 	for k := range msgs {
 		m := &msgs[k]
 		if m.ConversationID != c.ConversationID || int(m.Seq) != k {
-			return fmt.Errorf("add conversation %q: message %d is (%q, seq %d)", c.ConversationID, k, m.ConversationID, m.Seq)
+			return nil, fmt.Errorf("add conversation %q: message %d is (%q, seq %d)", c.ConversationID, k, m.ConversationID, m.Seq)
 		}
 		if len(m.Wire) == 0 {
 			m.Wire = AppendWire(nil, m)
 		}
-		w.pending += len(m.Wire) + len(m.ToolCalls) + len(m.Extra)
+		p.size += len(m.Wire) + len(m.ToolCalls) + len(m.Extra)
 		if m.Content != nil {
-			w.pending += len(*m.Content)
+			p.size += len(*m.Content)
 		}
 		if m.ReasoningContent != nil {
-			w.pending += len(*m.ReasoningContent)
+			p.size += len(*m.ReasoningContent)
 		}
 	}
 	for k := range turns {
 		t := &turns[k]
 		if t.ConversationID != c.ConversationID || t.ConvIndex != c.Index || int(t.ClientIndex) != k || int(t.MsgEnd) > len(msgs) {
-			return fmt.Errorf("add conversation %q: turn %d does not belong to it", c.ConversationID, t.Turn)
+			return nil, fmt.Errorf("add conversation %q: turn %d does not belong to it", c.ConversationID, t.Turn)
 		}
 	}
-	w.digests = append(w.digests, convDigest{id: c.ConversationID, sum: w.digest(c, msgs, turns)})
+	p.digest = digest(c, msgs, turns)
+	return p, nil
+}
+
+// Add writes one conversation with its messages (Seq order) and client turns: it
+// is Prepare followed by AddPrepared.
+func (w *Writer) Add(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) error {
+	p, err := Prepare(c, msgs, turns)
+	if err != nil {
+		return err
+	}
+	return w.AddPrepared(p)
+}
+
+// AddPrepared writes a prepared conversation. Conversations must come in Index
+// order.
+func (w *Writer) AddPrepared(p *Prepared) error {
+	c, msgs, turns := p.Conversation, p.Messages, p.Turns
+	if w.closed {
+		return errors.New("add conversation: writer closed")
+	}
+	if int(c.Index) != w.counts.Conversations {
+		return fmt.Errorf("add conversation %q: index %d, want %d", c.ConversationID, c.Index, w.counts.Conversations)
+	}
+	w.pending += p.size
+	w.digests = append(w.digests, convDigest{id: c.ConversationID, sum: p.digest})
 	w.counts.Conversations++
 	if c.Domain == schemas.DomainWorkflow {
 		w.counts.Workflow++
@@ -199,16 +229,16 @@ func (w *Writer) Close(m schemas.DatasetManifest) (schemas.DatasetManifest, erro
 // formats, snapshot metadata, creation time, ISL and the conversations' order, so
 // that flat and snapshot input of the same trajectories hash the same.
 
-func (w *Writer) digest(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) [sha256.Size]byte {
-	w.h.Reset()
-	b := w.buf[:0]
+func digest(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) [sha256.Size]byte {
+	h := sha256.New()
+	var b []byte
 	str := func(s string) {
 		b = binary.AppendUvarint(b, uint64(len(s)))
 		b = append(b, s...)
 	}
 	num := func(v int64) { b = binary.AppendVarint(b, v) }
 	flush := func() {
-		w.h.Write(b)
+		h.Write(b)
 		b = b[:0]
 	}
 	str(c.ConversationID)
@@ -225,7 +255,7 @@ func (w *Writer) digest(c *schemas.Conversation, msgs []schemas.Message, turns [
 		num(int64(m.Part))
 		b = binary.AppendUvarint(b, uint64(len(m.Wire)))
 		flush()
-		w.h.Write(m.Wire)
+		h.Write(m.Wire)
 		str(m.IntentCodesJSON)
 		str(m.Extra)
 	}
@@ -244,9 +274,8 @@ func (w *Writer) digest(c *schemas.Conversation, msgs []schemas.Message, turns [
 		flush()
 	}
 	flush()
-	w.buf = b
 	var sum [sha256.Size]byte
-	w.h.Sum(sum[:0])
+	h.Sum(sum[:0])
 	return sum
 }
 
@@ -262,4 +291,29 @@ func (w *Writer) contentHash() string {
 		h.Write(b)
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fastSnappy is Parquet's SNAPPY codec with the fast encoder of
+// github.com/klauspost/compress/s2 (Snappy-compatible output, as parquet-go's own
+// codec, which uses the slower "better" mode).
+type fastSnappy struct{}
+
+func (fastSnappy) String() string                            { return "SNAPPY" }
+func (fastSnappy) CompressionCodec() format.CompressionCodec { return format.Snappy }
+func (fastSnappy) Encode(dst, src []byte) ([]byte, error) {
+	n := s2.MaxEncodedLen(len(src))
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	return s2.EncodeSnappy(dst[:n], src), nil
+}
+func (fastSnappy) Decode(dst, src []byte) ([]byte, error) {
+	n, err := s2.DecodedLen(src)
+	if err != nil {
+		return dst[:0], err
+	}
+	if cap(dst) < n {
+		dst = make([]byte, n)
+	}
+	return s2.Decode(dst[:n], src)
 }

@@ -109,17 +109,37 @@ func strPtr(raw []byte) *string {
 	return &s
 }
 
-// setContent stores a raw content value in m: text, structured JSON, or nothing.
-func setContent(m *schemas.Message, raw []byte) {
+// appendStringToken appends the raw JSON string token in the wire encoding (a
+// copy when it already is) and returns the decoded string.
+func appendStringToken(w, raw []byte) ([]byte, *string) {
+	s, canonical, ok := datasets.DecodeStringCanonical(raw)
+	if !ok {
+		return w, nil
+	}
+	if canonical {
+		w = append(w, raw...)
+	} else {
+		w = datasets.AppendString(w, s)
+	}
+	return w, &s
+}
+
+// appendContentField stores a raw content value in m (text, structured JSON, or
+// nothing when absent or null) and appends its wire member to w.
+func appendContentField(w []byte, m *schemas.Message, raw []byte) []byte {
 	if isNull(raw) {
-		return
+		return w
 	}
+	w = append(w, `,"content":`...)
 	if kind(raw) == "string" {
-		m.Content = strPtr(raw)
-		return
+		w, m.Content = appendStringToken(w, raw)
+		return w
 	}
-	s := string(datasets.AppendCompact(nil, raw))
+	n := len(w)
+	w = datasets.AppendCompact(w, raw)
+	s := string(w[n:])
 	m.Content, m.ContentJSON = &s, true
+	return w
 }
 
 // buildConversation turns the validated rows of one conversation into its
@@ -186,9 +206,13 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			c.ClientTurns++
 			for i, res := range r.results {
 				m := newMsg(int32(i))
-				setContent(m, res.content)
+				w := append(make([]byte, 0, len(res.content)+64), `{"role":"tool"`...)
+				w = appendContentField(w, m, res.content)
 				callID := res.callID
 				m.ToolCallID = &callID
+				w = append(w, `,"tool_call_id":`...)
+				w = datasets.AppendString(w, callID)
+				m.Wire = append(w, '}')
 				var ex []byte
 				if i == 0 && rowExtra != "" {
 					ex = append(ex, rowExtra...)
@@ -214,25 +238,36 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 				c.AssistantTurns++
 			}
 			m := newMsg(0)
-			setContent(m, r.content)
-			m.Name = strPtr(r.name)
+			w := make([]byte, 0, len(r.content)+len(r.reasoning)+len(r.toolCalls)+64)
+			w = append(w, `{"role":`...)
+			w = datasets.AppendString(w, r.role)
+			w = appendContentField(w, m, r.content)
+			if !isNull(r.name) {
+				w = append(w, `,"name":`...)
+				w, m.Name = appendStringToken(w, r.name)
+			}
 			if !isNull(r.toolCalls) {
-				m.ToolCalls = string(datasets.AppendCompact(nil, r.toolCalls))
+				tc := datasets.AppendCompact(nil, r.toolCalls)
+				m.ToolCalls = string(tc)
+				w = append(w, `,"tool_calls":`...)
+				w = append(w, tc...)
 				c.ToolCalls += int32(len(r.toolCallIDs()))
 			}
-			m.ReasoningContent = strPtr(r.reasoning)
+			if !isNull(r.reasoning) {
+				w = append(w, `,"reasoning_content":`...)
+				w, m.ReasoningContent = appendStringToken(w, r.reasoning)
+			}
+			m.Wire = append(w, '}')
 			if !isNull(r.intentCodes) {
 				m.IntentCodesJSON = string(datasets.AppendCompact(nil, r.intentCodes))
 			}
 			m.Extra = rowExtra
 		}
 		for i := start; i < int32(len(b.msgs)); i++ {
-			m := &b.msgs[i]
-			m.Wire = datasets.AppendWire(nil, m)
 			if histLen > 0 {
 				histLen++
 			}
-			histLen += len(m.Wire)
+			histLen += len(b.msgs[i].Wire)
 		}
 		if !client {
 			continue

@@ -117,49 +117,109 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 	return nil
 }
 
-// conversation validates one conversation's rows and, when the input has been
-// clean so far, builds and writes it.
+// convJob is one conversation on its way to the writer: checked against the
+// others by the consumer, then validated, built and digested by a build worker.
+type convJob struct {
+	path, metadata string
+	rows           []*row
+	index          int32
+	bad            bool
+	problems       []Problem
+	out            chan convResult
+}
+
+type convResult struct {
+	problems []Problem
+	prep     *datasets.Prepared
+	err      error
+}
+
+// conversation takes one conversation's rows from a consumer: it checks the id
+// against the conversations seen before and queues the rest of the work.
 func (in *ingester) conversation(path, metadata string, rows []*row, problem problemFunc) error {
 	first := rows[0]
 	id := first.convID
-	bad := false
-	report := func(r *row, msg string) {
-		bad = true
-		problem(r.line, id, r.turn, msg)
+	j := &convJob{path: path, metadata: metadata, rows: rows, index: in.index, out: make(chan convResult, 1)}
+	in.index++
+	if first.hasID {
+		if loc, ok := in.seen[id]; ok {
+			if loc.file != path {
+				problem(first.line, id, first.turn, fmt.Sprintf("conversation id also used in %s (line %d): ids must be unique across files", loc.file, loc.line))
+			}
+			// Within one file the contiguity check has reported it.
+			j.bad = true
+		} else {
+			in.seen[id] = location{path, first.line}
+		}
+	} else {
+		j.bad = true
 	}
-	for _, r := range rows {
+	select {
+	case in.order <- j.out:
+	case <-in.ctx.Done():
+		return in.ctx.Err()
+	}
+	select {
+	case in.jobs <- j:
+	case <-in.ctx.Done():
+		return in.ctx.Err()
+	}
+	return nil
+}
+
+// buildJob validates and builds one conversation (in a build worker).
+func (in *ingester) buildJob(j *convJob) convResult {
+	var res convResult
+	first := j.rows[0]
+	id := first.convID
+	report := func(r *row, msg string) {
+		res.problems = append(res.problems, Problem{File: j.path, Line: r.line, ConversationID: id, Turn: r.turn, Message: msg})
+	}
+	for _, r := range j.rows {
 		for _, p := range r.problems {
 			report(r, p)
 		}
 	}
-	if first.hasID {
-		if loc, ok := in.seen[id]; ok {
-			if loc.file != path {
-				report(first, fmt.Sprintf("conversation id also used in %s (line %d): ids must be unique across files", loc.file, loc.line))
-			}
-			// Within one file the contiguity check has reported it.
-			bad = true
-		} else {
-			in.seen[id] = location{path, first.line}
-		}
+	validateSequence(j.rows, report)
+	if j.bad || len(res.problems) > 0 || in.failed.Load() {
+		return res
 	}
-	validateSequence(rows, report)
-	if bad || in.problems.any() || !first.hasID {
-		return nil
-	}
-	b := buildConversation(id, in.index, path, rows)
-	b.conv.Metadata = metadata
+	b := buildConversation(id, j.index, j.path, j.rows)
+	b.conv.Metadata = j.metadata
 	if in.opts.ISL != nil {
 		if err := in.countISL(&b); err != nil {
-			return fmt.Errorf("ingest: count ISL of conversation %q: %w", id, err)
+			res.err = fmt.Errorf("ingest: count ISL of conversation %q: %w", id, err)
+			return res
 		}
 	}
-	if err := in.w.Add(&b.conv, b.msgs, b.turns); err != nil {
-		return fmt.Errorf("ingest: %w", err)
+	res.prep, res.err = datasets.Prepare(&b.conv, b.msgs, b.turns)
+	return res
+}
+
+// writeLoop takes the built conversations in order and writes them, until order
+// is closed. It stops writing (but keeps draining) after the first problem.
+func (in *ingester) writeLoop() error {
+	var err error
+	for ch := range in.order {
+		res := <-ch
+		for _, p := range res.problems {
+			in.addProblem(p)
+		}
+		if res.err != nil && err == nil {
+			err = res.err
+			in.failed.Store(true)
+		}
+		if err != nil || res.prep == nil || in.failed.Load() {
+			continue
+		}
+		if werr := in.w.AddPrepared(res.prep); werr != nil {
+			err = fmt.Errorf("ingest: %w", werr)
+			in.failed.Store(true)
+			continue
+		}
+		in.convs.Add(1)
 	}
-	in.index++
-	in.convs.Add(1)
-	return nil
+	return err
 }
 
 // countISL fills Turn.ISL from the salted (repeat 1) messages and the tools.

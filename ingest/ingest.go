@@ -156,14 +156,30 @@ type location struct {
 }
 
 type ingester struct {
-	opts     Options
-	w        *datasets.Writer
-	inputs   []schemas.DatasetInput
-	seen     map[string]location
+	opts   Options
+	w      *datasets.Writer
+	inputs []schemas.DatasetInput
+	seen   map[string]location
+	index  int32
+	bytes  atomic.Int64
+	convs  atomic.Int64
+
+	// The build stage: jobs for the build workers, and their results in order
+	// for the write loop.
+	ctx    context.Context
+	jobs   chan *convJob
+	order  chan chan convResult
+	failed atomic.Bool // a problem or error was found: stop building and writing
+
+	mu       sync.Mutex
 	problems problemList
-	index    int32
-	bytes    atomic.Int64
-	convs    atomic.Int64
+}
+
+func (in *ingester) addProblem(p Problem) {
+	in.mu.Lock()
+	in.problems.add(p)
+	in.mu.Unlock()
+	in.failed.Store(true)
 }
 
 func (in *ingester) status() string {
@@ -171,11 +187,40 @@ func (in *ingester) status() string {
 }
 
 func (in *ingester) run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	in.ctx = ctx
+	in.jobs = make(chan *convJob)
+	in.order = make(chan chan convResult, 2*in.opts.Workers)
+	var wg sync.WaitGroup
+	for range in.opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range in.jobs {
+				j.out <- in.buildJob(j)
+			}
+		}()
+	}
+	writeErr := make(chan error, 1)
+	go func() { writeErr <- in.writeLoop() }()
+	var err error
 	for _, path := range in.opts.Inputs {
-		if err := in.file(ctx, path); err != nil {
-			return err
+		if err = in.file(ctx, path); err != nil {
+			cancel()
+			break
 		}
 	}
+	close(in.jobs)
+	close(in.order)
+	wg.Wait()
+	if werr := <-writeErr; err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	in.problems.sort(in.opts.Inputs)
 	if in.problems.any() {
 		err := in.problems.err
 		return &err
@@ -237,7 +282,7 @@ func (in *ingester) file(ctx context.Context, path string) error {
 	}
 	input := schemas.DatasetInput{Path: path, Format: in.opts.Format}
 	fileProblem := func(line int64, conv string, turn int32, msg string) {
-		in.problems.add(Problem{File: path, Line: line, ConversationID: conv, Turn: turn, Message: msg})
+		in.addProblem(Problem{File: path, Line: line, ConversationID: conv, Turn: turn, Message: msg})
 	}
 
 	rd := &chunkReader{r: r, maxLine: in.opts.MaxLineBytes, line: 1}

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -78,3 +79,20 @@ func (l *problemList) any() bool { return len(l.err.Problems) > 0 || l.err.Omitt
 
 // fileFull reports whether file has reached its limit (scanning can stop).
 func (l *problemList) fileFull(file string) bool { return l.perFile[file] > l.limit }
+
+// sort orders the problems by input file (in the order given), then line.
+func (l *problemList) sort(files []string) {
+	pos := map[string]int{}
+	for i, f := range files {
+		if _, ok := pos[f]; !ok {
+			pos[f] = i
+		}
+	}
+	ps := l.err.Problems
+	sort.SliceStable(ps, func(i, j int) bool {
+		if pos[ps[i].File] != pos[ps[j].File] {
+			return pos[ps[i].File] < pos[ps[j].File]
+		}
+		return ps[i].Line < ps[j].Line
+	})
+}
