@@ -1,0 +1,113 @@
+package score
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestRulesetsCoverTheRulesTable(t *testing.T) {
+	// rules.md, Accuracy: every row of the table, by version.
+	want := map[string]struct {
+		acc       float64
+		osl       [2]float64
+		swe       float64
+		model     string
+		tentative bool
+	}{
+		"blog-2026-07-kimi-k2.6":  {0.6308, [2]float64{404, 494}, 0.765, "Kimi-K2.6", true},
+		"blog-2026-07-qwen3.6":    {0.5586, [2]float64{355, 434}, 0.67, "Qwen3.6-35B-A3B", true},
+		"readme-2026-08-kimi-k3":  {0.5832, [2]float64{390, 475}, 0.935, "Kimi-K3", false},
+		"readme-2026-08-qwen3.6":  {0.5586, [2]float64{355, 434}, 0.69, "Qwen3.6-35B-A3B", false},
+		"checker-2026-10-kimi-k3": {0.5832, [2]float64{425, 520}, 0.935, "Kimi-K3", false},
+		"checker-2026-10-qwen3.6": {0.5586, [2]float64{344, 422}, 0.69, "Qwen3.6-35B-A3B", false},
+	}
+	all := Rulesets()
+	if len(all) != len(want) {
+		t.Errorf("%d rulesets, want %d", len(all), len(want))
+	}
+	for _, r := range all {
+		w, ok := want[r.Name]
+		if !ok {
+			t.Errorf("unexpected ruleset %s", r.Name)
+			continue
+		}
+		if r.InlineAccuracyMin != w.acc || r.OSLWindow != w.osl || r.SWEBenchMin != w.swe || r.Tentative != w.tentative {
+			t.Errorf("%s: %+v", r.Name, r)
+		}
+		if r.Source == "" || r.Date == "" || !strings.Contains(r.Name, r.Date) {
+			t.Errorf("%s: source %q date %q", r.Name, r.Source, r.Date)
+		}
+		if !r.MatchesModel(w.model) || r.SWEBenchEvaluated != 200 {
+			t.Errorf("%s does not name %s (or evaluated %d)", r.Name, w.model, r.SWEBenchEvaluated)
+		}
+	}
+	if _, err := LoadRuleset(DefaultRuleset); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestOSLWindowVectors(t *testing.T) {
+	// rules.md checker vectors: windows are inclusive.
+	kimi, _ := LoadRuleset("checker-2026-10-kimi-k3")
+	qwen, _ := LoadRuleset("checker-2026-10-qwen3.6")
+	tests := []struct {
+		rs   Ruleset
+		mean float64
+		pass bool
+	}{
+		{kimi, 472, true}, {kimi, 424, false}, {kimi, 521, false}, {kimi, 425, true}, {kimi, 520, true},
+		{qwen, 343.9, false}, {qwen, 344, true}, {qwen, 422, true}, {qwen, 422.0001, false},
+	}
+	for _, tt := range tests {
+		if got := tt.rs.OSLPass(tt.mean); got != tt.pass {
+			t.Errorf("%s: OSL mean %v pass = %v, want %v", tt.rs.Name, tt.mean, got, tt.pass)
+		}
+	}
+	// Accuracy: the rounded score against the threshold, equality passes.
+	if !qwen.AccuracyPass(0.5586) || qwen.AccuracyPass(0.5585) || !kimi.AccuracyPass(0.5832) || kimi.AccuracyPass(0.5831) {
+		t.Error("accuracy thresholds are not >= on the rounded score")
+	}
+}
+
+func TestRulesetByModelAndFile(t *testing.T) {
+	for model, want := range map[string]string{
+		"Qwen/Qwen3.6-35B-A3B": "checker-2026-10-qwen3.6",
+		"moonshotai/Kimi-K3":   "checker-2026-10-kimi-k3",
+		"kimi-k2.6":            "blog-2026-07-kimi-k2.6",
+		"qwen3_6-35b-a3b-fp8":  "checker-2026-10-qwen3.6",
+	} {
+		r, ok := RulesetForModel(model)
+		if !ok || r.Name != want {
+			t.Errorf("RulesetForModel(%q) = %s, %v; want %s", model, r.Name, ok, want)
+		}
+	}
+	if r, ok := RulesetForModel("llama"); ok || r.Name != DefaultRuleset {
+		t.Errorf("unknown model: %s %v", r.Name, ok)
+	}
+
+	dir := t.TempDir()
+	good := filepath.Join(dir, "mine.json")
+	os.WriteFile(good, []byte(`{"name":"mine","source":"our lab","date":"2026-11","inline_accuracy_min":0.5,"osl_window":[100,200],"swebench_min":0.6}`), 0o644)
+	r, err := LoadRuleset(good)
+	if err != nil || r.Name != "mine" || r.File != good || r.SWEBenchEvaluated != 200 || !r.OSLPass(100) {
+		t.Errorf("user ruleset: %+v %v", r, err)
+	}
+	for name, body := range map[string]string{
+		"unknown field": `{"name":"x","source":"s","date":"d","osl_window":[1,2],"extra":1}`,
+		"no source":     `{"name":"x","date":"d","osl_window":[1,2]}`,
+		"percent":       `{"name":"x","source":"s","date":"d","inline_accuracy_min":55.86,"osl_window":[1,2]}`,
+		"window":        `{"name":"x","source":"s","date":"d","osl_window":[3,2]}`,
+		"pattern":       `{"name":"x","source":"s","date":"d","osl_window":[1,2],"model_patterns":["("]}`,
+	} {
+		p := filepath.Join(dir, "bad.json")
+		os.WriteFile(p, []byte(body), 0o644)
+		if _, err := LoadRuleset(p); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := LoadRuleset("no-such-ruleset"); err == nil || !strings.Contains(err.Error(), "agentrace rulesets") {
+		t.Errorf("unknown name: %v", err)
+	}
+}

@@ -1,0 +1,207 @@
+package score
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/parquet-go/parquet-go"
+)
+
+// fixtureTruth ingests the reference-run fixture's dataset.
+func fixtureTruth(t *testing.T) (string, *Truth) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "ds")
+	if err := ingest.Files(context.Background(), dir, filepath.Join(fixtureDir(t), "dataset.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	truth, err := LoadTruth(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, truth
+}
+
+// writeRun writes an agentrace run directory with the records and a manifest
+// naming the dataset.
+func writeRun(t *testing.T, dir, dataset, hash string, recs []schemas.TurnRecord) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	f, err := runlog.Create(filepath.Join(dir, schemas.TurnLogFile), mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range recs {
+		if err := f.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mem.AssertSize(t, 0)
+	m := schemas.RunManifest{SchemaVersion: schemas.Version, DatasetHash: hash,
+		Config: schemas.RunConfig{Dataset: dataset, Model: "Qwen/Qwen3.6-35B-A3B", Concurrency: 8}}
+	if err := runlog.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recordsFromReference turns the fixture's reference run into turn-log records
+// telling the same story: completed turns ok, the failed one an error, the aborted
+// one aborted.
+func recordsFromReference(t *testing.T, truth *Truth) []schemas.TurnRecord {
+	ref, err := ReadReferenceEvents(filepath.Join(fixtureDir(t), EventsFile), truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []schemas.TurnRecord
+	for _, a := range ref.Attempts {
+		r := schemas.TurnRecord{SessionID: a.SessionID, ConversationID: a.ConversationID, Repeat: int32(a.Repeat),
+			Turn: a.Turn, Domain: ReferenceDomain(a.ConversationID), Status: schemas.StatusError, InWindow: a.InWindow,
+			UsageCompletionTokens: -1, UsagePromptTokens: -1, UsageCachedTokens: -1}
+		if a.Output != nil {
+			r.Status = schemas.StatusOK
+			r.OutputContent, r.OutputReasoning, r.OutputToolCalls = a.Output.Content, a.Output.Reasoning, string(a.Output.ToolCalls)
+			r.UsageCompletionTokens = int32(100 + 10*len(recs))
+		}
+		recs = append(recs, r)
+	}
+	recs = append(recs, schemas.TurnRecord{SessionID: "astropy__astropy-12907", ConversationID: "astropy__astropy-12907",
+		Repeat: 1, Turn: 9, Status: schemas.StatusAborted, UsageCompletionTokens: -1})
+	return recs
+}
+
+func TestAgentraceRunMatchesReferenceRun(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	run := filepath.Join(t.TempDir(), "run")
+	recs := recordsFromReference(t, truth)
+	writeRun(t, run, ds, truth.Hash, recs)
+
+	ours, err := ScoreRun(context.Background(), Options{Run: run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := ScoreRun(context.Background(), Options{Run: fixtureDir(t), Truth: truth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ours.Score != ref.Score || ours.Turns != ref.Turns || !reflect.DeepEqual(ours.Domains, ref.Domains) ||
+		!reflect.DeepEqual(ours.ExcludedTurns, ref.ExcludedTurns) || len(ours.PerTurn) != len(ref.PerTurn) {
+		t.Fatalf("agentrace run %v %+v, reference run %v %+v", ours.Score, ours.Turns, ref.Score, ref.Turns)
+	}
+	for i := range ours.PerTurn {
+		o, r := ours.PerTurn[i], ref.PerTurn[i]
+		o.OSL, r.OSL = 0, 0
+		if !reflect.DeepEqual(o, r) {
+			t.Errorf("per_turn %d: %+v vs %+v", i, o, r)
+		}
+	}
+	// Without a tokenizer the OSL comes from server usage, unofficially, over the
+	// completed turns only.
+	var total int64
+	n := 0
+	for _, r := range recs {
+		if r.Status == schemas.StatusOK {
+			total += int64(r.UsageCompletionTokens)
+			n++
+		}
+	}
+	if o := ours.OSL; o == nil || !o.Unofficial || o.Source != OSLSourceUsage || o.Turns != n || o.Total != total || o.Mean != float64(total)/float64(n) {
+		t.Errorf("osl %+v, want %d turns, total %d", ours.OSL, n, total)
+	}
+	if g := ours.Verdict.Gates[1]; g.Name != GateOSL || !strings.Contains(g.Note, "unofficial") {
+		t.Errorf("osl gate %+v", g)
+	}
+	if ours.Run.Model != "Qwen/Qwen3.6-35B-A3B" || ours.Run.Concurrency != 8 || ours.Run.Kind != KindAgentrace {
+		t.Errorf("run %+v", ours.Run)
+	}
+
+	// The written files: scores.json reads back, scores.parquet has a row per turn.
+	if err := WriteScores(run, ours); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := parquet.ReadFile[schemas.TurnScore](filepath.Join(run, schemas.ScoresTable))
+	if err != nil {
+		t.Fatal(err)
+	}
+	norm := func(ts []schemas.TurnScore) []schemas.TurnScore {
+		out := append([]schemas.TurnScore(nil), ts...)
+		for i := range out {
+			for _, l := range []*[]string{&out[i].GTIntents, &out[i].GTActions, &out[i].ModelActions} {
+				if len(*l) == 0 {
+					*l = nil
+				}
+			}
+		}
+		return out
+	}
+	if !reflect.DeepEqual(norm(rows), norm(ours.PerTurn)) {
+		t.Errorf("scores.parquet rows differ:\n%+v\n%+v", rows[0], ours.PerTurn[0])
+	}
+
+	// A run replayed from another dataset is refused.
+	other := filepath.Join(t.TempDir(), "run2")
+	writeRun(t, other, ds, "0123456789abcdef", recs[:1])
+	if _, err := ScoreRun(context.Background(), Options{Run: other}); err == nil || !strings.Contains(err.Error(), "replayed from dataset") {
+		t.Errorf("dataset mismatch: %v", err)
+	}
+}
+
+func TestScoreRunSWEBenchAndVerdict(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	run := filepath.Join(t.TempDir(), "run")
+	writeRun(t, run, ds, truth.Hash, recordsFromReference(t, truth))
+	report := filepath.Join(t.TempDir(), "report.json")
+	os.WriteFile(report, []byte(`{"submitted_instances":200,"resolved_instances":140,"resolved_ids":[]}`), 0o644)
+	s, err := ScoreRun(context.Background(), Options{Run: run, SWEBench: report, Ruleset: "checker-2026-10-kimi-k3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 0.6212 >= 0.5832 passes, 0.70 < 0.935 fails, and the model is not Kimi.
+	gates := map[string]bool{}
+	for _, g := range s.Verdict.Gates {
+		gates[g.Name] = g.Pass
+	}
+	if !gates[GateAccuracy] || gates[GateSWEBench] || s.Verdict.Pass || s.SWEBench.Score != 0.7 {
+		t.Errorf("verdict %+v swebench %+v", s.Verdict, s.SWEBench)
+	}
+	if !strings.Contains(strings.Join(s.Warnings, "\n"), "ruleset checker-2026-10-kimi-k3 is for") {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+	var b strings.Builder
+	if err := WriteVerdict(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"inline_accuracy  0.6212", ">= 0.5832", "swebench", "FAIL", "unofficial"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("verdict table lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+func TestReadReferenceConfig(t *testing.T) {
+	cfg, err := readReferenceConfig(filepath.Join(fixtureDir(t), ReferenceConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.model != "Qwen/Qwen3.6-35B-A3B" || cfg.dataset != "dataset.jsonl" || cfg.concurrency != 4 {
+		t.Errorf("%+v", cfg)
+	}
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	os.WriteFile(p, []byte("model_params:\n  name: 'moonshotai/Kimi-K3'\ndatasets:\n  - name: acc\n    type: accuracy\n    path: acc.jsonl\n  - path: \"perf.jsonl\"\n    type: performance\nsettings:\n  load_pattern:\n    target_concurrency: 64\n"), 0o644)
+	cfg, err = readReferenceConfig(p)
+	if err != nil || cfg.model != "moonshotai/Kimi-K3" || cfg.dataset != "perf.jsonl" || cfg.concurrency != 64 {
+		t.Errorf("%+v %v", cfg, err)
+	}
+}
