@@ -32,13 +32,13 @@ type hfAddedToken struct {
 }
 
 type hfModel struct {
-	Type                    string           `json:"type"`
-	Vocab                   map[string]int32 `json:"vocab"`
-	Merges                  json.RawMessage  `json:"merges"`
-	IgnoreMerges            bool             `json:"ignore_merges"`
-	ContinuingSubwordPrefix string           `json:"continuing_subword_prefix"`
-	EndOfWordSuffix         string           `json:"end_of_word_suffix"`
-	ByteFallback            bool             `json:"byte_fallback"`
+	Type                    string          `json:"type"`
+	Vocab                   json.RawMessage `json:"vocab"`
+	Merges                  json.RawMessage `json:"merges"`
+	IgnoreMerges            bool            `json:"ignore_merges"`
+	ContinuingSubwordPrefix string          `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         string          `json:"end_of_word_suffix"`
+	ByteFallback            bool            `json:"byte_fallback"`
 }
 
 // loadHF reads a Hugging Face tokenizer.json.
@@ -71,8 +71,8 @@ func buildHF(f *hfFile) (*Tokenizer, error) {
 	if f.Model.ContinuingSubwordPrefix != "" || f.Model.EndOfWordSuffix != "" {
 		return nil, fmt.Errorf("unsupported BPE options continuing_subword_prefix/end_of_word_suffix")
 	}
-	if len(f.Model.Vocab) == 0 {
-		return nil, fmt.Errorf("model has an empty vocabulary")
+	if isNull(f.Model.Vocab) {
+		return nil, fmt.Errorf("model has no vocabulary")
 	}
 	t := &Tokenizer{}
 	var err error
@@ -86,17 +86,18 @@ func buildHF(f *hfFile) (*Tokenizer, error) {
 	if t.normalize, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
-	vocab := make(map[string]int32, len(f.Model.Vocab))
+	vocab, err := scanVocab(f.Model.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	if len(vocab) == 0 {
+		return nil, fmt.Errorf("model has an empty vocabulary")
+	}
 	maxID := int32(-1)
-	for k, id := range f.Model.Vocab {
-		raw, ok := byteLevelDecode(k)
-		if !ok {
-			return nil, fmt.Errorf("vocabulary entry %q is not in byte-level form", k)
-		}
-		vocab[raw] = id
+	for _, id := range vocab {
 		maxID = max(maxID, id)
 	}
-	pairs, err := parseMerges(f.Model.Merges)
+	pairs, err := scanMerges(f.Model.Merges)
 	if err != nil {
 		return nil, err
 	}
@@ -105,16 +106,12 @@ func buildHF(f *hfFile) (*Tokenizer, error) {
 		return nil, err
 	}
 	for rank, p := range pairs {
-		a, okA := byteLevelDecode(p[0])
-		b, okB := byteLevelDecode(p[1])
-		if !okA || !okB {
-			return nil, fmt.Errorf("merge %d (%q %q) is not in byte-level form", rank, p[0], p[1])
-		}
+		a, b := p[0], p[1]
 		ia, okA := vocab[a]
 		ib, okB := vocab[b]
 		im, okM := vocab[a+b]
 		if !okA || !okB || !okM {
-			return nil, fmt.Errorf("merge %d (%q %q) uses a token missing from the vocabulary", rank, p[0], p[1])
+			return nil, fmt.Errorf("merge %d (%q %q) uses a token missing from the vocabulary", rank, a, b)
 		}
 		k := pairKey(ia, ib)
 		if _, dup := m.merges[k]; !dup {
@@ -150,30 +147,6 @@ func (m *bpe) setBytes() error {
 	return nil
 }
 
-// parseMerges reads merges in either form: "a b" strings or ["a", "b"] pairs.
-func parseMerges(raw json.RawMessage) ([][2]string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil, nil
-	}
-	var strs []string
-	if err := json.Unmarshal(raw, &strs); err == nil {
-		out := make([][2]string, len(strs))
-		for i, s := range strs {
-			a, b, ok := strings.Cut(s, " ")
-			if !ok || strings.Contains(b, " ") {
-				return nil, fmt.Errorf("merge %d %q is not two tokens separated by a space", i, s)
-			}
-			out[i] = [2]string{a, b}
-		}
-		return out, nil
-	}
-	var pairs [][2]string
-	if err := json.Unmarshal(raw, &pairs); err != nil {
-		return nil, fmt.Errorf("merges are neither \"a b\" strings nor [a, b] pairs: %w", err)
-	}
-	return pairs, nil
-}
-
 // byteLevel is GPT-2's reversible map from bytes to printable runes.
 var byteToRune, runeToByte = func() (b2r [256]rune, r2b map[rune]byte) {
 	r2b = make(map[rune]byte, 256)
@@ -189,19 +162,6 @@ var byteToRune, runeToByte = func() (b2r [256]rune, r2b map[rune]byte) {
 	}
 	return b2r, r2b
 }()
-
-// byteLevelDecode turns a token in byte-level form back into its raw bytes.
-func byteLevelDecode(s string) (string, bool) {
-	buf := make([]byte, 0, len(s))
-	for _, r := range s {
-		b, ok := runeToByte[r]
-		if !ok {
-			return "", false
-		}
-		buf = append(buf, b)
-	}
-	return string(buf), true
-}
 
 // typed is the "type" field of a tokenizer.json component.
 type typed struct {

@@ -55,10 +55,24 @@ func refScript(t testing.TB) string {
 }
 
 // sampleTexts returns every content, reasoning, tool output and tool-call
-// argument string of the shared sample.
+// argument string of the shared sample (read once per test binary).
 func sampleTexts(t testing.TB) []string {
 	t.Helper()
 	sample := testenv.SampleFlat(t)
+	sampleCache.Lock()
+	defer sampleCache.Unlock()
+	if sampleCache.texts == nil {
+		sampleCache.texts = readSampleTexts(t, sample)
+	}
+	return append([]string(nil), sampleCache.texts...)
+}
+
+var sampleCache struct {
+	sync.Mutex
+	texts []string
+}
+
+func readSampleTexts(t testing.TB, sample string) []string {
 	out, err := exec.Command(python(t), refScript(t), "texts", sample).Output()
 	if err != nil {
 		t.Fatalf("read sample texts: %v", err)
@@ -158,10 +172,7 @@ func jsReference(t testing.TB, script string, texts []string) ([][]int, float64)
 	dir, node := testenv.JS(t)
 	var in bytes.Buffer
 	for _, s := range texts {
-		line, err := json.Marshal(map[string]string{"text": s})
-		if err != nil {
-			t.Fatal(err)
-		}
+		line, _ := json.Marshal(map[string]string{"text": s}) // a string map always encodes
 		in.Write(line)
 		in.WriteByte('\n')
 	}
@@ -172,17 +183,20 @@ func jsReference(t testing.TB, script string, texts []string) ([][]int, float64)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("node tokenizer-ids.mjs: %v: %s", err, stderr.String())
+		t.Errorf("node %s: %v: %s", script, err, stderr.String())
+		return nil, 0
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	if len(lines) != len(texts)+1 {
-		t.Fatalf("node returned %d lines for %d texts", len(lines), len(texts))
+		t.Errorf("node %s returned %d lines for %d texts", script, len(lines), len(texts))
+		return nil, 0
 	}
 	ids := make([][]int, len(texts))
 	for i := range texts {
 		var l struct{ IDs []int }
 		if err := json.Unmarshal([]byte(lines[i]), &l); err != nil {
-			t.Fatal(err)
+			t.Errorf("node %s line %d: %v", script, i+1, err)
+			return nil, 0
 		}
 		ids[i] = l.IDs
 	}
@@ -190,7 +204,8 @@ func jsReference(t testing.TB, script string, texts []string) ([][]int, float64)
 		EncodeMS float64 `json:"encode_ms"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(texts)]), &last); err != nil {
-		t.Fatal(err)
+		t.Errorf("node %s: last line: %v", script, err)
+		return nil, 0
 	}
 	return ids, last.EncodeMS
 }
@@ -219,17 +234,30 @@ func lenmlSpaceDeviation(s string) bool { return strings.ContainsAny(s, "\u0085\
 // equal to @lenml/tokenizers wherever its whitespace class agrees with Hugging
 // Face's (see lenmlSpaceDeviation).
 func TestEncodeMatchesReferences(t *testing.T) {
+	t.Parallel()
+	testenv.JS(t) // skips here, not in the goroutines below
 	tok := loadQwen3(t)
+	sample, edges := sampleTexts(t), edgeCases()
+	all := append(append([]string(nil), sample...), edges...)
+	// Both references at once, each one node process for every text.
+	var hf, lenml [][]int
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); hf, _ = jsReference(t, "tokenizer-hf.mjs", all) }()
+	go func() { defer wg.Done(); lenml, _ = jsReference(t, "tokenizer-ids.mjs", all) }()
+	wg.Wait()
+	if hf == nil || lenml == nil {
+		t.FailNow()
+	}
 	sets := []struct {
-		name  string
-		texts []string
-	}{{"sample", sampleTexts(t)}, {"edge cases", edgeCases()}}
+		name     string
+		from, to int
+	}{{"sample", 0, len(sample)}, {"edge cases", len(sample), len(all)}}
 	for _, set := range sets {
-		hf, _ := jsReference(t, "tokenizer-hf.mjs", set.texts)
-		lenml, _ := jsReference(t, "tokenizer-ids.mjs", set.texts)
 		eqHF, eqLenml, deviating, tokens := 0, 0, 0, 0
 		var bad []string
-		for i, s := range set.texts {
+		for i := set.from; i < set.to; i++ {
+			s := all[i]
 			got := tok.Encode(s, false)
 			tokens += len(got)
 			okHF, okLenml := equalIDs(got, hf[i]), equalIDs(got, lenml[i])
@@ -247,7 +275,7 @@ func TestEncodeMatchesReferences(t *testing.T) {
 				bad = append(bad, fmt.Sprintf("text %d %.80q:\n  go    %v\n  hf    %v\n  lenml %v", i, s, head(got), head(hf[i]), head(lenml[i])))
 			}
 		}
-		n := len(set.texts)
+		n := set.to - set.from
 		t.Logf("%s: %d texts, %d tokens; equal to HF tokenizers %d (%.2f%%), to @lenml/tokenizers %d (%.2f%%; %d texts hold U+0085/U+FEFF)",
 			set.name, n, tokens, eqHF, pct(eqHF, n), eqLenml, pct(eqLenml, n), deviating)
 		if len(bad) > 0 {

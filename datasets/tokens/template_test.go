@@ -232,6 +232,7 @@ func around(s string, i int) string {
 // text character for character, then equal token counts with Hugging Face's
 // tokenizers on the Jinja2 text.
 func TestRenderMatchesJinja2(t *testing.T) {
+	t.Parallel()
 	tok := loadQwen3(t)
 	reqs := templateCases(t, sampleConversations(t))
 	texts := compareRenders(t, tok, filepath.Join(testenv.Tokenizer(t), ConfigFile), reqs)
@@ -255,6 +256,7 @@ func TestRenderMatchesJinja2(t *testing.T) {
 // order, non-ASCII, HTML characters, floats, big integers, U+2028/U+2029),
 // raise_exception and loop controls.
 func TestRenderFixtureMatchesJinja2(t *testing.T) {
+	t.Parallel()
 	root := testenv.RepoRoot(t)
 	fixture := filepath.Join(root, "testdata", "tokens", "fixture.jinja")
 	dir := t.TempDir()

@@ -62,6 +62,7 @@ func writeQwenAsTiktoken(t *testing.T, tok *Tokenizer) string {
 }
 
 func TestTiktokenMatchesBPE(t *testing.T) {
+	t.Parallel()
 	hf := loadQwen3(t)
 	tk, err := Load(writeQwenAsTiktoken(t, hf))
 	if err != nil {
@@ -89,6 +90,7 @@ func TestTiktokenMatchesBPE(t *testing.T) {
 // with Python's regex module (VERSION1, which has class intersections) on the
 // sample and the edge cases.
 func TestKimiSplitMatchesRegex(t *testing.T) {
+	t.Parallel()
 	texts := append(sampleTexts(t), edgeCases()...)
 	texts = append(texts, "中文English混合 Hello world\u0301x ABC\u0301d MyClass's x\n\n y ALLCAPS'S",
 		"ǅungla ǈ ʰmod ˢup Ǆ\u0301", "ÀÉÎ\u0300õü'LL 'Ve", "日本語テキストと漢字カタカナ", "x\u0301\u0302\u0303 \u0301A")
