@@ -294,3 +294,44 @@ func BenchmarkLoad(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncode encodes every text of the shared sample (a warm word cache
+// after the first pass); bench/tokens.go compares a cold pass with the JS
+// reference side by side.
+func BenchmarkEncode(b *testing.B) {
+	tok := loadQwen3(b)
+	texts := sampleTexts(b)
+	size := 0
+	for _, s := range texts {
+		size += len(s)
+	}
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		for _, s := range texts {
+			tok.Encode(s, false)
+		}
+	}
+}
+
+// BenchmarkEncodeCold is BenchmarkEncode with a fresh tokenizer (an empty
+// cache) for every pass; Load is not timed.
+func BenchmarkEncodeCold(b *testing.B) {
+	dir := testenv.Tokenizer(b)
+	texts := sampleTexts(b)
+	size := 0
+	for _, s := range texts {
+		size += len(s)
+	}
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		b.StopTimer()
+		tok, err := Load(dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		for _, s := range texts {
+			tok.Encode(s, false)
+		}
+	}
+}
