@@ -1,0 +1,234 @@
+package replay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// client sends turns to the endpoint.
+type client struct {
+	s    *settings
+	hc   *http.Client
+	own  *http.Transport // closed at the end when the client made it
+	chat string
+}
+
+// newTransport returns the load generator's HTTP transport: a connection kept per
+// active trajectory (idle pool at least the concurrency), HTTP/1.1 as the reference
+// client speaks, no transparent compression (bytes are timed as they arrive), no
+// proxy from the environment, and no timeouts of its own beyond dialing: the turn
+// timeout bounds each request.
+func newTransport(concurrency int) *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:          0,
+		MaxIdleConnsPerHost:   concurrency + 16,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   30 * time.Second,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+		TLSNextProto:          map[string]func(string, *tls.Conn) http.RoundTripper{},
+		WriteBufferSize:       64 << 10,
+		ReadBufferSize:        64 << 10,
+		ExpectContinueTimeout: 0,
+	}
+}
+
+func newClient(s *settings) *client {
+	c := &client{s: s, chat: s.chatURL}
+	rt := s.Transport
+	if rt == nil {
+		c.own = newTransport(s.Concurrency)
+		rt = c.own
+	}
+	// No redirects: a redirected POST would be a hidden second request.
+	c.hc = &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	return c
+}
+
+func (c *client) close() {
+	if c.own != nil {
+		c.own.CloseIdleConnections()
+	}
+}
+
+// probe checks that the endpoint answers at all (any HTTP status will do) before
+// the first turn, so that a wrong address fails clearly and at once.
+func (c *client) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.s.modelsURL, nil)
+	if err != nil {
+		return fmt.Errorf("probe endpoint %s: %w", c.s.Endpoint, err)
+	}
+	if auth := c.s.header.Get("Authorization"); auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", c.s.Endpoint, c.s.modelsURL, err)
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	return resp.Body.Close()
+}
+
+// slotState is one slot's reusable buffers.
+type slotState struct {
+	buf   []byte // request body
+	prev  *reqBody
+	br    *bufio.Reader
+	sse   sseReader
+	resp  response
+	raw   bytes.Buffer // non-streamed body
+	timer *time.Timer
+}
+
+func newSlotState() *slotState {
+	st := &slotState{br: bufio.NewReaderSize(nil, 64<<10), timer: time.NewTimer(time.Hour)}
+	st.timer.Stop()
+	st.sse.br = st.br
+	return st
+}
+
+func (st *slotState) release() {
+	st.timer.Stop()
+	st.waitBody()
+}
+
+// waitBody waits until the transport is done with the previous request body, so
+// that its buffer may be reused: a RoundTripper may still read the body after it
+// returned.
+func (st *slotState) waitBody() {
+	if st.prev != nil {
+		<-st.prev.closed
+		st.prev = nil
+	}
+}
+
+// reqBody is a request body over the slot's buffer that tells when the transport
+// has closed it.
+type reqBody struct {
+	r      bytes.Reader
+	once   sync.Once
+	closed chan struct{}
+}
+
+func (b *reqBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *reqBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+// do sends turn r (its body in st.buf) and reads the response into r. It fills
+// the outcome, times, output and usage fields.
+func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRecord) {
+	r.RequestBytes = int64(len(st.buf))
+	ctx, cancel := context.WithTimeout(e.workCtx, c.s.TurnTimeout)
+	defer cancel()
+	body := &reqBody{closed: make(chan struct{})}
+	body.r.Reset(st.buf)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.chat, body)
+	if err != nil {
+		body.Close()
+		c.fail(e, r, ctx, fmt.Errorf("build request: %w", err))
+		return
+	}
+	req.ContentLength = int64(len(st.buf))
+	req.Header = hdr
+	st.prev = body
+
+	st.resp.reset()
+	r.InWindow = !e.windowClosed.Load()
+	r.IssuedNs = e.now()
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		c.fail(e, r, ctx, err)
+		st.waitBody()
+		return
+	}
+	r.HeadersNs = e.now()
+	r.HTTPStatus = int32(resp.StatusCode)
+	err = c.readResponse(e, st, resp)
+	// Drain a little so that the connection can be reused, then close.
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	_ = resp.Body.Close()
+	st.waitBody()
+	if err != nil {
+		c.fail(e, r, ctx, err)
+	} else {
+		r.Status = schemas.StatusOK
+		r.CompletedNs = e.now()
+	}
+	c.output(st, r)
+}
+
+func (c *client) readResponse(e *engine, st *slotState, resp *http.Response) error {
+	if resp.StatusCode != http.StatusOK {
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
+	}
+	if c.s.NoStream {
+		st.raw.Reset()
+		if _, err := st.raw.ReadFrom(resp.Body); err != nil {
+			return fmt.Errorf("read response: %w", err)
+		}
+		return readCompletion(st.raw.Bytes(), &st.resp, e.now())
+	}
+	st.br.Reset(resp.Body)
+	err := st.sse.read(&st.resp, e.now)
+	st.br.Reset(nil)
+	return err
+}
+
+// fail records a failed turn: a timeout when the turn's own deadline passed, an
+// error otherwise (HTTP status, broken stream, cancelled after an interrupt).
+func (c *client) fail(e *engine, r *schemas.TurnRecord, ctx context.Context, err error) {
+	r.CompletedNs = e.now()
+	switch {
+	case e.workCtx.Err() != nil:
+		r.Status = schemas.StatusError
+		r.Error = fmt.Sprintf("cancelled %s after the interrupt: %v", c.s.Grace, err)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		r.Status = schemas.StatusTimeout
+		r.Error = fmt.Sprintf("turn timeout %s: %v", c.s.TurnTimeout, err)
+	default:
+		r.Status = schemas.StatusError
+		r.Error = err.Error()
+	}
+}
+
+// output copies the accumulated response into r.
+func (c *client) output(st *slotState, r *schemas.TurnRecord) {
+	rs := &st.resp
+	r.OutputContent = rs.content.String()
+	r.OutputReasoning = rs.reasoning.String()
+	r.OutputToolCalls = rs.toolCallsJSON()
+	r.FinishReason = rs.finish
+	r.FirstTokenNs = rs.firstTokenNs
+	r.FirstContentBytes = int32(rs.firstContentBytes)
+	r.FirstReasoningBytes = int32(rs.firstReasoningBytes)
+	r.Chunks = int32(len(rs.chunkTimes))
+	if len(rs.chunkTimes) > 0 {
+		r.ChunkTimesNs = make([]int64, len(rs.chunkTimes))
+		for i, t := range rs.chunkTimes {
+			r.ChunkTimesNs[i] = t - rs.firstTokenNs
+		}
+	}
+	r.UsagePromptTokens = rs.promptTokens
+	r.UsageCompletionTokens = rs.completionTokens
+	r.UsageCachedTokens = rs.cachedTokens
+}

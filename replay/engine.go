@@ -1,0 +1,472 @@
+package replay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// RunRunning is the manifest state of a run that has not ended (or was killed).
+const RunRunning = "running"
+
+// Error texts of turns that were never sent.
+const (
+	abortedPrefix      = "aborted: "
+	notIssuedInterrupt = "not issued: the run was interrupted"
+	notIssuedWindow    = "not issued: issuing stopped at the window end"
+)
+
+// Summary is what a run did, for the closing lines.
+type Summary struct {
+	RunDir       string
+	State        string
+	Counts       map[string]int // turn rows by status
+	Trajectories int            // finished (all turns logged)
+	Started      int            // trajectories started
+	Budget       int
+	Turns        int // turns issued
+	Elapsed      time.Duration
+	WindowEnd    time.Duration // 0 when the window never ended
+	OutputTokens int64         // server usage, else output-bearing chunks
+	// Client lag (issued minus scheduled) over issued turns, "lower" percentiles.
+	LagP50, LagP99, LagMax time.Duration
+	Official               bool
+	NonOfficial            []string
+}
+
+// TurnsPerSecond is the issued turns over the elapsed time.
+func (s *Summary) TurnsPerSecond() float64 { return float64(s.Turns) / s.Elapsed.Seconds() }
+
+// TokensPerSecond is the output tokens over the elapsed time.
+func (s *Summary) TokensPerSecond() float64 { return float64(s.OutputTokens) / s.Elapsed.Seconds() }
+
+// String is the closing summary, a few lines.
+func (s *Summary) String() string {
+	keys := make([]string, 0, len(s.Counts))
+	for k := range s.Counts {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	counts := ""
+	for _, k := range keys {
+		counts += fmt.Sprintf(" %s=%d", k, s.Counts[k])
+	}
+	win := "never reached"
+	if s.WindowEnd > 0 {
+		win = s.WindowEnd.Round(time.Millisecond).String()
+	}
+	off := "official settings"
+	if !s.Official {
+		off = fmt.Sprintf("unofficial (%d reasons in the manifest)", len(s.NonOfficial))
+	}
+	return fmt.Sprintf("replay %s in %s: %d/%d trajectories finished (%d started), %d turns issued, rows:%s\n"+
+		"  %.1f turns/s, %.0f output tokens/s; window end %s; client lag p50 %s p99 %s max %s; %s\n"+
+		"  log %s",
+		s.State, s.Elapsed.Round(time.Millisecond), s.Trajectories, s.Budget, s.Started, s.Turns, counts,
+		s.TurnsPerSecond(), s.TokensPerSecond(), win, s.LagP50, s.LagP99, s.LagMax, off,
+		filepath.Join(s.RunDir, schemas.TurnLogFile))
+}
+
+// engine is one run in progress.
+type engine struct {
+	s      *settings
+	d      *datasets.Dataset
+	client *client
+	start  time.Time
+
+	// issueCtx ends when no new turn may start (interrupt, or the window end with
+	// StopIssuingAtWindowEnd); workCtx ends when in-flight turns must be cancelled
+	// (a grace period after an interrupt).
+	issueCtx    context.Context
+	stopIssuing context.CancelCauseFunc
+	workCtx     context.Context
+	cancelWork  context.CancelFunc
+	interrupted atomic.Bool
+
+	mu           sync.Mutex
+	next         int // next trajectory to start
+	windowClosed atomic.Bool
+	windowEndNs  atomic.Int64
+
+	logCh chan *schemas.TurnRecord
+
+	// live counters
+	trajDone, turnsDone, inFlight, errors atomic.Int64
+	outTokens                             atomic.Int64
+}
+
+// now is the run clock: monotonic nanoseconds since the start. The clock starts a
+// microsecond before the run so that no event happens at 0, which in the turn log
+// means "did not happen".
+func (e *engine) now() int64 { return int64(time.Since(e.start)) }
+
+// Run replays the dataset against the endpoint as Options say and writes the run
+// directory: turns.arrows and manifest.json. It returns once every started
+// trajectory has all its turns logged, or after an interrupt (ctx cancelled) has
+// stopped issuing and the in-flight turns have ended or been cancelled a grace
+// period later; the manifest's state tells which. Errors before the first turn
+// (bad options, unreachable endpoint) return without issuing anything.
+func Run(ctx context.Context, opts Options) (*Summary, error) {
+	d := opts.Data
+	if d == nil {
+		var err error
+		if d, err = datasets.Open(opts.Dataset); err != nil {
+			return nil, fmt.Errorf("replay: %w", err)
+		}
+	}
+	s, err := opts.resolve(d)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if opts.Out == "" {
+		return nil, errors.New("replay: no run directory (--out)")
+	}
+	if err := checkRunDir(opts.Out, opts.Overwrite); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	c := newClient(s)
+	defer c.close()
+	if err := c.probe(ctx); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("replay: create run directory: %w", err)
+	}
+
+	e := &engine{s: s, d: d, client: c, logCh: make(chan *schemas.TurnRecord, 4*s.Concurrency+64)}
+	wall := time.Now()
+	e.start = wall.Add(-time.Microsecond)
+	m := schemas.RunManifest{
+		SchemaVersion:       schemas.Version,
+		ToolVersion:         schemas.ToolVersion,
+		Config:              s.config(len(d.Conversations)),
+		DatasetHash:         d.Manifest.ContentHash,
+		DatasetSize:         len(d.Conversations),
+		StartedAt:           wall.UTC().Format(time.RFC3339Nano),
+		StartedUnixNs:       wall.UnixNano(),
+		State:               RunRunning,
+		EndpointDescription: s.EndpointDescription,
+	}
+	if err := runlog.WriteManifest(opts.Out, m); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	lf, err := runlog.Create(filepath.Join(opts.Out, schemas.TurnLogFile), nil)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+
+	var issueCancel context.CancelCauseFunc
+	e.issueCtx, issueCancel = context.WithCancelCause(context.Background())
+	e.stopIssuing = issueCancel
+	e.workCtx, e.cancelWork = context.WithCancel(context.Background())
+	defer e.cancelWork()
+	finished := make(chan struct{})
+	var watch sync.WaitGroup
+	watch.Go(func() { e.watchInterrupt(ctx, finished) })
+
+	var line *progress.Line
+	if s.Progress != nil {
+		line = progress.New(s.Progress, s.ProgressTTY, s.ProgressEvery, e.statusFunc()).Start()
+	}
+
+	logDone := make(chan logResult, 1)
+	go func() { logDone <- e.writeLog(lf) }()
+
+	var slots sync.WaitGroup
+	for i := 0; i < s.Concurrency; i++ {
+		slots.Go(e.slot)
+	}
+	slots.Wait()
+	close(finished)
+	watch.Wait()
+	close(e.logCh)
+	lr := <-logDone
+	if line != nil {
+		line.Stop()
+	}
+	elapsed := time.Duration(e.now())
+
+	m.EndedNs = int64(elapsed)
+	m.WindowEndNs = e.windowEndNs.Load()
+	m.LastTrackedDoneNs = lr.lastTrackedDone
+	m.Counts = lr.counts
+	m.State = schemas.RunComplete
+	if e.interrupted.Load() {
+		m.State = schemas.RunInterrupted
+	}
+	if err := runlog.WriteManifest(opts.Out, m); err != nil && lr.err == nil {
+		lr.err = fmt.Errorf("replay: %w", err)
+	}
+	e.mu.Lock()
+	started := e.next
+	e.mu.Unlock()
+	sum := &Summary{
+		RunDir: opts.Out, State: m.State, Counts: lr.counts, Trajectories: int(e.trajDone.Load()),
+		Started: started, Budget: s.budget, Turns: lr.issued, Elapsed: elapsed,
+		WindowEnd: time.Duration(m.WindowEndNs), OutputTokens: e.outTokens.Load(),
+		Official: m.Config.Official, NonOfficial: m.Config.NonOfficial,
+	}
+	sum.LagP50, sum.LagP99, sum.LagMax = lagStats(lr.lags)
+	if lr.err != nil {
+		return sum, lr.err
+	}
+	return sum, nil
+}
+
+// checkRunDir refuses a run directory that already holds a run.
+func checkRunDir(dir string, overwrite bool) error {
+	for _, f := range []string{schemas.RunManifestFile, schemas.TurnLogFile} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil && !overwrite {
+			return fmt.Errorf("run directory %q already holds a run (%s); choose another --out or pass --overwrite", dir, f)
+		}
+	}
+	return nil
+}
+
+// watchInterrupt turns the first interrupt into a graceful stop: no new turns,
+// then in-flight turns are cancelled after the grace period.
+func (e *engine) watchInterrupt(ctx context.Context, finished <-chan struct{}) {
+	select {
+	case <-finished:
+		return
+	case <-ctx.Done():
+	}
+	e.interrupted.Store(true)
+	e.stopIssuing(errInterrupted)
+	t := time.NewTimer(e.s.Grace)
+	defer t.Stop()
+	select {
+	case <-finished:
+	case <-t.C:
+		e.cancelWork()
+	}
+}
+
+var (
+	errInterrupted = errors.New("interrupted")
+	errWindowEnd   = errors.New("window end")
+)
+
+// take returns the next trajectory to start, or false when none is left or
+// issuing has stopped. finishedOne tells that the caller's slot has just finished
+// a trajectory: if none is left, the performance window ends now.
+func (e *engine) take(finishedOne bool) (int, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.next >= e.s.budget {
+		if finishedOne && !e.windowClosed.Load() {
+			e.windowEndNs.Store(e.now())
+			e.windowClosed.Store(true)
+			if e.s.StopIssuingAtWindowEnd {
+				e.stopIssuing(errWindowEnd)
+			}
+		}
+		return 0, false
+	}
+	if e.issueCtx.Err() != nil {
+		return 0, false
+	}
+	k := e.next
+	e.next++
+	return k, true
+}
+
+// slot runs trajectories one after another until none is left.
+func (e *engine) slot() {
+	st := newSlotState()
+	defer st.release()
+	finishedOne := false
+	for {
+		k, ok := e.take(finishedOne)
+		if !ok {
+			return
+		}
+		e.trajectory(st, k)
+		e.trajDone.Add(1)
+		finishedOne = true
+	}
+}
+
+// trajectory runs trajectory k: conversation k mod n as instance k div n + 1,
+// one turn at a time, each after its delay; the first failure aborts the rest.
+func (e *engine) trajectory(st *slotState, k int) {
+	n := len(e.d.Conversations)
+	ci, repeat := k%n, k/n+1
+	conv := &e.d.Conversations[ci]
+	turns := e.d.ConversationTurns(ci)
+	sid := datasets.SessionID(conv.ConversationID, repeat)
+	bo := e.s.bodyOptions(repeat)
+	hdr := e.s.header.Clone()
+	for _, h := range e.s.RoutingHeaders {
+		hdr[h] = []string{sid}
+	}
+	base := e.now()
+	abort := ""
+	for i := range turns {
+		t := &turns[i]
+		r := &schemas.TurnRecord{
+			SessionID: sid, ConversationID: conv.ConversationID, Repeat: int32(repeat),
+			Trajectory: int32(k), Turn: t.Turn, ClientIndex: t.ClientIndex, Domain: conv.Domain,
+			UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1,
+		}
+		if abort == "" && e.issueCtx.Err() != nil {
+			abort = notIssuedInterrupt
+			if errors.Is(context.Cause(e.issueCtx), errWindowEnd) {
+				abort = notIssuedWindow
+			}
+		}
+		if abort != "" {
+			r.Status, r.Error, r.InWindow = schemas.StatusAborted, abort, !e.windowClosed.Load()
+			e.logCh <- r
+			continue
+		}
+		var delay time.Duration
+		if !e.s.NoDelays && t.DelaySeconds > 0 {
+			delay = time.Duration(t.DelaySeconds * e.s.delayScale * float64(time.Second))
+		}
+		// The body is built before the delay is slept, so that its cost is off the
+		// turn's lag whenever there is a delay.
+		st.buf = e.d.AppendBody(st.buf[:0], t, bo)
+		r.DelayNs = int64(delay)
+		r.ScheduledNs = base + int64(delay)
+		if !st.sleepUntil(e, r.ScheduledNs) {
+			abort = notIssuedInterrupt
+			if errors.Is(context.Cause(e.issueCtx), errWindowEnd) {
+				abort = notIssuedWindow
+			}
+			r.DelayNs, r.ScheduledNs = 0, 0
+			r.Status, r.Error, r.InWindow = schemas.StatusAborted, abort, !e.windowClosed.Load()
+			e.logCh <- r
+			continue
+		}
+		e.inFlight.Add(1)
+		e.client.do(e, st, hdr, r)
+		e.inFlight.Add(-1)
+		e.turnsDone.Add(1)
+		if r.UsageCompletionTokens >= 0 {
+			e.outTokens.Add(int64(r.UsageCompletionTokens))
+		} else {
+			e.outTokens.Add(int64(r.Chunks))
+		}
+		base = r.CompletedNs
+		if r.Status != schemas.StatusOK {
+			e.errors.Add(1)
+			abort = fmt.Sprintf("%sturn %d failed (%s)", abortedPrefix, t.Turn, r.Status)
+			if e.workCtx.Err() != nil {
+				abort = notIssuedInterrupt // the failure is the interrupt's cancellation
+			}
+		}
+		e.logCh <- r
+	}
+}
+
+// sleepUntil waits until run time at (ns), or returns false when issuing stops
+// first.
+func (st *slotState) sleepUntil(e *engine, at int64) bool {
+	if e.issueCtx.Err() != nil {
+		return false
+	}
+	d := time.Duration(at - e.now())
+	if d <= 0 {
+		return true
+	}
+	st.timer.Reset(d)
+	select {
+	case <-st.timer.C:
+		return true
+	case <-e.issueCtx.Done():
+		st.timer.Stop()
+		return false
+	}
+}
+
+type logResult struct {
+	counts          map[string]int
+	issued          int
+	lags            []int64
+	lastTrackedDone int64
+	err             error
+}
+
+// writeLog is the single owner of the turn-log writer: it writes every record,
+// flushes at least once a second, and closes the log when the channel closes.
+func (e *engine) writeLog(lf *runlog.File) logResult {
+	res := logResult{counts: map[string]int{}}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	fail := func(err error) {
+		if res.err == nil {
+			res.err = fmt.Errorf("replay: %w", err)
+		}
+	}
+	for {
+		select {
+		case r, ok := <-e.logCh:
+			if !ok {
+				if err := lf.Close(); err != nil {
+					fail(err)
+				}
+				return res
+			}
+			res.counts[r.Status]++
+			if r.IssuedNs != 0 {
+				res.issued++
+				res.lags = append(res.lags, r.IssuedNs-r.ScheduledNs)
+				if r.InWindow && r.CompletedNs > res.lastTrackedDone {
+					res.lastTrackedDone = r.CompletedNs
+				}
+			}
+			if res.err == nil {
+				if err := lf.Write(r); err != nil {
+					fail(err)
+				}
+			}
+		case <-tick.C:
+			if res.err == nil && lf.Buffered() > 0 {
+				if err := lf.Flush(); err != nil {
+					fail(err)
+				}
+			}
+		}
+	}
+}
+
+// lagStats returns the "lower" p50 and p99 and the maximum of lags.
+func lagStats(lags []int64) (p50, p99, max time.Duration) {
+	if len(lags) == 0 {
+		return 0, 0, 0
+	}
+	s := append([]int64(nil), lags...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	pick := func(p float64) time.Duration { return time.Duration(s[int(p/100*float64(len(s)-1))]) }
+	return pick(50), pick(99), time.Duration(s[len(s)-1])
+}
+
+// statusFunc returns the live status line's callback.
+func (e *engine) statusFunc() func() string {
+	var lastTok int64
+	var lastAt int64
+	return func() string {
+		now := e.now()
+		tok := e.outTokens.Load()
+		rate := 0.0
+		if dt := now - lastAt; dt > 0 {
+			rate = float64(tok-lastTok) / (float64(dt) / 1e9)
+		}
+		lastTok, lastAt = tok, now
+		return fmt.Sprintf("replay %s: trajectories %d/%d, turns %d, in flight %d, %.0f output tok/s, errors %d",
+			time.Duration(now).Round(time.Second), e.trajDone.Load(), e.s.budget, e.turnsDone.Load(),
+			e.inFlight.Load(), rate, e.errors.Load())
+	}
+}

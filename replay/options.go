@@ -1,0 +1,290 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// Defaults of Options' zero values.
+const (
+	DefaultTurnTimeout   = 86400 * time.Second // the reference client's turn_timeout_s
+	DefaultGrace         = 30 * time.Second
+	DefaultRoutingHeader = "X-Session-ID"
+	DefaultProgressEvery = 10 * time.Second
+)
+
+// Options configure one replay run. They mirror the flags of `agentrace replay`;
+// the zero value of every field is its default.
+type Options struct {
+	// Dataset is the dataset directory. Data, when set, is used instead of opening
+	// it (an already opened dataset; Dataset then only names it in the manifest).
+	Dataset string
+	Data    *datasets.Dataset
+
+	// Endpoint is the server's base URL: http://host:port, with or without a
+	// trailing /v1, or the full .../chat/completions URL.
+	Endpoint string
+	// Out is the run directory; it must not already hold a run unless Overwrite.
+	Out       string
+	Overwrite bool
+
+	// Model is sent as "model" (the row's, then the profile's model when "");
+	// Profile names the sampling profile (datasets.Profiles).
+	Model   string
+	Profile string
+
+	// Concurrency is the number of trajectories active at once (N).
+	Concurrency int
+	// Trajectories is the budget of trajectories to start; 0 means one per
+	// conversation of the dataset.
+	Trajectories int
+
+	NoSalt   bool
+	NoDelays bool
+	// DelayScale multiplies every delay; 0 means 1.
+	DelayScale float64
+
+	// TurnTimeout fails a turn that has not completed in time; 0 means 24 h.
+	TurnTimeout time.Duration
+	// StopIssuingAtWindowEnd stops issuing turns when the performance window ends.
+	StopIssuingAtWindowEnd bool
+	// Grace is how long an interrupted run waits for in-flight turns before
+	// cancelling them; 0 means 30 s.
+	Grace time.Duration
+
+	// APIKeyEnv names the environment variable holding the API key, sent as
+	// "Authorization: Bearer KEY". The key is never written anywhere.
+	APIKeyEnv string
+	// Headers are extra request headers, each "Name: value".
+	Headers []string
+	// RoutingHeaders carry the session id; nil means X-Session-ID.
+	RoutingHeaders []string
+
+	// MaxTokens is max_completion_tokens for rows that set none (0: the profile's).
+	MaxTokens int
+	NoStream  bool
+	// ClearGeneratedCache appends a newline to every recorded assistant message of
+	// the history (datasets.BodyOptions.ClearGeneratedCache).
+	ClearGeneratedCache bool
+
+	// EndpointDescription is recorded in the manifest (e.g. the embedded sim's
+	// settings).
+	EndpointDescription string
+
+	// Progress receives the live status line (nil: none); ProgressTTY redraws it
+	// in place, otherwise a plain line is printed every ProgressEvery (0: 10 s).
+	Progress      io.Writer
+	ProgressTTY   bool
+	ProgressEvery time.Duration
+
+	// Transport replaces the tuned HTTP transport (tests).
+	Transport http.RoundTripper
+}
+
+// settings are Options resolved against the dataset.
+type settings struct {
+	Options
+	chatURL, modelsURL string
+	apiKey             string
+	header             http.Header // static request headers
+	profile            *datasets.Profile
+	budget             int
+	delayScale         float64
+}
+
+func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
+	s := &settings{Options: *o, delayScale: o.DelayScale}
+	if o.Concurrency < 1 {
+		return nil, fmt.Errorf("concurrency %d: must be at least 1", o.Concurrency)
+	}
+	if o.Trajectories < 0 {
+		return nil, fmt.Errorf("trajectories %d: must not be negative", o.Trajectories)
+	}
+	if s.delayScale == 0 {
+		s.delayScale = 1
+	}
+	if s.delayScale < 0 || math.IsNaN(s.delayScale) || math.IsInf(s.delayScale, 0) {
+		return nil, fmt.Errorf("delay scale %v: must be a finite positive number", o.DelayScale)
+	}
+	if s.TurnTimeout == 0 {
+		s.TurnTimeout = DefaultTurnTimeout
+	}
+	if s.TurnTimeout < 0 {
+		return nil, fmt.Errorf("turn timeout %v: must be positive", o.TurnTimeout)
+	}
+	if s.Grace == 0 {
+		s.Grace = DefaultGrace
+	}
+	if s.ProgressEvery == 0 {
+		s.ProgressEvery = DefaultProgressEvery
+	}
+	if len(s.RoutingHeaders) == 0 {
+		s.RoutingHeaders = []string{DefaultRoutingHeader}
+	}
+	var err error
+	if s.chatURL, s.modelsURL, err = endpointURLs(o.Endpoint); err != nil {
+		return nil, err
+	}
+	if o.Profile != "" {
+		p, err := datasets.LookupProfile(o.Profile)
+		if err != nil {
+			return nil, err
+		}
+		s.profile = &p
+	}
+	if o.APIKeyEnv != "" {
+		s.apiKey = os.Getenv(o.APIKeyEnv)
+		if s.apiKey == "" {
+			return nil, fmt.Errorf("read API key: environment variable %s is unset or empty", o.APIKeyEnv)
+		}
+	}
+	s.header = http.Header{}
+	for _, h := range o.Headers {
+		k, v, ok := strings.Cut(h, ":")
+		k = strings.TrimSpace(k)
+		if !ok || k == "" {
+			return nil, fmt.Errorf("header %q: want \"Name: value\"", h)
+		}
+		s.header.Add(k, strings.TrimSpace(v))
+	}
+	s.header.Set("Content-Type", "application/json")
+	if o.NoStream {
+		s.header.Set("Accept", "application/json")
+	} else {
+		s.header.Set("Accept", "text/event-stream")
+	}
+	if s.apiKey != "" {
+		s.header.Set("Authorization", "Bearer "+s.apiKey)
+	}
+	for i, h := range s.RoutingHeaders {
+		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, ": \t") {
+			return nil, fmt.Errorf("routing header %q: want a header name", h)
+		}
+		s.RoutingHeaders[i] = http.CanonicalHeaderKey(h)
+	}
+	n := len(d.Conversations)
+	if n == 0 {
+		return nil, fmt.Errorf("dataset %q has no conversations", o.Dataset)
+	}
+	s.budget = o.Trajectories
+	if s.budget == 0 {
+		s.budget = n
+	}
+	if !o.NoSalt {
+		if err := d.CheckSaltable(); err != nil {
+			return nil, fmt.Errorf("salting is on (turn it off with --no-salt, unofficial): %w", err)
+		}
+	}
+	return s, nil
+}
+
+// endpointURLs returns the chat-completions and models URLs of a base URL.
+func endpointURLs(endpoint string) (chat, models string, err error) {
+	u, err := url.Parse(endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", "", fmt.Errorf("endpoint %q: want an http:// or https:// URL", endpoint)
+	}
+	base := strings.TrimRight(endpoint, "/")
+	switch {
+	case strings.HasSuffix(base, "/chat/completions"):
+		chat = base
+		base = strings.TrimSuffix(base, "/chat/completions")
+	case strings.HasSuffix(base, "/v1"):
+		chat = base + "/chat/completions"
+	default:
+		base += "/v1"
+		chat = base + "/chat/completions"
+	}
+	return chat, base + "/models", nil
+}
+
+// bodyOptions returns the request-body options of instance repeat.
+func (s *settings) bodyOptions(repeat int) datasets.BodyOptions {
+	return datasets.BodyOptions{
+		Model:               s.Model,
+		Profile:             s.profile,
+		Salt:                !s.NoSalt,
+		Repeat:              repeat,
+		Stream:              !s.NoStream,
+		IncludeUsage:        !s.NoStream,
+		MaxTokens:           s.MaxTokens,
+		ClearGeneratedCache: s.ClearGeneratedCache,
+	}
+}
+
+// config is the run's configuration as the manifest records it: never the key,
+// and secret-looking headers redacted.
+func (s *settings) config(n int) schemas.RunConfig {
+	c := schemas.RunConfig{
+		Dataset:             s.Dataset,
+		Endpoint:            s.Endpoint,
+		Model:               s.Model,
+		Profile:             s.Profile,
+		Concurrency:         s.Concurrency,
+		Trajectories:        s.budget,
+		Salt:                !s.NoSalt,
+		Delays:              !s.NoDelays,
+		DelayScale:          s.delayScale,
+		TurnTimeoutSeconds:  s.TurnTimeout.Seconds(),
+		StopIssuingAtWindow: s.StopIssuingAtWindowEnd,
+		Stream:              !s.NoStream,
+		MaxTokens:           s.MaxTokens,
+		ClearGeneratedCache: s.ClearGeneratedCache,
+		RoutingHeaders:      s.RoutingHeaders,
+		APIKeyEnv:           s.APIKeyEnv,
+	}
+	if c.Model == "" && s.profile != nil {
+		c.Model = s.profile.Model
+	}
+	for _, h := range s.Headers {
+		k, v, _ := strings.Cut(h, ":")
+		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+		if c.Headers == nil {
+			c.Headers = map[string]string{}
+		}
+		if secretHeader(k) {
+			v = "<redacted>"
+		}
+		c.Headers[k] = strings.TrimSpace(v)
+	}
+	var why []string
+	if s.NoSalt {
+		why = append(why, "cache salting off (--no-salt)")
+	}
+	if s.NoDelays {
+		why = append(why, "inter-turn delays off (--no-delays)")
+	}
+	if s.delayScale != 1 {
+		why = append(why, fmt.Sprintf("delays scaled by %g (--delay-scale)", s.delayScale))
+	}
+	if s.StopIssuingAtWindowEnd {
+		why = append(why, "stops issuing at the window end (--stop-issuing-at-window-end): not every started trajectory finishes")
+	}
+	if s.budget%n != 0 {
+		why = append(why, fmt.Sprintf("budget of %d trajectories is not a positive multiple of the dataset size %d", s.budget, n))
+	}
+	if s.NoStream {
+		why = append(why, "streaming off (--no-stream): no first-token or per-token times")
+	}
+	sort.Strings(why)
+	c.NonOfficial = why
+	c.Official = len(why) == 0
+	return c
+}
+
+// secretHeader tells whether a header's value must not be recorded.
+func secretHeader(name string) bool {
+	l := strings.ToLower(name)
+	return l == "authorization" || l == "proxy-authorization" || l == "cookie" ||
+		strings.Contains(l, "key") || strings.Contains(l, "token") || strings.Contains(l, "secret")
+}

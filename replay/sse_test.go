@@ -1,0 +1,141 @@
+package replay
+
+import (
+	"bufio"
+	"strings"
+	"testing"
+	"testing/iotest"
+)
+
+func parseSSE(input string, oneByte bool) (*response, error) {
+	var rd = strings.NewReader(input)
+	var br *bufio.Reader
+	if oneByte {
+		br = bufio.NewReaderSize(iotest.OneByteReader(rd), 16) // also forces lines over the buffer
+	} else {
+		br = bufio.NewReaderSize(rd, 64<<10)
+	}
+	s := sseReader{br: br}
+	var r response
+	r.reset()
+	var clock int64
+	err := s.read(&r, func() int64 { clock += 10; return clock })
+	return &r, err
+}
+
+func TestSSE(t *testing.T) {
+	const (
+		usage = `data: {"choices":[],"usage":{"prompt_tokens":100,"completion_tokens":7,"prompt_tokens_details":{"cached_tokens":64}}}` + "\n\n"
+		done  = "data: [DONE]\n\n"
+	)
+	for _, tc := range []struct {
+		name                    string
+		in                      string
+		content, reasoning      string
+		tools                   string
+		finish                  string
+		chunks                  int
+		firstContent, firstReas int
+		prompt, completion, hit int32
+		err                     string
+	}{
+		{name: "plain", in: `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" + usage + done,
+			content: "Hello", finish: "stop", chunks: 2, firstContent: 3, prompt: 100, completion: 7, hit: 64},
+		{name: "quirks: comments, no space, CRLF, other fields, no blank lines, no DONE",
+			in: ": ping\r\n\r\nevent: message\r\nid: 1\r\nretry: 5\r\ndata:{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\r\n" +
+				"data:{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\r\n\r\n: keep-alive\n\n" +
+				"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
+			content: "ab", finish: "length", chunks: 2, firstContent: 1, prompt: -1, completion: -1, hit: -1},
+		{name: "reasoning fields, both at once counted once",
+			in: `data: {"choices":[{"index":0,"delta":{"reasoning_content":"th","reasoning":"th"}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"reasoning":"ink"}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"content":"ok","reasoning_content":"!"}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" + done,
+			content: "ok", reasoning: "think!", finish: "stop", chunks: 3, firstReas: 2, prompt: -1, completion: -1, hit: -1},
+		{name: "tool calls merged by index",
+			in: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"bash","arguments":""}}]}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"cmd\":"}},{"index":1,"id":"call_b","type":"function","function":{"name":"ls","arguments":"{}"}}]}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" + done,
+			tools:  `[{"index":0,"id":"call_a","type":"function","function":{"name":"bash","arguments":"{\"cmd\":\"ls\"}"}},{"index":1,"id":"call_b","type":"function","function":{"name":"ls","arguments":"{}"}}]`,
+			finish: "tool_calls", chunks: 3, prompt: -1, completion: -1, hit: -1},
+		{name: "multi-line data joined", in: "data: {\"choices\":[{\"index\":0,\n" + `data: "delta":{"content":"x"},"finish_reason":"stop"}]}` + "\n\n",
+			content: "x", finish: "stop", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1},
+		{name: "second choice ignored", in: `data: {"choices":[{"index":1,"delta":{"content":"no"}},{"index":0,"delta":{"content":"yes"},"finish_reason":"stop"}]}` + "\n\n",
+			content: "yes", finish: "stop", chunks: 1, firstContent: 3, prompt: -1, completion: -1, hit: -1},
+		{name: "cut before finish", in: `data: {"choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n\n",
+			content: "x", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1, err: "before a finish reason"},
+		{name: "malformed", in: "data: {\"choices\":[}\n\n" + done, prompt: -1, completion: -1, hit: -1, err: "malformed"},
+		{name: "error object", in: `data: {"error":{"message":"KV cache full","type":"InternalServerError"}}` + "\n\n", prompt: -1, completion: -1, hit: -1, err: "KV cache full"},
+		{name: "empty", in: "", prompt: -1, completion: -1, hit: -1, err: "before a finish reason"},
+		{name: "long line", in: `data: {"choices":[{"index":0,"delta":{"content":"` + strings.Repeat("z", 100000) + `"},"finish_reason":"stop"}]}` + "\n\n" + done,
+			content: strings.Repeat("z", 100000), finish: "stop", chunks: 1, firstContent: 100000, prompt: -1, completion: -1, hit: -1},
+	} {
+		for _, oneByte := range []bool{false, true} {
+			r, err := parseSSE(tc.in, oneByte)
+			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
+				t.Fatalf("%s (one byte %v): err = %v, want %q", tc.name, oneByte, err, tc.err)
+			}
+			if r.content.String() != tc.content || r.reasoning.String() != tc.reasoning || r.toolCallsJSON() != tc.tools || r.finish != tc.finish {
+				t.Fatalf("%s: content %q reasoning %q tools %s finish %q", tc.name, r.content.String(), r.reasoning.String(), r.toolCallsJSON(), r.finish)
+			}
+			if len(r.chunkTimes) != tc.chunks || r.firstContentBytes != tc.firstContent || r.firstReasoningBytes != tc.firstReas {
+				t.Fatalf("%s: %d chunks, first bytes %d/%d", tc.name, len(r.chunkTimes), r.firstContentBytes, r.firstReasoningBytes)
+			}
+			if tc.chunks > 0 && r.firstTokenNs != r.chunkTimes[0] {
+				t.Fatalf("%s: first token %d, first chunk %d", tc.name, r.firstTokenNs, r.chunkTimes[0])
+			}
+			if r.promptTokens != tc.prompt || r.completionTokens != tc.completion || r.cachedTokens != tc.hit {
+				t.Fatalf("%s: usage %d %d %d", tc.name, r.promptTokens, r.completionTokens, r.cachedTokens)
+			}
+		}
+	}
+}
+
+func TestReadCompletion(t *testing.T) {
+	var r response
+	r.reset()
+	body := `{"choices":[{"index":0,"message":{"role":"assistant","content":null,"reasoning":"why","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":{"a":1}}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":6}}`
+	if err := readCompletion([]byte(body), &r, 42); err != nil {
+		t.Fatal(err)
+	}
+	if r.reasoning.String() != "why" || r.toolCallsJSON() != `[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]` || r.finish != "tool_calls" || r.firstTokenNs != 42 || r.completionTokens != 6 || r.cachedTokens != -1 {
+		t.Fatalf("%+v %s", r, r.toolCallsJSON())
+	}
+	r.reset()
+	if err := readCompletion([]byte(`{"choices":[]}`), &r, 1); err == nil {
+		t.Fatal("want an error for a completion without choices")
+	}
+}
+
+// FuzzSSE checks that the parser never panics and that how the bytes arrive
+// (all at once or one by one) never changes what it reads.
+func FuzzSSE(f *testing.F) {
+	for _, s := range []string{
+		"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\n\ndata: [DONE]\n\n",
+		": c\r\ndata:{\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\"}}]}}]}\r\n",
+		"data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":2,\"prompt_tokens_details\":{\"cached_tokens\":3}}}\n\n",
+		"data: {\"error\":{\"message\":\"x\"}}\n\n",
+		"data: {\"choices\":[{\"index\":0,\n\ndata: \"x\"\n",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		a, errA := parseSSE(in, false)
+		b, errB := parseSSE(in, true)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("error differs: %v vs %v", errA, errB)
+		}
+		if a.content.String() != b.content.String() || a.reasoning.String() != b.reasoning.String() ||
+			a.toolCallsJSON() != b.toolCallsJSON() || a.finish != b.finish || len(a.chunkTimes) != len(b.chunkTimes) ||
+			a.firstContentBytes != b.firstContentBytes || a.cachedTokens != b.cachedTokens {
+			t.Fatalf("result depends on read sizes")
+		}
+		if len(a.chunkTimes) > 0 && a.firstTokenNs != a.chunkTimes[0] {
+			t.Fatal("first token is not the first chunk")
+		}
+	})
+}
