@@ -243,7 +243,9 @@ func TestNonStreaming(t *testing.T) {
 }
 
 func TestFaults(t *testing.T) {
-	chunk := func(s string) string { return fmt.Sprintf("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", s) }
+	chunk := func(s string) string {
+		return fmt.Sprintf("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", s)
+	}
 	for _, tc := range []struct {
 		name     string
 		fault    func(t *testing.T, w http.ResponseWriter, r *http.Request)

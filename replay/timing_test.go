@@ -116,7 +116,9 @@ func memOptions(d *datasets.Dataset, dir string, tr http.RoundTripper) Options {
 func TestDelaysHonoured(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		d := makeDataset(t, chat("a", 3, 1.5, 0.25, 2))
-		tr := &memTransport{answer: func(string, int) script { return script{wait: 100 * time.Millisecond, chunks: 3, gap: 10 * time.Millisecond} }}
+		tr := &memTransport{answer: func(string, int) script {
+			return script{wait: 100 * time.Millisecond, chunks: 3, gap: 10 * time.Millisecond}
+		}}
 		dir := t.TempDir()
 		o := memOptions(d, dir, tr)
 		o.DelayScale = 2
