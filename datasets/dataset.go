@@ -98,6 +98,9 @@ func (d *Dataset) index(msgs []schemas.Message) error {
 		}
 		d.byID[c.ConversationID] = i
 		d.convs[i].salt = SaltHex(c.ConversationID)
+		if c.SystemEscaped == "" && c.System != "" {
+			c.SystemEscaped = string(AppendEscaped(nil, c.System))
+		}
 	}
 	ci := -1
 	for start := 0; start < len(msgs); {

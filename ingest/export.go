@@ -33,7 +33,7 @@ func WriteFlat(w io.Writer, d *datasets.Dataset) error {
 	var b []byte
 	for _, in := range d.Manifest.Inputs {
 		for _, m := range in.Metadata {
-			b = append(append(b[:0], m...), '\n')
+			b = append(datasets.AppendCompact(b[:0], m), '\n')
 			if _, err := w.Write(b); err != nil {
 				return err
 			}
