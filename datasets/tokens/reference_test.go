@@ -33,18 +33,21 @@ func loadQwen3(t testing.TB) *Tokenizer {
 	return qwen3.tok
 }
 
-// python returns python3 with jinja2, or skips (fails under AGENTRACE_REQUIRE_DEPS).
-func python(t testing.TB) string {
+// python returns python3 with jinja2 (and the given extra modules), or skips
+// (fails under AGENTRACE_REQUIRE_DEPS).
+func python(t testing.TB, modules ...string) string {
 	t.Helper()
 	p, err := exec.LookPath("python3")
-	if err == nil {
-		err = exec.Command(p, "-c", "import jinja2").Run()
+	for _, m := range append([]string{"jinja2"}, modules...) {
+		if err == nil {
+			err = exec.Command(p, "-c", "import "+m).Run()
+		}
 	}
 	if err != nil {
 		if os.Getenv("AGENTRACE_REQUIRE_DEPS") != "" {
-			t.Fatalf("python3 with jinja2 is missing (%v); AGENTRACE_REQUIRE_DEPS is set, so this fails", err)
+			t.Fatalf("python3 with jinja2 %v is missing (%v); AGENTRACE_REQUIRE_DEPS is set, so this fails", modules, err)
 		}
-		t.Skipf("skipping: python3 with jinja2 is missing: %v", err)
+		t.Skipf("skipping: python3 with jinja2 %v is missing: %v", modules, err)
 	}
 	return p
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -85,6 +84,18 @@ func (t *Tokenizer) Render(messagesJSON, toolsJSON []byte, addGenerationPrompt b
 		return "", ErrNoTemplate
 	}
 	var vb valueBuilder
+	vb.check(messagesJSON)
+	vb.check(toolsJSON)
+	for _, v := range kwargs {
+		switch x := v.(type) {
+		case json.RawMessage:
+			vb.check(x)
+		case []byte:
+			vb.check(x)
+		case string:
+			vb.check([]byte(x))
+		}
+	}
 	messages, err := vb.fromJSON(messagesJSON)
 	if err != nil {
 		return "", fmt.Errorf("render chat template: messages: %w", err)
@@ -132,8 +143,10 @@ func (t *Tokenizer) Render(messagesJSON, toolsJSON []byte, addGenerationPrompt b
 // from Python (see chatTemplate).
 type valueBuilder struct {
 	subst []string // replacement of placeholder i
-	// off disables placeholders when the input already holds placeholder runes.
-	checked, off bool
+	// off disables placeholders when the input already holds placeholder runes
+	// (see check).
+	off     bool
+	lineSep bool // the JSON being read may hold U+2028 or U+2029
 }
 
 // Placeholders are built from noncharacters, which text does not carry.
@@ -195,74 +208,104 @@ func (vb *valueBuilder) restore(s string) string {
 }
 
 func (vb *valueBuilder) fromJSON(data []byte) (jinja.Value, error) {
-	if !vb.checked {
-		vb.check(data)
+	// U+2028 and U+2029, raw or escaped, are rare: look for them once.
+	vb.lineSep = bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) ||
+		bytes.Contains(data, []byte(`\u2028`)) || bytes.Contains(data, []byte(`\u2029`))
+	if !json.Valid(data) {
+		var v any
+		return jinja.Undefined(), json.Unmarshal(data, &v) // the error says where
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	v, err := vb.decode(dec)
+	s := &scanner{data: data}
+	v, err := vb.scan(s)
 	if err != nil {
 		return jinja.Undefined(), err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if s.peek() != 0 {
 		return jinja.Undefined(), fmt.Errorf("trailing data after the JSON value")
 	}
 	return v, nil
 }
 
-func (vb *valueBuilder) decode(dec *json.Decoder) (jinja.Value, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return jinja.Undefined(), err
-	}
-	switch x := tok.(type) {
-	case json.Delim:
-		switch x {
-		case '{':
-			d := jinja.NewDict()
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				k, _ := kt.(string)
-				v, err := vb.decode(dec)
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				d.AsDict().Set(vb.str(k), v)
-			}
-			_, err := dec.Token()
-			return d, err
-		case '[':
-			var items []jinja.Value
-			for dec.More() {
-				v, err := vb.decode(dec)
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				items = append(items, v)
-			}
-			_, err := dec.Token()
-			return jinja.NewList(items), err
+// scan reads one JSON value (already known to be valid) as a template value.
+func (vb *valueBuilder) scan(s *scanner) (jinja.Value, error) {
+	switch c := s.peek(); c {
+	case '{':
+		s.pos++
+		d := jinja.NewDict()
+		if s.peek() == '}' {
+			s.pos++
+			return d, nil
 		}
-		return jinja.Undefined(), fmt.Errorf("unexpected %v", x)
-	case string:
-		return jinja.NewString(vb.str(x)), nil
-	case json.Number:
-		return vb.number(string(x)), nil
-	case bool:
-		return jinja.NewBool(x), nil
-	case nil:
+		for {
+			k, err := s.str()
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			key := vb.str(string(k))
+			if err := s.expect(':'); err != nil {
+				return jinja.Undefined(), err
+			}
+			v, err := vb.scan(s)
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			d.AsDict().Set(key, v)
+			if s.peek() == ',' {
+				s.pos++
+				continue
+			}
+			return d, s.expect('}')
+		}
+	case '[':
+		s.pos++
+		var items []jinja.Value
+		if s.peek() == ']' {
+			s.pos++
+			return jinja.NewList(items), nil
+		}
+		for {
+			v, err := vb.scan(s)
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			items = append(items, v)
+			if s.peek() == ',' {
+				s.pos++
+				continue
+			}
+			return jinja.NewList(items), s.expect(']')
+		}
+	case '"':
+		b, err := s.str()
+		if err != nil {
+			return jinja.Undefined(), err
+		}
+		return jinja.NewString(vb.str(string(b))), nil
+	case 't':
+		s.pos += len("true")
+		return jinja.NewBool(true), nil
+	case 'f':
+		s.pos += len("false")
+		return jinja.NewBool(false), nil
+	case 'n':
+		s.pos += len("null")
 		return jinja.None(), nil
+	default:
+		start := s.pos
+		for s.pos < len(s.data) && strings.IndexByte("+-.eE0123456789", s.data[s.pos]) >= 0 {
+			s.pos++
+		}
+		if s.pos == start {
+			return jinja.Undefined(), fmt.Errorf("%w at byte %d", errScan, start)
+		}
+		return vb.number(string(s.data[start:s.pos])), nil
 	}
-	return jinja.Undefined(), fmt.Errorf("unexpected JSON token %v", tok)
 }
 
 // str replaces U+2028 and U+2029, which the library's tojson escapes and
 // Python's keeps.
 func (vb *valueBuilder) str(s string) string {
-	if vb.off || !strings.ContainsAny(s, "\u2028\u2029") {
+	if vb.off || !vb.lineSep || !strings.ContainsAny(s, "\u2028\u2029") {
 		return s
 	}
 	s = strings.ReplaceAll(s, "\u2028", vb.placeholder("\u2028"))

@@ -100,7 +100,7 @@ func TestKimiSplitMatchesRegex(t *testing.T) {
 		in.Write(line)
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command(python(t), filepath.Join(testenv.RepoRoot(t), "testdata", "py", "split_ref.py"), PatternKimi)
+	cmd := exec.Command(python(t, "regex"), filepath.Join(testenv.RepoRoot(t), "testdata", "py", "split_ref.py"), PatternKimi)
 	cmd.Stdin = &in
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
