@@ -308,7 +308,7 @@ func (e *engine) trajectory(st *slotState, k int) {
 	sid := datasets.SessionID(conv.ConversationID, repeat)
 	bo := e.s.bodyOptions(repeat)
 	hdr := e.s.header.Clone()
-	for _, h := range e.s.RoutingHeaders {
+	for _, h := range e.s.routing {
 		hdr[h] = []string{sid}
 	}
 	base := e.now()

@@ -97,6 +97,7 @@ type settings struct {
 	chatURL, modelsURL string
 	apiKey             string
 	header             http.Header // static request headers
+	routing            []string    // routing header names, canonical
 	profile            *datasets.Profile
 	budget             int
 	delayScale         float64
@@ -166,11 +167,11 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	if s.apiKey != "" {
 		s.header.Set("Authorization", "Bearer "+s.apiKey)
 	}
-	for i, h := range s.RoutingHeaders {
+	for _, h := range s.RoutingHeaders {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, ": \t") {
 			return nil, fmt.Errorf("routing header %q: want a header name", h)
 		}
-		s.RoutingHeaders[i] = http.CanonicalHeaderKey(h)
+		s.routing = append(s.routing, http.CanonicalHeaderKey(h))
 	}
 	n := len(d.Conversations)
 	if n == 0 {

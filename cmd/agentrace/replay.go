@@ -1,7 +1,194 @@
 package main
 
-import "github.com/urfave/cli/v3"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
 
-func replayCommand() *cli.Command { return notYet("replay", "replay a dataset against an endpoint") }
-func sweepCommand() *cli.Command  { return notYet("sweep", "replay at several concurrencies") }
-func logCommand() *cli.Command    { return notYet("log", "read turn logs") }
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/replay"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/urfave/cli/v3"
+)
+
+// replayFlags are the flags replay and sweep share (sweep's --concurrency is a list).
+func replayFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "dataset", Usage: "dataset directory written by agentrace ingest or synth", Required: true},
+		&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server, e.g. http://127.0.0.1:8000 (…/v1 and …/v1/chat/completions work too)", Required: true},
+		&cli.StringFlag{Name: "out", Usage: "run directory to write (turns.arrows, manifest.json)", Required: true},
+		&cli.BoolFlag{Name: "overwrite", Usage: "replace a run already in --out"},
+		&cli.StringFlag{Name: "model", Usage: "model name sent in every request (default: the dataset row's, then the profile's)"},
+		&cli.StringFlag{Name: "profile", Usage: "sampling profile: qwen3.6-35b-a3b, kimi-k3, kimi-k2.6 (none: only the dataset's parameters)"},
+		&cli.IntFlag{Name: "trajectories", Usage: "trajectories to start; 0 means one per conversation (official: a positive multiple of the dataset size)"},
+		&cli.BoolFlag{Name: "no-salt", Usage: "do not salt system prompts (unofficial: cache is shared across trajectories)"},
+		&cli.BoolFlag{Name: "no-delays", Usage: "do not sleep the rows' delay_seconds before turns (unofficial)"},
+		&cli.FloatFlag{Name: "delay-scale", Value: 1, Usage: "multiply every delay by this (unofficial unless 1)"},
+		&cli.DurationFlag{Name: "turn-timeout", Value: replay.DefaultTurnTimeout, Usage: "fail a turn not complete after this long"},
+		&cli.BoolFlag{Name: "stop-issuing-at-window-end", Usage: "stop issuing turns when the performance window ends (unofficial)"},
+		&cli.DurationFlag{Name: "grace", Value: replay.DefaultGrace, Usage: "after Ctrl-C, wait this long for in-flight turns before cancelling them"},
+		&cli.StringFlag{Name: "api-key-env", Usage: "environment variable holding the API key (sent as a Bearer token, never written anywhere)"},
+		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable)"},
+		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
+		&cli.IntFlag{Name: "max-tokens", Usage: "max_completion_tokens for rows that set none; 0 means the profile's"},
+		&cli.BoolFlag{Name: "no-stream", Usage: "ask for whole responses instead of Server-Sent Events (unofficial: no per-token times)"},
+		&cli.BoolFlag{Name: "clear-generated-cache", Usage: "append a newline to every recorded assistant message of the history, so that no token the server generated live is reused as cached history"},
+	}
+}
+
+func replayOptions(c *cli.Command) replay.Options {
+	return replay.Options{
+		Dataset:                c.String("dataset"),
+		Endpoint:               c.String("endpoint"),
+		Out:                    c.String("out"),
+		Overwrite:              c.Bool("overwrite"),
+		Model:                  c.String("model"),
+		Profile:                c.String("profile"),
+		Trajectories:           c.Int("trajectories"),
+		NoSalt:                 c.Bool("no-salt"),
+		NoDelays:               c.Bool("no-delays"),
+		DelayScale:             c.Float("delay-scale"),
+		TurnTimeout:            c.Duration("turn-timeout"),
+		StopIssuingAtWindowEnd: c.Bool("stop-issuing-at-window-end"),
+		Grace:                  c.Duration("grace"),
+		APIKeyEnv:              c.String("api-key-env"),
+		Headers:                c.StringSlice("header"),
+		RoutingHeaders:         c.StringSlice("routing-header"),
+		MaxTokens:              c.Int("max-tokens"),
+		NoStream:               c.Bool("no-stream"),
+		ClearGeneratedCache:    c.Bool("clear-generated-cache"),
+		Progress:               c.Root().ErrWriter,
+		ProgressTTY:            progress.IsTerminal(os.Stderr),
+	}
+}
+
+const replayDescription = "Replays the dataset's trajectories closed-loop, as the MLPerf reference client's agentic\n" +
+	"strategy does: N trajectories active at once, each with exactly one turn in flight; a turn is\n" +
+	"issued when the previous one completed and its delay_seconds has passed; a finished trajectory\n" +
+	"frees its slot for the next. Trajectory k replays conversation k mod n as instance k div n + 1,\n" +
+	"with session id C (C__repeat_N from the second pass) in X-Session-ID and a salted system prompt.\n" +
+	"A failed turn (HTTP error, 429 included, broken stream, timeout) aborts the rest of its\n" +
+	"trajectory, logged but not sent. Ctrl-C stops issuing, waits --grace for in-flight turns, then\n" +
+	"cancels them; a second Ctrl-C exits at once (the log still reads up to its last flush).\n\n" +
+	"Writes RUNDIR/turns.arrows (one row per client turn; `agentrace log dump RUNDIR` prints it)\n" +
+	"and RUNDIR/manifest.json (settings, never the API key; counts; complete or interrupted).\n" +
+	"Settings that depart from the official ones are listed in the manifest as non_official.\n\n"
+
+func replayCommand() *cli.Command {
+	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", Usage: "trajectories active at once (N)", Required: true}}, replayFlags()...)
+	return &cli.Command{
+		Name:      "replay",
+		Usage:     "replay a dataset closed-loop against an OpenAI-compatible endpoint at N active trajectories",
+		UsageText: "agentrace replay --dataset DIR --endpoint URL --concurrency N --out RUNDIR [options]",
+		Description: replayDescription + "Examples:\n" +
+			"  agentrace replay --dataset ds --endpoint http://127.0.0.1:8000 --concurrency 32 --out run-c32 \\\n" +
+			"      --profile qwen3.6-35b-a3b --model Qwen/Qwen3.6-35B-A3B\n" +
+			"  agentrace replay --dataset ds --endpoint https://api.example.com/v1 --api-key-env MY_KEY \\\n" +
+			"      --concurrency 4 --out run --no-delays --trajectories 8",
+		Flags: flags,
+		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
+			return fmt.Errorf("replay: %w (see agentrace replay --help)", err)
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			o := replayOptions(c)
+			o.Concurrency = c.Int("concurrency")
+			sum, err := replay.Run(ctx, o)
+			if sum != nil {
+				fmt.Fprintln(c.Root().Writer, sum)
+			}
+			if err != nil {
+				return err
+			}
+			if sum.State == schemas.RunInterrupted {
+				return errors.New("replay interrupted: the run directory holds the turns done so far")
+			}
+			return nil
+		},
+	}
+}
+
+func sweepCommand() *cli.Command {
+	flags := append([]cli.Flag{&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, run in this order, e.g. 1,2,4,8", Required: true}}, replayFlags()...)
+	return &cli.Command{
+		Name:      "sweep",
+		Usage:     "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
+		UsageText: "agentrace sweep --dataset DIR --endpoint URL --concurrency 1,2,4,8 --out SWEEPDIR [options]",
+		Description: "Runs `agentrace replay` once per concurrency with the same settings, each point into\n" +
+			"SWEEPDIR/c<N>/, and stops at the first failed or interrupted point. `agentrace report SWEEPDIR`\n" +
+			"draws the Pareto curve of the points.\n\n" + replayDescription + "Example:\n" +
+			"  agentrace sweep --dataset ds --endpoint http://127.0.0.1:8000 --concurrency 1,8,32,128 \\\n" +
+			"      --profile kimi-k3 --out sweep-kimi",
+		Flags: flags,
+		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
+			return fmt.Errorf("sweep: %w (see agentrace sweep --help)", err)
+		},
+		Action: func(ctx context.Context, c *cli.Command) error {
+			cs, err := parseConcurrencies(c.String("concurrency"))
+			if err != nil {
+				return err
+			}
+			return replay.Sweep(ctx, replayOptions(c), cs)
+		},
+	}
+}
+
+func parseConcurrencies(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("sweep: --concurrency %q: want positive integers separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("sweep: --concurrency %q: no concurrency", s)
+	}
+	return out, nil
+}
+
+func logCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "log",
+		Usage: "read turn logs",
+		Commands: []*cli.Command{{
+			Name:      "dump",
+			Usage:     "print a run's turn log (turns.arrows) as JSON Lines",
+			UsageText: "agentrace log dump RUNDIR|turns.arrows [--columns a,b,...]",
+			Description: "One JSON object per client turn, keys in column order (all columns, or --columns).\n" +
+				"Times are integer nanoseconds on the run's monotonic clock; chunk_times is a list relative\n" +
+				"to first_token_ns. A log cut short by a crash prints its complete batches, then fails.\n\n" +
+				"Columns: " + strings.Join(runlog.ColumnNames(), ", ") + "\n\n" +
+				"Examples:\n" +
+				"  agentrace log dump run-c32 | head\n" +
+				"  agentrace log dump run-c32 --columns session_id,turn,status,issued_ns,completed_ns",
+			Flags: []cli.Flag{
+				&cli.StringFlag{Name: "columns", Usage: "comma-separated columns to print (default: all)"},
+			},
+			Action: func(ctx context.Context, c *cli.Command) error {
+				if c.NArg() != 1 {
+					return errors.New("log dump: want exactly one RUNDIR (see agentrace log dump --help)")
+				}
+				path := c.Args().First()
+				if st, err := os.Stat(path); err == nil && st.IsDir() {
+					path = path + string(os.PathSeparator) + schemas.TurnLogFile
+				}
+				var cols []string
+				for _, s := range strings.Split(c.String("columns"), ",") {
+					if s = strings.TrimSpace(s); s != "" {
+						cols = append(cols, s)
+					}
+				}
+				return runlog.Dump(c.Root().Writer, path, cols)
+			},
+		}},
+	}
+}
