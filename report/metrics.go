@@ -137,8 +137,11 @@ type Point struct {
 	scores *schemas.Scores
 }
 
-// TurnSample is one completed window turn, kept for the plots.
+// TurnSample is one completed turn, kept for the plots.
 type TurnSample struct {
+	// InWindow is false for a turn issued after the window closed (kept for the
+	// full-run OSL histogram only).
+	InWindow    bool
 	Domain      string
 	ClientIndex int
 	ISL         float64 // NaN when unknown
@@ -314,6 +317,10 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 	}
 	if !tracked {
 		a.p.TurnsExcludedByWindow++
+		if ok && haveOSL {
+			a.p.Samples = append(a.p.Samples, TurnSample{Domain: rec.Domain, ClientIndex: int(rec.ClientIndex),
+				ISL: math.NaN(), OSL: osl, TTFTMs: math.NaN()})
+		}
 		return nil
 	}
 	a.p.WindowCounts[rec.Status]++
@@ -328,7 +335,7 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 	}
 	a.p.Completed++
 
-	s := TurnSample{Domain: rec.Domain, ClientIndex: int(rec.ClientIndex), ISL: math.NaN(), OSL: math.NaN(), TTFTMs: math.NaN()}
+	s := TurnSample{InWindow: true, Domain: rec.Domain, ClientIndex: int(rec.ClientIndex), ISL: math.NaN(), OSL: math.NaN(), TTFTMs: math.NaN()}
 	latNs := rec.CompletedNs - rec.IssuedNs
 	a.lat.Add(float64(latNs) / 1e6)
 	a.turnTimeNs += latNs

@@ -83,8 +83,38 @@ func newPlot(title, x, y string) *plot.Plot {
 	p.Y.Label.TextStyle.Font.Size = 12
 	p.Legend.Top = true
 	p.Legend.TextStyle.Font.Size = 10
+	p.X.Tick.Marker = plot.TickerFunc(niceTicks)
+	p.Y.Tick.Marker = plot.TickerFunc(niceTicks)
 	p.Add(plotter.NewGrid())
 	return p
+}
+
+// niceTicks puts about six labelled ticks at multiples of 1, 2 or 5 times a power of
+// ten, with a minor tick between each pair, labelled without needless decimals.
+func niceTicks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) {
+		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
+	}
+	raw := (hi - lo) / 6
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	prec := max(0, -int(math.Floor(math.Log10(step))))
+	var ts []plot.Tick
+	for i := math.Ceil(lo / step * 2); i/2*step <= hi+step*1e-9; i++ {
+		v := i / 2 * step
+		t := plot.Tick{Value: v}
+		if math.Mod(i, 2) == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', prec, 64)
+		}
+		ts = append(ts, t)
+	}
+	return ts
 }
 
 // render draws p as PNG and SVG.
@@ -333,7 +363,7 @@ func ContextGrowthPlot(systems []*System) (Figure, error) {
 	for _, s := range systems[:1] {
 		for _, pt := range s.Points {
 			for _, t := range pt.Samples {
-				if math.IsNaN(t.ISL) {
+				if !t.InWindow || math.IsNaN(t.ISL) {
 					continue
 				}
 				m := byDomain[t.Domain]
@@ -407,7 +437,7 @@ func TTFTvsISLPlot(systems []*System) (Figure, error) {
 	for _, s := range systems[:1] {
 		for _, pt := range s.Points {
 			for _, t := range pt.Samples {
-				if math.IsNaN(t.ISL) || math.IsNaN(t.TTFTMs) {
+				if !t.InWindow || math.IsNaN(t.ISL) || math.IsNaN(t.TTFTMs) {
 					continue
 				}
 				byDomain[t.Domain] = append(byDomain[t.Domain], plotter.XY{X: t.ISL, Y: t.TTFTMs})
@@ -469,15 +499,38 @@ func OSLHistogramPlot(systems []*System, window *[2]float64, ruleset string) (Fi
 		}
 	}
 	var top float64 = 1
+	xmax := 0.0
 	if len(vals) > 0 {
-		h, err := plotter.NewHist(vals, 40)
+		// The tail beyond P99.5 is left out of the bins so the body stays readable.
+		var s Series
+		for _, v := range vals {
+			s.Add(v)
+		}
+		xmax = s.P(99.5)
+		if window != nil {
+			xmax = math.Max(xmax, window[1]*1.2)
+		}
+		for _, m := range means {
+			xmax = math.Max(xmax, m*1.1)
+		}
+		var body plotter.Values
+		for _, v := range vals {
+			if v <= xmax {
+				body = append(body, v)
+			}
+		}
+		if n := len(vals) - len(body); n > 0 {
+			p.Title.Text += fmt.Sprintf(" (%d turns above %.0f not shown)", n, xmax)
+		}
+		vals = body
+		h, err := plotter.NewHist(vals, 50)
 		if err != nil {
 			return Figure{}, err
 		}
 		h.FillColor = withAlpha(systemColor(0), 0x50)
 		h.LineStyle.Width = vg.Points(0.5)
 		p.Add(h)
-		p.Legend.Add("completed window turns", h)
+		p.Legend.Add("completed turns, all points", h)
 		for _, b := range h.Bins {
 			top = math.Max(top, b.Weight)
 		}
@@ -525,5 +578,5 @@ func OSLHistogramPlot(systems []*System, window *[2]float64, ruleset string) (Fi
 	}
 	p.Y.Min = 0
 	return render("osl_histogram", "OSL histogram",
-		"Output tokens per completed turn over the window turns of all points; solid red lines: the ruleset's inclusive window for the per-turn mean (over all completed turns of a run); dashed: each point's full-run mean.", p)
+		"Output tokens of every completed turn of every point (full runs, the population of the OSL gate); solid red lines: the ruleset's inclusive window for the per-turn mean (over all completed turns of a run); dashed: each point's full-run mean.", p)
 }
