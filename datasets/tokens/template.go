@@ -76,7 +76,8 @@ var ErrNoTemplate = errors.New("tokenizer has no chat template")
 // tools=tools, add_generation_prompt=..., **kwargs) does, with tokenize=False.
 // messagesJSON is a JSON array of OpenAI-style messages; toolsJSON a JSON array
 // of tools, or empty (or null) for none. Object key order is kept. A message's
-// null content is rendered as "". kwargs are the extra template variables
+// null or absent content is rendered as "", as the reference client does (the
+// wire form omits null content; Qwen's templates call string methods on it). kwargs are the extra template variables
 // (chat_template_kwargs, such as enable_thinking); a value that is
 // json.RawMessage or []byte is taken as JSON.
 func (t *Tokenizer) Render(messagesJSON, toolsJSON []byte, addGenerationPrompt bool, kwargs map[string]any) (string, error) {
@@ -107,7 +108,7 @@ func (t *Tokenizer) Render(messagesJSON, toolsJSON []byte, addGenerationPrompt b
 		if !m.IsDict() {
 			return "", fmt.Errorf("render chat template: a message is not a JSON object")
 		}
-		if c, ok := m.AsDict().Get("content"); ok && c.IsNone() {
+		if c, ok := m.AsDict().Get("content"); !ok || c.IsNone() {
 			m.AsDict().Set("content", jinja.NewString(""))
 		}
 	}

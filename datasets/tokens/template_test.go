@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // renderRequest is one line of the Jinja2 reference script's input.
@@ -86,7 +87,8 @@ func sampleConversations(t testing.TB) []renderRequest {
 }
 
 // withParsedArguments turns every tool call's arguments string holding a JSON
-// object into that object, as the OSL rebuild does.
+// object into that object, as the OSL rebuild does, and writes the messages in
+// the wire form (keys in wire order, null values omitted).
 func withParsedArguments(t testing.TB, messages json.RawMessage) json.RawMessage {
 	t.Helper()
 	var msgs []map[string]json.RawMessage
@@ -134,8 +136,8 @@ func withParsedArguments(t testing.TB, messages json.RawMessage) json.RawMessage
 		first := true
 		for _, k := range []string{"role", "content", "name", "tool_calls", "tool_call_id", "reasoning_content"} {
 			v, ok := m[k]
-			if !ok {
-				continue
+			if !ok || string(v) == "null" {
+				continue // the wire form omits null values
 			}
 			if !first {
 				b.WriteByte(',')
@@ -289,4 +291,72 @@ func TestRenderFixtureMatchesJinja2(t *testing.T) {
 	if texts := compareRenders(t, tok, fixture, reqs); len(texts) != len(reqs)-1 {
 		t.Errorf("%d renders equal, want all but the raise_exception one", len(texts))
 	}
+}
+
+// TestCountOSLMatchesReference counts the OSL of assistant turns of the sample
+// with CountOSL and, independently, as the rules state it: Jinja2 renders
+// [user "", assistant] and [user "", assistant ""] and Hugging Face's tokenizers
+// counts both.
+func TestCountOSLMatchesReference(t *testing.T) {
+	t.Parallel()
+	tok := loadQwen3(t)
+	var responses []schemas.Response
+	var reqs []renderRequest
+	reqs = append(reqs, renderRequest{Messages: json.RawMessage(`[{"role":"user","content":""},{"role":"assistant","content":""}]`)})
+	for _, c := range sampleConversations(t) {
+		var msgs []json.RawMessage
+		if err := json.Unmarshal(c.Messages, &msgs); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range msgs {
+			var a struct {
+				Role             string
+				Content          *string
+				ReasoningContent string             `json:"reasoning_content"`
+				ToolCalls        []schemas.ToolCall `json:"tool_calls"`
+			}
+			if err := json.Unmarshal(m, &a); err != nil {
+				t.Fatal(err)
+			}
+			if a.Role != "assistant" || len(responses) >= 60 || len(responses)%2 == 1 && len(a.ToolCalls) == 0 {
+				continue
+			}
+			r := schemas.Response{Reasoning: a.ReasoningContent, ToolCalls: a.ToolCalls}
+			if a.Content != nil {
+				r.Content = *a.Content
+			}
+			responses = append(responses, r)
+			one := withParsedArguments(t, json.RawMessage("["+string(m)+"]"))
+			reqs = append(reqs, renderRequest{Messages: json.RawMessage(`[{"role":"user","content":""},` + string(one[1:]))})
+		}
+	}
+	rendered := jinja2Render(t, filepath.Join(testenv.Tokenizer(t), ConfigFile), reqs)
+	var texts []string
+	for i, r := range rendered {
+		if r.Text == nil {
+			t.Fatalf("request %d: Jinja2: %v", i, *r.Error)
+		}
+		texts = append(texts, *r.Text)
+	}
+	hf, _ := jsReference(t, "tokenizer-hf.mjs", texts)
+	if hf == nil {
+		t.FailNow()
+	}
+	equal := 0
+	for i, r := range responses {
+		want := max(0, len(hf[i+1])-len(hf[0]))
+		if r.Reasoning == "" && len(r.ToolCalls) == 0 {
+			continue
+		}
+		got, err := tok.CountOSL(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == want {
+			equal++
+		} else {
+			t.Errorf("response %d: CountOSL %d, reference %d", i, got, want)
+		}
+	}
+	t.Logf("OSL equal to Jinja2 + HF tokenizers for %d of %d sample responses", equal, len(responses))
 }

@@ -135,8 +135,8 @@ def render(path):
         if not line.strip():
             continue
         req = json.loads(line)
-        for m in req["messages"]:  # null content is rendered as "", as the reference client does
-            if isinstance(m, dict) and "content" in m and m["content"] is None:
+        for m in req["messages"]:  # null or absent content is rendered as "", as the reference client does
+            if isinstance(m, dict) and m.get("content") is None:
                 m["content"] = ""
         kwargs = dict(specials)
         kwargs.update(req.get("chat_template_kwargs") or {})
