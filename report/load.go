@@ -106,7 +106,11 @@ func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (I
 	}
 	p.RunDir = dir
 	if islErr != nil {
-		p.ISLNote = "dataset not readable, ISL from server usage: " + islErr.Error()
+		note := "dataset not readable, ISL from server usage: " + islErr.Error()
+		if p.ISLNote != "" {
+			note += "; " + p.ISLNote
+		}
+		p.ISLNote = note
 	}
 	sc, err := readScores(dir)
 	if err != nil {

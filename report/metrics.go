@@ -116,8 +116,10 @@ type Point struct {
 	// reference tokenizer.
 	TokenSource string `json:"token_source"`
 	ISLSource   string `json:"isl_source"`
-	// ISLNote says why official ISL counts were not available, "" when they were.
+	// ISLNote and TokenNote say why official counts were not available for some
+	// turns, "" when they were.
 	ISLNote    string `json:"isl_note,omitempty"`
+	TokenNote  string `json:"token_note,omitempty"`
 	Unofficial bool   `json:"unofficial"`
 	// MissingOSL counts completed window turns without any token count.
 	MissingOSL int `json:"missing_osl"`
@@ -204,6 +206,8 @@ type Accumulator struct {
 	windowEnd                   int64
 	trajs                       map[int32]*trajectory
 	tokenSourceUsage, islTokens bool
+	tokErr, islErr              error
+	tokFailures, islFailures    int
 	islUsage                    bool
 }
 
@@ -234,10 +238,14 @@ func response(rec *schemas.TurnRecord) (schemas.Response, error) {
 func (a *Accumulator) osl(rec *schemas.TurnRecord, r schemas.Response) (float64, bool, error) {
 	if a.tok != nil {
 		n, err := a.tok.CountOSL(r)
-		if err != nil {
-			return 0, false, fmt.Errorf("count output tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+		if err == nil {
+			return float64(n), true, nil
 		}
-		return float64(n), true, nil
+		// Not fatal: the turn falls back to server usage and the point says so.
+		a.tokFailures++
+		if a.tokErr == nil {
+			a.tokErr = fmt.Errorf("count output tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+		}
 	}
 	if rec.UsageCompletionTokens >= 0 {
 		a.tokenSourceUsage = true
@@ -250,10 +258,13 @@ func (a *Accumulator) osl(rec *schemas.TurnRecord, r schemas.Response) (float64,
 func (a *Accumulator) tpotTokens(rec *schemas.TurnRecord, r schemas.Response, osl float64, haveOSL bool) (float64, bool, error) {
 	if a.tok != nil {
 		n, err := a.tok.CountTPOTSuffix(r, int(rec.FirstContentBytes), int(rec.FirstReasoningBytes))
-		if err != nil {
-			return 0, false, fmt.Errorf("count TPOT tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+		if err == nil {
+			return float64(n), true, nil
 		}
-		return float64(n), true, nil
+		a.tokFailures++
+		if a.tokErr == nil {
+			a.tokErr = fmt.Errorf("count TPOT tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+		}
 	}
 	// Server usage: the first output-bearing chunk is taken to carry one token.
 	if !haveOSL {
@@ -390,9 +401,12 @@ func (a *Accumulator) inputTokens(rec *schemas.TurnRecord) (float64, bool, error
 	if a.isl != nil {
 		n, ok, err := a.isl(rec)
 		if err != nil {
-			return 0, false, fmt.Errorf("count input tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
-		}
-		if ok {
+			// Not fatal: the turn falls back to server usage and the point says so.
+			a.islFailures++
+			if a.islErr == nil {
+				a.islErr = fmt.Errorf("count input tokens of session %q turn %d: %w", rec.SessionID, rec.Turn, err)
+			}
+		} else if ok {
 			a.islTokens = true
 			return float64(n), true, nil
 		}
@@ -446,6 +460,8 @@ func (a *Accumulator) Close() (*Point, error) {
 	p.ProgressRate = a.rate.Stats(histogramBins)
 
 	switch {
+	case a.tok != nil && a.tokenSourceUsage:
+		p.TokenSource = "tokenizer:" + a.tok.Name() + "+server_usage"
 	case a.tok != nil:
 		p.TokenSource = "tokenizer:" + a.tok.Name()
 	case a.tokenSourceUsage:
@@ -463,7 +479,17 @@ func (a *Accumulator) Close() (*Point, error) {
 	default:
 		p.ISLSource = "none"
 	}
-	p.Unofficial = a.tok == nil || p.ISLSource != "tokenizer"
+	p.Unofficial = a.tok == nil || a.tokenSourceUsage || p.ISLSource != "tokenizer"
+	if a.tokErr != nil {
+		p.TokenNote = fmt.Sprintf("the reference tokenizer failed on %d counts, which used server usage instead; first: %v", a.tokFailures, a.tokErr)
+	}
+	if a.islErr != nil {
+		note := fmt.Sprintf("reference ISL failed on %d turns, which used server usage instead; first: %v", a.islFailures, a.islErr)
+		if p.ISLNote != "" {
+			note = p.ISLNote + "; " + note
+		}
+		p.ISLNote = note
+	}
 	p.Summary = a.summary()
 	return p, nil
 }

@@ -252,3 +252,26 @@ func TestConsistencyDetectsDrift(t *testing.T) {
 		t.Errorf("0.9%% drift reported: %v", got)
 	}
 }
+
+func TestNiceTicks(t *testing.T) {
+	ts := niceTicks(-1234, 26000)
+	var labels []string
+	for _, tk := range ts {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "0 5000 10000 15000 20000 25000" {
+		t.Errorf("labels = %q", got)
+	}
+	ts = niceTicks(0.013, 0.0521)
+	labels = labels[:0]
+	for _, tk := range ts {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if got := strings.Join(labels, " "); got != "0.02 0.03 0.04 0.05" {
+		t.Errorf("labels = %q", got)
+	}
+}

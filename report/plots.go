@@ -108,6 +108,9 @@ func niceTicks(lo, hi float64) []plot.Tick {
 	var ts []plot.Tick
 	for i := math.Ceil(lo / step * 2); i/2*step <= hi+step*1e-9; i++ {
 		v := i / 2 * step
+		if math.Abs(v) < step*1e-9 {
+			v = 0 // no "-0"
+		}
 		t := plot.Tick{Value: v}
 		if math.Mod(i, 2) == 0 {
 			t.Label = strconv.FormatFloat(v, 'f', prec, 64)
