@@ -84,6 +84,9 @@ func makeDataset(t testing.TB, convs ...tconv) *datasets.Dataset {
 				ClientIndex: clientIdx, Role: r.role, MsgStart: int32(ri), MsgEnd: int32(ri + 1),
 				DelaySeconds: r.delay,
 			})
+			if ri+1 < len(c.rows) && c.rows[ri+1].role == schemas.RoleAssistant {
+				ts[len(ts)-1].ExpectedTurn = int32(ri + 2)
+			}
 			clientIdx++
 		}
 		cs = append(cs, conv)
