@@ -56,6 +56,11 @@ func Open(dir string) (*Dataset, error) {
 	if err := json.Unmarshal(mb, &d.Manifest); err != nil {
 		return nil, fmt.Errorf("open dataset %q: parse manifest: %w", dir, err)
 	}
+	for i := range d.Manifest.Inputs {
+		for k, md := range d.Manifest.Inputs[i].Metadata {
+			d.Manifest.Inputs[i].Metadata[k] = AppendCompact(nil, md)
+		}
+	}
 	if d.Manifest.SchemaVersion != schemas.Version {
 		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, d.Manifest.SchemaVersion, schemas.Version)
 	}

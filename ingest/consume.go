@@ -30,6 +30,7 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 		for i := range items {
 			it := &items[i]
 			if it.err != nil {
+				in.rows++
 				problem(it.line, "", 0, it.err.Error())
 				continue
 			}
@@ -38,6 +39,7 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 				continue
 			}
 			r := it.row
+			in.rows++
 			if len(conv) > 0 && (!r.hasID || r.convID != conv[0].convID) {
 				if conv[0].hasID {
 					closed[conv[0].convID] = conv[0].line
@@ -71,6 +73,7 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 		for i := range items {
 			it := &items[i]
 			if it.err != nil {
+				in.rows++
 				problem(it.line, "", 0, it.err.Error())
 				continue
 			}
@@ -78,6 +81,7 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 				input.Metadata = append(input.Metadata, datasets.AppendCompact(nil, it.meta))
 				continue
 			}
+			in.rows++
 			if len(it.row.problems) > 0 {
 				for _, p := range it.row.problems {
 					problem(it.line, it.snap.id, 0, p)

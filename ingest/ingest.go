@@ -161,6 +161,7 @@ type ingester struct {
 	inputs []schemas.DatasetInput
 	seen   map[string]location
 	index  int32
+	rows   int // rows (or snapshot lines) read, metadata records aside
 	bytes  atomic.Int64
 	convs  atomic.Int64
 
@@ -286,6 +287,7 @@ func (in *ingester) file(ctx context.Context, path string) error {
 	}
 
 	rd := &chunkReader{r: r, maxLine: in.opts.MaxLineBytes, line: 1}
+	rowsBefore := in.rows
 	first, err := rd.next()
 	if err != nil {
 		return fmt.Errorf("ingest: read %q: %w", path, err)
@@ -359,8 +361,8 @@ func (in *ingester) file(ctx context.Context, path string) error {
 	for _, l := range rd.longLines {
 		fileProblem(l, "", 0, fmt.Sprintf("line longer than the limit of %d bytes", in.opts.MaxLineBytes))
 	}
-	if rd.sawData == false {
-		fileProblem(0, "", 0, "empty file")
+	if in.rows == rowsBefore {
+		fileProblem(0, "", 0, "empty file (no rows)")
 	}
 	input.Lines = rd.line - 1
 	if rd.unterminated {
@@ -380,7 +382,6 @@ type chunkReader struct {
 	carry        []byte
 	eof          bool
 	longLines    []int64
-	sawData      bool
 	unterminated bool
 }
 
@@ -407,9 +408,6 @@ func (cr *chunkReader) next() (*chunk, error) {
 		n := copy(buf, cr.carry)
 		m, err := io.ReadFull(cr.r, buf[n:])
 		buf = buf[:n+m]
-		if m > 0 {
-			cr.sawData = true
-		}
 		switch err {
 		case nil:
 		case io.EOF, io.ErrUnexpectedEOF:

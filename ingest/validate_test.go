@@ -1,0 +1,318 @@
+package ingest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// referenceAccepts restates the reference loader's checks (spec §1) with
+// encoding/json, independently of the ingest parser, and fails t when the flat
+// file at path would be rejected.
+func referenceAccepts(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<30)
+	done := map[string]bool{}
+	cur, prevRole := "", ""
+	prevCalls, turn, line := false, 0, 0
+	fail := func(format string, a ...any) {
+		t.Helper()
+		t.Fatalf("%s:%d: reference would reject: %s", path, line, fmt.Sprintf(format, a...))
+	}
+	for sc.Scan() {
+		line++
+		var r map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			fail("%v", err)
+		}
+		if r["_type"] == "dataset_metadata" {
+			continue
+		}
+		id, _ := r["conversation_id"].(string)
+		if id == "" || id == "nan" {
+			fail("conversation_id %v", r["conversation_id"])
+		}
+		for _, c := range id {
+			if c < 32 || c > 126 {
+				fail("conversation_id %q", id)
+			}
+		}
+		if id != cur {
+			if done[id] {
+				fail("rows of %q not contiguous", id)
+			}
+			done[cur], cur, prevRole, turn = true, id, "", 0
+		}
+		n, ok := r["turn"].(float64)
+		if !ok || int(n) != turn+1 {
+			fail("turn %v after %d", r["turn"], turn)
+		}
+		turn++
+		role, _ := r["role"].(string)
+		switch role {
+		case "user":
+			if c, ok := r["content"].(string); (ok && c == "") || r["content"] == nil {
+				fail("user content %v", r["content"])
+			}
+			if prevRole == "user" || (prevRole == "assistant" && prevCalls) {
+				fail("user after %s", prevRole)
+			}
+		case "assistant":
+			if prevRole == "" || prevRole == "assistant" {
+				fail("assistant after %q", prevRole)
+			}
+			calls, has := r["tool_calls"]
+			prevCalls = has && calls != nil
+			if prevCalls {
+				list, ok := calls.([]any)
+				if !ok || len(list) == 0 {
+					fail("tool_calls %v", calls)
+				}
+				for _, c := range list {
+					m, _ := c.(map[string]any)
+					fn, _ := m["function"].(map[string]any)
+					_, argStr := fn["arguments"].(string)
+					_, argObj := fn["arguments"].(map[string]any)
+					if m["id"] == "" || m["id"] == nil || m["type"] != "function" || fn == nil || fn["name"] == "" || fn["name"] == nil || !(argStr || argObj) {
+						fail("tool call %v", c)
+					}
+				}
+			} else if c, _ := r["content"].(string); c == "" && r["content"] == nil {
+				fail("assistant with neither content nor tool_calls")
+			}
+		case "tool":
+			if prevRole != "assistant" || !prevCalls {
+				fail("tool after %s", prevRole)
+			}
+			list, ok := r["tool_results"].([]any)
+			if !ok || len(list) == 0 {
+				fail("tool_results %v", r["tool_results"])
+			}
+			for _, x := range list {
+				m, ok := x.(map[string]any)
+				if _, has := m["content"]; !ok || m["tool_call_id"] == "" || m["tool_call_id"] == nil || !has {
+					fail("tool result %v", x)
+				}
+			}
+		default:
+			fail("role %q", role)
+		}
+		prevRole = role
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if line == 0 {
+		t.Fatalf("%s: empty", path)
+	}
+}
+
+const (
+	u1    = `{"conversation_id": "c1", "turn": 1, "role": "user", "content": "hi", "system": "sys"}`
+	a2    = `{"conversation_id": "c1", "turn": 2, "role": "assistant", "tool_calls": [{"id": "t1", "type": "function", "function": {"name": "bash", "arguments": "{}"}}]}`
+	t3    = `{"conversation_id": "c1", "turn": 3, "role": "tool", "tool_results": [{"tool_call_id": "t1", "content": "ok"}]}`
+	a4    = `{"conversation_id": "c1", "turn": 4, "role": "assistant", "content": "done"}`
+	other = `{"conversation_id": "c2", "turn": 1, "role": "user", "content": "x"}`
+)
+
+func withTurn(row string, fields string) string {
+	return strings.TrimSuffix(row, "}") + ", " + fields + "}"
+}
+
+// jsonl joins rows into file content with a trailing newline.
+func jsonl(rows ...string) string { return strings.Join(rows, "\n") + "\n" }
+
+func TestValidationRejects(t *testing.T) {
+	row := func(turn int, role, rest string) string {
+		s := fmt.Sprintf(`{"conversation_id": "c1", "turn": %d, "role": %q`, turn, role)
+		if rest != "" {
+			s += ", " + rest
+		}
+		return s + "}"
+	}
+	a2calls := func(calls string) string { return row(2, "assistant", `"tool_calls": `+calls) }
+	for _, tc := range []struct {
+		name, input string
+		want        []string // substrings of the error, in order of appearance
+	}{
+		{"empty file", "", []string{"in.jsonl: empty file"}},
+		{"only blank lines", "\n \n", []string{"in.jsonl: empty file"}},
+		{"only a metadata record", jsonl(`{"_type": "dataset_metadata"}`), []string{"in.jsonl: empty file"}},
+		{"conversation_id missing", jsonl(`{"turn": 1, "role": "user", "content": "x"}`), []string{"in.jsonl:1: turn 1 : conversation_id missing"}},
+		{"conversation_id empty", jsonl(`{"conversation_id": "", "turn": 1, "role": "user", "content": "x"}`), []string{":1: ", "conversation_id is empty"}},
+		{"conversation_id nan", jsonl(`{"conversation_id": "nan", "turn": 1, "role": "user", "content": "x"}`), []string{`conversation "nan" turn 1 : conversation_id is "nan"`}},
+		{"conversation_id not a string", jsonl(`{"conversation_id": 12, "turn": 1, "role": "user", "content": "x"}`), []string{"conversation_id is a JSON number"}},
+		{"control character in id", jsonl(`{"conversation_id": "a\u0001b", "turn": 1, "role": "user", "content": "x"}`), []string{"control or non-ASCII character at byte 1"}},
+		{"non-ASCII id", jsonl(`{"conversation_id": "café", "turn": 1, "role": "user", "content": "x"}`), []string{"control or non-ASCII"}},
+		{"rows not contiguous", jsonl(u1, a2, other, t3), []string{`in.jsonl:4: conversation "c1" turn 3 : rows of the conversation are not contiguous (it started at line 1)`}},
+		{"first row not user", jsonl(row(1, "assistant", `"content": "x"`)), []string{`:1: conversation "c1" turn 1 : first row is assistant, not user`}},
+		{"first row tool", jsonl(row(1, "tool", `"tool_results": [{"tool_call_id": "a", "content": "x"}]`)), []string{"first row is tool, not user"}},
+		{"assistant after assistant", jsonl(u1, row(2, "assistant", `"content": "a"`), row(3, "assistant", `"content": "b"`)), []string{":3: ", "turn 3 : assistant row after an assistant row"}},
+		{"user then tool", jsonl(u1, row(2, "tool", `"tool_results": [{"tool_call_id": "a", "content": "x"}]`)), []string{"tool row after a user row"}},
+		{"user then user", jsonl(u1, row(2, "user", `"content": "again"`)), []string{":2: ", "user row after a user row"}},
+		{"unknown role", jsonl(u1, row(2, "system", `"content": "x"`)), []string{`unknown role "system"`}},
+		{"role missing", jsonl(`{"conversation_id": "c1", "turn": 1, "content": "x"}`), []string{"role missing"}},
+		{"user content missing", jsonl(row(1, "user", "")), []string{"user row without content"}},
+		{"user content empty", jsonl(row(1, "user", `"content": ""`)), []string{"user row with empty content"}},
+		{"user after assistant with tool_calls", jsonl(u1, a2, row(3, "user", `"content": "x"`)), []string{":3: ", "user row right after an assistant row with tool_calls"}},
+		{"tool after assistant without tool_calls", jsonl(u1, row(2, "assistant", `"content": "a"`), t3), []string{"tool row after an assistant row without tool_calls"}},
+		{"tool after tool", jsonl(u1, a2, t3, row(4, "tool", `"tool_results": [{"tool_call_id": "t1", "content": "x"}]`)), []string{"tool row after a tool row"}},
+		{"tool_results missing", jsonl(u1, a2, row(3, "tool", "")), []string{"tool row without tool_results"}},
+		{"tool_results empty", jsonl(u1, a2, row(3, "tool", `"tool_results": []`)), []string{"tool_results is not a non-empty list"}},
+		{"tool_results item not an object", jsonl(u1, a2, row(3, "tool", `"tool_results": ["x"]`)), []string{"tool_results[0] is a JSON string, not an object"}},
+		{"tool_results empty tool_call_id", jsonl(u1, a2, row(3, "tool", `"tool_results": [{"tool_call_id": "", "content": "x"}]`)), []string{"tool_results[0] has an empty or missing tool_call_id"}},
+		{"tool_results lacks content", jsonl(u1, a2, row(3, "tool", `"tool_results": [{"tool_call_id": "t1"}]`)), []string{"tool_results[0] lacks content"}},
+		{"tool call empty id", jsonl(u1, a2calls(`[{"id": "", "type": "function", "function": {"name": "f", "arguments": "{}"}}]`)), []string{"tool_calls[0] has an empty or missing id"}},
+		{"tool call type", jsonl(u1, a2calls(`[{"id": "a", "type": "fn", "function": {"name": "f", "arguments": "{}"}}]`)), []string{`tool_calls[0] type is "fn", not "function"`}},
+		{"tool call function not object", jsonl(u1, a2calls(`[{"id": "a", "type": "function", "function": "f"}]`)), []string{"tool_calls[0].function is not an object"}},
+		{"tool call empty name", jsonl(u1, a2calls(`[{"id": "a", "type": "function", "function": {"name": "", "arguments": "{}"}}]`)), []string{"tool_calls[0].function.name is empty or missing"}},
+		{"tool call arguments", jsonl(u1, a2calls(`[{"id": "a", "type": "function", "function": {"name": "f", "arguments": 3}}]`)), []string{"tool_calls[0].function.arguments is 3, neither a string nor an object"}},
+		{"tool_calls not a list", jsonl(u1, a2calls(`{"id": "a"}`)), []string{"tool_calls present but not a non-empty list"}},
+		{"tool_calls empty list", jsonl(u1, a2calls(`[]`)), []string{"tool_calls present but not a non-empty list"}},
+		{"tool call item not object", jsonl(u1, a2calls(`[1]`)), []string{"tool_calls[0] is a JSON number, not an object"}},
+		{"assistant without content or tool_calls", jsonl(u1, row(2, "assistant", "")), []string{"assistant row with neither content nor tool_calls"}},
+		{"turn gap", jsonl(u1, a2, row(4, "tool", `"tool_results": [{"tool_call_id": "t1", "content": "x"}]`)), []string{"turn 4 follows turn 2"}},
+		{"turn not starting at 1", jsonl(`{"conversation_id": "c1", "turn": 2, "role": "user", "content": "x"}`), []string{"turn numbers start at 2, not 1"}},
+		{"turn duplicated", jsonl(u1, a2, withTurn(`{"conversation_id": "c1", "role": "tool", "tool_results": [{"tool_call_id": "t1", "content": "x"}]}`, `"turn": 2`)), []string{"turn 2 duplicated"}},
+		{"turn not an integer", jsonl(u1, `{"conversation_id": "c1", "turn": 2.5, "role": "assistant", "content": "x"}`), []string{"turn 2.5 is not an integer"}},
+		{"turn a string", jsonl(u1, `{"conversation_id": "c1", "turn": "2", "role": "assistant", "content": "x"}`), []string{"turn is a JSON string, not an integer"}},
+		{"turn missing", jsonl(u1, `{"conversation_id": "c1", "role": "assistant", "content": "x"}`), []string{"turn missing"}},
+		{"tool_call_id answers no call", jsonl(u1, a2, row(3, "tool", `"tool_results": [{"tool_call_id": "t9", "content": "x"}]`)),
+			[]string{`:3: conversation "c1" turn 3 : tool_results[0].tool_call_id "t9" answers no tool call of the preceding assistant row (turn 2)`}},
+		{"bad delay", jsonl(withTurn(u1, `"delay_seconds": -1`)), []string{"delay_seconds -1 is not a non-negative number"}},
+		{"bad max tokens", jsonl(withTurn(u1, `"max_new_tokens": 1.5`)), []string{"max_new_tokens 1.5 is not a positive integer"}},
+		{"malformed JSON", jsonl(u1, `{"conversation_id": "c1", "turn": 2,, }`), []string{"in.jsonl:2: invalid JSON at byte 37: expected a key"}},
+		{"line not an object", jsonl(u1, `[1, 2]`), []string{"in.jsonl:2: line is a JSON array, not an object"}},
+		{"trailing data", jsonl(u1+` {}`), []string{"in.jsonl:1: invalid JSON at byte", "trailing data after the object"}},
+		{"invalid UTF-8", jsonl(u1, `{"conversation_id": "c1", "turn": 2, "role": "assistant", "content": "a`+"\xff"+`"}`), []string{"in.jsonl:2: invalid UTF-8 at byte 72"}},
+		{"truncated last line", jsonl(u1) + `{"conversation_id": "c1", "turn": 2, "role": "assis`, []string{"in.jsonl:2: truncated last line (no newline at the end of the file): invalid JSON"}},
+		{"every problem of a file", jsonl(row(1, "assistant", `"content": "x"`), `{"conversation_id": "c2", "turn": 1, "role": "user"}`, `nope`),
+			[]string{":1: ", "first row is assistant", ":2: ", "user row without content", ":3: ", "invalid JSON"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.jsonl")
+			if err := os.WriteFile(in, []byte(tc.input), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(dir, "out", "ds")
+			_, err := Run(context.Background(), Options{Out: out, Inputs: []string{in}})
+			if err == nil {
+				t.Fatal("ingest succeeded")
+			}
+			msg := strings.ReplaceAll(err.Error(), dir+"/", "")
+			rest := msg
+			for _, w := range tc.want {
+				i := strings.Index(rest, w)
+				if i < 0 {
+					t.Fatalf("error lacks %q (in order):\n%s", w, msg)
+				}
+				rest = rest[i+len(w):]
+			}
+			assertNothingLeft(t, filepath.Join(dir, "out"))
+		})
+	}
+}
+
+// assertNothingLeft fails when a failed ingest left anything in dir.
+func assertNothingLeft(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		t.Errorf("left behind: %s", e.Name())
+	}
+}
+
+func TestValidationAcrossFiles(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	os.WriteFile(a, []byte(jsonl(u1, a2, t3, a4)), 0o644)
+	os.WriteFile(b, []byte(jsonl(other, strings.Replace(u1, `"turn": 1`, `"turn": 1`, 1))), 0o644)
+	_, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a, b}})
+	if err == nil || !strings.Contains(err.Error(), `b.jsonl:2: conversation "c1" turn 1 : conversation id also used in `+a+` (line 1): ids must be unique across files`) {
+		t.Errorf("error %v", err)
+	}
+	// Distinct ids across two files: one dataset, in input order.
+	os.WriteFile(b, []byte(jsonl(other)), 0o644)
+	m, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a, b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Counts.Conversations != 2 || len(m.Inputs) != 2 || m.Inputs[1].Path != b {
+		t.Errorf("manifest %+v", m)
+	}
+	// An existing directory is kept unless Force.
+	if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a}}); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("second ingest into an existing dir: %v", err)
+	}
+	if m2, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a}, Force: true}); err != nil || m2.Counts.Conversations != 1 {
+		t.Errorf("forced ingest: %v %+v", err, m2.Counts)
+	}
+}
+
+func TestProblemLimit(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	var rows []string
+	for i := range 30 {
+		rows = append(rows, fmt.Sprintf(`{"conversation_id": "c%d", "turn": 1, "role": "assistant", "content": "x"}`, i))
+	}
+	os.WriteFile(in, []byte(jsonl(rows...)), 0o644)
+	_, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{in}, MaxProblems: 5})
+	var ve *ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) != 5 || ve.Omitted != 25 || !strings.Contains(err.Error(), "and 25 more") {
+		t.Fatalf("error %v", err)
+	}
+	if ve.Problems[0].Line != 1 || ve.Problems[0].ConversationID != "c0" || ve.Problems[0].Turn != 1 {
+		t.Errorf("first problem %+v", ve.Problems[0])
+	}
+}
+
+func TestLongLine(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes a 100 MB file")
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	f, err := os.Create(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	w.WriteString(u1 + "\n")
+	w.WriteString(`{"conversation_id": "c1", "turn": 2, "role": "assistant", "content": "`)
+	chunk := strings.Repeat("x", 1<<20)
+	for range 100 {
+		w.WriteString(chunk)
+	}
+	w.WriteString("\"}\n" + other + "\n")
+	w.Flush()
+	f.Close()
+	_, err = Run(context.Background(), Options{Out: filepath.Join(dir, "out", "ds"), Inputs: []string{in}})
+	if err == nil || !strings.Contains(err.Error(), "in.jsonl:2: line longer than the limit of 67108864 bytes") {
+		t.Fatalf("error %v", err)
+	}
+	assertNothingLeft(t, filepath.Join(dir, "out"))
+	// A small limit catches a line inside a block too.
+	small := filepath.Join(dir, "small.jsonl")
+	os.WriteFile(small, []byte(jsonl(u1, `{"conversation_id": "c1", "turn": 2, "role": "assistant", "content": "`+strings.Repeat("y", 200)+`"}`)), 0o644)
+	_, err = Run(context.Background(), Options{Out: filepath.Join(dir, "out", "ds"), Inputs: []string{small}, MaxLineBytes: 100})
+	if err == nil || !strings.Contains(err.Error(), "small.jsonl:2: line longer than the limit of 100 bytes") {
+		t.Fatalf("error %v", err)
+	}
+}
