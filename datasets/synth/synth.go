@@ -65,7 +65,10 @@ func LookupProfile(name string) (Profile, error) {
 type Options struct {
 	Profile string  // profile name; DefaultProfile when ""
 	Scale   float64 // multiplies both domains' trajectory counts; > 0
-	Seed    uint64
+	// CodingScale and WorkflowScale, when > 0, replace Scale for one domain (the
+	// demo wants few long coding trajectories and more short workflow ones).
+	CodingScale, WorkflowScale float64
+	Seed                       uint64
 	// Domains restricts the output to some domains (schemas.DomainCoding,
 	// schemas.DomainWorkflow); all when empty.
 	Domains []string
@@ -108,11 +111,20 @@ func NewPlan(o Options) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
-	if !(o.Scale > 0) || math.IsInf(o.Scale, 0) || o.Scale > 100 {
-		return Plan{}, fmt.Errorf("synth scale %v: must be > 0 and at most 100", o.Scale)
+	cs, ws := o.Scale, o.Scale
+	if o.CodingScale > 0 {
+		cs = o.CodingScale
+	}
+	if o.WorkflowScale > 0 {
+		ws = o.WorkflowScale
+	}
+	for _, sc := range []float64{cs, ws} {
+		if !(sc > 0) || math.IsInf(sc, 0) || sc > 100 {
+			return Plan{}, fmt.Errorf("synth scale %v: must be > 0 and at most 100", sc)
+		}
 	}
 	r := rand.New(rand.NewPCG(o.Seed, 0x706c616e)) // the plan's own stream
-	nc, nw := scaled(p.Coding, o.Scale), scaled(p.Workflow, o.Scale)
+	nc, nw := scaled(p.Coding, cs), scaled(p.Workflow, ws)
 	tc := int(math.Round(float64(p.CodingTurns) * float64(nc) / float64(p.Coding)))
 	tw := int(math.Round(float64(p.WorkflowTurns) * float64(nw) / float64(p.Workflow)))
 	pl := Plan{Profile: p,

@@ -224,7 +224,11 @@ func TestScale(t *testing.T) {
 	if _, err := NewPlan(Options{Scale: 1, Profile: "nope"}); err == nil {
 		t.Error("unknown profile accepted")
 	}
-	pl, err := NewPlan(Options{Scale: 1, Domains: []string{"workflow"}})
+	pl, err := NewPlan(Options{Scale: 1, CodingScale: 0.02, WorkflowScale: 0.1})
+	if err != nil || len(pl.CodingTurns) != 2 || len(pl.WorkflowTurns) != 50 {
+		t.Errorf("per-domain scales: %d coding, %d workflow, %v", len(pl.CodingTurns), len(pl.WorkflowTurns), err)
+	}
+	pl, err = NewPlan(Options{Scale: 1, Domains: []string{"workflow"}})
 	if err != nil || len(pl.CodingTurns) != 0 || len(pl.WorkflowTurns) != 500 {
 		t.Errorf("--domain workflow: %d coding, %d workflow, %v", len(pl.CodingTurns), len(pl.WorkflowTurns), err)
 	}

@@ -1,0 +1,359 @@
+// Package tour is `agentrace demo`: the whole pipeline end to end on synthetic
+// traces, against the embedded simulated endpoint, with nothing but Go.
+//
+// It synthesizes a small dataset with both domains (datasets/synth), ingests it
+// (ingest) and prints its statistics, starts the simulated server (replay/sim) on a
+// free loopback port, sweeps the concurrencies (replay), scores every point
+// (score) and builds the report (report). Since report is the last stage, tour
+// comes after it and may import every stage; nothing imports tour but the command.
+//
+// The server runs only while Run does: it is shut down when Run returns, also when
+// ctx is cancelled (Ctrl-C).
+package tour
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/synth"
+	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/replay"
+	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+)
+
+// Defaults of Options' zero values.
+const (
+	DefaultCodingScale   = 0.01
+	DefaultWorkflowScale = 0.02
+	DefaultSeed          = 1
+	DefaultSpeedup       = 60
+	DefaultFidelity      = 0.9
+	DefaultProfile       = "qwen3.6-35b-a3b" // sampling profile of the requests
+)
+
+// DefaultConcurrencies are the sweep's points: seven, enough for an agentic curve
+// (rules §5.3).
+func DefaultConcurrencies() []int { return []int{1, 2, 4, 8, 16, 32, 64} }
+
+// Options configure a tour. The zero value of every field is its default.
+type Options struct {
+	// Out is the folder everything is written to: traces.jsonl, dataset/,
+	// runs/c<N>/ and report/. Earlier tour outputs in it are replaced.
+	Out string
+	// CodingScale and WorkflowScale are synth's per-domain scales (defaults 0.01
+	// and 0.02: one coding trajectory of about 140 turns and 10 workflow ones of
+	// about 9); Seed is synth's seed.
+	CodingScale, WorkflowScale float64
+	Seed                       uint64
+	// Concurrencies are the sweep's points (default DefaultConcurrencies).
+	Concurrencies []int
+	// SimProfile names the simulated server's serving profile (default
+	// sim.DefaultProfile); Speedup divides its modelled durations (default 60),
+	// and the inter-turn delays are scaled by 1/Speedup too, so the tour runs as the
+	// real thing would, Speedup times faster.
+	SimProfile string
+	Speedup    float64
+	// Fidelity is the probability the server answers with the recorded assistant
+	// message (default 0.9), so inline accuracy passes.
+	Fidelity float64
+	// Tokenizer is a Qwen3 tokenizer folder for the official token counts; "" looks
+	// for .cache/tokenizers/qwen3 and, when absent, counts with server usage
+	// (marked unofficial).
+	Tokenizer string
+	// Progress receives the tour's progress and closing table (nil: discarded);
+	// TTY redraws progress lines in place.
+	Progress io.Writer
+	TTY      bool
+}
+
+// Point is one line of the closing table.
+type Point struct {
+	Concurrency    int
+	SystemTPS      float64 // output tokens/s over the performance window
+	Interactivity  float64 // e2e_avg_interactivity, tokens/s per turn
+	Accuracy       float64 // inline accuracy, 0..1
+	OSLMean        float64 // per-turn mean OSL over the full run
+	OSLUnofficial  bool
+	Pass           bool // every gate of the ruleset passed
+	FailedGates    []string
+	RunDir, Errors string
+}
+
+// Result is what a tour produced.
+type Result struct {
+	Points     []Point
+	ReportHTML string
+	Ruleset    string
+	Tokenizer  string // "" when tokens.Approx counted output tokens
+	// Endpoint is the simulated server's URL; it no longer answers once Run has
+	// returned.
+	Endpoint string
+	Elapsed  time.Duration
+}
+
+// Run runs the tour. On an error after the server started, the Result so far comes
+// back with it.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	start := time.Now()
+	o = o.withDefaults()
+	w := o.Progress
+	if w == nil {
+		w = io.Discard
+	}
+	if o.Out == "" {
+		return nil, errors.New("demo: no output folder")
+	}
+	if err := prepareOut(o.Out); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+
+	// 1. Synthesize, ingest, show statistics.
+	step(w, "1/4", "synthesize traces (coding scale %g, workflow scale %g, seed %d)", o.CodingScale, o.WorkflowScale, o.Seed)
+	tracePath := filepath.Join(o.Out, "traces.jsonl")
+	sum, err := synth.WriteFile(ctx, tracePath, synth.Options{Scale: 1, CodingScale: o.CodingScale, WorkflowScale: o.WorkflowScale, Seed: o.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	fmt.Fprintf(w, "      %s: %d coding + %d workflow trajectories, %d client turns, %.1f MB\n",
+		tracePath, sum.Coding, sum.Workflow, sum.ClientTurns(), float64(sum.Bytes)/1e6)
+
+	tokDir := o.Tokenizer
+	if tokDir == "" {
+		if _, err := os.Stat(filepath.Join(".cache", "tokenizers", "qwen3", "tokenizer.json")); err == nil {
+			tokDir = filepath.Join(".cache", "tokenizers", "qwen3")
+		}
+	}
+	var tok *tokens.Tokenizer
+	if tokDir != "" {
+		if tok, err = tokens.Load(tokDir); err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+		res.Tokenizer = tok.Name()
+	}
+
+	dsDir := filepath.Join(o.Out, "dataset")
+	step(w, "1/4", "ingest into %s", dsDir)
+	if _, err := ingest.Run(ctx, ingest.Options{Out: dsDir, Inputs: []string{tracePath}, Force: true}); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	d, err := datasets.Open(dsDir)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	printStats(w, ingest.ComputeStats(d))
+
+	// 2. Start the simulated endpoint on a free loopback port.
+	prof, err := sim.LookupProfile(o.SimProfile)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	// The server counts with its own pseudo-tokenizer: encoding every prompt with
+	// the real one would cost more CPU than the rest of the tour.
+	cfg := sim.Config{Profile: prof, Speedup: o.Speedup, Dataset: d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("demo: listen on loopback: %w", err)
+	}
+	endpoint := "http://" + ln.Addr().String()
+	res.Endpoint = endpoint
+	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
+	simDone := make(chan error, 1)
+	go func() { simDone <- sim.Serve(simCtx, ln, cfg) }()
+	defer func() {
+		stopSim()
+		<-simDone
+	}()
+	step(w, "2/4", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
+		endpoint, prof.Name, o.Speedup, o.Fidelity)
+
+	// 3. Sweep.
+	runsDir := filepath.Join(o.Out, "runs")
+	n := len(d.Conversations)
+	for i, c := range o.Concurrencies {
+		// Enough trajectories to keep c slots busy, as a whole number of passes over
+		// the dataset (the rules want a multiple of the dataset size).
+		budget := n * max(1, (c+n-1)/n)
+		step(w, "3/4", "sweep point %d/%d: concurrency %d, %d trajectories", i+1, len(o.Concurrencies), c, budget)
+		sumr, err := replay.Run(ctx, replay.Options{
+			Dataset: dsDir, Data: d, Endpoint: endpoint, Out: filepath.Join(runsDir, fmt.Sprintf("c%d", c)), Overwrite: true,
+			Profile: DefaultProfile, Concurrency: c, Trajectories: budget, DelayScale: 1 / o.Speedup,
+			EndpointDescription: "embedded sim (agentrace demo): profile " + prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
+			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second,
+		})
+		if err != nil {
+			return res, fmt.Errorf("demo: concurrency %d: %w", c, err)
+		}
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("demo: interrupted at concurrency %d: %w", c, ctx.Err())
+		}
+		fmt.Fprintf(w, "      %d turns in %s, %.0f output tokens/s\n", sumr.Turns, sumr.Elapsed.Round(time.Millisecond), sumr.TokensPerSecond())
+	}
+
+	// 4. Score each point, then report.
+	truth := score.NewTruth(d)
+	var counter score.OSLCounter = approxOSL{}
+	if tok != nil {
+		counter = tok
+	}
+	scores := map[int]*schemas.Scores{}
+	for _, c := range o.Concurrencies {
+		runDir := filepath.Join(runsDir, fmt.Sprintf("c%d", c))
+		step(w, "4/4", "score %s", runDir)
+		s, err := score.ScoreRun(ctx, score.Options{Run: runDir, Dataset: dsDir, Truth: truth, Counter: counter})
+		if err != nil {
+			return res, fmt.Errorf("demo: %w", err)
+		}
+		if tok == nil {
+			markApprox(s)
+		}
+		if err := score.WriteScores(runDir, s); err != nil {
+			return res, fmt.Errorf("demo: %w", err)
+		}
+		scores[c] = s
+		res.Ruleset = s.Verdict.Ruleset
+	}
+	repDir := filepath.Join(o.Out, "report")
+	step(w, "4/4", "report into %s", repDir)
+	ro := report.Options{Out: repDir, Runs: []string{runsDir}}
+	if tok != nil {
+		ro.Tokenizer = tok
+	}
+	rep, err := report.Build(ctx, ro)
+	if err != nil && ro.Tokenizer != nil && ctx.Err() == nil {
+		// Keep the tour going with server usage counts, and say why.
+		fmt.Fprintf(w, "      counting tokens with %s failed (%v); reporting with server usage counts instead\n", tok.Name(), err)
+		ro.Tokenizer = nil
+		rep, err = report.Build(ctx, ro)
+	}
+	if err != nil {
+		return res, fmt.Errorf("demo: %w", err)
+	}
+	res.ReportHTML = filepath.Join(repDir, report.HTMLFile)
+	for _, sys := range rep.Systems {
+		for _, p := range sys.Points {
+			pt := Point{Concurrency: p.Concurrency, SystemTPS: float64(p.SystemTPS), Interactivity: float64(p.E2EAvgInteractivity), RunDir: p.RunDir}
+			if s := scores[p.Concurrency]; s != nil {
+				pt.Accuracy = s.Score
+				pt.Pass = s.Verdict.Pass
+				for _, g := range s.Verdict.Gates {
+					if !g.Pass {
+						pt.FailedGates = append(pt.FailedGates, g.Name)
+					}
+				}
+				if s.OSL != nil {
+					pt.OSLMean, pt.OSLUnofficial = s.OSL.Mean, s.OSL.Unofficial
+				}
+			}
+			res.Points = append(res.Points, pt)
+		}
+	}
+	res.Elapsed = time.Since(start)
+	fmt.Fprintln(w)
+	WriteTable(w, res)
+	return res, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.CodingScale == 0 {
+		o.CodingScale = DefaultCodingScale
+	}
+	if o.WorkflowScale == 0 {
+		o.WorkflowScale = DefaultWorkflowScale
+	}
+	if o.Seed == 0 {
+		o.Seed = DefaultSeed
+	}
+	if len(o.Concurrencies) == 0 {
+		o.Concurrencies = DefaultConcurrencies()
+	}
+	if o.SimProfile == "" {
+		o.SimProfile = sim.DefaultProfile
+	}
+	if o.Speedup == 0 {
+		o.Speedup = DefaultSpeedup
+	}
+	if o.Fidelity == 0 {
+		o.Fidelity = DefaultFidelity
+	}
+	return o
+}
+
+// prepareOut creates out, removing what an earlier tour left there. It refuses a
+// non-empty folder that does not look like a tour's output.
+func prepareOut(out string) error {
+	ents, err := os.ReadDir(out)
+	if errors.Is(err, os.ErrNotExist) {
+		return os.MkdirAll(out, 0o755)
+	}
+	if err != nil {
+		return fmt.Errorf("demo: read %q: %w", out, err)
+	}
+	ours := map[string]bool{"traces.jsonl": true, "dataset": true, "runs": true, "report": true}
+	for _, e := range ents {
+		if !ours[e.Name()] && !strings.HasPrefix(e.Name(), ".") {
+			return fmt.Errorf("demo: %q holds %q, which is not a demo output; choose another --out", out, e.Name())
+		}
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(out, e.Name())); err != nil {
+			return fmt.Errorf("demo: clean %q: %w", out, err)
+		}
+	}
+	return nil
+}
+
+func step(w io.Writer, n, format string, args ...any) {
+	fmt.Fprintf(w, "demo %s %s\n", n, fmt.Sprintf(format, args...))
+}
+
+func printStats(w io.Writer, st ingest.Stats) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "      \tdomain\ttrajectories\tclient turns\tturns/trajectory (median, max)\tlast-turn history (median)\ttotal delay\t\n")
+	for _, s := range append(append([]ingest.DomainStats(nil), st.Domains...), st.Total) {
+		fmt.Fprintf(tw, "      \t%s\t%d\t%d\t%.0f, %.0f\t%.0f KB\t%.0f s\t\n", s.Domain, s.Trajectories, s.ClientTurns,
+			s.TurnsPerTrajectory.Median, s.TurnsPerTrajectory.Max, s.HistoryBytes.Median/1e3, s.Delay.Total)
+	}
+	tw.Flush()
+}
+
+// WriteTable prints the closing table: one line per point, then the report's path.
+func WriteTable(w io.Writer, r *Result) {
+	src := "tokenizer " + r.Tokenizer
+	if r.Tokenizer == "" {
+		src = "tokens.Approx: approximate, unofficial (run `make tokenizers` for official counts)"
+	}
+	fmt.Fprintf(w, "ruleset %s; OSL counted with %s\n", r.Ruleset, src)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tinline accuracy\tOSL mean\tverdict\t\n")
+	for _, p := range r.Points {
+		v := "pass"
+		if !p.Pass {
+			v = "fail: " + strings.Join(p.FailedGates, ", ")
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f%%\t%.1f\t%s\t\n", p.Concurrency, num(p.SystemTPS), num(p.Interactivity), 100*p.Accuracy, p.OSLMean, v)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ndemo finished in %s\nreport: %s\n", r.Elapsed.Round(time.Second), r.ReportHTML)
+}
+
+func num(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", x)
+}

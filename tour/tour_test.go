@@ -1,0 +1,152 @@
+package tour
+
+import (
+	"context"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// signalWriter collects progress and closes hit the first time a line contains
+// want.
+type signalWriter struct {
+	mu   sync.Mutex
+	b    strings.Builder
+	want string
+	hit  chan struct{}
+	once sync.Once
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b.Write(p)
+	if w.want != "" && strings.Contains(w.b.String(), w.want) {
+		w.once.Do(func() { close(w.hit) })
+	}
+	return len(p), nil
+}
+
+func (w *signalWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+func serverGone(t *testing.T, endpoint string) {
+	t.Helper()
+	addr := strings.TrimPrefix(endpoint, "http://")
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err == nil {
+		c.Close()
+		t.Errorf("the simulated server at %s still accepts connections after Run returned", endpoint)
+	}
+}
+
+// TestRun runs a small tour end to end: every stage writes its output, every point
+// is scored with a passing inline accuracy, the table is printed, and the server is
+// gone afterwards.
+func TestRun(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo")
+	w := &signalWriter{}
+	res, err := Run(context.Background(), Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01,
+		Concurrencies: []int{1, 4}, Speedup: 400, Progress: w})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, w)
+	}
+	if len(res.Points) != 2 || res.Points[0].Concurrency != 1 || res.Points[1].Concurrency != 4 {
+		t.Fatalf("points %+v", res.Points)
+	}
+	for _, p := range res.Points {
+		if p.Accuracy < 0.5586 || !(p.SystemTPS > 0) || !(p.Interactivity > 0) || p.OSLMean < 100 {
+			t.Errorf("point %+v: want passing accuracy, positive throughput and a plausible OSL", p)
+		}
+		for _, f := range []string{schemas.TurnLogFile, schemas.RunManifestFile, schemas.ScoresFile, schemas.ScoresTable} {
+			if _, err := os.Stat(filepath.Join(p.RunDir, f)); err != nil {
+				t.Errorf("point c%d: %v", p.Concurrency, err)
+			}
+		}
+	}
+	for _, f := range []string{"traces.jsonl", "dataset/" + schemas.TurnsFile, "report/report.html"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if res.ReportHTML != filepath.Join(out, "report", "report.html") {
+		t.Errorf("report path %q", res.ReportHTML)
+	}
+	log := w.String()
+	for _, want := range []string{"demo 1/4", "demo 2/4", "demo 3/4", "demo 4/4", "inline accuracy", "report: " + res.ReportHTML} {
+		if !strings.Contains(log, want) {
+			t.Errorf("progress lacks %q:\n%s", want, log)
+		}
+	}
+	serverGone(t, res.Endpoint)
+
+	// A second tour into the same folder replaces the first one's output.
+	if _, err := Run(context.Background(), Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01,
+		Concurrencies: []int{2}, Speedup: 400}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "runs", "c4")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the earlier tour's c4 run is still there: %v", err)
+	}
+}
+
+// TestRunRefusesForeignFolder keeps Run from deleting a folder it did not write.
+func TestRunRefusesForeignFolder(t *testing.T) {
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "thesis.tex"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), Options{Out: out}); err == nil || !strings.Contains(err.Error(), "not a demo output") {
+		t.Fatalf("err = %v, want a refusal", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "thesis.tex")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestInterrupt cancels the tour during its sweep (as Ctrl-C does): Run returns
+// promptly with the cancellation, and the server is shut down.
+func TestInterrupt(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &signalWriter{want: "sweep point 1/", hit: make(chan struct{})}
+	done := make(chan struct{})
+	var res *Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = Run(ctx, Options{Out: filepath.Join(t.TempDir(), "demo"), CodingScale: 0.01, WorkflowScale: 0.01,
+			Concurrencies: []int{1, 2, 4}, Speedup: 1, Progress: w})
+	}()
+	select {
+	case <-w.hit:
+	case <-done:
+		t.Fatalf("Run ended before the sweep: %v\n%s", err, w)
+	case <-time.After(60 * time.Second):
+		t.Fatal("the sweep did not start within a minute")
+	}
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(45 * time.Second):
+		t.Fatal("Run did not return within 45 s of the interrupt")
+	}
+	if !errors.Is(err, context.Canceled) && (err == nil || !strings.Contains(err.Error(), "interrupt")) {
+		t.Errorf("err = %v, want the interruption", err)
+	}
+	if res == nil || res.Endpoint == "" {
+		t.Fatalf("no endpoint in the result %+v", res)
+	}
+	serverGone(t, res.Endpoint)
+}
