@@ -1,11 +1,15 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/datasets"
 )
 
 // held allocates n blocks and registers them under hashes base+1..base+n, as a
@@ -195,8 +199,8 @@ func TestSaltIsolation(t *testing.T) {
 
 // TestGeneratedTokensCached runs the same two-turn conversation on two fresh
 // servers: echoing the first answer verbatim in the second turn hits the cache
-// through the generated tokens; the same answer with whitespace inserted, as
-// replay's --clear-generated-cache sends it, hits only up to the change.
+// through the generated tokens; the same answer with whitespace inserted hits
+// only up to the change.
 func TestGeneratedTokensCached(t *testing.T) {
 	run := func(edit func(m map[string]any)) (turn1, turn2 usage) {
 		cfg := tinyConfig(t)
@@ -215,21 +219,59 @@ func TestGeneratedTokensCached(t *testing.T) {
 		return u1, u2
 	}
 	p1, verbatim := run(func(map[string]any) {})
-	_, cleared := run(func(m map[string]any) {
+	_, edited := run(func(m map[string]any) {
 		c, _ := m["content"].(string)
-		m["content"] = c + "\n"
+		m["content"] = "\n" + c
 	})
-	// The first turn's prompt and the answer, minus the partial last blocks.
-	if want := p1.PromptTokens + p1.CompletionTokens - 2*16; verbatim.PromptTokensDetails.CachedTokens < want {
+	// The first turn's prompt and the answer, minus the partial last block.
+	if want := p1.PromptTokens + p1.CompletionTokens - 16; verbatim.PromptTokensDetails.CachedTokens < want {
 		t.Errorf("verbatim echo: %d cached tokens, want >= %d (prompt %d + answer %d)", verbatim.PromptTokensDetails.CachedTokens, want, p1.PromptTokens, p1.CompletionTokens)
 	}
-	if cleared.PromptTokensDetails.CachedTokens >= verbatim.PromptTokensDetails.CachedTokens {
-		t.Errorf("edited echo: %d cached tokens, want fewer than verbatim %d", cleared.PromptTokensDetails.CachedTokens, verbatim.PromptTokensDetails.CachedTokens)
+	if edited.PromptTokensDetails.CachedTokens > verbatim.PromptTokensDetails.CachedTokens-16 {
+		t.Errorf("edited echo: %d cached tokens, want at least a block fewer than verbatim %d", edited.PromptTokensDetails.CachedTokens, verbatim.PromptTokensDetails.CachedTokens)
 	}
-	if cleared.PromptTokensDetails.CachedTokens < p1.PromptTokens-16 {
-		t.Errorf("edited echo: %d cached tokens, want at least the first prompt's %d", cleared.PromptTokensDetails.CachedTokens, p1.PromptTokens-16)
+	if edited.PromptTokensDetails.CachedTokens < p1.PromptTokens-16 {
+		t.Errorf("edited echo: %d cached tokens, want at least the first prompt's %d", edited.PromptTokensDetails.CachedTokens, p1.PromptTokens-16)
 	}
 	t.Logf("turn 1: prompt %d, answer %d; turn 2 cached: verbatim %d of %d, with whitespace %d of %d",
 		p1.PromptTokens, p1.CompletionTokens, verbatim.PromptTokensDetails.CachedTokens, verbatim.PromptTokens,
-		cleared.PromptTokensDetails.CachedTokens, cleared.PromptTokens)
+		edited.PromptTokensDetails.CachedTokens, edited.PromptTokens)
+}
+
+// TestClearGeneratedCache replays the fixture's conversations with the
+// dataset's exact answers, with and without the body option replay's
+// --clear-generated-cache sets: without it later turns hit through the tokens
+// the sim generated; with it they miss from the changed message on.
+func TestClearGeneratedCache(t *testing.T) {
+	d := fixtureDataset(t)
+	cached := func(clear bool) (total int) {
+		cfg := tinyConfig(t)
+		cfg.Dataset, cfg.Fidelity = d, 1
+		s, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for i := range d.Turns {
+			turn := &d.Turns[i]
+			body := d.AppendBody(nil, turn, datasets.BodyOptions{Model: s.prof.Model, Salt: true, ClearGeneratedCache: clear})
+			req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
+			req.Header.Set("X-Session-ID", turn.ConversationID)
+			w := httptest.NewRecorder()
+			s.Handler().ServeHTTP(w, req)
+			var out struct{ Usage usage }
+			if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || w.Code != 200 {
+				t.Fatalf("turn %d: %d %s", turn.Turn, w.Code, w.Body.Bytes())
+			}
+			if turn.ClientIndex > 0 {
+				total += out.Usage.PromptTokensDetails.CachedTokens
+			}
+		}
+		return total
+	}
+	kept, cleared := cached(false), cached(true)
+	if cleared >= kept {
+		t.Errorf("later turns cached %d tokens with the generated cache cleared, %d without; want fewer", cleared, kept)
+	}
+	t.Logf("later turns' cached tokens: %d verbatim, %d with --clear-generated-cache", kept, cleared)
 }

@@ -3,7 +3,9 @@ package sim
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
@@ -44,6 +46,22 @@ func (w *timedWriter) Write(b []byte) (int, error) {
 	return w.body.Write(b)
 }
 func (w *timedWriter) Flush() {}
+
+// lastUsage decodes the usage chunk of a stream (the second-last event): the
+// curve needs no more, and decoding every chunk would dominate the test's time.
+func lastUsage(stream []byte) (usage, error) {
+	var u usage
+	i := bytes.LastIndex(stream, []byte(`"usage":`))
+	if i < 0 || !bytes.HasSuffix(stream, []byte("data: [DONE]\n\n")) {
+		return u, fmt.Errorf("no usage chunk or no [DONE] in %d bytes", len(stream))
+	}
+	end := bytes.IndexByte(stream[i:], '\n')
+	var c struct{ Usage usage }
+	if err := json.Unmarshal(append([]byte("{"), stream[i:i+end]...), &c); err != nil {
+		return u, fmt.Errorf("usage chunk: %w", err)
+	}
+	return c.Usage, nil
+}
 
 // turnResult is one replayed turn as the driver saw it.
 type turnResult struct {
@@ -104,14 +122,14 @@ func replayClosedLoop(t *testing.T, s *Server, d *datasets.Dataset, conc, trajec
 						t.Errorf("%s turn %d: status %d: %s", session, turns[i].Turn, w.status, w.body.String())
 						return
 					}
-					st := readStream(t, &w.body)
-					if st.usage == nil {
-						t.Errorf("%s turn %d: no usage", session, turns[i].Turn)
+					u, err := lastUsage(w.body.Bytes())
+					if err != nil {
+						t.Errorf("%s turn %d: %v", session, turns[i].Turn, err)
 						return
 					}
 					mu.Lock()
-					results = append(results, turnResult{conv: ci, client: i, prompt: st.usage.PromptTokens,
-						completion: st.usage.CompletionTokens, hits: st.usage.PromptTokensDetails.CachedTokens,
+					results = append(results, turnResult{conv: ci, client: i, prompt: u.PromptTokens,
+						completion: u.CompletionTokens, hits: u.PromptTokensDetails.CachedTokens,
 						issued: issued, first: w.times[0], last: w.times[len(w.times)-1]})
 					mu.Unlock()
 				}

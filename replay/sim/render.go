@@ -112,12 +112,14 @@ const (
 	segToolArgs
 )
 
-// segment is one piece of an assistant message's rendering: markup that is
-// generated but not streamed, or streamed text of one kind.
+// segment is a streamed part of an assistant message's rendering: the byte
+// range [start, end) of one kind (reasoning, content, a tool call's name or
+// arguments). What lies between segments is template markup, generated but not
+// streamed.
 type segment struct {
-	kind int
-	call int // tool call index for segToolName and segToolArgs
-	text string
+	kind       int
+	call       int // tool call index for segToolName and segToolArgs
+	start, end int
 }
 
 // answer is an assistant message the sim generates.
@@ -131,26 +133,34 @@ type answerCall struct {
 	ID, Name, Arguments string
 }
 
-// segments returns the rendering of a as the template renders an assistant
-// message after its header, <|im_end|> included. Concatenated, the segments'
-// texts are exactly what renderMessage gives for the same message in a later
-// prompt after "<|im_start|>assistant\n"; every boundary between segments sits
-// next to a newline or punctuation byte, so tokenizing segment by segment equals
-// tokenizing the whole.
-func (a *answer) segments() []segment {
-	segs := make([]segment, 0, 4+4*len(a.ToolCalls))
-	segs = append(segs, segment{kind: segMarkup, text: thinkOpen},
-		segment{kind: segReasoning, text: a.Reasoning},
-		segment{kind: segMarkup, text: thinkClose},
-		segment{kind: segContent, text: a.Content})
-	for i, c := range a.ToolCalls {
-		segs = append(segs, segment{kind: segMarkup, text: toolCallOpen},
-			segment{kind: segToolName, call: i, text: c.Name},
-			segment{kind: segMarkup, text: toolCallMid},
-			segment{kind: segToolArgs, call: i, text: c.Arguments},
-			segment{kind: segMarkup, text: toolCallEnd})
+// render returns the text the template renders for a as an assistant message
+// after its "<|im_start|>assistant\n" header, <|im_end|> included — exactly what
+// renderAssistantBody gives for the same message in a later prompt — and the
+// spans of its streamed parts.
+func (a *answer) render() (string, []segment) {
+	var b strings.Builder
+	b.Grow(len(a.Reasoning) + len(a.Content) + 64)
+	segs := make([]segment, 0, 2+2*len(a.ToolCalls))
+	add := func(kind, call int, text string) {
+		start := b.Len()
+		b.WriteString(text)
+		if kind != segMarkup && text != "" {
+			segs = append(segs, segment{kind: kind, call: call, start: start, end: b.Len()})
+		}
 	}
-	return append(segs, segment{kind: segMarkup, text: imEnd})
+	add(segMarkup, 0, thinkOpen)
+	add(segReasoning, 0, a.Reasoning)
+	add(segMarkup, 0, thinkClose)
+	add(segContent, 0, a.Content)
+	for i, c := range a.ToolCalls {
+		add(segMarkup, 0, toolCallOpen)
+		add(segToolName, i, c.Name)
+		add(segMarkup, 0, toolCallMid)
+		add(segToolArgs, i, c.Arguments)
+		add(segMarkup, 0, toolCallEnd)
+	}
+	add(segMarkup, 0, imEnd)
+	return b.String(), segs
 }
 
 // renderAssistantBody is the assistant part of the template: the same text as the

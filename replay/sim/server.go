@@ -60,6 +60,7 @@ type Server struct {
 	speedup string
 	ids     atomic.Uint64
 	bufs    sync.Pool // *[]uint64 token buffers
+	bodies  sync.Pool // *bytes.Buffer request bodies
 }
 
 // New starts a simulated server's scheduler; serve its Handler and Close it when
@@ -210,59 +211,89 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	_, _ = w.Write(b)
 }
 
-// event is what one generated token streams.
+// event is one streamed part of a generated token: a piece of reasoning,
+// content or tool-call arguments, or a tool call's header (its name).
 type event struct {
-	kind int8 // segMarkup (nothing), segReasoning, segContent, segToolName (call header), segToolArgs
+	kind int8 // segReasoning, segContent, segToolName (the call's header) or segToolArgs
 	call int16
 	text string
 }
 
-// output is a planned answer as tokens.
+// output is a planned answer: its events, and where each token's events end.
 type output struct {
 	toks   []uint64 // token identities, for the cache
-	events []event  // one per token
+	events []event
+	tokEnd []int32 // token k streams events[tokEnd[k-1]:tokEnd[k]]
 	calls  []answerCall
 }
 
-// planOutput turns an answer into its tokens and their stream events, at most
-// limit of them (it stops at limit+1, so that a cut shows).
+// tokenEvents returns the events of token k.
+func (o *output) tokenEvents(k int) []event {
+	lo := int32(0)
+	if k > 0 {
+		lo = o.tokEnd[k-1]
+	}
+	return o.events[lo:o.tokEnd[k]]
+}
+
+// planOutput renders an answer, tokenizes it as a whole (as a later prompt that
+// echoes it will be), appends the token identities to toks and maps each token
+// to what it streams. It plans at most limit+1 tokens, so that a cut shows.
+// With a real tokenizer the pseudo-tokens' text is spread evenly over the real
+// tokens.
 func (s *Server) planOutput(a *answer, toks []uint64, limit int) output {
-	o := output{toks: toks, calls: a.ToolCalls}
-	var pieces []string
-	for _, sg := range a.segments() {
-		if len(o.events) > limit {
-			break
+	body, segs := a.render()
+	o := output{calls: a.ToolCalls}
+	var ends []int // end of each pseudo-token
+	for i := 0; i < len(body) && (s.tt.tok != nil || len(ends) <= limit); {
+		i = nextPiece(body, i)
+		ends = append(ends, i)
+	}
+	n := len(ends)
+	if s.tt.tok != nil {
+		ids := s.tt.tok.Encode(body, false)
+		n = min(len(ids), limit+1)
+		for _, id := range ids[:n] {
+			toks = append(toks, uint64(id)+1)
 		}
-		if sg.text == "" {
-			continue
-		}
-		pieces = appendPieces(pieces[:0], sg.text)
-		n := len(pieces)
-		if s.tt.tok != nil {
-			ids := s.tt.tok.Encode(sg.text, false)
-			for _, id := range ids {
-				o.toks = append(o.toks, uint64(id)+1)
+	} else {
+		for k, e := range ends {
+			start := 0
+			if k > 0 {
+				start = ends[k-1]
 			}
-			n = len(ids)
-		} else {
-			for _, p := range pieces {
-				o.toks = append(o.toks, hashString(fnvOffset, p))
-			}
+			toks = append(toks, hashString(fnvOffset, body[start:e]))
 		}
-		for j := range n {
-			// Spread the pieces over the tokens (one each with the pseudo-tokenizer).
-			lo, hi := j*len(pieces)/n, (j+1)*len(pieces)/n
-			ev := event{kind: int8(sg.kind), call: int16(sg.call), text: strings.Join(pieces[lo:hi], "")}
+	}
+	o.toks = toks
+	p, si := len(ends), 0
+	for j := range n {
+		lo, hi := j*p/n, (j+1)*p/n
+		start, end := 0, 0
+		if lo > 0 {
+			start = ends[lo-1]
+		}
+		end = start
+		if hi > lo {
+			end = ends[hi-1]
+		}
+		for si < len(segs) && segs[si].end <= start {
+			si++
+		}
+		for k := si; k < len(segs) && segs[k].start < end; k++ {
+			sg := &segs[k]
+			ev := event{kind: int8(sg.kind), call: int16(sg.call)}
 			if sg.kind == segToolName {
-				ev.text = ""
-				if j == n-1 {
-					ev.text = sg.text // the call's header goes out with the name's last token
-				} else {
-					ev.kind = segMarkup
+				if end < sg.end {
+					continue // the call's header goes out with the name's last token
 				}
+				ev.text = body[sg.start:sg.end]
+			} else {
+				ev.text = body[max(start, sg.start):min(end, sg.end)]
 			}
 			o.events = append(o.events, ev)
 		}
+		o.tokEnd = append(o.tokEnd, int32(len(o.events)))
 	}
 	return o
 }
@@ -284,7 +315,16 @@ type response struct {
 const maxBody = 256 << 20
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
-	var body bytes.Buffer
+	body, _ := s.bodies.Get().(*bytes.Buffer)
+	if body == nil {
+		body = new(bytes.Buffer)
+	}
+	defer func() {
+		if body.Cap() <= 4<<20 {
+			body.Reset()
+			s.bodies.Put(body)
+		}
+	}()
 	if r.ContentLength > 0 && r.ContentLength < maxBody {
 		body.Grow(int(r.ContentLength))
 	}
@@ -351,7 +391,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if res.model == "" {
 		res.model = s.prof.Model
 	}
-	res.target = len(out.events)
+	res.target = len(out.tokEnd)
 	switch {
 	case res.target > maxOut:
 		res.target = maxOut
@@ -495,7 +535,7 @@ func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, res *respo
 	var reasoning, content strings.Builder
 	type call struct{ name, args strings.Builder }
 	calls := make([]call, len(res.out.calls))
-	for _, ev := range res.out.events[:res.target] {
+	for _, ev := range res.out.events[:res.out.tokEnd[res.target-1]] {
 		switch ev.kind {
 		case segReasoning:
 			reasoning.WriteString(ev.text)
@@ -680,7 +720,9 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *res
 					}
 				}
 			}
-			b = appendEvent(b, res, &res.out.events[sent])
+			for i := range res.out.tokenEvents(sent) {
+				b = appendEvent(b, res, &res.out.tokenEvents(sent)[i])
+			}
 		}
 		if n == res.target {
 			b = appendDelta(b, res, func(b []byte) []byte { return append(b, `"content":""`...) }, res.finish)
