@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -47,28 +48,42 @@ func rows() []func(Env) (Row, error) {
 	}
 }
 
-func main() {
+func main() { os.Exit(run()) }
+
+// run measures the rows and returns the exit status: 1 when a row failed.
+func run() int {
 	out := flag.String("out", "bench.md", "write the Markdown table here")
-	only := flag.String("only", "", "run only rows whose function name contains this (comma-separated)")
+	only := flag.String("only", "", "run only rows whose name contains this (comma-separated): "+strings.Join(rowNames, ", "))
 	flag.Parse()
 	env, err := setup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
 	defer os.RemoveAll(env.Work)
 	var b strings.Builder
-	fmt.Fprintf(&b, "| benchmark | measured (same run) | ratio | goal | met |\n|---|---|---|---|---|\n")
+	header := "| benchmark | measured (same run) | ratio | goal | met |\n|---|---|---|---|---|\n"
+	b.WriteString(header)
+	// Each row is printed as soon as it is measured, so a long run shows progress
+	// and a failed row does not hide the others.
+	fmt.Print(header)
 	failed := false
 	for i, f := range rows() {
 		if *only != "" && !selected(i, *only) {
 			continue
 		}
+		fmt.Fprintf(os.Stderr, "bench: %s ...\n", rowNames[i])
 		start := time.Now()
 		r, err := f(env)
+		if r.Name == "" {
+			r.Name = rowNames[i]
+		}
+		if r.Goal == "" {
+			r.Goal = rowGoals[i]
+		}
 		if err != nil {
 			failed = true
-			r = Row{Name: rowNames[i], Measured: "error: " + err.Error()}
+			r.Measured, r.Ratio, r.Met = "error: "+oneLine(err.Error()), "-", false
 		}
 		met := "no"
 		if r.Met {
@@ -76,19 +91,55 @@ func main() {
 		}
 		line := fmt.Sprintf("| %s | %s | %s | %s | %s |\n", r.Name, r.Measured, r.Ratio, r.Goal, met)
 		b.WriteString(line)
+		fmt.Print(line)
 		fmt.Fprintf(os.Stderr, "bench: %s done in %.1fs\n", rowNames[i], time.Since(start).Seconds())
 	}
-	fmt.Print(b.String())
+	doc := "# agentrace benchmarks\n\nMeasured side by side in one run on " + time.Now().UTC().Format(time.DateOnly) +
+		" (" + machine() + ").\n\n" + b.String()
 	if err := atomicfile.Write(*out, func(w io.Writer) error {
-		_, err := io.WriteString(w, "# agentrace benchmarks\n\nMeasured side by side in one run on "+time.Now().UTC().Format(time.DateOnly)+".\n\n"+b.String())
+		_, err := io.WriteString(w, doc)
 		return err
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
+		return 1
 	}
+	fmt.Fprintf(os.Stderr, "bench: wrote %s\n", *out)
 	if failed {
-		os.Exit(1)
+		return 1
 	}
+	return 0
+}
+
+// rowGoals are the goals the issues set, shown even when a row fails before
+// stating its own.
+var rowGoals = []string{
+	"ingest time <= DuckDB's (>= 1.0x)",
+	"throughput reported next to copy",
+	"turns/s and tokens/s >= 0.8x a minimal Go client",
+	">= 5x the JS tokenizer",
+	">= 5,000 requests/s per core",
+	"30,000 turns in < 2 s",
+	"2 jobs >= 1.7x faster than 1",
+}
+
+// oneLine keeps a table cell on one line.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", "/")
+}
+
+// machine describes where the numbers were measured.
+func machine() string {
+	cpu := ""
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v) + ", "
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 var rowNames = []string{"ingest", "body", "replay", "tokenizer", "sim", "score", "rescore"}
