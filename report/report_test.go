@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -327,18 +329,22 @@ func TestChromiumRendersReport(t *testing.T) {
 			"--disable-background-networking", "--disable-component-update", "--disable-sync",
 			"--user-data-dir=" + t.TempDir(), "--window-size=1400,3000"}, append(extra, "file://"+page)...)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	if b, err := exec.CommandContext(ctx, chromium, args("--screenshot="+shot)...).CombinedOutput(); err != nil {
-		t.Fatalf("chromium screenshot: %v\n%s", err, b)
+	// One browser start does both: the screenshot file and the DOM on stdout.
+	cmd := exec.CommandContext(ctx, chromium, args("--screenshot="+shot, "--dump-dom")...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	dom, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("chromium: %v\n%s", err, stderr.String())
 	}
 	st, err := os.Stat(shot)
 	if err != nil || st.Size() < 10_000 {
 		t.Fatalf("screenshot %s: %v (size %d)", shot, err, sizeOf(st))
 	}
-	dom, err := exec.CommandContext(ctx, chromium, args("--dump-dom")...).Output()
-	if err != nil {
-		t.Fatalf("chromium --dump-dom: %v", err)
+	if n := distinctColors(t, shot); n < 50 {
+		t.Errorf("screenshot has %d distinct colours: the page looks blank", n)
 	}
 	d := string(dom)
 	if !strings.Contains(d, `<svg id="fig-pareto"`) {
@@ -354,6 +360,28 @@ func TestChromiumRendersReport(t *testing.T) {
 		b, _ := os.ReadFile(shot)
 		_ = os.WriteFile(filepath.Join(dir, "report-test.png"), b, 0o644)
 	}
+}
+
+func distinctColors(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatalf("decode screenshot: %v", err)
+	}
+	seen := map[color.RGBA]bool{}
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y += 3 {
+		for x := b.Min.X; x < b.Max.X; x += 3 {
+			r, g, bl, a := img.At(x, y).RGBA()
+			seen[color.RGBA{uint8(r >> 8), uint8(g >> 8), uint8(bl >> 8), uint8(a >> 8)}] = true
+		}
+	}
+	return len(seen)
 }
 
 func sizeOf(st os.FileInfo) int64 {
