@@ -195,7 +195,7 @@ func TestValidationRejects(t *testing.T) {
 		{"bad max tokens", jsonl(withTurn(u1, `"max_new_tokens": 1.5`)), []string{"max_new_tokens 1.5 is not a positive integer"}},
 		{"malformed JSON", jsonl(u1, `{"conversation_id": "c1", "turn": 2,, }`), []string{"in.jsonl:2: invalid JSON at byte 37: expected a key"}},
 		{"line not an object", jsonl(u1, `[1, 2]`), []string{"in.jsonl:2: line is a JSON array, not an object"}},
-		{"trailing data", jsonl(u1+` {}`), []string{"in.jsonl:1: invalid JSON at byte", "trailing data after the object"}},
+		{"trailing data", jsonl(u1 + ` {}`), []string{"in.jsonl:1: invalid JSON at byte", "trailing data after the object"}},
 		{"invalid UTF-8", jsonl(u1, `{"conversation_id": "c1", "turn": 2, "role": "assistant", "content": "a`+"\xff"+`"}`), []string{"in.jsonl:2: invalid UTF-8 at byte 72"}},
 		{"truncated last line", jsonl(u1) + `{"conversation_id": "c1", "turn": 2, "role": "assis`, []string{"in.jsonl:2: truncated last line (no newline at the end of the file): invalid JSON"}},
 		{"every problem of a file", jsonl(row(1, "assistant", `"content": "x"`), `{"conversation_id": "c2", "turn": 1, "role": "user"}`, `nope`),
