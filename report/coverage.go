@@ -171,6 +171,9 @@ func Coverage(s *System) []Check {
 		if p.Manifest.State != "complete" {
 			notDone = append(notDone, fmt.Sprintf("c=%d: %q", p.Concurrency, p.Manifest.State))
 		}
+		if p.LogNote != "" {
+			notDone = append(notDone, fmt.Sprintf("c=%d: %s", p.Concurrency, p.LogNote))
+		}
 	}
 	reason = "every run completed"
 	if len(notDone) > 0 {

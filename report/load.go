@@ -14,6 +14,8 @@ import (
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // System is one set of points drawn as one curve: a sweep, or the run directories
@@ -96,11 +98,7 @@ func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (I
 	if islFor != nil {
 		isl, islErr = islFor(m)
 	}
-	recs, err := runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
-	if err != nil {
-		return nil, fmt.Errorf("read turn log of run %q: %w", dir, err)
-	}
-	p, err := FoldRun(m, recs, tok, isl)
+	p, err := foldLog(filepath.Join(dir, schemas.TurnLogFile), m, tok, isl)
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", dir, err)
 	}
@@ -118,6 +116,40 @@ func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (I
 	}
 	if sc != nil {
 		p.attachScores(sc)
+	}
+	return p, nil
+}
+
+// foldLog streams a turn log batch by batch through an Accumulator, so a run's
+// records are never all in memory. A truncated log (a killed run) is folded as far
+// as it goes and noted on the point.
+func foldLog(path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounter) (*Point, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read turn log: %w", err)
+	}
+	defer f.Close()
+	a := NewAccumulator(m, tok, isl)
+	var buf []schemas.TurnRecord
+	serr := runlog.Scan(f, memory.DefaultAllocator, func(b arrow.RecordBatch) error {
+		var err error
+		if buf, err = runlog.AppendRecords(buf[:0], b); err != nil {
+			return err
+		}
+		for i := range buf {
+			a.Add(&buf[i])
+		}
+		return nil
+	})
+	if serr != nil && !errors.Is(serr, runlog.ErrTruncated) {
+		return nil, fmt.Errorf("read turn log %q: %w", path, serr)
+	}
+	p, err := a.Close()
+	if err != nil {
+		return nil, err
+	}
+	if serr != nil {
+		p.LogNote = serr.Error()
 	}
 	return p, nil
 }

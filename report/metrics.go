@@ -118,8 +118,10 @@ type Point struct {
 	ISLSource   string `json:"isl_source"`
 	// ISLNote and TokenNote say why official counts were not available for some
 	// turns, "" when they were.
-	ISLNote    string `json:"isl_note,omitempty"`
-	TokenNote  string `json:"token_note,omitempty"`
+	ISLNote   string `json:"isl_note,omitempty"`
+	TokenNote string `json:"token_note,omitempty"`
+	// LogNote says the turn log was truncated (a killed run), "" otherwise.
+	LogNote    string `json:"log_note,omitempty"`
 	Unofficial bool   `json:"unofficial"`
 	// MissingOSL counts completed window turns without any token count.
 	MissingOSL int `json:"missing_osl"`

@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gonum.org/v1/plot/cmpimg"
 )
 
@@ -445,5 +447,59 @@ func TestRulesetWindow(t *testing.T) {
 	}
 	if _, err := Build(context.Background(), Options{Out: t.TempDir(), Runs: []string{sweep}, Ruleset: "no-such-ruleset"}); err == nil {
 		t.Error("an unknown ruleset should fail the report")
+	}
+}
+
+// TestTruncatedLog folds a killed run's log as far as it goes and fails the
+// "runs complete" check with the reason.
+func TestTruncatedLog(t *testing.T) {
+	o := defaultFake()
+	o.c, o.trajectories = 4, o.datasetSize
+	m, recs := fakeRun(o)
+	dir := filepath.Join(t.TempDir(), "c4")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, schemas.TurnLogFile)
+	f, err := runlog.Create(path, memory.NewGoAllocator())
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := len(recs) / 2
+	for i := range recs {
+		if err := f.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if i == half-1 {
+			if err := f.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := runlog.WriteManifest(dir, m); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(path)
+	if err := os.Truncate(path, st.Size()-100); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadPoint(dir, nil, nil)
+	if err != nil {
+		t.Fatalf("LoadPoint of a truncated log: %v", err)
+	}
+	if n := p.Counts["ok"] + p.Counts["error"] + p.Counts["aborted"]; n != half {
+		t.Errorf("folded %d records, want the first batch's %d", n, half)
+	}
+	if !strings.Contains(p.LogNote, "truncated") {
+		t.Errorf("log note %q", p.LogNote)
+	}
+	s := NewSystem("x", []*Point{p}, 64)
+	for _, c := range s.Checks {
+		if c.Name == "runs complete" && (c.Status != CheckFail || !strings.Contains(c.Reason, "truncated")) {
+			t.Errorf("runs complete check = %+v", c)
+		}
 	}
 }
