@@ -290,8 +290,8 @@ func TestHTMLEscapesTraceText(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(html)
-	for _, raw := range []string{"<script", "<img", "onerror=alert"} {
-		if strings.Contains(strings.ToLower(page), raw) && raw != "onerror=alert" {
+	for _, raw := range []string{"<script", "<img"} {
+		if strings.Contains(strings.ToLower(page), raw) {
 			t.Errorf("report.html contains raw %q", raw)
 		}
 	}
