@@ -2,9 +2,12 @@ package score
 
 import (
 	"encoding/json"
+	"runtime"
 	"sort"
+	"strconv"
 
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/sourcegraph/conc/pool"
 )
 
 // Output is a completed turn's response, rebuilt as one assistant message.
@@ -109,55 +112,32 @@ func ScoreAccuracy(truth *Truth, attempts []Attempt) *Accuracy {
 		return a.turn < b.turn
 	})
 
-	// Sum in the reference's order so that the float totals agree bit for bit.
+	// Score the turns in parallel, then sum in the reference's order so that the
+	// float totals agree bit for bit.
+	acc.PerTurn = make([]schemas.TurnScore, len(scorable))
+	raw := make([]float64, len(scorable))
+	p := pool.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
+	const batch = 512
+	for start := 0; start < len(scorable); start += batch {
+		end := min(start+batch, len(scorable))
+		p.Go(func() {
+			for i := start; i < end; i++ {
+				it := scorable[i]
+				acc.PerTurn[i], raw[i] = scoreTurn(it.exp, it.at, it.key.repeat)
+			}
+		})
+	}
+	p.Wait()
 	var total float64
 	domTotal := map[string]float64{}
 	domCount := map[string]int{}
-	acc.PerTurn = make([]schemas.TurnScore, 0, len(scorable))
-	for _, it := range scorable {
-		e, a := it.exp, it.at
-		ts := schemas.TurnScore{
-			SessionID:      a.SessionID,
-			ConversationID: e.ConversationID,
-			Repeat:         int32(it.key.repeat),
-			Turn:           e.AssistantTurn,
-			ClientTurn:     e.ClientTurn,
-			Domain:         e.Domain,
-			Missing:        a.Output == nil,
-			InWindow:       a.InWindow,
-			OSL:            a.OSL,
-		}
-		if ts.SessionID == "" {
-			ts.SessionID = sessionID(e.ConversationID, it.key.repeat)
-		}
-		out := a.Output
-		if out == nil {
-			out = &Output{}
-		} else {
+	for i := range scorable {
+		e := scorable[i].exp
+		if scorable[i].at.Output != nil {
 			acc.Turns.Observed++
 		}
-		var s float64
-		if e.Domain == schemas.DomainWorkflow {
-			ts.GTIntents = e.Intents
-			if code, ok := ModelIntent(out.Reasoning, out.Content); ok {
-				ts.ModelIntent = &code
-				if containsString(e.Intents, code) {
-					s = 1
-				}
-			}
-		} else {
-			got := ToolCallsActions(out.ToolCalls)
-			if got == nil {
-				got = []string{}
-			}
-			ts.GTActions = e.Actions
-			ts.ModelActions = got
-			s = MultisetJaccard(e.Actions, got)
-		}
-		ts.Score = PythonRound(s, 4)
-		acc.PerTurn = append(acc.PerTurn, ts)
-		total += s
-		domTotal[e.Domain] += s
+		total += raw[i]
+		domTotal[e.Domain] += raw[i]
 		domCount[e.Domain]++
 	}
 	acc.Turns.Expected = len(scorable)
@@ -172,6 +152,50 @@ func ScoreAccuracy(truth *Truth, attempts []Attempt) *Accuracy {
 	return acc
 }
 
+// scoreTurn scores one issued turn against its expectation: 1 or 0 for a workflow
+// turn (the model's intent code among the expected ones), the multiset Jaccard of
+// bash actions for a coding turn; a turn without output answers nothing.
+func scoreTurn(e *Expectation, a *Attempt, repeat int) (schemas.TurnScore, float64) {
+	ts := schemas.TurnScore{
+		SessionID:      a.SessionID,
+		ConversationID: e.ConversationID,
+		Repeat:         int32(repeat),
+		Turn:           e.AssistantTurn,
+		ClientTurn:     e.ClientTurn,
+		Domain:         e.Domain,
+		Missing:        a.Output == nil,
+		InWindow:       a.InWindow,
+		OSL:            a.OSL,
+	}
+	if ts.SessionID == "" {
+		ts.SessionID = sessionID(e.ConversationID, repeat)
+	}
+	out := a.Output
+	if out == nil {
+		out = &Output{}
+	}
+	var s float64
+	if e.Domain == schemas.DomainWorkflow {
+		ts.GTIntents = e.Intents
+		if code, ok := ModelIntent(out.Reasoning, out.Content); ok {
+			ts.ModelIntent = &code
+			if containsString(e.Intents, code) {
+				s = 1
+			}
+		}
+	} else {
+		got := ToolCallsActions(out.ToolCalls)
+		if got == nil {
+			got = []string{}
+		}
+		ts.GTActions = e.Actions
+		ts.ModelActions = got
+		s = MultisetJaccard(e.Actions, got)
+	}
+	ts.Score = PythonRound(s, 4)
+	return ts, s
+}
+
 // sessionID is the logical trajectory id of a repeat.
 func sessionID(conv string, repeat int) string {
 	if repeat <= 1 {
@@ -180,10 +204,7 @@ func sessionID(conv string, repeat int) string {
 	return conv + "__repeat_" + itoa(repeat)
 }
 
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
+func itoa(n int) string { return strconv.Itoa(n) }
 
 func containsString(list []string, s string) bool {
 	for _, v := range list {

@@ -140,3 +140,39 @@ func TestTurnScoreJSONShape(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendTurnScoreJSON(t *testing.T) {
+	code := "I042"
+	weird := "a\"b\\c\n\t\x01<>&\u2028\u2029é\xff日本"
+	rows := []schemas.TurnScore{
+		{ConversationID: "sim_1", Repeat: 1, Turn: 2, Domain: "workflow", GTIntents: []string{"I042"}, ModelIntent: &code, Score: 1, OSL: 12, InWindow: true},
+		{ConversationID: weird, Repeat: 3, Turn: 4, Domain: "coding", Missing: true, GTActions: []string{weird, "ls"}, Score: 0.3333, OSL: -1, SessionID: weird},
+		{ConversationID: "sim_2", Domain: "workflow", Score: 0.6667, ClientTurn: 7},
+		{ConversationID: "c", Domain: "coding", ModelActions: []string{}, Score: 1e-7},
+	}
+	for _, r := range rows {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendTurnScoreJSON(nil, &r); string(got) != string(want) {
+			t.Errorf("got  %s\nwant %s", got, want)
+		}
+	}
+	// The whole document decodes to the same value as encoding/json's.
+	s := &schemas.Scores{SchemaVersion: "1", Score: 0.5, Turns: schemas.TurnCounts{Scored: 4}, PerTurn: rows,
+		Domains: map[string]schemas.DomainScore{"coding": {Score: 0.5, Scored: 2}}}
+	fast, err := marshalScores(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slow, _ := json.Marshal(s)
+	var a, b any
+	if err := json.Unmarshal(fast, &a); err != nil {
+		t.Fatalf("%v\n%s", err, fast)
+	}
+	json.Unmarshal(slow, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("documents differ:\n%s\n%s", fast, slow)
+	}
+}

@@ -1,7 +1,6 @@
 package score
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
@@ -291,14 +290,15 @@ func appendToolCallsActions(dst []string, toolCallsJSON []byte) []string {
 	if !isJSONArray(toolCallsJSON) {
 		return dst
 	}
-	var calls []json.RawMessage
-	if json.Unmarshal(toolCallsJSON, &calls) != nil {
+	v, ok := parsePyJSON(toolCallsJSON)
+	if !ok {
 		return dst
 	}
+	calls, _ := v.([]any)
 	for _, c := range calls {
-		name, args, ok := splitToolCall(c)
+		name, args, ok := splitToolCallValue(c)
 		if ok {
-			dst = appendCallActions(dst, name, args)
+			dst = appendCallActionsValue(dst, name, args)
 		}
 	}
 	return dst
@@ -326,63 +326,69 @@ func splitToolCall(call json.RawMessage) (name, args json.RawMessage, ok bool) {
 	return fn["name"], fn["arguments"], true
 }
 
-// appendCallActions adds the actions of one tool call given its function's name
-// and arguments as raw JSON.
-func appendCallActions(dst []string, name, args json.RawMessage) []string {
-	if !isBashName(name) {
+// splitToolCallValue is splitToolCall on a decoded value.
+func splitToolCallValue(call any) (name, args any, ok bool) {
+	tc, isObj := call.(map[string]any)
+	if !isObj {
+		return nil, nil, false
+	}
+	fn, isObj := tc["function"].(map[string]any)
+	if !isObj {
+		return nil, nil, false
+	}
+	return fn["name"], fn["arguments"], true
+}
+
+// appendCallActionsValue adds the actions of one tool call given its function's
+// decoded name and arguments.
+func appendCallActionsValue(dst []string, name, args any) []string {
+	if s, ok := name.(string); !ok || s != "bash" {
 		return dst
 	}
-	if cmd, ok := bashCommand(args); ok {
+	if cmd, ok := bashCommandValue(args); ok {
 		dst = appendCommandActions(dst, cmd)
 	}
 	return dst
 }
 
-// isBashName tells whether a raw JSON value is the string "bash".
-func isBashName(name json.RawMessage) bool {
-	name = bytes.TrimSpace(name)
-	if string(name) == `"bash"` {
-		return true
-	}
-	if !isJSONString(name) {
-		return false
-	}
-	var s string
-	return json.Unmarshal(name, &s) == nil && s == "bash"
-}
-
-// bashCommand extracts the command of a bash call's arguments (a JSON string holding
-// a JSON object, or the object itself): "command" when truthy, else "cmd"; it must be
-// a string.
-func bashCommand(args json.RawMessage) (string, bool) {
-	if isJSONString(args) {
-		var s string
-		if json.Unmarshal(args, &s) != nil {
-			return "", false
-		}
-		inner, ok := pyJSONLoads([]byte(s))
+// bashCommandValue extracts the command of a bash call's decoded arguments (a
+// string holding a JSON object, or the object itself): "command" when truthy,
+// else "cmd"; it must be a string.
+func bashCommandValue(args any) (string, bool) {
+	if s, ok := args.(string); ok {
+		v, ok := parsePyJSON([]byte(s))
 		if !ok {
 			return "", false
 		}
-		args = inner
+		args = v
 	}
-	if !isJSONObject(args) {
-		return "", false
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(args, &obj) != nil {
+	obj, ok := args.(map[string]any)
+	if !ok {
 		return "", false
 	}
 	v := obj["command"]
-	if !pyTruthy(v) {
+	if !pyTruthyValue(v) {
 		v = obj["cmd"]
 	}
-	if !isJSONString(v) {
-		return "", false
+	cmd, ok := v.(string)
+	return cmd, ok
+}
+
+// pyTruthyValue is Python's bool() of a decoded JSON value.
+func pyTruthyValue(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case json.Number:
+		return pyTruthy([]byte(x))
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
 	}
-	var s string
-	if json.Unmarshal(v, &s) != nil {
-		return "", false
-	}
-	return s, true
+	return true
 }

@@ -2,6 +2,8 @@ package score
 
 import (
 	"encoding/json"
+	"errors"
+	"io"
 	"math"
 	"reflect"
 	"strings"
@@ -243,5 +245,47 @@ func TestPythonRound(t *testing.T) {
 	}
 	if got := PythonRound(-0.00001, 4); got != 0 || !math.Signbit(got) {
 		t.Errorf("PythonRound(-0.00001, 4) = %v, want -0", got)
+	}
+}
+
+func TestParsePyJSON(t *testing.T) {
+	// Agreement with encoding/json on valid and invalid documents.
+	docs := []string{
+		`{"command":"ls","x":[1,2.5e3,-0,true,false,null,{}],"y":"\u00e9\ud83d\ude00\n\"\\/"}`,
+		`[]`, `{}`, `"s"`, `0`, `-12.5E+3`, ` [ 1 , 2 ] `, `{"a":1,"a":2}`,
+		`{"a":1,}`, `[1,]`, `01`, `1.`, `.5`, `+1`, `"a` + "\x01" + `"`, `"\x"`, `{"a" 1}`, `[1 2]`, `"\u12"`, `tru`, `{"a":1}x`, ``,
+	}
+	for _, d := range docs {
+		got, ok := parsePyJSON([]byte(d))
+		var want any
+		dec := json.NewDecoder(strings.NewReader(d))
+		dec.UseNumber()
+		err := dec.Decode(&want)
+		if err == nil && dec.More() {
+			err = errors.New("extra data")
+		}
+		if err == nil {
+			if _, terr := dec.Token(); terr != io.EOF {
+				err = errors.New("extra data")
+			}
+		}
+		if ok != (err == nil) {
+			t.Errorf("%q: ok %v, encoding/json err %v", d, ok, err)
+			continue
+		}
+		if ok && !reflect.DeepEqual(got, want) {
+			t.Errorf("%q: %#v, want %#v", d, got, want)
+		}
+	}
+	// Python's extra constants are accepted, as truthy non-strings.
+	for _, d := range []string{`NaN`, `{"command": Infinity}`, `[-Infinity]`} {
+		if _, ok := parsePyJSON([]byte(d)); !ok {
+			t.Errorf("%q refused", d)
+		}
+	}
+	for _, d := range []string{`nan`, `-NaN`, `Inf`, `-Infinityx`} {
+		if _, ok := parsePyJSON([]byte(d)); ok {
+			t.Errorf("%q accepted", d)
+		}
 	}
 }

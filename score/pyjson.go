@@ -2,62 +2,8 @@ package score
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/big"
 )
-
-// pyJSONLoads validates data the way Python's json.loads would accept it and
-// returns JSON that encoding/json reads. Python also accepts the constants NaN,
-// Infinity and -Infinity; they are replaced by 1, which, like them, is a truthy
-// non-string, the only properties the scorer looks at.
-func pyJSONLoads(data []byte) (json.RawMessage, bool) {
-	if json.Valid(data) {
-		return data, true
-	}
-	fixed, changed := replacePyConstants(data)
-	if !changed || !json.Valid(fixed) {
-		return nil, false
-	}
-	return fixed, true
-}
-
-// replacePyConstants replaces NaN, Infinity and -Infinity outside strings by 1.
-func replacePyConstants(data []byte) ([]byte, bool) {
-	var out []byte
-	changed := false
-	inStr := false
-	for i := 0; i < len(data); i++ {
-		c := data[i]
-		if inStr {
-			out = append(out, c)
-			switch c {
-			case '\\':
-				if i+1 < len(data) {
-					i++
-					out = append(out, data[i])
-				}
-			case '"':
-				inStr = false
-			}
-			continue
-		}
-		switch {
-		case c == '"':
-			inStr = true
-		case bytes.HasPrefix(data[i:], []byte("NaN")):
-			out, i, changed = append(out, '1'), i+2, true
-			continue
-		case bytes.HasPrefix(data[i:], []byte("Infinity")):
-			out, i, changed = append(out, '1'), i+7, true
-			continue
-		case bytes.HasPrefix(data[i:], []byte("-Infinity")):
-			out, i, changed = append(out, '1'), i+8, true
-			continue
-		}
-		out = append(out, c)
-	}
-	return out, changed
-}
 
 // firstByte is the first non-whitespace byte of a JSON value, 0 if none.
 func firstByte(v []byte) byte {

@@ -231,8 +231,22 @@ type runData struct {
 	completed []schemas.Response
 	// usage is the server's completion token count of each completed response, -1
 	// when unknown (reference runs have none).
-	usage    []int32
+	usage []int32
+	// rawCalls holds, for agentrace runs, each completed response's tool calls as
+	// logged (JSON), decoded only when a tokenizer needs them.
+	rawCalls []string
 	warnings []string
+}
+
+// response returns completed response i, its tool calls decoded.
+func (rd *runData) response(i int) (schemas.Response, error) {
+	r := rd.completed[i]
+	if rd.rawCalls != nil && rd.rawCalls[i] != "" {
+		if err := json.Unmarshal([]byte(rd.rawCalls[i]), &r.ToolCalls); err != nil {
+			return r, fmt.Errorf("output_tool_calls: %w", err)
+		}
+	}
+	return r, nil
 }
 
 // readAgentraceRun reads turns.arrows. A truncated log (a crashed run) is scored
@@ -263,14 +277,11 @@ func readAgentraceRun(dir string, truth *Truth) (*runData, error) {
 		}
 		if r.Status == schemas.StatusOK {
 			out := &Output{Content: r.OutputContent, Reasoning: r.OutputReasoning}
-			resp := schemas.Response{Content: r.OutputContent, Reasoning: r.OutputReasoning}
 			if r.OutputToolCalls != "" {
 				out.ToolCalls = json.RawMessage(r.OutputToolCalls)
-				if err := json.Unmarshal(out.ToolCalls, &resp.ToolCalls); err != nil {
-					return nil, fmt.Errorf("run %q: session %s turn %d: output_tool_calls: %w", dir, r.SessionID, r.Turn, err)
-				}
 			}
-			rd.completed = append(rd.completed, resp)
+			rd.completed = append(rd.completed, schemas.Response{Content: r.OutputContent, Reasoning: r.OutputReasoning})
+			rd.rawCalls = append(rd.rawCalls, r.OutputToolCalls)
 			rd.usage = append(rd.usage, r.UsageCompletionTokens)
 			out.completed = len(rd.completed)
 			a.Output = out

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"sync/atomic"
 
-	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/schemas"
@@ -158,7 +157,8 @@ func chooseRuleset(name, model string) (Ruleset, []string, error) {
 }
 
 // LoadTruth reads a dataset directory, or ingests a trace file into a temporary
-// one, and builds its ground truth.
+// one, and builds its ground truth. Only the columns of messages.parquet that
+// ground truth needs are read.
 func LoadTruth(ctx context.Context, dataset string) (*Truth, error) {
 	st, err := os.Stat(dataset)
 	if err != nil {
@@ -176,11 +176,7 @@ func LoadTruth(ctx context.Context, dataset string) (*Truth, error) {
 			return nil, fmt.Errorf("ingest %q: %w", dataset, err)
 		}
 	}
-	d, err := datasets.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	return NewTruth(d), nil
+	return readTruthDir(dir)
 }
 
 // OSL sources.
@@ -207,7 +203,11 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind 
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
-					n, err := counter.CountOSL(rd.completed[i])
+					resp, err := rd.response(i)
+					if err != nil {
+						return fmt.Errorf("completed response %d: %w", i, err)
+					}
+					n, err := counter.CountOSL(resp)
 					if err != nil {
 						failed.Add(1)
 						return fmt.Errorf("count output tokens of completed response %d: %w", i, err)

@@ -1,12 +1,19 @@
 package score
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/parquet-go/parquet-go"
+	"github.com/sourcegraph/conc/pool"
 )
 
 // Expectation is the ground truth of one client turn: the assistant row that
@@ -57,22 +64,67 @@ func (t *Truth) Lookup(conversationID string, clientTurn int32) (*Expectation, b
 	return e, ok
 }
 
+// truthMessage is the part of a messages.parquet row that ground truth needs.
+type truthMessage struct {
+	ConversationID  string `parquet:"conversation_id"`
+	Seq             int32  `parquet:"seq"`
+	Turn            int32  `parquet:"turn"`
+	Role            string `parquet:"role"`
+	ToolCalls       string `parquet:"tool_calls"`
+	IntentCodesJSON string `parquet:"intent_codes"`
+}
+
 // NewTruth builds the ground truth of a dataset from its wire messages: each user
 // or tool row immediately followed (in turn order) by an assistant row expects that
 // assistant row (spec §8).
 func NewTruth(d *datasets.Dataset) *Truth {
-	t := &Truth{byKey: make(map[turnKey]*Expectation), Hash: d.Manifest.ContentHash}
+	convs := make([][]truthMessage, len(d.Conversations))
 	for ci := range d.Conversations {
-		t.addConversation(d.Conversations[ci].ConversationID, d.Messages(ci))
+		msgs := d.Messages(ci)
+		tm := make([]truthMessage, len(msgs))
+		for k := range msgs {
+			m := &msgs[k]
+			tm[k] = truthMessage{m.ConversationID, m.Seq, m.Turn, m.Role, m.ToolCalls, m.IntentCodesJSON}
+		}
+		convs[ci] = tm
+	}
+	return newTruth(convs, d.Manifest.ContentHash)
+}
+
+// newTruth builds the expectations of each conversation's messages (in Seq order),
+// the conversations in parallel.
+func newTruth(convs [][]truthMessage, hash string) *Truth {
+	per := make([][]*Expectation, len(convs))
+	p := pool.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
+	const batch = 64
+	for start := 0; start < len(convs); start += batch {
+		end := min(start+batch, len(convs))
+		p.Go(func() {
+			for i := start; i < end; i++ {
+				per[i] = conversationExpectations(convs[i])
+			}
+		})
+	}
+	p.Wait()
+	t := &Truth{byKey: make(map[turnKey]*Expectation), Hash: hash}
+	for _, es := range per {
+		for _, e := range es {
+			t.byKey[turnKey{e.ConversationID, e.ClientTurn}] = e
+		}
 	}
 	t.finish()
 	return t
 }
 
-// addConversation walks one conversation's messages row by row (a row is the run of
-// messages with one turn number).
-func (t *Truth) addConversation(id string, msgs []schemas.Message) {
+// conversationExpectations walks one conversation's messages row by row (a row is
+// the run of messages with one turn number).
+func conversationExpectations(msgs []truthMessage) []*Expectation {
+	if len(msgs) == 0 {
+		return nil
+	}
+	id := msgs[0].ConversationID
 	domain := ReferenceDomain(id)
+	var out []*Expectation
 	prevRole, prevTurn := "", int32(0)
 	for k := 0; k < len(msgs); {
 		m := &msgs[k]
@@ -87,11 +139,52 @@ func (t *Truth) addConversation(id string, msgs []schemas.Message) {
 			} else {
 				e.Actions = ToolCallsActions([]byte(m.ToolCalls))
 			}
-			t.byKey[turnKey{id, prevTurn}] = e
+			out = append(out, e)
 		}
 		prevRole, prevTurn = m.Role, m.Turn
 		k = end
 	}
+	return out
+}
+
+// readTruthDir builds the ground truth of a dataset directory, reading only the
+// columns of messages.parquet it needs.
+func readTruthDir(dir string) (*Truth, error) {
+	var m schemas.DatasetManifest
+	data, err := os.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile))
+	if err != nil {
+		return nil, fmt.Errorf("open dataset %q: %w", dir, err)
+	}
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("open dataset %q: parse manifest: %w", dir, err)
+	}
+	if m.SchemaVersion != schemas.Version {
+		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, m.SchemaVersion, schemas.Version)
+	}
+	path := filepath.Join(dir, schemas.MessagesFile)
+	rows, err := parquet.ReadFile[truthMessage](path)
+	if err != nil {
+		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.MessagesFile, err)
+	}
+	var convs [][]truthMessage
+	seen := map[string]bool{}
+	for start := 0; start < len(rows); {
+		id := rows[start].ConversationID
+		end := start
+		for end < len(rows) && rows[end].ConversationID == id {
+			if int(rows[end].Seq) != end-start {
+				return nil, fmt.Errorf("open dataset %q: %s: conversation %q: message %d has seq %d", dir, schemas.MessagesFile, id, end-start, rows[end].Seq)
+			}
+			end++
+		}
+		if seen[id] {
+			return nil, fmt.Errorf("open dataset %q: %s: messages of conversation %q are not contiguous", dir, schemas.MessagesFile, id)
+		}
+		seen[id] = true
+		convs = append(convs, rows[start:end:end])
+		start = end
+	}
+	return newTruth(convs, m.ContentHash), nil
 }
 
 func (t *Truth) finish() {

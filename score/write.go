@@ -1,7 +1,6 @@
 package score
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -15,11 +14,10 @@ import (
 // WriteScores writes RUNDIR/scores.json and RUNDIR/scores.parquet (one row per
 // scored turn), each atomically.
 func WriteScores(runDir string, s *schemas.Scores) error {
-	data, err := json.MarshalIndent(s, "", "  ")
+	data, err := marshalScores(s)
 	if err != nil {
 		return fmt.Errorf("encode scores of %q: %w", runDir, err)
 	}
-	data = append(data, '\n')
 	if err := atomicfile.WriteBytes(filepath.Join(runDir, schemas.ScoresFile), data); err != nil {
 		return fmt.Errorf("write scores: %w", err)
 	}
