@@ -64,6 +64,10 @@ type planned struct {
 // behind the modelled pace, before it lets the request goroutines run.
 const yieldEvery = 200 * time.Microsecond
 
+// minSleep is the shortest wait the scheduler sleeps for; a step due sooner runs
+// at once (a timer costs more than it would wait, at high speedups).
+const minSleep = 20 * time.Microsecond
+
 // errQueueFull is returned by submit when the waiting queue is at its bound.
 var errQueueFull = errors.New("waiting queue full")
 
@@ -230,7 +234,7 @@ func (e *engine) run() {
 		}
 		e.now += d
 		due := e.start.Add(time.Duration(e.now / e.speedup * 1e9))
-		if wait := time.Until(due); wait > 0 {
+		if wait := time.Until(due); wait >= minSleep {
 			timer.Reset(wait)
 			select {
 			case <-timer.C:

@@ -61,6 +61,7 @@ type Server struct {
 	ids     atomic.Uint64
 	bufs    sync.Pool // *[]uint64 token buffers
 	bodies  sync.Pool // *bytes.Buffer request bodies
+	chunks  sync.Pool // *[]byte SSE write buffers
 }
 
 // New starts a simulated server's scheduler; serve its Handler and Close it when
@@ -676,7 +677,17 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *res
 	q := res.q
 	rc := http.NewResponseController(w)
 	sent, started := 0, false
-	b := make([]byte, 0, 4096)
+	bp, _ := s.chunks.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	b := (*bp)[:0]
+	defer func() {
+		if cap(b) <= 1<<20 {
+			*bp = b[:0]
+			s.chunks.Put(bp)
+		}
+	}()
 	for {
 		if !s.wait(r, q) {
 			if q.state.Load() == seqFailed {
