@@ -47,7 +47,7 @@ func simCommand() *cli.Command {
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide every modelled duration by `X`", Destination: &o.speedup},
 			&cli.StringFlag{Name: "dataset", Usage: "answer with the recorded assistant messages of dataset `DIR` (an ingest output)", Destination: &o.dataset},
 			&cli.Float64Flag{Name: "fidelity", Value: 0.9, Usage: "with --dataset: probability `P` of the exact recorded answer (else a perturbed one)", Destination: &o.fidelity},
-			&cli.StringFlag{Name: "fault", Usage: "inject faults at rates, e.g. `5xx=0.01,429=0.01,cut=0.01,malformed=0.01,stall=0.01,stall_s=30`", Destination: &o.fault},
+			&cli.StringFlag{Name: "fault", Usage: "inject faults: `SPEC` is NAME=RATE,... with NAME one of 5xx, 429, cut (stream cut half-way), malformed (one broken chunk), stall (a pause half-way; stall_s=SECONDS, default 60), e.g. 5xx=0.01,cut=0.01,stall=0.01,stall_s=30", Destination: &o.fault},
 			&cli.StringFlag{Name: "tokenizer", Usage: "count and cache with the real tokenizer in `DIR` (tokenizer.json), instead of the pseudo-tokenizer", Destination: &o.tokenizer},
 			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of fault and fidelity draws and synthetic answers", Destination: &o.seed},
 			&cli.Float64Flag{Name: "output-mean", Value: def.Mean, Usage: "mean length in tokens of synthetic answers (log-normal)", Destination: &o.outMean},

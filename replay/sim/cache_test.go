@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // held allocates n blocks and registers them under hashes base+1..base+n, as a
@@ -202,8 +204,20 @@ func TestSaltIsolation(t *testing.T) {
 // through the generated tokens; the same answer with whitespace inserted hits
 // only up to the change.
 func TestGeneratedTokensCached(t *testing.T) {
+	t.Run("pseudo-tokenizer", func(t *testing.T) { testGeneratedTokensCached(t, nil) })
+	t.Run("qwen3", func(t *testing.T) {
+		tok, err := tokens.Load(testenv.Tokenizer(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testGeneratedTokensCached(t, tok)
+	})
+}
+
+func testGeneratedTokensCached(t *testing.T, tok Tokenizer) {
 	run := func(edit func(m map[string]any)) (turn1, turn2 usage) {
 		cfg := tinyConfig(t)
+		cfg.Tokenizer = tok
 		cfg.Output = OutputLength{Mean: 120, Min: 120, Max: 120}
 		_, hs := startServer(t, cfg)
 		system := `{"role":"system","content":"You are a careful engineer."}`
