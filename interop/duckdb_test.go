@@ -1,0 +1,290 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/datasets/synth"
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/replay"
+	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+)
+
+// readmeQueries returns the README's example queries by name: every ```sql block
+// whose first line is "-- NAME: ...".
+func readmeQueries(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile("(?s)```sql\n-- ([a-z-]+):[^\n]*\n(.*?)```")
+	out := map[string]string{}
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		out[m[1]] = m[2]
+	}
+	return out
+}
+
+// workspace is what `make demo` leaves in demo-out, built here with the stages'
+// own APIs on a small synthetic dataset, plus the two files the README's queries
+// read (a dumped turn log and a rescore table).
+type workspace struct {
+	dir    string
+	d      *datasets.Dataset
+	scores map[int]*schemas.Scores
+	rows   []schemas.RescoreRow
+	recs   []schemas.TurnRecord // of runs/c8
+}
+
+func build(t *testing.T) *workspace {
+	t.Helper()
+	ctx := context.Background()
+	w := &workspace{dir: t.TempDir(), scores: map[int]*schemas.Scores{}}
+	traces := filepath.Join(w.dir, "traces.jsonl")
+	if _, err := synth.WriteFile(ctx, traces, synth.Options{Scale: 1, CodingScale: 0.01, WorkflowScale: 0.02, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	dsDir := filepath.Join(w.dir, "dataset")
+	if _, err := ingest.Run(ctx, ingest.Options{Out: dsDir, Inputs: []string{traces}, Tokenizer: testenv.Tokenizer(t)}); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	if w.d, err = datasets.Open(dsDir); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := sim.New(sim.Config{Speedup: 2000, Dataset: w.d, Fidelity: 0.9, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer func() {
+		hs.Close()
+		srv.Close()
+	}()
+	truth := score.NewTruth(w.d)
+	for _, c := range []int{4, 8} {
+		run := filepath.Join(w.dir, "runs", fmt.Sprintf("c%d", c))
+		if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: w.d, Endpoint: hs.URL, Out: run,
+			Profile: "qwen3.6-35b-a3b", Concurrency: c, DelayScale: 0.001}); err != nil {
+			t.Fatal(err)
+		}
+		s, err := score.ScoreRun(ctx, score.Options{Run: run, Dataset: dsDir, Truth: truth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := score.WriteScores(run, s); err != nil {
+			t.Fatal(err)
+		}
+		w.scores[c] = s
+	}
+	if w.rows, err = score.Rescore(ctx, score.RescoreOptions{Archives: []string{filepath.Join(w.dir, "runs")},
+		Out: filepath.Join(w.dir, "rescore.parquet"), Jobs: 2}); err != nil {
+		t.Fatal(err)
+	}
+	c8 := filepath.Join(w.dir, "runs", "c8")
+	if err := atomicfile.Write(filepath.Join(w.dir, "turns-c8.jsonl"), func(f io.Writer) error {
+		return runlog.Dump(f, filepath.Join(c8, schemas.TurnLogFile), nil)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if w.recs, err = runlog.ReadFile(filepath.Join(c8, schemas.TurnLogFile)); err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// duckdb runs the queries with DuckDB in dir and returns each one's rows.
+func duckdb(t *testing.T, dir string, queries map[string]string) map[string][]map[string]any {
+	t.Helper()
+	js, node := testenv.JS(t)
+	qf := filepath.Join(t.TempDir(), "queries.json")
+	data, err := json.Marshal(queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(qf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, filepath.Join(js, "duckdb-interop.mjs"), dir, qf)
+	cmd.Dir = js
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb-interop.mjs: %v\n%s", err, stderr.String())
+	}
+	var res map[string][]map[string]any
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("duckdb-interop.mjs output: %v\n%s", err, out)
+	}
+	return res
+}
+
+func num(t *testing.T, row map[string]any, col string) float64 {
+	t.Helper()
+	v, ok := row[col].(float64)
+	if !ok {
+		t.Fatalf("column %s = %#v (%T), want a number; row %v", col, row[col], row[col], row)
+	}
+	return v
+}
+
+// TestDuckDBReadsEverything reads the dataset tables, every point's scores.parquet
+// and the rescore table with DuckDB and runs the README's example queries on them,
+// checking each answer against what agentrace computed.
+func TestDuckDBReadsEverything(t *testing.T) {
+	queries := readmeQueries(t)
+	for _, name := range []string{"isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore"} {
+		if queries[name] == "" {
+			t.Fatalf("README has no ```sql block named %q", name)
+		}
+	}
+	w := build(t)
+	queries["tables"] = `SELECT (SELECT count(*) FROM 'dataset/conversations.parquet') AS conversations,
+		(SELECT count(*) FROM 'dataset/messages.parquet') AS messages,
+		(SELECT count(*) FROM 'dataset/turns.parquet') AS turns,
+		(SELECT count(*) FROM 'runs/c8/scores.parquet') AS scored_c8,
+		(SELECT count(*) FROM 'rescore.parquet') AS runs`
+	res := duckdb(t, w.dir, queries)
+	for _, name := range []string{"tables", "isl-growth", "accuracy-by-point", "rescore", "slowest-trajectories"} {
+		t.Logf("%s: %v", name, res[name])
+	}
+
+	// The tables themselves.
+	tab := res["tables"][0]
+	msgs := 0
+	for i := range w.d.Conversations {
+		msgs += len(w.d.Messages(i))
+	}
+	for _, c := range []struct {
+		col  string
+		want int
+	}{
+		{"conversations", len(w.d.Conversations)},
+		{"messages", msgs},
+		{"turns", len(w.d.Turns)},
+		{"scored_c8", len(w.scores[8].PerTurn)},
+		{"runs", len(w.rows)},
+	} {
+		if got := num(t, tab, c.col); int(got) != c.want {
+			t.Errorf("DuckDB counts %d %s, agentrace %d", int(got), c.col, c.want)
+		}
+	}
+
+	// ISL growth: one row per domain; coding adds far more context per turn than
+	// workflow; the largest ISL is the dataset's.
+	growth := map[string]map[string]any{}
+	for _, r := range res["isl-growth"] {
+		growth[r["domain"].(string)] = r
+	}
+	coding, workflow := growth[schemas.DomainCoding], growth[schemas.DomainWorkflow]
+	if coding == nil || workflow == nil {
+		t.Fatalf("isl-growth rows %v", res["isl-growth"])
+	}
+	if c, wf := num(t, coding, "isl_tokens_per_turn"), num(t, workflow, "isl_tokens_per_turn"); !(c > 2*wf && wf > 0) {
+		t.Errorf("ISL growth per turn: coding %.1f, workflow %.1f; want coding well above workflow, both positive", c, wf)
+	}
+	maxISL := int32(0)
+	for _, tr := range w.d.Turns {
+		if tr.ISL == nil {
+			t.Fatal("ingest with a tokenizer left a turn without ISL")
+		}
+		maxISL = max(maxISL, *tr.ISL)
+	}
+	if got := max(num(t, coding, "isl_max"), num(t, workflow, "isl_max")); int32(got) != maxISL {
+		t.Errorf("isl_max %v, dataset %d", got, maxISL)
+	}
+
+	// Accuracy per point and domain: the turn-weighted mean of each point's rows is
+	// the point's score.
+	type acc struct{ sum, n float64 }
+	byPoint := map[int]*acc{}
+	for _, r := range res["accuracy-by-point"] {
+		c := int(num(t, r, "concurrency"))
+		if byPoint[c] == nil {
+			byPoint[c] = &acc{}
+		}
+		n := num(t, r, "scored_turns")
+		byPoint[c].sum += num(t, r, "accuracy") * n
+		byPoint[c].n += n
+	}
+	for c, s := range w.scores {
+		a := byPoint[c]
+		if a == nil || int(a.n) != s.Turns.Scored || math.Abs(a.sum/a.n-s.Score) > 2e-4 {
+			t.Errorf("c%d: DuckDB accuracy %+v, scores.json %v over %d turns", c, a, s.Score, s.Turns.Scored)
+		}
+	}
+
+	// The rescore table: one row per run, the same scores.
+	var conc []int
+	for _, r := range res["rescore"] {
+		c := int(num(t, r, "concurrency"))
+		conc = append(conc, c)
+		if s := w.scores[c]; s == nil || math.Abs(num(t, r, "accuracy")-s.Score) > 1e-4 || r["error"] != "" {
+			t.Errorf("rescore row %v against scores %v", r, s)
+		}
+	}
+	if !slices.Equal(conc, []int{4, 8}) {
+		t.Errorf("rescore concurrencies %v, want [4 8]", conc)
+	}
+
+	// The slowest trajectories, against a restatement over the Arrow log in Go.
+	type traj struct {
+		tokens, delay float64
+		start, done   int64
+		ok            bool
+		turns         int
+	}
+	trajs := map[string]*traj{}
+	for _, r := range w.recs {
+		tr := trajs[r.SessionID]
+		if tr == nil {
+			tr = &traj{start: math.MaxInt64, ok: true}
+			trajs[r.SessionID] = tr
+		}
+		tr.turns++
+		tr.ok = tr.ok && r.Status == schemas.StatusOK
+		tr.tokens += float64(r.UsageCompletionTokens)
+		tr.delay += float64(r.DelayNs)
+		tr.start = min(tr.start, r.ScheduledNs-r.DelayNs)
+		tr.done = max(tr.done, r.CompletedNs)
+	}
+	var rates []float64
+	for _, tr := range trajs {
+		if tr.ok {
+			rates = append(rates, tr.tokens*1e9/(float64(tr.done-tr.start)-tr.delay))
+		}
+	}
+	slices.Sort(rates)
+	slow := res["slowest-trajectories"]
+	if len(slow) != min(5, len(rates)) {
+		t.Fatalf("slowest-trajectories gave %d rows, want %d", len(slow), min(5, len(rates)))
+	}
+	for i, r := range slow {
+		got := num(t, r, "progress_rate")
+		if math.Abs(got-rates[i]) > 1e-9*rates[i] {
+			t.Errorf("slowest #%d: DuckDB %v tokens/s, Go %v", i+1, got, rates[i])
+		}
+		if tr := trajs[r["session_id"].(string)]; tr == nil || int(num(t, r, "turns")) != tr.turns {
+			t.Errorf("slowest #%d: %v", i+1, r)
+		}
+	}
+}
