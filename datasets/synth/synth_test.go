@@ -437,16 +437,16 @@ func TestFollowsSample(t *testing.T) {
 }
 
 // TestOSLWindowJS counts the recorded assistant turns' output length with the
-// independent JS Qwen3 tokenizer (every 20th turn of a scale-1 output, about 1,000
-// turns, since the JS tokenizer is slow) and checks the per-turn mean lands inside the Qwen window [355, 434],
+// independent JS Qwen3 tokenizer (every 5th turn of a scale-0.25 output, about
+// 1,000 turns, since the JS tokenizer is slow) and checks the per-turn mean lands inside the Qwen window [355, 434],
 // near the calibration target 395.
 func TestOSLWindowJS(t *testing.T) {
 	dir, node := testenv.JS(t)
 	path := filepath.Join(t.TempDir(), "synth.jsonl")
-	if err := os.WriteFile(path, scaleOneData(t), 0o644); err != nil {
+	if err := os.WriteFile(path, generate(t, Options{Scale: 0.25, Seed: 1}), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(node, filepath.Join(dir, "synth-osl.mjs"), path, "20")
+	cmd := exec.Command(node, filepath.Join(dir, "synth-osl.mjs"), path, "5")
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	if err != nil {
