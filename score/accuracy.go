@@ -60,6 +60,14 @@ type attemptKey struct {
 // output scores 0. When one key was issued more than once, the last attempt with
 // an output supplies the answer.
 func ScoreAccuracy(truth *Truth, attempts []Attempt) *Accuracy {
+	return scoreAccuracy(truth, attempts, 0)
+}
+
+// scoreAccuracy is ScoreAccuracy on at most workers goroutines (0: GOMAXPROCS).
+func scoreAccuracy(truth *Truth, attempts []Attempt, workers int) *Accuracy {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	acc := &Accuracy{Domains: map[string]schemas.DomainScore{}}
 	for _, e := range truth.sorted {
 		if !e.Scorable() {
@@ -116,7 +124,7 @@ func ScoreAccuracy(truth *Truth, attempts []Attempt) *Accuracy {
 	// float totals agree bit for bit.
 	acc.PerTurn = make([]schemas.TurnScore, len(scorable))
 	raw := make([]float64, len(scorable))
-	p := pool.New().WithMaxGoroutines(runtime.GOMAXPROCS(0))
+	p := pool.New().WithMaxGoroutines(workers)
 	const batch = 512
 	for start := 0; start < len(scorable); start += batch {
 		end := min(start+batch, len(scorable))

@@ -27,7 +27,8 @@ type RescoreOptions struct {
 	Archives []string
 	// Out, when set, is the Parquet table to write (one row per run).
 	Out string
-	// Jobs is how many runs are scored at once (default GOMAXPROCS).
+	// Jobs is how many runs are scored at once (default GOMAXPROCS); each run is
+	// scored on one goroutine.
 	Jobs int
 	// Dataset, when set, is every run's dataset; otherwise each run's own.
 	Dataset string
@@ -261,7 +262,7 @@ func rescoreOne(ctx context.Context, fr FoundRun, opts RescoreOptions, counter O
 	if err != nil {
 		return fail(err)
 	}
-	s, err := ScoreRun(ctx, Options{Run: fr.Dir, Ruleset: opts.Ruleset, Truth: truth, Counter: counter})
+	s, err := ScoreRun(ctx, Options{Run: fr.Dir, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1})
 	if err != nil {
 		return fail(err)
 	}

@@ -42,6 +42,9 @@ type Options struct {
 	// Tokenizer (rescore shares them across runs).
 	Truth   *Truth
 	Counter OSLCounter
+	// Workers bounds the goroutines scoring one run (0: GOMAXPROCS); rescore sets
+	// 1 and runs several runs at once instead.
+	Workers int
 }
 
 // ScoreRun scores one run: inline accuracy against the dataset's ground truth, the
@@ -102,7 +105,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		}
 		counter = tok
 	}
-	osl, err := computeOSL(ctx, rd, counter, opts.Run, info.Kind)
+	osl, err := computeOSL(ctx, rd, counter, opts.Run, info.Kind, opts.Workers)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}
@@ -112,7 +115,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	}
 	s.Warnings = append(s.Warnings, rd.warnings...)
 
-	acc := ScoreAccuracy(truth, rd.attempts)
+	acc := scoreAccuracy(truth, rd.attempts, opts.Workers)
 	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded
 	if acc.Turns.Issued == 0 {
 		s.Warnings = append(s.Warnings, "no issued turn of the run matches an expected turn of the dataset: is it the right dataset?")
@@ -187,14 +190,17 @@ const (
 
 // computeOSL computes the per-turn OSL mean over every completed turn of the run,
 // and fills each attempt's OSL. It returns nil when no count is available.
-func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind string) (*schemas.OSLResult, error) {
+func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind string, workers int) (*schemas.OSLResult, error) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	counts := make([]int32, len(rd.completed))
 	res := &schemas.OSLResult{}
 	switch {
 	case counter != nil:
 		res.Source = "tokenizer:" + counter.Name()
 		var failed atomic.Int64
-		p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(runtime.GOMAXPROCS(0))
+		p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(workers)
 		const chunk = 256
 		for start := 0; start < len(counts); start += chunk {
 			end := min(start+chunk, len(counts))
