@@ -213,3 +213,39 @@ func TestCurve(t *testing.T) {
 		}
 	}
 }
+
+// TestThrash replays eight of the sample's trajectories at concurrency 8 with
+// the H200 pool and with a pool of 40k tokens — less than eight trajectories'
+// contexts: with the small pool the later turns' prefix hit rate collapses,
+// blocks are evicted and requests are preempted, yet every turn completes.
+func TestThrash(t *testing.T) {
+	d := sampleDataset(t)
+	p, err := LookupProfile(DefaultProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := p
+	small.KVBlocks = 40000 / small.BlockSize
+	small.MaxModelLen = 32768
+	var rates []float64
+	for _, prof := range []Profile{p, small} {
+		synctest.Test(t, func(t *testing.T) {
+			s, err := New(Config{Profile: prof, Dataset: d, Fidelity: 1, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			rs, span := replayClosedLoop(t, s, d, 8, 8, datasets.BodyOptions{Model: p.Model, Salt: true, Stream: true, IncludeUsage: true})
+			pt, st := summarise(rs, span), s.Stats()
+			t.Logf("pool %d tokens: %d turns, system %.0f tokens/s, later-turn hit rate %.3f, %d preemptions, %d evictions",
+				prof.KVBlocks*prof.BlockSize, pt.turns, pt.systemTPS, pt.laterHitRate, st.Preemptions, st.Evictions)
+			if prof.KVBlocks == small.KVBlocks && (st.Evictions == 0 || st.Preemptions == 0) {
+				t.Errorf("small pool: %d evictions, %d preemptions; want both", st.Evictions, st.Preemptions)
+			}
+			rates = append(rates, pt.laterHitRate)
+		})
+	}
+	if !t.Failed() && !(rates[1] < rates[0]-0.2) {
+		t.Errorf("later-turn hit rate %.3f with the small pool, %.3f with the H200 pool: want a collapse", rates[1], rates[0])
+	}
+}
