@@ -1,0 +1,108 @@
+package score
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/parquet-go/parquet-go"
+)
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRescoreArchive(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	recs := recordsFromReference(t, truth)
+	root := t.TempDir()
+	archive := filepath.Join(root, "archive")
+	outside := filepath.Join(root, "outside")
+
+	// Good runs of both kinds, one nested in a sweep folder.
+	writeRun(t, filepath.Join(archive, "sweep", "c8"), ds, truth.Hash, recs)
+	copyDir(t, fixtureDir(t), filepath.Join(archive, "ref", "qwen"))
+	// A broken turn log.
+	os.MkdirAll(filepath.Join(archive, "broken"), 0o755)
+	os.WriteFile(filepath.Join(archive, "broken", schemas.TurnLogFile), []byte("not arrow"), 0o644)
+	// A run naming a dataset that does not exist.
+	writeRun(t, filepath.Join(archive, "lost"), filepath.Join(root, "no-such-dataset"), truth.Hash, recs[:2])
+	// A run whose turn log is a symlink out of the archive: never read.
+	writeRun(t, outside, ds, truth.Hash, recs)
+	os.MkdirAll(filepath.Join(archive, "escape"), 0o755)
+	if err := os.Symlink(filepath.Join(outside, schemas.TurnLogFile), filepath.Join(archive, "escape", schemas.TurnLogFile)); err != nil {
+		t.Fatal(err)
+	}
+	// A symlinked folder pointing out of the archive: not entered.
+	if err := os.Symlink(outside, filepath.Join(archive, "linked")); err != nil {
+		t.Fatal(err)
+	}
+	// A symlink inside the archive is fine.
+	os.MkdirAll(filepath.Join(archive, "inner"), 0o755)
+	writeRun(t, filepath.Join(archive, "inner"), ds, truth.Hash, recs[:4])
+	os.Rename(filepath.Join(archive, "inner", schemas.TurnLogFile), filepath.Join(archive, "inner", "log.arrows"))
+	os.Symlink("log.arrows", filepath.Join(archive, "inner", schemas.TurnLogFile))
+
+	out := filepath.Join(root, "results.parquet")
+	var progress bytes.Buffer
+	rows, err := Rescore(context.Background(), RescoreOptions{Archives: []string{archive}, Out: out, Jobs: 3, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byDir := map[string]schemas.RescoreRow{}
+	for _, r := range rows {
+		rel, _ := filepath.Rel(archive, r.Path)
+		byDir[rel] = r
+	}
+	if len(rows) != 6 {
+		t.Errorf("%d rows: %v", len(rows), byDir)
+	}
+	if r := byDir["sweep/c8"]; r.Error != "" || r.Kind != KindAgentrace || r.Score != 0.6212 || r.Model != "Qwen/Qwen3.6-35B-A3B" ||
+		r.Concurrency != 8 || r.Ruleset != "checker-2026-10-qwen3.6" || !r.AccuracyPass || !r.OSLUnofficial || r.ScoredTurns != 11 {
+		t.Errorf("sweep/c8: %+v", r)
+	}
+	if r := byDir["ref/qwen"]; r.Error != "" || r.Kind != KindReference || r.Score != 0.6212 || r.Concurrency != 4 || r.OSLPass || r.Pass {
+		t.Errorf("ref/qwen: %+v", r)
+	}
+	if r := byDir["broken"]; r.Error == "" || r.Pass {
+		t.Errorf("broken: %+v", r)
+	}
+	if r := byDir["lost"]; !strings.Contains(r.Error, "no-such-dataset") {
+		t.Errorf("lost: %+v", r)
+	}
+	if r := byDir["escape"]; !strings.Contains(r.Error, "leading out of the archive root") {
+		t.Errorf("escape: %+v", r)
+	}
+	if r := byDir["inner"]; r.Error != "" || r.ScoredTurns == 0 {
+		t.Errorf("inner: %+v", r)
+	}
+	if _, ok := byDir["linked"]; ok {
+		t.Error("entered a symlinked folder")
+	}
+	back, err := parquet.ReadFile[schemas.RescoreRow](out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back) != len(rows) || back[0].Path != rows[0].Path || back[0].Error != rows[0].Error {
+		t.Errorf("results table: %d rows", len(back))
+	}
+	if !strings.Contains(progress.String(), "6/6 runs scored, 3 errors") {
+		t.Errorf("progress %q", progress.String())
+	}
+
+	// --dataset overrides, and jobs do not change the rows.
+	rows1, err := Rescore(context.Background(), RescoreOptions{Archives: []string{filepath.Join(archive, "sweep")}, Dataset: ds, Jobs: 1})
+	if err != nil || len(rows1) != 1 || rows1[0].Score != 0.6212 || rows1[0].Dataset != ds {
+		t.Errorf("with --dataset: %+v %v", rows1, err)
+	}
+	if _, err := Rescore(context.Background(), RescoreOptions{Archives: []string{filepath.Join(root, "none")}}); err == nil {
+		t.Error("a missing archive root is not an error")
+	}
+}
