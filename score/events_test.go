@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -191,4 +192,45 @@ func FuzzReferenceEvents(f *testing.F) {
 			t.Fatalf("score %v", acc.Score)
 		}
 	})
+}
+
+// TestReferenceRunWithTokenizer scores the fixture with the real Qwen3 tokenizer
+// (--tokenizer): the OSL is the mean of the tokenizer's count of each completed
+// response, official, and a plain-content response counts as its text's tokens.
+func TestReferenceRunWithTokenizer(t *testing.T) {
+	dir := testenv.Tokenizer(t)
+	tok, err := tokens.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ScoreRun(context.Background(), Options{Run: fixtureDir(t), Tokenizer: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, truth := fixtureTruth(t)
+	ref, err := ReadReferenceEvents(filepath.Join(fixtureDir(t), EventsFile), truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0
+	for _, r := range ref.Completed {
+		n, err := tok.CountOSL(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Reasoning == "" && len(r.ToolCalls) == 0 && n != len(tok.Encode(r.Content, false)) {
+			t.Errorf("plain response %q: %d tokens, text has %d", r.Content, n, len(tok.Encode(r.Content, false)))
+		}
+		total += n
+	}
+	if s.OSL == nil || s.OSL.Unofficial || s.OSL.Total != int64(total) || s.OSL.Turns != len(ref.Completed) ||
+		s.OSL.Source != "tokenizer:"+tok.Name() {
+		t.Errorf("osl %+v, want total %d over %d", s.OSL, total, len(ref.Completed))
+	}
+	// Per-turn OSL is carried to the scored turns that completed.
+	for _, p := range s.PerTurn {
+		if (p.OSL >= 0) == p.Missing {
+			t.Errorf("%s turn %d: osl %d missing %v", p.ConversationID, p.Turn, p.OSL, p.Missing)
+		}
+	}
 }

@@ -205,3 +205,55 @@ func TestReadReferenceConfig(t *testing.T) {
 		t.Errorf("%+v %v", cfg, err)
 	}
 }
+
+// TestOSLGateVectors runs the rules' OSL vectors through the whole scoring path:
+// the full-run mean of server usage counts against each checker window.
+func TestOSLGateVectors(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	base := recordsFromReference(t, truth)
+	// Keep ten completed turns, so that means in tenths are integer totals.
+	var ok []int
+	for i, r := range base {
+		if r.Status == schemas.StatusOK {
+			if len(ok) == 10 {
+				base[i].Status = schemas.StatusError
+				continue
+			}
+			ok = append(ok, i)
+		}
+	}
+	n := len(ok)
+	for _, tt := range []struct {
+		ruleset string
+		mean10  int // the mean times 10
+		pass    bool
+	}{
+		{"checker-2026-10-kimi-k3", 4720, true}, {"checker-2026-10-kimi-k3", 4240, false}, {"checker-2026-10-kimi-k3", 5210, false},
+		{"checker-2026-10-qwen3.6", 3439, false}, {"checker-2026-10-qwen3.6", 3440, true},
+	} {
+		recs := append([]schemas.TurnRecord(nil), base...)
+		// Usage counts summing to mean*n: n-1 turns of mean rounded down, the rest
+		// on the last one.
+		total := tt.mean10 * n / 10
+		if tt.mean10*n%10 != 0 {
+			t.Fatalf("mean %d/10 over %d turns is not an integer total", tt.mean10, n)
+		}
+		for k, i := range ok {
+			v := total / n
+			if k == n-1 {
+				v = total - (n-1)*(total/n)
+			}
+			recs[i].UsageCompletionTokens = int32(v)
+		}
+		run := filepath.Join(t.TempDir(), "run")
+		writeRun(t, run, ds, truth.Hash, recs)
+		s, err := ScoreRun(context.Background(), Options{Run: run, Ruleset: tt.ruleset})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g := s.Verdict.Gates[1]
+		if g.Name != GateOSL || g.Pass != tt.pass || s.OSL.Mean != float64(tt.mean10)/10 {
+			t.Errorf("%s mean %v: gate %+v", tt.ruleset, float64(tt.mean10)/10, g)
+		}
+	}
+}
