@@ -276,11 +276,27 @@ func scaleOneData(t *testing.T) []byte {
 	return data
 }
 
+// scaleOneParsed holds the parsed scale-1 output, shared by the tests that read it.
+var scaleOneParsed struct {
+	sync.Mutex
+	convs []conv
+}
+
+func scaleOneConvs(t *testing.T) []conv {
+	t.Helper()
+	scaleOneParsed.Lock()
+	defer scaleOneParsed.Unlock()
+	if scaleOneParsed.convs == nil {
+		scaleOneParsed.convs = parse(t, scaleOneData(t), true)
+	}
+	return scaleOneParsed.convs
+}
+
 // TestPublishedShape checks a scale-1 output against the published dataset table:
 // trajectories and client turns per domain within 10%, and each domain's turn-count
 // shape (coding: dozens to hundreds per trajectory; workflow: about 8 to 9).
 func TestPublishedShape(t *testing.T) {
-	convs := parse(t, scaleOneData(t), true)
+	convs := scaleOneConvs(t)
 	var coding, workflow []int
 	cmds := map[string]int{}
 	for _, c := range convs {
@@ -384,8 +400,8 @@ func checkWorkflow(t *testing.T, c conv) {
 
 // sampleShape returns the delays of the client rows and the sizes of the tool
 // outputs of a flat file.
-func sampleShape(t *testing.T, data []byte, domain func(string) bool) (delays, outputs []float64) {
-	for _, c := range parse(t, data, false) {
+func sampleShape(convs []conv, domain func(string) bool) (delays, outputs []float64) {
+	for _, c := range convs {
 		if !domain(c.id) {
 			continue
 		}
@@ -410,8 +426,8 @@ func TestFollowsSample(t *testing.T) {
 		t.Fatal(err)
 	}
 	isCoding := func(id string) bool { return !workflowID.MatchString(id) }
-	rd, ro := sampleShape(t, real, isCoding)
-	sd, so := sampleShape(t, scaleOneData(t), isCoding)
+	rd, ro := sampleShape(parse(t, real, false), isCoding)
+	sd, so := sampleShape(scaleOneConvs(t), isCoding)
 	for _, tc := range []struct {
 		name      string
 		real, syn []float64
@@ -482,7 +498,7 @@ func TestOSLWindow(t *testing.T) {
 	}
 	sums := map[string]float64{}
 	ns := map[string]int{}
-	for _, c := range parse(t, scaleOneData(t), true) {
+	for _, c := range scaleOneConvs(t) {
 		dom := schemas.DomainCoding
 		if c.workflow() {
 			dom = schemas.DomainWorkflow
