@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"unicode/utf16"
@@ -215,27 +216,12 @@ func AppendCompact(dst []byte, raw []byte) []byte {
 		case ' ', '\t', '\n', '\r':
 			i++
 		case '"':
-			j := i + 1
-			plain := true
-			for j < len(raw) && raw[j] != '"' {
-				if raw[j] == '\\' {
-					plain = false
-					j++
-				} else if raw[j] < 0x20 || raw[j] >= utf8.RuneSelf {
-					plain = false
-				}
-				j++
-			}
-			j++ // closing quote
-			if j > len(raw) {
-				j = len(raw)
-			}
-			if plain {
-				dst = append(dst, raw[i:j]...)
-			} else if s, ok := DecodeString(raw[i:j]); ok {
-				dst = AppendString(dst, s)
+			j := stringEnd(raw, i)
+			if tok := raw[i:j]; canonicalToken(tok) && utf8.Valid(tok) {
+				dst = append(dst, tok...)
 			} else {
-				dst = append(dst, raw[i:j]...)
+				s, _ := DecodeValidString(tok)
+				dst = AppendString(dst, s)
 			}
 			i = j
 		default:
@@ -244,6 +230,68 @@ func AppendCompact(dst []byte, raw []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// canonicalToken reports whether the valid string token raw is in the wire
+// encoding already (DecodeValidString's canonical), without decoding it.
+func canonicalToken(raw []byte) bool {
+	if len(raw) < 2 {
+		return false
+	}
+	body := raw[1 : len(raw)-1]
+	if hasLineSep(body) {
+		return false
+	}
+	for {
+		i := bytes.IndexByte(body, '\\')
+		if i < 0 {
+			return true
+		}
+		if i+1 >= len(body) {
+			return false
+		}
+		switch body[i+1] {
+		case '"', '\\', 'b', 'f', 'n', 'r', 't':
+			body = body[i+2:]
+		case 'u':
+			if i+6 > len(body) {
+				return false
+			}
+			r, ok := hex4(body, i+2)
+			if !ok || (r >= 0x20 && r != '\u2028' && r != '\u2029') || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' {
+				return false
+			}
+			for _, h := range body[i+2 : i+6] {
+				if h >= 'A' && h <= 'F' {
+					return false
+				}
+			}
+			body = body[i+6:]
+		default:
+			return false
+		}
+	}
+}
+
+// stringEnd returns the offset just past the string token starting at raw[i].
+func stringEnd(raw []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(raw[j:], '"')
+		if k < 0 {
+			return len(raw)
+		}
+		j += k
+		// The quote is escaped when an odd number of backslashes precede it.
+		n := 0
+		for p := j - 1; p > i && raw[p] == '\\'; p-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j
+		}
+	}
 }
 
 // AppendWire appends m's wire form to dst: a JSON object with the keys role,
@@ -297,4 +345,73 @@ func appendFloat(dst []byte, v float64) []byte {
 		}
 	}
 	return dst
+}
+
+// DecodeValidString is DecodeStringCanonical for a token already known to be a
+// valid JSON string of valid UTF-8 (as a validating scanner leaves it): it skips
+// the checks and copies the runs between escapes in bulk. On a malformed token its
+// result is unspecified (but it does not panic).
+func DecodeValidString(raw []byte) (s string, canonical bool) {
+	if len(raw) < 2 {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	canonical = !hasLineSep(body)
+	esc := bytes.IndexByte(body, '\\')
+	if esc < 0 {
+		return string(body), canonical
+	}
+	out := make([]byte, 0, len(body))
+	for esc >= 0 {
+		out = append(out, body[:esc]...)
+		if esc+1 >= len(body) {
+			return string(out), false
+		}
+		c := body[esc+1]
+		n := 2
+		switch c {
+		case '"', '\\':
+			out = append(out, c)
+		case '/':
+			out = append(out, '/')
+			canonical = false
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			// Rare: decode the rest exactly.
+			rest, canon, ok := DecodeStringCanonical(append(append([]byte{'"'}, body[esc:]...), '"'))
+			if !ok {
+				return string(out), false
+			}
+			return string(out) + rest, canonical && canon
+		default:
+			return string(out), false
+		}
+		body = body[esc+n:]
+		esc = bytes.IndexByte(body, '\\')
+	}
+	out = append(out, body...)
+	return string(out), canonical
+}
+
+// hasLineSep reports whether b holds U+2028 or U+2029 (E2 80 A8 or E2 80 A9).
+func hasLineSep(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, 0xE2)
+		if i < 0 || i+2 >= len(b) {
+			return false
+		}
+		if b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9) {
+			return true
+		}
+		b = b[i+1:]
+	}
 }

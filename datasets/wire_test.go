@@ -3,6 +3,7 @@ package datasets
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 
@@ -127,4 +128,60 @@ func TestAppendFloat(t *testing.T) {
 			t.Errorf("appendFloat(%v) = %s, want %s", v, got, want)
 		}
 	}
+}
+
+func FuzzDecodeValidString(f *testing.F) {
+	for _, s := range []string{`""`, `"a\"b\\c\/d"`, `"\u00e9 \n\t"`, `"x\u2028y"`, "\"x\u2028y\"", `"\ud83d\ude00 tail\n"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		want, wantCanon, ok := DecodeStringCanonical(raw)
+		got, canon := DecodeValidString(raw)
+		if !ok || !utf8.Valid(raw) {
+			return
+		}
+		if got != want || canon != wantCanon {
+			t.Fatalf("DecodeValidString(%s) = %q, %v; DecodeStringCanonical %q, %v", raw, got, canon, want, wantCanon)
+		}
+	})
+}
+
+func FuzzAppendCompact(f *testing.F) {
+	for _, s := range []string{`{"a": [1, "x\"y\\", {"b": "\u00e9\/"}], "c": null}`, `"\\\\"`, `[" \" ", "\\"]`, `{"k\u2028": "\ud83d\ude00"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) || !utf8.Valid(raw) {
+			return
+		}
+		got := AppendCompact(nil, raw)
+		var a, b any
+		if err := json.Unmarshal(raw, &a); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(got, &b); err != nil {
+			t.Fatalf("AppendCompact(%s) = %s: %v", raw, got, err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("AppendCompact(%s) = %s: another value", raw, got)
+		}
+		if again := AppendCompact(nil, got); !bytes.Equal(again, got) {
+			t.Fatalf("not idempotent: %s then %s", got, again)
+		}
+	})
+}
+
+func FuzzCanonicalToken(f *testing.F) {
+	for _, s := range []string{`""`, `"a\"b"`, `"\u001f"`, `"\u001F"`, `"\u0008"`, `"\/"`, `"\u00e9"`, "\"\u2028\"", `"\u2028"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		_, want, ok := DecodeStringCanonical(raw)
+		if !ok || !utf8.Valid(raw) {
+			return
+		}
+		if got := canonicalToken(raw); got != want {
+			t.Fatalf("canonicalToken(%s) = %v, DecodeStringCanonical says %v", raw, got, want)
+		}
+	})
 }

@@ -1,8 +1,10 @@
 package ingest
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
+	"unsafe"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
@@ -112,16 +114,43 @@ func strPtr(raw []byte) *string {
 // appendStringToken appends the raw JSON string token in the wire encoding (a
 // copy when it already is) and returns the decoded string.
 func appendStringToken(w, raw []byte) ([]byte, *string) {
-	s, canonical, ok := datasets.DecodeStringCanonical(raw)
-	if !ok {
+	if len(raw) < 2 {
 		return w, nil
 	}
+	body := raw[1 : len(raw)-1]
+	if bytes.IndexByte(body, '\\') < 0 && !hasLineSep(body) {
+		// No escapes: the decoded string is the token's body, shared with the wire
+		// fragment (which is never modified once built).
+		n := len(w)
+		w = append(w, raw...)
+		s := unsafe.String(&w[n+1], len(body))
+		if len(body) == 0 {
+			s = ""
+		}
+		return w, &s
+	}
+	s, canonical := datasets.DecodeValidString(raw)
 	if canonical {
 		w = append(w, raw...)
 	} else {
 		w = datasets.AppendString(w, s)
 	}
 	return w, &s
+}
+
+// hasLineSep reports whether b holds U+2028 or U+2029 (E2 80 A8 or E2 80 A9),
+// which the wire encoding escapes.
+func hasLineSep(b []byte) bool {
+	for {
+		i := bytes.IndexByte(b, 0xE2)
+		if i < 0 || i+2 >= len(b) {
+			return false
+		}
+		if b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9) {
+			return true
+		}
+		b = b[i+1:]
+	}
 }
 
 // appendContentField stores a raw content value in m (text, structured JSON, or
@@ -165,6 +194,14 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			firstUser = r
 			break
 		}
+	}
+	// The first user row's tools, compacted once.
+	var firstToolsStr string
+	firstTools := func() string {
+		if firstToolsStr == "" {
+			firstToolsStr = string(datasets.AppendCompact(nil, firstUser.tools))
+		}
+		return firstToolsStr
 	}
 	// Unsalted system message, for HistoryBytes.
 	sysLen := 0
@@ -281,10 +318,12 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			c.DelaySeconds += t.DelaySeconds
 		}
 		switch {
+		case !isNull(r.tools) && firstUser != nil && bytes.Equal(r.tools, firstUser.tools):
+			t.Tools = firstTools()
 		case !isNull(r.tools):
 			t.Tools = string(datasets.AppendCompact(nil, r.tools))
 		case r.role == schemas.RoleTool && firstUser != nil && !isNull(firstUser.tools):
-			t.Tools = string(datasets.AppendCompact(nil, firstUser.tools))
+			t.Tools = firstTools()
 		}
 		params := r.params
 		if r.role == schemas.RoleTool && firstUser != nil {

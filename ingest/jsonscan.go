@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
 )
@@ -38,11 +39,30 @@ func skipWS(b []byte, i int) int {
 // attention: everything but '"', '\\' and control characters.
 func strSafe(c byte) bool { return c >= 0x20 && c != '"' && c != '\\' }
 
+// SWAR helpers: test 8 bytes at a time for the bytes a string scan must stop at.
+const (
+	lsb = 0x0101010101010101
+	msb = 0x8080808080808080
+)
+
+// stopWord reports whether the little-endian word w holds a '"', a '\\' or a
+// control character (< 0x20).
+func stopWord(w uint64) bool {
+	quote := w ^ (lsb * '"')
+	bslash := w ^ (lsb * '\\')
+	// A zero byte in quote or bslash, or a byte below 0x20 in w; bytes >= 0x80 are
+	// masked out by &^ w.
+	return ((quote-lsb)&^quote|(bslash-lsb)&^bslash|(w-lsb*0x20))&^w&msb != 0
+}
+
 // scanString returns the offset just past the string starting at b[i] == '"'.
 func scanString(b []byte, i int) (int, error) {
 	start := i
 	i++
 	for {
+		for i+8 <= len(b) && !stopWord(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
 		for i < len(b) && strSafe(b[i]) {
 			i++
 		}
