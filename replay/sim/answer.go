@@ -42,15 +42,13 @@ type Recorded struct {
 }
 
 // requestKey is a deterministic 64-bit identity of a request: seed, session id,
-// message count and the last message, so fault and fidelity draws repeat across
+// message count and the last message's raw JSON, so fault and fidelity draws repeat across
 // runs whatever the arrival order.
 func requestKey(seed int64, session string, req *chatRequest) uint64 {
 	h := mix(uint64(seed), hashString(fnvOffset, session))
 	h = mix(h, uint64(len(req.Messages)))
 	if n := len(req.Messages); n > 0 {
-		last := &req.Messages[n-1]
-		h = mix(h, hashString(fnvOffset, last.Role))
-		h = mix(h, hashString(fnvOffset, string(last.Content)))
+		h = mix(h, hashString(fnvOffset, string(req.Messages[n-1])))
 	}
 	return h
 }

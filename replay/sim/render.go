@@ -3,13 +3,14 @@ package sim
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 )
 
 // chatRequest is the part of a chat completion request the sim reads.
 type chatRequest struct {
 	Model               string          `json:"model"`
-	Messages            []message       `json:"messages"`
+	Messages            []json.RawMessage `json:"messages"`
 	Stream              bool            `json:"stream"`
 	StreamOptions       *streamOptions  `json:"stream_options"`
 	MaxTokens           *int            `json:"max_tokens"`
@@ -187,15 +188,50 @@ func renderAssistantBody(b *strings.Builder, m *message) {
 }
 
 // promptTokens renders the request with the simulated chat template and returns
-// its token identities, generation prompt included. Each message is rendered and
-// tokenized on its own (every rendering starts with "<" and ends with a newline),
-// so a conversation's prompt is a prefix of its next turn's prompt.
-func promptTokens(dst []uint64, tt textTokens, req *chatRequest) []uint64 {
+// its token identities, generation prompt included, or what is wrong with a
+// message. Each message is rendered and tokenized on its own (each rendering
+// ends with a newline and the next starts with a marker), so a conversation's
+// prompt is a prefix of its next turn's prompt; and each message's tokens are
+// remembered by its raw JSON (the first message's with the tools), so a history
+// resent turn after turn is decoded and tokenized once.
+func (s *Server) promptTokens(dst []uint64, req *chatRequest) ([]uint64, string) {
 	var b strings.Builder
 	tools := bytes.TrimSpace(req.Tools)
 	hasTools := len(tools) > 0 && string(tools) != "null" && string(tools) != "[]"
-	for i := range req.Messages {
-		m := &req.Messages[i]
+	toolsKey := uint64(0)
+	if hasTools {
+		toolsKey = s.memo.key(tools)
+	}
+	for i, raw := range req.Messages {
+		key := s.memo.key(raw)
+		if i == 0 {
+			key = mix(key, toolsKey)
+		}
+		if toks, ok := s.memo.get(key); ok {
+			dst = append(dst, toks...)
+			continue
+		}
+		var m message
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return nil, fmt.Sprintf("messages[%d]: %v", i, err)
+		}
+		switch m.Role {
+		case "system", "developer", "user", "assistant", "tool":
+		case "":
+			return nil, fmt.Sprintf("messages[%d]: missing role", i)
+		default:
+			return nil, fmt.Sprintf("messages[%d]: unknown role %q", i, m.Role)
+		}
+		start := len(dst)
+		if i == 0 && hasTools && m.Role != "system" && m.Role != "developer" {
+			// No system message: the template opens with one holding the tools.
+			b.Reset()
+			b.WriteString(imStart)
+			b.WriteString("system\n")
+			writeTools(&b, tools)
+			b.WriteString(imEnd)
+			dst = s.tt.append(dst, b.String())
+		}
 		b.Reset()
 		b.WriteString(imStart)
 		switch m.Role {
@@ -203,33 +239,24 @@ func promptTokens(dst []uint64, tt textTokens, req *chatRequest) []uint64 {
 			b.WriteString("user\n<tool_response>\n")
 			b.WriteString(contentText(m.Content))
 			b.WriteString("\n</tool_response>")
-			b.WriteString(imEnd)
 		case "assistant":
 			b.WriteString("assistant\n")
-			renderAssistantBody(&b, m)
+			renderAssistantBody(&b, &m)
 		default:
 			b.WriteString(m.Role)
 			b.WriteString("\n")
 			b.WriteString(contentText(m.Content))
-			if i == 0 && (m.Role == "system" || m.Role == "developer") && hasTools {
+			if i == 0 && hasTools {
 				writeTools(&b, tools)
-				hasTools = false
 			}
+		}
+		if m.Role != "assistant" {
 			b.WriteString(imEnd)
 		}
-		if i == 0 && hasTools {
-			// No system message: the template opens with one holding the tools.
-			var s strings.Builder
-			s.WriteString(imStart)
-			s.WriteString("system\n")
-			writeTools(&s, tools)
-			s.WriteString(imEnd)
-			dst = tt.append(dst, s.String())
-			hasTools = false
-		}
-		dst = tt.append(dst, b.String())
+		dst = s.tt.append(dst, b.String())
+		s.memo.put(key, append([]uint64(nil), dst[start:]...))
 	}
-	return tt.append(dst, genPrompt)
+	return s.tt.append(dst, genPrompt), ""
 }
 
 func writeTools(b *strings.Builder, tools []byte) {

@@ -59,6 +59,7 @@ type Server struct {
 	mux     *http.ServeMux
 	speedup string
 	ids     atomic.Uint64
+	memo    *tokenMemo
 	bufs    sync.Pool // *[]uint64 token buffers
 	bodies  sync.Pool // *bytes.Buffer request bodies
 	chunks  sync.Pool // *[]byte SSE write buffers
@@ -98,6 +99,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{cfg: cfg, prof: cfg.Profile, tt: textTokens{tok: cfg.Tokenizer},
 		speedup: strconv.FormatFloat(cfg.Speedup, 'g', -1, 64)}
 	s.met = newMetrics(s.prof, cfg.Speedup)
+	s.memo = newTokenMemo(memoTokens)
 	if cfg.Dataset != nil {
 		s.rec = newRecordedIndex(cfg.Dataset)
 	}
@@ -315,6 +317,9 @@ type response struct {
 
 const maxBody = 256 << 20
 
+// memoTokens bounds each of the token memo's two generations (8 bytes a token).
+const memoTokens = 4 << 20
+
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	body, _ := s.bodies.Get().(*bytes.Buffer)
 	if body == nil {
@@ -337,12 +342,12 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body over %d bytes", maxBody))
 		return
 	}
-	var req chatRequest
-	if err := json.Unmarshal(body.Bytes(), &req); err != nil {
+	req, err := decodeRequest(body.Bytes())
+	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 		return
 	}
-	if msg := validate(&req); msg != "" {
+	if msg := validate(req); msg != "" {
 		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
 		return
 	}
@@ -351,7 +356,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	session := r.Header.Get("X-Session-ID")
-	key := requestKey(s.cfg.Seed, session, &req)
+	key := requestKey(s.cfg.Seed, session, req)
 	rng := rand.New(rand.NewPCG(key, 0x5eed))
 	fault := s.cfg.Faults.draw(rng.Float64())
 	switch fault {
@@ -368,7 +373,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		bp = new([]uint64)
 	}
 	defer func() { *bp = (*bp)[:0]; s.bufs.Put(bp) }()
-	toks := promptTokens((*bp)[:0], s.tt, &req)
+	toks, bad := s.promptTokens((*bp)[:0], req)
+	if bad != "" {
+		writeError(w, http.StatusBadRequest, "BadRequestError", bad)
+		return
+	}
 	promptLen := len(toks)
 	if promptLen >= s.prof.MaxModelLen {
 		*bp = toks
@@ -383,7 +392,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	n := s.ids.Add(1)
 	idHex := strconv.FormatUint(mix(uint64(s.cfg.Seed), n)&0xffffffffffff, 16)
-	a := s.answer(rng, &req, session, "chatcmpl-tool-"+idHex, maxOut)
+	a := s.answer(rng, req, session, "chatcmpl-tool-"+idHex, maxOut)
 	out := s.planOutput(&a, toks, maxOut)
 	*bp = out.toks
 	out.toks = nil // the pooled buffer is reused once the hashes are computed
@@ -426,6 +435,14 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+func decodeRequest(b []byte) (*chatRequest, error) {
+	var r chatRequest
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
 func (r *chatRequest) maxTokens() int {
 	if r.MaxCompletionTokens != nil {
 		return *r.MaxCompletionTokens
@@ -440,15 +457,6 @@ func (r *chatRequest) maxTokens() int {
 func validate(r *chatRequest) string {
 	if len(r.Messages) == 0 {
 		return "messages must be a non-empty list"
-	}
-	for i := range r.Messages {
-		switch m := &r.Messages[i]; m.Role {
-		case "system", "developer", "user", "assistant", "tool":
-		case "":
-			return fmt.Sprintf("messages[%d]: missing role", i)
-		default:
-			return fmt.Sprintf("messages[%d]: unknown role %q", i, m.Role)
-		}
 	}
 	for _, p := range []*int{r.MaxTokens, r.MaxCompletionTokens} {
 		if p != nil && *p < 1 {

@@ -155,7 +155,12 @@ func TestRenderEchoMatchesAnswer(t *testing.T) {
 		{Reasoning: "", Content: "Done.\nAll tests pass."},
 		{Reasoning: "two calls", Content: "x", ToolCalls: []answerCall{{Name: "a", Arguments: "{}"}, {Name: "b_c", Arguments: `{"k": [1, 2]}`}}},
 	}
-	tt := textTokens{}
+	s, err := New(tinyConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tt := s.tt
 	for _, a := range answers {
 		body, _ := a.render()
 		gen := tt.append(nil, body)
@@ -172,7 +177,10 @@ func TestRenderEchoMatchesAnswer(t *testing.T) {
 		if err := json.Unmarshal([]byte(`{"messages":[`+string(raw)+`]}`), &req); err != nil {
 			t.Fatal(err)
 		}
-		echo := promptTokens(nil, tt, &req)
+		echo, bad := s.promptTokens(nil, &req)
+		if bad != "" {
+			t.Fatal(bad)
+		}
 		header := tt.append(nil, genPrompt)
 		want := append(header, gen...)
 		if got := echo[:len(echo)-len(header)]; !slices.Equal(got, want) {
