@@ -9,15 +9,15 @@ import (
 
 // chatRequest is the part of a chat completion request the sim reads.
 type chatRequest struct {
-	Model               string          `json:"model"`
+	Model               string            `json:"model"`
 	Messages            []json.RawMessage `json:"messages"`
-	Stream              bool            `json:"stream"`
-	StreamOptions       *streamOptions  `json:"stream_options"`
-	MaxTokens           *int            `json:"max_tokens"`
-	MaxCompletionTokens *int            `json:"max_completion_tokens"`
-	Tools               json.RawMessage `json:"tools"`
-	ToolChoice          json.RawMessage `json:"tool_choice"`
-	CacheSalt           string          `json:"cache_salt"`
+	Stream              bool              `json:"stream"`
+	StreamOptions       *streamOptions    `json:"stream_options"`
+	MaxTokens           *int              `json:"max_tokens"`
+	MaxCompletionTokens *int              `json:"max_completion_tokens"`
+	Tools               json.RawMessage   `json:"tools"`
+	ToolChoice          json.RawMessage   `json:"tool_choice"`
+	CacheSalt           string            `json:"cache_salt"`
 }
 
 type streamOptions struct {
