@@ -36,7 +36,10 @@
 // usage figures from the sim are not official token counts. Each message is
 // rendered and tokenized on its own and an answer is tokenized as a whole, so a
 // turn's prompt is a prefix of the next turn's and an answer's tokens are those
-// of its echo in the next prompt.
+// of its echo in the next prompt. (A message's tokens are remembered by its raw
+// JSON, so a history resent every turn is decoded and tokenized once.) With a
+// real tokenizer, token boundaries at message edges may differ slightly from
+// tokenizing the whole rendered prompt at once, as a server does.
 //
 // What is not modelled: the sampled text itself (answers are recorded or
 // synthetic, see below), speculative decoding, tensor/data parallelism, CPU
