@@ -100,8 +100,9 @@ type Result struct {
 	Ruleset    string
 	Tokenizer  string // "" when tokens.Approx counted output tokens
 	// Endpoint is the simulated server's URL; it no longer answers once Run has
-	// returned.
+	// returned. Speedup is the server's speedup.
 	Endpoint string
+	Speedup  float64
 	Elapsed  time.Duration
 }
 
@@ -170,7 +171,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("demo: listen on loopback: %w", err)
 	}
 	endpoint := "http://" + ln.Addr().String()
-	res.Endpoint = endpoint
+	res.Endpoint, res.Speedup = endpoint, o.Speedup
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	simDone := make(chan error, 1)
 	go func() { simDone <- sim.Serve(simCtx, ln, cfg) }()
@@ -338,6 +339,9 @@ func WriteTable(w io.Writer, r *Result) {
 		src = "tokens.Approx: approximate, unofficial (run `make tokenizers` for official counts)"
 	}
 	fmt.Fprintf(w, "ruleset %s; OSL counted with %s\n", r.Ruleset, src)
+	if r.Speedup > 0 && r.Speedup != 1 {
+		fmt.Fprintf(w, "the simulated server ran %gx faster than modelled: divide tokens/s by %g for the modelled hardware\n", r.Speedup, r.Speedup)
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tinline accuracy\tOSL mean\tverdict\t\n")
 	for _, p := range r.Points {
