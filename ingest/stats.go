@@ -177,8 +177,8 @@ func WriteStats(w io.Writer, o StatsOptions) error {
 		return enc.Encode(st)
 	}
 	cols := append(append([]DomainStats(nil), st.Domains...), st.Total)
+	fmt.Fprintf(w, "dataset %s (content hash %s)\n\n", st.Dataset, st.ContentHash)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "dataset %s\tcontent hash %s\t\n\n", st.Dataset, st.ContentHash)
 	line := func(label string, f func(s *DomainStats) string) {
 		fmt.Fprintf(tw, "%s\t", label)
 		for i := range cols {
