@@ -1,3 +1,22 @@
 // Package score applies the MLPerf rules to runs: inline accuracy, OSL windows, SWE-
 // bench results, rulesets, regions, and batch re-scoring of archived runs.
+//
+// Inline accuracy follows the reference scorer exactly (see ScoreAccuracy): the
+// ground truth is each client row's next assistant row (Truth), workflow turns are
+// judged by the model's intent code (ModelIntent) and coding turns by the multiset
+// Jaccard of bash actions (ToolCallsActions, CommandActions), every issued turn with
+// ground truth counts in every repeat, and scores are rounded as Python's round()
+// does (PythonRound). Where the reference is Python, the helpers restate Python's
+// character classes, case mapping and json.loads, so that odd input scores the
+// same.
+//
+// Runs come in two kinds: agentrace's own replay runs (turns.arrows and
+// manifest.json) and the reference client's report directories (events.jsonl, read
+// by ReadReferenceEvents, with config.yaml naming the model and dataset). ScoreRun
+// scores either; WriteScores writes scores.json and scores.parquet; Rescore scores
+// whole archives in parallel.
+//
+// Thresholds are data: each version of the rules is an embedded JSON ruleset
+// (rulesets/*.json, Rulesets, LoadRuleset), and Judge turns a run's values into a
+// verdict.
 package score
