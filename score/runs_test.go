@@ -2,7 +2,10 @@ package score
 
 import (
 	"context"
+	"encoding/json"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
@@ -255,5 +259,61 @@ func TestOSLGateVectors(t *testing.T) {
 		if g.Name != GateOSL || g.Pass != tt.pass || s.OSL.Mean != float64(tt.mean10)/10 {
 			t.Errorf("%s mean %v: gate %+v", tt.ruleset, float64(tt.mean10)/10, g)
 		}
+	}
+}
+
+// TestScoresParquetDuckDB reads scores.parquet with DuckDB (an independent
+// Parquet reader) and compares its figures with the Go values.
+func TestScoresParquetDuckDB(t *testing.T) {
+	js, node := testenv.JS(t)
+	_, truth := fixtureTruth(t)
+	s, err := ScoreRun(context.Background(), Options{Run: fixtureDir(t), Truth: truth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), schemas.ScoresTable)
+	if err := WriteTurnScores(path, s.PerTurn); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, filepath.Join(js, "duckdb-score.mjs"), path)
+	cmd.Dir = js
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("duckdb-score.mjs: %v", err)
+	}
+	var got struct {
+		Rows, Missing, GTActions, ModelActions, NullIntents int
+		ScoreSum                                            float64
+		FirstGT                                             string
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	var want struct {
+		Rows, Missing, GTActions, ModelActions, NullIntents int
+		ScoreSum                                            float64
+		FirstGT                                             string
+	}
+	want.Rows = len(s.PerTurn)
+	for _, p := range s.PerTurn {
+		want.ScoreSum += p.Score
+		want.GTActions += len(p.GTActions)
+		want.ModelActions += len(p.ModelActions)
+		if p.Missing {
+			want.Missing++
+		}
+		if p.Domain == schemas.DomainWorkflow && p.ModelIntent == nil {
+			want.NullIntents++
+		}
+		if want.FirstGT == "" && p.Domain == schemas.DomainCoding {
+			want.FirstGT = strings.Join(p.GTActions, " ")
+		}
+	}
+	if math.Abs(got.ScoreSum-want.ScoreSum) > 1e-9 {
+		t.Errorf("score sum: DuckDB %v, Go %v", got.ScoreSum, want.ScoreSum)
+	}
+	got.ScoreSum = want.ScoreSum
+	if got != want {
+		t.Errorf("DuckDB %+v\nGo     %+v", got, want)
 	}
 }
