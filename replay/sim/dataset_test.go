@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
@@ -139,6 +140,22 @@ func TestDatasetAnswers(t *testing.T) {
 			}
 		}
 
+		// Streamed, the same message comes back piece by piece.
+		body := d.AppendBody(nil, turn, datasets.BodyOptions{Model: exact.prof.Model, Salt: true, Stream: true, IncludeUsage: true})
+		req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("X-Session-ID", turn.ConversationID)
+		w := httptest.NewRecorder()
+		exact.Handler().ServeHTTP(w, req)
+		st := readStream(t, w.Body)
+		if st.content != rec.Content || st.reasoning != rec.Reasoning || len(st.toolArgs) != len(rec.ToolCalls) {
+			t.Errorf("%s streamed: content %q reasoning %q calls %q; want %+v", key, st.content, st.reasoning, st.toolArgs, rec)
+		}
+		for j := range st.toolArgs {
+			if st.toolArgs[j] != rec.ToolCalls[j].Arguments || st.toolNames[j] != rec.ToolCalls[j].Name || st.toolIDs[j] != rec.ToolCalls[j].ID {
+				t.Errorf("%s streamed call %d: %s %s %s, want %+v", key, j, st.toolIDs[j], st.toolNames[j], st.toolArgs[j], rec.ToolCalls[j])
+			}
+		}
+
 		// Fidelity 0: plausibly wrong — another program, another intent code, or
 		// other content.
 		p := ask(t, wrong, d, turn, 1, true)
@@ -196,5 +213,46 @@ func TestFidelityRate(t *testing.T) {
 	}
 	if rate := float64(exact) / float64(total); rate < 0.6 || rate > 0.8 {
 		t.Errorf("%d of %d answers exact (%.2f), want about 0.7", exact, total, rate)
+	}
+}
+
+// TestStreamRealTokenizer streams the fixture's recorded answers with the Qwen3
+// tokenizer: the pseudo-tokens' text spread over the real tokens reassembles to
+// the recorded message, and completion_tokens is the real count of the rendering.
+func TestStreamRealTokenizer(t *testing.T) {
+	tok, err := tokens.Load(testenv.Tokenizer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := fixtureDataset(t)
+	cfg := tinyConfig(t)
+	cfg.Dataset, cfg.Fidelity, cfg.Tokenizer = d, 1, tok
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range d.Turns {
+		turn := &d.Turns[i]
+		rec := recordedFor(t, s, turn, d)
+		body := d.AppendBody(nil, turn, datasets.BodyOptions{Model: s.prof.Model, Salt: true, Stream: true, IncludeUsage: true})
+		req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
+		req.Header.Set("X-Session-ID", turn.ConversationID)
+		w := httptest.NewRecorder()
+		s.Handler().ServeHTTP(w, req)
+		st := readStream(t, w.Body)
+		if st.content != rec.Content || st.reasoning != rec.Reasoning || len(st.toolArgs) != len(rec.ToolCalls) {
+			t.Errorf("turn %d: content %q reasoning %q calls %q; want %+v", turn.Turn, st.content, st.reasoning, st.toolArgs, rec)
+		}
+		for j := range st.toolArgs {
+			if st.toolArgs[j] != rec.ToolCalls[j].Arguments {
+				t.Errorf("turn %d call %d: %s, want %s", turn.Turn, j, st.toolArgs[j], rec.ToolCalls[j].Arguments)
+			}
+		}
+		a := answer{Reasoning: rec.Reasoning, Content: rec.Content, ToolCalls: rec.ToolCalls}
+		rendered, _ := a.render()
+		if want := len(tok.Encode(rendered, false)); st.usage == nil || st.usage.CompletionTokens != want {
+			t.Errorf("turn %d: usage %+v, want %d completion tokens", turn.Turn, st.usage, want)
+		}
 	}
 }
