@@ -59,7 +59,7 @@ func build(t *testing.T) *workspace {
 	ctx := context.Background()
 	w := &workspace{dir: t.TempDir(), scores: map[int]*schemas.Scores{}}
 	traces := filepath.Join(w.dir, "traces.jsonl")
-	if _, err := synth.WriteFile(ctx, traces, synth.Options{Scale: 1, CodingScale: 0.01, WorkflowScale: 0.02, Seed: 5}); err != nil {
+	if _, err := synth.WriteFile(ctx, traces, synth.Options{Scale: 1, CodingScale: 0.01, WorkflowScale: 0.02, Seed: 1}); err != nil {
 		t.Fatal(err)
 	}
 	dsDir := filepath.Join(w.dir, "dataset")
@@ -152,7 +152,7 @@ func num(t *testing.T, row map[string]any, col string) float64 {
 // checking each answer against what agentrace computed.
 func TestDuckDBReadsEverything(t *testing.T) {
 	queries := readmeQueries(t)
-	for _, name := range []string{"isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore"} {
+	for _, name := range []string{"largest-requests", "turn-messages", "isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore"} {
 		if queries[name] == "" {
 			t.Fatalf("README has no ```sql block named %q", name)
 		}
@@ -164,7 +164,7 @@ func TestDuckDBReadsEverything(t *testing.T) {
 		(SELECT count(*) FROM 'runs/c8/scores.parquet') AS scored_c8,
 		(SELECT count(*) FROM 'rescore.parquet') AS runs`
 	res := duckdb(t, w.dir, queries)
-	for _, name := range []string{"tables", "isl-growth", "accuracy-by-point", "rescore", "slowest-trajectories"} {
+	for _, name := range []string{"tables", "largest-requests", "isl-growth", "accuracy-by-point", "rescore", "slowest-trajectories"} {
 		t.Logf("%s: %v", name, res[name])
 	}
 
@@ -186,6 +186,44 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	} {
 		if got := num(t, tab, c.col); int(got) != c.want {
 			t.Errorf("DuckDB counts %d %s, agentrace %d", int(got), c.col, c.want)
+		}
+	}
+
+	// The largest requests: the coding trajectory first, sizes descending, and
+	// each row's figures those of the dataset.
+	big := res["largest-requests"]
+	if len(big) != 5 || big[0]["domain"] != schemas.DomainCoding {
+		t.Fatalf("largest-requests %v", big)
+	}
+	for i, r := range big {
+		c, ok := w.d.Conversation(r["conversation_id"].(string))
+		if !ok || int(num(t, r, "client_turns")) != int(c.ClientTurns) || math.Abs(num(t, r, "last_request_kb")*1e3-float64(c.HistoryBytes)) > 0.5 {
+			t.Errorf("largest-requests row %v, conversation %+v", r, c)
+		}
+		if i > 0 && num(t, r, "last_request_kb") > num(t, big[i-1], "last_request_kb") {
+			t.Errorf("largest-requests not sorted: %v", big)
+		}
+	}
+
+	// The messages of a turn: exactly the wire fragments replay concatenates.
+	c, ok := w.d.Conversation("docforge__docforge-1017")
+	if !ok {
+		t.Fatal("the README's example conversation docforge__docforge-1017 is not in the seed-1 synth output")
+	}
+	var turn3 *schemas.Turn
+	for _, tr := range w.d.ConversationTurns(int(c.Index)) {
+		if tr.Turn == 3 {
+			turn3 = &tr
+		}
+	}
+	wire := w.d.Messages(int(c.Index))
+	got := res["turn-messages"]
+	if turn3 == nil || len(got) != int(turn3.MsgEnd) {
+		t.Fatalf("turn-messages gave %d rows, turn 3 sends %v", len(got), turn3)
+	}
+	for i, r := range got {
+		if int(num(t, r, "seq")) != i || r["role"] != wire[i].Role || r["wire"] != string(wire[i].Wire) {
+			t.Errorf("turn-messages row %d: %v, want %s", i, r, wire[i].Wire)
 		}
 	}
 
