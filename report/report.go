@@ -14,6 +14,7 @@ import (
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/sourcegraph/conc/iter"
 )
 
 // Output files of a report folder.
@@ -96,18 +97,21 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		var pts []*Point
-		for _, d := range dirs {
+		// Points fold in parallel (token counting dominates); results keep order.
+		pts, err := iter.MapErr(dirs, func(d *string) (*Point, error) {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			p, err := LoadPoint(d, o.Tokenizer, islFor)
+			p, err := LoadPoint(*d, o.Tokenizer, islFor)
 			if err != nil {
 				return nil, err
 			}
 			fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %.1f\n",
-				d, p.Concurrency, p.Issued, float64(p.SystemTPS))
-			pts = append(pts, p)
+				*d, p.Concurrency, p.Issued, float64(p.SystemTPS))
+			return p, nil
+		})
+		if err != nil {
+			return nil, err
 		}
 		s := NewSystem(g.name, pts, o.CMax)
 		if o.Ruleset != "" || s.OSLWindow == nil {
