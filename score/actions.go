@@ -287,20 +287,14 @@ func ToolCallsActions(toolCallsJSON []byte) []string {
 }
 
 func appendToolCallsActions(dst []string, toolCallsJSON []byte) []string {
-	if !isJSONArray(toolCallsJSON) {
-		return dst
-	}
-	v, ok := parsePyJSON(toolCallsJSON)
-	if !ok {
-		return dst
-	}
-	calls, _ := v.([]any)
-	for _, c := range calls {
-		name, args, ok := splitToolCallValue(c)
-		if ok {
-			dst = appendCallActionsValue(dst, name, args)
+	scanToolCalls(toolCallsJSON, func(name, args span) {
+		if !name.isString("bash") {
+			return
 		}
-	}
+		if cmd, ok := bashArgsCommand(args); ok {
+			dst = appendCommandActions(dst, cmd)
+		}
+	})
 	return dst
 }
 
@@ -324,71 +318,4 @@ func splitToolCall(call json.RawMessage) (name, args json.RawMessage, ok bool) {
 		return nil, nil, false
 	}
 	return fn["name"], fn["arguments"], true
-}
-
-// splitToolCallValue is splitToolCall on a decoded value.
-func splitToolCallValue(call any) (name, args any, ok bool) {
-	tc, isObj := call.(map[string]any)
-	if !isObj {
-		return nil, nil, false
-	}
-	fn, isObj := tc["function"].(map[string]any)
-	if !isObj {
-		return nil, nil, false
-	}
-	return fn["name"], fn["arguments"], true
-}
-
-// appendCallActionsValue adds the actions of one tool call given its function's
-// decoded name and arguments.
-func appendCallActionsValue(dst []string, name, args any) []string {
-	if s, ok := name.(string); !ok || s != "bash" {
-		return dst
-	}
-	if cmd, ok := bashCommandValue(args); ok {
-		dst = appendCommandActions(dst, cmd)
-	}
-	return dst
-}
-
-// bashCommandValue extracts the command of a bash call's decoded arguments (a
-// string holding a JSON object, or the object itself): "command" when truthy,
-// else "cmd"; it must be a string.
-func bashCommandValue(args any) (string, bool) {
-	if s, ok := args.(string); ok {
-		v, ok := parsePyJSON([]byte(s))
-		if !ok {
-			return "", false
-		}
-		args = v
-	}
-	obj, ok := args.(map[string]any)
-	if !ok {
-		return "", false
-	}
-	v := obj["command"]
-	if !pyTruthyValue(v) {
-		v = obj["cmd"]
-	}
-	cmd, ok := v.(string)
-	return cmd, ok
-}
-
-// pyTruthyValue is Python's bool() of a decoded JSON value.
-func pyTruthyValue(v any) bool {
-	switch x := v.(type) {
-	case nil:
-		return false
-	case bool:
-		return x
-	case string:
-		return x != ""
-	case json.Number:
-		return pyTruthy([]byte(x))
-	case []any:
-		return len(x) > 0
-	case map[string]any:
-		return len(x) > 0
-	}
-	return true
 }

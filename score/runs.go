@@ -261,6 +261,16 @@ func readAgentraceRun(dir string, truth *Truth) (*runData, error) {
 		rd.warnings = append(rd.warnings, fmt.Sprintf("turn log truncated, scored its %d complete rows: %v", len(recs), err))
 	}
 	rd.attempts = make([]Attempt, 0, len(recs))
+	ok := 0
+	for i := range recs {
+		if recs[i].Status == schemas.StatusOK {
+			ok++
+		}
+	}
+	outs := make([]Output, 0, ok)
+	rd.completed = make([]schemas.Response, 0, ok)
+	rd.usage = make([]int32, 0, ok)
+	rd.rawCalls = make([]string, 0, ok)
 	for i := range recs {
 		r := &recs[i]
 		a := Attempt{SessionID: r.SessionID, ConversationID: r.ConversationID, Repeat: int(r.Repeat),
@@ -276,7 +286,8 @@ func readAgentraceRun(dir string, truth *Truth) (*runData, error) {
 			a.Repeat = 1
 		}
 		if r.Status == schemas.StatusOK {
-			out := &Output{Content: r.OutputContent, Reasoning: r.OutputReasoning}
+			outs = append(outs, Output{Content: r.OutputContent, Reasoning: r.OutputReasoning})
+			out := &outs[len(outs)-1]
 			if r.OutputToolCalls != "" {
 				out.ToolCalls = json.RawMessage(r.OutputToolCalls)
 			}
