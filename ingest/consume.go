@@ -11,7 +11,7 @@ import (
 type problemFunc func(line int64, conv string, turn int32, msg string)
 
 // consumeFlat groups a flat file's rows into conversations, in order.
-func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas.DatasetInput, order chan chan []item, problem problemFunc) error {
+func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas.DatasetInput, order chan chan parsed, problem problemFunc) error {
 	var conv []*row
 	flush := func() error {
 		if len(conv) == 0 {
@@ -23,7 +23,8 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 	}
 	closed := map[string]int64{} // conversations of this file already finished
 	for ch := range order {
-		items := <-ch
+		p := <-ch
+		items := p.items
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -39,6 +40,7 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 				continue
 			}
 			r := it.row
+			r.chunk = p.seq
 			in.rows++
 			if len(conv) > 0 && (!r.hasID || r.convID != conv[0].convID) {
 				if conv[0].hasID {
@@ -62,11 +64,12 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 // consumeSnapshots keeps the latest snapshot of each conversation (highest
 // conversation_idx; the first seen on a tie), then converts them in order of first
 // appearance.
-func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *schemas.DatasetInput, order chan chan []item, problem problemFunc) error {
+func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *schemas.DatasetInput, order chan chan parsed, problem problemFunc) error {
 	best := map[string]*snapshot{}
 	var ids []string
 	for ch := range order {
-		items := <-ch
+		p := <-ch
+		items := p.items
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -97,6 +100,10 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 				s.raw = append([]byte(nil), s.raw...)
 				best[s.id] = s
 			}
+		}
+		// Everything kept from this chunk has been copied.
+		if p.seq >= 0 {
+			in.pool.release(p.seq + 1)
 		}
 	}
 	for _, id := range ids {
@@ -136,6 +143,10 @@ type convResult struct {
 	problems []Problem
 	prep     *datasets.Prepared
 	err      error
+	// chunk is the first input chunk the conversation's rows came from (-1 for
+	// rows that do not point into chunks): once it is written, earlier chunks
+	// are free.
+	chunk int64
 }
 
 // conversation takes one conversation's rows from a consumer: it checks the id
@@ -173,7 +184,7 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 
 // buildJob validates and builds one conversation (in a build worker).
 func (in *ingester) buildJob(j *convJob) convResult {
-	var res convResult
+	res := convResult{chunk: j.rows[0].chunk}
 	first := j.rows[0]
 	id := first.convID
 	report := func(r *row, msg string) {
@@ -206,6 +217,9 @@ func (in *ingester) writeLoop() error {
 	var err error
 	for ch := range in.order {
 		res := <-ch
+		if res.chunk > 0 {
+			in.pool.release(res.chunk)
+		}
 		for _, p := range res.problems {
 			in.addProblem(p)
 		}

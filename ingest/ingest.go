@@ -174,6 +174,8 @@ type ingester struct {
 
 	mu       sync.Mutex
 	problems problemList
+
+	pool chunkPool
 }
 
 func (in *ingester) addProblem(p Problem) {
@@ -242,9 +244,69 @@ type item struct {
 }
 
 type chunk struct {
+	seq       int64 // position in the run's sequence of chunks (chunkPool)
 	data      []byte
 	firstLine int64
 	final     bool // the file's last bytes, not ending in a newline
+}
+
+// parsed is a parsed chunk.
+type parsed struct {
+	seq   int64
+	items []item
+}
+
+// chunkPool recycles the chunks' buffers. Freshly allocated memory is expensive
+// here (page faults cost more than parsing), so a buffer is reused once no row
+// read from it can be needed: for a flat file, when every conversation that
+// started before it has been built; for a snapshot file, when the consumer has
+// copied what it keeps.
+type chunkPool struct {
+	mu   sync.Mutex
+	seq  int64
+	live []pooled // in seq order
+	free [][]byte
+}
+
+type pooled struct {
+	seq int64
+	buf []byte
+}
+
+// maxFree bounds the idle buffers kept.
+const maxFree = 4
+
+// get returns a buffer of length size and its chunk sequence number.
+func (p *chunkPool) get(size int) ([]byte, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	seq := p.seq
+	p.seq++
+	if size == blockBytes {
+		var buf []byte
+		if n := len(p.free); n > 0 {
+			buf, p.free = p.free[n-1], p.free[:n-1]
+		} else {
+			buf = make([]byte, blockBytes)
+		}
+		p.live = append(p.live, pooled{seq, buf})
+		return buf, seq
+	}
+	return make([]byte, size), seq
+}
+
+// release makes the buffers of chunks before seq reusable.
+func (p *chunkPool) release(seq int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for n < len(p.live) && p.live[n].seq < seq {
+		if len(p.free) < maxFree {
+			p.free = append(p.free, p.live[n].buf)
+		}
+		n++
+	}
+	p.live = append(p.live[:0], p.live[n:]...)
 }
 
 // countingReader counts and hashes the raw bytes of a file.
@@ -286,7 +348,7 @@ func (in *ingester) file(ctx context.Context, path string) error {
 		in.addProblem(Problem{File: path, Line: line, ConversationID: conv, Turn: turn, Message: msg})
 	}
 
-	rd := &chunkReader{r: r, maxLine: in.opts.MaxLineBytes, line: 1}
+	rd := &chunkReader{r: r, maxLine: in.opts.MaxLineBytes, line: 1, pool: &in.pool}
 	rowsBefore := in.rows
 	first, err := rd.next()
 	if err != nil {
@@ -301,17 +363,17 @@ func (in *ingester) file(ctx context.Context, path string) error {
 	defer cancel()
 	type job struct {
 		c   *chunk
-		out chan []item
+		out chan parsed
 	}
 	jobs := make(chan job)
-	order := make(chan chan []item, in.opts.Workers+1)
+	order := make(chan chan parsed, in.opts.Workers+1)
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(order)
 		defer close(jobs)
 		c := first
 		for c != nil {
-			out := make(chan []item, 1)
+			out := make(chan parsed, 1)
 			select {
 			case order <- out:
 			case <-ctx.Done():
@@ -338,7 +400,7 @@ func (in *ingester) file(ctx context.Context, path string) error {
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				j.out <- parseChunk(j.c, format, in.opts.MaxLineBytes)
+				j.out <- parsed{j.c.seq, parseChunk(j.c, format, in.opts.MaxLineBytes)}
 			}
 		}()
 	}
@@ -383,6 +445,7 @@ type chunkReader struct {
 	eof          bool
 	longLines    []int64
 	unterminated bool
+	pool         *chunkPool
 }
 
 // next returns the next chunk, nil at the end.
@@ -392,7 +455,7 @@ func (cr *chunkReader) next() (*chunk, error) {
 			if len(cr.carry) == 0 {
 				return nil, nil
 			}
-			c := &chunk{data: cr.carry, firstLine: cr.line, final: true}
+			c := &chunk{seq: -1, data: cr.carry, firstLine: cr.line, final: true}
 			cr.carry = nil
 			cr.unterminated = true
 			return c, nil
@@ -404,7 +467,7 @@ func (cr *chunkReader) next() (*chunk, error) {
 		if size > cr.maxLine+1 {
 			size = max(cr.maxLine+1, len(cr.carry)+1)
 		}
-		buf := make([]byte, size)
+		buf, seq := cr.pool.get(size)
 		n := copy(buf, cr.carry)
 		m, err := io.ReadFull(cr.r, buf[n:])
 		buf = buf[:n+m]
@@ -429,7 +492,7 @@ func (cr *chunkReader) next() (*chunk, error) {
 			}
 			continue
 		}
-		c := &chunk{data: buf[:last+1], firstLine: cr.line}
+		c := &chunk{seq: seq, data: buf[:last+1], firstLine: cr.line}
 		cr.line += int64(bytes.Count(c.data, []byte{'\n'}))
 		cr.carry = buf[last+1:]
 		return c, nil

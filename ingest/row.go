@@ -36,6 +36,7 @@ type field struct {
 // raw JSON (nil when absent). Raw slices point into the input buffer.
 type row struct {
 	line     int64
+	chunk    int64 // sequence number of the input chunk its raw slices point into
 	convID   string
 	hasID    bool
 	idRaw    []byte

@@ -84,7 +84,7 @@ func snapshotRows(s *snapshot) (rows []*row, metadata []byte, problems []string)
 	idRaw := datasets.AppendString(nil, s.id)
 	var system []byte
 	newRow := func(role string) *row {
-		r := &row{line: s.line, convID: s.id, hasID: true, idRaw: idRaw, role: role,
+		r := &row{line: s.line, chunk: -1, convID: s.id, hasID: true, idRaw: idRaw, role: role,
 			roleRaw: datasets.AppendString(nil, role), turn: int32(len(rows) + 1), turnOK: true, turnSeen: true}
 		rows = append(rows, r)
 		return r
