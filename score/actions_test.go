@@ -112,6 +112,13 @@ func TestToolCallsActionsShapes(t *testing.T) {
 		{"function not an object", `[{"function":"bash"}]`, nil},
 		{"several calls in order", `[{"function":{"name":"bash","arguments":"{\"command\":\"ls; cat x\"}"}},{"function":{"name":"bash","arguments":"{\"command\":\"ls\"}"}}]`, []string{"ls", "cat", "ls"}},
 		{"empty", ``, nil},
+		{"escaped key in arguments", `[{"function":{"name":"bash","arguments":"{\"comm\\u0061nd\":\"ls\"}"}}]`, []string{"ls"}},
+		{"escaped name", `[{"function":{"name":"b\u0061sh","arguments":{"command":"ls"}}}]`, []string{"ls"}},
+		{"duplicate function: last wins", `[{"function":{"name":"x"},"function":{"name":"bash","arguments":{"command":"ls"}}}]`, []string{"ls"}},
+		{"one bad call invalidates all", `[{"function":{"name":"bash","arguments":{"command":"ls"}}}, {"x": tru}]`, nil},
+		{"non-object items skipped", `[1, "bash", null, [], {"function":{"name":"bash","arguments":{"cmd":"cat"}}}]`, []string{"cat"}},
+		{"arguments JSON with trailing text", `[{"function":{"name":"bash","arguments":"{\"command\":\"ls\"} x"}}]`, nil},
+		{"arguments a JSON list", `[{"function":{"name":"bash","arguments":"[\"ls\"]"}}]`, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
