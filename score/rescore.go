@@ -53,7 +53,8 @@ type FoundRun struct {
 // FindRuns walks an archive root and returns every run directory in it (a folder
 // with turns.arrows or events.jsonl), in lexical order. Symbolic links to folders
 // are not entered; a run whose files are symbolic links leading out of the root is
-// returned with Err set, and never read.
+// returned with Err set, and never read. Paths are reported under the root with
+// its symbolic links resolved.
 func FindRuns(root string) ([]FoundRun, error) {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -64,9 +65,10 @@ func FindRuns(root string) ([]FoundRun, error) {
 		return nil, fmt.Errorf("find runs in %q: %w", root, err)
 	}
 	var runs []FoundRun
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	// Walk the resolved root, so that a root given as a symbolic link is entered.
+	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if p == root {
+			if p == realRoot {
 				return err
 			}
 			runs = append(runs, FoundRun{Dir: p, Err: fmt.Errorf("walk: %w", err)})

@@ -56,9 +56,13 @@ func TestRescoreArchive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	realArchive, err := filepath.EvalSymlinks(archive)
+	if err != nil {
+		t.Fatal(err)
+	}
 	byDir := map[string]schemas.RescoreRow{}
 	for _, r := range rows {
-		rel, _ := filepath.Rel(archive, r.Path)
+		rel, _ := filepath.Rel(realArchive, r.Path)
 		byDir[rel] = r
 	}
 	if len(rows) != 6 {
@@ -101,6 +105,13 @@ func TestRescoreArchive(t *testing.T) {
 	rows1, err := Rescore(context.Background(), RescoreOptions{Archives: []string{filepath.Join(archive, "sweep")}, Dataset: ds, Jobs: 1})
 	if err != nil || len(rows1) != 1 || rows1[0].Score != 0.6212 || rows1[0].Dataset != ds {
 		t.Errorf("with --dataset: %+v %v", rows1, err)
+	}
+	// An archive root given as a symbolic link is entered.
+	if err := os.Symlink(filepath.Join(archive, "sweep"), filepath.Join(root, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := Rescore(context.Background(), RescoreOptions{Archives: []string{filepath.Join(root, "alias")}}); err != nil || len(rows) != 1 || rows[0].Error != "" {
+		t.Errorf("symlinked root: %+v %v", rows, err)
 	}
 	if _, err := Rescore(context.Background(), RescoreOptions{Archives: []string{filepath.Join(root, "none")}}); err == nil {
 		t.Error("a missing archive root is not an error")
