@@ -71,7 +71,7 @@ type Options struct {
 	// message (default 0.9), so inline accuracy passes.
 	Fidelity float64
 	// Tokenizer is a Qwen3 tokenizer folder for the official token counts; "" looks
-	// for .cache/tokenizers/qwen3 and, when absent, counts with server usage
+	// for .cache/tokenizers/qwen3 and, when absent, counts with the server's usage
 	// (marked unofficial).
 	Tokenizer string
 	// Progress receives the tour's progress and closing table (nil: discarded);
@@ -98,7 +98,7 @@ type Result struct {
 	Points     []Point
 	ReportHTML string
 	Ruleset    string
-	Tokenizer  string // "" when tokens.Approx counted output tokens
+	Tokenizer  string // "" when the server's usage counted output tokens
 	// Endpoint is the simulated server's URL; it no longer answers once Run has
 	// returned. Speedup is the server's speedup.
 	Endpoint string
@@ -207,7 +207,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	// 4. Score each point, then report.
 	truth := score.NewTruth(d)
-	var counter score.OSLCounter = approxOSL{}
+	// Without the tokenizer, score falls back to the server's usage counts and
+	// marks the OSL gate unofficial.
+	var counter score.OSLCounter
 	if tok != nil {
 		counter = tok
 	}
@@ -218,9 +220,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		s, err := score.ScoreRun(ctx, score.Options{Run: runDir, Dataset: dsDir, Truth: truth, Counter: counter})
 		if err != nil {
 			return res, fmt.Errorf("demo: %w", err)
-		}
-		if tok == nil {
-			markApprox(s)
 		}
 		if err := score.WriteScores(runDir, s); err != nil {
 			return res, fmt.Errorf("demo: %w", err)
@@ -336,7 +335,7 @@ func printStats(w io.Writer, st ingest.Stats) {
 func WriteTable(w io.Writer, r *Result) {
 	src := "tokenizer " + r.Tokenizer
 	if r.Tokenizer == "" {
-		src = "tokens.Approx: approximate, unofficial (run `make tokenizers` for official counts)"
+		src = "the server's usage counts: unofficial (run `make tokenizers` for official counts)"
 	}
 	fmt.Fprintf(w, "ruleset %s; OSL counted with %s\n", r.Ruleset, src)
 	if r.Speedup > 0 && r.Speedup != 1 {
