@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -535,4 +536,17 @@ func TestOSLWindow(t *testing.T) {
 	t.Logf("Qwen3 tokenizer: mean OSL %.1f over %d turns (coding %.1f over %d, workflow %.1f over %d)", mean,
 		ns[schemas.DomainCoding]+ns[schemas.DomainWorkflow], sums[schemas.DomainCoding]/float64(ns[schemas.DomainCoding]),
 		ns[schemas.DomainCoding], sums[schemas.DomainWorkflow]/float64(ns[schemas.DomainWorkflow]), ns[schemas.DomainWorkflow])
+}
+
+// BenchmarkGenerate measures generation speed (bytes/s of JSONL) at scale 0.1.
+func BenchmarkGenerate(b *testing.B) {
+	var n int64
+	for b.Loop() {
+		s, err := Generate(context.Background(), io.Discard, Options{Scale: 0.1, Seed: 1})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = s.Bytes
+	}
+	b.SetBytes(n)
 }
