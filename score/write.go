@@ -1,6 +1,7 @@
 package score
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -49,4 +50,17 @@ func writeParquet[T any](path string, rows []T) error {
 		}
 		return nil
 	})
+}
+
+// ScoreAndWrite scores a run (ScoreRun) and writes its scores.json and
+// scores.parquet into the run directory (WriteScores): `agentrace score`.
+func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
+	s, err := ScoreRun(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteScores(opts.Run, s); err != nil {
+		return nil, err
+	}
+	return s, nil
 }

@@ -53,11 +53,8 @@ func scoreCommand() *cli.Command {
 }
 
 func runScore(ctx context.Context, c *cli.Command, opts score.Options) error {
-	s, err := score.ScoreRun(ctx, opts)
+	s, err := score.ScoreAndWrite(ctx, opts)
 	if err != nil {
-		return err
-	}
-	if err := score.WriteScores(opts.Run, s); err != nil {
 		return err
 	}
 	for _, w := range s.Warnings {
