@@ -60,7 +60,13 @@ func (d *Dataset) systemFragment(dst []byte, ci int, o *BodyOptions) []byte {
 	if !o.Salt {
 		return AppendSystemMessage(dst, c.SystemEscaped, "", "")
 	}
-	return AppendSystemMessage(dst, c.SystemEscaped, repeatSalt(o.Repeat), d.convs[ci].salt)
+	rs := ""
+	if o.Repeat < len(d.repeatSalts) {
+		rs = d.repeatSalts[max(o.Repeat, 1)]
+	} else {
+		rs = repeatSalt(o.Repeat)
+	}
+	return AppendSystemMessage(dst, c.SystemEscaped, rs, d.convs[ci].salt)
 }
 
 // AppendSystemMessage appends the system message with the JSON-escaped content

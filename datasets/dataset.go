@@ -28,6 +28,9 @@ type Dataset struct {
 
 	clearOnce sync.Once
 	clearData []wireData
+
+	// repeatSalts[r] is the salt of repeat r, for the first passes.
+	repeatSalts []string
 }
 
 // convData is one conversation's messages and their wire fragments.
@@ -91,6 +94,10 @@ func New(m schemas.DatasetManifest, convs []schemas.Conversation, msgs []schemas
 }
 
 func (d *Dataset) index(msgs []schemas.Message) error {
+	d.repeatSalts = make([]string, 65)
+	for r := 1; r < len(d.repeatSalts); r++ {
+		d.repeatSalts[r] = repeatSalt(r)
+	}
 	d.byID = make(map[string]int, len(d.Conversations))
 	d.convs = make([]convData, len(d.Conversations))
 	for i := range d.Conversations {
