@@ -88,11 +88,18 @@ func (c *client) probe(ctx context.Context) error {
 
 // slotState is one slot's reusable buffers.
 type slotState struct {
-	buf   []byte // request body
+	id    int
+	ctx   context.Context // the slot's child of the work context
+	buf   []byte          // the request body being sent: one of bufs
+	bufs  [3][]byte       // request bodies (see pipeline)
+	pipe  pipeline
+	build chan buildJob
+	built chan buildResult
 	prev  *reqBody
 	br    *bufio.Reader
 	sse   sseReader
-	resp  response
+	resps [3]response  // response accumulators (see pipeline)
+	resp  *response    // the current turn's: one of resps
 	raw   bytes.Buffer // non-streamed body
 	timer *time.Timer
 }
@@ -136,8 +143,9 @@ func (b *reqBody) Close() error {
 // do sends turn r (its body in st.buf) and reads the response into r. It fills
 // the outcome, times, output and usage fields.
 func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRecord) {
+	st.resp.reset()
 	r.RequestBytes = int64(len(st.buf))
-	ctx, cancel := context.WithTimeout(e.workCtx, c.s.TurnTimeout)
+	ctx, cancel := context.WithTimeout(st.ctx, c.s.TurnTimeout)
 	defer cancel()
 	body := &reqBody{closed: make(chan struct{})}
 	body.r.Reset(st.buf)
@@ -151,7 +159,6 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	req.Header = hdr
 	st.prev = body
 
-	st.resp.reset()
 	r.InWindow = !e.windowClosed.Load()
 	r.IssuedNs = e.now()
 	resp, err := c.hc.Do(req)
@@ -173,7 +180,6 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 		r.Status = schemas.StatusOK
 		r.CompletedNs = e.now()
 	}
-	c.output(st, r)
 }
 
 func (c *client) readResponse(e *engine, st *slotState, resp *http.Response) error {
@@ -186,10 +192,10 @@ func (c *client) readResponse(e *engine, st *slotState, resp *http.Response) err
 		if _, err := st.raw.ReadFrom(resp.Body); err != nil {
 			return fmt.Errorf("read response: %w", err)
 		}
-		return readCompletion(st.raw.Bytes(), &st.resp, e.now())
+		return readCompletion(st.raw.Bytes(), st.resp, e.now())
 	}
 	st.br.Reset(resp.Body)
-	err := st.sse.read(&st.resp, e.now)
+	err := st.sse.read(st.resp, e.now)
 	st.br.Reset(nil)
 	return err
 }
@@ -212,8 +218,7 @@ func (c *client) fail(e *engine, r *schemas.TurnRecord, ctx context.Context, err
 }
 
 // output copies the accumulated response into r.
-func (c *client) output(st *slotState, r *schemas.TurnRecord) {
-	rs := &st.resp
+func output(rs *response, r *schemas.TurnRecord) {
 	r.OutputContent = rs.content.String()
 	r.OutputReasoning = rs.reasoning.String()
 	r.OutputToolCalls = rs.toolCallsJSON()

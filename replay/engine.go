@@ -35,8 +35,8 @@ type Summary struct {
 	Trajectories int            // finished (all turns logged)
 	Started      int            // trajectories started
 	Budget       int
-	Turns        int // turns issued
-	Elapsed      time.Duration
+	Turns        int           // turns issued
+	Elapsed      time.Duration // from the start to the last slot's end (log closing excluded)
 	WindowEnd    time.Duration // 0 when the window never ended
 	OutputTokens int64         // server usage, else output-bearing chunks
 	// Client lag (issued minus scheduled) over issued turns, "lower" percentiles.
@@ -99,7 +99,11 @@ type engine struct {
 	windowClosed atomic.Bool
 	windowEndNs  atomic.Int64
 
-	logCh chan *schemas.TurnRecord
+	log *logQueue
+	// maxBody is the largest request body of the dataset (plus slack): each slot's
+	// buffer is allocated at this size before the first turn, so that no turn waits
+	// on a large allocation (and the GC assist it can bring).
+	maxBody int
 
 	// live counters
 	trajDone, turnsDone, inFlight, errors atomic.Int64
@@ -144,7 +148,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("replay: create run directory: %w", err)
 	}
 
-	e := &engine{s: s, d: d, client: c, logCh: make(chan *schemas.TurnRecord, 4*s.Concurrency+64)}
+	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.Concurrency), maxBody: maxBodySize(d, s)}
 	wall := time.Now()
 	e.start = wall.Add(-time.Microsecond)
 	m := schemas.RunManifest{
@@ -185,17 +189,17 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 
 	var slots sync.WaitGroup
 	for i := 0; i < s.Concurrency; i++ {
-		slots.Go(e.slot)
+		slots.Go(func() { e.slot(i) })
 	}
 	slots.Wait()
+	elapsed := time.Duration(e.now())
 	close(finished)
 	watch.Wait()
-	close(e.logCh)
+	e.log.close()
 	lr := <-logDone
 	if line != nil {
 		line.Stop()
 	}
-	elapsed := time.Duration(e.now())
 
 	m.EndedNs = int64(elapsed)
 	m.WindowEndNs = e.windowEndNs.Load()
@@ -222,6 +226,24 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return sum, lr.err
 	}
 	return sum, nil
+}
+
+// maxBodySize returns the size of the largest request body a run can send, plus
+// slack: the last client turn of each conversation has the longest history, and
+// the salt's size does not depend on the repeat.
+func maxBodySize(d *datasets.Dataset, s *settings) int {
+	var buf []byte
+	size := 0
+	for ci := range d.Conversations {
+		turns := d.ConversationTurns(ci)
+		for i := range turns {
+			if i == len(turns)-1 || turns[i].Tools != turns[len(turns)-1].Tools || turns[i].Params != "" {
+				buf = d.AppendBody(buf[:0], &turns[i], s.bodyOptions(s.budget))
+				size = max(size, len(buf))
+			}
+		}
+	}
+	return size + 4096
 }
 
 // checkRunDir refuses a run directory that already holds a run.
@@ -283,8 +305,21 @@ func (e *engine) take(finishedOne bool) (int, bool) {
 }
 
 // slot runs trajectories one after another until none is left.
-func (e *engine) slot() {
+func (e *engine) slot(id int) {
 	st := newSlotState()
+	st.id = id
+	for i := range st.bufs {
+		st.bufs[i] = make([]byte, 0, e.maxBody)
+	}
+	st.pipe.finResp = -1
+	st.build, st.built = make(chan buildJob, 1), make(chan buildResult, 1)
+	go e.builder(st, st.build, st.built)
+	defer close(st.build)
+	// Each slot's turns derive from its own context, so that starting and ending a
+	// turn's timeout never contends on a context all slots share.
+	var cancel context.CancelFunc
+	st.ctx, cancel = context.WithCancel(e.workCtx)
+	defer cancel()
 	defer st.release()
 	finishedOne := false
 	for {
@@ -313,52 +348,78 @@ func (e *engine) trajectory(st *slotState, k int) {
 	}
 	base := e.now()
 	abort := ""
+	p := &st.pipe
 	for i := range turns {
 		t := &turns[i]
-		r := &schemas.TurnRecord{
+		// While the previous turn was in flight, the slot's builder finished the
+		// row before it and built this turn's body; if it has not finished yet,
+		// the slot does not wait for it.
+		body, r := p.collect(st, i, false)
+		if r == nil {
+			r = new(schemas.TurnRecord)
+		}
+		*r = schemas.TurnRecord{
 			SessionID: sid, ConversationID: conv.ConversationID, Repeat: int32(repeat),
 			Trajectory: int32(k), Turn: t.Turn, ClientIndex: t.ClientIndex, Domain: conv.Domain,
 			UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1,
 		}
 		if abort == "" && e.issueCtx.Err() != nil {
-			abort = notIssuedInterrupt
-			if errors.Is(context.Cause(e.issueCtx), errWindowEnd) {
-				abort = notIssuedWindow
+			abort = e.stopReason()
+		}
+		if abort == "" {
+			if body < 0 {
+				body = p.freeBuf(-1)
+				st.bufs[body] = e.d.AppendBody(st.bufs[body][:0], t, bo)
+			}
+			var delay time.Duration
+			if !e.s.NoDelays && t.DelaySeconds > 0 {
+				delay = time.Duration(t.DelaySeconds * e.s.delayScale * float64(time.Second))
+			}
+			r.DelayNs = int64(delay)
+			r.ScheduledNs = base + int64(delay)
+			if !st.sleepUntil(e, r.ScheduledNs) {
+				abort = e.stopReason()
+				r.DelayNs, r.ScheduledNs = 0, 0
 			}
 		}
 		if abort != "" {
-			r.Status, r.Error, r.InWindow = schemas.StatusAborted, abort, !e.windowClosed.Load()
-			e.logCh <- r
-			continue
-		}
-		var delay time.Duration
-		if !e.s.NoDelays && t.DelaySeconds > 0 {
-			delay = time.Duration(t.DelaySeconds * e.s.delayScale * float64(time.Second))
-		}
-		// The body is built before the delay is slept, so that its cost is off the
-		// turn's lag whenever there is a delay.
-		st.buf = e.d.AppendBody(st.buf[:0], t, bo)
-		r.DelayNs = int64(delay)
-		r.ScheduledNs = base + int64(delay)
-		if !st.sleepUntil(e, r.ScheduledNs) {
-			abort = notIssuedInterrupt
-			if errors.Is(context.Cause(e.issueCtx), errWindowEnd) {
-				abort = notIssuedWindow
+			if body >= 0 {
+				p.bufBusy[body] = false
 			}
-			r.DelayNs, r.ScheduledNs = 0, 0
+			p.drain(e, st)
 			r.Status, r.Error, r.InWindow = schemas.StatusAborted, abort, !e.windowClosed.Load()
-			e.logCh <- r
+			e.log.push(st.id, r)
 			continue
 		}
+		// Hand the builder the previous row and the next body; if it is still busy,
+		// finish the previous row here.
+		if !p.out && (p.fin != nil || i+1 < len(turns)) {
+			job := buildJob{fin: p.fin, resp: p.finResp, t: -1}
+			if p.fin != nil {
+				job.resp = p.finResp
+			}
+			if i+1 < len(turns) {
+				job.t = i + 1
+				job.turn, job.o = &turns[i+1], bo
+				job.buf = p.freeBuf(body)
+				job.dst = st.bufs[job.buf][:0]
+			}
+			p.job = job
+			p.out = true
+			p.fin, p.finResp = nil, -1
+			st.build <- job
+		} else if p.fin != nil {
+			e.finish(st.id, &st.resps[p.finResp], p.fin)
+			p.respBusy[p.finResp] = false
+			p.fin, p.finResp = nil, -1
+		}
+		cur := p.freeResp()
+		st.buf, st.resp = st.bufs[body], &st.resps[cur]
 		e.inFlight.Add(1)
 		e.client.do(e, st, hdr, r)
 		e.inFlight.Add(-1)
-		e.turnsDone.Add(1)
-		if r.UsageCompletionTokens >= 0 {
-			e.outTokens.Add(int64(r.UsageCompletionTokens))
-		} else {
-			e.outTokens.Add(int64(r.Chunks))
-		}
+		p.bufBusy[body] = false
+		p.fin, p.finResp = r, cur
 		base = r.CompletedNs
 		if r.Status != schemas.StatusOK {
 			e.errors.Add(1)
@@ -367,7 +428,140 @@ func (e *engine) trajectory(st *slotState, k int) {
 				abort = notIssuedInterrupt // the failure is the interrupt's cancellation
 			}
 		}
-		e.logCh <- r
+	}
+	p.drain(e, st)
+}
+
+// pipeline is a slot's bookkeeping of what its builder holds: three body buffers
+// and three response accumulators, so that the builder can finish one row and
+// build one body while a turn is in flight, and the slot never waits for it.
+type pipeline struct {
+	bufBusy  [3]bool
+	respBusy [3]bool
+	out      bool     // a job is with the builder
+	job      buildJob // that job
+	fin      *schemas.TurnRecord
+	finResp  int // fin's response accumulator
+}
+
+// collect takes the builder's result when it is there (or, with wait, waits for
+// it). It returns turn i's prebuilt body buffer (-1 if none) and a fresh row (nil
+// if none).
+func (p *pipeline) collect(st *slotState, i int, wait bool) (body int, rec *schemas.TurnRecord) {
+	body = -1
+	if !p.out {
+		return body, nil
+	}
+	var res buildResult
+	if wait {
+		res = <-st.built
+	} else {
+		select {
+		case res = <-st.built:
+		default:
+			return body, nil
+		}
+	}
+	p.out = false
+	if p.job.fin != nil {
+		p.respBusy[p.job.resp] = false
+	}
+	if p.job.t >= 0 {
+		st.bufs[p.job.buf] = res.body
+		if p.job.t == i {
+			body = p.job.buf
+		} else {
+			p.bufBusy[p.job.buf] = false
+		}
+	}
+	return body, res.rec
+}
+
+// drain waits for the builder and finishes the last row: the end of a
+// trajectory, or of its issued turns.
+func (p *pipeline) drain(e *engine, st *slotState) {
+	if p.out {
+		p.collect(st, -1, true)
+	}
+	if p.fin != nil {
+		e.finish(st.id, &st.resps[p.finResp], p.fin)
+		p.respBusy[p.finResp] = false
+		p.fin, p.finResp = nil, -1
+	}
+}
+
+// freeBuf marks a free body buffer other than not busy and returns it.
+func (p *pipeline) freeBuf(not int) int {
+	for i, busy := range p.bufBusy {
+		if !busy && i != not {
+			p.bufBusy[i] = true
+			return i
+		}
+	}
+	panic("replay: no free body buffer") // three suffice: one in flight, one with the builder
+}
+
+// freeResp marks a free response accumulator busy and returns it.
+func (p *pipeline) freeResp() int {
+	for i, busy := range p.respBusy {
+		if !busy {
+			p.respBusy[i] = true
+			return i
+		}
+	}
+	panic("replay: no free response accumulator") // three suffice: current, builder's, pending
+}
+
+// finish copies a completed turn's output into its row, counts it and logs it.
+func (e *engine) finish(slot int, rs *response, r *schemas.TurnRecord) {
+	output(rs, r)
+	e.turnsDone.Add(1)
+	if r.UsageCompletionTokens >= 0 {
+		e.outTokens.Add(int64(r.UsageCompletionTokens))
+	} else {
+		e.outTokens.Add(int64(r.Chunks))
+	}
+	e.log.push(slot, r)
+}
+
+// stopReason is the error text of turns not issued because issuing stopped.
+func (e *engine) stopReason() string {
+	if errors.Is(context.Cause(e.issueCtx), errWindowEnd) {
+		return notIssuedWindow
+	}
+	return notIssuedInterrupt
+}
+
+// buildJob asks a slot's builder to finish the row fin (its output in
+// resps[resp]), and to build the body of client turn t (index in the
+// trajectory; -1 for none) into dst, which is bufs[buf].
+type buildJob struct {
+	fin  *schemas.TurnRecord
+	resp int
+	t    int
+	turn *schemas.Turn
+	o    datasets.BodyOptions
+	buf  int
+	dst  []byte
+}
+
+// buildResult is a built body (nil when none was asked for) and a fresh row.
+type buildResult struct {
+	body []byte
+	rec  *schemas.TurnRecord
+}
+
+// builder runs a slot's jobs, one at a time, until build closes.
+func (e *engine) builder(st *slotState, build <-chan buildJob, built chan<- buildResult) {
+	for j := range build {
+		if j.fin != nil {
+			e.finish(st.id, &st.resps[j.resp], j.fin)
+		}
+		res := buildResult{rec: new(schemas.TurnRecord)}
+		if j.t >= 0 {
+			res.body = e.d.AppendBody(j.dst, j.turn, j.o)
+		}
+		built <- res
 	}
 }
 
@@ -399,26 +593,93 @@ type logResult struct {
 	err             error
 }
 
-// writeLog is the single owner of the turn-log writer: it writes every record,
-// flushes at least once a second, and closes the log when the channel closes.
+// logQueue hands finished rows to the log goroutine without making slots wait
+// on each other: each slot appends to its own shard, under a mutex that only the
+// log goroutine, twice a second, also takes. (A mutex all slots shared would park
+// them behind each other, and a parked goroutine waits behind every runnable one:
+// that showed as client lag.)
+type logQueue struct {
+	shards []logShard
+	closed atomic.Bool
+	wake   chan struct{} // cap 1: a full shard or the close
+}
+
+type logShard struct {
+	mu   sync.Mutex
+	recs []*schemas.TurnRecord
+	_    [40]byte // keep shards on separate cache lines
+}
+
+// logHighWater is the shard length at which a push wakes the log goroutine
+// before its next tick.
+const logHighWater = 1024
+
+func newLogQueue(slots int) *logQueue {
+	return &logQueue{shards: make([]logShard, slots), wake: make(chan struct{}, 1)}
+}
+
+func (q *logQueue) push(slot int, r *schemas.TurnRecord) {
+	sh := &q.shards[slot]
+	sh.mu.Lock()
+	sh.recs = append(sh.recs, r)
+	n := len(sh.recs)
+	sh.mu.Unlock()
+	if n == logHighWater {
+		q.signal()
+	}
+}
+
+func (q *logQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (q *logQueue) close() {
+	q.closed.Store(true)
+	q.signal()
+}
+
+// take moves every queued row to dst, in slot order.
+func (q *logQueue) take(dst []*schemas.TurnRecord) ([]*schemas.TurnRecord, bool) {
+	closed := q.closed.Load()
+	for i := range q.shards {
+		sh := &q.shards[i]
+		sh.mu.Lock()
+		dst = append(dst, sh.recs...)
+		clear(sh.recs)
+		sh.recs = sh.recs[:0]
+		sh.mu.Unlock()
+	}
+	return dst, closed
+}
+
+// logEvery is how often the log goroutine writes the queued rows and flushes
+// them to disk as one batch: a crash loses at most this much (and always less
+// than a second).
+const logEvery = 500 * time.Millisecond
+
+// writeLog is the single owner of the turn-log writer: every logEvery it writes
+// the queued rows as a batch and flushes it; it closes the log once the queue is
+// closed and drained.
 func (e *engine) writeLog(lf *runlog.File) logResult {
 	res := logResult{counts: map[string]int{}}
-	tick := time.NewTicker(time.Second)
+	tick := time.NewTicker(logEvery)
 	defer tick.Stop()
 	fail := func(err error) {
 		if res.err == nil {
 			res.err = fmt.Errorf("replay: %w", err)
 		}
 	}
+	var spare []*schemas.TurnRecord
 	for {
 		select {
-		case r, ok := <-e.logCh:
-			if !ok {
-				if err := lf.Close(); err != nil {
-					fail(err)
-				}
-				return res
-			}
+		case <-tick.C:
+		case <-e.log.wake:
+		}
+		recs, closed := e.log.take(spare[:0])
+		for i, r := range recs {
 			res.counts[r.Status]++
 			if r.IssuedNs != 0 {
 				res.issued++
@@ -432,11 +693,18 @@ func (e *engine) writeLog(lf *runlog.File) logResult {
 					fail(err)
 				}
 			}
-		case <-tick.C:
-			if res.err == nil && lf.Buffered() > 0 {
-				if err := lf.Flush(); err != nil {
-					fail(err)
-				}
+			recs[i] = nil
+		}
+		spare = recs
+		if closed {
+			if err := lf.Close(); err != nil {
+				fail(err)
+			}
+			return res
+		}
+		if res.err == nil && lf.Buffered() > 0 {
+			if err := lf.Flush(); err != nil {
+				fail(err)
 			}
 		}
 	}

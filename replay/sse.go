@@ -238,7 +238,9 @@ type sseReader struct {
 	br   *bufio.Reader
 	line []byte // a line longer than br's buffer
 	data []byte // the data of the event being read
-	c    chunk
+
+	scan    chunkScanner
+	scratch []byte
 }
 
 // read consumes the stream into r, calling now() for the arrival time of each
@@ -330,14 +332,11 @@ func (s *sseReader) dispatch(r *response, at int64) error {
 		r.sawDone = true
 		return nil
 	}
-	// Unmarshal reuses a slice's old elements field by field: clear them first.
-	cs := s.c.Choices[:cap(s.c.Choices)]
-	clear(cs)
-	s.c = chunk{Choices: cs[:0]}
-	if err := json.Unmarshal(data, &s.c); err != nil {
+	chs, usageRaw, errRaw, err := s.scan.parse(data)
+	if err != nil {
 		return fmt.Errorf("%w: chunk %.200q: %v", errMalformed, data, err)
 	}
-	return r.apply(&s.c, at)
+	return r.applyRaw(chs, usageRaw, errRaw, at, &s.scratch)
 }
 
 // readCompletion parses a non-streamed chat.completion body into r at time now.

@@ -1,0 +1,97 @@
+package replay
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// slowApply decodes a chunk with encoding/json, the reference for the scanner.
+func slowApply(data []byte) (*response, error) {
+	var r response
+	r.reset()
+	var c chunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return &r, errSyntax
+	}
+	return &r, r.apply(&c, 7)
+}
+
+func fastApply(data []byte) (*response, error) {
+	var r response
+	r.reset()
+	var s chunkScanner
+	chs, u, e, err := s.parse(data)
+	if err != nil {
+		return &r, err
+	}
+	var scratch []byte
+	return &r, r.applyRaw(chs, u, e, 7, &scratch)
+}
+
+func sameResponse(a, b *response) bool {
+	return a.content.String() == b.content.String() && a.reasoning.String() == b.reasoning.String() &&
+		a.toolCallsJSON() == b.toolCallsJSON() && a.finish == b.finish && len(a.chunkTimes) == len(b.chunkTimes) &&
+		a.firstContentBytes == b.firstContentBytes && a.firstReasoningBytes == b.firstReasoningBytes &&
+		a.promptTokens == b.promptTokens && a.completionTokens == b.completionTokens && a.cachedTokens == b.cachedTokens
+}
+
+var chunkSeeds = []string{
+	`{"id":"x","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi \"there\"\n\u00e9\ud83d\ude00 \/"},"logprobs":null,"finish_reason":null}]}`,
+	`{"choices":[{"index":0,"delta":{"reasoning_content":"a","reasoning":"a"},"finish_reason":"stop"}],"usage":null}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":"}}]}}]}`,
+	`{"choices":[],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12,"prompt_tokens_details":{"cached_tokens":8}}}`,
+	`{"error":{"message":"boom","type":"x","code":500}}`,
+	`{"choices":[{"index":1,"delta":{"content":"b"}},{"index":0,"message":{"content":"a"}}]}`,
+	`{"Choices":[{"Delta":{"Content":"case"}}]}`,
+	`{"choices":[{"delta":{"content":"a"}}],"choices":[{"delta":{"reasoning":"b"}}]}`,
+	`{"choices":[{"delta":{"content":5}}]}`,
+	`{"choices":[{"index":1.5}]}`,
+	`{"choices":[{"delta":{"content":"\ud800x"}}]} `,
+	`{"choices":[{"delta":{"content":"a"}}]}x`,
+	`{"choices":[{"delta":null,"message":{"content":"m"}}]}`,
+	`[1,2]`,
+	`{"a":[1,{"b":-0.5e+3,"c":[true,false,null]}],"choices":[{"index":-0,"delta":{"content":"z"}}]}`,
+}
+
+func TestChunkScannerMatchesEncodingJSON(t *testing.T) {
+	for _, s := range chunkSeeds {
+		a, errA := fastApply([]byte(s))
+		b, errB := slowApply([]byte(s))
+		if (errA == nil) != (errB == nil) || !sameResponse(a, b) {
+			t.Errorf("%s:\n fast %v %q %q\n slow %v %q %q", s, errA, a.content.String(), a.reasoning.String(), errB, b.content.String(), b.reasoning.String())
+		}
+	}
+	if _, err := fastApply([]byte(`{"choices":[{"delta":{"content":"x"}`)); !errors.Is(err, errSyntax) {
+		t.Fatalf("truncated chunk: %v", err)
+	}
+}
+
+// FuzzChunk checks the streaming path's chunk scanner against encoding/json: the
+// same inputs are accepted, and they give the same response.
+func FuzzChunk(f *testing.F) {
+	for _, s := range chunkSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		// encoding/json also folds two non-ASCII runes onto ASCII letters of keys
+		// (U+017F onto s, U+212A onto k); the scanner folds ASCII only.
+		low := strings.ToLower(in)
+		if strings.Contains(in, "\u017f") || strings.Contains(in, "\u212a") || strings.Contains(low, `\u017f`) || strings.Contains(low, `\u212a`) {
+			return
+		}
+		a, errA := fastApply([]byte(in))
+		b, errB := slowApply([]byte(in))
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("fast err %v, encoding/json err %v", errA, errB)
+		}
+		if errA == nil && !sameResponse(a, b) {
+			t.Fatalf("fast %q %q %s %q, encoding/json %q %q %s %q", a.content.String(), a.reasoning.String(), a.toolCallsJSON(), a.finish,
+				b.content.String(), b.reasoning.String(), b.toolCallsJSON(), b.finish)
+		}
+		if !json.Valid([]byte(in)) && errA == nil {
+			t.Fatal("accepted invalid JSON")
+		}
+	})
+}
