@@ -217,6 +217,15 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			extra = append(extra, field{"system", r.system})
 		}
 		client := r.role == schemas.RoleUser || r.role == schemas.RoleTool
+		if r.role == schemas.RoleTool {
+			// A tool row's own message fields are not sent (its results are); keep
+			// them for export.
+			for _, f := range []field{{"content", r.content}, {"name", r.name}, {"reasoning_content", r.reasoning}, {"intent_codes", r.intentCodes}} {
+				if f.val != nil {
+					extra = append(extra, f)
+				}
+			}
+		}
 		if !client {
 			if !isNull(r.tools) {
 				extra = append(extra, field{"tools", r.tools})

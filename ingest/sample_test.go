@@ -459,3 +459,29 @@ func TestDuckDBReadsTables(t *testing.T) {
 		t.Errorf("DuckDB delay sum %v, want %v", got.Delay, delay)
 	}
 }
+
+// TestSnapshotFixture: a hand-written snapshot (merged user messages, a tool
+// batch with its delay on the first message, null and empty assistant content,
+// checkpoints out of order) gives the same dataset as its hand-written flat form.
+func TestSnapshotFixture(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	snap := ingestFiles(t, filepath.Join(root, "testdata/ingest/small.snapshot.jsonl"))
+	flat := ingestFiles(t, filepath.Join(root, "testdata/ingest/small.flat.jsonl"))
+	if snap.Manifest.ContentHash != flat.Manifest.ContentHash {
+		for ci := range snap.Conversations {
+			t.Logf("snapshot %+v\n%+v\n%+v", snap.Conversations[ci], snap.Messages(ci), snap.ConversationTurns(ci))
+		}
+		for ci := range flat.Conversations {
+			t.Logf("flat %+v\n%+v\n%+v", flat.Conversations[ci], flat.Messages(ci), flat.ConversationTurns(ci))
+		}
+		t.Fatalf("snapshot hash %s, flat %s", snap.Manifest.ContentHash, flat.Manifest.ContentHash)
+	}
+	c, _ := snap.Conversation("sim_000007")
+	if c.Metadata != `{"split":"test"}` || c.Rows != 7 || c.DelaySeconds != 3.75 || snap.Manifest.Inputs[0].Format != FormatSnapshot ||
+		len(snap.Manifest.Inputs[0].Metadata) != 1 {
+		t.Errorf("conversation %+v, inputs %+v", c, snap.Manifest.Inputs)
+	}
+	if c, _ := snap.Conversation("code-1"); c.HasSystem || snap.CheckSaltable() == nil {
+		t.Errorf("code-1 has a system prompt? %+v", c)
+	}
+}

@@ -140,9 +140,19 @@ func snapshotRows(s *snapshot) (rows []*row, metadata []byte, problems []string)
 			if userRow == nil {
 				userRow = newRow("user")
 				userRow.content = c
-				userRow.extra = without(fs, "content")
-			} else {
-				userRow.extra = append(userRow.extra, without(fs, "content")...)
+			}
+			for _, f := range fs {
+				switch {
+				case f.key == "content":
+				case f.key == "name" && userRow.name == nil:
+					userRow.name = f.val
+				case f.key == "delay_seconds" && userRow.delay == nil:
+					userRow.delay = f.val
+				case f.key == "reasoning_content" && userRow.reasoning == nil:
+					userRow.reasoning = f.val
+				default:
+					userRow.extra = append(userRow.extra, f)
+				}
 			}
 			if s, ok := datasets.DecodeString(c); ok {
 				userParts = append(userParts, s)
@@ -225,12 +235,3 @@ func snapshotRows(s *snapshot) (rows []*row, metadata []byte, problems []string)
 	return rows, metadata, problems
 }
 
-func without(fs []field, key string) []field {
-	var out []field
-	for _, f := range fs {
-		if f.key != key {
-			out = append(out, f)
-		}
-	}
-	return out
-}
