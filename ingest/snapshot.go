@@ -234,4 +234,3 @@ func snapshotRows(s *snapshot) (rows []*row, metadata []byte, problems []string)
 	}
 	return rows, metadata, problems
 }
-
