@@ -132,7 +132,15 @@ func templateFuncs() template.FuncMap {
 			}
 			return fmt.Sprintf("%.1f%%", 100*float64(n))
 		},
-		"statAvg":       statAvg,
+		"statAvg": statAvg,
+		"anyScored": func(s *System) bool {
+			for _, p := range s.Points {
+				if p.GatesPass != nil {
+					return true
+				}
+			}
+			return false
+		},
 		"statP":         statP,
 		"counts":        countsString,
 		"gatesSummary":  gatesSummary,
