@@ -234,3 +234,25 @@ func TestReferenceRunWithTokenizer(t *testing.T) {
 		}
 	}
 }
+
+// TestReferenceSummaryOSL: without a tokenizer, a reference run's OSL comes from
+// its result_summary.json (the reference's own full-run figure), noted as such.
+func TestReferenceSummaryOSL(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if err := os.CopyFS(dir, os.DirFS(fixtureDir(t))); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Join(dir, "performance"), 0o755)
+	os.WriteFile(filepath.Join(dir, "performance", ReferenceSummaryFile),
+		[]byte(`{"n_samples_completed": 13, "output_sequence_lengths_full_run": {"total": 4810, "avg": 370.0}}`), 0o644)
+	s, err := ScoreRun(context.Background(), Options{Run: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.OSL == nil || s.OSL.Mean != 370 || s.OSL.Source != OSLSourceSummary || s.OSL.Unofficial || s.OSL.Turns != 13 {
+		t.Fatalf("osl %+v", s.OSL)
+	}
+	if g := s.Verdict.Gates[1]; !g.Pass || !strings.Contains(g.Note, "result_summary") {
+		t.Errorf("gate %+v", g)
+	}
+}

@@ -232,6 +232,9 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind 
 			rd.warnings = append(rd.warnings, "no OSL: a reference run needs --tokenizer (or a result_summary.json with output_sequence_lengths_full_run)")
 			return nil, nil
 		}
+		if n <= 0 {
+			n = len(rd.completed)
+		}
 		res.Source, res.Mean, res.Total, res.Turns = OSLSourceSummary, mean, total, n
 		return res, nil
 	default:
