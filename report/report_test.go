@@ -169,7 +169,11 @@ func TestBuildWithScores(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r, _ := buildFake(t, Options{Runs: []string{sweep}})
+	r, out := buildFake(t, Options{Runs: []string{sweep}})
+	html, _ := os.ReadFile(filepath.Join(out, HTMLFile))
+	if !regexp.MustCompile(`<td class="n">8</td><td>qwen-readme-2026-08</td><td>osl_window</td><td class="n">400</td><td>\[355, 434\]</td><td class="fail">fail</td>`).Match(html) {
+		t.Error("report.html lacks the failing gate row of c=8")
+	}
 	s := r.Systems[0]
 	if s.OSLWindow == nil || s.OSLWindow[0] != 355 || s.Ruleset != "qwen-readme-2026-08" {
 		t.Errorf("OSL window %v ruleset %q", s.OSLWindow, s.Ruleset)
