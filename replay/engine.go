@@ -18,7 +18,7 @@ import (
 )
 
 // RunRunning is the manifest state of a run that has not ended (or was killed).
-const RunRunning = "running"
+const RunRunning = schemas.RunRunning
 
 // Error texts of turns that were never sent.
 const (

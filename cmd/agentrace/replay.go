@@ -166,7 +166,7 @@ func logCommand() *cli.Command {
 			Description: "One JSON object per client turn, keys in column order (all columns, or --columns).\n" +
 				"Times are integer nanoseconds on the run's monotonic clock; chunk_times is a list relative\n" +
 				"to first_token_ns. A log cut short by a crash prints its complete batches, then fails.\n\n" +
-				"Columns: " + strings.Join(runlog.ColumnNames(), ", ") + "\n\n" +
+				"Columns:\n" + columnHelp() + "\n" +
 				"Examples:\n" +
 				"  agentrace log dump run-c32 | head\n" +
 				"  agentrace log dump run-c32 --columns session_id,turn,status,issued_ns,completed_ns",
@@ -191,4 +191,12 @@ func logCommand() *cli.Command {
 			},
 		}},
 	}
+}
+
+func columnHelp() string {
+	var b strings.Builder
+	for _, c := range schemas.TurnLogColumns() {
+		fmt.Fprintf(&b, "  %-24s %s\n", c.Name, c.Meaning)
+	}
+	return b.String()
 }

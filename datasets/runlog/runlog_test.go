@@ -324,3 +324,18 @@ func TestManifestRoundTrip(t *testing.T) {
 		t.Fatal("want an error for a missing manifest")
 	}
 }
+
+// TestColumnsDocumented: every turn-log column has a meaning in schemas, in
+// schema order.
+func TestColumnsDocumented(t *testing.T) {
+	docs := schemas.TurnLogColumns()
+	names := ColumnNames()
+	if len(docs) != len(names) {
+		t.Fatalf("%d documented columns, schema has %d", len(docs), len(names))
+	}
+	for i, c := range docs {
+		if c.Name != names[i] || c.Meaning == "" {
+			t.Fatalf("column %d: documented %q, schema %q", i, c.Name, names[i])
+		}
+	}
+}

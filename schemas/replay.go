@@ -1,0 +1,48 @@
+package schemas
+
+// RunRunning is the manifest state of a run that has started and not ended: a
+// run killed outright (a second Ctrl-C, a crash) keeps it.
+const RunRunning = "running"
+
+// Column documents one column of the turn log.
+type Column struct {
+	Name    string
+	Meaning string
+}
+
+// TurnLogColumns returns every column of TurnLogSchema, in schema order, with
+// its meaning. Times are nanoseconds on the run's monotonic clock (counted from
+// the run's start); 0 means "did not happen".
+func TurnLogColumns() []Column {
+	return []Column{
+		{"session_id", "logical trajectory id sent in the routing headers: the conversation id, plus __repeat_N from the second pass on"},
+		{"conversation_id", "source conversation id (no repeat suffix)"},
+		{"repeat", "instance number of the trajectory: 1 on the first pass over the dataset, 2 on the second, ..."},
+		{"trajectory", "0-based start order k of the trajectory (it replays conversation k mod n)"},
+		{"turn", "dataset turn number of the client row (user or tool row)"},
+		{"client_index", "0-based ordinal of the client turn within its conversation"},
+		{"domain", "coding or workflow"},
+		{"status", "ok, error (HTTP error status, transport error, broken or malformed stream), timeout (turn timeout), or aborted (never sent: an earlier turn failed, or issuing stopped)"},
+		{"error", "what went wrong, empty when ok"},
+		{"http_status", "HTTP status of the response, 0 when none arrived"},
+		{"scheduled_ns", "when the turn became due: the previous turn's completion (or the trajectory's start) plus the delay"},
+		{"issued_ns", "when the request was sent; issued minus scheduled is the client's own lag"},
+		{"headers_ns", "when the response headers arrived"},
+		{"first_token_ns", "when the first non-empty fragment of content, reasoning or a tool call arrived"},
+		{"completed_ns", "when the response was complete (or the turn failed)"},
+		{"delay_ns", "the inter-turn delay slept before the turn (delay_seconds x delay scale), not part of its latency"},
+		{"chunk_times", "arrival of every output-bearing chunk, relative to first_token_ns (the first is 0)"},
+		{"in_window", "issued before the performance window ended (for aborted rows: the window was still open when they were aborted)"},
+		{"output_content", "the response's content, concatenated"},
+		{"output_reasoning", "the response's reasoning (reasoning_content or reasoning deltas), concatenated"},
+		{"output_tool_calls", "the tool calls merged by index (arguments concatenated) as a JSON array, empty when none"},
+		{"finish_reason", "the finish reason of the first choice"},
+		{"first_content_bytes", "bytes of content carried by the first output-bearing chunk"},
+		{"first_reasoning_bytes", "bytes of reasoning carried by the first output-bearing chunk"},
+		{"chunks", "number of output-bearing chunks"},
+		{"usage_prompt_tokens", "usage.prompt_tokens reported by the server, -1 when absent (not an official count)"},
+		{"usage_completion_tokens", "usage.completion_tokens reported by the server, -1 when absent (not an official count)"},
+		{"usage_cached_tokens", "usage.prompt_tokens_details.cached_tokens reported by the server, -1 when absent"},
+		{"request_bytes", "size of the request body in bytes"},
+	}
+}
