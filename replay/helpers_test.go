@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -284,8 +283,6 @@ func cutConn(t testing.TB, w http.ResponseWriter, partial string) {
 	}
 }
 
-var _ = bytes.Equal
-var _ = strings.Contains
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
 

@@ -449,3 +449,23 @@ func TestSweep(t *testing.T) {
 		t.Fatalf("sweep output:\n%s", log.String())
 	}
 }
+
+func TestProgressLines(t *testing.T) {
+	d := makeDataset(t, chat("a", 3), chat("b", 3))
+	f := newFake(t)
+	f.hold = func(seen) { time.Sleep(30 * time.Millisecond) }
+	var out lockedBuffer
+	if _, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: t.TempDir(), Concurrency: 2, Progress: &out, ProgressEvery: 40 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) < 2 {
+		t.Fatalf("want periodic plain lines, got %q", out.String())
+	}
+	last := lines[len(lines)-1]
+	for _, want := range []string{"trajectories 2/2", "turns 6", "in flight 0", "output tok/s", "errors 0"} {
+		if !strings.Contains(last, want) {
+			t.Fatalf("final status %q lacks %q", last, want)
+		}
+	}
+}
