@@ -1,6 +1,7 @@
 package score
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"reflect"
@@ -293,4 +294,22 @@ func BenchmarkToolCallsActions(b *testing.B) {
 	for b.Loop() {
 		ToolCallsActions(calls)
 	}
+}
+
+// FuzzPyValid: the scanner accepts exactly what encoding/json accepts, apart from
+// Python's extra constants, and never panics on tool-call input.
+func FuzzPyValid(f *testing.F) {
+	for _, s := range []string{`[{"function":{"name":"bash","arguments":"{\"command\":\"ls | wc\"}"}}]`, `{"a":[1,2,{"b":null}]}`,
+		`"\ud83d\ude00"`, `[1e5, -0.5, true]`, `{"a":"\u00"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ToolCallsActions(data)
+		if bytes.Contains(data, []byte("NaN")) || bytes.Contains(data, []byte("Infinity")) {
+			return
+		}
+		if got, want := pyValid(data), json.Valid(data); got != want {
+			t.Fatalf("pyValid(%q) = %v, json.Valid %v", data, got, want)
+		}
+	})
 }
