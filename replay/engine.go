@@ -377,6 +377,25 @@ func (e *engine) trajectory(st *slotState, k int) {
 			}
 			r.DelayNs = int64(delay)
 			r.ScheduledNs = base + int64(delay)
+			// Hand the builder the previous row and the next body; if it is still busy,
+			// finish the previous row here.
+			if !p.out && (p.fin != nil || i+1 < len(turns)) {
+				job := buildJob{fin: p.fin, resp: p.finResp, t: -1}
+				if i+1 < len(turns) {
+					job.t = i + 1
+					job.turn, job.o = &turns[i+1], bo
+					job.buf = p.freeBuf(body)
+					job.dst = st.bufs[job.buf][:0]
+				}
+				p.job = job
+				p.out = true
+				p.fin, p.finResp = nil, -1
+				st.build <- job
+			} else if p.fin != nil {
+				e.finish(st.id, &st.resps[p.finResp], p.fin)
+				p.respBusy[p.finResp] = false
+				p.fin, p.finResp = nil, -1
+			}
 			if !st.sleepUntil(e, r.ScheduledNs) {
 				abort = e.stopReason()
 				r.DelayNs, r.ScheduledNs = 0, 0
@@ -390,28 +409,6 @@ func (e *engine) trajectory(st *slotState, k int) {
 			r.Status, r.Error, r.InWindow = schemas.StatusAborted, abort, !e.windowClosed.Load()
 			e.log.push(st.id, r)
 			continue
-		}
-		// Hand the builder the previous row and the next body; if it is still busy,
-		// finish the previous row here.
-		if !p.out && (p.fin != nil || i+1 < len(turns)) {
-			job := buildJob{fin: p.fin, resp: p.finResp, t: -1}
-			if p.fin != nil {
-				job.resp = p.finResp
-			}
-			if i+1 < len(turns) {
-				job.t = i + 1
-				job.turn, job.o = &turns[i+1], bo
-				job.buf = p.freeBuf(body)
-				job.dst = st.bufs[job.buf][:0]
-			}
-			p.job = job
-			p.out = true
-			p.fin, p.finResp = nil, -1
-			st.build <- job
-		} else if p.fin != nil {
-			e.finish(st.id, &st.resps[p.finResp], p.fin)
-			p.respBusy[p.finResp] = false
-			p.fin, p.finResp = nil, -1
 		}
 		cur := p.freeResp()
 		st.buf, st.resp = st.bufs[body], &st.resps[cur]

@@ -3,6 +3,7 @@ package replay
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -327,4 +328,29 @@ func TestInterrupt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLogFlushedDuringDelay: a finished turn's row is on disk within a second,
+// even while the trajectory sleeps a long delay before its next turn, so a crash
+// loses at most that much.
+func TestLogFlushedDuringDelay(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		d := makeDataset(t, chat("a", 2, 0, 30))
+		tr := &memTransport{answer: func(string, int) script { return script{wait: 100 * time.Millisecond, chunks: 1} }}
+		dir := t.TempDir()
+		done := make(chan error)
+		go func() {
+			_, err := Run(context.Background(), memOptions(d, dir, tr))
+			done <- err
+		}()
+		time.Sleep(1100 * time.Millisecond) // turn 1 completed at 0.1 s; turn 2 is due at 30.1 s
+		synctest.Wait()
+		recs, err := runlog.ReadFile(dir + "/" + schemas.TurnLogFile)
+		if !errors.Is(err, runlog.ErrTruncated) || len(recs) != 1 || recs[0].Turn != 1 || recs[0].Status != schemas.StatusOK {
+			t.Fatalf("during the delay: %d rows on disk (%v), want turn 1", len(recs), err)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	})
 }
