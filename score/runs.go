@@ -55,6 +55,8 @@ type RunInfo struct {
 	// DatasetHash is the content hash of the dataset the run was replayed from
 	// (agentrace runs only).
 	DatasetHash string
+	// State is the manifest's run state (agentrace runs only).
+	State string
 }
 
 // ReadRunInfo reads a run directory's manifest (agentrace) or config.yaml
@@ -68,7 +70,7 @@ func ReadRunInfo(dir string) (RunInfo, error) {
 			return info, err
 		}
 		info.Model, info.Concurrency = m.Config.Model, m.Config.Concurrency
-		info.Dataset, info.DatasetHash = resolveNear(dir, m.Config.Dataset), m.DatasetHash
+		info.Dataset, info.DatasetHash, info.State = resolveNear(dir, m.Config.Dataset), m.DatasetHash, m.State
 	case KindReference:
 		cfg, err := readReferenceConfig(filepath.Join(dir, ReferenceConfigFile))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {

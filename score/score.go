@@ -58,6 +58,9 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	s := &schemas.Scores{SchemaVersion: schemas.Version}
 	s.Run = schemas.RunIdentity{Path: opts.Run, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
 
+	if info.Kind == KindAgentrace && info.State != "" && info.State != schemas.RunComplete {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the run's state is %q, not complete: turns it never issued are not counted", info.State))
+	}
 	rs, warn, err := chooseRuleset(opts.Ruleset, info.Model)
 	if err != nil {
 		return nil, err
