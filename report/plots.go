@@ -179,6 +179,16 @@ func ParetoPlot(systems []*System) (Figure, error) {
 		"e2e_avg_interactivity (output tokens/s per turn)", "system_tps (output tokens/s)")
 	p.Legend.Left = false
 	seenRegion := map[string]bool{}
+	// The data ranges, to tell when two labels would collide.
+	var xr, yr [2]float64
+	xr[0], yr[0] = math.Inf(1), math.Inf(1)
+	xr[1], yr[1] = math.Inf(-1), math.Inf(-1)
+	for _, s := range systems {
+		for _, xy := range stepXY(s.Points) {
+			xr = [2]float64{math.Min(xr[0], xy.X), math.Max(xr[1], xy.X)}
+			yr = [2]float64{math.Min(yr[0], xy.Y), math.Max(yr[1], xy.Y)}
+		}
+	}
 	for i, s := range systems {
 		xy := stepXY(s.Points)
 		if len(xy) == 0 {
@@ -221,19 +231,8 @@ func ParetoPlot(systems []*System) (Figure, error) {
 			labels.XYs = append(labels.XYs, plotter.XY{X: float64(pt.E2EAvgInteractivity), Y: float64(pt.SystemTPS)})
 			labels.Labels = append(labels.Labels, "c="+strconv.Itoa(pt.Concurrency))
 		}
-		if len(labels.XYs) > 0 {
-			l, err := plotter.NewLabels(labels)
-			if err != nil {
-				return Figure{}, err
-			}
-			for j := range l.TextStyle {
-				l.TextStyle[j].Font.Size = 9
-				l.TextStyle[j].Color = systemColor(i)
-				l.TextStyle[j].XAlign = draw.XLeft
-				l.TextStyle[j].YAlign = draw.YBottom
-			}
-			l.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
-			p.Add(l)
+		if err := addPointLabels(p, labels, systemColor(i), xr, yr); err != nil {
+			return Figure{}, err
 		}
 	}
 	padAxes(p)
@@ -242,6 +241,37 @@ func ParetoPlot(systems []*System) (Figure, error) {
 			"concurrency (right to left), the curve holds the last measured throughput until the next point, so it never "+
 			"shows a throughput at an interactivity that was not measured (no interpolation, no dominance filtering). "+
 			"Points are labelled by concurrency and coloured by region.", p)
+}
+
+// addPointLabels writes each point's label above right of it, or below right when
+// an earlier label of the curve sits close enough to collide.
+func addPointLabels(p *plot.Plot, labels plotter.XYLabels, c color.Color, xr, yr [2]float64) error {
+	w, h := math.Max(xr[1]-xr[0], 1e-9), math.Max(yr[1]-yr[0], 1e-9)
+	var placed []plotter.XY
+	for k, xy := range labels.XYs {
+		below := false
+		for _, q := range placed {
+			if math.Abs(q.X-xy.X)/w < 0.07 && math.Abs(q.Y-xy.Y)/h < 0.05 {
+				below = true
+			}
+		}
+		placed = append(placed, xy)
+		l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{xy}, Labels: labels.Labels[k : k+1]})
+		if err != nil {
+			return err
+		}
+		l.TextStyle[0].Font.Size = 9
+		l.TextStyle[0].Color = c
+		l.TextStyle[0].XAlign = draw.XLeft
+		l.TextStyle[0].YAlign = draw.YBottom
+		l.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
+		if below {
+			l.TextStyle[0].YAlign = draw.YTop
+			l.Offset.Y = -vg.Points(4)
+		}
+		p.Add(l)
+	}
+	return nil
 }
 
 func glyphFor(i int) draw.GlyphDrawer {
