@@ -19,7 +19,7 @@ const (
 	replayConcurrency = 256
 	replayPasses      = 16 // trajectories = 16 × the sample's 20 conversations
 	replayTokens      = 64 // streamed per turn by the instant endpoint
-	replayRounds      = 2
+	replayRounds      = 3
 )
 
 // benchReplay replays the shared sample (tiled by repeats: 16 passes, 320

@@ -135,6 +135,9 @@ type reqBody struct {
 }
 
 func (b *reqBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// WriteTo lets the transport copy the body without a buffer of its own.
+func (b *reqBody) WriteTo(w io.Writer) (int64, error) { return b.r.WriteTo(w) }
 func (b *reqBody) Close() error {
 	b.once.Do(func() { close(b.closed) })
 	return nil

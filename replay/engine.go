@@ -100,10 +100,6 @@ type engine struct {
 	windowEndNs  atomic.Int64
 
 	log *logQueue
-	// maxBody is the largest request body of the dataset (plus slack): each slot's
-	// buffer is allocated at this size before the first turn, so that no turn waits
-	// on a large allocation (and the GC assist it can bring).
-	maxBody int
 
 	// live counters
 	trajDone, turnsDone, inFlight, errors atomic.Int64
@@ -148,7 +144,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return nil, fmt.Errorf("replay: create run directory: %w", err)
 	}
 
-	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.Concurrency), maxBody: maxBodySize(d, s)}
+	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.Concurrency)}
 	wall := time.Now()
 	e.start = wall.Add(-time.Microsecond)
 	m := schemas.RunManifest{
@@ -228,24 +224,6 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
-// maxBodySize returns the size of the largest request body a run can send, plus
-// slack: the last client turn of each conversation has the longest history, and
-// the salt's size does not depend on the repeat.
-func maxBodySize(d *datasets.Dataset, s *settings) int {
-	var buf []byte
-	size := 0
-	for ci := range d.Conversations {
-		turns := d.ConversationTurns(ci)
-		for i := range turns {
-			if i == len(turns)-1 || turns[i].Tools != turns[len(turns)-1].Tools || turns[i].Params != "" {
-				buf = d.AppendBody(buf[:0], &turns[i], s.bodyOptions(s.budget))
-				size = max(size, len(buf))
-			}
-		}
-	}
-	return size + 4096
-}
-
 // checkRunDir refuses a run directory that already holds a run.
 func checkRunDir(dir string, overwrite bool) error {
 	for _, f := range []string{schemas.RunManifestFile, schemas.TurnLogFile} {
@@ -308,9 +286,6 @@ func (e *engine) take(finishedOne bool) (int, bool) {
 func (e *engine) slot(id int) {
 	st := newSlotState()
 	st.id = id
-	for i := range st.bufs {
-		st.bufs[i] = make([]byte, 0, e.maxBody)
-	}
 	st.pipe.finResp = -1
 	st.build, st.built = make(chan buildJob, 1), make(chan buildResult, 1)
 	go e.builder(st, st.build, st.built)

@@ -283,7 +283,6 @@ func cutConn(t testing.TB, w http.ResponseWriter, partial string) {
 	}
 }
 
-
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
 
 // lockedBuffer is a bytes.Buffer safe for a child process's two output pipes.

@@ -92,7 +92,10 @@ func (r Result) TokensPerSecond() float64 { return float64(r.Tokens) / r.Elapsed
 // content. bodies(k) returns trajectory k's precomputed bodies: it only looks
 // them up.
 func Minimal(ctx context.Context, url string, concurrency, n int, bodies func(k int) [][]byte) (Result, error) {
-	tr := &http.Transport{MaxIdleConnsPerHost: concurrency + 16, DisableCompression: true}
+	// The same connection settings as replay's transport, so that only the
+	// clients' own work differs.
+	tr := &http.Transport{MaxIdleConnsPerHost: concurrency + 16, DisableCompression: true,
+		WriteBufferSize: 64 << 10, ReadBufferSize: 64 << 10}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
 	var next, turns, tokens atomic.Int64
