@@ -16,6 +16,10 @@ import (
 
 // tiledDataset ingests the shared sample tiled `times` times.
 func tiledDataset(b *testing.B, times int) (string, *datasets.Dataset) {
+	return tiledDatasetT(b, times)
+}
+
+func tiledDatasetT(b testing.TB, times int) (string, *datasets.Dataset) {
 	b.Helper()
 	dir := b.TempDir()
 	tiled := filepath.Join(dir, "tiled.jsonl")
