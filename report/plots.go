@@ -243,16 +243,16 @@ func ParetoPlot(systems []*System) (Figure, error) {
 			"Points are labelled by concurrency and coloured by region.", p)
 }
 
-// addPointLabels writes each point's label above right of it, or below right when
+// addPointLabels writes each point's label above right of it, or above left when
 // an earlier label of the curve sits close enough to collide.
 func addPointLabels(p *plot.Plot, labels plotter.XYLabels, c color.Color, xr, yr [2]float64) error {
 	w, h := math.Max(xr[1]-xr[0], 1e-9), math.Max(yr[1]-yr[0], 1e-9)
 	var placed []plotter.XY
 	for k, xy := range labels.XYs {
-		below := false
+		near := false
 		for _, q := range placed {
 			if math.Abs(q.X-xy.X)/w < 0.07 && math.Abs(q.Y-xy.Y)/h < 0.05 {
-				below = true
+				near = true
 			}
 		}
 		placed = append(placed, xy)
@@ -265,9 +265,9 @@ func addPointLabels(p *plot.Plot, labels plotter.XYLabels, c color.Color, xr, yr
 		l.TextStyle[0].XAlign = draw.XLeft
 		l.TextStyle[0].YAlign = draw.YBottom
 		l.Offset = vg.Point{X: vg.Points(5), Y: vg.Points(3)}
-		if below {
-			l.TextStyle[0].YAlign = draw.YTop
-			l.Offset.Y = -vg.Points(4)
+		if near {
+			l.TextStyle[0].XAlign = draw.XRight
+			l.Offset.X = -vg.Points(5)
 		}
 		p.Add(l)
 	}
