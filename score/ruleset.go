@@ -182,6 +182,16 @@ func LoadRuleset(nameOrFile string) (Ruleset, error) {
 	return r, nil
 }
 
+// RulesetJSON returns a ruleset in the file format (indented JSON), to start a
+// user ruleset from.
+func RulesetJSON(r Ruleset) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
 // RulesetForModel returns the newest embedded ruleset whose patterns match model,
 // and false (with the default ruleset) when none does.
 func RulesetForModel(model string) (Ruleset, bool) {

@@ -107,6 +107,20 @@ func TestRulesetByModelAndFile(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+	// --show output reads back as the same ruleset.
+	for _, r := range Rulesets() {
+		b, err := RulesetJSON(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(dir, r.Name+".json")
+		os.WriteFile(p, b, 0o644)
+		back, err := LoadRuleset(p)
+		if err != nil || back.Name != r.Name || back.OSLWindow != r.OSLWindow || back.InlineAccuracyMin != r.InlineAccuracyMin ||
+			back.SWEBenchMin != r.SWEBenchMin || back.Source != r.Source || !back.MatchesModel(r.Model) {
+			t.Errorf("%s: round trip %+v %v", r.Name, back, err)
+		}
+	}
 	if _, err := LoadRuleset("no-such-ruleset"); err == nil || !strings.Contains(err.Error(), "agentrace rulesets") {
 		t.Errorf("unknown name: %v", err)
 	}

@@ -73,14 +73,30 @@ func rulesetsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "rulesets",
 		Usage:     "list the embedded rulesets (accuracy thresholds and OSL windows by rules version)",
-		UsageText: "agentrace rulesets",
+		UsageText: "agentrace rulesets [--show NAME|FILE]",
 		Description: "Lists every embedded ruleset: its name (for --ruleset), date, source, the inline\n" +
 			"accuracy threshold, the inclusive OSL per-turn mean window and the SWE-bench threshold.\n" +
 			"The default is " + score.DefaultRuleset + ". A user ruleset is a JSON file with the same\n" +
-			"fields as score/rulesets/*.json in the source tree.\n\n" +
+			"fields; --show prints one in that format, to start from.\n\n" +
 			"Example:\n" +
-			"  agentrace rulesets",
+			"  agentrace rulesets\n" +
+			"  agentrace rulesets --show checker-2026-10-kimi-k3 > my-rules.json   # edit, then --ruleset my-rules.json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "show", Usage: "print this ruleset (name or file) as JSON"},
+		},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if name := c.String("show"); name != "" {
+				r, err := score.LoadRuleset(name)
+				if err != nil {
+					return err
+				}
+				b, err := score.RulesetJSON(r)
+				if err != nil {
+					return err
+				}
+				_, err = c.Root().Writer.Write(b)
+				return err
+			}
 			tw := tabwriter.NewWriter(c.Root().Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tDATE\tMODEL\tACCURACY\tOSL WINDOW\tSWE-BENCH\tSOURCE")
 			for _, r := range score.Rulesets() {
