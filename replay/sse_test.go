@@ -2,6 +2,8 @@ package replay
 
 import (
 	"bufio"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -138,4 +140,62 @@ func FuzzSSE(f *testing.F) {
 			t.Fatal("first token is not the first chunk")
 		}
 	})
+}
+
+// BenchmarkSSE reads a 64-token stream with the client's parser; compare with
+// BenchmarkSSEEncodingJSON, the same stream decoded chunk by chunk with
+// encoding/json.
+func BenchmarkSSE(b *testing.B) {
+	stream := benchStream(64)
+	s := sseReader{br: bufio.NewReaderSize(nil, 64<<10)}
+	var r response
+	rd := strings.NewReader(stream)
+	b.SetBytes(int64(len(stream)))
+	for b.Loop() {
+		rd.Reset(stream)
+		s.br.Reset(rd)
+		r.reset()
+		if err := s.read(&r, func() int64 { return 1 }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSSEEncodingJSON(b *testing.B) {
+	stream := benchStream(64)
+	var lines [][]byte
+	for _, l := range strings.Split(stream, "\n") {
+		if strings.HasPrefix(l, "data: {") {
+			lines = append(lines, []byte(l[6:]))
+		}
+	}
+	var r response
+	b.SetBytes(int64(len(stream)))
+	for b.Loop() {
+		r.reset()
+		for _, l := range lines {
+			var c chunk
+			if err := json.Unmarshal(l, &c); err != nil {
+				b.Fatal(err)
+			}
+			if err := r.apply(&c, 1); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func benchStream(tokens int) string {
+	var sb strings.Builder
+	sb.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}` + "\n\n")
+	for i := range tokens {
+		field := "content"
+		if i < tokens/2 {
+			field = "reasoning_content"
+		}
+		fmt.Fprintf(&sb, `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{%q:" word\n%d"},"logprobs":null,"finish_reason":null}]}`+"\n\n", field, i)
+	}
+	sb.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}` + "\n\n")
+	sb.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":64,"prompt_tokens_details":{"cached_tokens":96}}}` + "\n\ndata: [DONE]\n\n")
+	return sb.String()
 }
