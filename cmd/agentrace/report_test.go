@@ -69,3 +69,24 @@ func TestRegionsCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestReportCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"report", dir}, `"out" not set`},
+		{[]string{"report", "--out", dir}, "no run or sweep directory given"},
+		{[]string{"report", "--out", dir, dir + "/missing"}, "read run or sweep directory"},
+		{[]string{"report", "--out", dir, dir}, "holds neither turns.arrows nor c<N>/ run folders"},
+		{[]string{"report", "--out", dir, "--compare", dir}, "--compare needs at least two systems"},
+		{[]string{"report", "--out", dir, "--cmax", "x", dir}, `invalid value "x" for flag -cmax`},
+	}
+	for _, tt := range tests {
+		_, err := runApp(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: error %v, want one containing %q", tt.args, err, tt.want)
+		}
+	}
+}
