@@ -1,6 +1,20 @@
 package schemas
 
-import "encoding/json"
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// marshalNoHTML encodes v without escaping <, > and & (thresholds read ">= 0.5").
+func marshalNoHTML(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
 
 // MarshalJSON writes Scores with "score": null when no turn was scored, as the
 // reference scorer does.
@@ -17,7 +31,7 @@ func (s Scores) MarshalJSON() ([]byte, error) {
 	if s.ExcludedTurns == nil {
 		s.ExcludedTurns = []ExcludedTurn{}
 	}
-	return json.Marshal(struct {
+	return marshalNoHTML(struct {
 		Score *float64 `json:"score"`
 		plain
 	}{score, plain(s)})
@@ -39,7 +53,7 @@ func (t TurnScore) MarshalJSON() ([]byte, error) {
 		if gt == nil {
 			gt = []string{}
 		}
-		return json.Marshal(struct {
+		return marshalNoHTML(struct {
 			ConversationID string   `json:"conversation_id"`
 			Repeat         int32    `json:"repeat"`
 			Turn           int32    `json:"turn"`
@@ -58,7 +72,7 @@ func (t TurnScore) MarshalJSON() ([]byte, error) {
 	if got == nil {
 		got = []string{}
 	}
-	return json.Marshal(struct {
+	return marshalNoHTML(struct {
 		ConversationID string   `json:"conversation_id"`
 		Repeat         int32    `json:"repeat"`
 		Turn           int32    `json:"turn"`

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"testing"
@@ -151,10 +152,13 @@ func TestAppendTurnScoreJSON(t *testing.T) {
 		{ConversationID: "c", Domain: "coding", ModelActions: []string{}, Score: 1e-7},
 	}
 	for _, r := range rows {
-		want, err := json.Marshal(r)
-		if err != nil {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
 			t.Fatal(err)
 		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 		if got := appendTurnScoreJSON(nil, &r); string(got) != string(want) {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
