@@ -201,7 +201,8 @@ func handleSampleEvent(run *ReferenceRun, e *rawEvent, truth *Truth, uuidKey map
 }
 
 // decodeEventLine decodes one line. ok is false for a line to skip; why is empty
-// for a blank line and says what is wrong with a malformed one.
+// for a blank line and says what is wrong with a malformed one. The line is
+// scanned without building it in memory: issued events carry whole prompts.
 func decodeEventLine(line []byte) (*rawEvent, bool, string) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
@@ -213,47 +214,53 @@ func decodeEventLine(line []byte) (*rawEvent, bool, string) {
 		!bytes.Contains(line, []byte("_performance_tracking")) {
 		return nil, false, ""
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(line, &obj); err != nil {
-		return nil, false, "not a JSON object: " + err.Error()
+	var w wanted
+	w.keys = [6]string{"event_type", "timestamp_ns", "sample_uuid", "conversation_id", "turn", "data"}
+	p := pyParser{data: line, strict: true}
+	if line[0] != '{' || !p.skipObject(0, &w) {
+		return nil, false, "not a JSON object"
 	}
+	if p.space(); p.i != len(line) {
+		return nil, false, "text after the JSON object"
+	}
+	typ, uuid, conv, turn, data := w.vals[0], w.vals[2], w.vals[3], w.vals[4], w.vals[5]
 	e := &rawEvent{}
-	typ, ok := obj["event_type"]
-	if !ok || !isJSONString(typ) || json.Unmarshal(typ, &e.typ) != nil {
+	var ok bool
+	if e.typ, ok = typ.stringValue(); !ok {
 		return nil, false, "event_type missing or not a string"
 	}
 	if !knownEventType(e.typ) {
 		return nil, false, fmt.Sprintf("unknown event_type %q", e.typ)
 	}
-	if v, ok := obj["timestamp_ns"]; ok {
-		n, err := jsonInt(v)
+	if ts := w.vals[1]; ts != nil {
+		n, err := jsonInt(json.RawMessage(ts))
 		if err != nil {
 			return nil, false, "timestamp_ns: " + err.Error()
 		}
 		e.ts = n
 	}
-	for _, f := range []struct {
-		key string
-		dst *string
-	}{{"sample_uuid", &e.uuid}, {"conversation_id", &e.conv}} {
-		if v, ok := obj[f.key]; ok {
-			if !isJSONString(v) || json.Unmarshal(v, f.dst) != nil {
-				return nil, false, f.key + " is not a string"
-			}
+	if uuid != nil {
+		if e.uuid, ok = uuid.stringValue(); !ok {
+			return nil, false, "sample_uuid is not a string"
 		}
 	}
-	if v, ok := obj["turn"]; ok && string(bytes.TrimSpace(v)) != "null" {
-		n, err := jsonInt(v)
+	if conv != nil {
+		if e.conv, ok = conv.stringValue(); !ok {
+			return nil, false, "conversation_id is not a string"
+		}
+	}
+	if turn != nil && string(turn) != "null" {
+		n, err := jsonInt(json.RawMessage(turn))
 		if err != nil {
 			return nil, false, "turn: " + err.Error()
 		}
 		e.turn, e.hasTurn = n, true
 	}
-	if v, ok := obj["data"]; ok && string(bytes.TrimSpace(v)) != "null" {
-		if why := checkEventData(v); why != "" {
+	if data != nil && string(data) != "null" {
+		if why := checkEventData(data); why != "" {
 			return nil, false, "data: " + why
 		}
-		e.data = v
+		e.data = json.RawMessage(data)
 	}
 	return e, true, ""
 }
@@ -270,14 +277,21 @@ func jsonInt(v json.RawMessage) (int64, error) {
 
 // checkEventData validates a tagged array: ["TextModelOutput", output, reasoning,
 // tool_calls], ["PromptData", ...] or ["ErrorData", type, message].
-func checkEventData(v json.RawMessage) string {
-	var arr []json.RawMessage
-	if !isJSONArray(v) || json.Unmarshal(v, &arr) != nil || len(arr) == 0 {
+func checkEventData(v span) string {
+	first, ok := v.firstElement()
+	if !ok {
 		return "not a tagged array"
 	}
-	var tag string
-	if !isJSONString(arr[0]) || json.Unmarshal(arr[0], &tag) != nil {
+	tag, ok := first.stringValue()
+	if !ok {
 		return "tag is not a string"
+	}
+	if tag == "PromptData" {
+		return "" // the prompt itself is not needed
+	}
+	var arr []json.RawMessage
+	if err := json.Unmarshal(v, &arr); err != nil {
+		return "not a tagged array"
 	}
 	switch tag {
 	case "TextModelOutput":
@@ -297,7 +311,6 @@ func checkEventData(v json.RawMessage) string {
 		if len(arr) < 2 || len(arr) > 3 {
 			return "ErrorData needs a type and at most a message"
 		}
-	case "PromptData":
 	default:
 		return fmt.Sprintf("unknown tag %q", tag)
 	}

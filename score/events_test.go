@@ -1,8 +1,10 @@
 package score
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -137,6 +139,11 @@ func TestDecodeEventLineRejects(t *testing.T) {
 		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":["Nope"]}`,
 		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":{"output":"a"}}`,
 		`["sample.issued"]`,
+		`{"event_type":"sample.issued","turn":1,"conversation_id":"c","timestamp_ns":NaN}`,
+		`{"event_type":"sample.issued","turn":1,"conversation_id":"c"} {}`,
+		`{"event_type":"sample.issued","turn":1,"conversation_id":"c",}`,
+		`{"event_type":"sample.issued","turn":1,"conversation_id":"c","data":[]}`,
+		`{"event_type":"sample.issued","turn":1,"conversation_id":"c","data":[1]}`,
 	} {
 		if _, ok, why := decodeEventLine([]byte(line)); ok || why == "" {
 			t.Errorf("accepted %s", line)
@@ -145,6 +152,11 @@ func TestDecodeEventLineRejects(t *testing.T) {
 	e, ok, _ := decodeEventLine([]byte(`  {"event_type":"sample.complete","turn":3,"conversation_id":"c__repeat_2","sample_uuid":"u","data":["TextModelOutput"],"worker_id":7}  `))
 	if !ok || e.turn != 3 || e.conv != "c__repeat_2" || e.uuid != "u" {
 		t.Errorf("rejected a valid line: %+v", e)
+	}
+	// Escaped keys and values decode; a prompt is not decoded, whatever it holds.
+	e, ok, why := decodeEventLine([]byte(`{"event_\u0074ype":"sample.issued","turn":2,"conversation_id":"sim_\u0031","data":["PromptData",null,null,[{"role":"user","content":"x"}],{"weird":[1,2,{}]}]}`))
+	if !ok || e.typ != "sample.issued" || e.conv != "sim_1" || e.turn != 2 {
+		t.Errorf("escaped line: %+v %s", e, why)
 	}
 }
 
@@ -254,5 +266,25 @@ func TestReferenceSummaryOSL(t *testing.T) {
 	}
 	if g := s.Verdict.Gates[1]; !g.Pass || !strings.Contains(g.Note, "result_summary") {
 		t.Errorf("gate %+v", g)
+	}
+}
+
+// BenchmarkReadReferenceEvents reads an event log whose issued events carry
+// 100 KB prompts, as the reference writes them.
+func BenchmarkReadReferenceEvents(b *testing.B) {
+	truth := NewTruth(specRunDataset(b))
+	prompt, _ := json.Marshal(strings.Repeat("def f(x):\n    return x  # a \"quoted\" line\n", 2500))
+	var buf bytes.Buffer
+	for i := 0; i < 2000; i++ {
+		fmt.Fprintf(&buf, `{"event_type":"sample.issued","timestamp_ns":%d,"sample_uuid":"u%d","conversation_id":"code1__repeat_%d","turn":1,"data":["PromptData",null,null,[{"role":"user","content":%s}],null,null,null,null]}`+"\n", i, i, i+1, prompt)
+		fmt.Fprintf(&buf, `{"event_type":"sample.complete","timestamp_ns":%d,"sample_uuid":"u%d","conversation_id":"code1__repeat_%d","turn":1,"data":["TextModelOutput",["ok"],null,[[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{\"command\":\"python -m pytest\"}"}}]]]}`+"\n", i, i, i+1)
+	}
+	data := buf.Bytes()
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		run, err := readReferenceEvents(bytes.NewReader(data), truth)
+		if err != nil || len(run.Attempts) != 2000 {
+			b.Fatal(err, len(run.Attempts))
+		}
 	}
 }

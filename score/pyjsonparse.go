@@ -26,6 +26,9 @@ func pyValid(data []byte) bool {
 type pyParser struct {
 	data []byte
 	i    int
+	// strict refuses NaN, Infinity and -Infinity (strict JSON, as msgspec reads
+	// the reference's event log).
+	strict bool
 }
 
 // maxDepth bounds nesting (Python stops near its recursion limit, 1000).

@@ -48,11 +48,11 @@ func (p *pyParser) skip(depth int) bool {
 	case c == 'n':
 		return p.lit("null")
 	case c == 'N':
-		return p.lit("NaN")
+		return !p.strict && p.lit("NaN")
 	case c == 'I':
-		return p.lit("Infinity")
+		return !p.strict && p.lit("Infinity")
 	case c == '-' && p.i+1 < len(p.data) && p.data[p.i+1] == 'I':
-		return p.lit("-Infinity")
+		return !p.strict && p.lit("-Infinity")
 	default:
 		_, ok := p.number()
 		return ok
@@ -99,10 +99,10 @@ func (p *pyParser) skipString() (plain bool, ok bool) {
 // span is a value's raw bytes within the scanned document.
 type span []byte
 
-// wanted names up to three keys whose last values skipObject records.
+// wanted names up to six keys whose last values skipObject records.
 type wanted struct {
-	keys [3]string
-	vals [3]span
+	keys [6]string
+	vals [6]span
 }
 
 func (w *wanted) slot(key []byte) *span {
@@ -275,4 +275,24 @@ func bashArgsCommand(args span) (string, bool) {
 		v = w.vals[1]
 	}
 	return v.stringValue()
+}
+
+// firstElement returns the span of an array span's first element (the array
+// already validated); ok is false for an empty array or a non-array.
+func (s span) firstElement() (span, bool) {
+	p := pyParser{data: s}
+	p.space()
+	if p.i >= len(s) || s[p.i] != '[' {
+		return nil, false
+	}
+	p.i++
+	p.space()
+	if p.i >= len(s) || s[p.i] == ']' {
+		return nil, false
+	}
+	start := p.i
+	if !p.skip(1) {
+		return nil, false
+	}
+	return s[start:p.i], true
 }
