@@ -316,3 +316,16 @@ func TestLongLine(t *testing.T) {
 		t.Fatalf("error %v", err)
 	}
 }
+
+func TestCanceled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(jsonl(u1, a2, t3, a4)), 0o644)
+	_, err := Run(ctx, Options{Out: filepath.Join(dir, "out", "ds"), Inputs: []string{in}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("error %v, want context.Canceled", err)
+	}
+	assertNothingLeft(t, filepath.Join(dir, "out"))
+}
