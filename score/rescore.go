@@ -201,11 +201,12 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		}).Start()
 	}
 	cache := &truthCache{entries: map[string]*truthEntry{}}
+	buffers := newBufferPool()
 	rows := make([]schemas.RescoreRow, len(found))
 	p := pool.New().WithMaxGoroutines(opts.Jobs)
 	for i, fr := range found {
 		p.Go(func() {
-			rows[i] = rescoreOne(ctx, fr, opts, counter, cache)
+			rows[i] = rescoreOne(ctx, fr, opts, counter, cache, buffers)
 			done.Add(1)
 			if rows[i].Error != "" {
 				failed.Add(1)
@@ -228,7 +229,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 }
 
 // rescoreOne scores one found run into a row; it never panics.
-func rescoreOne(ctx context.Context, fr FoundRun, opts RescoreOptions, counter OSLCounter, cache *truthCache) (row schemas.RescoreRow) {
+func rescoreOne(ctx context.Context, fr FoundRun, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *bufferPool) (row schemas.RescoreRow) {
 	start := time.Now()
 	row = schemas.RescoreRow{Path: fr.Dir, Kind: fr.Kind}
 	defer func() {
@@ -264,7 +265,7 @@ func rescoreOne(ctx context.Context, fr FoundRun, opts RescoreOptions, counter O
 	if err != nil {
 		return fail(err)
 	}
-	s, err := ScoreRun(ctx, Options{Run: fr.Dir, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1})
+	s, err := ScoreRun(ctx, Options{Run: fr.Dir, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, pool: pool})
 	if err != nil {
 		return fail(err)
 	}

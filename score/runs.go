@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/schemas"
@@ -238,6 +239,8 @@ type runData struct {
 	// logged (JSON), decoded only when a tokenizer needs them.
 	rawCalls []string
 	warnings []string
+	// release frees what the outputs point into; nil when nothing.
+	release func()
 }
 
 // response returns completed response i, its tool calls decoded.
@@ -252,10 +255,12 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 }
 
 // readAgentraceRun reads turns.arrows. A truncated log (a crashed run) is scored
-// on its complete batches, with a warning.
-func readAgentraceRun(dir string, truth *Truth) (*runData, error) {
-	recs, err := runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
-	rd := &runData{}
+// on its complete batches, with a warning. pool, when not nil, recycles the Arrow
+// buffers across runs. The outputs point into the log's buffers until
+// rd.release is called, unless clone is set (a tokenizer may keep pieces of them).
+func readAgentraceRun(dir string, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
+	recs, release, err := readTurnLog(dir, pool, clone)
+	rd := &runData{release: release}
 	if err != nil {
 		if !errors.Is(err, runlog.ErrTruncated) {
 			return nil, err
@@ -265,7 +270,7 @@ func readAgentraceRun(dir string, truth *Truth) (*runData, error) {
 	rd.attempts = make([]Attempt, 0, len(recs))
 	ok := 0
 	for i := range recs {
-		if recs[i].Status == schemas.StatusOK {
+		if recs[i].status == schemas.StatusOK {
 			ok++
 		}
 	}
@@ -275,27 +280,29 @@ func readAgentraceRun(dir string, truth *Truth) (*runData, error) {
 	rd.rawCalls = make([]string, 0, ok)
 	for i := range recs {
 		r := &recs[i]
-		a := Attempt{SessionID: r.SessionID, ConversationID: r.ConversationID, Repeat: int(r.Repeat),
-			Turn: r.Turn, InWindow: r.InWindow, OSL: -1}
+		a := Attempt{SessionID: r.session, ConversationID: r.conv, Repeat: int(r.repeat),
+			Turn: r.turn, InWindow: r.inWindow, OSL: -1}
 		if a.ConversationID == "" {
 			var ok bool
-			a.ConversationID, a.Repeat, ok = ParseReferenceSessionID(r.SessionID)
+			a.ConversationID, a.Repeat, ok = ParseReferenceSessionID(r.session)
 			if !ok {
-				return nil, fmt.Errorf("run %q: turn log row %d: bad session id %q", dir, i, r.SessionID)
+				release()
+				return nil, fmt.Errorf("run %q: turn log row %d: bad session id %q", dir, i, r.session)
 			}
 		}
 		if a.Repeat <= 0 {
 			a.Repeat = 1
 		}
-		if r.Status == schemas.StatusOK {
-			outs = append(outs, Output{Content: r.OutputContent, Reasoning: r.OutputReasoning})
+		if r.status == schemas.StatusOK {
+			outs = append(outs, Output{Content: r.content, Reasoning: r.reasoning})
 			out := &outs[len(outs)-1]
-			if r.OutputToolCalls != "" {
-				out.ToolCalls = json.RawMessage(r.OutputToolCalls)
+			if r.calls != "" {
+				// Read-only view of the logged JSON, without a copy.
+				out.ToolCalls = unsafe.Slice(unsafe.StringData(r.calls), len(r.calls))
 			}
-			rd.completed = append(rd.completed, schemas.Response{Content: r.OutputContent, Reasoning: r.OutputReasoning})
-			rd.rawCalls = append(rd.rawCalls, r.OutputToolCalls)
-			rd.usage = append(rd.usage, r.UsageCompletionTokens)
+			rd.completed = append(rd.completed, schemas.Response{Content: r.content, Reasoning: r.reasoning})
+			rd.rawCalls = append(rd.rawCalls, r.calls)
+			rd.usage = append(rd.usage, r.usage)
 			out.completed = len(rd.completed)
 			a.Output = out
 		}

@@ -3,6 +3,7 @@ package score
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -315,5 +316,46 @@ func TestScoresParquetDuckDB(t *testing.T) {
 	got.ScoreSum = want.ScoreSum
 	if got != want {
 		t.Errorf("DuckDB %+v\nGo     %+v", got, want)
+	}
+}
+
+// TestReadTurnLogPooled: reading turn logs through the recycling buffer pool gives
+// the rows runlog.ReadFile gives, run after run.
+func TestReadTurnLogPooled(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	recs := recordsFromReference(t, truth)
+	pool := newBufferPool()
+	for round := 0; round < 3; round++ {
+		run := filepath.Join(t.TempDir(), "run")
+		// Vary the contents so that a stale reused buffer would show.
+		for i := range recs {
+			recs[i].OutputContent += fmt.Sprintf(" r%d", round)
+		}
+		writeRun(t, run, ds, truth.Hash, recs)
+		want, err := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, release, err := readTurnLog(run, pool, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		if len(got) != len(want) {
+			t.Fatalf("%d rows, want %d", len(got), len(want))
+		}
+		for i, w := range want {
+			g := got[i]
+			content, reasoning, calls := w.OutputContent, w.OutputReasoning, w.OutputToolCalls
+			if w.Status != schemas.StatusOK {
+				content, reasoning, calls = "", "", ""
+			}
+			if g.session != w.SessionID || g.conv != w.ConversationID || g.status != w.Status || g.repeat != w.Repeat ||
+				g.turn != w.Turn || g.usage != w.UsageCompletionTokens || g.inWindow != w.InWindow ||
+				g.content != content || g.reasoning != reasoning || g.calls != calls {
+				t.Errorf("round %d row %d: %+v, want %+v", round, i, g, w)
+			}
+		}
+		release() // the next round reuses the buffers
 	}
 }

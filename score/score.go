@@ -45,6 +45,9 @@ type Options struct {
 	// Workers bounds the goroutines scoring one run (0: GOMAXPROCS); rescore sets
 	// 1 and runs several runs at once instead.
 	Workers int
+
+	// pool recycles turn-log buffers across the runs of one rescore.
+	pool *bufferPool
 }
 
 // ScoreRun scores one run: inline accuracy against the dataset's ground truth, the
@@ -87,19 +90,6 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 			opts.Run, short(info.DatasetHash), short(truth.Hash))
 	}
 
-	var rd *runData
-	if info.Kind == KindAgentrace {
-		rd, err = readAgentraceRun(opts.Run, truth)
-	} else {
-		rd, err = readReferenceRun(opts.Run, truth)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-
 	counter := opts.Counter
 	if counter == nil && opts.Tokenizer != "" {
 		tok, err := tokens.Load(opts.Tokenizer)
@@ -108,6 +98,23 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		}
 		counter = tok
 	}
+	var rd *runData
+	if info.Kind == KindAgentrace {
+		rd, err = readAgentraceRun(opts.Run, truth, opts.pool, counter != nil)
+	} else {
+		rd, err = readReferenceRun(opts.Run, truth)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+	}
+	if rd.release != nil {
+		// Nothing that outlives ScoreRun points into the run's outputs.
+		defer rd.release()
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
 	osl, err := computeOSL(ctx, rd, counter, opts.Run, info.Kind, opts.Workers)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)

@@ -1,0 +1,226 @@
+package score
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// bufferPool is an Arrow allocator that keeps freed buffers (by power-of-two size
+// class) for the next batch: reading many turn logs then barely allocates, which
+// leaves the garbage collector little to do while runs are scored in parallel. It
+// is safe for concurrent use.
+type bufferPool struct {
+	mu      sync.Mutex
+	free    map[int][][]byte
+	backing memory.GoAllocator
+}
+
+func newBufferPool() *bufferPool { return &bufferPool{free: map[int][][]byte{}} }
+
+func sizeClass(size int) int {
+	if size <= 64 {
+		return 64
+	}
+	return 1 << bits.Len(uint(size-1))
+}
+
+// Allocate returns a zeroed, 64-byte aligned buffer of size bytes.
+func (p *bufferPool) Allocate(size int) []byte {
+	class := sizeClass(size)
+	p.mu.Lock()
+	list := p.free[class]
+	var b []byte
+	if n := len(list); n > 0 {
+		b, p.free[class] = list[n-1], list[:n-1]
+	}
+	p.mu.Unlock()
+	if b == nil {
+		return p.backing.Allocate(class)[:size]
+	}
+	b = b[:size]
+	clear(b)
+	return b
+}
+
+// Reallocate grows a buffer, keeping its bytes.
+func (p *bufferPool) Reallocate(size int, b []byte) []byte {
+	if cap(b) >= size {
+		return b[:size]
+	}
+	nb := p.Allocate(size)
+	copy(nb, b)
+	p.Free(b)
+	return nb
+}
+
+// Free keeps a buffer for reuse (buffers not from this pool are dropped).
+func (p *bufferPool) Free(b []byte) {
+	c := cap(b)
+	if c < 64 || c&(c-1) != 0 {
+		return
+	}
+	p.mu.Lock()
+	if len(p.free[c]) < 64 {
+		p.free[c] = append(p.free[c], b[:c])
+	}
+	p.mu.Unlock()
+}
+
+// turnLogColumns are the turn-log columns scoring reads, with their types.
+type turnLogColumns struct {
+	session, conv, status, content, reasoning, calls *array.String
+	repeat, turn, usage                              *array.Int32
+	inWindow                                         *array.Boolean
+}
+
+// bindTurnLog finds the columns in a batch; a column the log lacks stays nil and
+// reads as zero, as runlog.AppendRecords treats it.
+func bindTurnLog(rec arrow.RecordBatch) (turnLogColumns, error) {
+	var c turnLogColumns
+	col := func(name string) arrow.Array {
+		if idx := rec.Schema().FieldIndices(name); len(idx) > 0 {
+			return rec.Column(idx[0])
+		}
+		return nil
+	}
+	strs := []struct {
+		name string
+		dst  **array.String
+	}{{"session_id", &c.session}, {"conversation_id", &c.conv}, {"status", &c.status},
+		{"output_content", &c.content}, {"output_reasoning", &c.reasoning}, {"output_tool_calls", &c.calls}}
+	for _, s := range strs {
+		if a := col(s.name); a != nil {
+			v, ok := a.(*array.String)
+			if !ok {
+				return c, fmt.Errorf("turn log column %q has type %s, want utf8", s.name, a.DataType())
+			}
+			*s.dst = v
+		}
+	}
+	ints := []struct {
+		name string
+		dst  **array.Int32
+	}{{"repeat", &c.repeat}, {"turn", &c.turn}, {"usage_completion_tokens", &c.usage}}
+	for _, s := range ints {
+		if a := col(s.name); a != nil {
+			v, ok := a.(*array.Int32)
+			if !ok {
+				return c, fmt.Errorf("turn log column %q has type %s, want int32", s.name, a.DataType())
+			}
+			*s.dst = v
+		}
+	}
+	if a := col("in_window"); a != nil {
+		v, ok := a.(*array.Boolean)
+		if !ok {
+			return c, fmt.Errorf("turn log column %q has type %s, want bool", "in_window", a.DataType())
+		}
+		c.inWindow = v
+	}
+	return c, nil
+}
+
+// turnLogRow is the part of a turn-log row scoring needs.
+type turnLogRow struct {
+	session, conv, status     string
+	content, reasoning, calls string
+	repeat, turn, usage       int32
+	inWindow                  bool
+}
+
+// readTurnLog reads the rows of RUNDIR/turns.arrows that scoring needs. Like
+// runlog.ReadFile, a truncated log yields the rows of its complete batches and an
+// error matching runlog.ErrTruncated.
+//
+// The output strings (content, reasoning, tool calls) point into the log's Arrow
+// buffers unless clone is set: those stay valid until release is called, which
+// hands the buffers back to the pool. Identity strings are always copied.
+func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), err error) {
+	var batches []arrow.RecordBatch
+	release = func() {
+		for _, b := range batches {
+			b.Release()
+		}
+		batches = nil
+	}
+	path := filepath.Join(dir, schemas.TurnLogFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, release, fmt.Errorf("read turn log: %w", err)
+	}
+	defer f.Close()
+	var alloc memory.Allocator = memory.DefaultAllocator
+	if pool != nil {
+		alloc = pool
+	}
+	intern := map[string]string{}
+	small := func(a *array.String, i int) string {
+		if a == nil {
+			return ""
+		}
+		v := a.Value(i) // aliases the batch's buffer: copy it (once per value)
+		if s, ok := intern[v]; ok {
+			return s
+		}
+		s := strings.Clone(v)
+		intern[s] = s
+		return s
+	}
+	big := func(a *array.String, i int) string {
+		if a == nil {
+			return ""
+		}
+		if clone {
+			return strings.Clone(a.Value(i))
+		}
+		return a.Value(i)
+	}
+	i32 := func(a *array.Int32, i int) int32 {
+		if a == nil {
+			return 0
+		}
+		return a.Value(i)
+	}
+	err = runlog.Scan(f, alloc, func(rec arrow.RecordBatch) error {
+		c, err := bindTurnLog(rec)
+		if err != nil {
+			return err
+		}
+		if !clone {
+			rec.Retain()
+			batches = append(batches, rec)
+		}
+		n := int(rec.NumRows())
+		rows = append(rows, make([]turnLogRow, n)...)
+		batch := rows[len(rows)-n:]
+		for i := range batch {
+			r := &batch[i]
+			r.session, r.conv, r.status = small(c.session, i), small(c.conv, i), small(c.status, i)
+			r.repeat, r.turn, r.usage = i32(c.repeat, i), i32(c.turn, i), i32(c.usage, i)
+			r.inWindow = c.inWindow != nil && c.inWindow.Value(i)
+			if r.status == schemas.StatusOK {
+				r.content, r.reasoning, r.calls = big(c.content, i), big(c.reasoning, i), big(c.calls, i)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, runlog.ErrTruncated) {
+			return rows, release, fmt.Errorf("read turn log %q: %w", path, err)
+		}
+		release()
+		return nil, release, fmt.Errorf("read turn log %q: %w", path, err)
+	}
+	return rows, release, nil
+}
