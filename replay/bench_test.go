@@ -16,6 +16,7 @@ import (
 
 var sample struct {
 	once sync.Once
+	dir  string
 	d    *datasets.Dataset
 	err  error
 }
@@ -29,10 +30,11 @@ func sampleDataset(b testing.TB) *datasets.Dataset {
 			sample.err = err
 			return
 		}
-		if sample.err = ingest.Files(context.Background(), dir+"/ds", path); sample.err != nil {
+		sample.dir = dir + "/ds"
+		if sample.err = ingest.Files(context.Background(), sample.dir, path); sample.err != nil {
 			return
 		}
-		sample.d, sample.err = datasets.Open(dir + "/ds")
+		sample.d, sample.err = datasets.Open(sample.dir)
 	})
 	if sample.err != nil {
 		b.Fatal(sample.err)
