@@ -83,34 +83,17 @@ func scoreAccuracy(truth *Truth, attempts []Attempt, workers int) *Accuracy {
 		exp *Expectation
 		at  *Attempt
 	}
-	index := make(map[attemptKey]int, len(attempts))
-	list := make([]issued, 0, len(attempts))
+	all := make([]issued, 0, len(attempts))
 	for i := range attempts {
 		a := &attempts[i]
-		e, ok := truth.Lookup(a.ConversationID, a.Turn)
-		if !ok {
-			continue
-		}
-		k := attemptKey{a.ConversationID, a.Repeat, a.Turn}
-		if j, seen := index[k]; seen {
-			if a.Output != nil || list[j].at.Output == nil {
-				list[j].at = a
-			}
-			continue
-		}
-		index[k] = len(list)
-		list = append(list, issued{k, e, a})
-	}
-	acc.Turns.Issued = len(list)
-
-	scorable := list[:0:0]
-	for _, it := range list {
-		if it.exp.Scorable() {
-			scorable = append(scorable, it)
+		if e, ok := truth.Lookup(a.ConversationID, a.Turn); ok {
+			all = append(all, issued{attemptKey{a.ConversationID, a.Repeat, a.Turn}, e, a})
 		}
 	}
-	sort.Slice(scorable, func(i, j int) bool {
-		a, b := scorable[i].key, scorable[j].key
+	// In the reference's order, (conversation, repeat, turn); a stable sort keeps
+	// one key's attempts in log order.
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i].key, all[j].key
 		if a.conv != b.conv {
 			return a.conv < b.conv
 		}
@@ -119,6 +102,25 @@ func scoreAccuracy(truth *Truth, attempts []Attempt, workers int) *Accuracy {
 		}
 		return a.turn < b.turn
 	})
+	// One entry per key: the last attempt with an output, else the first.
+	list := all[:0]
+	for _, it := range all {
+		if n := len(list); n > 0 && list[n-1].key == it.key {
+			if it.at.Output != nil || list[n-1].at.Output == nil {
+				list[n-1].at = it.at
+			}
+			continue
+		}
+		list = append(list, it)
+	}
+	acc.Turns.Issued = len(list)
+
+	scorable := list[:0]
+	for _, it := range list {
+		if it.exp.Scorable() {
+			scorable = append(scorable, it)
+		}
+	}
 
 	// Score the turns in parallel, then sum in the reference's order so that the
 	// float totals agree bit for bit.

@@ -213,21 +213,45 @@ func nextStage(s string) (stage, rest string) {
 	return s, ""
 }
 
-// stageAction normalizes the executable of one stage.
+// stageAction normalizes the executable of one stage: its first token (Python's
+// str.split) after leading VAR=value tokens and wrappers.
 func stageAction(stage string) (string, bool) {
-	toks := pyFields(stage)
-	for len(toks) > 0 && (isEnvAssignment(toks[0]) || isShellWrapper(toks[0])) {
-		toks = toks[1:]
+	exe := ""
+	for rest := stage; ; {
+		var tok string
+		tok, rest = nextField(rest)
+		if tok == "" {
+			return "", false
+		}
+		if !isEnvAssignment(tok) && !isShellWrapper(tok) {
+			exe = tok
+			break
+		}
 	}
-	if len(toks) == 0 {
-		return "", false
-	}
-	exe := toks[0]
 	if i := strings.LastIndexByte(exe, '/'); i >= 0 {
 		exe = exe[i+1:]
 	}
 	exe = stripVersionSuffix(pyLower(exe))
 	return executableAction(exe)
+}
+
+// nextField returns the first run of non-whitespace of s (Python's notion of
+// whitespace) and what follows it; tok is "" when s has none.
+func nextField(s string) (tok, rest string) {
+	start := -1
+	for i, r := range s {
+		if pyIsSpace(r) {
+			if start >= 0 {
+				return s[start:i], s[i:]
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	if start < 0 {
+		return "", ""
+	}
+	return s[start:], ""
 }
 
 // isEnvAssignment matches ^[A-Za-z_][A-Za-z0-9_]*= .

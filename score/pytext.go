@@ -48,26 +48,6 @@ func pyDigitValue(r rune) int {
 	return int(r-start) % 10
 }
 
-// pyFields is Python's str.split() without arguments: the runs of non-whitespace.
-func pyFields(s string) []string {
-	var out []string
-	start := -1
-	for i, r := range s {
-		if pyIsSpace(r) {
-			if start >= 0 {
-				out = append(out, s[start:i])
-				start = -1
-			}
-		} else if start < 0 {
-			start = i
-		}
-	}
-	if start >= 0 {
-		out = append(out, s[start:])
-	}
-	return out
-}
-
 // pyLower is Python's str.lower() as far as a lookup in an ASCII table can tell:
 // Go's simple case mapping, except that U+0130 (İ) becomes "i̇" (two code points),
 // as Python's full case mapping makes it.

@@ -230,10 +230,13 @@ func yamlScalar(s string) string {
 
 // runData is a run reduced to what scoring needs.
 type runData struct {
-	attempts  []Attempt
+	attempts []Attempt
+	// completed are the completed responses, rebuilt only when a tokenizer counts
+	// them (agentrace runs) or as read (reference runs).
 	completed []schemas.Response
 	// usage is the server's completion token count of each completed response, -1
-	// when unknown (reference runs have none).
+	// when unknown (reference runs have none); its length is the number of
+	// completed responses.
 	usage []int32
 	// rawCalls holds, for agentrace runs, each completed response's tool calls as
 	// logged (JSON), decoded only when a tokenizer needs them.
@@ -275,9 +278,11 @@ func readAgentraceRun(dir string, truth *Truth, pool *bufferPool, clone bool) (*
 		}
 	}
 	outs := make([]Output, 0, ok)
-	rd.completed = make([]schemas.Response, 0, ok)
 	rd.usage = make([]int32, 0, ok)
-	rd.rawCalls = make([]string, 0, ok)
+	if clone { // responses are rebuilt only for a tokenizer
+		rd.completed = make([]schemas.Response, 0, ok)
+		rd.rawCalls = make([]string, 0, ok)
+	}
 	for i := range recs {
 		r := &recs[i]
 		a := Attempt{SessionID: r.session, ConversationID: r.conv, Repeat: int(r.repeat),
@@ -300,10 +305,12 @@ func readAgentraceRun(dir string, truth *Truth, pool *bufferPool, clone bool) (*
 				// Read-only view of the logged JSON, without a copy.
 				out.ToolCalls = unsafe.Slice(unsafe.StringData(r.calls), len(r.calls))
 			}
-			rd.completed = append(rd.completed, schemas.Response{Content: r.content, Reasoning: r.reasoning})
-			rd.rawCalls = append(rd.rawCalls, r.calls)
+			if clone {
+				rd.completed = append(rd.completed, schemas.Response{Content: r.content, Reasoning: r.reasoning})
+				rd.rawCalls = append(rd.rawCalls, r.calls)
+			}
 			rd.usage = append(rd.usage, r.usage)
-			out.completed = len(rd.completed)
+			out.completed = len(rd.usage)
 			a.Output = out
 		}
 		rd.attempts = append(rd.attempts, a)

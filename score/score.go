@@ -204,7 +204,7 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind 
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	counts := make([]int32, len(rd.completed))
+	counts := make([]int32, len(rd.usage))
 	res := &schemas.OSLResult{}
 	switch {
 	case counter != nil:
