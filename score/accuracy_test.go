@@ -180,3 +180,29 @@ func TestAppendTurnScoreJSON(t *testing.T) {
 		t.Errorf("documents differ:\n%s\n%s", fast, slow)
 	}
 }
+
+func TestAccuracyDuplicateAttempts(t *testing.T) {
+	truth := NewTruth(specRunDataset(t))
+	right := &Output{Content: "intent: I042"}
+	wrong := &Output{Content: "intent: I001"}
+	for _, tt := range []struct {
+		name     string
+		attempts []*Output
+		score    float64
+		observed int
+	}{
+		{"output then none keeps the output", []*Output{right, nil}, 1, 1},
+		{"none then output takes the output", []*Output{nil, right}, 1, 1},
+		{"two outputs: the last", []*Output{right, wrong}, 0, 1},
+		{"none twice", []*Output{nil, nil}, 0, 0},
+	} {
+		var as []Attempt
+		for _, o := range tt.attempts {
+			as = append(as, Attempt{ConversationID: "sim_1", Repeat: 1, Turn: 1, Output: o})
+		}
+		acc := ScoreAccuracy(truth, as)
+		if acc.Turns.Issued != 1 || acc.Turns.Scored != 1 || acc.Score != tt.score || acc.Turns.Observed != tt.observed {
+			t.Errorf("%s: score %v turns %+v", tt.name, acc.Score, acc.Turns)
+		}
+	}
+}
