@@ -158,24 +158,26 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 	in.index++
 	if first.hasID {
 		if loc, ok := in.seen[id]; ok {
-			if loc.file != path {
+			if loc.input != in.input {
 				problem(first.line, id, first.turn, fmt.Sprintf("conversation id also used in %s (line %d): ids must be unique across files", loc.file, loc.line))
 			}
 			// Within one file the contiguity check has reported it.
 			j.bad = true
 		} else {
-			in.seen[id] = location{path, first.line}
+			in.seen[id] = location{path, in.input, first.line}
 		}
 	} else {
 		j.bad = true
 	}
+	// The job goes to a build worker before its result joins the order, so that
+	// every result the write loop waits for is coming.
 	select {
-	case in.order <- j.out:
+	case in.jobs <- j:
 	case <-in.ctx.Done():
 		return in.ctx.Err()
 	}
 	select {
-	case in.jobs <- j:
+	case in.order <- j.out:
 	case <-in.ctx.Done():
 		return in.ctx.Err()
 	}

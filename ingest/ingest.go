@@ -151,8 +151,9 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 
 // location is where a conversation was first seen.
 type location struct {
-	file string
-	line int64
+	file  string
+	input int // position in Options.Inputs (a file may be given twice)
+	line  int64
 }
 
 type ingester struct {
@@ -160,6 +161,7 @@ type ingester struct {
 	w      *datasets.Writer
 	inputs []schemas.DatasetInput
 	seen   map[string]location
+	input  int // the input being read
 	index  int32
 	rows   int // rows (or snapshot lines) read, metadata records aside
 	bytes  atomic.Int64
@@ -208,7 +210,8 @@ func (in *ingester) run(ctx context.Context) error {
 	writeErr := make(chan error, 1)
 	go func() { writeErr <- in.writeLoop() }()
 	var err error
-	for _, path := range in.opts.Inputs {
+	for i, path := range in.opts.Inputs {
+		in.input = i
 		if err = in.file(ctx, path); err != nil {
 			cancel()
 			break
@@ -230,6 +233,9 @@ func (in *ingester) run(ctx context.Context) error {
 	}
 	if in.index == 0 {
 		return errors.New("ingest: the inputs hold no conversation")
+	}
+	if n := in.convs.Load(); n != int64(in.index) {
+		return fmt.Errorf("ingest: internal error: %d of %d conversations written without a problem reported", n, in.index)
 	}
 	return nil
 }
@@ -373,15 +379,17 @@ func (in *ingester) file(ctx context.Context, path string) error {
 		defer close(jobs)
 		c := first
 		for c != nil {
+			// The job goes to a worker before its result joins the order, so that
+			// every result the consumer waits for is coming.
 			out := make(chan parsed, 1)
 			select {
-			case order <- out:
+			case jobs <- job{c, out}:
 			case <-ctx.Done():
 				readErr <- ctx.Err()
 				return
 			}
 			select {
-			case jobs <- job{c, out}:
+			case order <- out:
 			case <-ctx.Done():
 				readErr <- ctx.Err()
 				return

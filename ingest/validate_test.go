@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // referenceAccepts restates the reference loader's checks (spec §1) with
@@ -247,6 +250,10 @@ func TestValidationAcrossFiles(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `b.jsonl:2: conversation "c1" turn 1 : conversation id also used in `+a+` (line 1): ids must be unique across files`) {
 		t.Errorf("error %v", err)
 	}
+	// The same file given twice.
+	if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a, a}}); err == nil || !strings.Contains(err.Error(), "ids must be unique across files") {
+		t.Errorf("a file given twice: %v", err)
+	}
 	// Distinct ids across two files: one dataset, in input order.
 	os.WriteFile(b, []byte(jsonl(other)), 0o644)
 	m, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a, b}})
@@ -328,4 +335,26 @@ func TestCanceled(t *testing.T) {
 		t.Errorf("error %v, want context.Canceled", err)
 	}
 	assertNothingLeft(t, filepath.Join(dir, "out"))
+}
+
+// TestCanceledMidway cancels ingests of the sample at various moments: each ends
+// promptly, either complete or with context.Canceled and nothing left behind.
+func TestCanceledMidway(t *testing.T) {
+	sample := testenv.SampleFlat(t)
+	for _, after := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond} {
+		ctx, cancel := context.WithCancel(context.Background())
+		dir := t.TempDir()
+		time.AfterFunc(after, cancel)
+		_, err := Run(ctx, Options{Out: filepath.Join(dir, "out", "ds"), Inputs: []string{sample, sample}})
+		cancel()
+		switch {
+		case err == nil:
+			t.Errorf("cancel after %v: ingesting the same ids twice succeeded", after)
+		case errors.Is(err, context.Canceled):
+			assertNothingLeft(t, filepath.Join(dir, "out"))
+		case strings.Contains(err.Error(), "ids must be unique across files"):
+		default:
+			t.Errorf("cancel after %v: %v", after, err)
+		}
+	}
 }
