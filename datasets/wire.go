@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -399,7 +400,8 @@ func DecodeValidString(raw []byte) (s string, canonical bool) {
 		esc = bytes.IndexByte(body, '\\')
 	}
 	out = append(out, body...)
-	return string(out), canonical
+	// out is not used again: the string can own its bytes.
+	return unsafe.String(unsafe.SliceData(out), len(out)), canonical
 }
 
 // hasLineSep reports whether b holds U+2028 or U+2029 (E2 80 A8 or E2 80 A9).

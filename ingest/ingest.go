@@ -209,6 +209,9 @@ func (in *ingester) run(ctx context.Context) error {
 	}
 	writeErr := make(chan error, 1)
 	go func() { writeErr <- in.writeLoop() }()
+	// The chunk buffers go back once every goroutine that could read them is done
+	// (the deferred calls run last in, first out: after wg.Wait below).
+	defer in.pool.close()
 	var err error
 	for i, path := range in.opts.Inputs {
 		in.input = i
@@ -272,6 +275,8 @@ type chunkPool struct {
 	seq  int64
 	live []pooled // in seq order
 	free [][]byte
+	// mapped are the buffers from allocBlock, returned by close.
+	mapped [][]byte
 }
 
 type pooled struct {
@@ -279,7 +284,26 @@ type pooled struct {
 	buf []byte
 }
 
-// maxFree bounds the idle buffers kept.
+func (p *chunkPool) isMapped(b []byte) bool {
+	for _, m := range p.mapped {
+		if &m[0] == &b[0] {
+			return true
+		}
+	}
+	return false
+}
+
+// close returns the mapped buffers; it runs once nothing can point into them.
+func (p *chunkPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, b := range p.mapped {
+		freeBlock(b)
+	}
+	p.mapped, p.free, p.live = nil, nil, nil
+}
+
+// maxFree bounds the idle heap buffers kept.
 const maxFree = 4
 
 // get returns a buffer of length size and its chunk sequence number.
@@ -292,6 +316,9 @@ func (p *chunkPool) get(size int) ([]byte, int64) {
 		var buf []byte
 		if n := len(p.free); n > 0 {
 			buf, p.free = p.free[n-1], p.free[:n-1]
+		} else if b, ok := allocBlock(blockBytes); ok {
+			buf = b
+			p.mapped = append(p.mapped, b)
 		} else {
 			buf = make([]byte, blockBytes)
 		}
@@ -307,7 +334,8 @@ func (p *chunkPool) release(seq int64) {
 	defer p.mu.Unlock()
 	n := 0
 	for n < len(p.live) && p.live[n].seq < seq {
-		if len(p.free) < maxFree {
+		// Mapped buffers are always kept for reuse (close returns them).
+		if len(p.free) < maxFree || p.isMapped(p.live[n].buf) {
 			p.free = append(p.free, p.live[n].buf)
 		}
 		n++
