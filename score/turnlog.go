@@ -1,8 +1,10 @@
 package score
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
@@ -24,6 +26,8 @@ type bufferPool struct {
 	mu      sync.Mutex
 	free    map[int][][]byte
 	backing memory.GoAllocator
+	// readers holds the buffered readers that turn logs are read through.
+	readers sync.Pool
 }
 
 func newBufferPool() *bufferPool { return &bufferPool{free: map[int][][]byte{}} }
@@ -161,8 +165,19 @@ func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, r
 	}
 	defer f.Close()
 	var alloc memory.Allocator = memory.DefaultAllocator
+	var in io.Reader = f
 	if pool != nil {
 		alloc = pool
+		// runlog.Scan reads through a 256 KiB bufio.Reader and takes one that is
+		// already that big as is: reuse them across runs.
+		br, _ := pool.readers.Get().(*bufio.Reader)
+		if br == nil {
+			br = bufio.NewReaderSize(f, 256<<10)
+		} else {
+			br.Reset(f)
+		}
+		defer pool.readers.Put(br)
+		in = br
 	}
 	intern := map[string]string{}
 	small := func(a *array.String, i int) string {
@@ -192,7 +207,7 @@ func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, r
 		}
 		return a.Value(i)
 	}
-	err = runlog.Scan(f, alloc, func(rec arrow.RecordBatch) error {
+	err = runlog.Scan(in, alloc, func(rec arrow.RecordBatch) error {
 		c, err := bindTurnLog(rec)
 		if err != nil {
 			return err
