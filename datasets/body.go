@@ -28,9 +28,10 @@ type BodyOptions struct {
 	// back to the profile's.
 	MaxTokens int
 	// ClearGeneratedCache sends every recorded assistant message of the history with
-	// one "\n" appended to its content (content "\n" when it has none), so that no
-	// token a server generated live can be reused as cached history. Off by default,
-	// so requests match the reference client's.
+	// one space put at the start of its reasoning_content, or of its content when it
+	// has no reasoning (ClearedWire), so that no token a server generated live can be
+	// reused as cached history. Off by default, so requests match the reference
+	// client's.
 	ClearGeneratedCache bool
 }
 

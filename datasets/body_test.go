@@ -80,7 +80,7 @@ func TestAppendBodyExact(t *testing.T) {
 		{"clear generated cache", 1,
 			BodyOptions{ClearGeneratedCache: true},
 			`{"messages":[{"role":"system","content":"Be helpful"},` + u + `,` +
-				`{"role":"assistant","content":"\n","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}],"reasoning_content":"think"},` +
+				`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}],"reasoning_content":" think"},` +
 				tool + `],"max_completion_tokens":64,"stream":false,` + tools + `}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -128,7 +128,7 @@ func TestClearedWireOnlyAssistants(t *testing.T) {
 			t.Errorf("message %d (%s): cleared %s", i, msgs[i].Role, w)
 		}
 	}
-	if got := string(ClearedWire(&msgs[3])); got != `{"role":"assistant","content":"done\n"}` {
+	if got := string(ClearedWire(&msgs[3])); got != `{"role":"assistant","content":" done"}` {
 		t.Errorf("ClearedWire = %s", got)
 	}
 	_ = d

@@ -225,19 +225,28 @@ func (d *Dataset) cleared() []wireData {
 	return d.clearData
 }
 
-// ClearedWire returns the wire form of an assistant message with one "\n" appended
-// to its text content (content "\n" when it has none), or nil for any other message
-// and for structured content, which are sent unchanged.
+// ClearedWire returns the wire form of an assistant message with one space put at
+// the start of the first text a chat template renders for it: its reasoning_content
+// when present, else its content (content " " when it has none). Because prefix
+// caches hash blocks in a chain, a change at the start of the message means no token
+// the server generated live for it can match the recorded history, while the prompt
+// before it still hits. It returns nil for any other message and for structured
+// content, which are sent unchanged.
 func ClearedWire(m *schemas.Message) []byte {
 	if m.Role != schemas.RoleAssistant || m.ContentJSON {
 		return nil
 	}
 	c := *m
-	s := "\n"
-	if m.Content != nil {
-		s = *m.Content + "\n"
+	if m.ReasoningContent != nil && *m.ReasoningContent != "" {
+		r := " " + *m.ReasoningContent
+		c.ReasoningContent = &r
+	} else {
+		s := " "
+		if m.Content != nil {
+			s = " " + *m.Content
+		}
+		c.Content = &s
 	}
-	c.Content = &s
 	return AppendWire(nil, &c)
 }
 

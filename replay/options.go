@@ -73,8 +73,8 @@ type Options struct {
 	// MaxTokens is max_completion_tokens for rows that set none (0: the profile's).
 	MaxTokens int
 	NoStream  bool
-	// ClearGeneratedCache appends a newline to every recorded assistant message of
-	// the history (datasets.BodyOptions.ClearGeneratedCache).
+	// ClearGeneratedCache puts a space at the start of every recorded assistant
+	// message of the history (datasets.BodyOptions.ClearGeneratedCache).
 	ClearGeneratedCache bool
 
 	// EndpointDescription is recorded in the manifest (e.g. the embedded sim's

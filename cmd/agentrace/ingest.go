@@ -85,7 +85,7 @@ func promptCommand() *cli.Command {
 			&cli.StringFlag{Name: "profile", Usage: "sampling profile (qwen3.6-35b-a3b, kimi-k3, ...)"},
 			&cli.BoolFlag{Name: "no-stream", Usage: "a non-streaming request (as replay --no-stream)"},
 			&cli.IntFlag{Name: "max-tokens", Usage: "max_completion_tokens for rows that set none (default: the profile's)"},
-			&cli.BoolFlag{Name: "clear-generated-cache", Usage: "append \"\\n\" to every recorded assistant message's content (as replay does with this flag)"},
+			&cli.BoolFlag{Name: "clear-generated-cache", Usage: "put a space at the start of every recorded assistant message (its reasoning, else its content), as replay does with this flag"},
 			&cli.StringFlag{Name: "api-key-env", Usage: "with -v: show the Authorization header replay would send (redacted)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the request line and headers before the body"},
 		},

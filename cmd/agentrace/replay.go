@@ -36,7 +36,7 @@ func replayFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
 		&cli.IntFlag{Name: "max-tokens", Usage: "max_completion_tokens for rows that set none; 0 means the profile's"},
 		&cli.BoolFlag{Name: "no-stream", Usage: "ask for whole responses instead of Server-Sent Events (unofficial: no per-token times)"},
-		&cli.BoolFlag{Name: "clear-generated-cache", Usage: "append a newline to every recorded assistant message of the history, so that no token the server generated live is reused as cached history"},
+		&cli.BoolFlag{Name: "clear-generated-cache", Usage: "put a space at the start of every recorded assistant message of the history (its reasoning, else its content), so that no token the server generated live is reused as cached history"},
 	}
 }
 
