@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sync/atomic"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
@@ -209,7 +208,6 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind 
 	switch {
 	case counter != nil:
 		res.Source = "tokenizer:" + counter.Name()
-		var failed atomic.Int64
 		p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(workers)
 		const chunk = 256
 		for start := 0; start < len(counts); start += chunk {
@@ -225,7 +223,6 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind 
 					}
 					n, err := counter.CountOSL(resp)
 					if err != nil {
-						failed.Add(1)
 						return fmt.Errorf("count output tokens of completed response %d: %w", i, err)
 					}
 					counts[i] = int32(n)
