@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"unicode/utf8"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -47,13 +47,13 @@ func marshalScores(s *schemas.Scores) ([]byte, error) {
 // appendTurnScoreJSON appends t as TurnScore.MarshalJSON writes it.
 func appendTurnScoreJSON(b []byte, t *schemas.TurnScore) []byte {
 	b = append(b, `{"conversation_id":`...)
-	b = appendJSONString(b, t.ConversationID)
+	b = datasets.AppendString(b, t.ConversationID)
 	b = append(b, `,"repeat":`...)
 	b = strconv.AppendInt(b, int64(t.Repeat), 10)
 	b = append(b, `,"turn":`...)
 	b = strconv.AppendInt(b, int64(t.Turn), 10)
 	b = append(b, `,"domain":`...)
-	b = appendJSONString(b, t.Domain)
+	b = datasets.AppendString(b, t.Domain)
 	if t.Missing {
 		b = append(b, `,"missing":true`...)
 	}
@@ -64,7 +64,7 @@ func appendTurnScoreJSON(b []byte, t *schemas.TurnScore) []byte {
 		if t.ModelIntent == nil {
 			b = append(b, "null"...)
 		} else {
-			b = appendJSONString(b, *t.ModelIntent)
+			b = datasets.AppendString(b, *t.ModelIntent)
 		}
 	} else {
 		b = append(b, `,"gt_actions":`...)
@@ -75,7 +75,7 @@ func appendTurnScoreJSON(b []byte, t *schemas.TurnScore) []byte {
 	b = append(b, `,"score":`...)
 	b = appendJSONFloat(b, t.Score)
 	b = append(b, `,"session_id":`...)
-	b = appendJSONString(b, t.SessionID)
+	b = datasets.AppendString(b, t.SessionID)
 	b = append(b, `,"client_turn":`...)
 	b = strconv.AppendInt(b, int64(t.ClientTurn), 10)
 	b = append(b, `,"in_window":`...)
@@ -91,7 +91,7 @@ func appendJSONStrings(b []byte, list []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, s)
+		b = datasets.AppendString(b, s)
 	}
 	return append(b, ']')
 }
@@ -107,60 +107,4 @@ func appendJSONFloat(b []byte, f float64) []byte {
 		return append(b, v...)
 	}
 	return strconv.AppendFloat(b, f, 'f', -1, 64)
-}
-
-// appendJSONString escapes like encoding/json without HTML escaping: quotes,
-// backslashes, control characters, U+2028 and U+2029; invalid UTF-8 becomes
-// U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
