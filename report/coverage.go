@@ -141,7 +141,7 @@ func Coverage(s *System) []Check {
 		if !c.Delays {
 			why = append(why, "delays off")
 		} else if c.DelayScale != 1 {
-			why = append(why, fmt.Sprintf("delay scale %g", c.DelayScale))
+			why = append(why, fmt.Sprintf("delay scale %.4g", c.DelayScale))
 		}
 		if c.StopIssuingAtWindow {
 			why = append(why, "stop-issuing on")

@@ -284,7 +284,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			{"dataset", fmt.Sprintf("%s (%d conversations)", c.Dataset, m.DatasetSize)},
 			{"dataset hash", m.DatasetHash},
 			{"trajectories per point", fmt.Sprint(c.Trajectories)},
-			{"salt / delays / delay scale", fmt.Sprintf("%t / %t / %g", c.Salt, c.Delays, c.DelayScale)},
+			{"salt / delays / delay scale", fmt.Sprintf("%t / %t / %.4g", c.Salt, c.Delays, c.DelayScale)},
 			{"stop issuing at window end", fmt.Sprint(c.StopIssuingAtWindow)},
 			{"stream / max tokens / turn timeout s", fmt.Sprintf("%t / %d / %g", c.Stream, c.MaxTokens, c.TurnTimeoutSeconds)},
 			{"token counts", fmt.Sprintf("OSL: %s; ISL: %s", s.Points[0].TokenSource, s.Points[0].ISLSource)},
