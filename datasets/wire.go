@@ -130,22 +130,13 @@ func DecodeStringCanonical(raw []byte) (s string, canonical, ok bool) {
 		if i+1 >= len(body) {
 			return "", false, false
 		}
+		if b, ok := unescapeSimple(body[i+1]); ok {
+			out = append(out, b)
+			canonical = canonical && b != '/'
+			i += 2
+			continue
+		}
 		switch body[i+1] {
-		case '"', '\\':
-			out = append(out, body[i+1])
-		case '/':
-			out = append(out, '/')
-			canonical = false
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
 		case 'u':
 			r, ok := hex4(body, i+2)
 			if !ok {
@@ -181,9 +172,29 @@ func DecodeStringCanonical(raw []byte) (s string, canonical, ok bool) {
 		default:
 			return "", false, false
 		}
-		i += 2
 	}
 	return string(out), canonical, true
+}
+
+// unescapeSimple returns the byte that the one-character escape \c stands for, and
+// false for \u and anything that is not an escape. "\/" is valid but not the
+// canonical form of "/".
+func unescapeSimple(c byte) (byte, bool) {
+	switch c {
+	case '"', '\\', '/':
+		return c, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
 }
 
 func hex4(b []byte, i int) (rune, bool) {
@@ -369,34 +380,21 @@ func DecodeValidString(raw []byte) (s string, canonical bool) {
 			return string(out), false
 		}
 		c := body[esc+1]
-		n := 2
-		switch c {
-		case '"', '\\':
-			out = append(out, c)
-		case '/':
-			out = append(out, '/')
-			canonical = false
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
+		b, ok := unescapeSimple(c)
+		if !ok {
+			if c != 'u' {
+				return string(out), false
+			}
 			// Rare: decode the rest exactly.
 			rest, canon, ok := DecodeStringCanonical(append(append([]byte{'"'}, body[esc:]...), '"'))
 			if !ok {
 				return string(out), false
 			}
 			return string(out) + rest, canonical && canon
-		default:
-			return string(out), false
 		}
-		body = body[esc+n:]
+		out = append(out, b)
+		canonical = canonical && b != '/'
+		body = body[esc+2:]
 		esc = bytes.IndexByte(body, '\\')
 	}
 	out = append(out, body...)
