@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/report"
-
 	"github.com/agentrace/agentrace/score"
 	"github.com/urfave/cli/v3"
 )
