@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"os"
 
 	"github.com/agentrace/agentrace/internal/progress"
@@ -25,7 +24,7 @@ func demoCommand() *cli.Command {
 			"Example:\n" +
 			"  agentrace demo --out demo-out && xdg-open demo-out/report/report.html",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Value: "demo-out", Usage: "write traces, dataset, runs and report under `DIR` (an earlier demo's output there is replaced)"},
+			outFlagDefault("write traces, dataset, runs and report under `DIR` (an earlier demo's output there is replaced)", "demo-out"),
 			&cli.Float64Flag{Name: "coding-scale", Value: tour.DefaultCodingScale, Usage: "synth scale of the coding domain (0.01: one trajectory of about 140 turns)"},
 			&cli.Float64Flag{Name: "workflow-scale", Value: tour.DefaultWorkflowScale, Usage: "synth scale of the workflow domain (0.02: 10 trajectories of about 9 turns)"},
 			&cli.Uint64Flag{Name: "seed", Value: tour.DefaultSeed, Usage: "synth seed"},
@@ -33,11 +32,11 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "sim-profile", Usage: "simulated server profile (default: the sim's H200 / Qwen3.6-35B-A3B profile)"},
 			&cli.Float64Flag{Name: "speedup", Value: tour.DefaultSpeedup, Usage: "divide modelled server times and the trace delays by `X`"},
 			&cli.Float64Flag{Name: "fidelity", Value: tour.DefaultFidelity, Usage: "probability the server answers with the recorded message"},
-			&cli.StringFlag{Name: "tokenizer", Usage: "Qwen3 tokenizer folder for official token counts (default: .cache/tokenizers/qwen3 when present)"},
+			tokenizerFlag("Qwen3 tokenizer folder for official token counts (default: .cache/tokenizers/qwen3 when present)", false),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
-				return errors.New("demo takes no arguments")
+				return argsError("demo", "unexpected argument %q (demo takes flags only)", c.Args().First())
 			}
 			_, err := tour.Run(ctx, tour.Options{
 				Out: c.String("out"), CodingScale: c.Float64("coding-scale"), WorkflowScale: c.Float64("workflow-scale"), Seed: c.Uint64("seed"),

@@ -10,17 +10,11 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-func usageError(name string) cli.OnUsageErrorFunc {
-	return func(ctx context.Context, c *cli.Command, err error, _ bool) error {
-		return fmt.Errorf("%s: %w (see agentrace %s --help)", name, err, name)
-	}
-}
-
 func ingestCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "ingest",
 		Usage:     "ingest trace files (flat or snapshot JSONL, optionally .gz) into a dataset directory",
-		UsageText: "agentrace ingest --out DIR [--format auto|flat|snapshot] [--tokenizer DIR] FILE...",
+		UsageText: "agentrace ingest --out DIR [--overwrite] [--format auto|flat|snapshot] [--tokenizer DIR] FILE...",
 		Description: "Reads MLPerf agentic trace files and writes DIR/conversations.parquet (one row per\n" +
 			"trajectory), DIR/messages.parquet (one row per wire message: a tool row with several\n" +
 			"results gives several), DIR/turns.parquet (one row per client turn) and DIR/manifest.json\n" +
@@ -32,22 +26,20 @@ func ingestCommand() *cli.Command {
 			"Example:\n" +
 			"  agentrace ingest --out ds ../shared/data/deepswe-sample-20.jsonl\n" +
 			"  agentrace ingest --out ds --tokenizer .cache/tokenizers/qwen3 traces.snapshot.jsonl.gz",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "dataset directory to create", Required: true},
+		Flags: append([]cli.Flag{
+			outFlag("dataset directory to create"),
 			&cli.StringFlag{Name: "format", Value: ingest.FormatAuto, Usage: "input form: auto (detected per file), flat or snapshot"},
-			&cli.BoolFlag{Name: "force", Usage: "replace an existing dataset directory"},
 			&cli.IntFlag{Name: "max-problems", Value: ingest.DefaultMaxProblems, Usage: "problems reported per file"},
 			&cli.IntFlag{Name: "max-line-bytes", Value: ingest.DefaultMaxLineBytes, Usage: "reject longer lines"},
-			&cli.StringFlag{Name: "tokenizer", Usage: "tokenizer directory (tokenizer.json, tokenizer_config.json): fill each client turn's ISL"},
+			tokenizerFlag("tokenizer directory (tokenizer.json, tokenizer_config.json): fill each client turn's ISL", false),
 			&cli.StringFlag{Name: "isl-profile", Value: ingest.DefaultISLProfile, Usage: "profile whose chat_template_kwargs render ISL"},
-		},
-		OnUsageError: usageError("ingest"),
+		}, overwriteFlags("a dataset directory")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() == 0 {
-				return fmt.Errorf("ingest: no input files (see agentrace ingest --help)")
+				return argsError("ingest", "no input files")
 			}
 			m, err := ingest.Run(ctx, ingest.Options{
-				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Force: c.Bool("force"),
+				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Force: overwrite(c),
 				MaxProblems: int(c.Int("max-problems")), MaxLineBytes: int(c.Int("max-line-bytes")),
 				Tokenizer: c.String("tokenizer"), ISLProfile: c.String("isl-profile"),
 				Progress: os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
@@ -75,21 +67,13 @@ func promptCommand() *cli.Command {
 			"Example:\n" +
 			"  agentrace prompt --dataset ds --conversation django__django-16899 --turn 3 --repeat 2 \\\n" +
 			"    --profile qwen3.6-35b-a3b -v",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory", Required: true},
+		Flags: append([]cli.Flag{
+			datasetFlag("dataset directory", true),
 			&cli.StringFlag{Name: "conversation", Aliases: []string{"c"}, Usage: "source conversation id", Required: true},
 			&cli.IntFlag{Name: "turn", Aliases: []string{"t"}, Usage: "dataset turn number of a user or tool row", Required: true},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "trajectory instance (pass over the dataset), 1-based"},
-			&cli.BoolFlag{Name: "no-salt", Usage: "do not salt the system prompt (unofficial)"},
-			&cli.StringFlag{Name: "model", Usage: "model name sent (default: the row's, else the profile's)"},
-			&cli.StringFlag{Name: "profile", Usage: "sampling profile (qwen3.6-35b-a3b, kimi-k3, ...)"},
-			&cli.BoolFlag{Name: "no-stream", Usage: "a non-streaming request (as replay --no-stream)"},
-			&cli.IntFlag{Name: "max-tokens", Usage: "max_completion_tokens for rows that set none (default: the profile's)"},
-			&cli.BoolFlag{Name: "clear-generated-cache", Usage: "put a space at the start of every recorded assistant message (its reasoning, else its content), as replay does with this flag"},
-			&cli.StringFlag{Name: "api-key-env", Usage: "with -v: show the Authorization header replay would send (redacted)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the request line and headers before the body"},
-		},
-		OnUsageError: usageError("prompt"),
+		}, requestFlags()...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			return ingest.Prompt(c.Root().Writer, ingest.PromptOptions{
 				Dataset: c.String("dataset"), Conversation: c.String("conversation"), Turn: int(c.Int("turn")),
@@ -116,10 +100,9 @@ func statsCommand() *cli.Command {
 			"  agentrace stats --dataset ds\n" +
 			"  agentrace stats --dataset ds --json | jq .total.trajectories",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory", Required: true},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"},
+			datasetFlag("dataset directory", true),
+			jsonFlag("print JSON instead of a table"),
 		},
-		OnUsageError: usageError("stats"),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			return ingest.WriteStats(c.Root().Writer, ingest.StatsOptions{Dataset: c.String("dataset"), JSON: c.Bool("json")})
 		},
@@ -136,10 +119,9 @@ func exportCommand() *cli.Command {
 			"Example:\n" +
 			"  agentrace export --dataset ds --out ds.jsonl",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory", Required: true},
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "JSONL file to write", Required: true},
+			datasetFlag("dataset directory", true),
+			outFlag("JSONL file to write"),
 		},
-		OnUsageError: usageError("export"),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			return ingest.Export(ingest.ExportOptions{Dataset: c.String("dataset"), Out: c.String("out")})
 		},

@@ -41,6 +41,8 @@ func commands() []*cli.Command {
 }
 
 func app() *cli.Command {
+	cmds := commands()
+	withUsageErrors(cmds, "")
 	return &cli.Command{
 		Name:    "agentrace",
 		Usage:   "replay, score and report the MLPerf Agentic Inference benchmark",
@@ -48,7 +50,9 @@ func app() *cli.Command {
 		Description: "A pipeline of subcommands:\n" +
 			"  synth/ingest -> dataset -> replay (or sweep) against an endpoint or the embedded sim -> score -> report\n\n" +
 			"Start with `agentrace demo --out demo-out` for a tour on synthetic traces.",
-		Commands: commands(),
+		Commands:     cmds,
+		OnUsageError: usageError(""),
+		Action:       groupAction(""),
 	}
 }
 

@@ -15,29 +15,26 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// replayFlags are the flags replay and sweep share (sweep's --concurrency is a list).
-func replayFlags() []cli.Flag {
-	return []cli.Flag{
-		&cli.StringFlag{Name: "dataset", Usage: "dataset directory written by agentrace ingest or synth", Required: true},
+// replayFlags are the flags replay and sweep share (sweep's --concurrency is a list and
+// its --out a sweep folder).
+func replayFlags(out *cli.StringFlag) []cli.Flag {
+	flags := []cli.Flag{
+		datasetFlag("dataset directory written by agentrace ingest or synth", true),
 		&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server, e.g. http://127.0.0.1:8000 (…/v1 and …/v1/chat/completions work too)", Required: true},
-		&cli.StringFlag{Name: "out", Usage: "run directory to write (turns.arrows, manifest.json)", Required: true},
-		&cli.BoolFlag{Name: "overwrite", Usage: "replace a run already in --out"},
-		&cli.StringFlag{Name: "model", Usage: "model name sent in every request (default: the dataset row's, then the profile's)"},
-		&cli.StringFlag{Name: "profile", Usage: "sampling profile: qwen3.6-35b-a3b, kimi-k3, kimi-k2.6 (none: only the dataset's parameters)"},
+		out,
+	}
+	flags = append(flags, overwriteFlags("a run")...)
+	flags = append(flags,
 		&cli.IntFlag{Name: "trajectories", Usage: "trajectories to start; 0 means one per conversation (official: a positive multiple of the dataset size)"},
-		&cli.BoolFlag{Name: "no-salt", Usage: "do not salt system prompts (unofficial: cache is shared across trajectories)"},
 		&cli.BoolFlag{Name: "no-delays", Usage: "do not sleep the rows' delay_seconds before turns (unofficial)"},
 		&cli.FloatFlag{Name: "delay-scale", Value: 1, Usage: "multiply every delay by this (unofficial unless 1)"},
 		&cli.DurationFlag{Name: "turn-timeout", Value: replay.DefaultTurnTimeout, Usage: "fail a turn not complete after this long"},
 		&cli.BoolFlag{Name: "stop-issuing-at-window-end", Usage: "stop issuing turns when the performance window ends (unofficial)"},
 		&cli.DurationFlag{Name: "grace", Value: replay.DefaultGrace, Usage: "after Ctrl-C, wait this long for in-flight turns before cancelling them"},
-		&cli.StringFlag{Name: "api-key-env", Usage: "environment variable holding the API key (sent as a Bearer token, never written anywhere)"},
 		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable)"},
 		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
-		&cli.IntFlag{Name: "max-tokens", Usage: "max_completion_tokens for rows that set none; 0 means the profile's"},
-		&cli.BoolFlag{Name: "no-stream", Usage: "ask for whole responses instead of Server-Sent Events (unofficial: no per-token times)"},
-		&cli.BoolFlag{Name: "clear-generated-cache", Usage: "put a space at the start of every recorded assistant message of the history (its reasoning, else its content), so that no token the server generated live is reused as cached history"},
-	}
+	)
+	return append(flags, requestFlags()...)
 }
 
 func replayOptions(c *cli.Command) replay.Options {
@@ -45,7 +42,7 @@ func replayOptions(c *cli.Command) replay.Options {
 		Dataset:                c.String("dataset"),
 		Endpoint:               c.String("endpoint"),
 		Out:                    c.String("out"),
-		Overwrite:              c.Bool("overwrite"),
+		Overwrite:              overwrite(c),
 		Model:                  c.String("model"),
 		Profile:                c.String("profile"),
 		Trajectories:           c.Int("trajectories"),
@@ -79,7 +76,8 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"Settings that depart from the official ones are listed in the manifest as non_official.\n\n"
 
 func replayCommand() *cli.Command {
-	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", Usage: "trajectories active at once (N)", Required: true}}, replayFlags()...)
+	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", Usage: "trajectories active at once (N)", Required: true}},
+		replayFlags(outFlag("run directory to write (turns.arrows, manifest.json)"))...)
 	return &cli.Command{
 		Name:      "replay",
 		Usage:     "replay a dataset closed-loop against an OpenAI-compatible endpoint at N active trajectories",
@@ -90,9 +88,6 @@ func replayCommand() *cli.Command {
 			"  agentrace replay --dataset ds --endpoint https://api.example.com/v1 --api-key-env MY_KEY \\\n" +
 			"      --concurrency 4 --out run --no-delays --trajectories 8",
 		Flags: flags,
-		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
-			return fmt.Errorf("replay: %w (see agentrace replay --help)", err)
-		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			o := replayOptions(c)
 			o.Concurrency = c.Int("concurrency")
@@ -112,7 +107,8 @@ func replayCommand() *cli.Command {
 }
 
 func sweepCommand() *cli.Command {
-	flags := append([]cli.Flag{&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, run in this order, e.g. 1,2,4,8", Required: true}}, replayFlags()...)
+	flags := append([]cli.Flag{&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, run in this order, e.g. 1,2,4,8", Required: true}},
+		replayFlags(outFlag("sweep directory to write: one run directory c<N>/ per concurrency"))...)
 	return &cli.Command{
 		Name:      "sweep",
 		Usage:     "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
@@ -123,9 +119,6 @@ func sweepCommand() *cli.Command {
 			"  agentrace sweep --dataset ds --endpoint http://127.0.0.1:8000 --concurrency 1,8,32,128 \\\n" +
 			"      --profile kimi-k3 --out sweep-kimi",
 		Flags: flags,
-		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
-			return fmt.Errorf("sweep: %w (see agentrace sweep --help)", err)
-		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			cs, err := parseConcurrencies(c.String("concurrency"))
 			if err != nil {
@@ -175,7 +168,7 @@ func logCommand() *cli.Command {
 			},
 			Action: func(ctx context.Context, c *cli.Command) error {
 				if c.NArg() != 1 {
-					return errors.New("log dump: want exactly one RUNDIR (see agentrace log dump --help)")
+					return argsError("log dump", "want exactly one RUNDIR, got %d arguments", c.NArg())
 				}
 				path := c.Args().First()
 				if st, err := os.Stat(path); err == nil && st.IsDir() {

@@ -34,16 +34,16 @@ func reportCommand() *cli.Command {
 			"  agentrace report --out report --cmax 256 --tokenizer .cache/tokenizers/qwen3 sweep-out\n" +
 			"  agentrace report --out cmp --compare sweep-h200 sweep-b200",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Usage: "folder to write the report into (created when absent)", Required: true},
-			&cli.IntFlag{Name: "cmax", Usage: "declared maximum supported concurrency C_max (default: the highest point)"},
-			&cli.StringFlag{Name: "ruleset", Usage: "ruleset whose OSL window the histogram marks when the runs have no scores.json"},
-			&cli.StringFlag{Name: "tokenizer", Usage: "reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts"},
+			outFlag("folder to write the report into (created when absent)"),
+			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),
+			rulesetFlag("ruleset whose OSL window the histogram marks when the runs have no scores.json", ""),
+			tokenizerFlag("reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts", false),
 			&cli.BoolFlag{Name: "compare", Usage: "draw each argument (a sweep or run directory) as its own system, overlaid"},
 		},
-		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
-			return fmt.Errorf("report: %w (see agentrace report --help)", err)
-		},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.NArg() == 0 {
+				return argsError("report", "no run or sweep directory given")
+			}
 			o := report.Options{
 				Out:          c.String("out"),
 				CMax:         int(c.Int("cmax")),
@@ -87,16 +87,13 @@ func regionsCommand() *cli.Command {
 			"  agentrace regions --cmax 1024 --cmin 8\n" +
 			"  agentrace regions --cmax 64 --cmin 2 --json",
 		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "cmax", Usage: "declared maximum supported concurrency C_max (> 32)", Required: true},
+			cmaxFlag("declared maximum supported concurrency C_max (> 32)", true),
 			&cli.IntFlag{Name: "cmin", Usage: "lowest concurrency of the curve C_min (1..32)", Required: true},
-			&cli.BoolFlag{Name: "json", Usage: "print JSON: {low_latency, low_concurrency, med_concurrency, high_concurrency, margin} each {start, end}"},
-		},
-		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
-			return fmt.Errorf("regions: %w (see agentrace regions --help)", err)
+			jsonFlag("print JSON: {low_latency, low_concurrency, med_concurrency, high_concurrency, margin} each {start, end}"),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
-				return fmt.Errorf("regions: unexpected argument %q (use --cmax and --cmin)", c.Args().First())
+				return argsError("regions", "unexpected argument %q (use --cmax and --cmin)", c.Args().First())
 			}
 			rs, err := score.Regions(int(c.Int("cmax")), int(c.Int("cmin")))
 			if err != nil {

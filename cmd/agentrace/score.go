@@ -16,8 +16,8 @@ func scoreCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "score",
 		Usage:     "score a run: inline accuracy, OSL window, SWE-bench, verdict",
-		UsageText: "agentrace score --run RUNDIR [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] [--swebench REPORT.json]",
-		Description: "Scores one run directory, either a replay run (turns.arrows) or the MLPerf reference\n" +
+		UsageText: "agentrace score [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] [--swebench REPORT.json] RUNDIR...",
+		Description: "Scores each run directory, either a replay run (turns.arrows) or the MLPerf reference\n" +
 			"client's report directory (events.jsonl), against the dataset's ground truth:\n" +
 			"  - inline accuracy exactly as the reference scorer computes it: every issued turn with\n" +
 			"    ground truth counts, in every repeat, a turn without output scores 0; workflow turns\n" +
@@ -33,21 +33,30 @@ func scoreCommand() *cli.Command {
 			"naming the run's model. `agentrace rulesets` lists them; a JSON file in the same format\n" +
 			"is accepted.\n\n" +
 			"Example:\n" +
-			"  agentrace score --run runs/c8 --tokenizer .cache/tokenizers/qwen3\n" +
-			"  agentrace score --run ref-logs/qwen_agentic --dataset agentic_combined.jsonl --ruleset checker-2026-10-qwen3.6",
+			"  agentrace score --tokenizer .cache/tokenizers/qwen3 runs/c8\n" +
+			"  agentrace score runs/c*\n" +
+			"  agentrace score --dataset agentic_combined.jsonl --ruleset checker-2026-10-qwen3.6 ref-logs/qwen_agentic",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "run", Aliases: []string{"r"}, Usage: "run directory (turns.arrows or events.jsonl)", Required: true},
-			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory or trace file (default: the dataset the run names)"},
-			&cli.StringFlag{Name: "ruleset", Value: score.DefaultRuleset, Usage: "embedded ruleset name, ruleset JSON file, or auto"},
-			&cli.StringFlag{Name: "tokenizer", Usage: "reference tokenizer directory for official OSL counts (default: server usage, unofficial)"},
-			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON) to judge too"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "do not print the verdict table"},
+			datasetFlag("dataset directory or trace file (default: the dataset the run names)", false),
+			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.DefaultRuleset),
+			tokenizerFlag("reference tokenizer directory for official OSL counts (default: server usage, unofficial)", false),
+			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON) to judge too", TakesFile: true},
+			quietFlag("do not print the verdict table"),
+			&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Hidden: true, Deprecated: "give the run directory as an argument: agentrace score RUNDIR"},
 		},
-		OnUsageError: usageError("score"),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			opts := score.Options{Run: c.String("run"), Dataset: c.String("dataset"), Ruleset: c.String("ruleset"),
-				Tokenizer: c.String("tokenizer"), SWEBench: c.String("swebench")}
-			return runScore(ctx, c, opts)
+			runs := append(c.StringSlice("run"), c.Args().Slice()...)
+			if len(runs) == 0 {
+				return argsError("score", "no run directory given")
+			}
+			for _, run := range runs {
+				opts := score.Options{Run: run, Dataset: c.String("dataset"), Ruleset: c.String("ruleset"),
+					Tokenizer: c.String("tokenizer"), SWEBench: c.String("swebench")}
+				if err := runScore(ctx, c, opts); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 }
@@ -133,16 +142,15 @@ func rescoreCommand() *cli.Command {
 			"  agentrace rescore --out results.parquet --jobs 4 archive/2026-10 ref-archive/\n" +
 			"  agentrace rescore --out r.parquet --dataset agentic_combined.jsonl ref-logs/",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: "results table to write (Parquet)", Required: true},
+			outFlag("results table to write (Parquet)"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "runs scored at once"},
-			&cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: "dataset directory or trace file for every run (default: each run's own)"},
-			&cli.StringFlag{Name: "ruleset", Value: score.AutoRuleset, Usage: "embedded ruleset name, ruleset JSON file, or auto"},
-			&cli.StringFlag{Name: "tokenizer", Usage: "reference tokenizer directory for official OSL counts"},
+			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
+			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.AutoRuleset),
+			tokenizerFlag("reference tokenizer directory for official OSL counts", false),
 		},
-		OnUsageError: usageError("rescore"),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() == 0 {
-				return fmt.Errorf("rescore: no archive given (see agentrace rescore --help)")
+				return argsError("rescore", "no archive given")
 			}
 			rows, err := score.Rescore(ctx, score.RescoreOptions{
 				Archives: c.Args().Slice(), Out: c.String("out"), Jobs: int(c.Int("jobs")),

@@ -18,7 +18,7 @@ type simOptions struct {
 	listen, profile, dataset, fault, tokenizer string
 	speedup, fidelity, outMean, outSigma       float64
 	outMin, outMax                             int
-	seed                                       int64
+	seed                                       uint64
 }
 
 func simCommand() *cli.Command {
@@ -45,17 +45,22 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "serve on this `ADDR` (host:port)", Destination: &o.listen},
 			&cli.StringFlag{Name: "profile", Value: sim.DefaultProfile, Usage: "serving profile `NAME` (" + strings.Join(names, ", ") + ")", Destination: &o.profile},
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide every modelled duration by `X`", Destination: &o.speedup},
-			&cli.StringFlag{Name: "dataset", Usage: "answer with the recorded assistant messages of dataset `DIR` (an ingest output)", Destination: &o.dataset},
+			withDest(datasetFlag("answer with the recorded assistant messages of dataset `DIR` (an ingest output)", false), &o.dataset),
 			&cli.Float64Flag{Name: "fidelity", Value: 0.9, Usage: "with --dataset: probability `P` of the exact recorded answer (else a perturbed one)", Destination: &o.fidelity},
 			&cli.StringFlag{Name: "fault", Usage: "inject faults: `SPEC` is NAME=RATE,... with NAME one of 5xx, 429, cut (stream cut half-way), malformed (one broken chunk), stall (a pause half-way; stall_s=SECONDS, default 60), e.g. 5xx=0.01,cut=0.01,stall=0.01,stall_s=30", Destination: &o.fault},
-			&cli.StringFlag{Name: "tokenizer", Usage: "count and cache with the real tokenizer in `DIR` (tokenizer.json), instead of the pseudo-tokenizer", Destination: &o.tokenizer},
-			&cli.Int64Flag{Name: "seed", Value: 1, Usage: "seed of fault and fidelity draws and synthetic answers", Destination: &o.seed},
+			withDest(tokenizerFlag("count and cache with the real tokenizer in `DIR` (tokenizer.json), instead of the pseudo-tokenizer", false), &o.tokenizer),
+			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of fault and fidelity draws and synthetic answers", Destination: &o.seed},
 			&cli.Float64Flag{Name: "output-mean", Value: def.Mean, Usage: "mean length in tokens of synthetic answers (log-normal)", Destination: &o.outMean},
 			&cli.Float64Flag{Name: "output-sigma", Value: def.Sigma, Usage: "shape of the synthetic answer length's log-normal (0: always the mean)", Destination: &o.outSigma},
 			&cli.IntFlag{Name: "output-min", Value: def.Min, Usage: "shortest synthetic answer in tokens", Destination: &o.outMin},
 			&cli.IntFlag{Name: "output-max", Value: def.Max, Usage: "longest synthetic answer in tokens", Destination: &o.outMax},
 		},
-		Action: func(ctx context.Context, c *cli.Command) error { return runSim(ctx, o) },
+		Action: func(ctx context.Context, c *cli.Command) error {
+			if c.NArg() > 0 {
+				return argsError("sim", "unexpected argument %q (sim takes flags only)", c.Args().First())
+			}
+			return runSim(ctx, o)
+		},
 	}
 }
 
@@ -68,7 +73,7 @@ func runSim(ctx context.Context, o simOptions) error {
 	if err != nil {
 		return err
 	}
-	cfg := sim.Config{Profile: p, Speedup: o.speedup, Fidelity: o.fidelity, Faults: faults, Seed: o.seed,
+	cfg := sim.Config{Profile: p, Speedup: o.speedup, Fidelity: o.fidelity, Faults: faults, Seed: int64(o.seed),
 		Output: sim.OutputLength{Mean: o.outMean, Sigma: o.outSigma, Min: o.outMin, Max: o.outMax}}
 	if o.dataset != "" {
 		if cfg.Dataset, err = datasets.Open(o.dataset); err != nil {

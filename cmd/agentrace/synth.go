@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 
@@ -28,11 +27,11 @@ func synthCommand() *cli.Command {
 			&cli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply both domains' trajectory counts by `F` (at least one of each when F > 0)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed gives the same file"},
 			&cli.StringSliceFlag{Name: "domain", Usage: "generate only this domain (coding or workflow); repeatable"},
-			&cli.StringFlag{Name: "out", Usage: "write the JSONL here (`FILE`)", Required: true},
+			outFlag("write the JSONL here (`FILE`)"),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
-				return errors.New("synth takes no arguments; use --out FILE")
+				return argsError("synth", "unexpected argument %q (use --out FILE)", c.Args().First())
 			}
 			s, err := synth.WriteFile(ctx, c.String("out"), synth.Options{
 				Profile: c.String("profile"), Scale: c.Float64("scale"), Seed: c.Uint64("seed"), Domains: c.StringSlice("domain"),

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/urfave/cli/v3"
@@ -30,12 +29,9 @@ func tokenizeCommand() *cli.Command {
 			"  echo '{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"add_generation_prompt\":true}' |\n" +
 			"    agentrace tokenize --tokenizer .cache/tokenizers/qwen3 --jsonl -",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "tokenizer", Usage: "tokenizer folder (tokenizer.json or tiktoken.model, tokenizer_config.json)", Required: true},
+			tokenizerFlag("tokenizer folder (tokenizer.json or tiktoken.model, tokenizer_config.json)", true),
 			&cli.StringFlag{Name: "jsonl", Usage: "JSON Lines input file, - for standard input (default: count plain text)"},
 			&cli.BoolFlag{Name: "ids", Usage: "in plain-text mode, print {\"n\", \"ids\"} lines instead of bare counts"},
-		},
-		OnUsageError: func(ctx context.Context, c *cli.Command, err error, _ bool) error {
-			return fmt.Errorf("tokenize: %w (see agentrace tokenize --help)", err)
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			return tokens.Tokenize(ctx, tokens.TokenizeOptions{

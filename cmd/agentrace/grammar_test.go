@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v3"
+)
+
+// visit calls f for every command below root with its path ("log dump").
+func visit(cmds []*cli.Command, parent string, f func(path string, c *cli.Command)) {
+	for _, c := range cmds {
+		path := strings.TrimSpace(parent + " " + c.Name)
+		f(path, c)
+		visit(c.Commands, path, f)
+	}
+}
+
+func flagUsage(f cli.Flag) string {
+	if d, ok := f.(cli.DocGenerationFlag); ok {
+		return d.GetUsage()
+	}
+	return ""
+}
+
+func flagVisible(f cli.Flag) bool {
+	v, ok := f.(cli.VisibleFlag)
+	return !ok || v.IsVisible()
+}
+
+func flagDeprecated(f cli.Flag) string {
+	if d, ok := f.(cli.DeprecatedFlag); ok {
+		return d.GetDeprecated()
+	}
+	return ""
+}
+
+// The grammar: the same thing has the same name, alias and type in every command.
+func TestCLIGrammarFlags(t *testing.T) {
+	// required aliases of the shared names
+	wantAliases := map[string][]string{"out": {"o"}, "dataset": {"d"}, "quiet": {"q"}}
+	// old spellings allowed only hidden and deprecated
+	oldSpellings := map[string]bool{"force": true, "run": true}
+	// names whose type differs by command on purpose: one concurrency (replay) or a list
+	// (sweep: "1,2,4" parsed with its own messages; demo: a list with a default)
+	typeExceptions := map[string]bool{"concurrency": true}
+
+	aliasOwner := map[string]string{} // alias -> long name, across commands
+	aliasWhere := map[string]string{}
+	flagType := map[string]string{} // long name -> Go type
+	typeWhere := map[string]string{}
+	seenNames := map[string]bool{}
+	commands := 0
+	visit(app().Commands, "", func(path string, c *cli.Command) {
+		commands++
+		names := map[string]bool{}
+		for _, f := range c.Flags {
+			all := f.Names()
+			name, aliases := all[0], all[1:]
+			if names[name] {
+				t.Errorf("%s: flag --%s defined twice", path, name)
+			}
+			names[name] = true
+			seenNames[name] = true
+			if !flagVisible(f) {
+				if flagDeprecated(f) == "" {
+					t.Errorf("%s: --%s is hidden but not a deprecated spelling (hidden flags are only old spellings)", path, name)
+				}
+				if !oldSpellings[name] {
+					t.Errorf("%s: hidden --%s is not a known old spelling", path, name)
+				}
+				continue
+			}
+			if oldSpellings[name] {
+				t.Errorf("%s: --%s is an old spelling and must be hidden and deprecated", path, name)
+			}
+			if strings.TrimSpace(flagUsage(f)) == "" {
+				t.Errorf("%s: --%s has no usage text", path, name)
+			}
+			if want, ok := wantAliases[name]; ok && !slices.Equal(aliases, want) {
+				t.Errorf("%s: --%s aliases = %v, want %v", path, name, aliases, want)
+			}
+			for _, a := range aliases {
+				if owner, ok := aliasOwner[a]; ok && owner != name {
+					t.Errorf("%s: -%s means --%s here but --%s in %s", path, a, name, owner, aliasWhere[a])
+				}
+				aliasOwner[a], aliasWhere[a] = name, path
+			}
+			typ := fmt.Sprintf("%T", f)
+			if prev, ok := flagType[name]; ok && prev != typ && !typeExceptions[name] {
+				t.Errorf("%s: --%s is %s here but %s in %s", path, name, typ, prev, typeWhere[name])
+			}
+			flagType[name], typeWhere[name] = typ, path
+		}
+		// an old spelling only sits beside its new one
+		if names["force"] && !names["overwrite"] {
+			t.Errorf("%s: --force without --overwrite", path)
+		}
+	})
+	if commands < 17 {
+		t.Fatalf("walked %d commands, want every subcommand (at least 17)", commands)
+	}
+	for _, name := range []string{"out", "dataset", "overwrite", "tokenizer", "ruleset"} {
+		if !seenNames[name] {
+			t.Errorf("no command has --%s: the test no longer checks the shared names", name)
+		}
+	}
+}
+
+// Every command's help: the usage line names the command, no "(default: ...)" is
+// printed twice, and the run folders are positional where a command reads runs.
+func TestCLIGrammarHelp(t *testing.T) {
+	readsRuns := map[string]string{ // command -> the positional argument its usage names
+		"score": "RUNDIR", "report": "RUNDIR", "log dump": "RUNDIR", "log export": "RUNDIR", "rescore": "ARCHIVE",
+	}
+	found := map[string]bool{}
+	visit(app().Commands, "", func(path string, c *cli.Command) {
+		out, err := runApp(t, append(strings.Fields(path), "--help")...)
+		if err != nil {
+			t.Errorf("%s --help: %v", path, err)
+			return
+		}
+		if !strings.Contains(out, "agentrace "+path) {
+			t.Errorf("%s --help does not show the command's usage line:\n%s", path, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Count(line, "(default:") > 1 {
+				t.Errorf("%s --help: doubled default: %q", path, strings.TrimSpace(line))
+			}
+		}
+		if arg, ok := readsRuns[path]; ok {
+			found[path] = true
+			usage := c.UsageText
+			if !strings.Contains(usage, arg) {
+				t.Errorf("%s: usage %q does not name the positional %s", path, usage, arg)
+			}
+			if i := strings.Index(usage, arg); strings.Contains(usage[:i], "--run ") {
+				t.Errorf("%s: usage %q gives the run with a flag", path, usage)
+			}
+		}
+		if !flagVisibleByName(c, "out") && strings.Contains(c.UsageText, "--out") {
+			t.Errorf("%s: usage %q names --out, which it does not have", path, c.UsageText)
+		}
+	})
+	for path := range readsRuns {
+		if !found[path] && path != "log export" {
+			t.Errorf("command %q not found", path)
+		}
+	}
+}
+
+func flagVisibleByName(c *cli.Command, name string) bool {
+	for _, f := range c.Flags {
+		if f.Names()[0] == name && flagVisible(f) {
+			return true
+		}
+	}
+	return false
+}
+
+// Every command reports a usage error in one format: "CMD: ERR (see agentrace CMD --help)".
+func TestCLIGrammarUsageErrors(t *testing.T) {
+	check := func(args []string, want string) {
+		t.Helper()
+		out, err := runApp(t, args...)
+		if err == nil {
+			t.Errorf("%v: no error", args)
+			return
+		}
+		if err.Error() != want {
+			t.Errorf("%v: error %q, want %q", args, err, want)
+		}
+		if strings.Contains(out, "Incorrect Usage") {
+			t.Errorf("%v printed urfave's own usage error:\n%s", args, out)
+		}
+	}
+	visit(app().Commands, "", func(path string, c *cli.Command) {
+		args := append(strings.Fields(path), "--no-such-flag")
+		check(args, fmt.Sprintf("%s: flag provided but not defined: -no-such-flag (see agentrace %s --help)", path, path))
+	})
+	check([]string{"--no-such-flag"}, "flag provided but not defined: -no-such-flag (see agentrace --help)")
+	check([]string{"no-such-command"}, `unknown command "no-such-command" (see agentrace --help)`)
+	check([]string{"log", "no-such-command"}, `log: unknown command "no-such-command" (see agentrace log --help)`)
+	check([]string{"score"}, "score: no run directory given (see agentrace score --help)")
+	check([]string{"log", "dump"}, "log dump: want exactly one RUNDIR, got 0 arguments (see agentrace log dump --help)")
+	check([]string{"synth", "-o", "x.jsonl", "extra"}, `synth: unexpected argument "extra" (use --out FILE) (see agentrace synth --help)`)
+}
+
+// The deprecated spellings still work, with a warning.
+func TestCLIGrammarDeprecatedSpellings(t *testing.T) {
+	out, err := runApp(t, "score", "--run", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "no turns.arrows or events.jsonl") {
+		t.Errorf("score --run DIR: err %v, want the run read (and found empty)", err)
+	}
+	if !strings.Contains(out, "Flag --run has been deprecated") {
+		t.Errorf("score --run: no deprecation warning in %q", out)
+	}
+}
