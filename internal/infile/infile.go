@@ -1,0 +1,132 @@
+// Package infile opens the files agentrace reads as inputs, safely: only regular
+// files are opened (a FIFO, a device such as /dev/zero, a socket or a folder is
+// refused before anything blocks on it), and whole-file reads are capped.
+//
+// Use it for every input path a user (or a manifest) names:
+//
+//	f, err := infile.Open(path)                       // *os.File of a regular file
+//	data, err := infile.ReadFile(path, infile.SmallFile) // at most 64 MiB, else ErrTooLarge
+//
+// Open never blocks: the file is opened with O_NONBLOCK (so that a FIFO without a
+// writer cannot hang the open), checked with fstat on the opened descriptor (no
+// race between the check and the open), and only then used. Errors name the path
+// and wrap ErrNotRegular or ErrTooLarge, so callers and tests can tell them apart.
+package infile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// Size limits for ReadFile.
+const (
+	// SmallFile bounds manifests, configs, rulesets and summaries: JSON or YAML
+	// files a person or agentrace writes, never data.
+	SmallFile int64 = 64 << 20
+	// LargeFile bounds files read whole that hold data (a tokenizer.json is about
+	// 11 MB; a SWE-bench report a few MB).
+	LargeFile int64 = 1 << 30
+)
+
+var (
+	// ErrNotRegular is wrapped by the error for a path that is not a regular file.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge is wrapped by the error for a file over the size limit.
+	ErrTooLarge = errors.New("file too large")
+)
+
+// Open opens path for reading if it is a regular file (after following symbolic
+// links). The error wraps ErrNotRegular for anything else (a folder, a FIFO, a
+// device, a socket).
+func Open(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
+	if err != nil {
+		// A socket cannot be opened at all: say what it is rather than ENXIO.
+		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
+		}
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
+	}
+	// O_NONBLOCK means nothing for a regular file's reads, but clear it anyway so
+	// the descriptor behaves as a plain open's would.
+	if err := clearNonblock(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Check reports whether path could be opened as an input: it is a regular file
+// (after following symbolic links). It opens nothing.
+func Check(path string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
+	}
+	return nil
+}
+
+// ReadFile reads the whole of the regular file path, refusing one larger than
+// limit bytes (the error wraps ErrTooLarge). A file that grows while it is read is
+// cut off at limit+1 bytes and refused the same way.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > limit {
+		return nil, tooLarge(path, st.Size(), limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if int64(len(data)) > limit {
+		return nil, tooLarge(path, int64(len(data)), limit)
+	}
+	return data, nil
+}
+
+func tooLarge(path string, size, limit int64) error {
+	return &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes or more, the limit is %d", ErrTooLarge, size, limit)}
+}
+
+// describe names a non-regular file mode for an error.
+func describe(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	default:
+		return "mode " + m.String()
+	}
+}

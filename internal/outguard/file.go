@@ -1,0 +1,67 @@
+package outguard
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/parquet-go/parquet-go"
+)
+
+// TraceGenerator is the value a JSONL trace file agentrace writes carries in the
+// generator member of its first line, a dataset_metadata record, followed by a
+// space and the command ("agentrace synth", "agentrace export").
+const TraceGenerator = "agentrace"
+
+// ParquetMetadata is the Parquet writer option that marks a Parquet file as
+// agentrace's output of kind (footer key ParquetKey).
+func ParquetMetadata(kind Kind) parquet.WriterOption {
+	return parquet.KeyValueMetadata(ParquetKey, kind.Name)
+}
+
+// FileKind returns the kind of output agentrace wrote in the file path ("" when
+// it cannot tell): a Parquet file's ParquetKey, or Traces for a JSONL file whose
+// first line is a dataset_metadata record with an agentrace generator.
+func FileKind(path string) string {
+	f, err := infile.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	head := make([]byte, 4)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return ""
+	}
+	if string(head) == "PAR1" {
+		pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+		if err != nil {
+			return ""
+		}
+		v, _ := pf.Lookup(ParquetKey)
+		return v
+	}
+	// The first line, up to 64 KiB.
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(head), io.LimitReader(f, 64<<10)), 64<<10)
+	line, err := r.ReadSlice('\n')
+	if err != nil && err != io.EOF {
+		return ""
+	}
+	var rec struct {
+		Type      string `json:"_type"`
+		Generator string `json:"generator"`
+	}
+	if json.Unmarshal(line, &rec) != nil || rec.Type != "dataset_metadata" {
+		return ""
+	}
+	if rec.Generator == TraceGenerator || strings.HasPrefix(rec.Generator, TraceGenerator+" ") {
+		return Traces.Name
+	}
+	return ""
+}
