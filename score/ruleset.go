@@ -49,6 +49,11 @@ type Ruleset struct {
 	// SWE-bench Verified's test split).
 	SWEBenchMin       float64 `json:"swebench_min"`
 	SWEBenchEvaluated int     `json:"swebench_evaluated"`
+	// Derivation, when present, records how the thresholds follow from the
+	// reference model's own results (the rule and the means it was applied to, and
+	// for a derived ruleset the runs they came from); loading checks that it
+	// reproduces them.
+	Derivation *Derivation `json:"derivation,omitempty"`
 	// File is the path of a user ruleset, "" for an embedded one.
 	File string `json:"-"`
 
@@ -118,6 +123,9 @@ func parseRuleset(data []byte, where string) (Ruleset, error) {
 	}
 	if r.SWEBenchEvaluated < 0 {
 		return r, fmt.Errorf("ruleset %s: swebench_evaluated %d is negative", where, r.SWEBenchEvaluated)
+	}
+	if err := r.checkDerivation(); err != nil {
+		return r, fmt.Errorf("ruleset %s: %w", where, err)
 	}
 	for _, p := range r.ModelPatterns {
 		re, err := regexp.Compile(p)

@@ -1,0 +1,184 @@
+package score
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// published are the submission checker's agentic targets (src/submission_checker/
+// agentic_targets.py): the reference means it quotes "from the README" and the
+// thresholds, as fractions and tokens. Written out here, apart from the ruleset
+// files, so that a changed file cannot pass by changing both sides.
+var published = []struct {
+	ruleset           string
+	inline, osl, swe  float64 // means
+	inlineMin, sweMin float64 // thresholds
+	oslWindow         [2]float64
+}{
+	{"checker-2026-10-kimi-k3", 0.589, 472, 0.9483, 0.5832, 0.935, [2]float64{425, 520}},
+	{"checker-2026-10-qwen3.6", 0.5643, 383, 0.717, 0.5586, 0.69, [2]float64{344, 422}},
+}
+
+func TestRederivePublishedRulesets(t *testing.T) {
+	for _, p := range published {
+		rs, err := LoadRuleset(p.ruleset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs.InlineAccuracyMin != p.inlineMin || rs.OSLWindow != p.oslWindow || rs.SWEBenchMin != p.sweMin {
+			t.Errorf("%s: thresholds %v %v %v, published %v %v %v", p.ruleset,
+				rs.InlineAccuracyMin, rs.OSLWindow, rs.SWEBenchMin, p.inlineMin, p.oslWindow, p.sweMin)
+		}
+		d := rs.Derivation
+		if d == nil {
+			t.Fatalf("%s has no derivation block", p.ruleset)
+		}
+		if d.Means.InlineAccuracy.Mean != p.inline || d.Means.OSL.Mean != p.osl || d.Means.SWEBench == nil || d.Means.SWEBench.Mean != p.swe {
+			t.Errorf("%s: means %+v, published %v %v %v", p.ruleset, d.Means, p.inline, p.osl, p.swe)
+		}
+		means := ReferenceMeans{InlineAccuracy: Spread{Mean: p.inline}, OSL: Spread{Mean: p.osl}, SWEBench: &Spread{Mean: p.swe}}
+		got, err := d.Rule.Derive(means, rs.SWEBenchEvaluated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Thresholds{InlineAccuracyMin: p.inlineMin, OSLWindow: p.oslWindow, SWEBenchMin: p.sweMin}
+		if got != want {
+			t.Errorf("%s: re-derived %+v from the published means, published %+v", p.ruleset, got, want)
+		}
+		for _, b := range []BoundRule{d.Rule.InlineAccuracy, d.Rule.OSLLow, d.Rule.OSLHigh} {
+			if b.Factor != 0.99 && b.Factor != 0.9 && b.Factor != 1.1 {
+				t.Errorf("%s: factor %v is not one of the published 0.99, 0.9, 1.1", p.ruleset, b.Factor)
+			}
+		}
+	}
+}
+
+// The Kimi K3 file's note says that the Qwen3.6 rule (lower bounds rounded down)
+// falls one step short on Kimi's quoted means, and what unrounded means it needs.
+func TestKimiMeansAreRounded(t *testing.T) {
+	qwen, _ := LoadRuleset("checker-2026-10-qwen3.6")
+	kimi := ReferenceMeans{InlineAccuracy: Spread{Mean: 0.589}, OSL: Spread{Mean: 472}, SWEBench: &Spread{Mean: 0.9483}}
+	got, err := qwen.Derivation.Rule.Derive(kimi, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InlineAccuracyMin != 0.5831 || got.OSLWindow != [2]float64{424, 520} || got.SWEBenchMin != 0.935 {
+		t.Errorf("Qwen3.6 rule on Kimi K3's quoted means: %+v", got)
+	}
+	kimi.InlineAccuracy.Mean, kimi.OSL.Mean = 0.589091, 472.223
+	if got, _ = qwen.Derivation.Rule.Derive(kimi, 200); got.InlineAccuracyMin != 0.5832 || got.OSLWindow != [2]float64{425, 520} {
+		t.Errorf("Qwen3.6 rule on unrounded means within Kimi K3's rounding: %+v", got)
+	}
+	kimi.InlineAccuracy.Mean, kimi.OSL.Mean = 0.58909, 472.222
+	if got, _ = qwen.Derivation.Rule.Derive(kimi, 200); got.InlineAccuracyMin != 0.5831 || got.OSLWindow[0] != 424 {
+		t.Errorf("just under the bounds the note gives: %+v", got)
+	}
+}
+
+// No constant factor, with any rounding direction to 0.1% or to a whole instance,
+// gives both published SWE-bench thresholds from their means: the reason the rule
+// is a lower confidence bound.
+func TestNoConstantSWEBenchFactor(t *testing.T) {
+	for _, round := range []string{RoundDown, RoundUp, RoundNearest} {
+		for _, step := range []float64{0.001, 0.005} {
+			for k := 8000; k <= 10000; k++ {
+				f := float64(k) / 10000
+				ok := true
+				for _, p := range published {
+					got, err := BoundRule{Factor: f, Round: round, Step: step}.apply(p.swe)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ok = ok && got == p.sweMin
+				}
+				if ok {
+					t.Errorf("factor %v (round %s, step %v) gives both SWE-bench thresholds", f, round, step)
+				}
+			}
+		}
+	}
+	// The bound gives both for every z from 1.39 to 1.69, the one-sided 95% quantile
+	// 1.645 among them.
+	for _, z := range []float64{1.39, 1.5, 1.645, 1.69} {
+		for _, p := range published {
+			r := SWEBenchRule{Method: SWEBenchLowerBound, Z: z, Results: 4, Instances: 200, Round: RoundDown, Step: 0.005}
+			if got, _ := r.apply(p.swe, 0); got != p.sweMin {
+				t.Errorf("z %v: %s SWE-bench %v, want %v", z, p.ruleset, got, p.sweMin)
+			}
+		}
+	}
+	for _, z := range []float64{1.28, 1.96} {
+		r := SWEBenchRule{Method: SWEBenchLowerBound, Z: z, Results: 4, Instances: 200, Round: RoundDown, Step: 0.005}
+		a, _ := r.apply(published[0].swe, 0)
+		b, _ := r.apply(published[1].swe, 0)
+		if a == published[0].sweMin && b == published[1].sweMin {
+			t.Errorf("z %v also gives both (%v, %v): the note's claim is too strong", z, a, b)
+		}
+	}
+}
+
+func TestRoundTo(t *testing.T) {
+	tests := []struct {
+		x, f, step float64
+		round      string
+		want       float64
+	}{
+		{380, 0.9, 1, RoundUp, 342}, // exact: 0.9 x 380 is 342, never 342.00000000000006
+		{380, 1.1, 1, RoundDown, 418},
+		{0.5643, 0.99, 0.0001, RoundDown, 0.5586},
+		{0.5643, 0.99, 0.0001, RoundNearest, 0.5587},
+		{0.5, 0.99, 0.01, RoundNearest, 0.5},  // 0.495: tie to even (0.50, not 0.49)
+		{0.5, 0.97, 0.01, RoundNearest, 0.48}, // 0.485: tie to even
+		{0.5, 0.99, 0.01, RoundDown, 0.49},
+		{0.5, 0.99, 0.01, RoundUp, 0.5},
+		{-1.5, 1, 1, RoundDown, -2},
+		{-1.5, 1, 1, RoundUp, -1},
+		{-1.5, 1, 1, RoundNearest, -2},
+		{0.717, 1, 0.005, RoundDown, 0.715},
+	}
+	for _, tt := range tests {
+		got, err := BoundRule{Factor: tt.f, Round: tt.round, Step: tt.step}.apply(tt.x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("%v x %v to %v %s = %v, want %v", tt.f, tt.x, tt.step, tt.round, got, tt.want)
+		}
+	}
+}
+
+func TestNewSpread(t *testing.T) {
+	s := NewSpread([]float64{0.58, 0.60, 0.59})
+	if math.Abs(s.Mean-0.59) > 1e-12 || s.N != 3 || *s.Min != 0.58 || *s.Max != 0.60 || math.Abs(*s.StdDev-0.01) > 1e-12 {
+		t.Errorf("%+v", s)
+	}
+	one := NewSpread([]float64{472})
+	if one.Mean != 472 || one.StdDev != nil || *one.Min != 472 {
+		t.Errorf("one run: %+v", one)
+	}
+}
+
+func TestBadDerivation(t *testing.T) {
+	base := `{"name": "x", "source": "s", "date": "2026-11", "inline_accuracy_min": 0.5586, "osl_window": [344, 422], "swebench_min": 0.69, "derivation": %s}`
+	good := `{"rule": {"inline_accuracy": {"factor": 0.99, "round": "down", "step": 0.0001}, "osl_low": {"factor": 0.9, "round": "down", "step": 1},
+		"osl_high": {"factor": 1.1, "round": "up", "step": 1}, "swebench": {"method": "lower_bound", "z": 1.645, "results": 4, "round": "down", "step": 0.005}},
+		"means": {"inline_accuracy": {"mean": 0.5643}, "osl": {"mean": 383}, "swebench": {"mean": 0.717}}, "means_source": "test"}`
+	if _, err := parseRuleset([]byte(strings.Replace(base, "%s", good, 1)), "good"); err != nil {
+		t.Fatalf("good: %v", err)
+	}
+	for name, tc := range map[string]struct{ from, to, want string }{
+		"threshold off":   {`"mean": 383`, `"mean": 390`, "osl_window [351 429] (file says [344 422])"},
+		"swebench off":    {`"mean": 0.717`, `"mean": 0.75`, "swebench_min"},
+		"bad round":       {`"round": "up"`, `"round": "ceil"`, `round "ceil"`},
+		"zero step":       {`"step": 1}`, `"step": 0}`, "step 0"},
+		"bad method":      {`"lower_bound"`, `"median"`, `method "median"`},
+		"no source":       {`"means_source": "test"`, `"means_source": ""`, "means_source"},
+		"factors crossed": {`{"factor": 1.1, "round": "up"`, `{"factor": 0.8, "round": "up"`, "osl_low factor"},
+	} {
+		_, err := parseRuleset([]byte(strings.Replace(base, "%s", strings.Replace(good, tc.from, tc.to, 1), 1)), name)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want it to mention %q", name, err, tc.want)
+		}
+	}
+}
