@@ -21,6 +21,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -377,7 +378,8 @@ func (in *ingester) file(ctx context.Context, path string) error {
 		defer zr.Close()
 		r = zr
 	}
-	input := schemas.DatasetInput{Path: path, Format: in.opts.Format}
+	input := schemas.DatasetInput{Format: in.opts.Format}
+	input.Path, input.AbsPath = relpath.Record(in.opts.Out, path)
 	fileProblem := func(line int64, conv string, turn int32, msg string) {
 		in.addProblem(Problem{File: path, Line: line, ConversationID: conv, Turn: turn, Message: msg})
 	}

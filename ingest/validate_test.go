@@ -260,7 +260,7 @@ func TestValidationAcrossFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Counts.Conversations != 2 || len(m.Inputs) != 2 || m.Inputs[1].Path != b {
+	if m.Counts.Conversations != 2 || len(m.Inputs) != 2 || m.Inputs[1].Path != "../b.jsonl" || m.Inputs[1].AbsPath != b {
 		t.Errorf("manifest %+v", m)
 	}
 	// An existing directory is kept unless Force.

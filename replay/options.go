@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -227,7 +228,6 @@ func (s *settings) bodyOptions(repeat int) datasets.BodyOptions {
 // and secret-looking headers redacted.
 func (s *settings) config(n int) schemas.RunConfig {
 	c := schemas.RunConfig{
-		Dataset:             s.Dataset,
 		Endpoint:            s.Endpoint,
 		Model:               s.Model,
 		Profile:             s.Profile,
@@ -244,6 +244,7 @@ func (s *settings) config(n int) schemas.RunConfig {
 		RoutingHeaders:      s.RoutingHeaders,
 		APIKeyEnv:           s.APIKeyEnv,
 	}
+	c.Dataset, c.DatasetAbs = relpath.Record(s.Out, s.Dataset)
 	if c.Model == "" && s.profile != nil {
 		c.Model = s.profile.Model
 	}

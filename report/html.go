@@ -281,7 +281,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		rows := [][2]string{
 			{"model", c.Model}, {"profile", c.Profile}, {"endpoint", c.Endpoint},
 			{"endpoint description", m.EndpointDescription},
-			{"dataset", fmt.Sprintf("%s (%d conversations)", c.Dataset, m.DatasetSize)},
+			{"dataset", fmt.Sprintf("%s (%d conversations)", datasetShown(c), m.DatasetSize)},
 			{"dataset hash", m.DatasetHash},
 			{"trajectories per point", fmt.Sprint(c.Trajectories)},
 			{"salt / delays / delay scale", fmt.Sprintf("%t / %t / %.4g", c.Salt, c.Delays, c.DelayScale)},

@@ -96,7 +96,10 @@ func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (I
 	var isl ISLCounter
 	var islErr error
 	if islFor != nil {
-		isl, islErr = islFor(m)
+		// the ISL source opens the dataset by path: give it the one found from here
+		mi := m
+		mi.Config.Dataset, mi.Config.DatasetAbs = runlog.DatasetDir(dir, m.Config), ""
+		isl, islErr = islFor(mi)
 	}
 	p, err := foldLog(filepath.Join(dir, schemas.TurnLogFile), m, tok, isl)
 	if err != nil {

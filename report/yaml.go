@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 
+	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 )
 
@@ -50,11 +52,11 @@ func PointYAML(s *System, p *Point) []byte {
 	w("division: TODO  # Standardized, Serviced or RDI\n")
 	w("model_name: %s\n", yq(c.Model))
 	w("model_precision: TODO\n")
-	w("dataset_name: %s\n", yq(c.Dataset))
+	w("dataset_name: %s\n", yq(filepath.Base(datasetShown(c))))
 	w("dataset_type: agentic\n")
 	w("dataset_link: TODO\n")
 	w("dataset:\n")
-	w("  path: %s\n", yq(c.Dataset))
+	w("  path: %s\n", yq(datasetShown(c)))
 	w("  content_hash: %s\n", yq(p.Manifest.DatasetHash))
 	w("  size: %d\n", p.Manifest.DatasetSize)
 	w("runtime_settings:\n")
@@ -85,4 +87,13 @@ func minDurationMs(p *Point) int {
 		return 600_000
 	}
 	return 1_200_000
+}
+
+// datasetShown is the dataset path a reader is shown: the absolute one when the
+// manifest has it (its dataset field is relative to the run folder).
+func datasetShown(c schemas.RunConfig) string {
+	if c.DatasetAbs != "" {
+		return c.DatasetAbs
+	}
+	return c.Dataset
 }

@@ -122,11 +122,14 @@ type Turn struct {
 
 // DatasetInput describes one input file of a dataset.
 type DatasetInput struct {
-	Path   string `json:"path"`
-	Format string `json:"format"` // flat or snapshot
-	SHA256 string `json:"sha256"`
-	Bytes  int64  `json:"bytes"`
-	Lines  int64  `json:"lines"`
+	// Path is the input file relative to the dataset folder (forward slashes), AbsPath
+	// its absolute path. Manifests without abs_path hold the path as given to ingest.
+	Path    string `json:"path"`
+	AbsPath string `json:"abs_path,omitempty"`
+	Format  string `json:"format"` // flat or snapshot
+	SHA256  string `json:"sha256"`
+	Bytes   int64  `json:"bytes"`
+	Lines   int64  `json:"lines"`
 	// Metadata holds the `_type: dataset_metadata` records of the file, verbatim.
 	Metadata []json.RawMessage `json:"metadata,omitempty"`
 }

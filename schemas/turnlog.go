@@ -136,7 +136,12 @@ type Response struct {
 // RunConfig is the configuration of one replay run, as recorded in its manifest.
 // It never holds an API key.
 type RunConfig struct {
+	// Dataset is the dataset folder relative to the run folder (forward slashes), and
+	// DatasetAbs its absolute path, so that a moved or archived run still finds it
+	// (datasets/runlog.DatasetDir resolves them). Manifests without dataset_abs hold
+	// the path as given to replay, relative to its working directory.
 	Dataset             string            `json:"dataset"`
+	DatasetAbs          string            `json:"dataset_abs,omitempty"`
 	Endpoint            string            `json:"endpoint"`
 	Model               string            `json:"model"`
 	Profile             string            `json:"profile,omitempty"`

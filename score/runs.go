@@ -71,7 +71,7 @@ func ReadRunInfo(dir string) (RunInfo, error) {
 			return info, err
 		}
 		info.Model, info.Concurrency = m.Config.Model, m.Config.Concurrency
-		info.Dataset, info.DatasetHash, info.State = resolveNear(dir, m.Config.Dataset), m.DatasetHash, m.State
+		info.Dataset, info.DatasetHash, info.State = runlog.DatasetDir(dir, m.Config), m.DatasetHash, m.State
 	case KindReference:
 		cfg, err := readReferenceConfig(filepath.Join(dir, ReferenceConfigFile))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {

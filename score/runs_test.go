@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -358,4 +359,78 @@ func TestReadTurnLogPooled(t *testing.T) {
 		}
 		release() // the next round reuses the buffers
 	}
+}
+
+// A run records its dataset relative to the run folder with the absolute path beside
+// it: scored from another directory, after the whole tree moved, and after the run
+// alone moved, it still finds its dataset; a manifest from before (the path as given
+// to replay, relative to where it ran) is found from inside the tree it sits in.
+func TestMovedRunFindsItsDataset(t *testing.T) {
+	ds0, truth := fixtureTruth(t)
+	recs := recordsFromReference(t, truth)
+	root := t.TempDir()
+	tree := filepath.Join(root, "demo-out")
+	if err := os.CopyFS(filepath.Join(tree, "dataset"), os.DirFS(ds0)); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(root)
+	run := filepath.Join("demo-out", "runs", "c8")
+	writeRun(t, run, "", truth.Hash, recs)
+	m, err := runlog.ReadManifest(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Config.Dataset, m.Config.DatasetAbs = relpath.Record(run, "demo-out/dataset")
+	if m.Config.Dataset != "../../dataset" || m.Config.DatasetAbs != filepath.Join(tree, "dataset") {
+		t.Fatalf("recorded %q, %q", m.Config.Dataset, m.Config.DatasetAbs)
+	}
+	if err := runlog.WriteManifest(run, m); err != nil {
+		t.Fatal(err)
+	}
+	scoreFrom := func(what, cwd, run string) {
+		t.Helper()
+		t.Chdir(cwd)
+		s, err := ScoreRun(context.Background(), Options{Run: run})
+		if err != nil {
+			t.Errorf("%s: %v", what, err)
+			return
+		}
+		if s.Score != 0.6212 {
+			t.Errorf("%s: score %v, want 0.6212", what, s.Score)
+		}
+	}
+	scoreFrom("from inside the tree, as the README does", tree, "runs/c8")
+	scoreFrom("from the run folder", filepath.Join(tree, "runs", "c8"), ".")
+	// the whole tree moved: found by the relative path
+	moved := filepath.Join(root, "archive", "2026", "demo-out")
+	os.MkdirAll(filepath.Dir(moved), 0o755)
+	if err := os.Rename(tree, moved); err != nil {
+		t.Fatal(err)
+	}
+	scoreFrom("tree moved", filepath.Join(root, "archive"), "2026/demo-out/runs/c8")
+	// the run alone moved (the dataset back where it was): found by the absolute path
+	if err := os.Rename(moved, tree); err != nil {
+		t.Fatal(err)
+	}
+	alone := filepath.Join(root, "elsewhere", "c8")
+	os.MkdirAll(filepath.Dir(alone), 0o755)
+	if err := os.Rename(filepath.Join(tree, "runs", "c8"), alone); err != nil {
+		t.Fatal(err)
+	}
+	scoreFrom("run moved alone", t.TempDir(), alone)
+	// neither found: the error names where it looked
+	os.Rename(filepath.Join(tree, "dataset"), filepath.Join(root, "gone"))
+	t.Chdir(root)
+	if _, err := ScoreRun(context.Background(), Options{Run: alone}); err == nil || !strings.Contains(err.Error(), filepath.Join(root, "dataset")) {
+		t.Errorf("missing dataset: %v", err)
+	}
+	os.Rename(filepath.Join(root, "gone"), filepath.Join(tree, "dataset"))
+	// a manifest from before dataset_abs: the path as given where the demo ran
+	os.Rename(alone, filepath.Join(tree, "runs", "c8"))
+	m.Config.Dataset, m.Config.DatasetAbs = "demo-out/dataset", ""
+	if err := runlog.WriteManifest(filepath.Join(tree, "runs", "c8"), m); err != nil {
+		t.Fatal(err)
+	}
+	scoreFrom("old manifest, from inside the tree", tree, "runs/c8")
+	scoreFrom("old manifest, from where it ran", root, "demo-out/runs/c8")
 }

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -318,4 +319,16 @@ func WriteManifest(runDir string, m schemas.RunManifest) error {
 		return fmt.Errorf("write run manifest: %w", err)
 	}
 	return nil
+}
+
+// DatasetDir returns the dataset folder a run names, found from the run folder runDir:
+// the path recorded relative to the run folder, else the absolute one beside it
+// (internal/relpath); for manifests written before dataset_abs existed, the path as
+// given to replay, tried from the current directory and from runDir and the folders
+// above it. "" when the manifest names none.
+func DatasetDir(runDir string, c schemas.RunConfig) string {
+	if c.DatasetAbs != "" {
+		return relpath.Resolve(runDir, c.Dataset, c.DatasetAbs)
+	}
+	return relpath.ResolveLegacy(runDir, c.Dataset)
 }

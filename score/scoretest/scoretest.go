@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
@@ -148,7 +149,8 @@ func WriteRun(dir, datasetDir string, d *datasets.Dataset, o RunOptions) (int, e
 	}
 	m := schemas.RunManifest{SchemaVersion: schemas.Version, ToolVersion: schemas.ToolVersion, DatasetHash: d.Manifest.ContentHash,
 		DatasetSize: len(d.Conversations), State: schemas.RunComplete,
-		Config: schemas.RunConfig{Dataset: datasetDir, Model: o.Model, Concurrency: o.Concurrency, Trajectories: o.Repeats * len(d.Conversations)}}
+		Config: schemas.RunConfig{Model: o.Model, Concurrency: o.Concurrency, Trajectories: o.Repeats * len(d.Conversations)}}
+	m.Config.Dataset, m.Config.DatasetAbs = relpath.Record(dir, datasetDir)
 	return n, runlog.WriteManifest(dir, m)
 }
 

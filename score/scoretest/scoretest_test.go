@@ -49,7 +49,7 @@ func TestTileAndWriteRun(t *testing.T) {
 		t.Errorf("%d records (%d read), want %d", n, len(recs), 2*d.Manifest.Counts.ClientTurns)
 	}
 	m, err := runlog.ReadManifest(run)
-	if err != nil || m.Config.Dataset != ds || m.DatasetHash != d.Manifest.ContentHash {
+	if err != nil || runlog.DatasetDir(run, m.Config) != ds || m.DatasetHash != d.Manifest.ContentHash {
 		t.Errorf("manifest %+v %v", m, err)
 	}
 }
