@@ -39,6 +39,7 @@ type Row struct {
 func rows() []func(Env) (Row, error) {
 	return []func(Env) (Row, error){
 		benchIngest,
+		benchDiff,
 		benchBody,
 		benchReplay,
 		benchTokenizer,
@@ -114,6 +115,7 @@ func run() int {
 // stating its own.
 var rowGoals = []string{
 	"ingest time <= DuckDB's (>= 1.0x)",
+	"< 2x the time of reading both",
 	"throughput reported next to copy",
 	"turns/s and tokens/s >= 0.8x a minimal Go client",
 	">= 5x the JS tokenizer",
@@ -142,7 +144,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "body", "replay", "tokenizer", "sim", "score", "rescore"}
+var rowNames = []string{"ingest", "diff", "body", "replay", "tokenizer", "sim", "score", "rescore"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {

@@ -279,8 +279,29 @@ func digest(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Tur
 	return sum
 }
 
+// ConversationDigest returns one conversation's content digest (its messages in
+// Seq order, with Wire filled, and its client turns), the unit the content hash
+// combines: two conversations with the same digest have the same content.
+func ConversationDigest(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) [sha256.Size]byte {
+	return digest(c, msgs, turns)
+}
+
+// ContentHash combines conversations' digests, given in any order with their ids,
+// into the content hash a dataset's manifest records.
+func ContentHash(ids []string, digests [][sha256.Size]byte) string {
+	ds := make([]convDigest, len(ids))
+	for i := range ids {
+		ds[i] = convDigest{id: ids[i], sum: digests[i]}
+	}
+	return combineDigests(ds)
+}
+
 func (w *Writer) contentHash() string {
-	ds := append([]convDigest(nil), w.digests...)
+	return combineDigests(append([]convDigest(nil), w.digests...))
+}
+
+// combineDigests sorts ds by id and hashes the (id, digest) pairs.
+func combineDigests(ds []convDigest) string {
 	sort.Slice(ds, func(i, j int) bool { return ds[i].id < ds[j].id })
 	h := sha256.New()
 	var b []byte

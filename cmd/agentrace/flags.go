@@ -97,14 +97,23 @@ func requestFlags() []cli.Flag {
 
 // usageError is every command's OnUsageError: "CMD: ERR (see agentrace CMD --help)";
 // path "" is the root command.
+// A command whose Metadata[usageStatusKey] is an int exits with that status on a
+// usage error (diff: 2, as diff(1) does).
 func usageError(path string) cli.OnUsageErrorFunc {
 	return func(ctx context.Context, c *cli.Command, err error, _ bool) error {
 		if path == "" {
 			return fmt.Errorf("%w (see agentrace --help)", err)
 		}
-		return fmt.Errorf("%s: %w (see agentrace %s --help)", path, err, path)
+		err = fmt.Errorf("%s: %w (see agentrace %s --help)", path, err, path)
+		if code, ok := c.Metadata[usageStatusKey].(int); ok {
+			return withStatus(code, err)
+		}
+		return err
 	}
 }
+
+// usageStatusKey is the Metadata key of a command's usage-error exit status.
+const usageStatusKey = "usage_status"
 
 // withUsageErrors gives every command of the tree (below the root) the one
 // usage-error format, named by its path ("log dump"); a command that only groups

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -25,6 +26,7 @@ func commands() []*cli.Command {
 		ingestCommand(),
 		promptCommand(),
 		statsCommand(),
+		diffCommand(),
 		exportCommand(),
 		tokenizeCommand(),
 		simCommand(),
@@ -65,7 +67,38 @@ func main() {
 		stop()
 	}()
 	if err := app().Run(ctx, os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "agentrace:", err)
-		os.Exit(1)
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "agentrace:", msg)
+		}
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitStatus is an error that sets the exit status (1 for any other error); an
+// exitStatus with no error exits silently. It is not a cli.ExitCoder, which would
+// make urfave exit from inside Run.
+type exitStatus struct {
+	code int
+	err  error
+}
+
+func (e *exitStatus) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+
+func (e *exitStatus) Unwrap() error { return e.err }
+
+// withStatus returns err with exit status code (err may be nil).
+func withStatus(code int, err error) error { return &exitStatus{code: code, err: err} }
+
+// exitCode is the exit status for an error returned by the app.
+func exitCode(err error) int {
+	var es *exitStatus
+	if errors.As(err, &es) {
+		return es.code
+	}
+	return 1
 }
