@@ -13,6 +13,10 @@ type Scores struct {
 	OSL           *OSLResult             `json:"osl,omitempty"`
 	SWEBench      *SWEBenchResult        `json:"swebench,omitempty"`
 	Verdict       Verdict                `json:"verdict"`
+	// AccuracySource says where score comes from: "events" (re-derived from the
+	// run's turn or event log) or "published" (a submission point's
+	// accuracy_results.json, when it ships no event log).
+	AccuracySource string `json:"accuracy_source,omitempty"`
 	// Run identifies what was scored.
 	Run RunIdentity `json:"run"`
 	// Warnings are problems that did not stop scoring (a truncated turn log, a
@@ -92,8 +96,11 @@ type OSLResult struct {
 	Mean       float64    `json:"mean"`
 	Turns      int        `json:"turns"`
 	Total      int64      `json:"total"`
-	Source     string     `json:"source"` // "tokenizer:<name>" or "server_usage"
+	Source     string     `json:"source"` // "tokenizer:<name>", "server_usage" or "result_summary"
 	Unofficial bool       `json:"unofficial"`
+	// Field is the published summary field the mean was read from (source
+	// result_summary), "" otherwise.
+	Field string `json:"field,omitempty"`
 	Window     [2]float64 `json:"window"`
 }
 
@@ -114,6 +121,10 @@ type Gate struct {
 	Threshold string  `json:"threshold"` // e.g. ">= 0.5586" or "[355, 434]"
 	Pass      bool    `json:"pass"`
 	Note      string  `json:"note,omitempty"` // e.g. "unofficial: server usage counts"
+	// Informational marks a gate shown with a run but judged elsewhere (a run's
+	// SWE-bench result, one input to its curve's mean): it does not count in the
+	// run's verdict.
+	Informational bool `json:"informational,omitempty"`
 }
 
 // Verdict is the result of a run's gates under a ruleset.
@@ -123,30 +134,40 @@ type Verdict struct {
 	Pass    bool   `json:"pass"`
 }
 
-// RescoreRow is one row of rescore's results table: one archived run.
+// RescoreRow is one row of rescore's results table: one archived run. A value that
+// was not evaluated (the run could not be scored, no OSL count, no SWE-bench
+// result) is null, never 0 or false.
 type RescoreRow struct {
-	Path            string  `parquet:"path" json:"path"`
-	Kind            string  `parquet:"kind,dict" json:"kind"`
-	Model           string  `parquet:"model,dict" json:"model"`
-	Concurrency     int32   `parquet:"concurrency" json:"concurrency"`
-	Ruleset         string  `parquet:"ruleset,dict" json:"ruleset"`
-	Dataset         string  `parquet:"dataset" json:"dataset"`
-	Score           float64 `parquet:"score" json:"score"`
-	ScoredTurns     int32   `parquet:"scored_turns" json:"scored_turns"`
-	AccuracyPass    bool    `parquet:"accuracy_pass" json:"accuracy_pass"`
-	OSLMean         float64 `parquet:"osl_mean" json:"osl_mean"`
-	OSLUnofficial   bool    `parquet:"osl_unofficial" json:"osl_unofficial"`
-	OSLPass         bool    `parquet:"osl_pass" json:"osl_pass"`
-	SWEBenchScore   float64 `parquet:"swebench_score" json:"swebench_score"`
-	Pass            bool    `parquet:"pass" json:"pass"`
-	Error           string  `parquet:"error" json:"error"`
-	DurationSeconds float64 `parquet:"duration_s" json:"duration_s"`
+	Path            string   `parquet:"path" json:"path"`
+	Kind            string   `parquet:"kind,dict" json:"kind"`
+	Model           string   `parquet:"model,dict" json:"model"`
+	Concurrency     int32    `parquet:"concurrency" json:"concurrency"`
+	Ruleset         string   `parquet:"ruleset,dict" json:"ruleset"`
+	Dataset         string   `parquet:"dataset" json:"dataset"`
+	Score           *float64 `parquet:"score,optional" json:"score"`
+	ScoredTurns     *int32   `parquet:"scored_turns,optional" json:"scored_turns"`
+	AccuracyPass    *bool    `parquet:"accuracy_pass,optional" json:"accuracy_pass"`
+	OSLMean         *float64 `parquet:"osl_mean,optional" json:"osl_mean"`
+	OSLUnofficial   *bool    `parquet:"osl_unofficial,optional" json:"osl_unofficial"`
+	OSLPass         *bool    `parquet:"osl_pass,optional" json:"osl_pass"`
+	SWEBenchScore   *float64 `parquet:"swebench_score,optional" json:"swebench_score"`
+	Pass            *bool    `parquet:"pass,optional" json:"pass"`
+	Error           string   `parquet:"error" json:"error"`
+	DurationSeconds float64  `parquet:"duration_s" json:"duration_s"`
 	// Agentrace additions: per-domain accuracy, the OSL source, SWE-bench
 	// completeness and the warnings, joined with "; ".
-	CodingScore        float64 `parquet:"coding_score" json:"coding_score"`
-	WorkflowScore      float64 `parquet:"workflow_score" json:"workflow_score"`
-	OSLSource          string  `parquet:"osl_source,dict" json:"osl_source"`
-	SWEBenchIncomplete bool    `parquet:"swebench_incomplete" json:"swebench_incomplete"`
-	SWEBenchPass       bool    `parquet:"swebench_pass" json:"swebench_pass"`
-	Warnings           string  `parquet:"warnings" json:"warnings"`
+	CodingScore        *float64 `parquet:"coding_score,optional" json:"coding_score"`
+	WorkflowScore      *float64 `parquet:"workflow_score,optional" json:"workflow_score"`
+	OSLSource          string   `parquet:"osl_source,dict" json:"osl_source"`
+	SWEBenchIncomplete *bool    `parquet:"swebench_incomplete,optional" json:"swebench_incomplete"`
+	SWEBenchPass       *bool    `parquet:"swebench_pass,optional" json:"swebench_pass"`
+	Warnings           string   `parquet:"warnings" json:"warnings"`
+	// Submission points: the curve folder (<system>/<model>), the point's region
+	// (by the ruleset's region form), the accuracy source ("events": re-derived,
+	// "published": the point's accuracy_results.json) and the published inline
+	// accuracy, for comparison.
+	Curve             string   `parquet:"curve,dict" json:"curve"`
+	Region            string   `parquet:"region,dict" json:"region"`
+	AccuracySource    string   `parquet:"accuracy_source,dict" json:"accuracy_source"`
+	PublishedAccuracy *float64 `parquet:"published_accuracy,optional" json:"published_accuracy"`
 }

@@ -59,6 +59,7 @@ type rawEvent struct {
 	turn    int64
 	hasTurn bool
 	data    json.RawMessage
+	finish  string
 }
 
 // ReadReferenceEvents reads a reference events.jsonl and pairs issued turns with
@@ -204,18 +205,24 @@ func handleSampleEvent(run *ReferenceRun, e *rawEvent, truth *Truth, uuidKey map
 // for a blank line and says what is wrong with a malformed one. The line is
 // scanned without building it in memory: issued events carry whole prompts.
 func decodeEventLine(line []byte) (*rawEvent, bool, string) {
+	return decodeEvent(line, false)
+}
+
+// decodeEvent decodes one line; all asks for every event type (chunk and error
+// events too), else only the ones scoring reads.
+func decodeEvent(line []byte, all bool) (*rawEvent, bool, string) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil, false, ""
 	}
 	// Lines of other event types are never looked at beyond their type; skip the
 	// full decode for the many chunk events.
-	if !bytes.Contains(line, []byte("sample.issued")) && !bytes.Contains(line, []byte("sample.complete")) &&
+	if !all && !bytes.Contains(line, []byte("sample.issued")) && !bytes.Contains(line, []byte("sample.complete")) &&
 		!bytes.Contains(line, []byte("_performance_tracking")) {
 		return nil, false, ""
 	}
 	var w wanted
-	w.keys = [6]string{"event_type", "timestamp_ns", "sample_uuid", "conversation_id", "turn", "data"}
+	w.keys = [8]string{"event_type", "timestamp_ns", "sample_uuid", "conversation_id", "turn", "data", "finish_reason"}
 	p := pyParser{data: line, strict: true}
 	if line[0] != '{' || !p.skipObject(0, &w) {
 		return nil, false, "not a JSON object"
@@ -225,6 +232,9 @@ func decodeEventLine(line []byte) (*rawEvent, bool, string) {
 	}
 	typ, uuid, conv, turn, data := w.vals[0], w.vals[2], w.vals[3], w.vals[4], w.vals[5]
 	e := &rawEvent{}
+	if fr := w.vals[6]; fr != nil {
+		e.finish, _ = fr.stringValue()
+	}
 	var ok bool
 	if e.typ, ok = typ.stringValue(); !ok {
 		return nil, false, "event_type missing or not a string"

@@ -99,10 +99,10 @@ func (p *pyParser) skipString() (plain bool, ok bool) {
 // span is a value's raw bytes within the scanned document.
 type span []byte
 
-// wanted names up to six keys whose last values skipObject records.
+// wanted names up to eight keys whose last values skipObject records.
 type wanted struct {
-	keys [6]string
-	vals [6]span
+	keys [8]string
+	vals [8]span
 }
 
 func (w *wanted) slot(key []byte) *span {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,6 +18,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -37,6 +37,9 @@ type RescoreOptions struct {
 	Ruleset string
 	// Tokenizer is the reference tokenizer's folder, "" for server usage counts.
 	Tokenizer string
+	// MaxExpansion is how many times its size an archive may expand to (0: 10, a
+	// negative value: no limit).
+	MaxExpansion float64
 	// Progress, when not nil, receives progress; ProgressTTY redraws one line.
 	Progress    io.Writer
 	ProgressTTY bool
@@ -44,93 +47,6 @@ type RescoreOptions struct {
 
 // rescoreGCPercent is the GC target (GOGC) while Rescore runs.
 const rescoreGCPercent = 400
-
-// FoundRun is a run found in an archive.
-type FoundRun struct {
-	Dir  string
-	Kind string
-	// Err is set when the run cannot be read safely (a file that is a symlink
-	// leading out of the archive root).
-	Err error
-}
-
-// FindRuns walks an archive root and returns every run directory in it (a folder
-// with turns.arrows or events.jsonl), in lexical order. Symbolic links to folders
-// are not entered; a run whose files are symbolic links leading out of the root is
-// returned with Err set, and never read. Paths are reported under the root with
-// its symbolic links resolved.
-func FindRuns(root string) ([]FoundRun, error) {
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, fmt.Errorf("find runs in %q: %w", root, err)
-	}
-	realRoot, err = filepath.Abs(realRoot)
-	if err != nil {
-		return nil, fmt.Errorf("find runs in %q: %w", root, err)
-	}
-	var runs []FoundRun
-	// Walk the resolved root, so that a root given as a symbolic link is entered.
-	err = filepath.WalkDir(realRoot, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == realRoot {
-				return err
-			}
-			runs = append(runs, FoundRun{Dir: p, Err: fmt.Errorf("walk: %w", err)})
-			if d != nil && d.IsDir() {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if !d.IsDir() {
-			return nil
-		}
-		kind := ""
-		for _, k := range []struct{ file, kind string }{{schemas.TurnLogFile, KindAgentrace}, {EventsFile, KindReference}} {
-			if _, err := os.Lstat(filepath.Join(p, k.file)); err == nil {
-				kind = k.kind
-				break
-			}
-		}
-		if kind == "" {
-			return nil
-		}
-		fr := FoundRun{Dir: p, Kind: kind}
-		for _, f := range []string{schemas.TurnLogFile, EventsFile, schemas.RunManifestFile, ReferenceConfigFile,
-			ReferenceSummaryFile, filepath.Join("performance", ReferenceSummaryFile)} {
-			if err := insideRoot(realRoot, filepath.Join(p, f)); err != nil {
-				fr.Err = err
-				break
-			}
-		}
-		runs = append(runs, fr)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("find runs in %q: %w", root, err)
-	}
-	return runs, nil
-}
-
-// insideRoot checks that p, if it exists, resolves to a place inside realRoot.
-func insideRoot(realRoot, p string) error {
-	fi, err := os.Lstat(p)
-	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
-		return nil
-	}
-	real, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return fmt.Errorf("%s: broken symbolic link: %w", p, err)
-	}
-	real, err = filepath.Abs(real)
-	if err != nil {
-		return err
-	}
-	rel, err := filepath.Rel(realRoot, real)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("%s is a symbolic link leading out of the archive root (to %s): not followed", p, real)
-	}
-	return nil
-}
 
 // truthCache loads each dataset once, however many runs share it.
 type truthCache struct {
@@ -194,15 +110,21 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	if os.Getenv("GOGC") == "" {
 		defer debug.SetGCPercent(debug.SetGCPercent(rescoreGCPercent))
 	}
-	var found []FoundRun
+	var found []*archive.Run
+	lim := archive.Limits{MaxExpansion: opts.MaxExpansion}
 	for _, a := range opts.Archives {
-		runs, err := FindRuns(a)
+		src, inner, err := archive.OpenPath(a, lim)
 		if err != nil {
+			if errors.Is(err, archive.ErrExpansion) || archive.ArchiveKind(a) != "" {
+				// A bad archive is one error row; the rest is still scored.
+				found = append(found, &archive.Run{Label: a, Err: err})
+				continue
+			}
 			return nil, fmt.Errorf("rescore: %w", err)
 		}
-		found = append(found, runs...)
+		defer src.Close()
+		found = append(found, archive.Under(archive.Find(src), inner)...)
 	}
-
 	var done, failed atomic.Int64
 	var line *progress.Line
 	if opts.Progress != nil {
@@ -240,9 +162,12 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 }
 
 // rescoreOne scores one found run into a row; it never panics.
-func rescoreOne(ctx context.Context, fr FoundRun, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *bufferPool) (row schemas.RescoreRow) {
+func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *bufferPool) (row schemas.RescoreRow) {
 	start := time.Now()
-	row = schemas.RescoreRow{Path: fr.Dir, Kind: fr.Kind}
+	row = schemas.RescoreRow{Path: fr.Label, Kind: fr.Kind}
+	if fr.Kind == KindSubmission {
+		row.Curve = fr.CurveDir()
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			row.Error = fmt.Sprintf("internal error: %v", r)
@@ -259,24 +184,34 @@ func rescoreOne(ctx context.Context, fr FoundRun, opts RescoreOptions, counter O
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	info, err := ReadRunInfo(fr.Dir)
+	info, err := runInfo(fr)
 	row.Model, row.Concurrency = info.Model, int32(info.Concurrency)
 	if err != nil {
 		return fail(err)
+	}
+	if fr.Kind == KindSubmission {
+		if pa, err := ReadPublishedAccuracy(fr); err == nil && pa.Inline != nil {
+			v := *pa.Inline
+			row.PublishedAccuracy = &v
+		}
 	}
 	ds := opts.Dataset
 	if ds == "" {
 		ds = info.Dataset
 	}
 	row.Dataset = ds
-	if ds == "" {
+	var truth *Truth
+	switch {
+	case ds != "":
+		if truth, err = cache.get(ctx, ds); err != nil {
+			return fail(err)
+		}
+	case fr.Kind == KindSubmission && func() bool { n, _ := fr.EventsName(); return n == "" }():
+		truth = &Truth{} // published figures only
+	default:
 		return fail(errors.New("the run names no dataset; give --dataset"))
 	}
-	truth, err := cache.get(ctx, ds)
-	if err != nil {
-		return fail(err)
-	}
-	s, err := ScoreRun(ctx, Options{Run: fr.Dir, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, pool: pool})
+	s, err := ScoreRun(ctx, Options{Run: fr.Label, Source: fr, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, pool: pool})
 	if err != nil {
 		return fail(err)
 	}
@@ -284,30 +219,50 @@ func rescoreOne(ctx context.Context, fr FoundRun, opts RescoreOptions, counter O
 	return row
 }
 
-// fillRow copies a run's scores into its results row.
+func f64(v float64) *float64 { return &v }
+func bptr(v bool) *bool      { return &v }
+
+// fillRow copies a run's scores into its results row: what was evaluated gets a
+// value, the rest stays null.
 func fillRow(row *schemas.RescoreRow, s *schemas.Scores) {
 	row.Ruleset = s.Verdict.Ruleset
-	row.Score = s.Score
-	row.ScoredTurns = int32(s.Turns.Scored)
-	row.CodingScore = s.Domains[schemas.DomainCoding].Score
-	row.WorkflowScore = s.Domains[schemas.DomainWorkflow].Score
-	if s.OSL != nil {
-		row.OSLMean, row.OSLUnofficial, row.OSLSource = s.OSL.Mean, s.OSL.Unofficial, s.OSL.Source
+	row.AccuracySource = s.AccuracySource
+	if s.Turns.Scored > 0 || s.AccuracySource == AccuracyPublished {
+		row.Score = f64(s.Score)
 	}
-	if s.SWEBench != nil {
-		row.SWEBenchScore, row.SWEBenchIncomplete = s.SWEBench.Score, s.SWEBench.Incomplete
-	}
-	for _, g := range s.Verdict.Gates {
-		switch g.Name {
-		case GateAccuracy:
-			row.AccuracyPass = g.Pass
-		case GateOSL:
-			row.OSLPass = g.Pass
-		case GateSWEBench:
-			row.SWEBenchPass = g.Pass
+	if s.AccuracySource != AccuracyPublished {
+		n := int32(s.Turns.Scored)
+		row.ScoredTurns = &n
+		if d, ok := s.Domains[schemas.DomainCoding]; ok && d.Scored > 0 {
+			row.CodingScore = f64(d.Score)
+		}
+		if d, ok := s.Domains[schemas.DomainWorkflow]; ok && d.Scored > 0 {
+			row.WorkflowScore = f64(d.Score)
 		}
 	}
-	row.Pass = s.Verdict.Pass
+	if s.OSL != nil && s.OSL.Turns > 0 {
+		row.OSLMean, row.OSLUnofficial, row.OSLSource = f64(s.OSL.Mean), bptr(s.OSL.Unofficial), s.OSL.Source
+	}
+	if s.SWEBench != nil {
+		row.SWEBenchScore, row.SWEBenchIncomplete = f64(s.SWEBench.Score), bptr(s.SWEBench.Incomplete)
+	}
+	for _, g := range s.Verdict.Gates {
+		evaluated := !strings.HasPrefix(g.Note, "not evaluated")
+		switch {
+		case !evaluated:
+		case g.Name == GateAccuracy:
+			row.AccuracyPass = bptr(g.Pass)
+		case g.Name == GateOSL:
+			row.OSLPass = bptr(g.Pass)
+		case g.Name == GateSWEBench:
+			row.SWEBenchPass = bptr(g.Pass)
+		}
+	}
+	if row.AccuracyPass != nil && row.OSLPass != nil {
+		row.Pass = bptr(s.Verdict.Pass)
+	} else if (row.AccuracyPass != nil && !*row.AccuracyPass) || (row.OSLPass != nil && !*row.OSLPass) {
+		row.Pass = bptr(false) // a gate failed: the rest cannot save it
+	}
 	warn := append([]string(nil), s.Warnings...)
 	sort.Strings(warn)
 	row.Warnings = strings.Join(warn, "; ")

@@ -1,30 +1,31 @@
 package score
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"unsafe"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
 )
 
-// Kinds of run directory.
+// Kinds of run (RunIdentity.Kind, RescoreRow.Kind).
 const (
-	KindAgentrace = "agentrace" // a replay run: turns.arrows and manifest.json
-	KindReference = "reference" // the reference client's report dir: events.jsonl
+	KindAgentrace  = archive.KindAgentrace  // a replay run: turns.arrows and manifest.json
+	KindReference  = archive.KindReference  // a reference client run folder: events.jsonl, config.yaml, ...
+	KindSubmission = archive.KindSubmission // a submission point r<N>/: point.yaml, summaries, events when shipped
 )
 
 // Files the reference client writes into its report directory besides events.jsonl.
 const (
-	ReferenceConfigFile  = "config.yaml"
+	ReferenceConfigFile  = archive.ConfigFile
 	ReferenceSummaryFile = "result_summary.json"
 )
 
@@ -44,7 +45,7 @@ func fileExists(p string) bool {
 	return err == nil && st.Mode().IsRegular()
 }
 
-// RunInfo is what a run directory says about itself.
+// RunInfo is what a run says about itself.
 type RunInfo struct {
 	Kind        string
 	Model       string
@@ -58,174 +59,55 @@ type RunInfo struct {
 	DatasetHash string
 	// State is the manifest's run state (agentrace runs only).
 	State string
+	// Facts are all the run's facts.
+	Facts archive.Facts
 }
 
-// ReadRunInfo reads a run directory's manifest (agentrace) or config.yaml
-// (reference). A reference run without config.yaml gives only its kind.
-func ReadRunInfo(dir string) (RunInfo, error) {
-	info := RunInfo{Kind: RunKind(dir)}
-	switch info.Kind {
-	case KindAgentrace:
-		m, err := runlog.ReadManifest(dir)
-		if err != nil {
-			return info, err
-		}
-		info.Model, info.Concurrency = m.Config.Model, m.Config.Concurrency
-		info.Dataset, info.DatasetHash, info.State = runlog.DatasetDir(dir, m.Config), m.DatasetHash, m.State
-	case KindReference:
-		cfg, err := readReferenceConfig(filepath.Join(dir, ReferenceConfigFile))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return info, err
-		}
-		info.Model, info.Concurrency, info.Dataset = cfg.model, cfg.concurrency, resolveNear(dir, cfg.dataset)
-	default:
-		return info, fmt.Errorf("read run %q: no %s or %s in it", dir, schemas.TurnLogFile, EventsFile)
+// ReadRunInfo reads what the run a path names says about itself (a run folder,
+// an archive holding one run, or a run folder inside an archive).
+func ReadRunInfo(p string) (RunInfo, error) {
+	run, err := archive.OpenRun(p, archive.Limits{})
+	if err != nil {
+		return RunInfo{}, fmt.Errorf("read run %q: %w", p, err)
 	}
+	defer run.Source.Close()
+	return runInfo(run)
+}
+
+// runInfo reads a run's facts: manifest (agentrace), config.yaml and summary
+// (reference), point.yaml (submission).
+func runInfo(run *archive.Run) (RunInfo, error) {
+	info := RunInfo{Kind: run.Kind}
+	f, err := run.Facts()
+	info.Facts = f
+	if err != nil {
+		return info, err
+	}
+	info.Model, info.Concurrency, info.DatasetHash, info.State = f.Model, f.Concurrency, f.DatasetHash, f.State
+	info.Dataset = datasetNear(run, f)
 	return info, nil
 }
 
-// resolveNear returns p as is when absolute or present relative to the working
-// directory, else joined to dir when present there, else as given.
-func resolveNear(dir, p string) string {
-	if p == "" || filepath.IsAbs(p) {
-		return p
+// datasetNear resolves the dataset a run names. An agentrace manifest records it
+// relative to the run folder with the absolute path beside it
+// (runlog.DatasetDir); a reference config names it relative to where the client
+// ran, so it is tried as given, then relative to the run folder and each folder
+// above (relpath.ResolveLegacy). For a run inside an archive, the archive's own
+// folder stands for the run folder.
+func datasetNear(run *archive.Run, f archive.Facts) string {
+	base := filepath.Dir(run.Source.Path)
+	if run.Source.Kind == archive.SourceDir {
+		base = filepath.Join(run.Source.Path, filepath.FromSlash(run.Dir))
 	}
-	if _, err := os.Stat(p); err == nil {
-		return p
+	if f.Manifest != nil {
+		return runlog.DatasetDir(base, f.Manifest.Config)
 	}
-	if q := filepath.Join(dir, p); pathExists(q) {
-		return q
-	}
-	return p
+	return relpath.ResolveLegacy(base, f.Dataset)
 }
 
 func pathExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
-}
-
-// referenceConfig is what scoring reads from the reference's config.yaml.
-type referenceConfig struct {
-	model       string
-	dataset     string
-	concurrency int
-}
-
-// readReferenceConfig reads three keys of the reference's config.yaml without a
-// YAML library: model_params.name, the path of the first dataset whose type is
-// performance (else the first dataset's path), and
-// settings.load_pattern.target_concurrency. The file is the reference's own
-// block-style output; flow style and anchors are not read.
-func readReferenceConfig(path string) (referenceConfig, error) {
-	var cfg referenceConfig
-	f, err := os.Open(path)
-	if err != nil {
-		return cfg, fmt.Errorf("read reference config: %w", err)
-	}
-	defer f.Close()
-	type frame struct {
-		indent int
-		key    string
-	}
-	var stack []frame
-	var firstPath, perfPath string
-	itemPath, itemType := "", ""
-	inDatasets := false
-	flushItem := func() {
-		if itemPath != "" && firstPath == "" {
-			firstPath = itemPath
-		}
-		if itemPath != "" && itemType == "performance" && perfPath == "" {
-			perfPath = itemPath
-		}
-		itemPath, itemType = "", ""
-	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if i := strings.Index(line, " #"); i >= 0 {
-			line = line[:i]
-		}
-		trimmed := strings.TrimSpace(line)
-		if trimmed == "" || strings.HasPrefix(trimmed, "#") {
-			continue
-		}
-		indent := len(line) - len(strings.TrimLeft(line, " "))
-		item := strings.HasPrefix(trimmed, "- ")
-		if item {
-			trimmed = strings.TrimSpace(trimmed[2:])
-			indent += 2
-		}
-		for len(stack) > 0 && stack[len(stack)-1].indent >= indent && !(item && stack[len(stack)-1].key == "datasets") {
-			stack = stack[:len(stack)-1]
-		}
-		key, val, ok := strings.Cut(trimmed, ":")
-		if !ok {
-			continue
-		}
-		key, val = strings.TrimSpace(key), yamlScalar(val)
-		parent := ""
-		if len(stack) > 0 {
-			parent = stack[len(stack)-1].key
-		}
-		grand := ""
-		if len(stack) > 1 {
-			grand = stack[len(stack)-2].key
-		}
-		if len(stack) == 0 {
-			if inDatasets {
-				flushItem()
-			}
-			inDatasets = key == "datasets"
-		}
-		if inDatasets && parent == "datasets" {
-			if item {
-				flushItem()
-			}
-			switch key {
-			case "path":
-				itemPath = val
-			case "type":
-				itemType = val
-			}
-		}
-		switch {
-		case key == "name" && parent == "model_params":
-			cfg.model = val
-		case key == "target_concurrency" && parent == "load_pattern" && grand == "settings":
-			if n, err := strconv.Atoi(val); err == nil {
-				cfg.concurrency = n
-			}
-		}
-		if val == "" {
-			stack = append(stack, frame{indent, key})
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return cfg, fmt.Errorf("read reference config %q: %w", path, err)
-	}
-	flushItem()
-	cfg.dataset = perfPath
-	if cfg.dataset == "" {
-		cfg.dataset = firstPath
-	}
-	return cfg, nil
-}
-
-// yamlScalar unquotes a plain or quoted YAML scalar.
-func yamlScalar(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"') {
-		if u, err := strconv.Unquote(s); err == nil {
-			return u
-		}
-		return s[1 : len(s)-1]
-	}
-	if len(s) >= 2 && s[0] == '\'' && s[len(s)-1] == '\'' {
-		return strings.ReplaceAll(s[1:len(s)-1], "''", "'")
-	}
-	return s
 }
 
 // runData is a run reduced to what scoring needs.
@@ -261,8 +143,14 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 // on its complete batches, with a warning. pool, when not nil, recycles the Arrow
 // buffers across runs. The outputs point into the log's buffers until
 // rd.release is called, unless clone is set (a tokenizer may keep pieces of them).
-func readAgentraceRun(dir string, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
-	recs, release, err := readTurnLog(dir, pool, clone)
+func readAgentraceRun(run *archive.Run, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
+	rc, err := run.Open(schemas.TurnLogFile)
+	if err != nil {
+		return nil, fmt.Errorf("read turn log: %w", err)
+	}
+	recs, release, err := readTurnLogFrom(rc, run.FileLabel(schemas.TurnLogFile), pool, clone)
+	rc.Close()
+	dir := run.Label
 	rd := &runData{release: release}
 	if err != nil {
 		if !errors.Is(err, runlog.ErrTruncated) {
@@ -318,11 +206,25 @@ func readAgentraceRun(dir string, truth *Truth, pool *bufferPool, clone bool) (*
 	return rd, nil
 }
 
-// readReferenceRun reads events.jsonl.
-func readReferenceRun(dir string, truth *Truth) (*runData, error) {
-	ref, err := ReadReferenceEvents(filepath.Join(dir, EventsFile), truth)
+// readReferenceRun reads a reference or submission run's event log
+// (events.jsonl, or mlperf_endpoints_log_detail.json as a JSON array).
+func readReferenceRun(run *archive.Run, truth *Truth) (*runData, error) {
+	name, format := run.EventsName()
+	if name == "" {
+		return nil, fmt.Errorf("run %q: %w", run.Label, ErrNoTurns)
+	}
+	rc, err := run.Open(name)
 	if err != nil {
 		return nil, err
+	}
+	defer rc.Close()
+	var r io.Reader = rc
+	if format == archive.EventsArray {
+		r = newArrayLines(rc)
+	}
+	ref, err := readReferenceEvents(r, truth)
+	if err != nil {
+		return nil, fmt.Errorf("read reference events %q: %w", run.FileLabel(name), err)
 	}
 	rd := &runData{attempts: ref.Attempts, completed: ref.Completed}
 	rd.usage = make([]int32, len(ref.Completed))
@@ -331,36 +233,67 @@ func readReferenceRun(dir string, truth *Truth) (*runData, error) {
 	}
 	if ref.Skipped > 0 {
 		rd.warnings = append(rd.warnings, fmt.Sprintf("%s: skipped %d malformed lines, as the reference does (first: %s)",
-			EventsFile, ref.Skipped, ref.FirstSkipped))
+			name, ref.Skipped, ref.FirstSkipped))
 	}
 	return rd, nil
 }
 
-// referenceSummaryOSL reads the reference's full-run OSL mean from its
-// result_summary.json (performance/ or the run folder itself), if it has one.
-func referenceSummaryOSL(dir string) (mean float64, total int64, n int, ok bool) {
-	for _, p := range []string{filepath.Join(dir, "performance", ReferenceSummaryFile), filepath.Join(dir, ReferenceSummaryFile)} {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			continue
-		}
-		var s struct {
-			Full *struct {
-				Total *float64 `json:"total"`
-				Avg   *float64 `json:"avg"`
-			} `json:"output_sequence_lengths_full_run"`
-			Completed *int `json:"n_samples_completed"`
-		}
-		if json.Unmarshal(bytes.TrimSpace(data), &s) != nil || s.Full == nil || s.Full.Avg == nil {
-			continue
-		}
-		if s.Full.Total != nil {
-			total = int64(*s.Full.Total)
-		}
-		if s.Completed != nil {
-			n = *s.Completed
-		}
-		return *s.Full.Avg, total, n, true
+// SummaryOSL is the full-run OSL per-turn mean a run's published result summary
+// holds.
+type SummaryOSL struct {
+	Mean  float64
+	Total int64
+	// N is the summary's n_samples_completed (0 when absent).
+	N int
+	// Field is the JSON path the mean was read from.
+	Field string
+}
+
+// ReadSummaryOSL reads the full-run OSL per-turn mean from a run's published
+// result summary as the submission checker does:
+// output_sequence_lengths_full_run.output_sequence_lengths.avg, never the
+// windowed output_sequence_lengths. A summary with the stat block directly under
+// output_sequence_lengths_full_run (agentrace's earlier drafts) is read too, and
+// Field says so. ok is false when the summary has no such field.
+func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
+	name := run.SummaryName()
+	if name == "" {
+		return SummaryOSL{}, false, nil
 	}
-	return 0, 0, 0, false
+	data, err := run.ReadFile(name)
+	if err != nil {
+		return SummaryOSL{}, false, err
+	}
+	type block struct {
+		Total *float64 `json:"total"`
+		Avg   *float64 `json:"avg"`
+	}
+	var s struct {
+		Full *struct {
+			OSL *block `json:"output_sequence_lengths"`
+			block
+		} `json:"output_sequence_lengths_full_run"`
+		Completed *int `json:"n_samples_completed"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(data), &s); err != nil {
+		return SummaryOSL{}, false, fmt.Errorf("parse %q: %w", run.FileLabel(name), err)
+	}
+	if s.Full == nil {
+		return SummaryOSL{}, false, nil
+	}
+	b, field := s.Full.OSL, name+": output_sequence_lengths_full_run.output_sequence_lengths.avg"
+	if b == nil || b.Avg == nil {
+		b, field = &s.Full.block, name+": output_sequence_lengths_full_run.avg (not the checker's field)"
+	}
+	if b.Avg == nil {
+		return SummaryOSL{}, false, nil
+	}
+	out := SummaryOSL{Mean: *b.Avg, Field: field}
+	if b.Total != nil {
+		out.Total = int64(*b.Total)
+	}
+	if s.Completed != nil {
+		out.N = *s.Completed
+	}
+	return out, true, nil
 }

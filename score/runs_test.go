@@ -197,18 +197,23 @@ func TestScoreRunSWEBenchAndVerdict(t *testing.T) {
 }
 
 func TestReadReferenceConfig(t *testing.T) {
-	cfg, err := readReferenceConfig(filepath.Join(fixtureDir(t), ReferenceConfigFile))
+	info, err := ReadRunInfo(fixtureDir(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.model != "Qwen/Qwen3.6-35B-A3B" || cfg.dataset != "dataset.jsonl" || cfg.concurrency != 4 {
-		t.Errorf("%+v", cfg)
+	if info.Kind != KindReference || info.Model != "Qwen/Qwen3.6-35B-A3B" || info.Concurrency != 4 ||
+		info.Facts.Trajectories != 6 || info.Facts.Salt == nil || !*info.Facts.Salt || info.Facts.LoadPattern != "agentic_inference" {
+		t.Errorf("%+v", info)
 	}
-	p := filepath.Join(t.TempDir(), "config.yaml")
-	os.WriteFile(p, []byte("model_params:\n  name: 'moonshotai/Kimi-K3'\ndatasets:\n  - name: acc\n    type: accuracy\n    path: acc.jsonl\n  - path: \"perf.jsonl\"\n    type: performance\nsettings:\n  load_pattern:\n    target_concurrency: 64\n"), 0o644)
-	cfg, err = readReferenceConfig(p)
-	if err != nil || cfg.model != "moonshotai/Kimi-K3" || cfg.dataset != "perf.jsonl" || cfg.concurrency != 64 {
-		t.Errorf("%+v %v", cfg, err)
+	if !strings.HasSuffix(info.Dataset, "dataset.jsonl") || !pathExists(info.Dataset) {
+		t.Errorf("dataset %q not resolved beside the run", info.Dataset)
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "events.jsonl"), nil, 0o644)
+	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("model_params:\n  name: 'moonshotai/Kimi-K3'\ndatasets:\n  - name: acc\n    type: accuracy\n    path: acc.jsonl\n  - path: \"perf.jsonl\"\n    type: performance\nsettings:\n  load_pattern:\n    target_concurrency: 64\n"), 0o644)
+	info, err = ReadRunInfo(dir)
+	if err != nil || info.Model != "moonshotai/Kimi-K3" || info.Dataset != "perf.jsonl" || info.Concurrency != 64 {
+		t.Errorf("%+v %v", info, err)
 	}
 }
 

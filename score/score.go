@@ -10,6 +10,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -45,6 +46,12 @@ type Options struct {
 	// 1 and runs several runs at once instead.
 	Workers int
 
+	// Source, when set, is the run to score (already found in a source); Run then
+	// only names it. Otherwise Run is opened with archive.OpenRun: a run folder, an
+	// archive holding one run, or a run folder inside an archive
+	// (sub.tgz/sys/model/r8).
+	Source *archive.Run
+
 	// pool recycles turn-log buffers across the runs of one rescore.
 	pool *bufferPool
 }
@@ -53,12 +60,26 @@ type Options struct {
 // OSL window, optionally a SWE-bench report, and the verdict under the ruleset. It
 // writes nothing; WriteScores does.
 func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
-	info, err := ReadRunInfo(opts.Run)
+	run := opts.Source
+	if run == nil {
+		var err error
+		if run, err = archive.OpenRun(opts.Run, archive.Limits{}); err != nil {
+			return nil, fmt.Errorf("score run: %w", err)
+		}
+		defer run.Source.Close()
+	}
+	if opts.Run == "" {
+		opts.Run = run.Label
+	}
+	if run.Err != nil {
+		return nil, fmt.Errorf("score run %q: %w", opts.Run, run.Err)
+	}
+	info, err := runInfo(run)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}
 	s := &schemas.Scores{SchemaVersion: schemas.Version}
-	s.Run = schemas.RunIdentity{Path: opts.Run, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
+	s.Run = schemas.RunIdentity{Path: run.Label, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
 
 	if info.Kind == KindAgentrace && info.State != "" && info.State != schemas.RunComplete {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run's state is %q, not complete: turns it never issued are not counted", info.State))
@@ -97,11 +118,17 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		}
 		counter = tok
 	}
+	s.Warnings = append(s.Warnings, info.Facts.Warnings...)
 	var rd *runData
-	if info.Kind == KindAgentrace {
-		rd, err = readAgentraceRun(opts.Run, truth, opts.pool, counter != nil)
-	} else {
-		rd, err = readReferenceRun(opts.Run, truth)
+	published := false
+	switch {
+	case info.Kind == KindAgentrace:
+		rd, err = readAgentraceRun(run, truth, opts.pool, counter != nil)
+	case info.Kind == KindSubmission && func() bool { n, _ := run.EventsName(); return n == "" }():
+		// A point that ships no event log: its published numbers are all there is.
+		rd, published = &runData{}, true
+	default:
+		rd, err = readReferenceRun(run, truth)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
@@ -114,7 +141,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		return nil, err
 	}
 
-	osl, err := computeOSL(ctx, rd, counter, opts.Run, info.Kind, opts.Workers)
+	osl, err := computeOSL(ctx, rd, counter, run, info.Kind, opts.Workers, published)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}
@@ -126,7 +153,18 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 
 	acc := scoreAccuracy(truth, rd.attempts, opts.Workers)
 	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded
-	if acc.Turns.Issued == 0 {
+	s.AccuracySource = AccuracyFromEvents
+	if published {
+		s.AccuracySource = ""
+		pa, err := ReadPublishedAccuracy(run)
+		switch {
+		case err != nil:
+			s.Warnings = append(s.Warnings, err.Error())
+		case pa.Inline != nil:
+			s.Score, s.AccuracySource = *pa.Inline, AccuracyPublished
+		}
+		s.Warnings = append(s.Warnings, "the point ships no event log: inline accuracy and OSL are the published figures, not re-derived")
+	} else if acc.Turns.Issued == 0 {
 		s.Warnings = append(s.Warnings, "no issued turn of the run matches an expected turn of the dataset: is it the right dataset?")
 	}
 
@@ -199,14 +237,14 @@ const (
 
 // computeOSL computes the per-turn OSL mean over every completed turn of the run,
 // and fills each attempt's OSL. It returns nil when no count is available.
-func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind string, workers int) (*schemas.OSLResult, error) {
+func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archive.Run, kind string, workers int, published bool) (*schemas.OSLResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	counts := make([]int32, len(rd.usage))
 	res := &schemas.OSLResult{}
 	switch {
-	case counter != nil:
+	case counter != nil && !published:
 		res.Source = "tokenizer:" + counter.Name()
 		p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(workers)
 		const chunk = 256
@@ -233,16 +271,21 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, dir, kind 
 		if err := p.Wait(); err != nil {
 			return nil, err
 		}
-	case kind == KindReference:
-		mean, total, n, ok := referenceSummaryOSL(dir)
-		if !ok {
-			rd.warnings = append(rd.warnings, "no OSL: a reference run needs --tokenizer (or a result_summary.json with output_sequence_lengths_full_run)")
+	case kind == KindReference || kind == KindSubmission:
+		so, ok, err := ReadSummaryOSL(run)
+		if err != nil {
+			rd.warnings = append(rd.warnings, "no OSL: "+err.Error())
 			return nil, nil
 		}
-		if n <= 0 {
-			n = len(rd.completed)
+		if !ok {
+			rd.warnings = append(rd.warnings, "no OSL: a reference run needs --tokenizer (or a result summary with output_sequence_lengths_full_run.output_sequence_lengths.avg)")
+			return nil, nil
 		}
-		res.Source, res.Mean, res.Total, res.Turns = OSLSourceSummary, mean, total, n
+		n := so.N
+		if n <= 0 {
+			n = max(len(rd.completed), 1)
+		}
+		res.Source, res.Mean, res.Total, res.Turns, res.Field = OSLSourceSummary, so.Mean, so.Total, n, so.Field
 		return res, nil
 	default:
 		res.Source, res.Unofficial = OSLSourceUsage, true

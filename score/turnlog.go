@@ -151,6 +151,17 @@ type turnLogRow struct {
 // buffers unless clone is set: those stay valid until release is called, which
 // hands the buffers back to the pool. Identity strings are always copied.
 func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), err error) {
+	path := filepath.Join(dir, schemas.TurnLogFile)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, func() {}, fmt.Errorf("read turn log: %w", err)
+	}
+	defer f.Close()
+	return readTurnLogFrom(f, path, pool, clone)
+}
+
+// readTurnLogFrom is readTurnLog on an open turn log; path names it in errors.
+func readTurnLogFrom(f io.Reader, path string, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), err error) {
 	var batches []arrow.RecordBatch
 	release = func() {
 		for _, b := range batches {
@@ -158,12 +169,6 @@ func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, r
 		}
 		batches = nil
 	}
-	path := filepath.Join(dir, schemas.TurnLogFile)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, release, fmt.Errorf("read turn log: %w", err)
-	}
-	defer f.Close()
 	var alloc memory.Allocator = memory.DefaultAllocator
 	var in io.Reader = f
 	if pool != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
@@ -59,7 +60,13 @@ func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteScores(opts.Run, s); err != nil {
+	// The scores go beside the run: into its folder when that is a folder on disk.
+	// A run read from an archive is never written into.
+	if st, err := os.Stat(s.Run.Path); err != nil || !st.IsDir() {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s is inside an archive: scores.json and scores.parquet not written (rescore writes a table for archived runs)", s.Run.Path))
+		return s, nil
+	}
+	if err := WriteScores(s.Run.Path, s); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -191,7 +191,7 @@ func TestCLIGrammarUsageErrors(t *testing.T) {
 // The deprecated spellings still work, with a warning.
 func TestCLIGrammarDeprecatedSpellings(t *testing.T) {
 	out, err := runApp(t, "score", "--run", t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), "no turns.arrows or events.jsonl") {
+	if err == nil || !strings.Contains(err.Error(), "holds no run") {
 		t.Errorf("score --run DIR: err %v, want the run read (and found empty)", err)
 	}
 	if !strings.Contains(out, "Flag --run has been deprecated") {

@@ -130,13 +130,18 @@ func rescoreCommand() *cli.Command {
 		Name:      "rescore",
 		Usage:     "re-score every run in archive trees into one Parquet table",
 		UsageText: "agentrace rescore --out results.parquet [--jobs N] [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] ARCHIVE...",
-		Description: "Walks each ARCHIVE directory tree and finds every run in it: replay runs (turns.arrows)\n" +
-			"and reference client report directories (events.jsonl), each with its dataset (the one\n" +
-			"its manifest or config.yaml names, or --dataset). Scores them N at a time, and writes one\n" +
-			"row per run: path, kind, model, concurrency, ruleset, every gate's value and pass, the\n" +
-			"verdict, and the error if the run could not be scored (a broken run is a row, never a\n" +
-			"crash). Symbolic links are never followed out of an archive root. Each dataset is loaded\n" +
-			"once. The runs are not modified.\n\n" +
+		Description: "Walks each ARCHIVE (a directory tree, or a .tar.gz, .tgz, .tar or .zip archive read in place,\n" +
+			"never extracted) and finds every run in it: replay runs (turns.arrows), reference client run\n" +
+			"folders (events.jsonl, config.yaml, performance/result_summary.json) and the points of submission\n" +
+			"trees (<system>/<model>/r<N>/ with point.yaml), each with its dataset (the one its manifest or\n" +
+			"config.yaml names, or --dataset). Scores them N at a time, and writes one row per run: path, kind,\n" +
+			"model, concurrency, ruleset, every gate's value and pass, the verdict, and the error if the run\n" +
+			"could not be scored (a broken run is a row, never a crash). A value that was not evaluated is\n" +
+			"null, never 0 or false. A submission point that ships no event log is judged on its published\n" +
+			"accuracy_results.json and result summary (accuracy_source says which). Symbolic links are never\n" +
+			"followed out of a tree; archive entries with absolute or ../ paths and links are refused, and an\n" +
+			"archive expanding past --max-expansion times its size is one error row. Each dataset is loaded\n" +
+			"once. The runs are not modified. Exits 1 when any run could not be scored.\n\n" +
 			"The default ruleset is auto: per run, the newest ruleset naming its model (else " + score.DefaultRuleset + ").\n\n" +
 			"Example:\n" +
 			"  agentrace rescore --out results.parquet --jobs 4 archive/2026-10 ref-archive/\n" +
@@ -147,6 +152,7 @@ func rescoreCommand() *cli.Command {
 			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.AutoRuleset),
 			tokenizerFlag("reference tokenizer directory for official OSL counts", false),
+			&cli.FloatFlag{Name: "max-expansion", Value: 10, Usage: "refuse an archive whose entries expand past this many times its size (0 or less: no limit)"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() == 0 {
@@ -155,23 +161,43 @@ func rescoreCommand() *cli.Command {
 			rows, err := score.Rescore(ctx, score.RescoreOptions{
 				Archives: c.Args().Slice(), Out: c.String("out"), Jobs: int(c.Int("jobs")),
 				Dataset: c.String("dataset"), Ruleset: c.String("ruleset"), Tokenizer: c.String("tokenizer"),
-				Progress: os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
+				MaxExpansion: expansionLimit(c.Float("max-expansion")),
+				Progress:     os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
 			})
 			if err != nil {
 				return err
 			}
-			failed, passed := 0, 0
+			failed, passed, open := 0, 0, 0
 			for _, r := range rows {
 				switch {
 				case r.Error != "":
 					failed++
-				case r.Pass:
+				case r.Pass == nil:
+					open++
+				case *r.Pass:
 					passed++
 				}
 			}
-			fmt.Fprintf(c.Root().Writer, "wrote %s: %d runs, %d pass, %d fail, %d could not be scored\n",
-				c.String("out"), len(rows), passed, len(rows)-passed-failed, failed)
+			fmt.Fprintf(c.Root().Writer, "wrote %s: %d runs, %d pass, %d fail, %d not judged (a gate not evaluated), %d could not be scored\n",
+				c.String("out"), len(rows), passed, len(rows)-passed-failed-open, open, failed)
+			for _, r := range rows {
+				if r.Error != "" {
+					fmt.Fprintf(c.Root().ErrWriter, "rescore: %s: %s\n", r.Path, r.Error)
+				}
+			}
+			if failed > 0 {
+				return cli.Exit(fmt.Sprintf("rescore: %d of %d runs could not be scored (error column of %s)", failed, len(rows), c.String("out")), 1)
+			}
 			return nil
 		},
 	}
+}
+
+// expansionLimit maps the --max-expansion flag to archive.Limits.MaxExpansion: 0
+// or less lifts the limit.
+func expansionLimit(f float64) float64 {
+	if f <= 0 {
+		return -1
+	}
+	return f
 }

@@ -1,0 +1,282 @@
+package archive
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strconv"
+
+	"github.com/agentrace/agentrace/schemas"
+	"go.yaml.in/yaml/v3"
+)
+
+// Facts are what a run says about itself, gathered from its manifest (agentrace),
+// config.yaml and result summary (reference), point.yaml and system_desc.json
+// (submission point). Zero values mean "not stated".
+type Facts struct {
+	Model       string
+	Concurrency int
+	// Dataset is the dataset the run names (manifest config.dataset, the
+	// reference config's performance dataset path), as written: relative paths
+	// are relative to the run folder or to where the run was made.
+	Dataset string
+	// DatasetName is a submission point's dataset name (point.yaml dataset).
+	DatasetName string
+	// Trajectories is the trajectory budget (num_trajectories_to_issue).
+	Trajectories int
+	// DatasetSize is the conversations of the dataset replayed (agentrace runs).
+	DatasetSize int
+	DatasetHash string
+	// Salt, Delays, StopIssuing and Stream are the official-settings switches,
+	// nil when the run does not say.
+	Salt, Delays, StopIssuing, Stream *bool
+	// LoadPattern is the load pattern type (agentic_inference, concurrency, ...).
+	LoadPattern   string
+	MinDurationMs int64
+	// Region is the region a submission point declares (point.yaml).
+	Region string
+	// MaxSupportedConcurrency is the declared C_max (point.yaml or system_desc.json).
+	MaxSupportedConcurrency int
+	// State is an agentrace run's state, or a reference summary's.
+	State string
+	// Manifest is an agentrace run's manifest.
+	Manifest *schemas.RunManifest
+	// Warnings are facts that could not be read (a config that does not parse).
+	Warnings []string
+}
+
+// Facts reads what the run says about itself. Only an unreadable manifest of an
+// agentrace run is an error; other unreadable files become warnings.
+func (r *Run) Facts() (Facts, error) {
+	var f Facts
+	switch r.Kind {
+	case KindAgentrace:
+		data, err := r.ReadFile(ManifestFile)
+		if err != nil {
+			return f, fmt.Errorf("read run manifest: %w", err)
+		}
+		var m schemas.RunManifest
+		if err := json.Unmarshal(data, &m); err != nil {
+			return f, fmt.Errorf("parse run manifest %q: %w", r.FileLabel(ManifestFile), err)
+		}
+		f.Manifest = &m
+		c := m.Config
+		f.Model, f.Concurrency, f.Dataset, f.Trajectories = c.Model, c.Concurrency, c.Dataset, c.Trajectories
+		f.DatasetSize, f.DatasetHash, f.State = m.DatasetSize, m.DatasetHash, m.State
+		f.Salt, f.Delays, f.Stream = boolp(c.Salt), boolp(c.Delays), boolp(c.Stream)
+		f.StopIssuing = boolp(c.StopIssuingAtWindow)
+		f.LoadPattern = "agentic_inference"
+		return f, nil
+	case KindReference, KindSubmission:
+		if r.Has(ConfigFile) {
+			r.configFacts(&f)
+		}
+		if n := r.SummaryName(); n != "" {
+			r.summaryFacts(&f, n)
+		}
+		if r.Kind == KindSubmission {
+			r.pointFacts(&f)
+			if f.Concurrency == 0 {
+				f.Concurrency = r.Point
+			}
+		}
+	}
+	return f, nil
+}
+
+func boolp(b bool) *bool { return &b }
+
+func (r *Run) warn(f *Facts, name string, err error) {
+	f.Warnings = append(f.Warnings, fmt.Sprintf("%s: %v", r.FileLabel(name), err))
+}
+
+// yamlDoc parses a YAML mapping.
+func yamlDoc(data []byte) (map[string]any, error) {
+	var m map[string]any
+	if err := yaml.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func get(m map[string]any, keys ...string) any {
+	var v any = m
+	for _, k := range keys {
+		mm, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = mm[k]
+	}
+	return v
+}
+
+func str(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func num(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int:
+		return int64(x), true
+	case int64:
+		return x, true
+	case uint64:
+		return int64(x), true
+	case float64:
+		if x == float64(int64(x)) {
+			return int64(x), true
+		}
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		return n, err == nil
+	case json.Number:
+		n, err := x.Int64()
+		return n, err == nil
+	}
+	return 0, false
+}
+
+func boolv(v any) *bool {
+	if b, ok := v.(bool); ok {
+		return &b
+	}
+	return nil
+}
+
+// configFacts reads the reference's config.yaml: model_params.name, the
+// performance dataset (its path and agentic_inference settings),
+// settings.load_pattern and settings.runtime.
+func (r *Run) configFacts(f *Facts) {
+	data, err := r.ReadFile(ConfigFile)
+	if err != nil {
+		r.warn(f, ConfigFile, err)
+		return
+	}
+	m, err := yamlDoc(data)
+	if err != nil {
+		r.warn(f, ConfigFile, err)
+		return
+	}
+	f.Model = str(get(m, "model_params", "name"))
+	if n, ok := num(get(m, "settings", "load_pattern", "target_concurrency")); ok {
+		f.Concurrency = int(n)
+	}
+	f.LoadPattern = str(get(m, "settings", "load_pattern", "type"))
+	if n, ok := num(get(m, "settings", "runtime", "min_duration_ms")); ok {
+		f.MinDurationMs = n
+	}
+	if b := boolv(get(m, "model_params", "streaming")); b != nil {
+		f.Stream = b
+	}
+	list, _ := get(m, "datasets").([]any)
+	var perf map[string]any
+	for _, it := range list {
+		d, _ := it.(map[string]any)
+		if d == nil {
+			continue
+		}
+		if perf == nil || (str(d["type"]) == "performance" && str(perf["type"]) != "performance") {
+			perf = d
+		}
+	}
+	if perf != nil {
+		f.Dataset = str(perf["path"])
+		ai, _ := perf["agentic_inference"].(map[string]any)
+		if n, ok := num(ai["num_trajectories_to_issue"]); ok {
+			f.Trajectories = int(n)
+		}
+		f.Salt = boolv(ai["enable_salt"])
+		f.Delays = boolv(ai["inject_tool_delay"])
+		f.StopIssuing = boolv(ai["stop_issuing_on_first_user_complete"])
+	}
+}
+
+// summaryFacts reads state and run_config from a published result summary.
+func (r *Run) summaryFacts(f *Facts, name string) {
+	data, err := r.ReadFile(name)
+	if err != nil {
+		r.warn(f, name, err)
+		return
+	}
+	var s struct {
+		State     string         `json:"state"`
+		RunConfig map[string]any `json:"run_config"`
+	}
+	if err := json.Unmarshal(bytes.TrimSpace(data), &s); err != nil {
+		r.warn(f, name, err)
+		return
+	}
+	f.State = s.State
+	if f.LoadPattern == "" {
+		if lp, ok := s.RunConfig["load_pattern"].(map[string]any); ok {
+			f.LoadPattern = str(lp["type"])
+			if n, ok := num(lp["target_concurrency"]); ok && f.Concurrency == 0 {
+				f.Concurrency = int(n)
+			}
+		} else {
+			f.LoadPattern = str(s.RunConfig["load_pattern"])
+		}
+	}
+}
+
+// pointFacts reads point.yaml and system_desc.json (the point's, else the
+// system folder's).
+func (r *Run) pointFacts(f *Facts) {
+	if r.Has(PointFile) {
+		data, err := r.ReadFile(PointFile)
+		if err == nil {
+			var m map[string]any
+			if m, err = yamlDoc(data); err == nil {
+				if n, ok := num(m["concurrency"]); ok {
+					f.Concurrency = int(n)
+				}
+				f.Region = str(m["region"])
+				f.DatasetName = str(m["dataset"])
+				if lp := str(get(m, "runtime_settings", "load_pattern")); lp != "" {
+					f.LoadPattern = lp
+				}
+				if n, ok := num(get(m, "runtime_settings", "min_duration_ms")); ok {
+					f.MinDurationMs = n
+				}
+				if n, ok := num(m["max_supported_concurrency"]); ok {
+					f.MaxSupportedConcurrency = int(n)
+				}
+				if mn := str(m["model_name"]); mn != "" && f.Model == "" {
+					f.Model = mn
+				}
+			}
+		}
+		if err != nil {
+			r.warn(f, PointFile, err)
+		}
+	}
+	for _, p := range []string{r.rel(SystemDescFile), path.Join(path.Dir(path.Dir(r.Dir)), SystemDescFile)} {
+		if !r.Source.IsFile(p) {
+			continue
+		}
+		data, err := r.Source.ReadFile(p)
+		var sd map[string]any
+		if err == nil {
+			err = json.Unmarshal(data, &sd)
+		}
+		if err != nil {
+			f.Warnings = append(f.Warnings, fmt.Sprintf("%s: %v", r.Source.Label(p), err))
+			break
+		}
+		if n, ok := num(sd["max_supported_concurrency"]); ok && f.MaxSupportedConcurrency == 0 {
+			f.MaxSupportedConcurrency = int(n)
+		}
+		break
+	}
+	if f.Model == "" {
+		f.Model = r.Model
+	}
+}

@@ -1,0 +1,438 @@
+package score
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// TurnScan says what ScanTurns read.
+type TurnScan struct {
+	// File is the file the turns came from (turns.arrows, events.jsonl or
+	// mlperf_endpoints_log_detail.json).
+	File string
+	// Truncated is set when a turn log was cut short (the turns before the cut were
+	// read).
+	Truncated error
+	// Skipped counts event lines the reference's decoder would reject; FirstSkipped
+	// describes the first.
+	Skipped      int
+	FirstSkipped string
+	// HasStream tells that the event log records streamed chunks (recv events).
+	HasStream bool
+	// WindowStopNs is when the reference stopped performance tracking, on the
+	// records' clock; 0 when it never did.
+	WindowStopNs int64
+}
+
+// ErrNoTurns is returned by ScanTurns for a run with neither a turn log nor an
+// event log.
+var ErrNoTurns = errors.New("no turn log or event log")
+
+// ScanTurns streams a run's turns to fn, one schemas.TurnRecord per client turn,
+// from its turn log (turns.arrows) or its event log (events.jsonl, or a
+// submission's mlperf_endpoints_log_detail.json). Records are reused after fn
+// returns.
+//
+// From an event log, each sample becomes a record when its complete event arrives
+// (records of samples never completed come last): times are on a clock whose 0 is
+// just before the start of performance tracking (else the first event), so the
+// fields mean what they mean in a turn log; in_window is "issued while tracking
+// was on"; a complete with a TextModelOutput is ok, a null one an error (its
+// error event's type and message in Error), one skipped after an earlier failure
+// (TurnAbortedByPriorFailure) aborted, a sample without a complete event an error.
+// Session ids carry the __repeat_N suffix; trajectories are numbered by first
+// appearance and client_index counts a session's issued turns. first_token_ns is
+// the recv_first event, chunk_times the recv events. Server usage is unknown (-1).
+// Lines the reference would reject are skipped and counted, as scoring does.
+func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecord) error) (TurnScan, error) {
+	var scan TurnScan
+	if run.Kind == archive.KindAgentrace || run.Has(archive.TurnLogFile) {
+		scan.File = archive.TurnLogFile
+		rc, err := run.Open(archive.TurnLogFile)
+		if err != nil {
+			return scan, err
+		}
+		defer rc.Close()
+		var buf []schemas.TurnRecord
+		err = runlog.Scan(bufio.NewReaderSize(rc, 256<<10), memory.DefaultAllocator, func(b arrow.RecordBatch) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			var err error
+			if buf, err = runlog.AppendRecords(buf[:0], b); err != nil {
+				return err
+			}
+			for i := range buf {
+				if err := fn(&buf[i]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if errors.Is(err, runlog.ErrTruncated) {
+			scan.Truncated, err = err, nil
+		}
+		if err != nil {
+			return scan, fmt.Errorf("read turn log %q: %w", run.FileLabel(archive.TurnLogFile), err)
+		}
+		return scan, nil
+	}
+	name, format := run.EventsName()
+	if name == "" {
+		return scan, fmt.Errorf("run %q: %w", run.Label, ErrNoTurns)
+	}
+	scan.File = name
+	rc, err := run.Open(name)
+	if err != nil {
+		return scan, err
+	}
+	defer rc.Close()
+	var r io.Reader = rc
+	if format == archive.EventsArray {
+		r = newArrayLines(rc)
+	}
+	if err := scanEventTurns(ctx, r, &scan, fn); err != nil {
+		return scan, fmt.Errorf("read event log %q: %w", run.FileLabel(name), err)
+	}
+	return scan, nil
+}
+
+// pendingTurn is a sample issued and not yet completed.
+type pendingTurn struct {
+	rec      schemas.TurnRecord
+	uuid     string
+	issuedTs int64
+	errType  string
+	errMsg   string
+}
+
+// eventTurns turns a stream of events into turn records.
+type eventTurns struct {
+	scan      *TurnScan
+	fn        func(*schemas.TurnRecord) error
+	origin    int64
+	originSet bool
+	start     int64 // start_performance_tracking, -1 until seen
+	stop      int64 // stop_performance_tracking, -1 until seen
+	pending   map[string]*pendingTurn
+	order     []string // uuids in issue order, for samples never completed
+	traj      map[string]int32
+	nextIndex map[string]int32
+	out       schemas.TurnRecord
+}
+
+func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, fn func(*schemas.TurnRecord) error) error {
+	et := &eventTurns{scan: scan, fn: fn, start: -1, stop: -1, pending: map[string]*pendingTurn{},
+		traj: map[string]int32{}, nextIndex: map[string]int32{}}
+	br := bufio.NewReaderSize(r, 1<<20)
+	lineNo := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: gather it whole.
+			big := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				big = append(big, line...)
+			}
+			line = big
+		}
+		if len(line) > 0 {
+			lineNo++
+			if lineNo&1023 == 0 {
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
+			}
+			e, ok, why := decodeEvent(line, true)
+			if !ok {
+				if why != "" {
+					scan.Skipped++
+					if scan.FirstSkipped == "" {
+						scan.FirstSkipped = fmt.Sprintf("line %d: %s", lineNo, why)
+					}
+				}
+			} else if herr := et.handle(e); herr != nil {
+				return herr
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+	}
+	// Samples never completed: cut before the end of the log.
+	for _, u := range et.order {
+		p := et.pending[u]
+		if p != nil && p.uuid != u {
+			p = nil
+		}
+		if p == nil {
+			continue
+		}
+		p.rec.Status = schemas.StatusError
+		p.rec.Error = "no complete event in the event log (still in flight when the log ended)"
+		if err := et.emit(p); err != nil {
+			return err
+		}
+	}
+	if et.stop >= 0 {
+		scan.WindowStopNs = et.stop - et.origin
+	}
+	return nil
+}
+
+func (et *eventTurns) clock(ts int64) int64 {
+	if !et.originSet {
+		et.origin, et.originSet = ts-1, true
+	}
+	return ts - et.origin
+}
+
+func (et *eventTurns) handle(e *rawEvent) error {
+	switch e.typ {
+	case "session.start_performance_tracking":
+		if et.start < 0 {
+			et.start = e.ts
+			if !et.originSet {
+				et.clock(e.ts)
+			}
+		}
+	case "session.stop_performance_tracking":
+		if et.stop < 0 {
+			et.stop = e.ts
+		}
+	case "sample.issued":
+		return et.issued(e)
+	case "sample.recv_first", "sample.recv_non_first":
+		p := et.pending[e.uuid]
+		if p == nil {
+			return nil
+		}
+		et.scan.HasStream = true
+		t := et.clock(e.ts)
+		if p.rec.FirstTokenNs == 0 {
+			p.rec.FirstTokenNs = t
+		}
+		p.rec.ChunkTimesNs = append(p.rec.ChunkTimesNs, t-p.rec.FirstTokenNs)
+		p.rec.Chunks++
+	case "sample.complete":
+		p := et.pending[e.uuid]
+		if p == nil {
+			return nil
+		}
+		p.rec.CompletedNs = et.clock(e.ts)
+		p.rec.FinishReason = e.finish
+		if out := textOutput(e.data); out != nil {
+			p.rec.Status = schemas.StatusOK
+			p.rec.OutputContent, p.rec.OutputReasoning, p.rec.OutputToolCalls = out.content, out.reasoning, out.calls
+			p.rec.FirstContentBytes, p.rec.FirstReasoningBytes = out.firstContent, out.firstReasoning
+		} else {
+			p.rec.Status = schemas.StatusError
+			p.rec.Error = "failed (null output)"
+			if p.errType != "" {
+				p.rec.Error = p.errType + ": " + p.errMsg
+			}
+			if p.errType == "TurnAbortedByPriorFailure" {
+				p.rec.Status = schemas.StatusAborted
+			}
+		}
+		return et.emit(p)
+	default:
+		if len(e.typ) > 6 && e.typ[:6] == "error." && e.uuid != "" {
+			if p := et.pending[e.uuid]; p != nil && p.errType == "" {
+				var arr []json.RawMessage
+				if json.Unmarshal(e.data, &arr) == nil && len(arr) >= 2 {
+					_ = json.Unmarshal(arr[1], &p.errType)
+					if len(arr) >= 3 {
+						_ = json.Unmarshal(arr[2], &p.errMsg)
+					}
+				}
+				if p.errType == "" {
+					p.errType = e.typ
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (et *eventTurns) issued(e *rawEvent) error {
+	if e.uuid == "" || et.pending[e.uuid] != nil {
+		return nil
+	}
+	conv, repeat, ok := ParseReferenceSessionID(e.conv)
+	if !ok {
+		conv, repeat = e.conv, 1
+	}
+	p := &pendingTurn{uuid: e.uuid, issuedTs: e.ts}
+	rec := &p.rec
+	rec.SessionID, rec.ConversationID, rec.Repeat = e.conv, conv, int32(repeat)
+	tr, seen := et.traj[e.conv]
+	if !seen {
+		tr = int32(len(et.traj))
+		et.traj[e.conv] = tr
+	}
+	rec.Trajectory = tr
+	if e.hasTurn && e.turn >= math.MinInt32 && e.turn <= math.MaxInt32 {
+		rec.Turn = int32(e.turn)
+	}
+	rec.ClientIndex = et.nextIndex[e.conv]
+	et.nextIndex[e.conv]++
+	rec.Domain = datasets.Domain(conv)
+	t := et.clock(e.ts)
+	rec.IssuedNs, rec.ScheduledNs = t, t
+	rec.InWindow = (et.start < 0 || e.ts >= et.start) && (et.stop < 0 || e.ts <= et.stop)
+	rec.UsagePromptTokens, rec.UsageCompletionTokens, rec.UsageCachedTokens = -1, -1, -1
+	et.pending[e.uuid] = p
+	et.order = append(et.order, e.uuid)
+	return nil
+}
+
+func (et *eventTurns) emit(p *pendingTurn) error {
+	delete(et.pending, p.uuid)
+	et.out = p.rec
+	return et.fn(&et.out)
+}
+
+// turnOutput is a TextModelOutput rebuilt for the turn log.
+type turnOutput struct {
+	content, reasoning, calls    string
+	firstContent, firstReasoning int32
+}
+
+// textOutput rebuilds a complete event's TextModelOutput (nil when data is none):
+// content and reasoning joined, tool calls merged as the reference merges them,
+// and the bytes of the first streamed chunk (reasoning first when the response
+// has any, as servers stream it).
+func textOutput(data json.RawMessage) *turnOutput {
+	out, resp := textModelOutput(data)
+	if out == nil {
+		return nil
+	}
+	t := &turnOutput{content: out.Content, reasoning: out.Reasoning}
+	if len(resp.ToolCalls) > 0 {
+		b, err := json.Marshal(resp.ToolCalls)
+		if err == nil {
+			t.calls = string(b)
+		}
+	}
+	var arr []json.RawMessage
+	if json.Unmarshal(data, &arr) == nil {
+		first := func(i int) int32 {
+			if i >= len(arr) {
+				return 0
+			}
+			v := bytes.TrimSpace(arr[i])
+			if len(v) > 0 && v[0] == '[' {
+				var parts []string
+				if json.Unmarshal(v, &parts) == nil {
+					for _, p := range parts {
+						if p != "" {
+							return int32(len(p))
+						}
+					}
+				}
+				return 0
+			}
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				return int32(len(s))
+			}
+			return 0
+		}
+		if t.reasoning != "" {
+			t.firstReasoning = first(2)
+		} else {
+			t.firstContent = first(1)
+		}
+	}
+	return t
+}
+
+// arrayLines turns a JSON array of objects (the submission tools' detail log,
+// pretty-printed) into one object a line: newlines outside strings become
+// spaces, and each top-level comma a newline. JSON has no raw newline inside a
+// string, so the objects are unchanged.
+type arrayLines struct {
+	r       *bufio.Reader
+	depth   int
+	inStr   bool
+	esc     bool
+	started bool
+	done    bool
+}
+
+func newArrayLines(r io.Reader) io.Reader { return &arrayLines{r: bufio.NewReaderSize(r, 1<<20)} }
+
+func (a *arrayLines) Read(p []byte) (int, error) {
+	if a.done {
+		return 0, io.EOF
+	}
+	n := 0
+	for n < len(p) {
+		c, err := a.r.ReadByte()
+		if err != nil {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, err
+		}
+		if !a.started {
+			switch c {
+			case '[':
+				a.started = true
+			case '{':
+				// Not an array: pass an object (the "no events" {} placeholder) through.
+				a.started, a.depth = true, 1
+				p[n] = c
+				n++
+			}
+			continue
+		}
+		switch {
+		case a.inStr:
+			switch {
+			case a.esc:
+				a.esc = false
+			case c == '\\':
+				a.esc = true
+			case c == '"':
+				a.inStr = false
+			}
+		case c == '"':
+			a.inStr = true
+		case c == '{' || c == '[':
+			a.depth++
+		case c == '}' || c == ']':
+			if a.depth == 0 { // the array's closing bracket
+				a.done = true
+				p[n] = '\n'
+				return n + 1, nil
+			}
+			a.depth--
+		case c == ',' && a.depth == 0:
+			c = '\n'
+		case c == '\n' || c == '\r':
+			c = ' '
+		}
+		p[n] = c
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,159 @@
+package score
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
+	"github.com/klauspost/compress/gzip"
+)
+
+// tarDir packs a folder into a .tar.gz under prefix.
+func tarDir(t *testing.T, dir, prefix, out string, extra map[string]string) {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		tw.WriteHeader(&tar.Header{Name: prefix + "/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg})
+		_, err = tw.Write(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range extra {
+		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
+		tw.Write([]byte(body))
+	}
+	tw.Close()
+	gz.Close()
+	os.WriteFile(out, buf.Bytes(), 0o644)
+}
+
+func scanAll(t *testing.T, run *archive.Run) ([]schemas.TurnRecord, TurnScan) {
+	t.Helper()
+	var recs []schemas.TurnRecord
+	scan, err := ScanTurns(context.Background(), run, func(r *schemas.TurnRecord) error {
+		c := *r
+		c.ChunkTimesNs = append([]int64(nil), r.ChunkTimesNs...)
+		recs = append(recs, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs, scan
+}
+
+func TestScanTurnsFromEvents(t *testing.T) {
+	run, err := archive.OpenRun(fixtureDir(t), archive.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Source.Close()
+	recs, scan := scanAll(t, run)
+	// 16 issued samples; one line of an unknown type and one with a string turn
+	// are skipped as the reference skips them.
+	if len(recs) != 16 || scan.Skipped != 2 || !scan.HasStream || scan.File != archive.EventsFile {
+		t.Fatalf("%d records, scan %+v", len(recs), scan)
+	}
+	byUUID := map[string]schemas.TurnRecord{}
+	statuses := map[string]int{}
+	for _, r := range recs {
+		statuses[r.Status]++
+		if r.SessionID == "astropy__astropy-12907" && r.Turn == 1 {
+			byUUID["u01"] = r
+		}
+	}
+	u01 := byUUID["u01"]
+	// Issued at 1003 ms, first chunk at 1004, another at 1005, complete at 1006, on
+	// a clock starting just before performance tracking (1002 ms).
+	if u01.Status != schemas.StatusOK || u01.IssuedNs != 1_000_001 || u01.FirstTokenNs != 2_000_001 || u01.CompletedNs != 4_000_001 ||
+		len(u01.ChunkTimesNs) != 2 || u01.ChunkTimesNs[1] != 1_000_000 || u01.OutputContent != "Let me look." ||
+		u01.OutputReasoning != "Look around first" || u01.FirstReasoningBytes != 4 || u01.FinishReason != "tool_calls" || !u01.InWindow {
+		t.Errorf("u01 %+v", u01)
+	}
+	var calls []schemas.ToolCall
+	if err := json.Unmarshal([]byte(u01.OutputToolCalls), &calls); err != nil || len(calls) != 1 ||
+		calls[0].Function.Arguments != `{"command": "ls -la && find . | head"}` || calls[0].Function.Name != "bash" {
+		t.Errorf("u01 tool calls %q %v", u01.OutputToolCalls, err)
+	}
+	if statuses[schemas.StatusOK] == 0 || statuses[schemas.StatusError] == 0 {
+		t.Errorf("statuses %v", statuses)
+	}
+
+	// The same events as a submission's detail log (a pretty-printed JSON array),
+	// inside a .tar.gz: the same records.
+	data, _ := os.ReadFile(filepath.Join(fixtureDir(t), archive.EventsFile))
+	var arr []json.RawMessage
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var v any
+		if json.Unmarshal([]byte(l), &v) != nil {
+			continue // the array form cannot carry a malformed line
+		}
+		b, _ := json.MarshalIndent(v, "  ", "  ")
+		arr = append(arr, b)
+	}
+	detail, _ := json.MarshalIndent(arr, "", "  ")
+	tgz := filepath.Join(t.TempDir(), "sub.tgz")
+	tarDir(t, t.TempDir(), "x", tgz, map[string]string{
+		"sys/model/r4/point.yaml":                        "concurrency: 4\n",
+		"sys/model/r4/mlperf_endpoints_log_summary.json": "{}",
+		"sys/model/r4/mlperf_endpoints_log_detail.json":  string(detail),
+	})
+	pt, err := archive.OpenRun(tgz, archive.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pt.Source.Close()
+	recs2, scan2 := scanAll(t, pt)
+	if len(recs2) != 16 || scan2.File != archive.LogDetailFile || scan2.Skipped != 2 {
+		t.Fatalf("%d records from the array, scan %+v", len(recs2), scan2)
+	}
+	for i := range recs {
+		a, b := recs[i], recs2[i]
+		if a.SessionID != b.SessionID || a.Status != b.Status || a.OutputContent != b.OutputContent || a.IssuedNs != b.IssuedNs {
+			t.Errorf("record %d: %+v vs %+v", i, a, b)
+		}
+	}
+}
+
+// TestScoreRunInArchive scores the reference fixture packed in a .tar.gz, named
+// by the archive path and the folder inside it: the same scores as the folder.
+func TestScoreRunInArchive(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	want, err := ScoreRun(context.Background(), Options{Run: fixtureDir(t), Truth: truth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgz := filepath.Join(t.TempDir(), "refs.tar.gz")
+	tarDir(t, fixtureDir(t), "archive/qwen-c4", tgz, nil)
+	got, err := ScoreRun(context.Background(), Options{Run: tgz + "/archive/qwen-c4", Dataset: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Score != want.Score || got.Turns != want.Turns || got.Run.Kind != KindReference || got.Run.Concurrency != 4 {
+		t.Errorf("in the archive %+v %+v, in the folder %+v %+v", got.Score, got.Turns, want.Score, want.Turns)
+	}
+	// The whole archive holds one run: it may be named alone.
+	if got, err := ScoreRun(context.Background(), Options{Run: tgz, Dataset: ds}); err != nil || got.Score != want.Score {
+		t.Errorf("the archive alone: %v", err)
+	}
+}
