@@ -93,15 +93,15 @@ type ExcludedTurn struct {
 // OSLResult is the OSL-window gate's input: the per-turn mean over all completed
 // turns of the run.
 type OSLResult struct {
-	Mean       float64    `json:"mean"`
-	Turns      int        `json:"turns"`
-	Total      int64      `json:"total"`
-	Source     string     `json:"source"` // "tokenizer:<name>", "server_usage" or "result_summary"
-	Unofficial bool       `json:"unofficial"`
+	Mean       float64 `json:"mean"`
+	Turns      int     `json:"turns"`
+	Total      int64   `json:"total"`
+	Source     string  `json:"source"` // "tokenizer:<name>", "server_usage" or "result_summary"
+	Unofficial bool    `json:"unofficial"`
 	// Field is the published summary field the mean was read from (source
 	// result_summary), "" otherwise.
-	Field string `json:"field,omitempty"`
-	Window     [2]float64 `json:"window"`
+	Field  string     `json:"field,omitempty"`
+	Window [2]float64 `json:"window"`
 }
 
 // SWEBenchResult is a SWE-bench Verified harness report, validated.
