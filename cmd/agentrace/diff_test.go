@@ -59,3 +59,40 @@ func TestDiffCommandExitStatus(t *testing.T) {
 		}
 	}
 }
+
+// stats --card writes a card folder; its flags go together.
+func TestStatsCardCommand(t *testing.T) {
+	tmp := t.TempDir()
+	p := filepath.Join(tmp, "t.jsonl")
+	if err := os.WriteFile(p, []byte(diffTrace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ds := filepath.Join(tmp, "ds")
+	if out, err := runApp(t, "ingest", "--out", ds, p); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
+	card := filepath.Join(tmp, "card")
+	out, err := runApp(t, "stats", "-d", ds, "--card", "-o", card)
+	if err != nil || !strings.Contains(out, "wrote "+card+": CARD.md and card.json, 2 plots; 1 trajectories, 1 client turns, 1 assistant turns") {
+		t.Fatalf("stats --card: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(card, "plots", "osl_histogram.svg")); err != nil {
+		t.Error(err)
+	}
+	if _, err := runApp(t, "stats", "-d", ds, "--card", "-o", card); err == nil || !strings.Contains(err.Error(), "--overwrite") {
+		t.Errorf("second card without --overwrite: %v", err)
+	}
+	if _, err := runApp(t, "stats", "-d", ds, "--card", "-o", card, "--overwrite"); err != nil {
+		t.Errorf("--overwrite: %v", err)
+	}
+	for args, want := range map[string]string{
+		"stats -d " + ds + " --card":                    "--card needs --out",
+		"stats -d " + ds + " -o x":                      "--out goes with --card",
+		"stats -d " + ds + " --card -o x --json":        "leave out --json",
+		"stats -d " + ds + " --card -o " + ds + "/card": "inside the input folder",
+	} {
+		if _, err := runApp(t, strings.Fields(args)...); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		}
+	}
+}

@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/agentrace/agentrace/datasets/card"
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/urfave/cli/v3"
 )
@@ -89,24 +92,88 @@ func promptCommand() *cli.Command {
 func statsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "stats",
-		Usage:     "dataset statistics per domain and in total",
-		UsageText: "agentrace stats --dataset DIR [--json]",
+		Usage:     "dataset statistics per domain and in total; --card writes a dataset card",
+		UsageText: "agentrace stats --dataset DIR [--json]\n   agentrace stats --dataset DIR --card --out CARDDIR [--tokenizer DIR] [--overwrite]",
 		Description: "Reports, per domain (coding, workflow) and in total: trajectories, client and\n" +
 			"assistant turns, client turns per trajectory, history bytes at the last turn, the\n" +
 			"delay distribution and total delay, distinct system prompts and shared-prefix bytes,\n" +
 			"tool-call counts, and ISL per turn when the dataset was ingested with --tokenizer.\n" +
 			"Percentiles use the rules' lower method.\n\n" +
+			"--card writes a dataset card into the folder --out, for reviewers of a dataset version:\n" +
+			"CARD.md and card.json with the published table's figures per domain (trajectories;\n" +
+			"client turns as user and tool rows; assistant turns; trajectories ending on a client\n" +
+			"turn; tool messages and calls), set beside the benchmark's published figures; the\n" +
+			"distributions of turns per trajectory, ISL (as counted at ingest), OSL of the recorded\n" +
+			"assistant turns (counted with --tokenizer as the rules count a response), assistant\n" +
+			"turn size, history growth and delays; the content hash and the provenance (every input\n" +
+			"with its SHA-256 and dataset_metadata records, tools, tokenizers, dates); the counting\n" +
+			"rules; and plots/ (ISL by client turn per domain, the OSL histogram; PNG and SVG).\n" +
+			"The folder is written whole or not at all; --overwrite replaces an earlier card.\n\n" +
 			"Example:\n" +
 			"  agentrace stats --dataset ds\n" +
-			"  agentrace stats --dataset ds --json | jq .total.trajectories",
-		Flags: []cli.Flag{
+			"  agentrace stats --dataset ds --json | jq .total.trajectories\n" +
+			"  agentrace stats --dataset ds --card --out ds-card --tokenizer .cache/tokenizers/qwen3",
+		Flags: append([]cli.Flag{
 			datasetFlag("dataset directory", true),
 			jsonFlag("print JSON instead of a table"),
-		},
+			&cli.BoolFlag{Name: "card", Usage: "write a dataset card (CARD.md, card.json, plots/) into the folder --out"},
+			outFlagDefault("card folder to write (with --card)", ""),
+			tokenizerFlag("reference tokenizer directory, to count the recorded assistant turns' OSL in the card", false),
+		}, overwriteFlags("a card")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			return ingest.WriteStats(c.Root().Writer, ingest.StatsOptions{Dataset: c.String("dataset"), JSON: c.Bool("json")})
+			if !c.Bool("card") {
+				for _, name := range []string{"out", "tokenizer", "overwrite"} {
+					if c.IsSet(name) {
+						return argsError("stats", "--%s goes with --card", name)
+					}
+				}
+				return ingest.WriteStats(c.Root().Writer, ingest.StatsOptions{Dataset: c.String("dataset"), JSON: c.Bool("json")})
+			}
+			if c.String("out") == "" {
+				return argsError("stats", "--card needs --out CARDDIR")
+			}
+			if c.Bool("json") {
+				return argsError("stats", "--card writes card.json itself; leave out --json")
+			}
+			return writeCard(ctx, c)
 		},
 	}
+}
+
+// writeCard builds and writes a dataset card.
+func writeCard(ctx context.Context, c *cli.Command) error {
+	ds, out, tokDir := c.String("dataset"), c.String("out"), c.String("tokenizer")
+	inputs := []string{ds, tokDir}
+	// Check the output before the work, so a refusal comes at once.
+	if err := outguard.Check(out, card.Kind, overwrite(c), inputs...); err != nil {
+		return err
+	}
+	o := card.Options{Dataset: ds}
+	if tokDir != "" {
+		tok, err := tokens.Load(tokDir)
+		if err != nil {
+			return err
+		}
+		o.OSL = tok
+	}
+	cd, err := card.Build(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := card.Write(cd, card.WriteOptions{Out: out, Overwrite: overwrite(c), Inputs: inputs}); err != nil {
+		return err
+	}
+	for _, n := range cd.Notes {
+		fmt.Fprintln(c.Root().ErrWriter, "agentrace stats: note:", n)
+	}
+	total := cd.Domains[len(cd.Domains)-1]
+	match := "does not match"
+	if cd.Published.Matches {
+		match = "matches"
+	}
+	fmt.Fprintf(c.Root().Writer, "wrote %s: %s and %s, %d plots; %d trajectories, %d client turns, %d assistant turns (%s the published figures)\n",
+		out, card.MarkdownFile, card.JSONFile, len(cd.Plots), total.Trajectories, total.ClientTurns, total.AssistantTurns, match)
+	return nil
 }
 
 func exportCommand() *cli.Command {
