@@ -1,21 +1,19 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"image/color"
 	"math"
 	"slices"
 	"strconv"
 
+	"github.com/agentrace/agentrace/internal/plotkit"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Figure is one rendered plot, in PNG and SVG.
@@ -27,12 +25,6 @@ type Figure struct {
 	PNG     []byte
 	SVG     []byte
 }
-
-const (
-	figW = 8 * vg.Inch
-	figH = 5 * vg.Inch
-	dpi  = 110
-)
 
 // regionColor is the colour of a region's points and bands.
 func regionColor(region string) color.RGBA {
@@ -73,71 +65,20 @@ func withAlpha(c color.RGBA, a uint8) color.NRGBA {
 	return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a}
 }
 
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.Title.TextStyle.Font.Size = 14
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.X.Label.TextStyle.Font.Size = 12
-	p.Y.Label.TextStyle.Font.Size = 12
-	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = 10
-	p.X.Tick.Marker = plot.TickerFunc(niceTicks)
-	p.Y.Tick.Marker = plot.TickerFunc(niceTicks)
-	p.Add(plotter.NewGrid())
-	return p
-}
+// newPlot, niceTicks and render are the shared plot style (internal/plotkit), so
+// that the report's figures and the dataset card's look alike.
+func newPlot(title, x, y string) *plot.Plot { return plotkit.New(title, x, y) }
 
-// niceTicks puts about six labelled ticks at multiples of 1, 2 or 5 times a power of
-// ten, with a minor tick between each pair, labelled without needless decimals.
-func niceTicks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) {
-		return []plot.Tick{{Value: lo, Label: strconv.FormatFloat(lo, 'g', 6, 64)}}
-	}
-	raw := (hi - lo) / 6
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
-			break
-		}
-	}
-	prec := max(0, -int(math.Floor(math.Log10(step))))
-	var ts []plot.Tick
-	for i := math.Ceil(lo / step * 2); i/2*step <= hi+step*1e-9; i++ {
-		v := i / 2 * step
-		if math.Abs(v) < step*1e-9 {
-			v = 0 // no "-0"
-		}
-		t := plot.Tick{Value: v}
-		if math.Mod(i, 2) == 0 {
-			t.Label = strconv.FormatFloat(v, 'f', prec, 64)
-		}
-		ts = append(ts, t)
-	}
-	return ts
-}
+func niceTicks(lo, hi float64) []plot.Tick { return plotkit.NiceTicks(lo, hi) }
 
 // render draws p as PNG and SVG.
 func render(name, title, caption string, p *plot.Plot) (Figure, error) {
 	f := Figure{Name: name, Title: title, Caption: caption}
-	img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(figW, figH), vgimg.UseDPI(dpi),
-		vgimg.UseBackgroundColor(color.White))}
-	p.Draw(draw.New(img))
-	var b bytes.Buffer
-	if _, err := img.WriteTo(&b); err != nil {
-		return f, fmt.Errorf("render %s png: %w", name, err)
+	png, svg, err := plotkit.Render(p)
+	if err != nil {
+		return f, fmt.Errorf("plot %s: %w", name, err)
 	}
-	f.PNG = bytes.Clone(b.Bytes())
-	b.Reset()
-	svg := vgsvg.NewWith(vgsvg.UseWH(figW, figH))
-	p.Draw(draw.New(svg))
-	if _, err := svg.WriteTo(&b); err != nil {
-		return f, fmt.Errorf("render %s svg: %w", name, err)
-	}
-	f.SVG = bytes.Clone(b.Bytes())
+	f.PNG, f.SVG = png, svg
 	return f, nil
 }
 
