@@ -49,6 +49,13 @@ type Ruleset struct {
 	// SWE-bench Verified's test split).
 	SWEBenchMin       float64 `json:"swebench_min"`
 	SWEBenchEvaluated int     `json:"swebench_evaluated"`
+	// Regions is the region form that places a curve's points (RegionsCMin or
+	// RegionsFixed32); "" means DefaultRegionForm.
+	Regions string `json:"regions,omitempty"`
+	// ModelFragments, when set, are matched as the submission checker matches a
+	// model: the name lower-cased with every character but a-z and 0-9 removed
+	// must contain each fragment.
+	ModelFragments []string `json:"model_fragments,omitempty"`
 	// Derivation, when present, records how the thresholds follow from the
 	// reference model's own results (the rule and the means it was applied to, and
 	// for a derived ruleset the runs they came from); loading checks that it
@@ -64,6 +71,21 @@ type Ruleset struct {
 func (r *Ruleset) MatchesModel(model string) bool {
 	if model == "" {
 		return false
+	}
+	if len(r.ModelFragments) > 0 {
+		var b strings.Builder
+		for _, c := range strings.ToLower(model) {
+			if (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') {
+				b.WriteRune(c)
+			}
+		}
+		all := true
+		for _, f := range r.ModelFragments {
+			all = all && strings.Contains(b.String(), f)
+		}
+		if all {
+			return true
+		}
 	}
 	for _, p := range r.patterns {
 		if p.MatchString(model) {
@@ -117,6 +139,11 @@ func parseRuleset(data []byte, where string) (Ruleset, error) {
 		return r, fmt.Errorf("ruleset %s: swebench_min %v is not a fraction in [0, 1]", where, r.SWEBenchMin)
 	case r.OSLWindow[0] > r.OSLWindow[1] || r.OSLWindow[1] <= 0:
 		return r, fmt.Errorf("ruleset %s: osl_window %v is not a window", where, r.OSLWindow)
+	}
+	switch r.Regions {
+	case "", RegionsCMin, RegionsFixed32:
+	default:
+		return r, fmt.Errorf("ruleset %s: regions %q is not a region form (%v)", where, r.Regions, RegionForms())
 	}
 	if r.SWEBenchEvaluated == 0 {
 		r.SWEBenchEvaluated = 200
@@ -211,4 +238,12 @@ func RulesetForModel(model string) (Ruleset, bool) {
 	}
 	r, _ := LoadRuleset(DefaultRuleset)
 	return r, false
+}
+
+// RegionForm is the ruleset's region form (DefaultRegionForm when it names none).
+func (r *Ruleset) RegionForm() string {
+	if r.Regions == "" {
+		return DefaultRegionForm
+	}
+	return r.Regions
 }

@@ -148,21 +148,25 @@ func MandatoryRegions() []string {
 	return []string{RegionLowLatency, RegionLow, RegionMedium, RegionHigh}
 }
 
-// SWEBenchMeanOfN averages a curve's SWE-bench results per mandatory region
-// (ultra-low, low, medium, high: rules §4.3, regions of §5.5 for C_max = cmax and
-// C_min = the lowest concurrency of the points). Margin points and points outside
-// every region are left out, with a warning; a band with several results is
-// averaged first, with a warning; a missing band gives a warning and Complete
-// false, and the mean is then over the bands present.
-func SWEBenchMeanOfN(points []SWEBenchPoint, cmax int) (*SWEBenchMean, error) {
+// SWEBenchMeanOfN averages a curve's SWE-bench results as the submission checker
+// does (models/aggregate/context.py, the agentic SWE-bench gate; rules §4.3): one
+// value per mandatory band, the mean of those values against the threshold. A
+// point counts towards one band: the ultra-low band (low_latency) when its
+// concurrency is at most 32, else the region holding it in the given form
+// (regions of C_max = cmax and the curve's lowest concurrency). Margin points and
+// points outside every region are left out, with a warning; a band with several
+// results is averaged first, with a warning; a missing band gives a warning and
+// Complete false, and the mean is then over the bands present (the checker gates
+// a short set too, and says it is short).
+func SWEBenchMeanOfN(points []SWEBenchPoint, cmax int, form string) (*SWEBenchMean, error) {
 	if len(points) == 0 {
 		return nil, fmt.Errorf("SWE-bench mean of N: no points")
 	}
-	cmin := points[0].Concurrency
+	lowest := points[0].Concurrency
 	for _, p := range points {
-		cmin = min(cmin, p.Concurrency)
+		lowest = min(lowest, p.Concurrency)
 	}
-	rs, err := Regions(cmax, cmin)
+	rs, err := RegionsFor(form, cmax, lowest)
 	if err != nil {
 		return nil, fmt.Errorf("SWE-bench mean of N: %w", err)
 	}
@@ -171,16 +175,15 @@ func SWEBenchMeanOfN(points []SWEBenchPoint, cmax int) (*SWEBenchMean, error) {
 	byRegion := map[string][]SWEBenchPoint{}
 	m := &SWEBenchMean{Complete: true}
 	for _, p := range sorted {
-		reg := rs.Classify(p.Concurrency)
-		switch reg {
-		case RegionMargin:
+		band := rs.SWEBenchBand(p.Concurrency)
+		switch {
+		case band != "":
+			byRegion[band] = append(byRegion[band], p)
+		case rs.Classify(p.Concurrency) == RegionMargin:
 			m.Warnings = append(m.Warnings, fmt.Sprintf("point at concurrency %d%s is in the margin (%s): left out", p.Concurrency, label(p), rs.Margin))
-			continue
-		case "":
+		default:
 			m.Warnings = append(m.Warnings, fmt.Sprintf("point at concurrency %d%s is outside every region: left out", p.Concurrency, label(p)))
-			continue
 		}
-		byRegion[reg] = append(byRegion[reg], p)
 	}
 	var sum float64
 	for _, reg := range MandatoryRegions() {
@@ -208,6 +211,29 @@ func SWEBenchMeanOfN(points []SWEBenchPoint, cmax int) (*SWEBenchMean, error) {
 		m.Mean = sum / float64(m.N)
 	}
 	return m, nil
+}
+
+// JudgeSWEBenchCurve is the curve's SWE-bench gate: the mean of N against the
+// ruleset's threshold. It is not evaluated (Note says why) when no point has a
+// result.
+func JudgeSWEBenchCurve(rs Ruleset, points []SWEBenchPoint, cmax int) (schemas.Gate, *SWEBenchMean) {
+	g := schemas.Gate{Name: GateSWEBench, Threshold: rs.SWEBenchThreshold()}
+	if len(points) == 0 {
+		g.Note = "not evaluated: no point has a SWE-bench result"
+		return g, nil
+	}
+	m, err := SWEBenchMeanOfN(points, cmax, rs.RegionForm())
+	if err != nil {
+		g.Note = "not evaluated: " + err.Error()
+		return g, nil
+	}
+	g.Value = m.Mean
+	g.Pass = rs.SWEBenchPass(m.Mean)
+	g.Note = fmt.Sprintf("mean of %d region results", m.N)
+	if m.N != len(MandatoryRegions()) {
+		g.Note += fmt.Sprintf(" (the rules ask %d)", len(MandatoryRegions()))
+	}
+	return g, m
 }
 
 func label(p SWEBenchPoint) string {

@@ -1,6 +1,7 @@
 package score
 
 import (
+	"github.com/agentrace/agentrace/schemas"
 	"math"
 	"strings"
 	"testing"
@@ -52,12 +53,13 @@ func TestParseSWEBenchReport(t *testing.T) {
 }
 
 func TestSWEBenchMeanOfN(t *testing.T) {
-	// C_max 256, C_min 2: low 3-8, medium 9-42, high 43-256, margin 257-282.
+	// C_max 1024, lowest 32 (checker form): low 33-42, medium 43-131, high
+	// 132-1024, margin 1025-1127.
 	pts := []SWEBenchPoint{
-		{Concurrency: 2, Score: 0.70}, {Concurrency: 4, Score: 0.72}, {Concurrency: 8, Score: 0.68},
-		{Concurrency: 16, Score: 0.66}, {Concurrency: 128, Score: 0.64}, {Concurrency: 270, Score: 0.10},
+		{Concurrency: 32, Score: 0.70}, {Concurrency: 36, Score: 0.72}, {Concurrency: 40, Score: 0.68},
+		{Concurrency: 100, Score: 0.66}, {Concurrency: 512, Score: 0.64}, {Concurrency: 1100, Score: 0.10},
 	}
-	m, err := SWEBenchMeanOfN(pts, 256)
+	m, err := SWEBenchMeanOfN(pts, 1024, RegionsCMin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,15 +71,59 @@ func TestSWEBenchMeanOfN(t *testing.T) {
 	if !strings.Contains(joined, "margin") || !strings.Contains(joined, "2 SWE-bench results") {
 		t.Errorf("warnings %q", m.Warnings)
 	}
-	// A missing band: incomplete, warned, mean over the others.
-	m, err = SWEBenchMeanOfN([]SWEBenchPoint{{Concurrency: 1, Score: 0.5}, {Concurrency: 3, Score: 0.7}, {Concurrency: 200, Score: 0.9}}, 256)
+	// As the checker assigns bands, every point at or below 32 is the ultra-low
+	// band, even inside the low region of a curve starting lower (C_min 2: low
+	// 3-8): one result per point, so 4 and 8 average into the ultra-low band and
+	// the low and medium bands are missing (64 and 200 are both high: 43-256).
+	m, err = SWEBenchMeanOfN([]SWEBenchPoint{{Concurrency: 2, Score: 0.5}, {Concurrency: 4, Score: 0.7}, {Concurrency: 8, Score: 0.9},
+		{Concurrency: 64, Score: 0.6}, {Concurrency: 200, Score: 0.8}}, 256, RegionsCMin)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Complete || m.N != 3 || math.Abs(m.Mean-0.7) > 1e-12 || !strings.Contains(strings.Join(m.Warnings, " "), "med_concurrency has no") {
-		t.Errorf("missing band: %+v", m)
+	if m.Complete || m.N != 2 || math.Abs(m.Mean-0.7) > 1e-12 ||
+		!strings.Contains(strings.Join(m.Warnings, " "), "low_concurrency has no") || m.Bands[0].Region != RegionLowLatency || len(m.Bands[0].Points) != 3 {
+		t.Errorf("checker bands: %+v", m)
 	}
-	if _, err := SWEBenchMeanOfN(pts, 32); err == nil {
+	// The v0.7 form folds the margin into the high region.
+	m, err = SWEBenchMeanOfN(pts, 1024, RegionsFixed32)
+	if err != nil || m.N != 4 || len(m.Bands[3].Points) != 2 {
+		t.Errorf("v0.7 form: %+v %v", m, err)
+	}
+	if _, err := SWEBenchMeanOfN(pts, 32, RegionsCMin); err == nil {
 		t.Error("C_max 32 accepted")
+	}
+}
+
+// TestSWEBenchCurveGate: one point below the threshold with the mean of the 4
+// regions above passes the curve; the mean below fails it. A run's own verdict
+// never fails on its SWE-bench result.
+func TestSWEBenchCurveGate(t *testing.T) {
+	rs, err := LoadRuleset("checker-2026-10-qwen3.6") // SWE-bench >= 0.69
+	if err != nil {
+		t.Fatal(err)
+	}
+	curve := func(ultra float64) []SWEBenchPoint {
+		// C_max 1024, lowest 32: low 33-42, medium 43-131, high 132-1024.
+		return []SWEBenchPoint{{Concurrency: 32, Score: ultra}, {Concurrency: 40, Score: 0.72},
+			{Concurrency: 100, Score: 0.70}, {Concurrency: 600, Score: 0.71}}
+	}
+	g, m := JudgeSWEBenchCurve(rs, curve(0.66), 1024)
+	if !g.Pass || m == nil || m.N != 4 || math.Abs(g.Value-0.6975) > 1e-12 {
+		t.Errorf("one point at 0.66, mean 0.6975: %+v %+v", g, m)
+	}
+	g, _ = JudgeSWEBenchCurve(rs, curve(0.60), 1024)
+	if g.Pass || math.Abs(g.Value-0.6825) > 1e-12 {
+		t.Errorf("mean 0.6825: %+v", g)
+	}
+	if g, m := JudgeSWEBenchCurve(rs, nil, 1024); g.Pass || m != nil || !strings.HasPrefix(g.Note, "not evaluated") {
+		t.Errorf("no results: %+v", g)
+	}
+	// A single run below the threshold: the gate is shown, informational, and the
+	// run's verdict passes on its other gates.
+	s := &schemas.Scores{Score: 0.6, Turns: schemas.TurnCounts{Scored: 10},
+		OSL: &schemas.OSLResult{Mean: 380, Turns: 10}, SWEBench: &schemas.SWEBenchResult{Score: 0.5, Submitted: 200, Evaluated: 200}}
+	v := Judge(rs, s)
+	if !v.Pass || len(v.Gates) != 3 || !v.Gates[2].Informational || v.Gates[2].Pass {
+		t.Errorf("run verdict %+v", v)
 	}
 }

@@ -75,31 +75,60 @@ func regionsCommand() *cli.Command {
 		Name:      "regions",
 		Usage:     "print the concurrency regions of rules §5.5 for a declared C_max and a curve's C_min",
 		UsageText: "agentrace regions --cmax N --cmin N [--json]",
-		Description: "Computes the ultra-low (low_latency), low, medium and high concurrency regions and the\n" +
-			"margin above C_max, exactly as rules §5.5 defines them:\n\n" +
-			"  I = log2(C_max - C_min) / 3\n" +
-			"  low_end = round(C_min + 2^I), med_end = round(C_min + 2^(2I))   (round half to even)\n" +
-			"  low_latency 1..C_min, low C_min+1..low_end, medium low_end+1..med_end,\n" +
-			"  high med_end+1..C_max, margin C_max+1..ceil(1.10*C_max)\n\n" +
-			"C_max must be greater than 32 and C_min in 1..32. A region left empty by rounding\n" +
-			"(start > end) is printed as empty: the rules do not resolve that case.\n\n" +
+		Description: "Prints the concurrency regions of a curve (rules §5.4-§5.5) in both region forms:\n" +
+			"  cmin-v1.0 (the submission checker of 2026-10, models/regions.py; the default):\n" +
+			"    C_min = the curve's lowest concurrency, clamped to 32\n" +
+			"    I = log2(C_max - C_min) / 3\n" +
+			"    low_end = round(C_min + 2^I), med_end = round(C_min + 2^(2I))   (round half to even)\n" +
+			"    low_latency 1..C_min, low C_min+1..low_end, medium low_end+1..med_end,\n" +
+			"    high med_end+1..C_max, margin C_max+1..ceil(1.10*C_max) (satisfies no region)\n" +
+			"  fixed32-v0.7 (the v0.7 rules and checker): the same with C_min fixed at 32,\n" +
+			"    the margin folded into the high region.\n" +
+			"A ruleset names its form (`agentrace rulesets`); every report says which form placed its points.\n" +
+			"Whatever the form, the SWE-bench mean counts a point at or below 32 towards the ultra-low band.\n\n" +
+			"C_max must be greater than 32. A region left empty by rounding (start > end) is printed as\n" +
+			"empty: the rules do not resolve that case.\n\n" +
 			"Example:\n" +
 			"  agentrace regions --cmax 1024 --cmin 8\n" +
-			"  agentrace regions --cmax 64 --cmin 2 --json",
+			"  agentrace regions --cmax 64 --cmin 2 --form cmin-v1.0 --json",
 		Flags: []cli.Flag{
 			cmaxFlag("declared maximum supported concurrency C_max (> 32)", true),
-			&cli.IntFlag{Name: "cmin", Usage: "lowest concurrency of the curve C_min (1..32)", Required: true},
-			jsonFlag("print JSON: {low_latency, low_concurrency, med_concurrency, high_concurrency, margin} each {start, end}"),
+			&cli.IntFlag{Name: "cmin", Usage: "lowest concurrency of the curve (C_min before clamping to 32)", Required: true},
+			&cli.StringFlag{Name: "form", Usage: "print only this region form (cmin-v1.0, fixed32-v0.7)"},
+			jsonFlag("print JSON: {form: {low_latency, low_concurrency, med_concurrency, high_concurrency, margin} each {start, end}}"),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
 				return argsError("regions", "unexpected argument %q (use --cmax and --cmin)", c.Args().First())
 			}
-			rs, err := score.Regions(int(c.Int("cmax")), int(c.Int("cmin")))
-			if err != nil {
+			forms := score.RegionForms()
+			if f := c.String("form"); f != "" {
+				forms = []string{f}
+			}
+			all := map[string]score.RegionSet{}
+			var sets []score.RegionSet
+			for _, f := range forms {
+				rs, err := score.RegionsFor(f, int(c.Int("cmax")), int(c.Int("cmin")))
+				if err != nil {
+					return err
+				}
+				all[f] = rs
+				sets = append(sets, rs)
+			}
+			if c.Bool("json") {
+				b, err := json.MarshalIndent(all, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(c.Root().Writer, "%s\n", b)
 				return err
 			}
-			return printRegions(c.Root().Writer, rs, c.Bool("json"))
+			for _, rs := range sets {
+				if err := printRegions(c.Root().Writer, rs, false); err != nil {
+					return err
+				}
+			}
+			return nil
 		},
 	}
 }
@@ -113,7 +142,15 @@ func printRegions(w io.Writer, rs score.RegionSet, asJSON bool) error {
 		_, err = fmt.Fprintf(w, "%s\n", b)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "C_max %d, C_min %d\n", rs.CMax, rs.CMin); err != nil {
+	clamped := ""
+	if rs.CMinClamped {
+		clamped = " (the lowest point, clamped to 32)"
+	}
+	def := ""
+	if rs.Form == score.DefaultRegionForm {
+		def = ", the default"
+	}
+	if _, err := fmt.Fprintf(w, "%s%s: C_max %d, C_min %d%s\n", rs.Form, def, rs.CMax, rs.CMin, clamped); err != nil {
 		return err
 	}
 	for _, n := range rs.Named() {

@@ -23,21 +23,32 @@ func TestRegionsCommand(t *testing.T) {
 	if err != nil {
 		t.Fatalf("regions --json: %v", err)
 	}
-	var got map[string]struct{ Start, End int }
-	if err := json.Unmarshal([]byte(out), &got); err != nil {
+	var forms map[string]map[string]struct{ Start, End int }
+	if err := json.Unmarshal([]byte(out), &forms); err != nil {
 		t.Fatalf("regions --json output %q: %v", out, err)
 	}
-	want := map[string][2]int{
-		"low_latency": {1, 2}, "low_concurrency": {3, 6}, "med_concurrency": {7, 18},
-		"high_concurrency": {19, 64}, "margin": {65, 71},
-	}
-	if len(got) != len(want) {
-		t.Errorf("keys = %v, want %v", got, want)
-	}
-	for k, w := range want {
-		if g := got[k]; g.Start != w[0] || g.End != w[1] {
-			t.Errorf("%s = %d-%d, want %d-%d", k, g.Start, g.End, w[0], w[1])
+	// Both forms: the checker's (C_min = 2) and v0.7's (low latency fixed at 1-32,
+	// the margin folded into high).
+	for form, want := range map[string]map[string][2]int{
+		"cmin-v1.0": {"low_latency": {1, 2}, "low_concurrency": {3, 6}, "med_concurrency": {7, 18},
+			"high_concurrency": {19, 64}, "margin": {65, 71}},
+		"fixed32-v0.7": {"low_latency": {1, 32}, "low_concurrency": {33, 35}, "med_concurrency": {36, 42},
+			"high_concurrency": {43, 71}, "margin": {72, 71}},
+	} {
+		got := forms[form]
+		if len(got) != len(want) {
+			t.Errorf("%s: keys = %v, want %v", form, got, want)
 		}
+		for k, w := range want {
+			if g := got[k]; g.Start != w[0] || g.End != w[1] {
+				t.Errorf("%s: %s = %d-%d, want %d-%d", form, k, g.Start, g.End, w[0], w[1])
+			}
+		}
+	}
+	// A curve starting above 32: C_min clamped to 32, as the checker does.
+	out, err = runApp(t, "regions", "--cmax", "1024", "--cmin", "48", "--form", "cmin-v1.0")
+	if err != nil || !strings.Contains(out, "C_min 32 (the lowest point, clamped to 32)") || !strings.Contains(out, "low_concurrency   33-42") {
+		t.Errorf("clamped C_min: %v\n%s", err, out)
 	}
 
 	out, err = runApp(t, "regions", "--cmax", "33", "--cmin", "32")
@@ -55,8 +66,8 @@ func TestRegionsCommandErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--cmax", "32", "--cmin", "1"}, "C_max 32 must be greater than 32"},
-		{[]string{"--cmax", "64", "--cmin", "0"}, "C_min 0 must be in 1..32"},
-		{[]string{"--cmax", "64", "--cmin", "33"}, "C_min 33 must be in 1..32"},
+		{[]string{"--cmax", "64", "--cmin", "0"}, "lowest concurrency 0 must be at least 1"},
+		{[]string{"--cmax", "64", "--cmin", "2", "--form", "v2"}, `unknown region form "v2"`},
 		{[]string{"--cmax", "abc", "--cmin", "2"}, `invalid value "abc" for flag -cmax`},
 		{[]string{"--cmax", "64", "--cmin", "2.5"}, `invalid value "2.5" for flag -cmin`},
 		{[]string{"--cmax", "64"}, `"cmin" not set`},
