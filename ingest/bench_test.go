@@ -21,7 +21,7 @@ func BenchmarkIngestFile(b *testing.B) {
 	b.SetBytes(st.Size())
 	dir := b.TempDir()
 	for i := 0; b.Loop(); i++ {
-		if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{in}, Force: true}); err != nil {
+		if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{in}, Overwrite: true}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -15,12 +16,23 @@ import (
 type ExportOptions struct {
 	Dataset string
 	Out     string
+	// Overwrite replaces an existing Out, only when it is a trace file agentrace
+	// wrote (internal/outguard).
+	Overwrite bool
 }
 
-// Export writes a dataset directory as flat JSONL (spec §1), one row a line, the
-// inputs' dataset_metadata records first. Re-ingesting the file gives a dataset
-// with the same content hash.
+// exportGenerator is the generator of the dataset_metadata record Export writes
+// first: it marks the file as agentrace's (internal/outguard.FileKind).
+const exportGenerator = outguard.TraceGenerator + " export"
+
+// Export writes a dataset directory as flat JSONL (spec §1), one row a line: a
+// dataset_metadata record of its own (generator "agentrace export", the dataset's
+// content hash), then the inputs' dataset_metadata records, then the rows.
+// Re-ingesting the file gives a dataset with the same content hash.
 func Export(o ExportOptions) error {
+	if err := outguard.Check(o.Out, outguard.Traces, o.Overwrite, o.Dataset); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
 	d, err := datasets.Open(o.Dataset)
 	if err != nil {
 		return err
@@ -30,9 +42,21 @@ func Export(o ExportOptions) error {
 
 // WriteFlat writes d as flat JSONL to w.
 func WriteFlat(w io.Writer, d *datasets.Dataset) error {
-	var b []byte
+	b := []byte(`{"_type":"dataset_metadata","generator":`)
+	b = datasets.AppendString(b, exportGenerator)
+	b = append(b, `,"version":`...)
+	b = datasets.AppendString(b, schemas.ToolVersion)
+	b = append(b, `,"content_hash":`...)
+	b = datasets.AppendString(b, d.Manifest.ContentHash)
+	b = append(b, "}\n"...)
+	if _, err := w.Write(b); err != nil {
+		return err
+	}
 	for _, in := range d.Manifest.Inputs {
 		for _, m := range in.Metadata {
+			if isExportRecord(m) {
+				continue // an earlier export's own record: this one replaces it
+			}
 			b = append(datasets.AppendCompact(b[:0], m), '\n')
 			if _, err := w.Write(b); err != nil {
 				return err
@@ -146,6 +170,18 @@ func WriteFlat(w io.Writer, d *datasets.Dataset) error {
 		}
 	}
 	return nil
+}
+
+// isExportRecord reports whether a dataset_metadata record is one Export wrote.
+func isExportRecord(m []byte) bool {
+	gen := false
+	_ = parseObject(bytes.TrimSpace(m), func(k, v []byte) {
+		if keyString(k) == "generator" {
+			s, ok := datasets.DecodeString(v)
+			gen = ok && s == exportGenerator
+		}
+	})
+	return gen
 }
 
 func deref(s *string) string {

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,8 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
@@ -49,8 +50,9 @@ type Options struct {
 	// Format is FormatAuto (detect per file, the default), FormatFlat or
 	// FormatSnapshot.
 	Format string
-	// Force replaces an existing Out.
-	Force bool
+	// Overwrite replaces an existing Out, only when it is a dataset agentrace wrote
+	// (internal/outguard).
+	Overwrite bool
 	// MaxProblems is how many problems are reported per file (default 20).
 	MaxProblems int
 	// MaxLineBytes rejects longer lines (default 64 MiB).
@@ -123,7 +125,16 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		opts.ISL = func(msgs, tools []byte) (int, error) { return tok.CountISL(msgs, tools, kwargs) }
 		opts.ISLName = tok.Name()
 	}
-	err := atomicfile.Dir(opts.Out, opts.Force, func(tmp string) error {
+	// The output is checked before anything is read: it may not be, contain or
+	// sit inside an input, and an existing one is replaced only when it is a
+	// dataset and Overwrite is set.
+	if err := outguard.Check(opts.Out, outguard.Dataset, opts.Overwrite, append(opts.Inputs, opts.Tokenizer)...); err != nil {
+		return m, fmt.Errorf("ingest: %w", err)
+	}
+	err := atomicfile.Dir(opts.Out, true, func(tmp string) error {
+		if err := outguard.MarkDir(tmp, outguard.Dataset); err != nil {
+			return err
+		}
 		w, err := datasets.NewWriter(tmp)
 		if err != nil {
 			return err
@@ -361,7 +372,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func (in *ingester) file(ctx context.Context, path string) error {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return fmt.Errorf("ingest: %w", err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/testenv"
 )
 
@@ -263,11 +264,11 @@ func TestValidationAcrossFiles(t *testing.T) {
 	if m.Counts.Conversations != 2 || len(m.Inputs) != 2 || m.Inputs[1].Path != "../b.jsonl" || m.Inputs[1].AbsPath != b {
 		t.Errorf("manifest %+v", m)
 	}
-	// An existing directory is kept unless Force.
-	if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a}}); err == nil || !strings.Contains(err.Error(), "already exists") {
+	// An existing directory is kept unless Overwrite.
+	if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a}}); !errors.Is(err, outguard.ErrExists) {
 		t.Errorf("second ingest into an existing dir: %v", err)
 	}
-	if m2, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a}, Force: true}); err != nil || m2.Counts.Conversations != 1 {
+	if m2, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a}, Overwrite: true}); err != nil || m2.Counts.Conversations != 1 {
 		t.Errorf("forced ingest: %v %+v", err, m2.Counts)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -132,7 +132,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Out == "" {
 		return nil, errors.New("replay: no run directory (--out)")
 	}
-	if err := checkRunDir(opts.Out, opts.Overwrite); err != nil {
+	// The run folder may not be, contain or sit inside the dataset, and replaces
+	// only an earlier run, with Overwrite (internal/outguard); checked before the
+	// probe, taken after it, so a run that cannot start leaves it as it was.
+	out := outguard.Output{Path: opts.Out, Kind: outguard.Run, Overwrite: opts.Overwrite}
+	if err := out.Check(opts.Dataset); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	c := newClient(s)
@@ -140,9 +144,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := c.probe(ctx); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return nil, fmt.Errorf("replay: create run directory: %w", err)
+	claim, err := outguard.Begin(out, opts.Dataset)
+	if err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
 	}
+	defer claim.Finish()
 
 	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.Concurrency)}
 	wall := time.Now()
@@ -159,10 +165,12 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		EndpointDescription: s.EndpointDescription,
 	}
 	if err := runlog.WriteManifest(opts.Out, m); err != nil {
+		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	lf, err := runlog.Create(filepath.Join(opts.Out, schemas.TurnLogFile), nil)
 	if err != nil {
+		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
@@ -222,16 +230,6 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		return sum, lr.err
 	}
 	return sum, nil
-}
-
-// checkRunDir refuses a run directory that already holds a run.
-func checkRunDir(dir string, overwrite bool) error {
-	for _, f := range []string{schemas.RunManifestFile, schemas.TurnLogFile} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err == nil && !overwrite {
-			return fmt.Errorf("run directory %q already holds a run (%s); choose another --out or pass --overwrite", dir, f)
-		}
-	}
-	return nil
 }
 
 // watchInterrupt turns the first interrupt into a graceful stop: no new turns,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/sourcegraph/conc/iter"
@@ -30,8 +31,11 @@ const (
 
 // Options configure a report.
 type Options struct {
-	// Out is the folder the report is written to (created when absent).
-	Out string
+	// Out is the folder the report is written to (created when absent). It is
+	// built beside and renamed into place; an earlier report there is replaced only
+	// with Overwrite, and nothing else ever is (internal/outguard).
+	Out       string
+	Overwrite bool
 	// Runs are run directories or sweep directories (with c<N>/ run folders),
 	// drawn together as one system.
 	Runs []string
@@ -69,6 +73,10 @@ type Report struct {
 func Build(ctx context.Context, o Options) (*Report, error) {
 	if o.Out == "" {
 		return nil, fmt.Errorf("report: no output folder")
+	}
+	inputs := append(append([]string{o.TokenizerDir}, o.Runs...), o.Compare...)
+	if err := outguard.Check(o.Out, outguard.Report, o.Overwrite, inputs...); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
@@ -130,8 +138,17 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 	if r.Figures, err = Figures(r.Systems); err != nil {
 		return nil, err
 	}
-	if err := r.Write(o.Out); err != nil {
-		return nil, err
+	// Check again: the runs were read meanwhile, and a folder may have appeared.
+	if err := outguard.Check(o.Out, outguard.Report, o.Overwrite, inputs...); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := atomicfile.Dir(o.Out, true, func(tmp string) error {
+		if err := outguard.MarkDir(tmp, outguard.Report); err != nil {
+			return err
+		}
+		return r.Write(tmp)
+	}); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
 	}
 	return r, nil
 }

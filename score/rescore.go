@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
@@ -26,8 +27,11 @@ import (
 type RescoreOptions struct {
 	// Archives are the directory trees to search for runs.
 	Archives []string
-	// Out, when set, is the Parquet table to write (one row per run).
-	Out string
+	// Out, when set, is the Parquet table to write (one row per run). It may not
+	// be or sit inside an archive; an earlier results table there is replaced
+	// only with Overwrite (internal/outguard).
+	Out       string
+	Overwrite bool
 	// Jobs is how many runs are scored at once (default GOMAXPROCS); each run is
 	// scored on one goroutine.
 	Jobs int
@@ -89,6 +93,13 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	}
 	if opts.Ruleset == "" {
 		opts.Ruleset = AutoRuleset
+	}
+	out := outguard.Output{Path: opts.Out, Kind: outguard.Rescore, Overwrite: opts.Overwrite, Ours: isAgentraceParquet}
+	inputs := append([]string{opts.Dataset, opts.Tokenizer, opts.Ruleset}, opts.Archives...)
+	if opts.Out != "" {
+		if err := out.Check(inputs...); err != nil {
+			return nil, fmt.Errorf("rescore: %w", err)
+		}
 	}
 	if opts.Ruleset != AutoRuleset {
 		if _, err := LoadRuleset(opts.Ruleset); err != nil {
@@ -154,6 +165,9 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		return rows, err
 	}
 	if opts.Out != "" {
+		if err := out.Check(inputs...); err != nil {
+			return rows, fmt.Errorf("rescore: %w", err)
+		}
 		if err := WriteRescoreRows(opts.Out, rows); err != nil {
 			return rows, fmt.Errorf("rescore: %w", err)
 		}

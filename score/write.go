@@ -2,20 +2,82 @@ package score
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 )
 
+// ScoresKind is the kind of output of scores.json and scores.parquet
+// (internal/outguard). Scores belong to their run: score replaces its own earlier
+// scores without --overwrite, and never a file of that name it did not write (a
+// reference scorer's scores.json in a reference run folder, say).
+var ScoresKind = outguard.Kind{Name: "scores"}
+
+// scoresOutputs are the outputs WriteScores writes into runDir.
+func scoresOutputs(runDir string) []outguard.Output {
+	return []outguard.Output{
+		{Path: filepath.Join(runDir, schemas.ScoresFile), Kind: ScoresKind, Overwrite: true, Ours: isScoresJSON},
+		{Path: filepath.Join(runDir, schemas.ScoresTable), Kind: ScoresKind, Overwrite: true, Ours: isAgentraceParquet},
+	}
+}
+
+// isScoresJSON recognizes a scores.json agentrace wrote (before Parquet-style
+// marks existed): a JSON object with agentrace's own members schema_version,
+// verdict and run beside the reference scorer's.
+func isScoresJSON(path string) bool {
+	b, err := infile.ReadFile(path, infile.LargeFile)
+	if err != nil {
+		return false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return false
+	}
+	for _, k := range []string{"schema_version", "verdict", "run", "score"} {
+		if _, ok := m[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// isAgentraceParquet recognizes a Parquet file agentrace wrote before the
+// agentrace.kind key existed: its created_by names agentrace.
+func isAgentraceParquet(path string) bool {
+	f, err := infile.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return false
+	}
+	return strings.HasPrefix(pf.Metadata().CreatedBy, "agentrace ")
+}
+
 // WriteScores writes RUNDIR/scores.json and RUNDIR/scores.parquet (one row per
-// scored turn), each atomically.
+// scored turn), each atomically, replacing only scores agentrace wrote.
 func WriteScores(runDir string, s *schemas.Scores) error {
+	for _, o := range scoresOutputs(runDir) {
+		if err := o.Check(); err != nil {
+			return fmt.Errorf("write scores: %w", err)
+		}
+	}
 	data, err := marshalScores(s)
 	if err != nil {
 		return fmt.Errorf("encode scores of %q: %w", runDir, err)
@@ -31,18 +93,18 @@ func WriteScores(runDir string, s *schemas.Scores) error {
 
 // WriteTurnScores writes scored turns as a Parquet table, atomically.
 func WriteTurnScores(path string, rows []schemas.TurnScore) error {
-	return writeParquet(path, rows)
+	return writeParquet(path, ScoresKind, rows)
 }
 
 // WriteRescoreRows writes rescore's results table, atomically.
 func WriteRescoreRows(path string, rows []schemas.RescoreRow) error {
-	return writeParquet(path, rows)
+	return writeParquet(path, outguard.Rescore, rows)
 }
 
-func writeParquet[T any](path string, rows []T) error {
+func writeParquet[T any](path string, kind outguard.Kind, rows []T) error {
 	return atomicfile.Write(path, func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[T](w, parquet.Compression(&snappy.Codec{}),
-			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""))
+			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), outguard.ParquetMetadata(kind))
 		if _, err := pw.Write(rows); err != nil {
 			return fmt.Errorf("write %q: %w", path, err)
 		}
@@ -56,6 +118,17 @@ func writeParquet[T any](path string, rows []T) error {
 // ScoreAndWrite scores a run (ScoreRun) and writes its scores.json and
 // scores.parquet into the run directory (WriteScores): `agentrace score`.
 func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
+	// The scores go into the run folder, beside the files scored: they may be none
+	// of the inputs, nor inside an input folder (internal/outguard).
+	inputs := []string{opts.Dataset, opts.Tokenizer, opts.SWEBench, opts.Ruleset}
+	for _, f := range []string{schemas.TurnLogFile, schemas.RunManifestFile, EventsFile, ReferenceConfigFile} {
+		inputs = append(inputs, filepath.Join(opts.Run, f))
+	}
+	for _, o := range scoresOutputs(opts.Run) {
+		if err := o.Check(inputs...); err != nil {
+			return nil, fmt.Errorf("score %q: %w", opts.Run, err)
+		}
+	}
 	s, err := ScoreRun(ctx, opts)
 	if err != nil {
 		return nil, err

@@ -28,6 +28,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
@@ -118,9 +119,13 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Out == "" {
 		return nil, errors.New("demo: no output folder")
 	}
-	if err := prepareOut(o.Out); err != nil {
-		return nil, err
+	// An earlier tour's output is replaced (the tour always overwrites its own),
+	// anything else at o.Out is refused (internal/outguard).
+	claim, err := outguard.Begin(outguard.Output{Path: o.Out, Kind: outguard.Demo, Overwrite: true}, o.Tokenizer)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
 	}
+	defer claim.Finish()
 	res := &Result{}
 
 	// 1. Synthesize, ingest, show statistics.
@@ -149,7 +154,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	dsDir := filepath.Join(o.Out, "dataset")
 	step(w, "1/4", "ingest into %s", dsDir)
-	if _, err := ingest.Run(ctx, ingest.Options{Out: dsDir, Inputs: []string{tracePath}, Force: true}); err != nil {
+	if _, err := ingest.Run(ctx, ingest.Options{Out: dsDir, Inputs: []string{tracePath}, Overwrite: true}); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	d, err := datasets.Open(dsDir)
@@ -184,6 +189,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	// 3. Sweep.
 	runsDir := filepath.Join(o.Out, "runs")
+	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	if err := outguard.MarkDir(runsDir, outguard.Sweep); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
 	n := len(d.Conversations)
 	for i, c := range o.Concurrencies {
 		// Enough trajectories to keep c slots busy, as a whole number of passes over
@@ -291,30 +302,6 @@ func (o Options) withDefaults() Options {
 		o.Fidelity = DefaultFidelity
 	}
 	return o
-}
-
-// prepareOut creates out, removing what an earlier tour left there. It refuses a
-// non-empty folder that does not look like a tour's output.
-func prepareOut(out string) error {
-	ents, err := os.ReadDir(out)
-	if errors.Is(err, os.ErrNotExist) {
-		return os.MkdirAll(out, 0o755)
-	}
-	if err != nil {
-		return fmt.Errorf("demo: read %q: %w", out, err)
-	}
-	ours := map[string]bool{"traces.jsonl": true, "dataset": true, "runs": true, "report": true}
-	for _, e := range ents {
-		if !ours[e.Name()] && !strings.HasPrefix(e.Name(), ".") {
-			return fmt.Errorf("demo: %q holds %q, which is not a demo output; choose another --out", out, e.Name())
-		}
-	}
-	for _, e := range ents {
-		if err := os.RemoveAll(filepath.Join(out, e.Name())); err != nil {
-			return fmt.Errorf("demo: clean %q: %w", out, err)
-		}
-	}
-	return nil
 }
 
 func step(w io.Writer, n, format string, args ...any) {

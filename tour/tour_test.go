@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -106,7 +107,7 @@ func TestRunRefusesForeignFolder(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "thesis.tex"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Run(context.Background(), Options{Out: out}); err == nil || !strings.Contains(err.Error(), "not a demo output") {
+	if _, err := Run(context.Background(), Options{Out: out}); !errors.Is(err, outguard.ErrNotOurs) {
 		t.Fatalf("err = %v, want a refusal", err)
 	}
 	if _, err := os.Stat(filepath.Join(out, "thesis.tex")); err != nil {

@@ -42,7 +42,7 @@ func ingestCommand() *cli.Command {
 				return argsError("ingest", "no input files")
 			}
 			m, err := ingest.Run(ctx, ingest.Options{
-				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Force: overwrite(c),
+				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Overwrite: overwrite(c),
 				MaxProblems: int(c.Int("max-problems")), MaxLineBytes: int(c.Int("max-line-bytes")),
 				Tokenizer: c.String("tokenizer"), ISLProfile: c.String("isl-profile"),
 				Progress: os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
@@ -180,17 +180,19 @@ func exportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "export a dataset as flat JSONL",
-		UsageText: "agentrace export --dataset DIR --out FILE.jsonl",
-		Description: "Writes the dataset as MLPerf flat JSONL, one row a line (the inputs' dataset_metadata\n" +
-			"records first). Re-ingesting the file gives the same content hash.\n\n" +
+		UsageText: "agentrace export --dataset DIR --out FILE.jsonl [--overwrite]",
+		Description: "Writes the dataset as MLPerf flat JSONL, one row a line: a dataset_metadata record\n" +
+			"naming agentrace export and the content hash, the inputs' dataset_metadata records, then\n" +
+			"the rows. Re-ingesting the file gives the same content hash. An existing FILE is replaced\n" +
+			"only with --overwrite, and only when agentrace wrote it.\n\n" +
 			"Example:\n" +
 			"  agentrace export --dataset ds --out ds.jsonl",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			datasetFlag("dataset directory", true),
 			outFlag("JSONL file to write"),
-		},
+		}, overwriteFlags("a JSONL file agentrace wrote")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			return ingest.Export(ingest.ExportOptions{Dataset: c.String("dataset"), Out: c.String("out")})
+			return ingest.Export(ingest.ExportOptions{Dataset: c.String("dataset"), Out: c.String("out"), Overwrite: overwrite(c)})
 		},
 	}
 }

@@ -16,7 +16,7 @@ func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "build the rules' metrics, Pareto step curve, regions, plots and a self-contained HTML report",
-		UsageText: "agentrace report --out DIR [--cmax N] [--ruleset NAME] [--tokenizer DIR] RUNDIR|SWEEPDIR...\n   agentrace report --out DIR --compare SYSTEM_A SYSTEM_B",
+		UsageText: "agentrace report --out DIR [--overwrite] [--cmax N] [--ruleset NAME] [--tokenizer DIR] RUNDIR|SWEEPDIR...\n   agentrace report --out DIR --compare SYSTEM_A SYSTEM_B",
 		Description: "Reads run directories (turns.arrows + manifest.json, and scores.json when `agentrace score`\n" +
 			"has run) or sweep directories holding c<N>/ run folders, and computes each point's metrics over\n" +
 			"its performance window as the MLPerf Endpoints rules define them (\"lower\" percentiles).\n\n" +
@@ -25,7 +25,9 @@ func reportCommand() *cli.Command {
 			"  summary.md         the same, for a pull request\n" +
 			"  points.json        one object per point (system_tps, e2e_avg_interactivity, tps_per_user, ...)\n" +
 			"  plots/*.png|svg    Pareto step curve, metrics against concurrency, context growth, TTFT vs ISL, OSL\n" +
-			"  points/c<N>/       result_summary.json (the reference's field names) and a draft point.yaml\n\n" +
+			"  points/c<N>/       result_summary.json (the reference's field names) and a draft point.yaml\n" +
+			"DIR is built beside and renamed into place when complete; it may not be or sit inside a run\n" +
+			"or sweep it reads, and an earlier report there is replaced only with --overwrite.\n\n" +
 			"Regions follow §5.5 with C_min = the lowest concurrency and C_max = --cmax (default: the highest\n" +
 			"point). Token counts come from the reference tokenizer with --tokenizer, else from the server's\n" +
 			"usage (marked unofficial).\n\n" +
@@ -33,19 +35,20 @@ func reportCommand() *cli.Command {
 			"  agentrace report --out report sweep-out\n" +
 			"  agentrace report --out report --cmax 256 --tokenizer .cache/tokenizers/qwen3 sweep-out\n" +
 			"  agentrace report --out cmp --compare sweep-h200 sweep-b200",
-		Flags: []cli.Flag{
-			outFlag("folder to write the report into (created when absent)"),
+		Flags: append([]cli.Flag{
+			outFlag("folder to write the report into (created when absent; an earlier report there is replaced only with --overwrite)"),
 			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),
 			rulesetFlag("ruleset whose OSL window the histogram marks when the runs have no scores.json", ""),
 			tokenizerFlag("reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts", false),
 			&cli.BoolFlag{Name: "compare", Usage: "draw each argument (a sweep or run directory) as its own system, overlaid"},
-		},
+		}, overwriteFlags("a report")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() == 0 {
 				return argsError("report", "no run or sweep directory given")
 			}
 			o := report.Options{
 				Out:          c.String("out"),
+				Overwrite:    overwrite(c),
 				CMax:         int(c.Int("cmax")),
 				Ruleset:      c.String("ruleset"),
 				TokenizerDir: c.String("tokenizer"),

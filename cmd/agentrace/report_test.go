@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -83,6 +84,7 @@ func TestRegionsCommandErrors(t *testing.T) {
 
 func TestReportCommandErrors(t *testing.T) {
 	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "rep")
 	tests := []struct {
 		args []string
 		want string
@@ -90,8 +92,10 @@ func TestReportCommandErrors(t *testing.T) {
 		{[]string{"report", dir}, `"out" not set`},
 		{[]string{"report", "--out", dir}, "no run or sweep directory given"},
 		{[]string{"report", "--out", dir, dir + "/missing"}, "read run or sweep directory"},
-		{[]string{"report", "--out", dir, dir}, "holds neither turns.arrows nor c<N>/ run folders"},
-		{[]string{"report", "--out", dir, "--compare", dir}, "--compare needs at least two systems"},
+		{[]string{"report", "--out", out, dir}, "holds neither turns.arrows nor c<N>/ run folders"},
+		{[]string{"report", "--out", out, "--compare", dir}, "--compare needs at least two systems"},
+		{[]string{"report", "--out", dir, dir}, "is the input"},
+		{[]string{"report", "--out", dir + "/rep", dir}, "is inside the input folder"},
 		{[]string{"report", "--out", dir, "--cmax", "x", dir}, `invalid value "x" for flag -cmax`},
 	}
 	for _, tt := range tests {

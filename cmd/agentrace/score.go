@@ -129,7 +129,7 @@ func rescoreCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "rescore",
 		Usage:     "re-score every run in archive trees into one Parquet table",
-		UsageText: "agentrace rescore --out results.parquet [--jobs N] [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] ARCHIVE...",
+		UsageText: "agentrace rescore --out results.parquet [--overwrite] [--jobs N] [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] ARCHIVE...",
 		Description: "Walks each ARCHIVE (a directory tree, or a .tar.gz, .tgz, .tar or .zip archive read in place,\n" +
 			"never extracted) and finds every run in it: replay runs (turns.arrows), reference client run\n" +
 			"folders (events.jsonl, config.yaml, performance/result_summary.json) and the points of submission\n" +
@@ -141,25 +141,26 @@ func rescoreCommand() *cli.Command {
 			"accuracy_results.json and result summary (accuracy_source says which). Symbolic links are never\n" +
 			"followed out of a tree; archive entries with absolute or ../ paths and links are refused, and an\n" +
 			"archive expanding past --max-expansion times its size is one error row. Each dataset is loaded\n" +
-			"once. The runs are not modified. Exits 1 when any run could not be scored.\n\n" +
+			"once. The runs are not modified; the results table may not be inside an archive, and an\n" +
+			"earlier one is replaced only with --overwrite. Exits 1 when any run could not be scored.\n\n" +
 			"The default ruleset is auto: per run, the newest ruleset naming its model (else " + score.DefaultRuleset + ").\n\n" +
 			"Example:\n" +
 			"  agentrace rescore --out results.parquet --jobs 4 archive/2026-10 ref-archive/\n" +
 			"  agentrace rescore --out r.parquet --dataset agentic_combined.jsonl ref-logs/",
-		Flags: []cli.Flag{
-			outFlag("results table to write (Parquet)"),
+		Flags: append([]cli.Flag{
+			outFlag("results table to write (Parquet; outside the archives)"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "runs scored at once"},
 			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.AutoRuleset),
 			tokenizerFlag("reference tokenizer directory for official OSL counts", false),
 			&cli.FloatFlag{Name: "max-expansion", Value: 10, Usage: "refuse an archive whose entries expand past this many times its size (0 or less: no limit)"},
-		},
+		}, overwriteFlags("a results table")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() == 0 {
 				return argsError("rescore", "no archive given")
 			}
 			rows, err := score.Rescore(ctx, score.RescoreOptions{
-				Archives: c.Args().Slice(), Out: c.String("out"), Jobs: int(c.Int("jobs")),
+				Archives: c.Args().Slice(), Out: c.String("out"), Overwrite: overwrite(c), Jobs: int(c.Int("jobs")),
 				Dataset: c.String("dataset"), Ruleset: c.String("ruleset"), Tokenizer: c.String("tokenizer"),
 				MaxExpansion: expansionLimit(c.Float("max-expansion")),
 				Progress:     os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),

@@ -13,7 +13,7 @@ func synthCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "synth",
 		Usage:     "generate synthetic agentic traces (flat JSONL) shaped like the MLPerf dataset",
-		UsageText: "agentrace synth [--profile NAME] [--scale F] [--seed N] --out FILE.jsonl",
+		UsageText: "agentrace synth [--profile NAME] [--scale F] [--seed N] --out FILE.jsonl [--overwrite]",
 		Description: "Writes coding trajectories (SWE-style tasks worked through a bash tool) and workflow\n" +
 			"trajectories (customer-service chats, ids sim_NNNNNN, with intent codes) in the MLPerf flat\n" +
 			"JSONL form, with the published dataset's shape: at scale 1, 113 coding trajectories with\n" +
@@ -22,19 +22,20 @@ func synthCommand() *cli.Command {
 			"Example:\n" +
 			"  agentrace synth --scale 0.1 --seed 7 --out traces.jsonl\n" +
 			"  agentrace ingest --out ds traces.jsonl && agentrace stats --dataset ds",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "profile", Value: synth.DefaultProfile, Usage: "target shape (only " + synth.DefaultProfile + " for now)"},
 			&cli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply both domains' trajectory counts by `F` (at least one of each when F > 0)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed gives the same file"},
 			&cli.StringSliceFlag{Name: "domain", Usage: "generate only this domain (coding or workflow); repeatable"},
 			outFlag("write the JSONL here (`FILE`)"),
-		},
+		}, overwriteFlags("a JSONL file agentrace wrote")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
 				return argsError("synth", "unexpected argument %q (use --out FILE)", c.Args().First())
 			}
 			s, err := synth.WriteFile(ctx, c.String("out"), synth.Options{
 				Profile: c.String("profile"), Scale: c.Float64("scale"), Seed: c.Uint64("seed"), Domains: c.StringSlice("domain"),
+				Overwrite: overwrite(c),
 			})
 			if err != nil {
 				return err
