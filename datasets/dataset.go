@@ -3,12 +3,11 @@ package datasets
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync"
 
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/parquet-go/parquet-go"
 )
 
 // Dataset is an opened dataset directory: its manifest, its conversations and
@@ -52,7 +51,7 @@ type wireData struct {
 // It checks that they agree with each other.
 func Open(dir string) (*Dataset, error) {
 	d := &Dataset{Dir: dir}
-	mb, err := os.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile))
+	mb, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: %w", dir, err)
 	}
@@ -67,14 +66,14 @@ func Open(dir string) (*Dataset, error) {
 	if d.Manifest.SchemaVersion != schemas.Version {
 		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, d.Manifest.SchemaVersion, schemas.Version)
 	}
-	if d.Conversations, err = parquet.ReadFile[schemas.Conversation](filepath.Join(dir, schemas.ConversationsFile)); err != nil {
+	if d.Conversations, err = infile.ReadParquet[schemas.Conversation](filepath.Join(dir, schemas.ConversationsFile)); err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.ConversationsFile, err)
 	}
-	msgs, err := parquet.ReadFile[schemas.Message](filepath.Join(dir, schemas.MessagesFile))
+	msgs, err := infile.ReadParquet[schemas.Message](filepath.Join(dir, schemas.MessagesFile))
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.MessagesFile, err)
 	}
-	if d.Turns, err = parquet.ReadFile[schemas.Turn](filepath.Join(dir, schemas.TurnsFile)); err != nil {
+	if d.Turns, err = infile.ReadParquet[schemas.Turn](filepath.Join(dir, schemas.TurnsFile)); err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.TurnsFile, err)
 	}
 	if err := d.index(msgs); err != nil {

@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -127,7 +128,7 @@ func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (I
 // records are never all in memory. A truncated log (a killed run) is folded as far
 // as it goes and noted on the point.
 func foldLog(path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounter) (*Point, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
@@ -167,7 +168,7 @@ func FoldRun(m schemas.RunManifest, recs []schemas.TurnRecord, tok TokenCounter,
 }
 
 func readScores(dir string) (*schemas.Scores, error) {
-	b, err := os.ReadFile(filepath.Join(dir, schemas.ScoresFile))
+	b, err := infile.ReadFile(filepath.Join(dir, schemas.ScoresFile), infile.LargeFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -72,7 +72,7 @@ type rawEvent struct {
 // deltas merged by index with their arguments concatenated. Lines that the
 // reference's decoder would reject are skipped and counted.
 func ReadReferenceEvents(path string, truth *Truth) (*ReferenceRun, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read reference events: %w", err)
 	}

@@ -7,11 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // DefaultRuleset is the ruleset used when none is named: the submission checker of
@@ -202,7 +203,7 @@ func LoadRuleset(nameOrFile string) (Ruleset, error) {
 			return r, nil
 		}
 	}
-	data, err := os.ReadFile(nameOrFile)
+	data, err := infile.ReadFile(nameOrFile, infile.SmallFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Ruleset{}, fmt.Errorf("load ruleset %q: no embedded ruleset by that name (see `agentrace rulesets`) and no such file", nameOrFile)

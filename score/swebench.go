@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
-	"os"
 	"sort"
 
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -18,7 +18,7 @@ const DefaultSWEBenchEvaluated = 200
 // ReadSWEBenchReport reads a swebench.harness.run_evaluation report and validates it
 // as the reference does (spec §9). evaluated <= 0 means DefaultSWEBenchEvaluated.
 func ReadSWEBenchReport(path string, evaluated int) (*schemas.SWEBenchResult, []string, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.LargeFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read SWE-bench report: %w", err)
 	}

@@ -3,7 +3,6 @@ package score
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -11,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/parquet-go/parquet-go"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -151,7 +150,7 @@ func conversationExpectations(msgs []truthMessage) []*Expectation {
 // columns of messages.parquet it needs.
 func readTruthDir(dir string) (*Truth, error) {
 	var m schemas.DatasetManifest
-	data, err := os.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile))
+	data, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: %w", dir, err)
 	}
@@ -162,7 +161,7 @@ func readTruthDir(dir string) (*Truth, error) {
 		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, m.SchemaVersion, schemas.Version)
 	}
 	path := filepath.Join(dir, schemas.MessagesFile)
-	rows, err := parquet.ReadFile[truthMessage](path)
+	rows, err := infile.ReadParquet[truthMessage](path)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.MessagesFile, err)
 	}

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -152,7 +152,7 @@ type turnLogRow struct {
 // hands the buffers back to the pool. Identity strings are always copied.
 func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), err error) {
 	path := filepath.Join(dir, schemas.TurnLogFile)
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, func() {}, fmt.Errorf("read turn log: %w", err)
 	}

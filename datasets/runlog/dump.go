@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // Dump writes the turn log at path as JSON Lines, one object per row with the
@@ -18,7 +19,7 @@ import (
 // stay integers; chunk_times is an array. A truncated log dumps its complete
 // batches and then returns an error matching ErrTruncated.
 func Dump(out io.Writer, path string, columns []string) error {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return fmt.Errorf("dump turn log: %w", err)
 	}

@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -251,7 +252,7 @@ func Read(r io.Reader, mem memory.Allocator) ([]schemas.TurnRecord, error) {
 // killed run) yields the rows of its complete batches plus an error matching
 // ErrTruncated; callers that accept partial logs test for it with errors.Is.
 func ReadFile(path string) ([]schemas.TurnRecord, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
@@ -298,7 +299,7 @@ func AppendRecords(dst []schemas.TurnRecord, rec arrow.RecordBatch) ([]schemas.T
 func ReadManifest(runDir string) (schemas.RunManifest, error) {
 	var m schemas.RunManifest
 	p := filepath.Join(runDir, schemas.RunManifestFile)
-	data, err := os.ReadFile(p)
+	data, err := infile.ReadFile(p, infile.SmallFile)
 	if err != nil {
 		return m, fmt.Errorf("read run manifest: %w", err)
 	}

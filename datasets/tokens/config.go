@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
+
+	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // config is the part of tokenizer_config.json that counting needs.
@@ -34,7 +35,7 @@ var specialTokenKeys = []string{"bos_token", "eos_token", "unk_token", "sep_toke
 // readConfig reads dir/tokenizer_config.json; a missing file gives nil.
 func readConfig(dir string) (*config, error) {
 	path := filepath.Join(dir, ConfigFile)
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.SmallFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -89,7 +90,7 @@ func (c *config) specialToken(key string) (string, bool) {
 // which "default" is taken).
 func templateSource(dir string, c *config) (string, error) {
 	path := filepath.Join(dir, TemplateFile)
-	if data, err := os.ReadFile(path); err == nil {
+	if data, err := infile.ReadFile(path, infile.SmallFile); err == nil {
 		return string(data), nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("load chat template %q: %w", path, err)

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // hfFile is the part of a Hugging Face tokenizer.json that encoding needs.
@@ -43,7 +44,7 @@ type hfModel struct {
 
 // loadHF reads a Hugging Face tokenizer.json.
 func loadHF(path string) (*Tokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := infile.ReadFile(path, infile.LargeFile)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}

@@ -5,11 +5,12 @@ import (
 	"bytes"
 	"encoding/base64"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // A tiktoken-style tokenizer folder (Kimi's kind) holds tiktoken.model, one
@@ -32,7 +33,7 @@ const (
 )
 
 func loadTiktoken(path string, c *config) (*Tokenizer, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
@@ -134,7 +135,7 @@ func tiktokenPattern(dir string, c *config) (string, error) {
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "tokenization_*.py"))
 	for _, f := range files {
-		src, err := os.ReadFile(f)
+		src, err := infile.ReadFile(f, infile.SmallFile)
 		if err != nil {
 			return "", fmt.Errorf("load tokenizer %q: %w", f, err)
 		}

@@ -8,8 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
+
+	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // TokenizeOptions are the inputs of Tokenize (the `agentrace tokenize` command).
@@ -97,7 +98,7 @@ func tokenizeFiles(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, err := os.ReadFile(f)
+		data, err := infile.ReadFile(f, infile.LargeFile)
 		if err != nil {
 			return fmt.Errorf("tokenize: %w", err)
 		}
@@ -111,7 +112,7 @@ func tokenizeFiles(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bu
 func tokenizeJSONL(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bufio.Writer, enc *json.Encoder) error {
 	in, name := o.In, "standard input"
 	if o.JSONL != "-" {
-		f, err := os.Open(o.JSONL)
+		f, err := infile.Open(o.JSONL)
 		if err != nil {
 			return fmt.Errorf("tokenize: %w", err)
 		}

@@ -19,6 +19,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+
+	"github.com/parquet-go/parquet-go"
 )
 
 // Size limits for ReadFile.
@@ -129,4 +131,18 @@ func describe(m fs.FileMode) string {
 	default:
 		return "mode " + m.String()
 	}
+}
+
+// ReadParquet reads every row of the Parquet file path, opened as Open opens it.
+func ReadParquet[T any](path string) ([]T, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	return parquet.Read[T](f, st.Size())
 }
