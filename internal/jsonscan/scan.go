@@ -1,0 +1,481 @@
+// Package jsonscan is where agentrace reads JSON. One validating scanner finds the
+// extent of values without building them, hands out the raw bytes of the values a
+// caller asks for, and decodes strings; ingest (trace lines), the tokenizer loader
+// (tokenizer.json), the scorer (tool calls, the reference's event logs) and the
+// streaming client (chat.completion chunks) all read JSON through it.
+//
+// It reads two dialects:
+//   - JSON: RFC 8259, exactly what encoding/json's Valid accepts. Nesting is limited
+//     to MaxDepth, encoding/json's limit.
+//   - Python: what Python's json.loads accepts: JSON plus the constants NaN,
+//     Infinity and -Infinity. Nesting is limited to PythonMaxDepth, about where
+//     Python's recursion limit stops json.loads. Duplicate keys: the last wins, as
+//     in a Python dict (Fields).
+//
+// Anything after a value other than JSON whitespace is an error (End, Document).
+// Strings decode as encoding/json decodes them (Unquote): escapes resolved,
+// surrogate pairs combined, and a lone surrogate or a byte of invalid UTF-8
+// replaced by U+FFFD. Python keeps a lone surrogate in its str; a Go string has no
+// such code point, so the Python dialect decodes strings the same way.
+package jsonscan
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// Dialect is the grammar a Scanner accepts.
+type Dialect uint8
+
+const (
+	// JSON is RFC 8259 JSON.
+	JSON Dialect = iota
+	// Python is JSON as Python's json.loads reads it: also NaN, Infinity and
+	// -Infinity.
+	Python
+)
+
+const (
+	// MaxDepth is the nesting limit of the JSON dialect (encoding/json's).
+	MaxDepth = 10000
+	// PythonMaxDepth is the nesting limit of the Python dialect: Python's default
+	// recursion limit. json.loads gives up a few levels earlier, depending on how
+	// deep in the stack it is called.
+	PythonMaxDepth = 1000
+	// PythonMaxIntDigits is the most digits json.loads reads as an integer (Python's
+	// default sys.int_max_str_digits, since 3.11); a number with a fraction or an
+	// exponent is a float and has no limit.
+	PythonMaxIntDigits = 4300
+)
+
+// SyntaxError is a JSON syntax error at a byte offset of the scanned input.
+type SyntaxError struct {
+	Offset int // 0-based
+	Msg    string
+}
+
+func (e *SyntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at byte %d: %s", e.Offset+1, e.Msg)
+}
+
+// Scanner reads values from one input, validating everything it reads or skips.
+// The zero value reads nothing; make one with NewScanner. Methods that read a
+// value skip the whitespace before it.
+type Scanner struct {
+	data     []byte
+	pos      int
+	depth    int
+	maxDepth int
+	python   bool
+}
+
+// NewScanner returns a scanner of data in dialect d.
+func NewScanner(data []byte, d Dialect) Scanner {
+	if d == Python {
+		return Scanner{data: data, maxDepth: PythonMaxDepth, python: true}
+	}
+	return Scanner{data: data, maxDepth: MaxDepth}
+}
+
+// Reset starts reading data from its beginning, in the same dialect.
+func (s *Scanner) Reset(data []byte) { s.data, s.pos, s.depth = data, 0, 0 }
+
+// LimitDepth sets the nesting limit to n arrays and objects.
+func (s *Scanner) LimitDepth(n int) { s.maxDepth = n }
+
+// Pos is the offset of the next byte to read.
+func (s *Scanner) Pos() int { return s.pos }
+
+// Peek skips whitespace and returns the next byte, 0 at the end of the input. A
+// NUL byte also reads as 0; it is never valid outside a string, so Peek suits
+// choosing how to read the next value, and End tells whether the input ended.
+func (s *Scanner) Peek() byte {
+	s.pos = skipSpace(s.data, s.pos)
+	if s.pos >= len(s.data) {
+		return 0
+	}
+	return s.data[s.pos]
+}
+
+// End skips whitespace and reports an error unless the input ends there.
+func (s *Scanner) End() error {
+	if s.pos = skipSpace(s.data, s.pos); s.pos < len(s.data) {
+		return s.errAt(s.pos, "trailing data after the value")
+	}
+	return nil
+}
+
+// Value reads one value and returns its bytes.
+func (s *Scanner) Value() ([]byte, error) {
+	i := skipSpace(s.data, s.pos)
+	end, err := s.skip(i)
+	if err != nil {
+		return nil, err
+	}
+	s.pos = end
+	return s.data[i:end], nil
+}
+
+// Document reads the whole input as one value, with nothing after it but
+// whitespace.
+func (s *Scanner) Document() ([]byte, error) {
+	v, err := s.Value()
+	if err != nil {
+		return nil, err
+	}
+	return v, s.End()
+}
+
+// String reads a value that must be a string and returns its token, quotes
+// included (Unquote decodes it).
+func (s *Scanner) String() ([]byte, error) {
+	i := skipSpace(s.data, s.pos)
+	if i >= len(s.data) || s.data[i] != '"' {
+		return nil, s.errFound(i, "a string")
+	}
+	end, err := scanString(s.data, i)
+	if err != nil {
+		return nil, err
+	}
+	s.pos = end
+	return s.data[i:end], nil
+}
+
+// Null reads a null if one comes next and reports whether it did.
+func (s *Scanner) Null() bool {
+	i := skipSpace(s.data, s.pos)
+	if len(s.data)-i >= 4 && string(s.data[i:i+4]) == "null" {
+		s.pos = i + 4
+		return true
+	}
+	return false
+}
+
+// Object reads an object, calling member with each key's token (quotes included)
+// after its ':'; member must read the value (with Value or any other method that
+// reads one). An error from member stops the scan and is returned.
+func (s *Scanner) Object(member func(key []byte) error) error {
+	b := s.data
+	i := skipSpace(b, s.pos)
+	if i >= len(b) || b[i] != '{' {
+		return s.errFound(i, "an object")
+	}
+	if err := s.enter(i); err != nil {
+		return err
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		s.pos, s.depth = i+1, s.depth-1
+		return nil
+	}
+	for {
+		if i >= len(b) {
+			return s.errAt(i, "unterminated object")
+		}
+		if b[i] != '"' {
+			return s.errFound(i, "a key")
+		}
+		end, err := scanString(b, i)
+		if err != nil {
+			return err
+		}
+		key := b[i:end]
+		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
+			return s.errAt(i, "expected ':' after key")
+		}
+		s.pos = i + 1
+		if err := member(key); err != nil {
+			return err
+		}
+		if i = skipSpace(b, s.pos); i >= len(b) {
+			return s.errAt(i, "unterminated object")
+		}
+		switch b[i] {
+		case '}':
+			s.pos, s.depth = i+1, s.depth-1
+			return nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return s.errAt(i, fmt.Sprintf("expected ',' or '}', found %s", quoteByte(b, i)))
+		}
+	}
+}
+
+// Array reads an array, calling elem for each element with its index; elem must
+// read the element. An error from elem stops the scan and is returned.
+func (s *Scanner) Array(elem func(i int) error) error {
+	b := s.data
+	i := skipSpace(b, s.pos)
+	if i >= len(b) || b[i] != '[' {
+		return s.errFound(i, "an array")
+	}
+	if err := s.enter(i); err != nil {
+		return err
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
+		s.pos, s.depth = i+1, s.depth-1
+		return nil
+	}
+	s.pos = i
+	for n := 0; ; n++ {
+		if err := elem(n); err != nil {
+			return err
+		}
+		if i = skipSpace(b, s.pos); i >= len(b) {
+			return s.errAt(i, "unterminated array")
+		}
+		switch b[i] {
+		case ']':
+			s.pos, s.depth = i+1, s.depth-1
+			return nil
+		case ',':
+			s.pos = i + 1
+		default:
+			return s.errAt(i, fmt.Sprintf("expected ',' or ']', found %s", quoteByte(b, i)))
+		}
+	}
+}
+
+// Members reads an object, calling fn with each member's key token and raw value.
+func (s *Scanner) Members(fn func(key, val []byte)) error {
+	return s.Object(func(key []byte) error {
+		v, err := s.Value()
+		if err == nil {
+			fn(key, v)
+		}
+		return err
+	})
+}
+
+// Fields reads an object and sets vals[k] to the raw value of the member whose key
+// decodes to keys[k] (left as is when there is none). Of duplicate keys the last
+// wins, as in a Python dict. len(vals) must be at least len(keys).
+func (s *Scanner) Fields(keys []string, vals [][]byte) error {
+	return s.Object(func(key []byte) error {
+		v, err := s.Value()
+		if err != nil {
+			return err
+		}
+		if k := keyIndex(key, keys); k >= 0 {
+			vals[k] = v
+		}
+		return nil
+	})
+}
+
+// keyIndex returns the index of the name in keys that the key token decodes to,
+// -1 if none.
+func keyIndex(tok []byte, keys []string) int {
+	body, ok := Verbatim(tok)
+	var text string
+	if !ok {
+		text = string(AppendUnquote(nil, tok))
+	}
+	for k, name := range keys {
+		if ok && string(body) == name || !ok && text == name {
+			return k
+		}
+	}
+	return -1
+}
+
+func (s *Scanner) enter(i int) error {
+	if s.depth >= s.maxDepth {
+		return s.errAt(i, "nested too deeply")
+	}
+	s.depth++
+	return nil
+}
+
+func (s *Scanner) errAt(i int, msg string) error {
+	s.pos = i
+	return &SyntaxError{Offset: i, Msg: msg}
+}
+
+// errFound reports that what starts at b[i] is not what was expected.
+func (s *Scanner) errFound(i int, want string) error {
+	if i >= len(s.data) {
+		return s.errAt(i, "unexpected end of input, expected "+want)
+	}
+	return s.errAt(i, fmt.Sprintf("expected %s, found %s", want, quoteByte(s.data, i)))
+}
+
+func quoteByte(b []byte, i int) string {
+	r, _ := utf8.DecodeRune(b[i:])
+	return fmt.Sprintf("%q", r)
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skip validates the value starting at b[i] (no whitespace before it) and returns
+// the offset just past it.
+func (s *Scanner) skip(i int) (int, error) {
+	b := s.data
+	if i >= len(b) {
+		return i, s.errAt(i, "unexpected end of input")
+	}
+	switch c := b[i]; c {
+	case '"':
+		return scanString(b, i)
+	case '{':
+		if err := s.enter(i); err != nil {
+			return i, err
+		}
+		if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+			s.depth--
+			return i + 1, nil
+		}
+		for {
+			if i >= len(b) {
+				return i, s.errAt(i, "unterminated object")
+			}
+			if b[i] != '"' {
+				return i, s.errFound(i, "a key")
+			}
+			var err error
+			if i, err = scanString(b, i); err != nil {
+				return i, err
+			}
+			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+				return i, s.errAt(i, "expected ':' after key")
+			}
+			if i, err = s.skip(skipSpace(b, i+1)); err != nil {
+				return i, err
+			}
+			if i = skipSpace(b, i); i >= len(b) {
+				return i, s.errAt(i, "unterminated object")
+			}
+			switch b[i] {
+			case '}':
+				s.depth--
+				return i + 1, nil
+			case ',':
+				i = skipSpace(b, i+1)
+			default:
+				return i, s.errAt(i, fmt.Sprintf("expected ',' or '}', found %s", quoteByte(b, i)))
+			}
+		}
+	case '[':
+		if err := s.enter(i); err != nil {
+			return i, err
+		}
+		if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
+			s.depth--
+			return i + 1, nil
+		}
+		for {
+			var err error
+			if i, err = s.skip(i); err != nil {
+				return i, err
+			}
+			if i = skipSpace(b, i); i >= len(b) {
+				return i, s.errAt(i, "unterminated array")
+			}
+			switch b[i] {
+			case ']':
+				s.depth--
+				return i + 1, nil
+			case ',':
+				i = skipSpace(b, i+1)
+			default:
+				return i, s.errAt(i, fmt.Sprintf("expected ',' or ']', found %s", quoteByte(b, i)))
+			}
+		}
+	case 't':
+		return s.literal(i, "true")
+	case 'f':
+		return s.literal(i, "false")
+	case 'n':
+		return s.literal(i, "null")
+	case 'N':
+		if s.python {
+			return s.literal(i, "NaN")
+		}
+	case 'I':
+		if s.python {
+			return s.literal(i, "Infinity")
+		}
+	case '-':
+		if s.python && i+1 < len(b) && b[i+1] == 'I' {
+			return s.literal(i, "-Infinity")
+		}
+		return s.number(i)
+	default:
+		if c >= '0' && c <= '9' {
+			return s.number(i)
+		}
+	}
+	return i, s.errAt(i, "unexpected "+quoteByte(b, i))
+}
+
+func (s *Scanner) literal(i int, lit string) (int, error) {
+	if len(s.data)-i < len(lit) || string(s.data[i:i+len(lit)]) != lit {
+		return i, s.errAt(i, "bad literal")
+	}
+	return i + len(lit), nil
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// number validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)? at b[i].
+func (s *Scanner) number(i int) (int, error) {
+	b, start := s.data, i
+	if b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		for i++; i < len(b) && isDigit(b[i]); i++ {
+		}
+	default:
+		return i, s.errAt(start, "bad number")
+	}
+	digits := i - start
+	if b[start] == '-' {
+		digits--
+	}
+	integer := true
+	if i < len(b) && b[i] == '.' {
+		if i++; i >= len(b) || !isDigit(b[i]) {
+			return i, s.errAt(start, "bad number")
+		}
+		for i++; i < len(b) && isDigit(b[i]); i++ {
+		}
+		integer = false
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		if i++; i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if i >= len(b) || !isDigit(b[i]) {
+			return i, s.errAt(start, "bad number")
+		}
+		for i++; i < len(b) && isDigit(b[i]); i++ {
+		}
+		integer = false
+	}
+	if s.python && integer && digits > PythonMaxIntDigits {
+		return i, s.errAt(start, "integer of more than 4300 digits (Python's int_max_str_digits)")
+	}
+	return i, nil
+}
+
+// Valid reports whether data is one value of dialect d, with nothing after it but
+// whitespace.
+func Valid(data []byte, d Dialect) bool {
+	s := NewScanner(data, d)
+	_, err := s.Document()
+	return err == nil
+}

@@ -1,0 +1,117 @@
+package jsonscan
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+)
+
+// Helpers for raw values already read by a Scanner: their kind, their members and
+// elements, and Python's truth of them.
+
+// Kind is the type of a JSON value.
+type Kind uint8
+
+const (
+	Nothing Kind = iota // no value (empty or whitespace only)
+	Null
+	Bool
+	Number // NaN, Infinity and -Infinity included
+	String
+	Array
+	Object
+)
+
+var kindNames = [...]string{"nothing", "null", "boolean", "number", "string", "array", "object"}
+
+// String names the kind as error messages say it: "string", "array", ...
+func (k Kind) String() string { return kindNames[k] }
+
+// KindOf tells the kind of the raw value v (leading whitespace allowed) from its
+// first byte.
+func KindOf(v []byte) Kind {
+	i := skipSpace(v, 0)
+	if i >= len(v) {
+		return Nothing
+	}
+	switch v[i] {
+	case '"':
+		return String
+	case '{':
+		return Object
+	case '[':
+		return Array
+	case 't', 'f':
+		return Bool
+	case 'n':
+		return Null
+	}
+	return Number
+}
+
+// spanScanner reads values already validated, in either dialect.
+func spanScanner(v []byte) Scanner {
+	return Scanner{data: v, maxDepth: MaxDepth, python: true}
+}
+
+// EachMember calls fn with the key token and raw value of each member of the
+// object obj, a value already read by a Scanner. It stops at anything malformed.
+func EachMember(obj []byte, fn func(key, val []byte)) {
+	s := spanScanner(obj)
+	_ = s.Members(fn)
+}
+
+// EachElement calls fn with the index and raw value of each element of the array
+// arr, a value already read by a Scanner, until fn returns false. It stops at
+// anything malformed.
+func EachElement(arr []byte, fn func(i int, val []byte) bool) {
+	s := spanScanner(arr)
+	_ = s.Array(func(i int) error {
+		v, err := s.Value()
+		if err == nil && !fn(i, v) {
+			return errStop
+		}
+		return err
+	})
+}
+
+var errStop = errors.New("stop")
+
+// Lookup sets vals[k] to the raw value of the member of the object obj whose key
+// decodes to keys[k], the last of duplicate keys winning (Scanner.Fields); obj is
+// a value already read by a Scanner. It reports false when obj is not an object.
+func Lookup(obj []byte, keys []string, vals [][]byte) bool {
+	s := spanScanner(obj)
+	return s.Fields(keys, vals) == nil
+}
+
+// Truthy is Python's bool() of the value json.loads gives for the raw value v:
+// false for nothing, null, false, zero (in any spelling), "", [] and {}.
+func Truthy(v []byte) bool {
+	i := skipSpace(v, 0)
+	if i >= len(v) {
+		return false
+	}
+	switch v[i] {
+	case 'n', 'f':
+		return false
+	case 't', 'N', 'I':
+		return true
+	case '"':
+		return i+1 < len(v) && v[i+1] != '"'
+	case '[', '{':
+		j := skipSpace(v, i+1)
+		return j < len(v) && v[j] != ']' && v[j] != '}'
+	}
+	// A number: an integer is zero when all its digits are; a float (it has a
+	// fraction or an exponent) is zero also when it underflows, as 1e-400 does.
+	num := v[i:]
+	if len(num) > 1 && num[1] == 'I' { // -Infinity
+		return true
+	}
+	if bytes.ContainsAny(num, ".eE") {
+		x, _ := strconv.ParseFloat(string(bytes.TrimRight(num, " \t\n\r")), 64)
+		return x != 0
+	}
+	return bytes.ContainsAny(num, "123456789")
+}
