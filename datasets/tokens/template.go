@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/ardanlabs/jinja"
 )
 
@@ -212,95 +213,58 @@ func (vb *valueBuilder) fromJSON(data []byte) (jinja.Value, error) {
 	// U+2028 and U+2029, raw or escaped, are rare: look for them once.
 	vb.lineSep = bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) ||
 		bytes.Contains(data, []byte(`\u2028`)) || bytes.Contains(data, []byte(`\u2029`))
-	if !json.Valid(data) {
-		var v any
-		return jinja.Undefined(), json.Unmarshal(data, &v) // the error says where
+	s := jsonscan.NewScanner(data, jsonscan.JSON)
+	v, err := vb.scan(&s)
+	if err == nil {
+		err = s.End()
 	}
-	s := &scanner{data: data}
-	v, err := vb.scan(s)
 	if err != nil {
 		return jinja.Undefined(), err
-	}
-	if s.peek() != 0 {
-		return jinja.Undefined(), fmt.Errorf("trailing data after the JSON value")
 	}
 	return v, nil
 }
 
-// scan reads one JSON value (already known to be valid) as a template value.
-func (vb *valueBuilder) scan(s *scanner) (jinja.Value, error) {
-	switch c := s.peek(); c {
+// scan reads one JSON value as a template value.
+func (vb *valueBuilder) scan(s *jsonscan.Scanner) (jinja.Value, error) {
+	switch s.Peek() {
 	case '{':
-		s.pos++
 		d := jinja.NewDict()
-		if s.peek() == '}' {
-			s.pos++
-			return d, nil
-		}
-		for {
-			k, err := s.str()
-			if err != nil {
-				return jinja.Undefined(), err
-			}
-			key := vb.str(string(k))
-			if err := s.expect(':'); err != nil {
-				return jinja.Undefined(), err
-			}
+		err := s.Object(func(key []byte) error {
+			k, _ := jsonscan.Unquote(key)
 			v, err := vb.scan(s)
-			if err != nil {
-				return jinja.Undefined(), err
-			}
-			d.AsDict().Set(key, v)
-			if s.peek() == ',' {
-				s.pos++
-				continue
-			}
-			return d, s.expect('}')
-		}
+			d.AsDict().Set(vb.str(k), v)
+			return err
+		})
+		return d, err
 	case '[':
-		s.pos++
 		var items []jinja.Value
-		if s.peek() == ']' {
-			s.pos++
-			return jinja.NewList(items), nil
-		}
-		for {
+		err := s.Array(func(int) error {
 			v, err := vb.scan(s)
-			if err != nil {
-				return jinja.Undefined(), err
-			}
 			items = append(items, v)
-			if s.peek() == ',' {
-				s.pos++
-				continue
-			}
-			return jinja.NewList(items), s.expect(']')
-		}
+			return err
+		})
+		return jinja.NewList(items), err
 	case '"':
-		b, err := s.str()
+		tok, err := s.String()
 		if err != nil {
 			return jinja.Undefined(), err
 		}
-		return jinja.NewString(vb.str(string(b))), nil
+		text, _ := jsonscan.Unquote(tok)
+		return jinja.NewString(vb.str(text)), nil
+	}
+	v, err := s.Value()
+	if err != nil {
+		return jinja.Undefined(), err
+	}
+	switch v[0] {
 	case 't':
-		s.pos += len("true")
 		return jinja.NewBool(true), nil
 	case 'f':
-		s.pos += len("false")
 		return jinja.NewBool(false), nil
 	case 'n':
-		s.pos += len("null")
 		return jinja.None(), nil
-	default:
-		start := s.pos
-		for s.pos < len(s.data) && strings.IndexByte("+-.eE0123456789", s.data[s.pos]) >= 0 {
-			s.pos++
-		}
-		if s.pos == start {
-			return jinja.Undefined(), fmt.Errorf("%w at byte %d", errScan, start)
-		}
-		return vb.number(string(s.data[start:s.pos])), nil
 	}
+	return vb.number(string(v)), nil
 }
 
 // str replaces U+2028 and U+2029, which the library's tojson escapes and

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // SWAR: test 8 bytes at a time for the bytes a string scan must stop at.
@@ -121,10 +122,17 @@ func Unquote(tok []byte) (s string, ok bool) {
 	if len(tok) < 2 || tok[0] != '"' {
 		return "", false
 	}
-	if body, ok := Verbatim(tok); ok {
+	body, ok := Verbatim(tok)
+	if ok {
 		return string(body), true
 	}
-	return string(AppendUnquote(nil, tok)), true
+	// The text is at most as long as the token, but for invalid UTF-8 (one byte
+	// becomes three): one allocation, which the string then owns.
+	b := AppendUnquote(make([]byte, 0, len(body)), tok)
+	if len(b) == 0 {
+		return "", true
+	}
+	return unsafe.String(&b[0], len(b)), true
 }
 
 // AppendUnquote appends the decoded text of a string token to dst, as
