@@ -170,6 +170,9 @@ func (w *Writer) AddPrepared(p *Prepared) error {
 	if _, err := w.msgs.Write(msgs); err != nil {
 		return fmt.Errorf("write messages of conversation %q: %w", c.ConversationID, err)
 	}
+	for k := range turns {
+		turns[k].ClientTurn = turns[k].Turn
+	}
 	if _, err := w.turns.Write(turns); err != nil {
 		return fmt.Errorf("write turns of conversation %q: %w", c.ConversationID, err)
 	}

@@ -216,6 +216,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := runlog.WriteManifest(opts.Out, m); err != nil && lr.err == nil {
 		lr.err = fmt.Errorf("replay: %w", err)
 	}
+	writeTurnTable(opts.Out, &m, d, s.Progress)
 	e.mu.Lock()
 	started := e.next
 	e.mu.Unlock()

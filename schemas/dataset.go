@@ -92,7 +92,10 @@ type Turn struct {
 	Domain         string `parquet:"domain,dict" json:"domain"`
 	// Turn is the dataset turn number of the client row; ClientIndex its 0-based
 	// ordinal among the conversation's client turns.
-	Turn        int32  `parquet:"turn" json:"turn"`
+	Turn int32 `parquet:"turn" json:"turn"`
+	// ClientTurn repeats Turn under the name every analysis table joins on
+	// (client_turn, as in a run's turns.parquet); the dataset writer fills it.
+	ClientTurn  int32  `parquet:"client_turn" json:"-"`
 	ClientIndex int32  `parquet:"client_index" json:"client_index"`
 	Role        string `parquet:"role,dict" json:"role"`
 	// MsgStart is the Seq of this row's first message; MsgEnd is one past its last.

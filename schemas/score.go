@@ -58,8 +58,10 @@ type TurnScore struct {
 	ConversationID string `json:"conversation_id" parquet:"conversation_id,dict"`
 	Repeat         int32  `json:"repeat" parquet:"repeat"`
 	// Turn is the dataset turn of the expected assistant row (the reference's
-	// "turn"); ClientTurn is the issued client row's turn (the turn log's).
-	Turn   int32  `json:"turn" parquet:"turn"`
+	// "turn" in scores.json; the column expected_turn of scores.parquet, the name
+	// every analysis table joins on); ClientTurn is the issued client row's turn
+	// (the turn log's, client_turn in every table).
+	Turn   int32  `json:"turn" parquet:"expected_turn"`
 	Domain string `json:"domain" parquet:"domain,dict"`
 	// Missing tells that the turn was issued but produced no output (scores 0).
 	Missing bool `json:"missing,omitempty" parquet:"missing"`

@@ -152,7 +152,7 @@ func logCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "log",
 		Usage: "read turn logs",
-		Commands: []*cli.Command{{
+		Commands: []*cli.Command{logExportCommand(), {
 			Name:      "dump",
 			Usage:     "print a run's turn log (turns.arrows) as JSON Lines",
 			UsageText: "agentrace log dump RUNDIR|turns.arrows [--columns a,b,...]",

@@ -15,6 +15,6 @@ const out = {
   GTActions: Number(await one(`SELECT sum(len(gt_actions)) FROM read_parquet(${path})`)),
   ModelActions: Number(await one(`SELECT sum(len(model_actions)) FROM read_parquet(${path})`)),
   NullIntents: Number(await one(`SELECT count(*) FROM read_parquet(${path}) WHERE domain = 'workflow' AND model_intent IS NULL`)),
-  FirstGT: String(await one(`SELECT array_to_string(gt_actions, ' ') FROM read_parquet(${path}) WHERE domain = 'coding' ORDER BY conversation_id, repeat, turn LIMIT 1`)),
+  FirstGT: String(await one(`SELECT array_to_string(gt_actions, ' ') FROM read_parquet(${path}) WHERE domain = 'coding' ORDER BY conversation_id, repeat, expected_turn LIMIT 1`)),
 };
 console.log(JSON.stringify(out));

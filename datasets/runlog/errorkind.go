@@ -1,0 +1,94 @@
+package runlog
+
+import "strings"
+
+// turnLogVersionKey is the turn log's Arrow metadata key holding its version.
+const turnLogVersionKey = "agentrace.turn_log_version"
+
+// legacyStatus maps a row of an older turn log to the status the current version
+// gives it.
+func legacyStatus(version, status, errText string) string { return status }
+
+// issuedStatus tells whether a turn of this status was sent: ok, error, timeout or
+// cancelled.
+func issuedStatus(status string) bool {
+	switch status {
+	case "ok", "error", "timeout", "cancelled":
+		return true
+	}
+	return false
+}
+
+// Error kinds (ErrorKind), the error_kind column of the analysis table and the
+// report's error breakdown.
+const (
+	ErrHTTP429     = "http_429"           // the server refused: too many requests
+	ErrHTTP4xx     = "http_4xx"           // another client error status
+	ErrHTTP5xx     = "http_5xx"           // a server error status
+	ErrHTTPOther   = "http_other"         // any other non-200 status
+	ErrServerError = "server_error"       // an error object in a 200 response or stream
+	ErrMalformed   = "malformed_response" // a chunk or body that is not the expected JSON
+	ErrOversized   = "oversized_response" // a frame or body past --max-output-bytes
+	ErrStreamCut   = "stream_cut"         // the stream ended early or broke
+	ErrConnection  = "connection"         // the request never got a response (refused, reset, DNS)
+	ErrTimeout     = "timeout"            // status timeout: the turn timeout passed
+	ErrCancelled   = "cancelled"          // status cancelled: cut by the client (interrupt, max duration)
+	ErrAborted     = "aborted"            // status aborted: skipped after an earlier failure
+	ErrNotIssued   = "not_issued"         // status not_issued: issuing had stopped
+	ErrOther       = "other"              // an error none of the above
+)
+
+// ErrorKind sorts a turn's failure into a small set of kinds from its status, HTTP
+// status and error text; "" for a turn that succeeded.
+func ErrorKind(status string, httpStatus int32, errText string) string {
+	switch status {
+	case "ok", "":
+		return ""
+	case "timeout":
+		return ErrTimeout
+	case "cancelled":
+		return ErrCancelled
+	case "aborted":
+		return ErrAborted
+	case "not_issued":
+		return ErrNotIssued
+	}
+	switch {
+	case httpStatus == 429:
+		return ErrHTTP429
+	case httpStatus >= 400 && httpStatus < 500:
+		return ErrHTTP4xx
+	case httpStatus >= 500 && httpStatus < 600:
+		return ErrHTTP5xx
+	case httpStatus != 0 && httpStatus != 200:
+		return ErrHTTPOther
+	}
+	e := strings.ToLower(errText)
+	has := func(subs ...string) bool {
+		for _, s := range subs {
+			if strings.Contains(e, s) {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case strings.HasPrefix(e, "http 429"):
+		return ErrHTTP429
+	case strings.HasPrefix(e, "http 4"):
+		return ErrHTTP4xx
+	case strings.HasPrefix(e, "http 5"):
+		return ErrHTTP5xx
+	case has("server error in stream", "server error in response", "error_frame"):
+		return ErrServerError
+	case has("frame too large", "more than") && has("--max-output-bytes"):
+		return ErrOversized
+	case has("malformed", "invalid json"):
+		return ErrMalformed
+	case has("stream ended", "unexpected eof", "read stream", "read response"):
+		return ErrStreamCut
+	case has("connection refused", "connection reset", "broken pipe", "no such host", "dial ", "eof", "network is unreachable", "tls"):
+		return ErrConnection
+	}
+	return ErrOther
+}
