@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -73,14 +74,14 @@ func (c *client) probe(ctx context.Context) error {
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.s.modelsURL, nil)
 	if err != nil {
-		return fmt.Errorf("probe endpoint %s: %w", c.s.Endpoint, err)
+		return fmt.Errorf("probe endpoint %s: %w", redact.URL(c.s.Endpoint), err)
 	}
 	if auth := c.s.header.Get("Authorization"); auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", c.s.Endpoint, c.s.modelsURL, err)
+		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	return resp.Body.Close()
@@ -218,6 +219,7 @@ func (c *client) fail(e *engine, r *schemas.TurnRecord, ctx context.Context, err
 		r.Status = schemas.StatusError
 		r.Error = err.Error()
 	}
+	r.Error = redact.Text(r.Error, c.s.apiKey)
 }
 
 // output copies the accumulated response into r.

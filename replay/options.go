@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -134,7 +136,8 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		s.RoutingHeaders = []string{DefaultRoutingHeader}
 	}
 	var err error
-	if s.chatURL, s.modelsURL, err = endpointURLs(o.Endpoint); err != nil {
+	var user *url.Userinfo
+	if s.chatURL, s.modelsURL, user, err = endpointURLs(o.Endpoint); err != nil {
 		return nil, err
 	}
 	if o.Profile != "" {
@@ -168,6 +171,13 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	if s.apiKey != "" {
 		s.header.Set("Authorization", "Bearer "+s.apiKey)
 	}
+	// User information in the endpoint URL becomes a Basic Authorization header
+	// (unless one is set already), as net/http would send it; the request URLs
+	// never carry it, so no error message can show it.
+	if user != nil && s.header.Get("Authorization") == "" {
+		pw, _ := user.Password()
+		s.header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user.Username()+":"+pw)))
+	}
 	for _, h := range s.RoutingHeaders {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, ": \t") {
 			return nil, fmt.Errorf("routing header %q: want a header name", h)
@@ -190,13 +200,15 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	return s, nil
 }
 
-// endpointURLs returns the chat-completions and models URLs of a base URL.
-func endpointURLs(endpoint string) (chat, models string, err error) {
+// endpointURLs returns the chat-completions and models URLs of a base URL, without
+// its user information (returned apart).
+func endpointURLs(endpoint string) (chat, models string, user *url.Userinfo, err error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", "", fmt.Errorf("endpoint %q: want an http:// or https:// URL", endpoint)
+		return "", "", nil, fmt.Errorf("endpoint %q: want an http:// or https:// URL", redact.URL(endpoint))
 	}
-	base := strings.TrimRight(endpoint, "/")
+	user, u.User = u.User, nil
+	base := strings.TrimRight(u.String(), "/")
 	switch {
 	case strings.HasSuffix(base, "/chat/completions"):
 		chat = base
@@ -207,7 +219,7 @@ func endpointURLs(endpoint string) (chat, models string, err error) {
 		base += "/v1"
 		chat = base + "/chat/completions"
 	}
-	return chat, base + "/models", nil
+	return chat, base + "/models", user, nil
 }
 
 // bodyOptions returns the request-body options of instance repeat.
@@ -228,7 +240,7 @@ func (s *settings) bodyOptions(repeat int) datasets.BodyOptions {
 // and secret-looking headers redacted.
 func (s *settings) config(n int) schemas.RunConfig {
 	c := schemas.RunConfig{
-		Endpoint:            s.Endpoint,
+		Endpoint:            redact.URL(s.Endpoint),
 		Model:               s.Model,
 		Profile:             s.Profile,
 		Concurrency:         s.Concurrency,

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -279,7 +280,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		p("\n### %s\n\n", mdEscape(s.Name))
 		p("| setting | value |\n|---|---|\n")
 		rows := [][2]string{
-			{"model", c.Model}, {"profile", c.Profile}, {"endpoint", c.Endpoint},
+			{"model", c.Model}, {"profile", c.Profile}, {"endpoint", redact.URL(c.Endpoint)},
 			{"endpoint description", m.EndpointDescription},
 			{"dataset", fmt.Sprintf("%s (%d conversations)", datasetShown(c), m.DatasetSize)},
 			{"dataset hash", m.DatasetHash},

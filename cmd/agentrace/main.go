@@ -11,10 +11,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
 )
@@ -67,10 +69,16 @@ func main() {
 		stop()
 	}()
 	if err := app().Run(ctx, os.Args); err != nil {
-		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "agentrace:", msg)
-		}
+		printError(os.Stderr, err)
 		os.Exit(exitCode(err))
+	}
+}
+
+// printError prints a command's error. Whatever it quotes (a URL with a password,
+// a server's answer), the secrets in it are masked (internal/redact).
+func printError(w io.Writer, err error) {
+	if msg := redact.Text(err.Error()); msg != "" {
+		fmt.Fprintln(w, "agentrace:", msg)
 	}
 }
 

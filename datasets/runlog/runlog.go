@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -306,11 +307,16 @@ func ReadManifest(runDir string) (schemas.RunManifest, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return m, fmt.Errorf("parse run manifest %q: %w", p, err)
 	}
+	// A manifest written before endpoints were redacted may hold a password:
+	// whatever reads it (report, audit) gets the redacted form.
+	m.Config.Endpoint = redact.URL(m.Config.Endpoint)
 	return m, nil
 }
 
-// WriteManifest writes RUNDIR/manifest.json atomically (indented JSON).
+// WriteManifest writes RUNDIR/manifest.json atomically (indented JSON). The
+// endpoint is recorded without its user information (internal/redact).
 func WriteManifest(runDir string, m schemas.RunManifest) error {
+	m.Config.Endpoint = redact.URL(m.Config.Endpoint)
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode run manifest: %w", err)
