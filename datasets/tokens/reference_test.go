@@ -47,7 +47,7 @@ func python(t testing.TB, modules ...string) string {
 		if os.Getenv("AGENTRACE_REQUIRE_DEPS") != "" {
 			t.Fatalf("python3 with jinja2 %v is missing (%v); AGENTRACE_REQUIRE_DEPS is set, so this fails", modules, err)
 		}
-		t.Skipf("skipping: python3 with jinja2 %v is missing: %v", modules, err)
+		t.Skipf("skipping: python3 with jinja2 %v is missing (`make testdeps` installs python3-jinja2 and python3-regex with apt as root or with sudo): %v", modules, err)
 	}
 	return p
 }

@@ -94,6 +94,6 @@ func Chromium(t testing.TB) string {
 			return p
 		}
 	}
-	missing(t, "chromium", "apt-get install chromium; .ci/run does this")
+	missing(t, "chromium", "`make testdeps` installs it with apt as root or with sudo")
 	return ""
 }
