@@ -322,6 +322,9 @@ type DerivationProvenance struct {
 	SWEBench  []DerivedSWEB `json:"swebench_reports,omitempty"`
 	// SWEBenchGiven is set when the SWE-bench threshold was given, not derived.
 	SWEBenchGiven bool `json:"swebench_given,omitempty"`
+	// Base names the ruleset the derived one started from (model patterns,
+	// region form, rule).
+	Base string `json:"base,omitempty"`
 }
 
 // DerivedRun is one reference-model run a ruleset was derived from, with the

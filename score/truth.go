@@ -52,6 +52,8 @@ type Truth struct {
 	sorted []*Expectation
 	// Hash is the dataset's content hash, "" when unknown.
 	Hash string
+	// Size is the number of conversations of the dataset (0 when unknown).
+	Size int
 }
 
 // Len is the number of expected turns.
@@ -183,7 +185,9 @@ func readTruthDir(dir string) (*Truth, error) {
 		convs = append(convs, rows[start:end:end])
 		start = end
 	}
-	return newTruth(convs, m.ContentHash), nil
+	t := newTruth(convs, m.ContentHash)
+	t.Size = len(convs)
+	return t, nil
 }
 
 func (t *Truth) finish() {

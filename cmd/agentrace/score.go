@@ -86,13 +86,15 @@ func rulesetsCommand() *cli.Command {
 		Description: "Lists every embedded ruleset: its name (for --ruleset), date, source, the inline\n" +
 			"accuracy threshold, the inclusive OSL per-turn mean window and the SWE-bench threshold.\n" +
 			"The default is " + score.DefaultRuleset + ". A user ruleset is a JSON file with the same\n" +
-			"fields; --show prints one in that format, to start from.\n\n" +
+			"fields; --show prints one in that format, to start from. `agentrace rulesets derive` makes a\n" +
+			"new one from the reference model's runs (see its --help).\n\n" +
 			"Example:\n" +
 			"  agentrace rulesets\n" +
 			"  agentrace rulesets --show checker-2026-10-kimi-k3 > my-rules.json   # edit, then --ruleset my-rules.json",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "show", Usage: "print this ruleset (name or file) as JSON"},
 		},
+		Commands: []*cli.Command{rulesetsDeriveCommand()},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if name := c.String("show"); name != "" {
 				r, err := score.LoadRuleset(name)
