@@ -51,9 +51,9 @@ type DeriveOptions struct {
 	// EditRule, when set, changes the base's rule (flags given on the command
 	// line); the rule of a base without one is DefaultRuleset's.
 	EditRule func(*DerivationRule)
-	Name  string
-	Title string
-	Model string
+	Name     string
+	Title    string
+	Model    string
 	// Final marks the ruleset as not tentative.
 	Final bool
 	// AllowFailures accepts runs with failed turns (error, timeout, aborted),
