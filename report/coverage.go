@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/agentrace/agentrace/score"
@@ -43,93 +45,212 @@ func check(name string, ok bool, reason string) Check {
 	return Check{Name: name, Status: st, Reason: reason}
 }
 
-// Coverage runs the curve checks on a system's points.
+// Coverage runs the curve checks on a system's points: the submission checker's
+// checks of an agentic curve (each named with the checker's rule id; see
+// CheckerRules for what is covered and what is not), then agentrace's own.
 func Coverage(s *System) []Check {
 	var cs []Check
 	n := len(s.Points)
-	inRegion, margin, outside := 0, []string{}, []string{}
+	var margin, outside, ultra []string
 	per := map[string]int{}
 	for _, p := range s.Points {
+		if p.Concurrency >= 1 && p.Concurrency <= score.UltraLowMax {
+			ultra = append(ultra, fmt.Sprintf("c=%d", p.Concurrency))
+		}
 		switch {
 		case p.Region == score.RegionMargin:
 			margin = append(margin, fmt.Sprintf("c=%d", p.Concurrency))
 		case p.Region == "":
 			outside = append(outside, fmt.Sprintf("c=%d", p.Concurrency))
 		default:
-			inRegion++
 			per[p.Region]++
 		}
 	}
 
-	cs = append(cs, check("at least 7 points", inRegion >= minPoints,
-		fmt.Sprintf("%d points inside the four regions (margin points do not count); the rules need %d", inRegion, minPoints)))
-	cs = append(cs, check("at most 32 points", n <= maxPoints, fmt.Sprintf("%d points; the rules allow %d", n, maxPoints)))
+	// point-count, point-cap: every point of the curve counts (the checker counts
+	// the point folders), margin points included.
+	cs = append(cs, check("at least 7 points (point-count)", n >= minPoints,
+		fmt.Sprintf("%d points; an agentic curve needs %d", n, minPoints)))
+	cs = append(cs, check("at most 32 points (point-cap)", n <= maxPoints, fmt.Sprintf("%d points; the rules allow %d", n, maxPoints)))
 
+	form := s.RegionForm
+	if form == "" {
+		form = score.DefaultRegionForm
+	}
 	if s.Regions == nil {
-		cs = append(cs, check("C_max and C_min within bounds", false, s.RegionsErr))
-		cs = append(cs, check("one point per region", false, "regions cannot be computed: "+s.RegionsErr))
+		cs = append(cs, check("C_max and C_min within bounds (region-basis, region-computation)", false, s.RegionsErr))
+		cs = append(cs, check("point in a region (concurrency-in-range)", false, "regions cannot be computed: "+s.RegionsErr))
 	} else {
-		src := "highest point"
-		if s.CMaxFromFlag {
-			src = "--cmax"
+		clamped := ""
+		if s.Regions.CMinClamped {
+			clamped = fmt.Sprintf(" (clamped from the lowest point %d)", s.CMin)
 		}
-		cs = append(cs, check("C_max and C_min within bounds", true,
-			fmt.Sprintf("C_max %d (%s) > 32, C_min %d in 1..32", s.CMax, src, s.CMin)))
-		var missing, empty []string
-		for _, nr := range s.Regions.Named() {
-			if nr.Name == score.RegionMargin {
-				continue
+		cs = append(cs, check("C_max and C_min within bounds (region-basis, region-computation)", true,
+			fmt.Sprintf("region form %s: C_max %d (%s) > 32, C_min %d%s", form, s.CMax, s.CMaxSource, s.Regions.CMin, clamped)))
+		reason := fmt.Sprintf("every point lies in a region or the margin (up to %d)", max(s.Regions.Margin.End, s.Regions.High.End))
+		if len(outside) > 0 {
+			reason = "outside every region: " + strings.Join(outside, ", ")
+		}
+		cs = append(cs, check("point in a region (concurrency-in-range)", len(outside) == 0, reason))
+	}
+	reason := "points at or below 32: " + strings.Join(ultra, ", ")
+	if len(ultra) == 0 {
+		reason = "no point at or below 32"
+	}
+	cs = append(cs, check("an ultra-low point, 1..32 (ultra-low-concurrency-coverage)", len(ultra) > 0, reason))
+	if s.Regions != nil {
+		for _, r := range []struct{ rule, name string }{
+			{"low-concurrency-coverage", score.RegionLow},
+			{"med-concurrency-coverage", score.RegionMedium},
+			{"high-concurrency-coverage", score.RegionHigh},
+		} {
+			rng := map[string]score.Range{score.RegionLow: s.Regions.Low, score.RegionMedium: s.Regions.Medium, score.RegionHigh: s.Regions.High}[r.name]
+			reason := fmt.Sprintf("%d points in %s", per[r.name], rng)
+			if rng.Empty() {
+				reason += " (empty by rounding: the rules do not resolve this)"
 			}
-			if nr.Range.Empty() {
-				empty = append(empty, nr.Name)
+			if len(margin) > 0 && r.name == score.RegionHigh {
+				reason += "; margin points (legal, satisfy no region): " + strings.Join(margin, ", ")
 			}
-			if per[nr.Name] == 0 {
-				missing = append(missing, nr.Name)
-			}
+			cs = append(cs, check(fmt.Sprintf("a point in %s (%s)", r.name, r.rule), per[r.name] > 0, reason))
 		}
 		extra := per[score.RegionLow] + per[score.RegionMedium] + per[score.RegionHigh]
-		ok := len(missing) == 0 && len(outside) == 0 && extra >= 6
-		var why []string
-		why = append(why, fmt.Sprintf("low_latency %d, low %d, medium %d, high %d",
-			per[score.RegionLowLatency], per[score.RegionLow], per[score.RegionMedium], per[score.RegionHigh]))
-		if len(missing) > 0 {
-			why = append(why, "no point in "+strings.Join(missing, ", "))
+		c := Check{Name: "3 more points in low, medium or high (rules §5.3; the checker counts points only)", Status: CheckInfo,
+			Reason: fmt.Sprintf("low+medium+high hold %d points; §5.3 asks 1 each plus 3 more", extra)}
+		if extra >= 6 {
+			c.Status = CheckPass
 		}
-		if len(empty) > 0 {
-			why = append(why, "empty by rounding (the rules do not resolve this): "+strings.Join(empty, ", "))
+		cs = append(cs, c)
+		var wrong []string
+		for _, p := range s.Points {
+			if p.DeclaredRegion != "" && p.DeclaredRegion != "submitters_choice" && p.DeclaredRegion != p.Region {
+				wrong = append(wrong, fmt.Sprintf("c=%d declares %s, computed %s", p.Concurrency, p.DeclaredRegion, p.Region))
+			}
 		}
-		if extra < 6 {
-			why = append(why, fmt.Sprintf("low+medium+high hold %d points; the rules need 1 each plus 3 more", extra))
+		if len(wrong) > 0 {
+			// The checker warns (region-placement).
+			cs = append(cs, Check{Name: "declared region matches (region-placement)", Status: CheckInfo, Reason: strings.Join(wrong, "; ")})
 		}
-		if len(margin) > 0 {
-			why = append(why, "margin points (legal, satisfy no region): "+strings.Join(margin, ", "))
-		}
-		if len(outside) > 0 {
-			why = append(why, "outside every region: "+strings.Join(outside, ", "))
-		}
-		cs = append(cs, check("one point per region", ok, strings.Join(why, "; ")))
 	}
 
-	var bad, notOfficialDS []string
+	// benchmark-type-consistency: every point an agentic load pattern.
+	var patterns []string
+	seen := map[string]bool{}
+	for _, p := range s.Points {
+		lp := p.LoadPattern
+		if lp == "" {
+			lp = "agentic_inference"
+		}
+		if !seen[lp] {
+			seen[lp] = true
+			patterns = append(patterns, lp)
+		}
+	}
+	cs = append(cs, check("one agentic load pattern (benchmark-type-consistency)", len(patterns) == 1 && patterns[0] == "agentic_inference",
+		"load patterns: "+strings.Join(patterns, ", ")))
+
+	// config-consistency-model, config-consistency-dataset.
+	models, dss := map[string]bool{}, map[string]bool{}
+	for _, p := range s.Points {
+		if m := p.Manifest.Config.Model; m != "" {
+			models[m] = true
+		}
+		switch {
+		case p.Manifest.DatasetHash != "":
+			dss[p.Manifest.DatasetHash] = true
+		case p.DatasetName != "":
+			dss[p.DatasetName] = true
+		case p.Manifest.Config.Dataset != "":
+			dss[filepath.Base(p.Manifest.Config.Dataset)] = true
+		}
+	}
+	cs = append(cs, check("one model (config-consistency-model)", len(models) <= 1, "models: "+strings.Join(sortedKeys(models), ", ")))
+	cs = append(cs, check("one dataset (config-consistency-dataset)", len(dss) <= 1, "datasets: "+strings.Join(sortedKeys(dss), ", ")))
+
+	// accuracy-coverage: an accuracy result at each of the 4 mandatory bands.
+	if s.Regions != nil {
+		covered := map[string]bool{}
+		for _, p := range s.Points {
+			if p.GatesPass == nil && p.SWEBench == nil {
+				continue
+			}
+			if p.Concurrency <= score.UltraLowMax {
+				covered[score.RegionLowLatency] = true
+			}
+			if score.Mandatory(p.Region) && p.Region != score.RegionLowLatency {
+				covered[p.Region] = true
+			}
+		}
+		var missing []string
+		for _, b := range score.MandatoryRegions() {
+			if !covered[b] {
+				missing = append(missing, b)
+			}
+		}
+		reason := "every mandatory band has a point with accuracy results"
+		if len(missing) > 0 {
+			reason = "no accuracy results in: " + strings.Join(missing, ", ")
+		}
+		cs = append(cs, check("accuracy at the 4 mandatory bands (accuracy-coverage)", len(missing) == 0, reason))
+	}
+
+	// agentic-accuracy-swebench: the curve's mean of N.
+	switch {
+	case s.SWEBench == nil:
+		cs = append(cs, Check{Name: "SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", Status: CheckInfo,
+			Reason: "no point carries a SWE-bench result (score --swebench, or a published swe_bench entry)"})
+	case strings.HasPrefix(s.SWEBench.Note, "not evaluated"):
+		cs = append(cs, check("SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", false, s.SWEBench.Note))
+	default:
+		reason := fmt.Sprintf("%.4f %s: %s", s.SWEBench.Value, s.SWEBench.Threshold, s.SWEBench.Note)
+		if m := s.SWEBenchMean; m != nil {
+			var bands []string
+			for _, b := range m.Bands {
+				bands = append(bands, fmt.Sprintf("%s %.4f (c=%v)", b.Region, b.Score, b.Points))
+			}
+			reason += "; " + strings.Join(bands, ", ")
+			if len(m.Warnings) > 0 {
+				reason += "; " + strings.Join(m.Warnings, "; ")
+			}
+		}
+		cs = append(cs, check("SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", s.SWEBench.Pass, reason))
+	}
+
+	var bad, notOfficialDS, unknownDS []string
 	for _, p := range s.Points {
 		t, d := p.Manifest.Config.Trajectories, p.Manifest.DatasetSize
-		if t <= 0 || d <= 0 || t%d != 0 {
+		if d <= 0 {
+			// A reference run or a submission point does not record its dataset's size.
+			unknownDS = append(unknownDS, fmt.Sprintf("c=%d (%d trajectories)", p.Concurrency, t))
+			if t > 0 && t%officialDatasetSize != 0 {
+				bad = append(bad, fmt.Sprintf("c=%d: %d trajectories, not a multiple of %d", p.Concurrency, t, officialDatasetSize))
+			}
+			continue
+		}
+		if t <= 0 || t%d != 0 {
 			bad = append(bad, fmt.Sprintf("c=%d: %d trajectories, dataset %d", p.Concurrency, t, d))
 		}
 		if d != officialDatasetSize {
 			notOfficialDS = append(notOfficialDS, fmt.Sprintf("c=%d: %d", p.Concurrency, d))
 		}
 	}
-	reason := "every point issues a positive multiple of its dataset's size"
+	reason = "every point issues a positive multiple of its dataset's size"
 	if len(bad) > 0 {
 		reason = strings.Join(bad, "; ")
+	}
+	if len(unknownDS) > 0 {
+		reason += "; dataset size not recorded (checked against 613): " + strings.Join(unknownDS, ", ")
 	}
 	cs = append(cs, check("trajectory budget a multiple of the dataset size", len(bad) == 0, reason))
 	reason = "every point uses a 613-trajectory dataset"
 	if len(notOfficialDS) > 0 {
 		reason = "dataset size is not the official 613: " + strings.Join(notOfficialDS, "; ")
 	}
-	cs = append(cs, check("official dataset size (613)", len(notOfficialDS) == 0, reason))
+	c := check("official dataset size (613)", len(notOfficialDS) == 0, reason)
+	if len(unknownDS) == len(s.Points) && len(s.Points) > 0 {
+		c = Check{Name: c.Name, Status: CheckInfo, Reason: "no point records its dataset's size"}
+	}
+	cs = append(cs, c)
 
 	var unofficial []string
 	for _, p := range s.Points {
@@ -158,17 +279,21 @@ func Coverage(s *System) []Check {
 
 	var incons []string
 	for _, p := range s.Points {
+		if p.PublishedSummary != nil {
+			incons = append(incons, PublishedConsistency(p.Concurrency, p.PublishedSummary)...)
+			continue
+		}
 		incons = append(incons, Consistency(p)...)
 	}
-	reason = "completed + failed = issued; system_tps, tps_per_user and e2e_avg_interactivity re-derived from result_summary.json within 1%; counts and window end agree with the run manifest"
+	reason = "completed + failed = issued; duration > 0; output tokens >= 0; TPOT P90 finite and > 0; system_tps, tps_per_user and e2e_avg_interactivity re-derived from result_summary.json within 1% (a published summary as published); counts and window end agree with the run manifest"
 	if len(incons) > 0 {
 		reason = strings.Join(incons, "; ")
 	}
-	cs = append(cs, check("metric consistency within 1%", len(incons) == 0, reason))
+	cs = append(cs, check("metric consistency within 1% (metric-consistency-*)", len(incons) == 0, reason))
 
 	var notDone []string
 	for _, p := range s.Points {
-		if p.Manifest.State != "complete" {
+		if p.Manifest.State != "complete" && !(p.Kind != "" && p.Kind != "agentrace" && p.Manifest.State == "") {
 			notDone = append(notDone, fmt.Sprintf("c=%d: %q", p.Concurrency, p.Manifest.State))
 		}
 		if p.LogNote != "" {
@@ -189,7 +314,7 @@ func Coverage(s *System) []Check {
 		case !*p.GatesPass:
 			var g []string
 			for _, gt := range p.Gates {
-				if !gt.Pass {
+				if !gt.Pass && !gt.Informational {
 					g = append(g, fmt.Sprintf("%s %.4g not %s", gt.Name, gt.Value, gt.Threshold))
 				}
 			}
@@ -198,7 +323,7 @@ func Coverage(s *System) []Check {
 	}
 	switch {
 	case len(unscored) == len(s.Points):
-		cs = append(cs, check("accuracy gates", false, "no scores.json found: run `agentrace score` on each run"))
+		cs = append(cs, check("accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)", false, "no scores.json found: run `agentrace score` on each run"))
 	default:
 		var why []string
 		if len(failing) > 0 {
@@ -211,7 +336,7 @@ func Coverage(s *System) []Check {
 		if len(why) > 0 {
 			reason = strings.Join(why, "; ")
 		}
-		cs = append(cs, check("accuracy gates", len(why) == 0, reason))
+		cs = append(cs, check("accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)", len(why) == 0, reason))
 	}
 
 	var short []string
@@ -320,6 +445,88 @@ func Consistency(p *Point) []string {
 	if m.LastTrackedDoneNs > 0 && p.WindowEndNs > 0 {
 		if d := relDiff(float64(m.LastTrackedDoneNs), float64(p.WindowEndNs)); d > consistencyTol {
 			bad("window end %d ns differs from the manifest's last tracked completion %d ns by %.2f%%", p.WindowEndNs, m.LastTrackedDoneNs, 100*d)
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// PublishedConsistency runs the checker's metric-consistency rules on a published
+// result summary (a reference run's or a submission point's), as published:
+// duration_ns > 0, completed + failed = issued (when issued is recorded), output
+// tokens >= 0, a TPOT P90 that is finite and > 0, and a stored system_tps or
+// tps_per_user within 1% of what the summary's own figures give.
+func PublishedConsistency(c int, data []byte) []string {
+	var out []string
+	bad := func(f string, a ...any) {
+		out = append(out, fmt.Sprintf("c=%d: published summary: ", c)+fmt.Sprintf(f, a...))
+	}
+	var rs struct {
+		Issued    *float64 `json:"n_samples_issued"`
+		Completed *float64 `json:"n_samples_completed"`
+		Failed    *float64 `json:"n_samples_failed"`
+		DurNs     *float64 `json:"duration_ns"`
+		OSL       struct {
+			Total *float64 `json:"total"`
+		} `json:"output_sequence_lengths"`
+		TPOT struct {
+			P map[string]*float64 `json:"percentiles"`
+		} `json:"tpot"`
+		SystemTPS  *float64 `json:"system_tps"`
+		TPSPerUser *float64 `json:"tps_per_user"`
+	}
+	if err := json.Unmarshal(data, &rs); err != nil {
+		bad("%v", err)
+		return out
+	}
+	v := func(p *float64) float64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	switch {
+	case rs.Completed == nil:
+		bad("no n_samples_completed")
+	case rs.DurNs == nil:
+		bad("no duration_ns")
+	}
+	if v(rs.DurNs) <= 0 {
+		bad("duration_ns %v is not positive", v(rs.DurNs))
+	}
+	if v(rs.Issued) > 0 && v(rs.Completed)+v(rs.Failed) != v(rs.Issued) {
+		bad("completed %v + failed %v != issued %v", v(rs.Completed), v(rs.Failed), v(rs.Issued))
+	}
+	if v(rs.OSL.Total) < 0 {
+		bad("output_sequence_lengths.total %v is negative", v(rs.OSL.Total))
+	}
+	p90 := rs.TPOT.P["90.0"]
+	if p90 == nil {
+		p90 = rs.TPOT.P["90"]
+	}
+	switch {
+	case p90 == nil:
+		bad("no TPOT P90 (tpot.percentiles[\"90.0\"]): tps_per_user has no other source")
+	case !(*p90 > 0) || math.IsInf(*p90, 0):
+		bad("TPOT P90 %v is not finite and positive", *p90)
+	default:
+		if rs.TPSPerUser != nil {
+			if d := relDiff(1000/(*p90/1e6), *rs.TPSPerUser); d > consistencyTol {
+				bad("stored tps_per_user %.6g differs from 1000 / TPOT P90 by %.2f%%", *rs.TPSPerUser, 100*d)
+			}
+		}
+	}
+	if rs.SystemTPS != nil && v(rs.DurNs) > 0 {
+		if d := relDiff(v(rs.OSL.Total)/(v(rs.DurNs)/1e9), *rs.SystemTPS); d > consistencyTol {
+			bad("stored system_tps %.6g differs from output tokens / duration by %.2f%%", *rs.SystemTPS, 100*d)
 		}
 	}
 	return out

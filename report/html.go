@@ -98,10 +98,18 @@ func gatesSummary(s *System) string {
 			}
 		}
 	}
-	if scored == 0 {
-		return "not scored"
+	sw := ""
+	if g := s.SWEBench; g != nil && !strings.HasPrefix(g.Note, "not evaluated") {
+		res := "fails"
+		if g.Pass {
+			res = "passes"
+		}
+		sw = fmt.Sprintf("; SWE-bench mean %.4f %s", g.Value, res)
 	}
-	return fmt.Sprintf("%d of %d scored points pass (%d not scored)", pass, scored, len(s.Points)-scored)
+	if scored == 0 {
+		return "not scored" + sw
+	}
+	return fmt.Sprintf("%d of %d scored points pass (%d not scored)%s", pass, scored, len(s.Points)-scored, sw)
 }
 
 func allPass(cs []Check) bool {
@@ -216,12 +224,21 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	for _, s := range r.Systems {
 		p("\n### Checks: %s\n\n", mdEscape(s.Name))
+		p("Ruleset %s; points placed by region form %s.", mdEscape(s.Ruleset), s.RegionForm)
+		if g := s.SWEBench; g != nil {
+			res := "fail"
+			if g.Pass {
+				res = "pass"
+			}
+			p(" SWE-bench (curve): %.4f %s %s (%s).", g.Value, g.Threshold, res, mdEscape(g.Note))
+		}
+		p("\n\n")
 		if s.Regions != nil {
 			var rs []string
 			for _, nr := range s.Regions.Named() {
 				rs = append(rs, fmt.Sprintf("%s %s", nr.Name, nr.Range))
 			}
-			p("Regions (C_max %d, C_min %d): %s\n\n", s.CMax, s.CMin, strings.Join(rs, ", "))
+			p("Regions (C_max %d from %s, C_min %d): %s\n\n", s.CMax, s.CMaxSource, s.Regions.CMin, strings.Join(rs, ", "))
 		} else {
 			p("Regions: %s\n\n", mdEscape(s.RegionsErr))
 		}

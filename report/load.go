@@ -31,9 +31,17 @@ type System struct {
 	Regions      *score.RegionSet
 	RegionsErr   string
 	Checks       []Check
-	// OSLWindow is the ruleset's OSL window, from a scores.json, when known.
+	// OSLWindow is the ruleset's OSL window.
 	OSLWindow *[2]float64
-	Ruleset   string
+	// Ruleset judges the curve; RegionForm is its region form (which placed the
+	// points) and CMaxSource where C_max came from.
+	Ruleset    string
+	RegionForm string
+	CMaxSource string
+	// SWEBench is the curve's SWE-bench gate (the mean of one result per mandatory
+	// region), nil when no point carries a SWE-bench result.
+	SWEBench     *schemas.Gate
+	SWEBenchMean *score.SWEBenchMean
 }
 
 // IsRunDir tells whether dir holds a run's turn log.
@@ -175,9 +183,13 @@ func readScores(dir string) (*schemas.Scores, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read scores of run %q: %w", dir, err)
 	}
+	return parseScores(b, filepath.Join(dir, schemas.ScoresFile))
+}
+
+func parseScores(b []byte, name string) (*schemas.Scores, error) {
 	var s schemas.Scores
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", filepath.Join(dir, schemas.ScoresFile), err)
+		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
 	return &s, nil
 }
@@ -193,10 +205,21 @@ func (p *Point) attachScores(s *schemas.Scores) {
 	p.scores = s
 }
 
-// NewSystem classifies the points by region (C_min = lowest concurrency, C_max =
-// cmax or, when 0, the highest concurrency) and runs the coverage checks.
+// NewSystem classifies the points by region under the default ruleset's region
+// form and runs the coverage checks; see NewSystemWith.
 func NewSystem(name string, pts []*Point, cmax int) *System {
-	s := &System{Name: name, Points: pts}
+	rs, _ := score.LoadRuleset("")
+	return NewSystemWith(name, pts, cmax, rs)
+}
+
+// NewSystemWith classifies the points by region in the ruleset's region form
+// (C_max = cmax, else the C_max the points declare, else the highest concurrency;
+// C_min from the lowest point), judges the curve's SWE-bench mean of N when its
+// points carry SWE-bench results, and runs the coverage checks.
+func NewSystemWith(name string, pts []*Point, cmax int, rules score.Ruleset) *System {
+	s := &System{Name: name, Points: pts, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point"}
+	w := rules.OSLWindow
+	s.OSLWindow = &w
 	slices.SortStableFunc(s.Points, func(a, b *Point) int { return a.Concurrency - b.Concurrency })
 	for _, p := range pts {
 		p.System = name
@@ -205,10 +228,16 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 		s.CMin = pts[0].Concurrency
 		s.CMax = pts[len(pts)-1].Concurrency
 	}
-	if cmax > 0 {
-		s.CMax, s.CMaxFromFlag = cmax, true
+	for _, p := range pts {
+		if p.MaxSupportedConcurrency > 0 && cmax <= 0 {
+			s.CMax, s.CMaxSource = p.MaxSupportedConcurrency, "declared (point.yaml / system_desc.json)"
+			break
+		}
 	}
-	rs, err := score.Regions(s.CMax, s.CMin)
+	if cmax > 0 {
+		s.CMax, s.CMaxFromFlag, s.CMaxSource = cmax, true, "--cmax"
+	}
+	rs, err := score.RegionsFor(s.RegionForm, s.CMax, max(s.CMin, 1))
 	if err != nil {
 		s.RegionsErr = err.Error()
 	} else {
@@ -217,12 +246,15 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 			p.Region = rs.Classify(p.Concurrency)
 		}
 	}
+	var sw []score.SWEBenchPoint
 	for _, p := range pts {
-		if p.scores != nil && p.scores.OSL != nil && s.OSLWindow == nil {
-			w := p.scores.OSL.Window
-			s.OSLWindow = &w
-			s.Ruleset = p.Ruleset
+		if p.SWEBench != nil {
+			sw = append(sw, score.SWEBenchPoint{Concurrency: p.Concurrency, Score: *p.SWEBench, Label: p.RunDir})
 		}
+	}
+	if len(sw) > 0 {
+		g, m := score.JudgeSWEBenchCurve(rules, sw, s.CMax)
+		s.SWEBench, s.SWEBenchMean = &g, m
 	}
 	s.Checks = Coverage(s)
 	return s

@@ -131,6 +131,22 @@ type Point struct {
 	GatesPass *bool          `json:"gates_pass,omitempty"`
 	Ruleset   string         `json:"ruleset,omitempty"`
 
+	// Kind is the run's kind (agentrace, reference, submission).
+	Kind string `json:"kind,omitempty"`
+	// DeclaredRegion, MaxSupportedConcurrency, LoadPattern and DatasetName are what
+	// a submission point's point.yaml (and system_desc.json) declare.
+	DeclaredRegion          string `json:"declared_region,omitempty"`
+	MaxSupportedConcurrency int    `json:"max_supported_concurrency,omitempty"`
+	LoadPattern             string `json:"load_pattern,omitempty"`
+	DatasetName             string `json:"dataset_name,omitempty"`
+	// SWEBench is the point's SWE-bench result (its scores.json, or a submission's
+	// published accuracy results), one input to the curve's mean; nil when none.
+	SWEBench *float64 `json:"swebench,omitempty"`
+
+	// PublishedSummary is a reference run's or submission point's published result
+	// summary, as read (nil for agentrace runs).
+	PublishedSummary json.RawMessage `json:"-"`
+
 	// Manifest is the run's manifest (settings, dataset hash).
 	Manifest schemas.RunManifest `json:"-"`
 	// Samples are per-turn values for the plots.

@@ -15,6 +15,7 @@ import (
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/sourcegraph/conc/iter"
 )
 
@@ -101,39 +102,42 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &Report{Options: o, Notes: Notes()}
 	for _, g := range groups {
-		dirs, err := RunDirs(g.args)
+		set, err := findRuns(g.args)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("report: %w", err)
 		}
-		// Points fold in parallel (token counting dominates); results keep order.
-		pts, err := iter.MapErr(dirs, func(d *string) (*Point, error) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			p, err := LoadPoint(*d, o.Tokenizer, islFor)
+		defer set.close()
+		scoreRuleset := o.Ruleset
+		if scoreRuleset == "" {
+			scoreRuleset = score.AutoRuleset
+		}
+		for _, rg := range splitCurves(g.name, set.runs) {
+			// Points fold in parallel (token counting dominates); results keep order.
+			pts, err := iter.MapErr(rg.runs, func(run **archive.Run) (*Point, error) {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				p, err := LoadRun(ctx, *run, o.Tokenizer, islFor, scoreRuleset)
+				if err != nil {
+					return nil, err
+				}
+				fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %.1f\n",
+					(*run).Label, p.Concurrency, p.Issued, float64(p.SystemTPS))
+				return p, nil
+			})
 			if err != nil {
 				return nil, err
 			}
-			fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %.1f\n",
-				*d, p.Concurrency, p.Issued, float64(p.SystemTPS))
-			return p, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		s := NewSystem(g.name, pts, o.CMax)
-		if o.Ruleset != "" || s.OSLWindow == nil {
-			rs, err := score.LoadRuleset(o.Ruleset)
+			rs, def, err := systemRuleset(o.Ruleset, pts)
 			if err != nil {
 				return nil, fmt.Errorf("report: %w", err)
 			}
-			w := rs.OSLWindow
-			s.OSLWindow, s.Ruleset = &w, rs.Name
-			if o.Ruleset == "" {
+			s := NewSystemWith(rg.name, pts, o.CMax, rs)
+			if def {
 				s.Ruleset += ", the default"
 			}
+			r.Systems = append(r.Systems, s)
 		}
-		r.Systems = append(r.Systems, s)
 	}
 	if r.Figures, err = Figures(r.Systems); err != nil {
 		return nil, err
@@ -348,4 +352,32 @@ func Notes() []Note {
 		{"Prefix-cache hit ratio", "sum(cached_tokens) / sum(prompt_tokens) over completed window turns whose server reported both; absent (null) otherwise. Server-reported, not a rules metric."},
 		{"Client lag", "issued - scheduled over window turns: how late the client sent a turn that was due. A large P99 means the client, not the server, limited the load."},
 	}
+}
+
+// systemRuleset is the ruleset a curve is judged by: the one given, else the one
+// its points were scored under, else the default (def true).
+func systemRuleset(name string, pts []*Point) (rs score.Ruleset, def bool, err error) {
+	if name == "" {
+		for _, p := range pts {
+			if p.Ruleset == "" {
+				continue
+			}
+			if rs, err := score.LoadRuleset(p.Ruleset); err == nil {
+				return rs, false, nil
+			}
+			// A ruleset this build does not embed: its name and OSL window as the
+			// scores recorded them, the default's regions and thresholds otherwise.
+			rs, err := score.LoadRuleset("")
+			if err == nil {
+				rs.Name = p.Ruleset
+				if p.scores != nil && p.scores.OSL != nil {
+					rs.OSLWindow = p.scores.OSL.Window
+				}
+			}
+			return rs, false, err
+		}
+		def = true
+	}
+	rs, err = score.LoadRuleset(name)
+	return rs, def, err
 }

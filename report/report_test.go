@@ -70,10 +70,19 @@ func TestBuildSweep(t *testing.T) {
 		status[c.Name] = c.Status
 	}
 	for name, want := range map[string]string{
-		"at least 7 points": CheckPass, "at most 32 points": CheckPass, "C_max and C_min within bounds": CheckPass,
-		"one point per region": CheckPass, "trajectory budget a multiple of the dataset size": CheckPass,
-		"official dataset size (613)": CheckFail, "official settings": CheckPass, "metric consistency within 1%": CheckPass,
-		"runs complete": CheckPass, "accuracy gates": CheckFail, "official token counts": CheckFail,
+		"at least 7 points (point-count)": CheckPass, "at most 32 points (point-cap)": CheckPass,
+		"C_max and C_min within bounds (region-basis, region-computation)": CheckPass,
+		"point in a region (concurrency-in-range)":                         CheckPass,
+		"an ultra-low point, 1..32 (ultra-low-concurrency-coverage)":       CheckPass,
+		"a point in low_concurrency (low-concurrency-coverage)":            CheckPass,
+		"a point in med_concurrency (med-concurrency-coverage)":            CheckPass,
+		"a point in high_concurrency (high-concurrency-coverage)":          CheckPass,
+		"one agentic load pattern (benchmark-type-consistency)":            CheckPass,
+		"one model (config-consistency-model)":                             CheckPass,
+		"accuracy at the 4 mandatory bands (accuracy-coverage)":            CheckFail,
+		"trajectory budget a multiple of the dataset size":                 CheckPass,
+		"official dataset size (613)":                                      CheckFail, "official settings": CheckPass, "metric consistency within 1% (metric-consistency-*)": CheckPass,
+		"runs complete": CheckPass, "accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)": CheckFail, "official token counts": CheckFail,
 	} {
 		if status[name] != want {
 			t.Errorf("check %q = %q, want %q (%+v)", name, status[name], want, s.Checks)
@@ -127,7 +136,7 @@ func TestBuildSweep(t *testing.T) {
 	html, _ := os.ReadFile(filepath.Join(out, HTMLFile))
 	assertSelfContained(t, string(html))
 	md, _ := os.ReadFile(filepath.Join(out, SummaryFile))
-	for _, want := range []string{"## Verdict", "| one point per region | pass |", "## Points", "| 128 | high_concurrency |", "Turn time"} {
+	for _, want := range []string{"## Verdict", "| a point in med_concurrency (med-concurrency-coverage) | pass |", "region form cmin-v1.0", "## Points", "| 128 | high_concurrency |", "Turn time"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q", want)
 		}
@@ -179,7 +188,7 @@ func TestBuildWithScores(t *testing.T) {
 		t.Errorf("OSL window %v ruleset %q", s.OSLWindow, s.Ruleset)
 	}
 	for _, c := range s.Checks {
-		if c.Name == "accuracy gates" && (c.Status != CheckFail || !strings.Contains(c.Reason, "c=8 (osl_window 400 not [355, 434])")) {
+		if c.Name == "accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)" && (c.Status != CheckFail || !strings.Contains(c.Reason, "c=8 (osl_window 400 not [355, 434])")) {
 			t.Errorf("accuracy gates check = %+v", c)
 		}
 	}
@@ -210,12 +219,14 @@ func TestCoverageFailures(t *testing.T) {
 	for _, c := range s.Checks {
 		got[c.Name] = c
 	}
-	if c := got["at least 7 points"]; c.Status != CheckFail || !strings.Contains(c.Reason, "2 points inside") {
+	if c := got["at least 7 points (point-count)"]; c.Status != CheckFail || !strings.Contains(c.Reason, "3 points") {
 		t.Errorf("point count check = %+v", c)
 	}
-	if c := got["one point per region"]; c.Status != CheckFail || !strings.Contains(c.Reason, "margin points (legal, satisfy no region): c=60") ||
-		!strings.Contains(c.Reason, "no point in low_concurrency") {
-		t.Errorf("region check = %+v", c)
+	if c := got["a point in high_concurrency (high-concurrency-coverage)"]; !strings.Contains(c.Reason, "margin points (legal, satisfy no region): c=60") {
+		t.Errorf("high region check = %+v", c)
+	}
+	if c := got["a point in low_concurrency (low-concurrency-coverage)"]; c.Status != CheckFail {
+		t.Errorf("low region check = %+v", c)
 	}
 	if c := got["official settings"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: salt off") {
 		t.Errorf("settings check = %+v", c)

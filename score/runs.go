@@ -88,6 +88,10 @@ func runInfo(run *archive.Run) (RunInfo, error) {
 	return info, nil
 }
 
+// DatasetOf is the dataset a run names, resolved as scoring resolves it (see
+// datasetNear); f is the run's facts.
+func DatasetOf(run *archive.Run, f archive.Facts) string { return datasetNear(run, f) }
+
 // datasetNear resolves the dataset a run names. An agentrace manifest records it
 // relative to the run folder with the absolute path beside it
 // (runlog.DatasetDir); a reference config names it relative to where the client

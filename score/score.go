@@ -52,6 +52,11 @@ type Options struct {
 	// (sub.tgz/sys/model/r8).
 	Source *archive.Run
 
+	// PublishedOnly judges a reference run or a submission point on its published
+	// accuracy_results.json and result summary alone, without re-deriving them from
+	// its event log (no dataset at hand).
+	PublishedOnly bool
+
 	// pool recycles turn-log buffers across the runs of one rescore.
 	pool *bufferPool
 }
@@ -92,6 +97,9 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	s.Run.Ruleset = rs.Name
 
 	truth := opts.Truth
+	if truth == nil && opts.PublishedOnly {
+		truth = &Truth{}
+	}
 	if truth == nil {
 		ds := opts.Dataset
 		if ds == "" {
@@ -124,7 +132,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	switch {
 	case info.Kind == KindAgentrace:
 		rd, err = readAgentraceRun(run, truth, opts.pool, counter != nil)
-	case info.Kind == KindSubmission && func() bool { n, _ := run.EventsName(); return n == "" }():
+	case info.Kind != KindAgentrace && (opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }()):
 		// A point that ships no event log: its published numbers are all there is.
 		rd, published = &runData{}, true
 	default:
@@ -163,7 +171,11 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		case pa.Inline != nil:
 			s.Score, s.AccuracySource = *pa.Inline, AccuracyPublished
 		}
-		s.Warnings = append(s.Warnings, "the point ships no event log: inline accuracy and OSL are the published figures, not re-derived")
+		why := "the point ships no event log"
+		if opts.PublishedOnly {
+			why = "no dataset to re-derive them from"
+		}
+		s.Warnings = append(s.Warnings, why+": inline accuracy and OSL are the published figures, not re-derived")
 	} else if acc.Turns.Issued == 0 {
 		s.Warnings = append(s.Warnings, "no issued turn of the run matches an expected turn of the dataset: is it the right dataset?")
 	}

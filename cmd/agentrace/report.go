@@ -18,8 +18,14 @@ func reportCommand() *cli.Command {
 		Usage:     "build the rules' metrics, Pareto step curve, regions, plots and a self-contained HTML report",
 		UsageText: "agentrace report --out DIR [--overwrite] [--cmax N] [--ruleset NAME] [--tokenizer DIR] RUNDIR|SWEEPDIR...\n   agentrace report --out DIR --compare SYSTEM_A SYSTEM_B",
 		Description: "Reads run directories (turns.arrows + manifest.json, and scores.json when `agentrace score`\n" +
-			"has run) or sweep directories holding c<N>/ run folders, and computes each point's metrics over\n" +
-			"its performance window as the MLPerf Endpoints rules define them (\"lower\" percentiles).\n\n" +
+			"has run), sweep directories holding c<N>/ run folders, reference client run folders (events.jsonl,\n" +
+			"config.yaml, performance/result_summary.json) and submission trees (<system>/<model>/r<N>/ points,\n" +
+			"one curve per <system>/<model>), each as a directory or a .tar.gz/.tgz/.zip archive read in place\n" +
+			"(or a folder inside one: sub.tgz/sys/model). It computes each point's metrics over its performance\n" +
+			"window as the MLPerf Endpoints rules define them (\"lower\" percentiles), from the turn log or the\n" +
+			"event log. Reference runs and submission points are scored on the spot (their dataset when at hand,\n" +
+			"else their published accuracy_results.json and result summary); a curve's SWE-bench gate is the\n" +
+			"mean of one result per mandatory region (scores.json swebench or a published swe_bench entry).\n\n" +
 			"Writes into DIR:\n" +
 			"  report.html        one self-contained page: verdict, checks, plots, per-point table, settings\n" +
 			"  summary.md         the same, for a pull request\n" +
@@ -28,13 +34,16 @@ func reportCommand() *cli.Command {
 			"  points/c<N>/       result_summary.json (the reference's field names) and a draft point.yaml\n" +
 			"DIR is built beside and renamed into place when complete; it may not be or sit inside a run\n" +
 			"or sweep it reads, and an earlier report there is replaced only with --overwrite.\n\n" +
-			"Regions follow §5.5 with C_min = the lowest concurrency and C_max = --cmax (default: the highest\n" +
-			"point). Token counts come from the reference tokenizer with --tokenizer, else from the server's\n" +
+			"Regions follow §5.5 in the ruleset's region form (`agentrace regions`; the report names it), with\n" +
+			"C_max = --cmax, else the C_max the points declare, else the highest point. The checks are the\n" +
+			"submission checker's for an agentic curve, each with the checker's rule id. Token counts come\n" +
+			"from the reference tokenizer with --tokenizer, else from the server's\n" +
 			"usage (marked unofficial).\n\n" +
 			"Examples:\n" +
 			"  agentrace report --out report sweep-out\n" +
 			"  agentrace report --out report --cmax 256 --tokenizer .cache/tokenizers/qwen3 sweep-out\n" +
-			"  agentrace report --out cmp --compare sweep-h200 sweep-b200",
+			"  agentrace report --out cmp --compare sweep-h200 sweep-b200\n" +
+			"  agentrace report --out rep --tokenizer .cache/tokenizers/qwen3 acme-submission.tar.gz",
 		Flags: append([]cli.Flag{
 			outFlag("folder to write the report into (created when absent; an earlier report there is replaced only with --overwrite)"),
 			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),

@@ -91,8 +91,8 @@ func TestReportCommandErrors(t *testing.T) {
 	}{
 		{[]string{"report", dir}, `"out" not set`},
 		{[]string{"report", "--out", dir}, "no run or sweep directory given"},
-		{[]string{"report", "--out", dir, dir + "/missing"}, "read run or sweep directory"},
-		{[]string{"report", "--out", out, dir}, "holds neither turns.arrows nor c<N>/ run folders"},
+		{[]string{"report", "--out", dir, dir + "/missing"}, "missing\": file does not exist"},
+		{[]string{"report", "--out", out, dir}, "holds no run: neither turns.arrows"},
 		{[]string{"report", "--out", out, "--compare", dir}, "--compare needs at least two systems"},
 		{[]string{"report", "--out", dir, dir}, "is the input"},
 		{[]string{"report", "--out", dir + "/rep", dir}, "is inside the input folder"},

@@ -1,0 +1,223 @@
+package report
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
+)
+
+// runSet is the runs an argument names, and the sources to close.
+type runSet struct {
+	runs    []*archive.Run
+	sources []*archive.Source
+}
+
+func (rs *runSet) close() {
+	for _, s := range rs.sources {
+		s.Close()
+	}
+}
+
+// findRuns opens each argument (a run folder, a sweep folder, a reference run
+// folder, a submission tree, or any of them as a .tar.gz/.tgz/.zip archive, or a
+// folder inside one) and lists the runs in it. A run that cannot be read safely
+// is an error: a report is not drawn from part of a curve silently.
+func findRuns(args []string) (*runSet, error) {
+	set := &runSet{}
+	for _, a := range args {
+		src, inner, err := archive.OpenPath(a, archive.Limits{})
+		if err != nil {
+			set.close()
+			return nil, fmt.Errorf("read runs: %w", err)
+		}
+		set.sources = append(set.sources, src)
+		runs := archive.Under(archive.Find(src), inner)
+		n := 0
+		for _, r := range runs {
+			if r.Kind == "" {
+				set.close()
+				return nil, fmt.Errorf("read runs in %q: %w", a, r.Err)
+			}
+			if r.Err != nil {
+				set.close()
+				return nil, fmt.Errorf("run %q: %w", r.Label, r.Err)
+			}
+			set.runs = append(set.runs, r)
+			n++
+		}
+		if n == 0 {
+			set.close()
+			return nil, fmt.Errorf("%q holds no run: neither %s (agentrace run or sweep with c<N>/ folders), %s (reference run folder), nor a submission point r<N>/ with point.yaml",
+				a, schemas.TurnLogFile, archive.EventsFile)
+		}
+	}
+	return set, nil
+}
+
+// splitCurves splits one group's runs into one group per submission curve when
+// they come from several (<system>/<model> folders); other runs stay together.
+func splitCurves(name string, runs []*archive.Run) []runGroup {
+	curves := map[string][]*archive.Run{}
+	var order []string
+	var other []*archive.Run
+	for _, r := range runs {
+		if r.Kind != archive.KindSubmission {
+			other = append(other, r)
+			continue
+		}
+		key := r.Source.Path + "\x00" + r.CurveDir()
+		if _, ok := curves[key]; !ok {
+			order = append(order, key)
+		}
+		curves[key] = append(curves[key], r)
+	}
+	if len(order) <= 1 {
+		return []runGroup{{name: name, runs: runs}}
+	}
+	var out []runGroup
+	if len(other) > 0 {
+		out = append(out, runGroup{name: name, runs: other})
+	}
+	for _, k := range order {
+		rs := curves[k]
+		n := path.Join(rs[0].System, rs[0].Model)
+		if n == "" || n == "." {
+			n = rs[0].CurveDir()
+		}
+		out = append(out, runGroup{name: n, runs: rs})
+	}
+	return out
+}
+
+type runGroup struct {
+	name string
+	runs []*archive.Run
+}
+
+// referenceManifest stands in for a run manifest for a reference run or a
+// submission point: its configuration as its config.yaml and point.yaml say.
+func referenceManifest(f archive.Facts) schemas.RunManifest {
+	deref := func(b *bool, def bool) bool {
+		if b == nil {
+			return def
+		}
+		return *b
+	}
+	return schemas.RunManifest{
+		Config: schemas.RunConfig{
+			Dataset: f.Dataset, Model: f.Model, Concurrency: f.Concurrency, Trajectories: f.Trajectories,
+			Salt: deref(f.Salt, true), Delays: deref(f.Delays, true), DelayScale: 1,
+			StopIssuingAtWindow: deref(f.StopIssuing, false), Stream: deref(f.Stream, true),
+		},
+		DatasetSize: f.DatasetSize,
+		State:       f.State,
+	}
+}
+
+// LoadRun folds one run of any kind into a Point: an agentrace run from its turn
+// log (with its scores.json when present), a reference run or a submission point
+// from its event log. For the last two the accuracy gates come from scoring the
+// run (its dataset when it names one that is there, else the published
+// accuracy_results.json and result summary), and the point's SWE-bench result
+// from the published accuracy results. rs is the ruleset to judge by.
+func LoadRun(ctx context.Context, run *archive.Run, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error), rs string) (*Point, error) {
+	facts, err := run.Facts()
+	if err != nil {
+		return nil, fmt.Errorf("run %q: %w", run.Label, err)
+	}
+	m := referenceManifest(facts)
+	if facts.Manifest != nil {
+		m = *facts.Manifest
+	}
+	var isl ISLCounter
+	var islErr error
+	if islFor != nil && facts.Manifest != nil {
+		// The ISL source opens the dataset by path: give it the one found from here.
+		mi := m
+		mi.Config.Dataset, mi.Config.DatasetAbs = score.DatasetOf(run, facts), ""
+		isl, islErr = islFor(mi)
+	}
+	a := NewAccumulator(m, tok, isl)
+	scan, err := score.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error {
+		a.Add(rec)
+		return nil
+	})
+	if err != nil && !(errors.Is(err, score.ErrNoTurns) && run.Kind == archive.KindSubmission) {
+		return nil, fmt.Errorf("run %q: %w", run.Label, err)
+	}
+	p, err := a.Close()
+	if err != nil {
+		return nil, fmt.Errorf("run %q: %w", run.Label, err)
+	}
+	p.RunDir, p.Kind = run.Label, run.Kind
+	if p.Concurrency == 0 {
+		p.Concurrency = facts.Concurrency
+	}
+	p.DeclaredRegion, p.MaxSupportedConcurrency = facts.Region, facts.MaxSupportedConcurrency
+	p.LoadPattern, p.DatasetName = facts.LoadPattern, facts.DatasetName
+	if scan.File == "" {
+		p.LogNote = "no event log: the point's metrics are not re-derived (only its published files are read)"
+	}
+	if scan.Truncated != nil {
+		p.LogNote = scan.Truncated.Error()
+	}
+	if scan.Skipped > 0 {
+		p.LogNote = strings.TrimPrefix(p.LogNote+fmt.Sprintf("; %s: skipped %d malformed lines, as the reference does (first: %s)", scan.File, scan.Skipped, scan.FirstSkipped), "; ")
+	}
+	if islErr != nil {
+		note := "dataset not readable, ISL from server usage: " + islErr.Error()
+		if p.ISLNote != "" {
+			note += "; " + p.ISLNote
+		}
+		p.ISLNote = note
+	}
+	if run.Kind == archive.KindAgentrace {
+		if run.Has(schemas.ScoresFile) {
+			data, err := run.ReadFile(schemas.ScoresFile)
+			if err != nil {
+				return nil, fmt.Errorf("read scores of run %q: %w", run.Label, err)
+			}
+			sc, err := parseScores(data, run.FileLabel(schemas.ScoresFile))
+			if err != nil {
+				return nil, err
+			}
+			p.attachScores(sc)
+		}
+	} else {
+		opts := score.Options{Source: run, Run: run.Label, Ruleset: rs, Workers: 1}
+		if c, ok := tok.(score.OSLCounter); ok && tok != nil {
+			opts.Counter = c
+		}
+		sc, err := score.ScoreRun(ctx, opts)
+		if err != nil {
+			// No dataset at hand: judge on the published figures.
+			opts.PublishedOnly = true
+			sc, err = score.ScoreRun(ctx, opts)
+		}
+		if err == nil {
+			p.attachScores(sc)
+		} else {
+			p.TokenNote = strings.TrimPrefix(p.TokenNote+"; not scored: "+err.Error(), "; ")
+		}
+		if n := run.SummaryName(); n != "" {
+			if b, err := run.ReadFile(n); err == nil {
+				p.PublishedSummary = b
+			}
+		}
+		if pa, err := score.ReadPublishedAccuracy(run); err == nil && pa.SWEBench != nil {
+			v := *pa.SWEBench
+			p.SWEBench = &v
+		}
+	}
+	if p.scores != nil && p.scores.SWEBench != nil && p.SWEBench == nil {
+		v := p.scores.SWEBench.Score
+		p.SWEBench = &v
+	}
+	return p, nil
+}
