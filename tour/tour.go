@@ -96,10 +96,14 @@ type Point struct {
 
 // Result is what a tour produced.
 type Result struct {
-	Points     []Point
-	ReportHTML string
-	Ruleset    string
-	Tokenizer  string // "" when the server's usage counted output tokens
+	Points []Point
+	// Verdict is the report's verdict (report.Report.Verdict: every curve check
+	// passed); FailedChecks are the checks that failed, as report.html lists them.
+	Verdict      bool
+	FailedChecks []report.Check
+	ReportHTML   string
+	Ruleset      string
+	Tokenizer    string // "" when the server's usage counted output tokens
 	// Endpoint is the simulated server's URL; it no longer answers once Run has
 	// returned. Speedup is the server's speedup.
 	Endpoint string
@@ -255,6 +259,14 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return res, fmt.Errorf("demo: %w", err)
 	}
 	res.ReportHTML = filepath.Join(repDir, report.HTMLFile)
+	res.Verdict = rep.Verdict()
+	for _, sys := range rep.Systems {
+		for _, c := range sys.Checks {
+			if !c.Pass() {
+				res.FailedChecks = append(res.FailedChecks, c)
+			}
+		}
+	}
 	for _, sys := range rep.Systems {
 		for _, p := range sys.Points {
 			pt := Point{Concurrency: p.Concurrency, SystemTPS: float64(p.SystemTPS), Interactivity: float64(p.E2EAvgInteractivity), RunDir: p.RunDir}
@@ -318,7 +330,9 @@ func printStats(w io.Writer, st ingest.Stats) {
 	tw.Flush()
 }
 
-// WriteTable prints the closing table: one line per point, then the report's path.
+// WriteTable prints the closing table: one line per point with its accuracy gates,
+// then the report's verdict with the reason of every check that failed (the same
+// verdict as report.html), then the report's path.
 func WriteTable(w io.Writer, r *Result) {
 	src := "tokenizer " + r.Tokenizer
 	if r.Tokenizer == "" {
@@ -329,7 +343,7 @@ func WriteTable(w io.Writer, r *Result) {
 		fmt.Fprintf(w, "the simulated server ran %gx faster than modelled: divide tokens/s by %g for the modelled hardware\n", r.Speedup, r.Speedup)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tinline accuracy\tOSL mean\tverdict\t\n")
+	fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tinline accuracy\tOSL mean\taccuracy gates\t\n")
 	for _, p := range r.Points {
 		v := "pass"
 		if !p.Pass {
@@ -338,7 +352,35 @@ func WriteTable(w io.Writer, r *Result) {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f%%\t%.1f\t%s\t\n", p.Concurrency, num(p.SystemTPS), num(p.Interactivity), 100*p.Accuracy, p.OSLMean, v)
 	}
 	tw.Flush()
+	if r.Verdict {
+		fmt.Fprintf(w, "\nreport verdict: PASS (every curve check passed)\n")
+	} else {
+		fmt.Fprintf(w, "\nreport verdict: FAIL (%d curve %s failed, as report.html shows)\n", len(r.FailedChecks), plural(len(r.FailedChecks), "check", "checks"))
+		for _, c := range r.FailedChecks {
+			fmt.Fprintf(w, "  - %s: %s\n", c.Name, shorten(c.Reason, 110))
+		}
+		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
+	}
 	fmt.Fprintf(w, "\ndemo finished in %s\nreport: %s\n", r.Elapsed.Round(time.Second), r.ReportHTML)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// shorten cuts s to at most n bytes at a word boundary, marking the cut.
+func shorten(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := strings.LastIndexByte(s[:n], ' ')
+	if cut < n/2 {
+		cut = n
+	}
+	return s[:cut] + " ..."
 }
 
 func num(x float64) string {

@@ -84,7 +84,12 @@ func TestRun(t *testing.T) {
 		t.Errorf("report path %q", res.ReportHTML)
 	}
 	log := w.String()
-	for _, want := range []string{"demo 1/4", "demo 2/4", "demo 3/4", "demo 4/4", "inline accuracy", "report: " + res.ReportHTML} {
+	// the closing table tells the report's verdict: a demo is never official
+	if res.Verdict || len(res.FailedChecks) == 0 {
+		t.Errorf("verdict %t, failed checks %v: a two-point demo on a tiny dataset must fail the curve checks", res.Verdict, res.FailedChecks)
+	}
+	for _, want := range []string{"demo 1/4", "demo 2/4", "demo 3/4", "demo 4/4", "inline accuracy", "report verdict: FAIL",
+		"  - at least 7 points:", "official dataset size", "report: " + res.ReportHTML} {
 		if !strings.Contains(log, want) {
 			t.Errorf("progress lacks %q:\n%s", want, log)
 		}

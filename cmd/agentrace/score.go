@@ -73,8 +73,10 @@ func runScore(ctx context.Context, c *cli.Command, opts score.Options) error {
 		return nil
 	}
 	w := c.Root().Writer
-	fmt.Fprintf(w, "%s (%s run): inline accuracy %.4f over %d scored turns (issued %d, observed %d, missing %d)\n",
-		opts.Run, s.Run.Kind, s.Score, s.Turns.Scored, s.Turns.Issued, s.Turns.Observed, s.Turns.Missing)
+	// "issued" here is the reference scorer's: every client turn the run logged (sent,
+	// or skipped after its trajectory failed), as scores.json's turns.issued.
+	fmt.Fprintf(w, "%s (%s run): inline accuracy %.4f over %d scored turns (%d with output, %d without); %d turns logged with ground truth (the reference's \"issued\": sent, or skipped after a failure)\n",
+		opts.Run, s.Run.Kind, s.Score, s.Turns.Scored, s.Turns.Observed, s.Turns.Missing, s.Turns.Issued)
 	return score.WriteVerdict(w, s)
 }
 
