@@ -12,11 +12,15 @@ import (
 )
 
 // The wire encoding: how a message and the other JSON values of a request are
-// serialized. Strings are escaped as Go's encoding/json escapes them with HTML
-// escaping off: '"', '\\' and control characters are escaped, U+2028 and U+2029 are
-// written as \u2028 and \u2029, invalid UTF-8 becomes U+FFFD, and every other
-// character, ASCII or not, is written as is. Objects and arrays are compact (no
-// whitespace) and keep their key order.
+// serialized, byte for byte as the reference client's encoder (msgspec) writes the
+// same Python values. Strings: '"', '\\' and the control characters U+0000..U+001F
+// are escaped (\b \t \n \f \r, else \u00xx in lowercase hex); every other
+// character, ASCII or not (U+2028 and U+2029 included), is written as is; invalid
+// UTF-8 becomes \ufffd. Numbers: an integer literal is written as the integer it is
+// (-0 as 0); any other number as msgspec writes a float (AppendPyFloat: 1.0, 0.95,
+// 1e16, 1e-6). Objects and arrays are compact (no whitespace) and keep their key
+// order; a key given twice keeps its first place and its last value, as a Python
+// dict does.
 
 const hexDigits = "0123456789abcdef"
 
@@ -66,13 +70,6 @@ func AppendEscaped(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
 		i += size
 	}
 	return append(dst, s[start:]...)
@@ -105,9 +102,6 @@ func DecodeStringCanonical(raw []byte) (s string, canonical, ok bool) {
 		if c == '"' || c < 0x20 {
 			return "", false, false
 		}
-		if c == 0xE2 && i+2 < len(body) && body[i+1] == 0x80 && (body[i+2] == 0xA8 || body[i+2] == 0xA9) {
-			canonical = false
-		}
 	}
 	if esc < 0 {
 		return string(body), canonical, true
@@ -119,9 +113,6 @@ func DecodeStringCanonical(raw []byte) (s string, canonical, ok bool) {
 		if c != '\\' {
 			if c == '"' || c < 0x20 {
 				return "", false, false
-			}
-			if c == 0xE2 && i+2 < len(body) && body[i+1] == 0x80 && (body[i+2] == 0xA8 || body[i+2] == 0xA9) {
-				canonical = false
 			}
 			out = append(out, c)
 			i++
@@ -143,10 +134,7 @@ func DecodeStringCanonical(raw []byte) (s string, canonical, ok bool) {
 				return "", false, false
 			}
 			if canonical {
-				switch {
-				case r < 0x20 && r != '\b' && r != '\f' && r != '\n' && r != '\r' && r != '\t':
-				case r == '\u2028' || r == '\u2029':
-				default:
+				if r >= 0x20 || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' {
 					canonical = false
 				}
 				for _, h := range body[i+2 : i+6] {
@@ -218,30 +206,223 @@ func hex4(b []byte, i int) (rune, bool) {
 }
 
 // AppendCompact appends the valid JSON value raw to dst in the wire encoding: no
-// whitespace, key order kept, numbers and literals verbatim, every string re-encoded
-// as AppendString does (so the same value always serializes to the same bytes,
-// whatever escapes the input used). raw must be valid JSON.
+// whitespace, key order kept (a repeated key keeps its first place and its last
+// value), strings re-encoded as AppendString does, integers as integers and other
+// numbers as AppendPyFloat writes them, so that the same value always serializes to
+// the same bytes, the bytes the reference client's msgspec encoder writes for it.
+// raw must be valid JSON.
 func AppendCompact(dst []byte, raw []byte) []byte {
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		switch c {
+	dst, _ = appendValue(dst, raw, skipSpace(raw, 0))
+	return dst
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) {
+		switch raw[i] {
 		case ' ', '\t', '\n', '\r':
 			i++
-		case '"':
-			j := stringEnd(raw, i)
-			if tok := raw[i:j]; canonicalToken(tok) && utf8.Valid(tok) {
-				dst = append(dst, tok...)
-			} else {
-				s, _ := DecodeValidString(tok)
-				dst = AppendString(dst, s)
-			}
-			i = j
 		default:
-			dst = append(dst, c)
-			i++
+			return i
 		}
 	}
-	return dst
+	return i
+}
+
+// appendValue appends the value starting at raw[i] and returns the offset after it.
+func appendValue(dst, raw []byte, i int) ([]byte, int) {
+	if i >= len(raw) {
+		return dst, i
+	}
+	switch c := raw[i]; c {
+	case '"':
+		j := stringEnd(raw, i)
+		if tok := raw[i:j]; canonicalToken(tok) && utf8.Valid(tok) {
+			dst = append(dst, tok...)
+		} else {
+			s, _ := DecodeValidString(tok)
+			dst = AppendString(dst, s)
+		}
+		return dst, j
+	case '{':
+		return appendObjectValue(dst, raw, i)
+	case '[':
+		dst = append(dst, '[')
+		i = skipSpace(raw, i+1)
+		if i < len(raw) && raw[i] == ']' {
+			return append(dst, ']'), i + 1
+		}
+		for i < len(raw) {
+			dst, i = appendValue(dst, raw, i)
+			i = skipSpace(raw, i)
+			if i >= len(raw) || raw[i] == ']' {
+				return append(dst, ']'), i + 1
+			}
+			dst = append(dst, ',')
+			i = skipSpace(raw, i+1)
+		}
+		return append(dst, ']'), i
+	case 't', 'f', 'n':
+		j := i
+		for j < len(raw) && raw[j] >= 'a' && raw[j] <= 'z' {
+			j++
+		}
+		return append(dst, raw[i:j]...), j
+	default:
+		j := i
+		for j < len(raw) && (raw[j] == '-' || raw[j] == '+' || raw[j] == '.' || raw[j] == 'e' || raw[j] == 'E' || (raw[j] >= '0' && raw[j] <= '9')) {
+			j++
+		}
+		return AppendNumber(dst, raw[i:j]), j
+	}
+}
+
+// member is one member of an object being encoded: its decoded key and where its
+// value lies in the output.
+type member struct {
+	key        string
+	start, end int // the whole member "key":value in the output
+	vstart     int // its value
+}
+
+func appendObjectValue(dst, raw []byte, i int) ([]byte, int) {
+	base := len(dst)
+	dst = append(dst, '{')
+	var ms []member
+	dup := false
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] != '}' {
+		j := stringEnd(raw, i)
+		key, _ := DecodeValidString(raw[i:j])
+		start := len(dst)
+		if len(ms) > 0 {
+			dst = append(dst, ',')
+			start++
+		}
+		for k := range ms {
+			if ms[k].key == key {
+				dup = true
+				break
+			}
+		}
+		dst = AppendString(dst, key)
+		dst = append(dst, ':')
+		i = skipSpace(raw, j)
+		i = skipSpace(raw, i+1) // the colon
+		vstart := len(dst)
+		dst, i = appendValue(dst, raw, i)
+		ms = append(ms, member{key: key, start: start, end: len(dst), vstart: vstart})
+		i = skipSpace(raw, i)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	dst = append(dst, '}')
+	if !dup {
+		return dst, i + 1
+	}
+	// A repeated key: as a Python dict, the key keeps its first place and takes
+	// its last value.
+	out := make([]byte, 0, len(dst)-base)
+	out = append(out, '{')
+	for k := range ms {
+		first := true
+		for p := 0; p < k; p++ {
+			if ms[p].key == ms[k].key {
+				first = false
+				break
+			}
+		}
+		if !first {
+			continue
+		}
+		last := k
+		for p := k + 1; p < len(ms); p++ {
+			if ms[p].key == ms[k].key {
+				last = p
+			}
+		}
+		if len(out) > 1 {
+			out = append(out, ',')
+		}
+		out = append(out, dst[ms[k].start:ms[k].vstart]...)
+		out = append(out, dst[ms[last].vstart:ms[last].end]...)
+	}
+	out = append(out, '}')
+	return append(dst[:base], out...), i + 1
+}
+
+// AppendNumber appends the JSON number literal tok as the reference client sends
+// the value Python reads from it: an integer literal as that integer (-0 as 0), any
+// other literal as a float in AppendPyFloat's form (1.50 as 1.5, 1e5 as 100000.0).
+func AppendNumber(dst, tok []byte) []byte {
+	if bytes.IndexAny(tok, ".eE") < 0 {
+		if string(tok) == "-0" {
+			return append(dst, '0')
+		}
+		return append(dst, tok...)
+	}
+	v, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil && !math.IsInf(v, 0) {
+		return append(dst, tok...)
+	}
+	return AppendPyFloat(dst, v)
+}
+
+// AppendPyFloat appends v as the reference client's JSON encoder (msgspec) writes a
+// Python float: the shortest digits that read back as v, in positional notation
+// with at least one fractional digit when the decimal exponent allows (1.0, 0.95,
+// 1000000000000000.0, 0.0001), otherwise as d.ddde±x without a plus sign or leading
+// zeros (1e16, 1.5e-7); NaN and infinities as null.
+func AppendPyFloat(dst []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(dst, "null"...)
+	}
+	if math.Signbit(v) {
+		dst = append(dst, '-')
+		v = -v
+	}
+	if v == 0 {
+		return append(dst, "0.0"...)
+	}
+	var buf [32]byte
+	e := strconv.AppendFloat(buf[:0], v, 'e', -1, 64) // d.ddde±xx
+	p := bytes.IndexByte(e, 'e')
+	exp, _ := strconv.Atoi(string(e[p+1:]))
+	digits := make([]byte, 0, p)
+	for _, c := range e[:p] {
+		if c != '.' {
+			digits = append(digits, c)
+		}
+	}
+	n := len(digits)
+	k := exp - (n - 1) // v = digits × 10^k
+	kk := n + k        // position of the decimal point
+	switch {
+	case k >= 0 && kk <= 16:
+		dst = append(dst, digits...)
+		for range k {
+			dst = append(dst, '0')
+		}
+		return append(dst, '.', '0')
+	case kk > 0 && kk <= 16:
+		dst = append(dst, digits[:kk]...)
+		dst = append(dst, '.')
+		return append(dst, digits[kk:]...)
+	case kk > -5 && kk <= 0:
+		dst = append(dst, '0', '.')
+		for range -kk {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	default:
+		dst = append(dst, digits[0])
+		if n > 1 {
+			dst = append(dst, '.')
+			dst = append(dst, digits[1:]...)
+		}
+		dst = append(dst, 'e')
+		return strconv.AppendInt(dst, int64(kk-1), 10)
+	}
 }
 
 // canonicalToken reports whether the valid string token raw is in the wire
@@ -251,9 +432,6 @@ func canonicalToken(raw []byte) bool {
 		return false
 	}
 	body := raw[1 : len(raw)-1]
-	if hasLineSep(body) {
-		return false
-	}
 	for {
 		i := bytes.IndexByte(body, '\\')
 		if i < 0 {
@@ -270,7 +448,7 @@ func canonicalToken(raw []byte) bool {
 				return false
 			}
 			r, ok := hex4(body, i+2)
-			if !ok || (r >= 0x20 && r != '\u2028' && r != '\u2029') || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' {
+			if !ok || r >= 0x20 || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' {
 				return false
 			}
 			for _, h := range body[i+2 : i+6] {
@@ -340,25 +518,6 @@ func AppendWire(dst []byte, m *schemas.Message) []byte {
 	return append(dst, '}')
 }
 
-// appendFloat appends v as a JSON number, formatted as encoding/json formats a
-// float64.
-func appendFloat(dst []byte, v float64) []byte {
-	abs := math.Abs(v)
-	format := byte('f')
-	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		format = 'e'
-	}
-	dst = strconv.AppendFloat(dst, v, format, -1, 64)
-	if format == 'e' {
-		// Clean up e-09 to e-9, as encoding/json does.
-		if n := len(dst); n >= 4 && dst[n-4] == 'e' && dst[n-3] == '-' && dst[n-2] == '0' {
-			dst[n-2] = dst[n-1]
-			dst = dst[:n-1]
-		}
-	}
-	return dst
-}
-
 // DecodeValidString is DecodeStringCanonical for a token already known to be a
 // valid JSON string of valid UTF-8 (as a validating scanner leaves it): it skips
 // the checks and copies the runs between escapes in bulk. On a malformed token its
@@ -368,7 +527,7 @@ func DecodeValidString(raw []byte) (s string, canonical bool) {
 		return "", false
 	}
 	body := raw[1 : len(raw)-1]
-	canonical = !hasLineSep(body)
+	canonical = true
 	esc := bytes.IndexByte(body, '\\')
 	if esc < 0 {
 		return string(body), canonical
@@ -400,18 +559,4 @@ func DecodeValidString(raw []byte) (s string, canonical bool) {
 	out = append(out, body...)
 	// out is not used again: the string can own its bytes.
 	return unsafe.String(unsafe.SliceData(out), len(out)), canonical
-}
-
-// hasLineSep reports whether b holds U+2028 or U+2029 (E2 80 A8 or E2 80 A9).
-func hasLineSep(b []byte) bool {
-	for {
-		i := bytes.IndexByte(b, 0xE2)
-		if i < 0 || i+2 >= len(b) {
-			return false
-		}
-		if b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9) {
-			return true
-		}
-		b = b[i+1:]
-	}
 }

@@ -3,15 +3,16 @@ package datasets
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// goJSON encodes s as encoding/json does with HTML escaping off: the independent
-// implementation the wire encoding follows.
+// goJSON encodes s as encoding/json does with HTML escaping off.
 func goJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -23,14 +24,38 @@ func goJSON(t testing.TB, v any) []byte {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
+// msgspecString encodes s as the reference client's encoder (msgspec) does: the
+// same escapes as encoding/json, except that U+2028 and U+2029 stay raw. It is
+// built from encoding/json, an independent implementation, applied to the pieces
+// between the separators.
+func msgspecString(t testing.TB, s string) []byte {
+	t.Helper()
+	out := []byte{'"'}
+	for {
+		i := strings.IndexAny(s, "\u2028\u2029")
+		piece := s
+		if i >= 0 {
+			piece = s[:i]
+		}
+		enc := goJSON(t, piece)
+		out = append(out, enc[1:len(enc)-1]...)
+		if i < 0 {
+			return append(out, '"')
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
+		out = append(out, s[i:i+size]...)
+		s = s[i+size:]
+	}
+}
+
 var stringCases = []string{
 	"", "plain", `quote " backslash \ slash /`, "tab\tnewline\nreturn\r", "\b\f\x00\x01\x1f\x7f",
 	"café ünïcödé 日本語 😀", "<html> & 'amp'", "line\u2028sep\u2029para", "bad \xff utf8 \xe2\x82",
 }
 
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+func TestAppendStringMatchesMsgspec(t *testing.T) {
 	for _, s := range stringCases {
-		if got, want := AppendString(nil, s), goJSON(t, s); !bytes.Equal(got, want) {
+		if got, want := AppendString(nil, s), msgspecString(t, s); !bytes.Equal(got, want) {
 			t.Errorf("AppendString(%q) = %s, want %s", s, got, want)
 		}
 	}
@@ -42,7 +67,7 @@ func FuzzAppendString(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		got := AppendString(nil, s)
-		if want := goJSON(t, s); !bytes.Equal(got, want) {
+		if want := msgspecString(t, s); !bytes.Equal(got, want) {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
 		}
 		back, canonical, ok := DecodeStringCanonical(got)
@@ -90,9 +115,14 @@ func FuzzDecodeString(f *testing.F) {
 
 func TestAppendCompact(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{`{"b": 1, "a": [1, 2.50, -3e-7, true, null]}`, `{"b":1,"a":[1,2.50,-3e-7,true,null]}`},
+		{`{"b": 1, "a": [1, 2.50, -3e-7, true, null]}`, `{"b":1,"a":[1,2.5,-3e-7,true,null]}`},
 		{` [ "caf\u00e9" , "\/" , {"k\u0041": "x"} ] `, `["café","/",{"kA":"x"}]`},
 		{`"tab\there"`, `"tab\there"`},
+		{`"line\u2028sep"`, "\"line\u2028sep\""},
+		{`[-0, 1.0, 1E5, 1e16, 0.000001, 123456789012345678901234567890, -0.0]`, `[0,1.0,100000.0,1e16,1e-6,123456789012345678901234567890,-0.0]`},
+		{`{"a": 1, "b": {"x": [], "x": {}}, "a": 2}`, `{"a":2,"b":{"x":{}}}`},
+		{`{ }`, `{}`},
+		{`[ ]`, `[]`},
 	} {
 		got := AppendCompact(nil, []byte(tc.in))
 		if string(got) != tc.want {
@@ -122,10 +152,26 @@ func TestAppendWireKeyOrder(t *testing.T) {
 	}
 }
 
-func TestAppendFloat(t *testing.T) {
-	for _, v := range []float64{0, 1, 0.95, 1.5, -2.25, 1e-7, 1e21, 123456789, 0.1 + 0.2} {
-		if got, want := appendFloat(nil, v), goJSON(t, v); !bytes.Equal(got, want) {
-			t.Errorf("appendFloat(%v) = %s, want %s", v, got, want)
+// TestAppendPyFloat checks the float form of msgspec's write_f64 (msgspec/ryu.h):
+// the expected strings were printed by orjson 3.8.3, whose float formatting is the
+// same ryu algorithm with the same layout rules, for the Python floats listed.
+func TestAppendPyFloat(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		want string
+	}{
+		{0, "0.0"}, {math.Copysign(0, -1), "-0.0"}, {1, "1.0"}, {0.95, "0.95"}, {1.5, "1.5"},
+		{-2.25, "-2.25"}, {1e-7, "1e-7"}, {1e21, "1e21"}, {123456789, "123456789.0"},
+		{0.30000000000000004, "0.30000000000000004"}, {1e15, "1000000000000000.0"}, {1e16, "1e16"},
+		{1e-5, "0.00001"}, {1e-6, "1e-6"}, {0.0001, "0.0001"}, {123.456, "123.456"},
+		{9007199254740992, "9007199254740992.0"}, {5e-324, "5e-324"},
+		{1.7976931348623157e308, "1.7976931348623157e308"}, {100000, "100000.0"}, {8192, "8192.0"},
+		{0.9500000000000001, "0.9500000000000001"}, {1234567890123456.8, "1234567890123456.8"},
+		{1.2345678901234568e16, "1.2345678901234568e16"}, {0.00012345, "0.00012345"}, {1.25e-5, "0.0000125"},
+		{math.Inf(1), "null"}, {math.NaN(), "null"},
+	} {
+		if got := AppendPyFloat(nil, tc.v); string(got) != tc.want {
+			t.Errorf("AppendPyFloat(%v) = %s, want %s", tc.v, got, tc.want)
 		}
 	}
 }

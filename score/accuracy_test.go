@@ -159,6 +159,8 @@ func TestAppendTurnScoreJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		// The wire encoding leaves U+2028 and U+2029 raw, as msgspec does.
+		want = bytes.ReplaceAll(bytes.ReplaceAll(want, []byte(`\u2028`), []byte("\u2028")), []byte(`\u2029`), []byte("\u2029"))
 		if got := appendTurnScoreJSON(nil, &r); string(got) != string(want) {
 			t.Errorf("got  %s\nwant %s", got, want)
 		}
