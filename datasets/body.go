@@ -10,22 +10,30 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// BodyOptions says how to build a client turn's request body.
+// BodyOptions says how to build a client turn's request body. Model, Profile,
+// Stream and MaxTokens are the run's defaults, the reference client's model_params:
+// as there, they fill only what the turn's own row leaves unset, and they are
+// applied before the values the conversation's first user row passes on (see
+// AppendBody).
 type BodyOptions struct {
-	// Model is sent as "model"; "" falls back to the row's model, then the profile's.
+	// Model is the run's model name; "" falls back to the profile's.
 	Model string
-	// Profile supplies sampling settings the dataset row does not set; nil for none.
+	// Profile supplies sampling settings; nil for none.
 	Profile *Profile
 	// Salt salts the system message for instance Repeat (1-based; 0 means 1), as the
 	// reference client does (spec §4).
 	Salt   bool
 	Repeat int
-	// Stream asks for Server-Sent Events; IncludeUsage adds
-	// "stream_options":{"include_usage":true} right after "stream".
-	Stream       bool
+	// Stream is the run's streaming mode: on, it is the default "stream": true of
+	// rows that do not set stream (as the reference's streaming: on); off, such rows
+	// take their first user row's stream, else false.
+	Stream bool
+	// IncludeUsage adds "stream_options":{"include_usage":true} right after
+	// "stream" to a streamed request. The reference client never sends it, so a
+	// run that sets it is not official (replay --stream-usage).
 	IncludeUsage bool
-	// MaxTokens is the run's max_completion_tokens for rows that set none; 0 falls
-	// back to the profile's.
+	// MaxTokens is the run's max_completion_tokens default; 0 falls back to the
+	// profile's, and with neither the reference's rules alone apply (AppendBody).
 	MaxTokens int
 	// ClearGeneratedCache sends every recorded assistant message of the history with
 	// one space put at the start of its reasoning_content, or of its content when it
@@ -34,6 +42,14 @@ type BodyOptions struct {
 	// client's.
 	ClearGeneratedCache bool
 }
+
+// DefaultModelName is the model the reference client sends when neither the row,
+// nor the run, nor the conversation's first user row names one.
+const DefaultModelName = "no-model-name"
+
+// DefaultMaxTokens is the reference client's max_completion_tokens when no row
+// value and no run default set one.
+const DefaultMaxTokens = 128
 
 // ErrNoSystemPrompt is returned by CheckSaltable for a conversation without a system
 // prompt: salting needs one.
@@ -141,16 +157,27 @@ func (d *Dataset) RequestMessages(t *schemas.Turn, o BodyOptions) []byte {
 }
 
 // AppendBody appends the exact JSON request body of client turn t to dst and
-// returns it. The body is concatenated from pre-serialized fragments; nothing of
-// the history is re-encoded. Keys come in the reference client's order (spec §5):
-// model, messages, temperature, max_completion_tokens, stream, stream_options,
-// seed, top_p, top_k, repetition_penalty, n, stop, presence_penalty,
-// frequency_penalty, logit_bias, user, chat_template, chat_template_kwargs, tools,
-// tool_choice; absent values are left out. A value the dataset row sets wins over
-// the profile's. With o.Salt on, call CheckSaltable first: a conversation without a
-// system prompt gets no system message.
+// returns it: the bytes the reference client's OpenAI adapter encodes for the same
+// row (spec §5). The body is concatenated from pre-serialized fragments; nothing of
+// the history is re-encoded. Keys come in the reference's order: model, messages,
+// temperature, max_completion_tokens, stream, [stream_options], seed, top_p, top_k,
+// repetition_penalty, n, stop, presence_penalty, frequency_penalty, logit_bias,
+// user, chat_template, chat_template_kwargs, tools, tool_choice; absent values are
+// left out.
+//
+// Each value is resolved as the reference's dataset loader resolves it: the row's
+// own value, else the run's default (o: model, sampling settings, stream when
+// streaming, max_completion_tokens), else, for model, max_completion_tokens,
+// max_new_tokens and stream only, the conversation's first user row's value (in
+// file order; Turn.Inherited). The max tokens sent are the first truthy (in
+// Python's sense) of max_new_tokens, max_completion_tokens, the row's own
+// max_tokens, else DefaultMaxTokens; the model falls back to DefaultModelName and
+// stream to false. Tools were resolved at ingest (Turn.Tools). With o.Salt on, call
+// CheckSaltable first: a conversation without a system prompt gets no system
+// message.
 func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte {
-	ps := d.params[d.turnIndex(t)]
+	ti := d.turnIndex(t)
+	ps, inh := d.params[ti], d.inherited[ti]
 	pr := o.Profile
 	if pr == nil {
 		pr = &Profile{}
@@ -166,16 +193,19 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 		dst = append(dst, k...)
 		dst = append(dst, '"', ':')
 	}
-	switch {
-	case o.Model != "":
-		key("model")
-		dst = AppendString(dst, o.Model)
+	key("model")
+	switch model := o.Model; {
 	case ps.get("model") != nil:
-		key("model")
 		dst = append(dst, ps.get("model")...)
-	case pr.Model != "":
-		key("model")
-		dst = AppendString(dst, pr.Model)
+	case model != "" || pr.Model != "":
+		if model == "" {
+			model = pr.Model
+		}
+		dst = AppendString(dst, model)
+	case inh.get("model") != nil:
+		dst = append(dst, inh.get("model")...)
+	default:
+		dst = AppendString(dst, DefaultModelName)
 	}
 	key("messages")
 	dst = d.appendMessages(dst, t, &o)
@@ -185,7 +215,7 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 			dst = append(dst, v...)
 		} else if pv != nil {
 			key(name)
-			dst = appendFloat(dst, *pv)
+			dst = AppendPyFloat(dst, *pv)
 		}
 	}
 	raw := func(name string) {
@@ -195,20 +225,12 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 		}
 	}
 	float("temperature", pr.Temperature)
-	maxTokens := int(t.MaxTokens)
-	if maxTokens <= 0 {
-		maxTokens = o.MaxTokens
-	}
-	if maxTokens <= 0 {
-		maxTokens = pr.MaxTokens
-	}
-	if maxTokens > 0 {
-		key("max_completion_tokens")
-		dst = strconv.AppendInt(dst, int64(maxTokens), 10)
-	}
+	key("max_completion_tokens")
+	dst = d.appendMaxTokens(dst, ps, inh, &o)
 	key("stream")
-	dst = strconv.AppendBool(dst, o.Stream)
-	if o.Stream && o.IncludeUsage {
+	stream := d.streamValue(ps, inh, &o)
+	dst = append(dst, stream...)
+	if o.Stream && o.IncludeUsage && truthy(stream) {
 		key("stream_options")
 		dst = append(dst, `{"include_usage":true}`...)
 	}
@@ -242,6 +264,74 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 	}
 	raw("tool_choice")
 	return append(dst, '}')
+}
+
+// appendMaxTokens appends the max_completion_tokens value of a turn with own
+// parameters ps and inherited inh (AppendBody).
+func (d *Dataset) appendMaxTokens(dst []byte, ps, inh paramSet, o *BodyOptions) []byte {
+	if v := ps.get("max_new_tokens"); v != nil || inh.get("max_new_tokens") != nil {
+		if v == nil {
+			v = inh.get("max_new_tokens")
+		}
+		if truthy(v) {
+			return append(dst, v...)
+		}
+	}
+	run := o.MaxTokens
+	if run <= 0 && o.Profile != nil {
+		run = o.Profile.MaxTokens
+	}
+	switch v := ps.get("max_completion_tokens"); {
+	case v != nil:
+		if truthy(v) {
+			return append(dst, v...)
+		}
+	case run > 0:
+		return strconv.AppendInt(dst, int64(run), 10)
+	case inh.get("max_completion_tokens") != nil:
+		if v := inh.get("max_completion_tokens"); truthy(v) {
+			return append(dst, v...)
+		}
+	}
+	if v := ps.get("max_tokens"); v != nil && truthy(v) {
+		return append(dst, v...)
+	}
+	return strconv.AppendInt(dst, DefaultMaxTokens, 10)
+}
+
+// streamValue returns the JSON value of a turn's "stream" (AppendBody).
+func (d *Dataset) streamValue(ps, inh paramSet, o *BodyOptions) []byte {
+	switch {
+	case ps.get("stream") != nil:
+		return ps.get("stream")
+	case o.Stream:
+		return []byte("true")
+	case inh.get("stream") != nil:
+		return inh.get("stream")
+	}
+	return []byte("false")
+}
+
+// Streams reports whether the request of turn t asks for a streamed answer (its
+// "stream" value is truthy): the reference client reads the answer as Server-Sent
+// Events exactly then, whatever the run's streaming mode.
+func (d *Dataset) Streams(t *schemas.Turn, o BodyOptions) bool {
+	ti := d.turnIndex(t)
+	return truthy(d.streamValue(d.params[ti], d.inherited[ti], &o))
+}
+
+// truthy reports whether the compact JSON value v is true in Python's sense: not
+// false, null, zero, "", [] or {}.
+func truthy(v []byte) bool {
+	switch string(v) {
+	case "", "false", "null", `""`, "[]", "{}":
+		return false
+	}
+	if c := v[0]; c == '-' || (c >= '0' && c <= '9') {
+		f, err := strconv.ParseFloat(string(v), 64)
+		return err != nil || f != 0
+	}
+	return true
 }
 
 // appendKwargs appends a profile's chat_template_kwargs with sorted keys.

@@ -36,7 +36,7 @@ func testDataset(t testing.TB) (*Dataset, []schemas.Conversation, []schemas.Mess
 		{ConversationID: "conv1", ConvIndex: 0, Turn: 1, ClientIndex: 0, Role: "user", MsgStart: 0, MsgEnd: 1, Tools: tools,
 			Params: `{"model":"row-model","temperature":0.2,"seed":3,"stop":["\n"]}`, ExpectedTurn: 2},
 		{ConversationID: "conv1", ConvIndex: 0, Turn: 3, ClientIndex: 1, Role: "tool", MsgStart: 2, MsgEnd: 3, Tools: tools,
-			Params: `{"max_new_tokens":64}`, MaxTokens: 64, DelaySeconds: 0.5, ExpectedTurn: 4},
+			Params: `{"max_new_tokens":64}`, Inherited: `{"model":"row-model"}`, MaxTokens: 64, DelaySeconds: 0.5, ExpectedTurn: 4},
 		{ConversationID: "noSys", ConvIndex: 1, Turn: 1, ClientIndex: 0, Role: "user", MsgStart: 0, MsgEnd: 1},
 	}
 	d, err := New(schemas.DatasetManifest{SchemaVersion: schemas.Version}, convs, msgs, turns)
@@ -66,20 +66,20 @@ func TestAppendBodyExact(t *testing.T) {
 		{"salted repeat 2, streaming, profile under row params", 0,
 			BodyOptions{Profile: &qwen, Salt: true, Repeat: 2, Stream: true, IncludeUsage: true},
 			`{"model":"row-model","messages":[` + sys1 + `,` + u + `],"temperature":0.2,"max_completion_tokens":8192,"stream":true,` +
-				`"stream_options":{"include_usage":true},"seed":3,"top_p":0.95,"top_k":20,"repetition_penalty":1,"stop":["\n"],` +
+				`"stream_options":{"include_usage":true},"seed":3,"top_p":0.95,"top_k":20,"repetition_penalty":1.0,"stop":["\n"],` +
 				`"presence_penalty":1.5,"chat_template_kwargs":{"preserve_thinking":true},` + tools + `}`},
-		{"tool turn: history, row max tokens win, run model wins", 1,
+		{"tool turn: history, row max tokens win, the run's model before the first user row's", 1,
 			BodyOptions{Model: "served", Salt: true, Repeat: 2, MaxTokens: 100},
 			`{"model":"served","messages":[` + sys1 + `,` + u + `,` + a + `,` + tool + `],"max_completion_tokens":64,"stream":false,` + tools + `}`},
-		{"unsalted, no stream_options without IncludeUsage", 0,
+		{"unsalted, no stream_options without IncludeUsage, the reference's default max tokens", 0,
 			BodyOptions{Stream: true},
-			`{"model":"row-model","messages":[{"role":"system","content":"Be helpful"},` + u + `],"temperature":0.2,"stream":true,"seed":3,"stop":["\n"],` + tools + `}`},
-		{"no system prompt, run max tokens", 2,
+			`{"model":"row-model","messages":[{"role":"system","content":"Be helpful"},` + u + `],"temperature":0.2,"max_completion_tokens":128,"stream":true,"seed":3,"stop":["\n"],` + tools + `}`},
+		{"no system prompt, run max tokens, the reference's default model", 2,
 			BodyOptions{MaxTokens: 100},
-			`{"messages":[{"role":"user","content":"x"}],"max_completion_tokens":100,"stream":false}`},
-		{"clear generated cache", 1,
+			`{"model":"no-model-name","messages":[{"role":"user","content":"x"}],"max_completion_tokens":100,"stream":false}`},
+		{"clear generated cache, the first user row's model", 1,
 			BodyOptions{ClearGeneratedCache: true},
-			`{"messages":[{"role":"system","content":"Be helpful"},` + u + `,` +
+			`{"model":"row-model","messages":[{"role":"system","content":"Be helpful"},` + u + `,` +
 				`{"role":"assistant","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{}"}}],"reasoning_content":" think"},` +
 				tool + `],"max_completion_tokens":64,"stream":false,` + tools + `}`},
 	} {
@@ -106,9 +106,71 @@ func TestKimiProfileBody(t *testing.T) {
 	d, _, _, _ := testDataset(t)
 	k, _ := LookupProfile("kimi-k3")
 	got := string(d.AppendBody(nil, &d.Turns[2], BodyOptions{Profile: &k}))
-	want := `{"model":"moonshotai/Kimi-K3","messages":[{"role":"user","content":"x"}],"temperature":1,"max_completion_tokens":8192,"stream":false,"top_p":1}`
+	want := `{"model":"moonshotai/Kimi-K3","messages":[{"role":"user","content":"x"}],"temperature":1.0,"max_completion_tokens":8192,"stream":false,"top_p":1.0}`
 	if got != want {
 		t.Errorf("got %s\nwant %s", got, want)
+	}
+}
+
+// TestAppendBodyResolution follows the order of the reference's loader
+// (agentic_inference_dataset.py load() at ea332753): the run's defaults are
+// written into the rows that lack them first, then the first user row's model,
+// max_completion_tokens, max_new_tokens and stream fill what is still missing;
+// max tokens resolve through max_new_tokens, max_completion_tokens, max_tokens
+// (Python truthiness), else 128.
+func TestAppendBodyResolution(t *testing.T) {
+	convs := []schemas.Conversation{{ConversationID: "c", Index: 0, Domain: "coding", Rows: 1, ClientTurns: 5, Messages: 1}}
+	msgs := []schemas.Message{{ConversationID: "c", Seq: 0, Turn: 1, Role: "user", Content: sp("x")}}
+	msgs[0].Wire = AppendWire(nil, &msgs[0])
+	inh := `{"model":"m0","max_completion_tokens":55,"max_new_tokens":77,"stream":false}`
+	turns := []schemas.Turn{
+		{Params: "", Inherited: inh},
+		{Params: `{"max_new_tokens":0,"max_tokens":9}`, Inherited: `{"max_completion_tokens":55}`},
+		{Params: `{"max_completion_tokens":"100","stream":1.0,"model":7}`},
+		{Params: `{"max_tokens":9}`},
+		{Params: `{"max_completion_tokens":0,"max_tokens":0}`, Inherited: `{"stream":true}`},
+	}
+	for i := range turns {
+		turns[i].ConversationID, turns[i].Domain, turns[i].Turn, turns[i].ClientIndex, turns[i].Role, turns[i].MsgEnd = "c", "coding", int32(i+1), int32(i), "user", 1
+	}
+	d, err := New(schemas.DatasetManifest{SchemaVersion: schemas.Version}, convs, msgs, turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qwen, _ := LookupProfile("qwen3.6-35b-a3b")
+	m := `"messages":[{"role":"user","content":"x"}]`
+	qs := `"top_p":0.95,"top_k":20,"repetition_penalty":1.0,"presence_penalty":1.5,"chat_template_kwargs":{"preserve_thinking":true}`
+	for _, tc := range []struct {
+		name string
+		turn int
+		o    BodyOptions
+		want string
+	}{
+		{"no run defaults: everything from the first user row", 0, BodyOptions{},
+			`{"model":"m0",` + m + `,"max_completion_tokens":77,"stream":false}`},
+		{"profile and streaming first: only max_new_tokens still comes from the first user row", 0, BodyOptions{Profile: &qwen, Stream: true},
+			`{"model":"Qwen/Qwen3.6-35B-A3B",` + m + `,"temperature":1.0,"max_completion_tokens":77,"stream":true,` + qs + `}`},
+		{"a falsy max_new_tokens falls through to the inherited max_completion_tokens", 1, BodyOptions{},
+			`{"model":"no-model-name",` + m + `,"max_completion_tokens":55,"stream":false}`},
+		{"the run's max tokens before the inherited ones, the row's max_tokens after", 1, BodyOptions{MaxTokens: 300},
+			`{"model":"no-model-name",` + m + `,"max_completion_tokens":300,"stream":false}`},
+		{"values of other types sent as the file has them", 2, BodyOptions{Profile: &qwen, Stream: true},
+			`{"model":7,` + m + `,"temperature":1.0,"max_completion_tokens":"100","stream":1.0,` + qs + `}`},
+		{"the row's own max_tokens when nothing else is set", 3, BodyOptions{},
+			`{"model":"no-model-name",` + m + `,"max_completion_tokens":9,"stream":false}`},
+		{"all falsy: the reference's 128; the inherited stream", 4, BodyOptions{},
+			`{"model":"no-model-name",` + m + `,"max_completion_tokens":128,"stream":true}`},
+		{"stream_options only with IncludeUsage on a streamed request", 4, BodyOptions{Stream: true, IncludeUsage: true},
+			`{"model":"no-model-name",` + m + `,"max_completion_tokens":128,"stream":true,"stream_options":{"include_usage":true}}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := string(d.AppendBody(nil, &d.Turns[tc.turn], tc.o)); got != tc.want {
+				t.Errorf("body\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+	if !d.Streams(&d.Turns[2], BodyOptions{}) || d.Streams(&d.Turns[0], BodyOptions{Stream: false}) || !d.Streams(&d.Turns[1], BodyOptions{Stream: true}) {
+		t.Error("Streams disagrees with the stream values")
 	}
 }
 

@@ -21,9 +21,10 @@ type Dataset struct {
 	// Turns are all client turns, in conversation order, then turn order.
 	Turns []schemas.Turn
 
-	byID   map[string]int
-	convs  []convData
-	params []paramSet // by position in Turns
+	byID      map[string]int
+	convs     []convData
+	params    []paramSet // by position in Turns
+	inherited []paramSet // by position in Turns
 
 	clearOnce sync.Once
 	clearData []wireData
@@ -143,6 +144,7 @@ func (d *Dataset) index(msgs []schemas.Message) error {
 		}
 	}
 	d.params = make([]paramSet, len(d.Turns))
+	d.inherited = make([]paramSet, len(d.Turns))
 	prev := -1
 	for ti := range d.Turns {
 		t := &d.Turns[ti]
@@ -167,6 +169,9 @@ func (d *Dataset) index(msgs []schemas.Message) error {
 			return fmt.Errorf("conversation %q turn %d: params: %w", t.ConversationID, t.Turn, err)
 		}
 		d.params[ti] = ps
+		if d.inherited[ti], err = parseParams(t.Inherited); err != nil {
+			return fmt.Errorf("conversation %q turn %d: inherited params: %w", t.ConversationID, t.Turn, err)
+		}
 	}
 	return nil
 }

@@ -227,7 +227,8 @@ func (w *Writer) Close(m schemas.DatasetManifest) (schemas.DatasetManifest, erro
 
 // The content hash: a SHA-256 per conversation over its id, system prompt, wire
 // messages with their turn, part, intent codes and extra fields, and its client
-// turns (turn, role, message range, delay, tools, params, max tokens, expected turn);
+// turns (turn, role, message range, delay, tools, params, inherited params, max
+// tokens, expected turn);
 // then a SHA-256 over the (id, digest) pairs sorted by id. It leaves out file names,
 // formats, snapshot metadata, creation time, ISL and the conversations' order, so
 // that flat and snapshot input of the same trajectories hash the same.
@@ -272,6 +273,7 @@ func digest(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Tur
 		num(int64(math.Float64bits(t.DelaySeconds)))
 		str(t.Tools)
 		str(t.Params)
+		str(t.Inherited)
 		num(int64(t.MaxTokens))
 		num(int64(t.ExpectedTurn))
 		flush()

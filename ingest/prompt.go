@@ -18,6 +18,7 @@ type PromptOptions struct {
 	Model        string
 	Profile      string
 	NoStream     bool
+	StreamUsage  bool
 	MaxTokens    int
 	// ClearGeneratedCache applies datasets.BodyOptions.ClearGeneratedCache.
 	ClearGeneratedCache bool
@@ -42,7 +43,7 @@ func Prompt(w io.Writer, o PromptOptions) error {
 	}
 	bo := datasets.BodyOptions{
 		Model: o.Model, Salt: !o.NoSalt, Repeat: max(o.Repeat, 1),
-		Stream: !o.NoStream, IncludeUsage: !o.NoStream, MaxTokens: o.MaxTokens,
+		Stream: !o.NoStream, IncludeUsage: o.StreamUsage && !o.NoStream, MaxTokens: o.MaxTokens,
 		ClearGeneratedCache: o.ClearGeneratedCache,
 	}
 	if o.Profile != "" {

@@ -76,6 +76,10 @@ type Options struct {
 	// MaxTokens is max_completion_tokens for rows that set none (0: the profile's).
 	MaxTokens int
 	NoStream  bool
+	// StreamUsage asks a streamed answer for server usage counts
+	// ("stream_options":{"include_usage":true}), which the reference client never
+	// sends: a run that sets it is not official.
+	StreamUsage bool
 	// ClearGeneratedCache puts a space at the start of every recorded assistant
 	// message of the history (datasets.BodyOptions.ClearGeneratedCache).
 	ClearGeneratedCache bool
@@ -230,7 +234,7 @@ func (s *settings) bodyOptions(repeat int) datasets.BodyOptions {
 		Salt:                !s.NoSalt,
 		Repeat:              repeat,
 		Stream:              !s.NoStream,
-		IncludeUsage:        !s.NoStream,
+		IncludeUsage:        s.StreamUsage && !s.NoStream,
 		MaxTokens:           s.MaxTokens,
 		ClearGeneratedCache: s.ClearGeneratedCache,
 	}
@@ -251,6 +255,7 @@ func (s *settings) config(n int) schemas.RunConfig {
 		TurnTimeoutSeconds:  s.TurnTimeout.Seconds(),
 		StopIssuingAtWindow: s.StopIssuingAtWindowEnd,
 		Stream:              !s.NoStream,
+		StreamUsage:         s.StreamUsage && !s.NoStream,
 		MaxTokens:           s.MaxTokens,
 		ClearGeneratedCache: s.ClearGeneratedCache,
 		RoutingHeaders:      s.RoutingHeaders,
@@ -289,6 +294,9 @@ func (s *settings) config(n int) schemas.RunConfig {
 	}
 	if s.NoStream {
 		why = append(why, "streaming off (--no-stream): no first-token or per-token times")
+	}
+	if s.StreamUsage && !s.NoStream {
+		why = append(why, `server usage requested (--stream-usage): requests carry "stream_options", which the reference client does not send`)
 	}
 	sort.Strings(why)
 	c.NonOfficial = why

@@ -76,7 +76,7 @@ func TestClosedLoopOnTheWire(t *testing.T) {
 		tr, repeat := turnOf(t, d, s)
 		turnsBySession[s.session] = append(turnsBySession[s.session], int(tr.Turn))
 		// The body is exactly what `agentrace prompt` prints: AppendBody's bytes.
-		want := d.AppendBody(nil, tr, datasets.BodyOptions{Model: "test-model", Salt: true, Repeat: repeat, Stream: true, IncludeUsage: true})
+		want := d.AppendBody(nil, tr, datasets.BodyOptions{Model: "test-model", Salt: true, Repeat: repeat, Stream: true})
 		if !bytes.Equal(s.body, want) {
 			t.Fatalf("session %s turn %d body:\n got %s\nwant %s", s.session, tr.Turn, s.body, want)
 		}

@@ -36,7 +36,7 @@ func TestSampleBodiesAreThePrompts(t *testing.T) {
 	prof, _ := datasets.LookupProfile("qwen3.6-35b-a3b")
 	for i, s := range reqs {
 		tr, repeat := turnOf(t, d, s)
-		body := d.AppendBody(nil, tr, datasets.BodyOptions{Model: model, Profile: &prof, Salt: true, Repeat: repeat, Stream: true, IncludeUsage: true})
+		body := d.AppendBody(nil, tr, datasets.BodyOptions{Model: model, Profile: &prof, Salt: true, Repeat: repeat, Stream: true})
 		if !bytes.Equal(s.body, body) {
 			t.Fatalf("%s turn %d: body differs from AppendBody's", s.session, tr.Turn)
 		}

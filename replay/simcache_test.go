@@ -41,7 +41,7 @@ func TestClearGeneratedCache(t *testing.T) {
 		srv := httptest.NewServer(s.Handler())
 		defer srv.Close()
 		dir := t.TempDir()
-		if _, err := Run(context.Background(), Options{Data: d, Endpoint: srv.URL, Out: dir, Concurrency: 1, NoDelays: true, ClearGeneratedCache: clear}); err != nil {
+		if _, err := Run(context.Background(), Options{Data: d, Endpoint: srv.URL, Out: dir, Concurrency: 1, NoDelays: true, ClearGeneratedCache: clear, StreamUsage: true}); err != nil {
 			t.Fatal(err)
 		}
 		recs := readLog(t, dir)

@@ -104,14 +104,23 @@ type Turn struct {
 	MsgEnd   int32 `parquet:"msg_end" json:"msg_end"`
 	// DelaySeconds is the row's delay_seconds (0 when absent).
 	DelaySeconds float64 `parquet:"delay_seconds" json:"delay_seconds"`
-	// Tools is the OpenAI tool definitions sent with the request (the row's, else the
-	// conversation's first user row's), as JSON; "" when none.
+	// Tools is the tools value sent with the request (the row's own, else the
+	// conversation's first user row's, in file order), as JSON; "" when none.
 	Tools string `parquet:"tools,dict" json:"tools,omitempty"`
-	// Params is the row's generation parameters (model, temperature, stop, ...) as a
-	// JSON object, after inheriting from the first user row; "" when none.
+	// Params is the row's own generation parameters (model, max_new_tokens,
+	// temperature, stop, ...; nulls left out) as a JSON object in the wire
+	// encoding; "" when none.
 	Params string `parquet:"params,dict" json:"params,omitempty"`
-	// MaxTokens is the row's max_new_tokens, else max_completion_tokens, else
-	// max_tokens; 0 when the row sets none (the run's setting applies).
+	// Inherited is what the conversation's first user row (in file order) passes on
+	// to the client rows that lack it, as the reference client's loader does: its
+	// model, max_completion_tokens, max_new_tokens and stream, as a JSON object; ""
+	// when it sets none of them. A request resolves each value as the row's own,
+	// else the run's default, else the inherited one (datasets.AppendBody).
+	Inherited string `parquet:"inherited,dict" json:"inherited,omitempty"`
+	// MaxTokens is the first positive integer among the row's own max_new_tokens,
+	// max_completion_tokens and max_tokens, else the inherited max_new_tokens, else
+	// 0 (the run's setting applies). The request's max_completion_tokens is resolved
+	// by datasets.AppendBody.
 	MaxTokens int32 `parquet:"max_tokens" json:"max_tokens"`
 	// ExpectedTurn is the turn number of the assistant row that immediately follows,
 	// 0 when none (no ground truth).
@@ -160,4 +169,9 @@ type DatasetManifest struct {
 	ContentHash string `json:"content_hash"`
 	// Tokenizer names the tokenizer that filled Turn.ISL, "" when none.
 	Tokenizer string `json:"tokenizer,omitempty"`
+	// Warnings lists what ingest noted in the inputs that the reference client
+	// accepts without checking or would treat otherwise (file:line: conversation
+	// turn: message), up to a limit per file; WarningCount counts them all.
+	Warnings     []string `json:"warnings,omitempty"`
+	WarningCount int      `json:"warning_count,omitempty"`
 }

@@ -8,7 +8,7 @@ package schemas
 
 // Version is the schema version written into every manifest and output. Bump it
 // whenever a column or field changes meaning.
-const Version = "1"
+const Version = "2"
 
 // ToolVersion is the version of agentrace that writes a file.
 const ToolVersion = "0.1.0"

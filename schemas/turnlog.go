@@ -153,6 +153,7 @@ type RunConfig struct {
 	TurnTimeoutSeconds  float64           `json:"turn_timeout_s"`
 	StopIssuingAtWindow bool              `json:"stop_issuing_at_window_end"`
 	Stream              bool              `json:"stream"`
+	StreamUsage         bool              `json:"stream_usage,omitempty"`
 	MaxTokens           int               `json:"max_tokens"`
 	ClearGeneratedCache bool              `json:"clear_generated_cache"`
 	RoutingHeaders      []string          `json:"routing_headers"`

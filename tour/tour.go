@@ -208,6 +208,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		sumr, err := replay.Run(ctx, replay.Options{
 			Dataset: dsDir, Data: d, Endpoint: endpoint, Out: filepath.Join(runsDir, fmt.Sprintf("c%d", c)), Overwrite: true,
 			Profile: DefaultProfile, Concurrency: c, Trajectories: budget, DelayScale: 1 / o.Speedup,
+			// Server usage counts output tokens when no tokenizer is at hand.
+			StreamUsage:         tok == nil,
 			EndpointDescription: "embedded sim (agentrace demo): profile " + prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
 			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second,
 		})

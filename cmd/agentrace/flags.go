@@ -85,10 +85,11 @@ func cmaxFlag(usage string, required bool) *cli.IntFlag {
 // prompt (prompt prints the body replay would send, so they must agree).
 func requestFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "model", Usage: "model name sent in every request (default: the dataset row's, then the profile's)"},
+		&cli.StringFlag{Name: "model", Usage: "model name sent by rows that name none (default: the profile's; a row's own model wins, then the first user row's, as in the reference client)"},
 		&cli.StringFlag{Name: "profile", Usage: "sampling profile: qwen3.6-35b-a3b, kimi-k3, kimi-k2.6 (none: only the dataset's parameters)"},
 		&cli.BoolFlag{Name: "no-salt", Usage: "do not salt system prompts (unofficial: cache is shared across trajectories)"},
 		&cli.BoolFlag{Name: "no-stream", Usage: "ask for whole responses instead of Server-Sent Events (unofficial: no per-token times)"},
+		&cli.BoolFlag{Name: "stream-usage", Usage: "ask streamed answers for the server's token usage (stream_options.include_usage; unofficial: the reference client does not send it)"},
 		&cli.IntFlag{Name: "max-tokens", HideDefault: true, Usage: "max_completion_tokens for rows that set none (default: the profile's)"},
 		&cli.BoolFlag{Name: "clear-generated-cache", Usage: "put a space at the start of every recorded assistant message of the history (its reasoning, else its content), so that no token the server generated live is reused as cached history"},
 		&cli.StringFlag{Name: "api-key-env", Usage: "environment variable holding the API key, sent as a Bearer token (never written anywhere; prompt -v shows it redacted)"},

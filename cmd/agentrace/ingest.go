@@ -81,7 +81,7 @@ func promptCommand() *cli.Command {
 			return ingest.Prompt(c.Root().Writer, ingest.PromptOptions{
 				Dataset: c.String("dataset"), Conversation: c.String("conversation"), Turn: int(c.Int("turn")),
 				Repeat: int(c.Int("repeat")), NoSalt: c.Bool("no-salt"), Model: c.String("model"),
-				Profile: c.String("profile"), NoStream: c.Bool("no-stream"), MaxTokens: int(c.Int("max-tokens")),
+				Profile: c.String("profile"), NoStream: c.Bool("no-stream"), StreamUsage: c.Bool("stream-usage"), MaxTokens: int(c.Int("max-tokens")),
 				ClearGeneratedCache: c.Bool("clear-generated-cache"), Verbose: c.Bool("verbose"),
 				APIKey: c.String("api-key-env") != "",
 			})

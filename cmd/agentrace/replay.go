@@ -57,6 +57,7 @@ func replayOptions(c *cli.Command) replay.Options {
 		RoutingHeaders:         c.StringSlice("routing-header"),
 		MaxTokens:              c.Int("max-tokens"),
 		NoStream:               c.Bool("no-stream"),
+		StreamUsage:            c.Bool("stream-usage"),
 		ClearGeneratedCache:    c.Bool("clear-generated-cache"),
 		Progress:               c.Root().ErrWriter,
 		ProgressTTY:            progress.IsTerminal(os.Stderr),

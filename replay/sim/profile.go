@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/agentrace/agentrace/datasets"
 )
 
 // Profile holds the serving parameters of one hardware/model pair: the model
@@ -164,8 +166,8 @@ func (p Profile) Validate() error {
 // servesModel tells whether the profile answers to a requested model name ("" is
 // the default model).
 func (p Profile) servesModel(name string) bool {
-	if name == "" {
-		return true
+	if name == "" || name == datasets.DefaultModelName {
+		return true // no model named: the reference client's placeholder
 	}
 	norm := func(s string) string {
 		if i := strings.LastIndexByte(s, '/'); i >= 0 {
