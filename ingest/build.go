@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"sort"
 	"strconv"
 	"unsafe"
 
@@ -17,63 +18,98 @@ type built struct {
 	turns []schemas.Turn
 }
 
-// validateSequence checks the rows of one conversation against each other (spec
-// §1 plus agentrace's own checks), reporting each problem through report.
-func validateSequence(rows []*row, report func(r *row, msg string)) {
-	var prev *row
-	var prevCalls []string
-	for k, r := range rows {
-		if r.turnOK {
+// sortByTurn orders a conversation's rows by turn number, as the reference does
+// before anything else (rows whose turn cannot be read go last, in file order), and
+// reports whether the file order differed.
+func sortByTurn(rows []*row) bool {
+	for i, r := range rows {
+		r.order = i
+	}
+	sorted := sort.SliceIsSorted(rows, func(i, j int) bool { return turnLess(rows[i], rows[j]) })
+	if !sorted {
+		sort.SliceStable(rows, func(i, j int) bool { return turnLess(rows[i], rows[j]) })
+	}
+	return !sorted
+}
+
+func turnLess(a, b *row) bool {
+	if a.turnSeen != b.turnSeen {
+		return a.turnSeen
+	}
+	return a.turnSeen && a.turnVal < b.turnVal
+}
+
+// validateSequence checks the rows of one conversation, sorted by turn, against
+// each other as the reference's loader does (role order, tool rows after tool
+// calls, turns 1..N), reporting each problem through report; warn gets what the
+// reference does not check (a tool_call_id answering no call of the assistant row
+// before it).
+func validateSequence(rows []*row, report, warn func(r *row, msg string)) {
+	numbered := true
+	for _, r := range rows {
+		numbered = numbered && r.turnSeen && r.turnOK
+	}
+	if numbered {
+		for k, r := range rows {
 			switch {
-			case k == 0 && r.turn != 1:
+			case k == 0 && r.turnVal != 1:
 				report(r, fmt.Sprintf("turn numbers start at %d, not 1", r.turn))
-			case prev != nil && prev.turnOK && r.turn == prev.turn:
+			case k > 0 && r.turnVal == rows[k-1].turnVal:
 				report(r, fmt.Sprintf("turn %d duplicated", r.turn))
-			case prev != nil && prev.turnOK && r.turn != prev.turn+1:
-				report(r, fmt.Sprintf("turn %d follows turn %d (a gap or out of order)", r.turn, prev.turn))
+			case k > 0 && r.turnVal != rows[k-1].turnVal+1:
+				report(r, fmt.Sprintf("turn %d follows turn %d (a gap)", r.turn, rows[k-1].turn))
 			}
 		}
-		prevRole := ""
-		if prev != nil {
-			prevRole = prev.role
-		}
+	}
+	state := "start"
+	var prev *row
+	prevCalls := false // the previous row is an assistant row with tool calls
+	var calls []string
+	for _, r := range rows {
 		switch r.role {
 		case schemas.RoleUser:
-			switch {
-			case prevRole == schemas.RoleUser:
+			switch state {
+			case schemas.RoleUser:
 				report(r, "user row after a user row")
-			case prevRole == schemas.RoleAssistant && !isNull(prev.toolCalls):
-				report(r, "user row right after an assistant row with tool_calls")
+			case schemas.RoleAssistant:
+				if prevCalls {
+					report(r, "user row right after an assistant row with tool_calls")
+				}
 			}
 		case schemas.RoleAssistant:
-			switch {
-			case prev == nil:
+			switch state {
+			case "start":
 				report(r, "first row is assistant, not user")
-			case prevRole == schemas.RoleAssistant:
+			case schemas.RoleAssistant:
 				report(r, "assistant row after an assistant row")
 			}
 		case schemas.RoleTool:
-			switch {
-			case prev == nil:
+			switch state {
+			case "start":
 				report(r, "first row is tool, not user")
-			case prevRole == schemas.RoleUser:
+			case schemas.RoleUser:
 				report(r, "tool row after a user row")
-			case prevRole == schemas.RoleTool:
+			case schemas.RoleTool:
 				report(r, "tool row after a tool row (parallel results belong in one row)")
-			case prevRole == schemas.RoleAssistant && isNull(prev.toolCalls):
-				report(r, "tool row after an assistant row without tool_calls")
-			case prevRole == schemas.RoleAssistant:
+			case schemas.RoleAssistant:
+				if !prevCalls {
+					report(r, "tool row after an assistant row without tool_calls")
+					break
+				}
 				for i, res := range r.results {
-					if res.callID != "" && !contains(prevCalls, res.callID) {
-						report(r, fmt.Sprintf("tool_results[%d].tool_call_id %q answers no tool call of the preceding assistant row (turn %d)", i, res.callID, prev.turn))
+					if res.callID != "" && !contains(calls, res.callID) {
+						warn(r, fmt.Sprintf("tool_results[%d].tool_call_id %q answers no tool call of the assistant row before it (turn %d)", i, res.callID, prev.turn))
 					}
 				}
 			}
+		default:
+			continue // an unknown role is reported with its row
 		}
-		if r.role == schemas.RoleAssistant {
-			prevCalls = r.toolCallIDs()
+		prevCalls = r.role == schemas.RoleAssistant && kind(r.toolCalls) == "array" && !emptyValue(r.toolCalls)
+		if prevCalls {
+			calls = r.toolCallIDs()
 		}
-		prev = r
+		state, prev = r.role, r
 	}
 }
 
@@ -118,7 +154,7 @@ func appendStringToken(w, raw []byte) ([]byte, *string) {
 		return w, nil
 	}
 	body := raw[1 : len(raw)-1]
-	if bytes.IndexByte(body, '\\') < 0 && !hasLineSep(body) {
+	if bytes.IndexByte(body, '\\') < 0 {
 		// No escapes: the decoded string is the token's body, shared with the wire
 		// fragment (which is never modified once built).
 		n := len(w)
@@ -136,21 +172,6 @@ func appendStringToken(w, raw []byte) ([]byte, *string) {
 		w = datasets.AppendString(w, s)
 	}
 	return w, &s
-}
-
-// hasLineSep reports whether b holds U+2028 or U+2029 (E2 80 A8 or E2 80 A9),
-// which the wire encoding escapes.
-func hasLineSep(b []byte) bool {
-	for {
-		i := bytes.IndexByte(b, 0xE2)
-		if i < 0 || i+2 >= len(b) {
-			return false
-		}
-		if b[i+1] == 0x80 && (b[i+2] == 0xA8 || b[i+2] == 0xA9) {
-			return true
-		}
-		b = b[i+1:]
-	}
 }
 
 // appendContentField stores a raw content value in m (text, structured JSON, or
@@ -171,14 +192,33 @@ func appendContentField(w []byte, m *schemas.Message, raw []byte) []byte {
 	return w
 }
 
-// buildConversation turns the validated rows of one conversation into its
-// dataset rows. scratch is reused between calls.
+// appendOptional appends a message member that Message keeps as a string: a JSON
+// string is stored in *dst and sent; any other value is sent as is (canonical) and
+// kept for export in the message's extra fields.
+func appendOptional(w []byte, key string, raw []byte, dst **string, extra *[]field) []byte {
+	w = append(w, ',', '"')
+	w = append(w, key...)
+	w = append(w, '"', ':')
+	if kind(raw) == "string" {
+		w, *dst = appendStringToken(w, raw)
+		return w
+	}
+	*extra = append(*extra, field{key, raw})
+	return datasets.AppendCompact(w, raw)
+}
+
+// inheritedKeys are the values the first user row of a conversation passes on to
+// the client rows that lack them (tools aside, which ingest resolves itself).
+var inheritedKeys = [...]string{"model", "max_completion_tokens", "max_new_tokens", "stream"}
+
+// buildConversation turns the validated rows of one conversation, sorted by turn,
+// into its dataset rows, building each message as the reference's loader does.
 func buildConversation(id string, index int32, source string, rows []*row) built {
 	var b built
 	c := &b.conv
 	c.ConversationID, c.Index, c.Domain, c.Source = id, index, datasets.Domain(id), source
 	c.Rows = int32(len(rows))
-	// The system prompt: the first non-empty string `system` on any row.
+	// The system prompt: the first non-empty string `system` in turn order.
 	sysRow := -1
 	for k, r := range rows {
 		if kind(r.system) == "string" && string(r.system) != `""` {
@@ -188,20 +228,29 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 		}
 	}
 	c.SystemEscaped = string(datasets.AppendEscaped(nil, c.System))
+	// The first user row in file order passes its tools and inheritedKeys on.
 	var firstUser *row
 	for _, r := range rows {
-		if r.role == schemas.RoleUser {
+		if r.role == schemas.RoleUser && (firstUser == nil || r.order < firstUser.order) {
 			firstUser = r
-			break
 		}
 	}
-	// The first user row's tools, compacted once.
-	var firstToolsStr string
-	firstTools := func() string {
-		if firstToolsStr == "" {
-			firstToolsStr = string(datasets.AppendCompact(nil, firstUser.tools))
+	var firstTools, inherited string
+	if firstUser != nil {
+		if !isNull(firstUser.tools) {
+			firstTools = string(datasets.AppendCompact(nil, firstUser.tools))
 		}
-		return firstToolsStr
+		var fs []field
+		for _, k := range inheritedKeys {
+			for _, p := range firstUser.params {
+				if p.key == k && !isNull(p.val) {
+					fs = append(fs, p)
+				}
+			}
+		}
+		if len(fs) > 0 {
+			inherited = string(appendObject(nil, fs))
+		}
 	}
 	// Unsalted system message, for HistoryBytes.
 	sysLen := 0
@@ -217,13 +266,21 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			extra = append(extra, field{"system", r.system})
 		}
 		client := r.role == schemas.RoleUser || r.role == schemas.RoleTool
-		if r.role == schemas.RoleTool {
-			// A tool row's own message fields are not sent (its results are); keep
-			// them for export.
+		// A row with a non-empty tool_results list is sent as its tool results (the
+		// reference expands any row's list); its own message fields are kept for
+		// export.
+		expand := kind(r.toolResults) == "array" && !emptyValue(r.toolResults)
+		if r.role == schemas.RoleTool && r.results != nil {
+			expand = true
+		}
+		if expand {
 			for _, f := range []field{{"content", r.content}, {"name", r.name}, {"reasoning_content", r.reasoning}, {"intent_codes", r.intentCodes}} {
 				if f.val != nil {
 					extra = append(extra, f)
 				}
+			}
+			if r.role != schemas.RoleTool && !isNull(r.toolCalls) {
+				extra = append(extra, field{"tool_calls", r.toolCalls})
 			}
 		}
 		if !client {
@@ -234,12 +291,14 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 				extra = append(extra, field{"delay_seconds", r.delay})
 			}
 		}
-		extra = append(extra, r.params...)
-		rowExtra := ""
-		if len(extra) > 0 {
-			buf = appendObject(buf[:0], extra)
-			rowExtra = string(buf)
+		if client && !isNull(r.delay) {
+			// A delay that is not a non-negative number is kept as given (for
+			// export); Turn.DelaySeconds holds what the reference waits.
+			if _, why := delayValue(r.delay); why != "" {
+				extra = append(extra, field{"delay_seconds", r.delay})
+			}
 		}
+		extra = append(extra, r.params...)
 		start := int32(len(b.msgs))
 		newMsg := func(part int32) *schemas.Message {
 			b.msgs = append(b.msgs, schemas.Message{
@@ -248,66 +307,76 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			return &b.msgs[len(b.msgs)-1]
 		}
 		switch r.role {
+		case schemas.RoleUser:
+			c.ClientTurns++
 		case schemas.RoleTool:
 			c.ClientTurns++
+		default:
+			c.AssistantTurns++
+		}
+		if expand {
+			rowExtra := ""
+			if len(extra) > 0 {
+				buf = appendObject(buf[:0], extra)
+				rowExtra = string(buf)
+			}
 			for i, res := range r.results {
 				m := newMsg(int32(i))
+				m.Role = schemas.RoleTool
 				w := append(make([]byte, 0, len(res.content)+64), `{"role":"tool"`...)
 				w = appendContentField(w, m, res.content)
-				callID := res.callID
-				m.ToolCallID = &callID
 				w = append(w, `,"tool_call_id":`...)
-				w = datasets.AppendString(w, callID)
+				var resExtra []field
+				if res.callIDRaw != nil {
+					w = datasets.AppendCompact(w, res.callIDRaw)
+					resExtra = append(resExtra, field{"tool_call_id", res.callIDRaw})
+				} else {
+					callID := res.callID
+					m.ToolCallID = &callID
+					w = datasets.AppendString(w, callID)
+				}
+				resExtra = append(resExtra, res.extra...)
 				m.Wire = append(w, '}')
 				var ex []byte
 				if i == 0 && rowExtra != "" {
 					ex = append(ex, rowExtra...)
 				}
-				if len(res.extra) > 0 {
-					if len(ex) == 0 {
-						ex = append(ex, "{}"...)
-					}
-					ex = ex[:len(ex)-1]
-					if len(ex) > 1 {
-						ex = append(ex, ',')
-					}
-					ex = append(ex, `"tool_result_extra":`...)
-					ex = appendObject(ex, res.extra)
-					ex = append(ex, '}')
+				if r.role != schemas.RoleTool && i == 0 {
+					ex = mergeExtra(ex, field{"row_role", datasets.AppendString(nil, r.role)})
+				}
+				if len(resExtra) > 0 {
+					ex = mergeExtra(ex, field{"tool_result_extra", appendObject(nil, resExtra)})
 				}
 				m.Extra = string(ex)
 			}
-		default:
-			if r.role == schemas.RoleUser {
-				c.ClientTurns++
-			} else {
-				c.AssistantTurns++
-			}
+		} else {
 			m := newMsg(0)
 			w := make([]byte, 0, len(r.content)+len(r.reasoning)+len(r.toolCalls)+64)
 			w = append(w, `{"role":`...)
 			w = datasets.AppendString(w, r.role)
 			w = appendContentField(w, m, r.content)
 			if !isNull(r.name) {
-				w = append(w, `,"name":`...)
-				w, m.Name = appendStringToken(w, r.name)
+				w = appendOptional(w, "name", r.name, &m.Name, &extra)
 			}
 			if !isNull(r.toolCalls) {
 				tc := datasets.AppendCompact(nil, r.toolCalls)
 				m.ToolCalls = string(tc)
 				w = append(w, `,"tool_calls":`...)
 				w = append(w, tc...)
-				c.ToolCalls += int32(len(r.toolCallIDs()))
+				if r.role == schemas.RoleAssistant {
+					c.ToolCalls += int32(len(r.toolCallIDs()))
+				}
 			}
 			if !isNull(r.reasoning) {
-				w = append(w, `,"reasoning_content":`...)
-				w, m.ReasoningContent = appendStringToken(w, r.reasoning)
+				w = appendOptional(w, "reasoning_content", r.reasoning, &m.ReasoningContent, &extra)
 			}
 			m.Wire = append(w, '}')
 			if !isNull(r.intentCodes) {
 				m.IntentCodesJSON = string(datasets.AppendCompact(nil, r.intentCodes))
 			}
-			m.Extra = rowExtra
+			if len(extra) > 0 {
+				m.Extra = string(appendObject(nil, extra))
+			}
 		}
 		for i := start; i < int32(len(b.msgs)); i++ {
 			if histLen > 0 {
@@ -321,24 +390,26 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 		t := schemas.Turn{
 			ConversationID: id, ConvIndex: index, Domain: c.Domain, Turn: r.turn,
 			ClientIndex: int32(len(b.turns)), Role: r.role, MsgStart: start, MsgEnd: int32(len(b.msgs)),
+			Inherited: inherited,
 		}
 		if !isNull(r.delay) {
-			t.DelaySeconds, _ = strconv.ParseFloat(string(r.delay), 64)
-			c.DelaySeconds += t.DelaySeconds
+			if d, _ := delayValue(r.delay); d > 0 {
+				t.DelaySeconds = d
+				c.DelaySeconds += d
+			}
 		}
 		switch {
 		case !isNull(r.tools) && firstUser != nil && bytes.Equal(r.tools, firstUser.tools):
-			t.Tools = firstTools()
+			t.Tools = firstTools
 		case !isNull(r.tools):
 			t.Tools = string(datasets.AppendCompact(nil, r.tools))
-		case r.role == schemas.RoleTool && firstUser != nil && !isNull(firstUser.tools):
-			t.Tools = firstTools()
+		default:
+			t.Tools = firstTools
 		}
-		params := r.params
-		if r.role == schemas.RoleTool && firstUser != nil {
-			params = inheritParams(params, firstUser.params)
+		t.Params, t.MaxTokens = encodeParams(r.params)
+		if t.MaxTokens == 0 && firstUser != nil && !hasParam(r.params, "max_new_tokens") {
+			_, t.MaxTokens = encodeParams(paramsNamed(firstUser.params, "max_new_tokens"))
 		}
-		t.Params, t.MaxTokens = encodeParams(params)
 		if k+1 < len(rows) && rows[k+1].role == schemas.RoleAssistant {
 			t.ExpectedTurn = rows[k+1].turn
 		}
@@ -354,26 +425,42 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 	return b
 }
 
-// inheritParams adds the first user row's parameters that a tool row lacks.
-func inheritParams(own, first []field) []field {
-	out := append([]field(nil), own...)
-	for _, f := range first {
-		found := false
-		for _, o := range own {
-			if o.key == f.key {
-				found = true
-				break
-			}
-		}
-		if !found {
-			out = append(out, f)
+// mergeExtra adds member f to the JSON object ex ("" counts as {}).
+func mergeExtra(ex []byte, f field) []byte {
+	if len(ex) == 0 {
+		ex = append(ex, "{}"...)
+	}
+	ex = ex[:len(ex)-1]
+	if len(ex) > 1 {
+		ex = append(ex, ',')
+	}
+	ex = datasets.AppendString(ex, f.key)
+	ex = append(ex, ':')
+	ex = append(ex, f.val...)
+	return append(ex, '}')
+}
+
+func hasParam(ps []field, key string) bool {
+	for _, p := range ps {
+		if p.key == key && !isNull(p.val) {
+			return true
 		}
 	}
-	return out
+	return false
+}
+
+func paramsNamed(ps []field, key string) []field {
+	for _, p := range ps {
+		if p.key == key {
+			return []field{p}
+		}
+	}
+	return nil
 }
 
 // encodeParams returns the non-null generation parameters as a JSON object in
-// genParamOrder, and the max tokens they set.
+// genParamOrder, and the first positive integer among max_new_tokens,
+// max_completion_tokens and max_tokens (0 when none).
 func encodeParams(ps []field) (string, int32) {
 	if len(ps) == 0 {
 		return "", 0
@@ -396,7 +483,7 @@ func encodeParams(ps []field) (string, int32) {
 			switch key {
 			case "max_new_tokens", "max_completion_tokens", "max_tokens":
 				if maxTokens == 0 {
-					if n, err := strconv.ParseInt(string(p.val), 10, 32); err == nil {
+					if n, err := strconv.ParseInt(string(p.val), 10, 32); err == nil && n > 0 {
 						maxTokens = int32(n)
 					}
 				}

@@ -3,6 +3,9 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"math"
+	"sort"
+	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
@@ -22,6 +25,24 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 		return err
 	}
 	closed := map[string]int64{} // conversations of this file already finished
+	// What the reference's pandas does to the file's columns: generation
+	// parameters, names and reasoning (pandasColumn), conversation ids.
+	cols := map[string]*pandasColumn{}
+	column := func(key string, v []byte) {
+		c := cols[key]
+		if c == nil {
+			c = &pandasColumn{}
+			cols[key] = c
+		}
+		c.add(v)
+	}
+	dataRows := 0
+	type idEntry struct {
+		id   string
+		raw  []byte
+		line int64
+	}
+	var ids []idEntry
 	for ch := range order {
 		p := <-ch
 		items := p.items
@@ -42,6 +63,15 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 			r := it.row
 			r.chunk = p.seq
 			in.rows++
+			dataRows++
+			for _, f := range r.params {
+				column(f.key, f.val)
+			}
+			column("name", r.name)
+			column("reasoning_content", r.reasoning)
+			if r.hasID && (len(ids) == 0 || ids[len(ids)-1].id != r.convID) {
+				ids = append(ids, idEntry{r.convID, append([]byte(nil), r.idRaw...), r.line})
+			}
 			if len(conv) > 0 && (!r.hasID || r.convID != conv[0].convID) {
 				if conv[0].hasID {
 					closed[conv[0].convID] = conv[0].line
@@ -58,12 +88,58 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 			conv = append(conv, r)
 		}
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	warn := func(line int64, conv, msg string) {
+		in.addWarning(Problem{File: path, Line: line, ConversationID: conv, Message: msg})
+	}
+	for _, key := range append(genParamOrder[:], "name", "reasoning_content") {
+		if c := cols[key]; c != nil {
+			if note := c.note(key, dataRows); note != "" {
+				warn(0, "", note)
+			}
+		}
+	}
+	// Conversation ids: when every id reads as a number, pandas makes the column
+	// numeric and the reference's id is str() of that number (integers when all are
+	// whole).
+	numeric, whole := len(ids) > 0, true
+	vals := make([]float64, len(ids))
+	for i, e := range ids {
+		var v float64
+		ok := false
+		switch kind(e.raw) {
+		case "number":
+			v, _ = strconv.ParseFloat(string(e.raw), 64)
+			ok = true
+		case "string":
+			v, ok = pyFloat(e.id)
+		}
+		if !ok {
+			numeric = false
+			break
+		}
+		vals[i] = v
+		whole = whole && v == math.Trunc(v) && math.Abs(v) < 1<<63
+	}
+	if numeric {
+		for i, e := range ids {
+			ref := pyReprFloat(vals[i])
+			if whole {
+				ref = strconv.FormatInt(int64(vals[i]), 10)
+			}
+			if ref != e.id {
+				warn(e.line, e.id, fmt.Sprintf("every conversation_id of the file reads as a number: the reference's pandas makes them numbers and uses %q as this conversation's id (in its session id and salt); agentrace keeps %q", ref, e.id))
+			}
+		}
+	}
+	return nil
 }
 
 // consumeSnapshots keeps the latest snapshot of each conversation (highest
-// conversation_idx; the first seen on a tie), then converts them in order of first
-// appearance.
+// conversation_idx; the first seen on a tie), then converts them in order of id, as
+// the reference's converter writes them.
 func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *schemas.DatasetInput, order chan chan parsed, problem problemFunc) error {
 	best := map[string]*snapshot{}
 	var ids []string
@@ -106,10 +182,12 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 			in.pool.release(p.seq + 1)
 		}
 	}
+	// The reference's converter writes the conversations sorted by id.
+	sort.Strings(ids)
 	for _, id := range ids {
 		s := best[id]
 		delete(best, id)
-		rows, metadata, problems := snapshotRows(s)
+		rows, metadata, problems := snapshotRows(s, in.opts.SnapshotAsReference)
 		for _, p := range problems {
 			problem(s.line, s.id, 0, p)
 		}
@@ -141,6 +219,7 @@ type convJob struct {
 
 type convResult struct {
 	problems []Problem
+	warnings []Problem
 	prep     *datasets.Prepared
 	err      error
 	// chunk is the first input chunk the conversation's rows came from (-1 for
@@ -192,12 +271,32 @@ func (in *ingester) buildJob(j *convJob) convResult {
 	report := func(r *row, msg string) {
 		res.problems = append(res.problems, Problem{File: j.path, Line: r.line, ConversationID: id, Turn: r.turn, Message: msg})
 	}
+	warn := func(r *row, msg string) {
+		res.warnings = append(res.warnings, Problem{File: j.path, Line: r.line, ConversationID: id, Turn: r.turn, Message: msg})
+	}
 	for _, r := range j.rows {
 		for _, p := range r.problems {
 			report(r, p)
 		}
+		for _, w := range r.warnings {
+			warn(r, w)
+		}
 	}
-	validateSequence(j.rows, report)
+	if sortByTurn(j.rows) {
+		warn(first, "rows are not in turn order in the file: sorted by turn, as the reference does")
+	}
+	validateSequence(j.rows, report, warn)
+	hasSystem := false
+	for _, r := range j.rows {
+		hasSystem = hasSystem || (kind(r.system) == "string" && string(r.system) != `""`)
+	}
+	if !hasSystem && len(res.problems) == 0 {
+		warn(first, "no system prompt (no row has a non-empty string system): a salted run, the default of replay and of prompt, refuses this conversation")
+	}
+	if in.opts.Strict {
+		res.problems = append(res.problems, res.warnings...)
+		res.warnings = nil
+	}
 	if j.bad || len(res.problems) > 0 || in.failed.Load() {
 		return res
 	}
@@ -224,6 +323,9 @@ func (in *ingester) writeLoop() error {
 		}
 		for _, p := range res.problems {
 			in.addProblem(p)
+		}
+		for _, w := range res.warnings {
+			in.addWarning(w)
 		}
 		if res.err != nil && err == nil {
 			err = res.err

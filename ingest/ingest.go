@@ -53,6 +53,17 @@ type Options struct {
 	// Overwrite replaces an existing Out, only when it is a dataset agentrace wrote
 	// (internal/outguard).
 	Overwrite bool
+	// Strict refuses the inputs on any warning: what the reference client accepts
+	// but does not check (rows out of turn order, values of unexpected types, a
+	// tool_call_id answering no call, values the reference's pandas would alter...).
+	// Without it, warnings are listed in the manifest and the inputs are ingested.
+	Strict bool
+	// SnapshotAsReference converts snapshot files exactly as the reference's
+	// converter does, dropping reasoning_content, delay_seconds and intent_codes;
+	// by default they are kept (replay sends the reasoning in the history, waits
+	// the delays, and scores intents), so that a snapshot file and its flat form
+	// give the same dataset.
+	SnapshotAsReference bool
 	// MaxProblems is how many problems are reported per file (default 20).
 	MaxProblems int
 	// MaxLineBytes rejects longer lines (default 64 MiB).
@@ -139,7 +150,8 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		if err != nil {
 			return err
 		}
-		in := &ingester{opts: opts, w: w, seen: map[string]location{}, problems: problemList{limit: opts.MaxProblems}}
+		in := &ingester{opts: opts, w: w, seen: map[string]location{}, problems: problemList{limit: opts.MaxProblems},
+			warnings: problemList{limit: opts.MaxProblems}}
 		var line *progress.Line
 		if opts.Progress != nil {
 			line = progress.New(opts.Progress, opts.ProgressTTY, 5*time.Second, in.status).Start()
@@ -153,6 +165,11 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 			return err
 		}
 		m.Inputs = in.inputs
+		in.warnings.sort(opts.Inputs)
+		for _, p := range in.warnings.err.Problems {
+			m.Warnings = append(m.Warnings, p.String())
+		}
+		m.WarningCount = len(in.warnings.err.Problems) + in.warnings.err.Omitted
 		m.CreatedAt = time.Now().UTC().Format(time.RFC3339)
 		m.Tokenizer = opts.ISLName
 		m, err = w.Close(m)
@@ -188,6 +205,7 @@ type ingester struct {
 
 	mu       sync.Mutex
 	problems problemList
+	warnings problemList
 
 	pool chunkPool
 }
@@ -197,6 +215,18 @@ func (in *ingester) addProblem(p Problem) {
 	in.problems.add(p)
 	in.mu.Unlock()
 	in.failed.Store(true)
+}
+
+// addWarning records something the reference accepts but agentrace notes; with
+// Options.Strict it is a problem.
+func (in *ingester) addWarning(p Problem) {
+	if in.opts.Strict {
+		in.addProblem(p)
+		return
+	}
+	in.mu.Lock()
+	in.warnings.add(p)
+	in.mu.Unlock()
 }
 
 func (in *ingester) status() string {

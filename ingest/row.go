@@ -3,8 +3,8 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strconv"
-	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
 )
@@ -41,8 +41,10 @@ type row struct {
 	hasID    bool
 	idRaw    []byte
 	turn     int32
-	turnOK   bool
-	turnSeen bool
+	turnOK   bool    // the turn reads as a whole number (turnVal)
+	turnSeen bool    // the row has a turn value the reference can sort
+	turnVal  float64 // the number the reference reads (pandas: a float, 2.0 for "2")
+	order    int     // position in the file among the conversation's rows
 
 	role        string
 	roleRaw     []byte
@@ -64,15 +66,19 @@ type row struct {
 
 	// Set by snapshot conversion: results are given directly.
 	results []toolResult
-	// problems found in the row alone.
+	// problems found in the row alone: the reference refuses the file.
 	problems []string
+	// warnings found in the row alone: the reference accepts the row (and
+	// agentrace does too, unless --strict).
+	warnings []string
 }
 
 // toolResult is one item of a tool row's tool_results.
 type toolResult struct {
-	callID  string
-	content []byte // raw JSON; nil when absent
-	extra   []field
+	callID    string
+	callIDRaw []byte // a tool_call_id that is not a string (rows other than tool rows)
+	content   []byte // raw JSON; nil when absent
+	extra     []field
 }
 
 func keyString(k []byte) string {
@@ -85,19 +91,20 @@ func keyString(k []byte) string {
 
 func isNull(raw []byte) bool { return raw == nil || (len(raw) == 4 && string(raw) == "null") }
 
-// ParseLine parses one line of a flat trace file into a row. A syntax error (or a
-// line that is not an object) is returned as an error; problems with the row's
-// values are recorded in the row. It never panics, whatever the input.
+// parseFlatLine parses one line of a flat trace file into a row. A syntax error (or
+// a line that is not an object) is returned as an error; problems and warnings
+// about the row's values are recorded in the row. It never panics, whatever the
+// input.
 func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 	r := &row{line: lineNo}
-	var typ []byte
+	var typ, turn []byte
 	err := parseObject(line, func(k, v []byte) {
 		key := keyString(k)
 		switch key {
 		case "conversation_id":
 			r.idRaw = v
 		case "turn":
-			r.turnRaw(v)
+			turn = v
 		case "role":
 			r.roleRaw = v
 		case "content":
@@ -139,15 +146,17 @@ func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 		}
 	}
 	r.checkID()
-	if r.roleRaw == nil {
+	if isNull(r.roleRaw) {
 		r.problem("role missing")
 	} else if s, ok := datasets.DecodeString(r.roleRaw); ok {
 		r.role = s
 	} else {
 		r.problemf("role is a JSON %s, not a string", kind(r.roleRaw))
 	}
-	if !r.turnSeen {
+	if isNull(turn) {
 		r.problem("turn missing")
+	} else {
+		r.turnRaw(turn)
 	}
 	r.check()
 	return r, nil
@@ -169,30 +178,75 @@ func (r *row) problem(s string) { r.problems = append(r.problems, s) }
 func (r *row) problemf(format string, a ...any) {
 	r.problems = append(r.problems, fmt.Sprintf(format, a...))
 }
-
-// turnRaw decodes the turn number: it must be an integer literal.
-func (r *row) turnRaw(v []byte) {
-	r.turnOK, r.turnSeen = false, true
-	n, err := strconv.ParseInt(string(v), 10, 32)
-	if err != nil {
-		if kind(v) == "number" {
-			r.problemf("turn %s is not an integer", v)
-		} else {
-			r.problemf("turn is a JSON %s, not an integer", kind(v))
-		}
-		return
-	}
-	r.turn, r.turnOK = int32(n), true
+func (r *row) warnf(format string, a ...any) {
+	r.warnings = append(r.warnings, fmt.Sprintf(format, a...))
 }
 
-// checkID validates conversation_id: a non-empty printable-ASCII string, not "nan".
+// turnRaw reads the turn number as the reference does: pandas makes the column
+// numeric (a numeric string or a boolean becomes its number), the rows of a
+// conversation are sorted by it, and the sorted values must be exactly 1..N. A
+// value that cannot be a number makes the reference fail.
+func (r *row) turnRaw(v []byte) {
+	r.turnOK, r.turnSeen = false, false
+	var f float64
+	switch kind(v) {
+	case "number":
+		if n, err := strconv.ParseInt(string(v), 10, 32); err == nil {
+			r.turn, r.turnVal, r.turnOK, r.turnSeen = int32(n), float64(n), true, true
+			return
+		}
+		f, _ = strconv.ParseFloat(string(v), 64)
+		if !numberIsInt(v) && f == math.Trunc(f) {
+			r.warnf("turn %s is a float: the reference reads it as %d", v, int64(f))
+		}
+	case "string":
+		s, _ := datasets.DecodeString(v)
+		x, ok := pyFloat(s)
+		if !ok {
+			r.problemf("turn %s is not a number", orMissing(v))
+			return
+		}
+		f = x
+		r.warnf("turn %s is a string: the reference reads it as the number %s", v, pyReprFloat(f))
+	case "boolean":
+		if string(v) == "true" {
+			f = 1
+		}
+		r.warnf("turn %s is a boolean: the reference reads it as %g", v, f)
+	default:
+		r.problemf("turn is a JSON %s, not a number", kind(v))
+		return
+	}
+	r.turnVal, r.turnSeen = f, true
+	if f == math.Trunc(f) && f >= math.MinInt32 && f <= math.MaxInt32 {
+		r.turn, r.turnOK = int32(f), true
+	} else {
+		r.problemf("turn %s is not a whole number (turn numbers must run 1, 2, ... N)", orMissing(v))
+	}
+}
+
+// checkID reads conversation_id as the reference does: a string is its id, a
+// number or a boolean is read as its Python str(); it must not be "" or "nan" and
+// must be printable ASCII; an array or an object cannot group rows.
 func (r *row) checkID() {
-	if r.idRaw == nil {
+	if isNull(r.idRaw) {
 		r.problem("conversation_id missing")
 		return
 	}
-	s, ok := datasets.DecodeString(r.idRaw)
-	if !ok {
+	var s string
+	switch kind(r.idRaw) {
+	case "string":
+		s, _ = datasets.DecodeString(r.idRaw)
+	case "number":
+		s = pyNumberStr(r.idRaw)
+		r.warnf("conversation_id %s is a number: the reference uses its Python str() %q as the id (in the session id and the salt)", r.idRaw, s)
+	case "boolean":
+		s = "True"
+		if string(r.idRaw) == "false" {
+			s = "False"
+		}
+		r.warnf("conversation_id %s is a boolean: the reference uses %q as the id", r.idRaw, s)
+	default:
 		r.problemf("conversation_id is a JSON %s, not a string", kind(r.idRaw))
 		return
 	}
@@ -200,7 +254,7 @@ func (r *row) checkID() {
 	switch {
 	case s == "":
 		r.problem("conversation_id is empty")
-	case strings.EqualFold(s, "nan"):
+	case s == "nan":
 		r.problemf("conversation_id is %q", s)
 	default:
 		for i := 0; i < len(s); i++ {
@@ -223,87 +277,144 @@ func emptyValue(raw []byte) bool {
 	return false
 }
 
-// check validates the row's values by themselves (spec §1); sequence checks come
-// later, per conversation.
+// check validates the row's values by themselves: problems for what the
+// reference's loader refuses, warnings for what it accepts but agentrace would not
+// without --strict. Sequence checks come later, per conversation.
 func (r *row) check() {
-	if r.idRaw != nil && r.turnOK && r.turn < 1 {
-		r.problemf("turn %d is below 1", r.turn)
-	}
 	switch r.role {
 	case "user":
-		if isNull(r.content) {
+		switch k := kind(r.content); {
+		case isNull(r.content):
 			r.problem("user row without content")
-		} else if emptyValue(r.content) {
+		case string(r.content) == `""`:
 			r.problem("user row with empty content")
-		} else if k := kind(r.content); k != "string" && k != "array" {
-			r.problemf("user content is a JSON %s, not a string or a list", k)
+		case k == "array" && emptyValue(r.content):
+			r.warnf("user content is an empty list: the reference sends it as is")
+		case k != "string" && k != "array":
+			r.warnf("user content is a JSON %s: the reference sends it as is", k)
+		}
+		if !isNull(r.toolCalls) {
+			r.warnf("tool_calls on a user row: the reference sends them in the user message")
 		}
 	case "assistant":
-		hasCalls := !isNull(r.toolCalls)
+		hasCalls := kind(r.toolCalls) == "array" && !emptyValue(r.toolCalls)
 		if hasCalls {
 			r.checkToolCalls()
+		} else if !isNull(r.toolCalls) {
+			r.problem("tool_calls present but not a non-empty list")
 		}
-		if !hasCalls && emptyValue(r.content) {
+		if !hasCalls && (isNull(r.content) || string(r.content) == `""`) {
 			r.problem("assistant row with neither content nor tool_calls")
 		}
-		if !isNull(r.content) {
-			if k := kind(r.content); k != "string" && k != "array" {
-				r.problemf("assistant content is a JSON %s, not a string or a list", k)
-			}
+		if k := kind(r.content); !isNull(r.content) && k != "string" && k != "array" {
+			r.warnf("assistant content is a JSON %s: the reference sends it as is", k)
 		}
 	case "tool":
 		if r.results == nil {
 			r.checkToolResults()
 		}
 	case "":
-		if r.roleRaw != nil {
+		if r.roleRaw != nil && !isNull(r.roleRaw) {
 			r.problem(`unknown role ""`)
 		}
 	default:
 		r.problemf("unknown role %q", r.role)
 	}
-	if !isNull(r.toolCalls) && r.role != "assistant" && r.role != "" {
-		r.problemf("tool_calls on a %s row", r.role)
+	if r.role != "tool" && kind(r.toolResults) == "array" && !emptyValue(r.toolResults) {
+		// The reference's message builder expands any row's tool_results list.
+		r.warnf("tool_results on a %s row: the reference sends its results as tool messages in place of the %s message", r.role, r.role)
+		r.checkToolResults()
 	}
 	if !isNull(r.reasoning) && kind(r.reasoning) != "string" {
-		r.problemf("reasoning_content is a JSON %s, not a string", kind(r.reasoning))
+		r.warnf("reasoning_content is a JSON %s: the reference sends it as is", kind(r.reasoning))
 	}
 	if !isNull(r.name) && kind(r.name) != "string" {
-		r.problemf("name is a JSON %s, not a string", kind(r.name))
+		r.warnf("name is a JSON %s: the reference sends it as is", kind(r.name))
 	}
 	if !isNull(r.system) && kind(r.system) != "string" {
-		r.problemf("system is a JSON %s, not a string", kind(r.system))
+		r.warnf("system is a JSON %s, not a string: not a system prompt (the reference ignores it)", kind(r.system))
 	}
 	if !isNull(r.tools) && kind(r.tools) != "array" {
-		r.problemf("tools is a JSON %s, not a list", kind(r.tools))
+		r.warnf("tools is a JSON %s, not a list: the reference sends it as is", kind(r.tools))
 	}
 	if !isNull(r.intentCodes) && kind(r.intentCodes) != "array" {
-		r.problemf("intent_codes is a JSON %s, not a list", kind(r.intentCodes))
+		r.warnf("intent_codes is a JSON %s, not a list", kind(r.intentCodes))
 	}
 	if !isNull(r.delay) {
-		d, err := strconv.ParseFloat(string(r.delay), 64)
-		if kind(r.delay) != "number" || err != nil || d < 0 {
-			r.problemf("delay_seconds %s is not a non-negative number", r.delay)
+		if d, why := delayValue(r.delay); why != "" {
+			r.warnf("delay_seconds %s %s: the reference waits %ss", orMissing(r.delay), why, pyReprFloat(d))
+		}
+	}
+	for _, f := range [...]field{{"tools", r.tools}, {"tool_calls", r.toolCalls}, {"tool_results", r.toolResults}, {"content", r.content}} {
+		if kind(f.val) == "array" || kind(f.val) == "object" || kind(f.val) == "number" {
+			if note := pandasNumberNote(f.val); note != "" {
+				r.warnf("%s: %s", f.key, note)
+			}
 		}
 	}
 	for _, p := range r.params {
+		if isNull(p.val) {
+			continue
+		}
+		if k := kind(p.val); k != "string" && k != "boolean" {
+			if note := pandasNumberNote(p.val); note != "" {
+				r.warnf("%s: %s", p.key, note)
+			}
+		}
 		switch p.key {
 		case "max_new_tokens", "max_completion_tokens", "max_tokens":
-			if isNull(p.val) {
-				continue
-			}
 			if n, err := strconv.ParseInt(string(p.val), 10, 32); err != nil || n < 1 {
-				r.problemf("%s %s is not a positive integer", p.key, p.val)
+				r.warnf("%s %s is not a positive integer: the reference sends it as is (a zero or empty value falls through to the next max-tokens setting)", p.key, orMissing(p.val))
+			}
+		case "stream":
+			if kind(p.val) != "boolean" {
+				r.warnf("stream %s is not a boolean: the reference sends it as is", orMissing(p.val))
+			}
+		case "model":
+			if kind(p.val) != "string" {
+				r.warnf("model is a JSON %s: the reference sends it as is", kind(p.val))
 			}
 		}
 	}
 }
 
-func (r *row) checkToolCalls() {
-	if kind(r.toolCalls) != "array" || emptyValue(r.toolCalls) {
-		r.problem("tool_calls present but not a non-empty list")
-		return
+// delayValue returns the delay the reference waits before a client turn with the
+// raw delay_seconds value: Python's float() of it when that works and is positive,
+// else 0; why says what is unusual about the value ("" when it is a non-negative
+// number).
+func delayValue(raw []byte) (float64, string) {
+	switch kind(raw) {
+	case "number":
+		d, _ := strconv.ParseFloat(string(raw), 64)
+		if d < 0 {
+			return 0, "is negative"
+		}
+		if math.IsInf(d, 0) {
+			return d, "overflows a float"
+		}
+		return d, ""
+	case "string":
+		s, _ := datasets.DecodeString(raw)
+		d, ok := pyFloat(s)
+		if !ok {
+			return 0, "is a string that is not a number"
+		}
+		if !(d > 0) {
+			return 0, "is a string"
+		}
+		return d, "is a string"
+	case "boolean":
+		if string(raw) == "true" {
+			return 1, "is a boolean"
+		}
+		return 0, "is a boolean"
+	case "null":
+		return 0, ""
 	}
+	return 0, "is a JSON " + kind(raw)
+}
+
+func (r *row) checkToolCalls() {
 	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
 		if kind(v) != "object" {
 			r.problemf("tool_calls[%d] is a JSON %s, not an object", k, kind(v))
@@ -359,13 +470,18 @@ func orMissing(raw []byte) string {
 	return string(raw)
 }
 
+// checkToolResults reads a row's tool_results as the reference does: a tool row
+// needs a non-empty list of objects, each with a non-empty string tool_call_id and
+// a content member that is not null. (Another row's list only needs objects whose
+// tool_call_id and content are not null.)
 func (r *row) checkToolResults() {
-	if isNull(r.toolResults) {
-		r.problem("tool row without tool_results")
-		return
-	}
-	if kind(r.toolResults) != "array" || emptyValue(r.toolResults) {
-		r.problem("tool_results is not a non-empty list")
+	tool := r.role == "tool"
+	if tool && (kind(r.toolResults) != "array" || emptyValue(r.toolResults)) {
+		if isNull(r.toolResults) {
+			r.problem("tool row without tool_results")
+		} else {
+			r.problem("tool_results is not a non-empty list")
+		}
 		return
 	}
 	r.results = []toolResult{}
@@ -386,13 +502,18 @@ func (r *row) checkToolResults() {
 				res.extra = setField(res.extra, ks, val)
 			}
 		})
-		if s, ok := datasets.DecodeString(id); !ok || s == "" {
+		if s, ok := datasets.DecodeString(id); ok && s != "" {
+			res.callID = s
+		} else if tool || isNull(id) {
 			r.problemf("tool_results[%d] has an empty or missing tool_call_id", k)
 		} else {
-			res.callID = s
+			res.callIDRaw = id
 		}
-		if res.content == nil {
+		switch {
+		case res.content == nil:
 			r.problemf("tool_results[%d] lacks content", k)
+		case isNull(res.content):
+			r.problemf("tool_results[%d].content is null", k)
 		}
 		r.results = append(r.results, res)
 		return nil

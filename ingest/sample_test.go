@@ -329,8 +329,12 @@ func TestRichFixture(t *testing.T) {
 		t.Errorf("second tool result %+v", msgs[3])
 	}
 	ts := d.ConversationTurns(int(sim.Index))
-	if len(ts) != 3 || ts[1].DelaySeconds != 1.25 || ts[1].MaxTokens != 512 || ts[1].Params != `{"max_new_tokens":512,"temperature":0.6,"seed":7}` ||
-		ts[1].Tools == "" || ts[0].ExpectedTurn != 2 || ts[2].ExpectedTurn != 0 || ts[2].Tools != "" || ts[2].Params != "" {
+	// The first user row passes its tools and max_new_tokens on to every later
+	// client row (Inherited), as the reference's loader does; its temperature and
+	// seed stay its own.
+	if len(ts) != 3 || ts[1].DelaySeconds != 1.25 || ts[1].MaxTokens != 512 || ts[1].Params != "" ||
+		ts[1].Inherited != `{"max_new_tokens":512}` || ts[0].Params != `{"max_new_tokens":512,"temperature":0.6,"seed":7}` ||
+		ts[1].Tools == "" || ts[0].ExpectedTurn != 2 || ts[2].ExpectedTurn != 0 || ts[2].Tools != ts[0].Tools || ts[2].Params != "" {
 		t.Errorf("turns %+v", ts)
 	}
 	if *msgs[0].Content != "Book a table for two at 7pm. Café \"Le Nord\" \u2028 please" {

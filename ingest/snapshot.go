@@ -3,7 +3,6 @@ package ingest
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
 )
@@ -58,14 +57,39 @@ func parseSnapshotHead(line []byte, lineNo int64) (*snapshot, *row, error) {
 	return s, r, nil
 }
 
-// snapshotRows converts the latest snapshot of a conversation into flat rows
-// (spec §2): the system message is taken out; consecutive user messages are merged
-// with "\n\n" and trimmed; consecutive tool messages become one tool row whose
-// delay_seconds is the batch's first; turns are numbered 1..; system goes on the
-// first user row and tools on every client row. Unlike the reference converter it
-// keeps reasoning_content, delay_seconds, intent_codes and unknown fields. It
-// returns the snapshot's metadata object too.
-func snapshotRows(s *snapshot) (rows []*row, metadata []byte, problems []string) {
+// snapMsg is one message of a snapshot, role apart.
+type snapMsg struct {
+	index int
+	role  string
+	fs    []field
+	// content is the merged content of collapsed user messages (nil: the first
+	// message's own).
+	content []byte
+	// more are the tool messages merged into this one.
+	more []*snapMsg
+}
+
+func (m *snapMsg) get(key string) []byte {
+	for _, f := range m.fs {
+		if f.key == key {
+			return f.val
+		}
+	}
+	return nil
+}
+
+// snapshotRows converts the latest snapshot of a conversation into flat rows as the
+// reference's converter (scripts/convert_agentic_snapshot.py at ea332753) does: the
+// system messages are taken out, the last one being the system prompt; then runs of
+// user messages are merged into one, each merge joining the texts with "\n\n" and
+// stripping the result; then runs of tool messages become one tool row whose
+// tool_results hold them all (one result is a one-element list); turns are numbered
+// 1..; the system prompt goes on the first user row, and tools, unless empty, on
+// every client row; tool_calls are kept when not empty. Unlike the converter it
+// keeps reasoning_content, delay_seconds (a tool row's is its first message's) and
+// intent_codes, unless asReference; a message's name and other fields are kept for
+// export but not sent. It returns the snapshot's metadata object too.
+func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, problems []string) {
 	var msgs, tools []byte
 	var top []field
 	eachMember(s.raw, func(k, v []byte) {
@@ -81,156 +105,177 @@ func snapshotRows(s *snapshot) (rows []*row, metadata []byte, problems []string)
 			top = append(top, field{key, v})
 		}
 	})
-	idRaw := datasets.AppendString(nil, s.id)
+	if !jsonTruthy(tools) {
+		tools = nil // the converter leaves empty tools out
+	}
+	// Pass 0: take the system messages out.
 	var system []byte
-	newRow := func(role string) *row {
-		r := &row{line: s.line, chunk: -1, convID: s.id, hasID: true, idRaw: idRaw, role: role,
-			roleRaw: datasets.AppendString(nil, role), turn: int32(len(rows) + 1), turnOK: true, turnSeen: true}
-		rows = append(rows, r)
-		return r
-	}
-	var userParts []string
-	var userRow *row
-	flushUser := func() {
-		if userRow != nil && len(userParts) > 1 {
-			userRow.content = datasets.AppendString(nil, strings.TrimSpace(strings.Join(userParts, "\n\n")))
-		}
-		userParts, userRow = nil, nil
-	}
-	var toolRow *row
+	hasSystem := false
+	var list []*snapMsg
 	err := eachElement(msgs, func(k int, m []byte) error {
 		if kind(m) != "object" {
 			problems = append(problems, fmt.Sprintf("messages[%d] is a JSON %s, not an object", k, kind(m)))
 			return nil
 		}
-		var role string
-		var fs []field
+		sm := &snapMsg{index: k}
+		var roleRaw []byte
 		eachMember(m, func(key, val []byte) {
 			ks := keyString(key)
 			if ks == "role" {
-				role, _ = datasets.DecodeString(val)
+				roleRaw = val
 				return
 			}
-			fs = setField(fs, ks, val)
+			sm.fs = setField(sm.fs, ks, val)
 		})
-		get := func(key string) []byte {
-			for _, f := range fs {
-				if f.key == key {
-					return f.val
-				}
-			}
+		role, ok := datasets.DecodeString(roleRaw)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("messages[%d] has no string role", k))
 			return nil
 		}
-		if role != "user" {
-			flushUser()
+		sm.role = role
+		if role == "system" {
+			system, hasSystem = sm.get("content"), true
+			return nil
 		}
-		if role != "tool" {
-			toolRow = nil
-		}
-		switch role {
-		case "system":
-			c := get("content")
-			if system == nil && kind(c) == "string" && string(c) != `""` {
-				system = c
-			} else {
-				problems = append(problems, fmt.Sprintf("messages[%d]: a second (or empty) system message", k))
-			}
-		case "user":
-			c := get("content")
-			if userRow == nil {
-				userRow = newRow("user")
-				userRow.content = c
-			}
-			for _, f := range fs {
-				switch {
-				case f.key == "content":
-				case f.key == "name" && userRow.name == nil:
-					userRow.name = f.val
-				case f.key == "delay_seconds" && userRow.delay == nil:
-					userRow.delay = f.val
-				case f.key == "reasoning_content" && userRow.reasoning == nil:
-					userRow.reasoning = f.val
-				default:
-					userRow.extra = append(userRow.extra, f)
-				}
-			}
-			if s, ok := datasets.DecodeString(c); ok {
-				userParts = append(userParts, s)
-			} else if userRow.content != nil && len(userParts) > 0 {
-				problems = append(problems, fmt.Sprintf("messages[%d]: consecutive user messages with structured content cannot be merged", k))
-			}
-		case "assistant":
-			r := newRow("assistant")
-			for _, f := range fs {
-				switch f.key {
-				case "content":
-					if !isNull(f.val) {
-						r.content = f.val
-					}
-				case "tool_calls":
-					r.toolCalls = f.val
-				case "reasoning_content":
-					r.reasoning = f.val
-				case "name":
-					r.name = f.val
-				case "intent_codes":
-					r.intentCodes = f.val
-				case "delay_seconds":
-					r.delay = f.val
-				default:
-					r.extra = append(r.extra, f)
-				}
-			}
-		case "tool":
-			if toolRow == nil {
-				toolRow = newRow("tool")
-				toolRow.results = []toolResult{}
-				toolRow.tools = tools
-				toolRow.delay = get("delay_seconds")
-			}
-			res := toolResult{content: get("content")}
-			if id, ok := datasets.DecodeString(get("tool_call_id")); ok {
-				res.callID = id
-			}
-			first := len(toolRow.results) == 0
-			for _, f := range fs {
-				switch {
-				case f.key == "content" || f.key == "tool_call_id":
-				case f.key == "delay_seconds" && first:
-				default:
-					res.extra = append(res.extra, f)
-				}
-			}
-			if res.callID == "" {
-				problems = append(problems, fmt.Sprintf("messages[%d]: tool message with an empty or missing tool_call_id", k))
-			}
-			if res.content == nil {
-				problems = append(problems, fmt.Sprintf("messages[%d]: tool message lacks content", k))
-			}
-			toolRow.results = append(toolRow.results, res)
-		default:
-			problems = append(problems, fmt.Sprintf("messages[%d]: unknown role %q", k, role))
-		}
+		list = append(list, sm)
 		return nil
 	})
-	flushUser()
 	if err != nil {
 		problems = append(problems, err.Error())
 	}
-	first := true
-	for _, r := range rows {
-		if r.role == "user" {
-			r.tools = tools
-			if first {
-				r.system = system
-				r.extra = append(r.extra, top...)
-				first = false
+	// Pass 1: merge runs of user messages; pass 2: runs of tool messages.
+	var merged []*snapMsg
+	for _, m := range list {
+		if n := len(merged); n > 0 && m.role == "user" && merged[n-1].role == "user" {
+			prev := merged[n-1]
+			pc := prev.content
+			if pc == nil {
+				pc = prev.get("content")
 			}
+			a, okA := snapText(pc)
+			b, okB := snapText(m.get("content"))
+			if !okA || !okB {
+				problems = append(problems, fmt.Sprintf("messages[%d]: consecutive user messages with structured content: the reference's converter would merge their Python repr, which agentrace does not", m.index))
+				continue
+			}
+			prev.content = datasets.AppendString(nil, pyStrip(a+"\n\n"+b))
+			continue
+		}
+		if n := len(merged); n > 0 && m.role == "tool" && merged[n-1].role == "tool" {
+			merged[n-1].more = append(merged[n-1].more, m)
+			continue
+		}
+		merged = append(merged, m)
+	}
+	idRaw := datasets.AppendString(nil, s.id)
+	firstUser := true
+	for pos, m := range merged {
+		r := &row{line: s.line, chunk: -1, convID: s.id, hasID: true, idRaw: idRaw, role: m.role,
+			roleRaw: datasets.AppendString(nil, m.role), turn: int32(pos + 1), turnVal: float64(pos + 1),
+			turnOK: true, turnSeen: true}
+		rows = append(rows, r)
+		if tc := m.get("tool_calls"); jsonTruthy(tc) {
+			r.toolCalls = tc
+		}
+		if m.role == "user" && firstUser {
+			firstUser = false
+			if hasSystem && !isNull(system) {
+				r.system = system
+			}
+			r.extra = append(r.extra, top...)
+		}
+		if (m.role == "user" || m.role == "tool") && tools != nil {
+			r.tools = tools
+		}
+		keep := func(f field) {
+			switch f.key {
+			case "reasoning_content":
+				if !asReference {
+					r.reasoning = f.val
+				}
+			case "delay_seconds":
+				if !asReference {
+					r.delay = f.val
+				}
+			case "intent_codes":
+				if !asReference {
+					r.intentCodes = f.val
+				}
+			default:
+				r.extra = append(r.extra, f)
+			}
+		}
+		switch m.role {
+		case "tool":
+			r.results = []toolResult{}
+			msgsOf := append([]*snapMsg{m}, m.more...)
+			if tr := m.get("tool_results"); len(m.more) == 0 && jsonTruthy(tr) || len(m.more) > 0 && !isNull(tr) {
+				// A message carrying its own tool_results list: the converter
+				// uses that list (and appends the merged messages to it).
+				r.toolResults = tr
+				r.checkToolResults()
+				msgsOf = m.more
+			}
+			for _, tm := range msgsOf {
+				res := toolResult{content: tm.get("content")}
+				if id, ok := datasets.DecodeString(tm.get("tool_call_id")); ok && id != "" {
+					res.callID = id
+				} else {
+					problems = append(problems, fmt.Sprintf("messages[%d]: tool message with an empty or missing tool_call_id", tm.index))
+				}
+				if isNull(res.content) {
+					problems = append(problems, fmt.Sprintf("messages[%d]: tool message without content (null)", tm.index))
+				}
+				for _, f := range tm.fs {
+					switch f.key {
+					case "content", "tool_call_id", "tool_results":
+					case "delay_seconds":
+						if tm == m && !asReference {
+							r.delay = f.val
+						} else {
+							res.extra = append(res.extra, f)
+						}
+					default:
+						res.extra = append(res.extra, f)
+					}
+				}
+				r.results = append(r.results, res)
+			}
+		default:
+			r.content = m.content
+			if r.content == nil {
+				r.content = m.get("content")
+			}
+			for _, f := range m.fs {
+				switch f.key {
+				case "content", "tool_calls":
+				default:
+					keep(f)
+				}
+			}
+		}
+		switch m.role {
+		case "user", "assistant", "tool":
+		default:
+			problems = append(problems, fmt.Sprintf("messages[%d]: unknown role %q", m.index, m.role))
 		}
 		r.check()
 	}
-	if first && len(rows) > 0 {
+	if firstUser && len(rows) > 0 {
 		rows[0].extra = append(rows[0].extra, top...)
 	}
 	return rows, metadata, problems
+}
+
+// snapText is the text the converter merges for a user message's content: a
+// string, or "" for a missing or empty value; ok is false for other values.
+func snapText(raw []byte) (string, bool) {
+	if !jsonTruthy(raw) {
+		return "", true
+	}
+	if kind(raw) != "string" {
+		return "", false
+	}
+	s, _ := datasets.DecodeString(raw)
+	return s, true
 }

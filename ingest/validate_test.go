@@ -157,7 +157,6 @@ func TestValidationRejects(t *testing.T) {
 		{"conversation_id missing", jsonl(`{"turn": 1, "role": "user", "content": "x"}`), []string{"in.jsonl:1: turn 1 : conversation_id missing"}},
 		{"conversation_id empty", jsonl(`{"conversation_id": "", "turn": 1, "role": "user", "content": "x"}`), []string{":1: ", "conversation_id is empty"}},
 		{"conversation_id nan", jsonl(`{"conversation_id": "nan", "turn": 1, "role": "user", "content": "x"}`), []string{`conversation "nan" turn 1 : conversation_id is "nan"`}},
-		{"conversation_id not a string", jsonl(`{"conversation_id": 12, "turn": 1, "role": "user", "content": "x"}`), []string{"conversation_id is a JSON number"}},
 		{"control character in id", jsonl(`{"conversation_id": "a\u0001b", "turn": 1, "role": "user", "content": "x"}`), []string{"control or non-ASCII character at byte 1"}},
 		{"non-ASCII id", jsonl(`{"conversation_id": "café", "turn": 1, "role": "user", "content": "x"}`), []string{"control or non-ASCII"}},
 		{"rows not contiguous", jsonl(u1, a2, other, t3), []string{`in.jsonl:4: conversation "c1" turn 3 : rows of the conversation are not contiguous (it started at line 1)`}},
@@ -190,13 +189,13 @@ func TestValidationRejects(t *testing.T) {
 		{"turn gap", jsonl(u1, a2, row(4, "tool", `"tool_results": [{"tool_call_id": "t1", "content": "x"}]`)), []string{"turn 4 follows turn 2"}},
 		{"turn not starting at 1", jsonl(`{"conversation_id": "c1", "turn": 2, "role": "user", "content": "x"}`), []string{"turn numbers start at 2, not 1"}},
 		{"turn duplicated", jsonl(u1, a2, withTurn(`{"conversation_id": "c1", "role": "tool", "tool_results": [{"tool_call_id": "t1", "content": "x"}]}`, `"turn": 2`)), []string{"turn 2 duplicated"}},
-		{"turn not an integer", jsonl(u1, `{"conversation_id": "c1", "turn": 2.5, "role": "assistant", "content": "x"}`), []string{"turn 2.5 is not an integer"}},
-		{"turn a string", jsonl(u1, `{"conversation_id": "c1", "turn": "2", "role": "assistant", "content": "x"}`), []string{"turn is a JSON string, not an integer"}},
+		{"turn not an integer", jsonl(u1, `{"conversation_id": "c1", "turn": 2.5, "role": "assistant", "content": "x"}`), []string{"turn 2.5 is not a whole number"}},
+		{"turn a non-numeric string", jsonl(u1, `{"conversation_id": "c1", "turn": "two", "role": "assistant", "content": "x"}`), []string{`turn "two" is not a number`}},
+		{"turn a list", jsonl(u1, `{"conversation_id": "c1", "turn": [2], "role": "assistant", "content": "x"}`), []string{"turn is a JSON array, not a number"}},
+		{"conversation_id a list", jsonl(`{"conversation_id": ["c1"], "turn": 1, "role": "user", "content": "x"}`), []string{"conversation_id is a JSON array, not a string"}},
+		{"tool_results content null", jsonl(u1, a2, row(3, "tool", `"tool_results": [{"tool_call_id": "t1", "content": null}]`)), []string{"tool_results[0].content is null"}},
+		{"rows out of order still numbered 1..N", jsonl(u1, row(3, "assistant", `"content": "x"`), row(4, "user", `"content": "y"`)), []string{"turn 3 follows turn 1 (a gap)"}},
 		{"turn missing", jsonl(u1, `{"conversation_id": "c1", "role": "assistant", "content": "x"}`), []string{"turn missing"}},
-		{"tool_call_id answers no call", jsonl(u1, a2, row(3, "tool", `"tool_results": [{"tool_call_id": "t9", "content": "x"}]`)),
-			[]string{`:3: conversation "c1" turn 3 : tool_results[0].tool_call_id "t9" answers no tool call of the preceding assistant row (turn 2)`}},
-		{"bad delay", jsonl(withTurn(u1, `"delay_seconds": -1`)), []string{"delay_seconds -1 is not a non-negative number"}},
-		{"bad max tokens", jsonl(withTurn(u1, `"max_new_tokens": 1.5`)), []string{"max_new_tokens 1.5 is not a positive integer"}},
 		{"malformed JSON", jsonl(u1, `{"conversation_id": "c1", "turn": 2,, }`), []string{"in.jsonl:2: invalid JSON at byte 37: expected a key"}},
 		{"line not an object", jsonl(u1, `[1, 2]`), []string{"in.jsonl:2: line is a JSON array, not an object"}},
 		{"trailing data", jsonl(u1 + ` {}`), []string{"in.jsonl:1: invalid JSON at byte", "trailing data after the object"}},
@@ -226,6 +225,71 @@ func TestValidationRejects(t *testing.T) {
 				rest = rest[i+len(w):]
 			}
 			assertNothingLeft(t, filepath.Join(dir, "out"))
+		})
+	}
+}
+
+// TestValidationWarnings: files the reference's loader accepts (read from its
+// code, agentic_inference_dataset.py at ea332753) but agentrace's own checks
+// would refuse are ingested with a warning naming file, line, conversation and
+// turn; --strict refuses them with the same message.
+func TestValidationWarnings(t *testing.T) {
+	row := func(turn int, role, rest string) string {
+		s := fmt.Sprintf(`{"conversation_id": "c1", "turn": %d, "role": %q`, turn, role)
+		if rest != "" {
+			s += ", " + rest
+		}
+		return s + "}"
+	}
+	for _, tc := range []struct {
+		name, input, want string
+	}{
+		{"numeric conversation_id", jsonl(`{"conversation_id": 12, "turn": 1, "role": "user", "content": "x", "system": "s"}`),
+			`in.jsonl:1: conversation "12" turn 1 : conversation_id 12 is a number: the reference uses its Python str() "12"`},
+		{"float conversation_id", jsonl(`{"conversation_id": 1e16, "turn": 1, "role": "user", "content": "x", "system": "s"}`),
+			`conversation "1e+16" turn 1 : conversation_id 1e16 is a number`},
+		{"numeric string ids", jsonl(`{"conversation_id": "007", "turn": 1, "role": "user", "content": "x", "system": "s"}`),
+			`in.jsonl:1: conversation "007" : every conversation_id of the file reads as a number: the reference's pandas makes them numbers and uses "7"`},
+		{"turns out of file order", jsonl(a2, u1, a4, t3), `in.jsonl:1: conversation "c1" turn 2 : rows are not in turn order in the file: sorted by turn`},
+		{"float turn", jsonl(u1, withTurn(`{"conversation_id": "c1", "role": "assistant", "content": "x"}`, `"turn": 2.0`)), `turn 2 : turn 2.0 is a float: the reference reads it as 2`},
+		{"string turn", jsonl(u1, withTurn(`{"conversation_id": "c1", "role": "assistant", "content": "x"}`, `"turn": "2"`)), `turn 2 : turn "2" is a string: the reference reads it as the number 2.0`},
+		{"negative delay", jsonl(withTurn(u1, `"delay_seconds": -1`)), "delay_seconds -1 is negative: the reference waits 0.0s"},
+		{"string delay", jsonl(withTurn(u1, `"delay_seconds": "1.5"`)), `delay_seconds "1.5" is a string: the reference waits 1.5s`},
+		{"user row with tool_calls", jsonl(withTurn(u1, `"tool_calls": [{"id": "x"}]`)), "tool_calls on a user row: the reference sends them in the user message"},
+		{"unanswered tool_call_id", jsonl(u1, a2, row(3, "tool", `"tool_results": [{"tool_call_id": "t9", "content": "x"}]`)),
+			`:3: conversation "c1" turn 3 : tool_results[0].tool_call_id "t9" answers no tool call of the assistant row before it (turn 2)`},
+		{"non-integer max_new_tokens", jsonl(withTurn(u1, `"max_new_tokens": 1.5`)), "max_new_tokens 1.5 is not a positive integer: the reference sends it as is"},
+		{"system not a string", jsonl(row(1, "user", `"content": "x", "system": ["s"]`)), "system is a JSON array, not a string: not a system prompt"},
+		{"reasoning not a string", jsonl(u1, row(2, "assistant", `"content": "x", "reasoning_content": 5`)), "reasoning_content is a JSON number: the reference sends it as is"},
+		{"name not a string", jsonl(withTurn(u1, `"name": {"n": 1}`)), "name is a JSON object: the reference sends it as is"},
+		{"intent_codes a string", jsonl(u1, row(2, "assistant", `"content": "x", "intent_codes": "I001"`)), "intent_codes is a JSON string, not a list"},
+		{"user content []", jsonl(row(1, "user", `"content": [], "system": "s"`)), "user content is an empty list: the reference sends it as is"},
+		{"tools not a list", jsonl(withTurn(u1, `"tools": {"a": 1}`)), "tools is a JSON object, not a list: the reference sends it as is"},
+		{"no system prompt", jsonl(row(1, "user", `"content": "x"`)), "no system prompt (no row has a non-empty string system): a salted run"},
+		{"integer column with gaps", jsonl(withTurn(u1, `"max_new_tokens": 100`), a2, t3, a4), "max_new_tokens is set on 1 of 4 rows: the reference's pandas reads the column as floats"},
+		{"boolean column with gaps", jsonl(withTurn(u1, `"stream": false`), a2, t3, a4), "stream is set on 1 of 4 rows: the reference's pandas reads the column as floats"},
+		{"imprecise float", jsonl(withTurn(u1, `"top_p": 0.95`)), "top_p: the reference's JSON reader (pandas, fast float mode) reads 0.95 as 0.9500000000000001"},
+		{"user row with tool_results", jsonl(withTurn(u1, `"tool_results": [{"tool_call_id": "t1", "content": "ok"}]`)), "tool_results on a user row: the reference sends its results as tool messages"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			in := filepath.Join(dir, "in.jsonl")
+			if err := os.WriteFile(in, []byte(tc.input), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			m, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{in}})
+			if err != nil {
+				t.Fatalf("ingest: %v", err)
+			}
+			all := strings.ReplaceAll(strings.Join(m.Warnings, "\n"), dir+"/", "")
+			if !strings.Contains(all, tc.want) || m.WarningCount != len(m.Warnings) {
+				t.Fatalf("warnings lack %q (count %d):\n%s", tc.want, m.WarningCount, all)
+			}
+			_, err = Run(context.Background(), Options{Out: filepath.Join(dir, "strict"), Inputs: []string{in}, Strict: true})
+			if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), dir+"/", ""), tc.want) {
+				t.Fatalf("strict ingest: %v", err)
+			}
+			assertNothingLeft(t, filepath.Join(dir, "strict"))
 		})
 	}
 }
