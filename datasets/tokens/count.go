@@ -14,7 +14,7 @@ import (
 // add_generation_prompt true and the chat_template_kwargs in kwargs, then
 // encoded with special-token strings recognized.
 func (t *Tokenizer) CountISL(messagesJSON, toolsJSON []byte, kwargs map[string]any) (int, error) {
-	text, err := t.Render(messagesJSON, toolsJSON, true, kwargs)
+	text, err := t.Render(NormalizeToolCallArguments(messagesJSON), toolsJSON, true, kwargs)
 	if err != nil {
 		return 0, err
 	}

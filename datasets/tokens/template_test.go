@@ -21,6 +21,10 @@ type renderRequest struct {
 	Tools               json.RawMessage `json:"tools,omitempty"`
 	AddGenerationPrompt bool            `json:"add_generation_prompt"`
 	Kwargs              json.RawMessage `json:"chat_template_kwargs,omitempty"`
+	// NormalizeToolArguments renders the messages with string tool-call
+	// arguments parsed into objects (Go: NormalizeToolCallArguments; Python:
+	// the script's own restatement).
+	NormalizeToolArguments bool `json:"normalize_tool_arguments,omitempty"`
 }
 
 type renderResult struct {
@@ -194,7 +198,11 @@ func compareRenders(t *testing.T, tok *Tokenizer, template string, reqs []render
 	want := jinja2Render(t, template, reqs)
 	equal := 0
 	for i, r := range reqs {
-		got, err := tok.Render(r.Messages, r.Tools, r.AddGenerationPrompt, r.kwargs(t))
+		msgs := []byte(r.Messages)
+		if r.NormalizeToolArguments {
+			msgs = NormalizeToolCallArguments(msgs)
+		}
+		got, err := tok.Render(msgs, r.Tools, r.AddGenerationPrompt, r.kwargs(t))
 		switch {
 		case want[i].Error != nil:
 			if err == nil {
@@ -250,6 +258,71 @@ func TestRenderMatchesJinja2(t *testing.T) {
 		}
 	}
 	t.Logf("token counts of %d renders equal to HF tokenizers", len(some))
+}
+
+// TestNormalizedArgumentsMatchJinja2: ISL renders of sample prefixes with the
+// history's tool-call argument strings parsed into objects, as the reference's
+// token metrics do, equal Jinja2's renders of the same messages normalized in
+// Python; it reports how many renders and tokens the normalization changes.
+func TestNormalizedArgumentsMatchJinja2(t *testing.T) {
+	t.Parallel()
+	tok := loadQwen3(t)
+	reqs := templateCases(t, sampleConversations(t))
+	for i := range reqs {
+		reqs[i].NormalizeToolArguments, reqs[i].AddGenerationPrompt = true, true
+		// The sample's argument strings are written as json.dumps writes them,
+		// which is also how tojson renders the parsed objects; compact them, as
+		// other clients write them, so that the normalization shows.
+		reqs[i].Messages = compactArguments(t, reqs[i].Messages)
+	}
+	texts := compareRenders(t, tok, filepath.Join(testenv.Tokenizer(t), ConfigFile), reqs)
+	if len(texts) != len(reqs) {
+		t.Fatalf("%d of %d renders equal", len(texts), len(reqs))
+	}
+	changed, delta := 0, 0
+	for i, r := range reqs {
+		plain, err := tok.Render(r.Messages, r.Tools, true, r.kwargs(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plain != texts[i] {
+			changed++
+			delta += len(tok.Encode(texts[i], false)) - len(tok.Encode(plain, false))
+		}
+	}
+	if changed == 0 {
+		t.Error("no render changed: the sample's tool calls carry string arguments, which should render as objects")
+	}
+	t.Logf("%d of %d renders changed by parsing the argument strings, %+d tokens in all", changed, len(reqs), delta)
+}
+
+// compactArguments returns msgs with every tool call's argument string compacted
+// (json.Compact keeps the key order).
+func compactArguments(t testing.TB, msgs json.RawMessage) json.RawMessage {
+	t.Helper()
+	var list []map[string]any
+	if err := json.Unmarshal(msgs, &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range list {
+		calls, _ := m["tool_calls"].([]any)
+		for _, c := range calls {
+			fn, _ := c.(map[string]any)["function"].(map[string]any)
+			if args, ok := fn["arguments"].(string); ok {
+				var b bytes.Buffer
+				if json.Compact(&b, []byte(args)) == nil {
+					fn["arguments"] = b.String()
+				}
+			}
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(list); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSpace(b.Bytes())
 }
 
 // TestRenderFixtureMatchesJinja2 renders testdata/tokens/fixture.jinja, a template

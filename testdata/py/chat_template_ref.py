@@ -111,6 +111,30 @@ def strftime_now(fmt):
     return datetime.now().strftime(fmt)
 
 
+def normalize_tool_arguments(messages):
+    out = []
+    for m in messages:
+        calls = m.get("tool_calls") if isinstance(m, dict) else None
+        if not isinstance(calls, list) or not calls:
+            out.append(m)
+            continue
+        new_calls = []
+        for tc in calls:
+            fn = tc.get("function") or {}
+            args = fn.get("arguments")
+            if isinstance(args, str):
+                try:
+                    parsed = json.loads(args)
+                except ValueError:
+                    parsed = None
+                if isinstance(parsed, dict):
+                    tc = dict(tc)
+                    tc["function"] = dict(fn, arguments=parsed)
+            new_calls.append(tc)
+        out.append(dict(m, tool_calls=new_calls))
+    return out
+
+
 def render(path):
     if path.endswith(".jinja"):
         with open(path, encoding="utf-8") as f:
@@ -135,6 +159,8 @@ def render(path):
         if not line.strip():
             continue
         req = json.loads(line)
+        if req.get("normalize_tool_arguments"):
+            req["messages"] = normalize_tool_arguments(req["messages"])
         for m in req["messages"]:  # null or absent content is rendered as "", as the reference client does
             if isinstance(m, dict) and m.get("content") is None:
                 m["content"] = ""
