@@ -33,7 +33,10 @@ type BodyOptions struct {
 	// run that sets it is not official (replay --stream-usage).
 	IncludeUsage bool
 	// MaxTokens is the run's max_completion_tokens default; 0 falls back to the
-	// profile's, and with neither the reference's rules alone apply (AppendBody).
+	// profile's, and without one to DefaultRunMaxTokens, as the reference client's
+	// model_params always carry one. A negative value sets no run default: the
+	// reference's loader rules alone apply (AppendBody), as when it loads a dataset
+	// without model_params.
 	MaxTokens int
 	// ClearGeneratedCache sends every recorded assistant message of the history with
 	// one space put at the start of its reasoning_content, or of its content when it
@@ -50,6 +53,11 @@ const DefaultModelName = "no-model-name"
 // DefaultMaxTokens is the reference client's max_completion_tokens when no row
 // value and no run default set one.
 const DefaultMaxTokens = 128
+
+// DefaultRunMaxTokens is the run's max_completion_tokens default when neither
+// BodyOptions.MaxTokens nor the profile sets one: the reference client's
+// model_params.max_new_tokens default.
+const DefaultRunMaxTokens = 1024
 
 // ErrNoSystemPrompt is returned by CheckSaltable for a conversation without a system
 // prompt: salting needs one.
@@ -278,8 +286,11 @@ func (d *Dataset) appendMaxTokens(dst []byte, ps, inh paramSet, o *BodyOptions) 
 		}
 	}
 	run := o.MaxTokens
-	if run <= 0 && o.Profile != nil {
+	if run == 0 && o.Profile != nil {
 		run = o.Profile.MaxTokens
+	}
+	if run == 0 {
+		run = DefaultRunMaxTokens
 	}
 	switch v := ps.get("max_completion_tokens"); {
 	case v != nil:

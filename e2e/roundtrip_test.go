@@ -35,7 +35,9 @@ func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: srv.URL, Out: run,
-		Concurrency: 4, Trajectories: 2 * len(d.Conversations), NoDelays: true}); err != nil {
+		// Room for the longest recorded answer (the default, 1024 as the reference
+		// client's, would cut a few).
+		Concurrency: 4, Trajectories: 2 * len(d.Conversations), NoDelays: true, MaxTokens: 1 << 16}); err != nil {
 		t.Fatal(err)
 	}
 	sc, err := score.ScoreRun(ctx, score.Options{Run: run})

@@ -88,13 +88,21 @@ func WriteFlat(w io.Writer, d *datasets.Dataset) error {
 				ti++
 			}
 			extra := objectFields([]byte(m.Extra))
+			role := m.Role
+			for _, f := range extra {
+				if f.key == "row_role" {
+					// A user or assistant row whose tool_results list is sent as
+					// tool messages.
+					role, _ = datasets.DecodeString(f.val)
+				}
+			}
 			b = b[:0]
 			b = append(b, `{"conversation_id":`...)
 			b = datasets.AppendString(b, c.ConversationID)
 			b = append(b, `,"turn":`...)
 			b = strconv.AppendInt(b, int64(m.Turn), 10)
 			b = append(b, `,"role":`...)
-			b = datasets.AppendString(b, m.Role)
+			b = datasets.AppendString(b, role)
 			switch m.Role {
 			case schemas.RoleTool:
 				b = append(b, `,"tool_results":[`...)
@@ -103,9 +111,13 @@ func WriteFlat(w io.Writer, d *datasets.Dataset) error {
 						b = append(b, ',')
 					}
 					r := &msgs[p]
-					b = append(b, `{"tool_call_id":`...)
-					b = datasets.AppendString(b, deref(r.ToolCallID))
-					b = append(b, `,"content":`...)
+					b = append(b, '{')
+					if r.ToolCallID != nil {
+						b = append(b, `"tool_call_id":`...)
+						b = datasets.AppendString(b, *r.ToolCallID)
+						b = append(b, ',')
+					}
+					b = append(b, `"content":`...)
 					b = appendContent(b, r)
 					for _, f := range objectFields([]byte(r.Extra)) {
 						if f.key == "tool_result_extra" {
@@ -149,13 +161,13 @@ func WriteFlat(w io.Writer, d *datasets.Dataset) error {
 					b = append(b, `,"tools":`...)
 					b = append(b, t.Tools...)
 				}
-				if t.DelaySeconds != 0 {
+				if t.DelaySeconds != 0 && !hasKey(extra, "delay_seconds") {
 					b = append(b, `,"delay_seconds":`...)
 					b = strconv.AppendFloat(b, t.DelaySeconds, 'g', -1, 64)
 				}
 			}
 			for _, f := range extra {
-				if f.key != "tool_result_extra" {
+				if f.key != "tool_result_extra" && f.key != "row_role" {
 					b = appendMember(b, f)
 				}
 			}

@@ -371,11 +371,16 @@ func TestPrompt(t *testing.T) {
 		{"turn 1, qwen profile", PromptOptions{Turn: 1, Profile: "qwen3.6-35b-a3b"}, map[string]any{
 			"model": "Qwen/Qwen3.6-35B-A3B", "messages": []any{salted("1"), user}, "temperature": 1.0, "top_k": 20.0, "top_p": 0.95,
 			"repetition_penalty": 1.0, "presence_penalty": 1.5, "max_completion_tokens": 8192.0, "stream": true,
+			"chat_template_kwargs": map[string]any{"preserve_thinking": true},
+			"tools": conv[0]["tools"]}, ""},
+		{"turn 1, --stream-usage", PromptOptions{Turn: 1, Profile: "qwen3.6-35b-a3b", StreamUsage: true}, map[string]any{
+			"model": "Qwen/Qwen3.6-35B-A3B", "messages": []any{salted("1"), user}, "temperature": 1.0, "top_k": 20.0, "top_p": 0.95,
+			"repetition_penalty": 1.0, "presence_penalty": 1.5, "max_completion_tokens": 8192.0, "stream": true,
 			"stream_options": map[string]any{"include_usage": true}, "chat_template_kwargs": map[string]any{"preserve_thinking": true},
 			"tools": conv[0]["tools"]}, ""},
 		{"turn 3 repeat 2, kimi, verbose", PromptOptions{Turn: 3, Repeat: 2, Profile: "kimi-k3", Verbose: true, APIKey: true}, map[string]any{
 			"model": "moonshotai/Kimi-K3", "messages": []any{salted("2"), user, assistant, tool}, "temperature": 1.0, "top_p": 1.0,
-			"max_completion_tokens": 8192.0, "stream": true, "stream_options": map[string]any{"include_usage": true}, "tools": conv[0]["tools"]},
+			"max_completion_tokens": 8192.0, "stream": true, "tools": conv[0]["tools"]},
 			"POST /v1/chat/completions\nContent-Type: application/json\nAccept: text/event-stream\nAuthorization: Bearer <redacted>\nX-Session-ID: " + id + "__repeat_2\n"},
 		{"turn 3 unsalted, no stream, model", PromptOptions{Turn: 3, NoSalt: true, NoStream: true, Model: "m", MaxTokens: 99}, map[string]any{
 			"model": "m", "messages": []any{map[string]any{"role": "system", "content": system}, user, assistant, tool},

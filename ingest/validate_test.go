@@ -285,6 +285,16 @@ func TestValidationWarnings(t *testing.T) {
 			if !strings.Contains(all, tc.want) || m.WarningCount != len(m.Warnings) {
 				t.Fatalf("warnings lack %q (count %d):\n%s", tc.want, m.WarningCount, all)
 			}
+			// Exported and ingested again, the dataset is the same.
+			flat := filepath.Join(dir, "export.jsonl")
+			if err := Export(ExportOptions{Dataset: filepath.Join(dir, "ds"), Out: flat}); err != nil {
+				t.Fatal(err)
+			}
+			m2, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds2"), Inputs: []string{flat}})
+			if err != nil || m2.ContentHash != m.ContentHash {
+				b, _ := os.ReadFile(flat)
+				t.Fatalf("export round trip: %v, hash %s, want %s\n%s", err, m2.ContentHash, m.ContentHash, b)
+			}
 			_, err = Run(context.Background(), Options{Out: filepath.Join(dir, "strict"), Inputs: []string{in}, Strict: true})
 			if err == nil || !strings.Contains(strings.ReplaceAll(err.Error(), dir+"/", ""), tc.want) {
 				t.Fatalf("strict ingest: %v", err)

@@ -83,7 +83,9 @@ func build(t *testing.T) *workspace {
 	for _, c := range []int{4, 8} {
 		run := filepath.Join(w.dir, "runs", fmt.Sprintf("c%d", c))
 		if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: w.d, Endpoint: hs.URL, Out: run,
-			Profile: "qwen3.6-35b-a3b", Concurrency: c, DelayScale: 0.001}); err != nil {
+			// Server usage fills usage_completion_tokens, which the README's
+			// slowest-trajectories query reads.
+			Profile: "qwen3.6-35b-a3b", Concurrency: c, DelayScale: 0.001, StreamUsage: true}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := score.ScoreRun(ctx, score.Options{Run: run, Dataset: dsDir, Truth: truth})

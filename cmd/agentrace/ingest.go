@@ -23,9 +23,16 @@ func ingestCommand() *cli.Command {
 			"results gives several), DIR/turns.parquet (one row per client turn) and DIR/manifest.json\n" +
 			"(inputs with sha256, counts, content hash). Each message is stored once, pre-serialized\n" +
 			"as it goes on the wire, so replay builds a request by concatenation.\n\n" +
-			"Every input is validated first (reference rules plus tool_call_id answers, integer turns,\n" +
-			"ids unique across files); all problems are listed with file, line, conversation and\n" +
-			"turn, and nothing is written. The directory appears only when ingest succeeds.\n\n" +
+			"Every input is validated first. What the reference client's loader refuses is a problem:\n" +
+			"all problems are listed with file, line, conversation and turn, and nothing is written.\n" +
+			"What the reference accepts is ingested as the reference reads it (rows sorted by turn,\n" +
+			"ids as its strings, values sent as the file has them); what it does not check, or would\n" +
+			"alter through pandas' typing (an integer column with gaps sent as 8192.0, ...), is listed\n" +
+			"as a warning (stderr and manifest.json). --strict refuses the inputs on any warning.\n" +
+			"Snapshot files are converted as the reference's converter does (conversations sorted by\n" +
+			"id, the last system message wins), keeping reasoning_content, delay_seconds and\n" +
+			"intent_codes unless --snapshot-as-reference. The directory appears only when ingest\n" +
+			"succeeds.\n\n" +
 			"Example:\n" +
 			"  agentrace ingest --out ds ../shared/data/deepswe-sample-20.jsonl\n" +
 			"  agentrace ingest --out ds --tokenizer .cache/tokenizers/qwen3 traces.snapshot.jsonl.gz",
@@ -36,6 +43,8 @@ func ingestCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-line-bytes", Value: ingest.DefaultMaxLineBytes, Usage: "reject longer lines"},
 			tokenizerFlag("tokenizer directory (tokenizer.json, tokenizer_config.json): fill each client turn's ISL", false),
 			&cli.StringFlag{Name: "isl-profile", Value: ingest.DefaultISLProfile, Usage: "profile whose chat_template_kwargs render ISL"},
+			&cli.BoolFlag{Name: "strict", Usage: "refuse the inputs on any warning (what the reference client accepts unchecked)"},
+			&cli.BoolFlag{Name: "snapshot-as-reference", Usage: "convert snapshot files exactly as the reference's converter: drop reasoning_content, delay_seconds and intent_codes"},
 		}, overwriteFlags("a dataset directory")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() == 0 {
@@ -45,10 +54,20 @@ func ingestCommand() *cli.Command {
 				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Overwrite: overwrite(c),
 				MaxProblems: int(c.Int("max-problems")), MaxLineBytes: int(c.Int("max-line-bytes")),
 				Tokenizer: c.String("tokenizer"), ISLProfile: c.String("isl-profile"),
+				Strict: c.Bool("strict"), SnapshotAsReference: c.Bool("snapshot-as-reference"),
 				Progress: os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
 			})
 			if err != nil {
 				return err
+			}
+			if m.WarningCount > 0 {
+				fmt.Fprintf(c.Root().ErrWriter, "ingest: %d warning(s): the reference client accepts these; --strict refuses them\n", m.WarningCount)
+				for _, w := range m.Warnings {
+					fmt.Fprintf(c.Root().ErrWriter, "  %s\n", w)
+				}
+				if n := m.WarningCount - len(m.Warnings); n > 0 {
+					fmt.Fprintf(c.Root().ErrWriter, "  ... and %d more (raise --max-problems to see them)\n", n)
+				}
 			}
 			fmt.Fprintf(c.Root().Writer, "wrote %s: %d conversations (%d coding, %d workflow), %d rows, %d client turns, %d messages; content hash %s\n",
 				c.String("out"), m.Counts.Conversations, m.Counts.Coding, m.Counts.Workflow, m.Counts.Rows,
