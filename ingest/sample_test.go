@@ -372,7 +372,7 @@ func TestPrompt(t *testing.T) {
 			"model": "Qwen/Qwen3.6-35B-A3B", "messages": []any{salted("1"), user}, "temperature": 1.0, "top_k": 20.0, "top_p": 0.95,
 			"repetition_penalty": 1.0, "presence_penalty": 1.5, "max_completion_tokens": 8192.0, "stream": true,
 			"chat_template_kwargs": map[string]any{"preserve_thinking": true},
-			"tools": conv[0]["tools"]}, ""},
+			"tools":                conv[0]["tools"]}, ""},
 		{"turn 1, --stream-usage", PromptOptions{Turn: 1, Profile: "qwen3.6-35b-a3b", StreamUsage: true}, map[string]any{
 			"model": "Qwen/Qwen3.6-35B-A3B", "messages": []any{salted("1"), user}, "temperature": 1.0, "top_k": 20.0, "top_p": 0.95,
 			"repetition_penalty": 1.0, "presence_penalty": 1.5, "max_completion_tokens": 8192.0, "stream": true,
