@@ -143,6 +143,7 @@ func foldLog(path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounte
 	defer f.Close()
 	a := NewAccumulator(m, tok, isl)
 	var buf []schemas.TurnRecord
+	rows := 0
 	serr := runlog.Scan(f, memory.DefaultAllocator, func(b arrow.RecordBatch) error {
 		var err error
 		if buf, err = runlog.AppendRecords(buf[:0], b); err != nil {
@@ -151,9 +152,13 @@ func foldLog(path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounte
 		for i := range buf {
 			a.Add(&buf[i])
 		}
+		rows += len(buf)
 		return nil
 	})
-	if serr != nil && !errors.Is(serr, runlog.ErrTruncated) {
+	// A log with no row to read (empty, not a turn log, cut before its first
+	// batch) is an error, never a point with nothing in it.
+	serr = runlog.CheckRecovered(serr, rows)
+	if serr != nil && (!errors.Is(serr, runlog.ErrTruncated) || errors.Is(serr, runlog.ErrNoRows)) {
 		return nil, fmt.Errorf("read turn log %q: %w", path, serr)
 	}
 	p, err := a.Close()

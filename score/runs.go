@@ -156,8 +156,9 @@ func readAgentraceRun(run *archive.Run, truth *Truth, pool *bufferPool, clone bo
 	rc.Close()
 	dir := run.Label
 	rd := &runData{release: release}
-	if err != nil {
-		if !errors.Is(err, runlog.ErrTruncated) {
+	if err = runlog.CheckRecovered(err, len(recs)); err != nil {
+		if !errors.Is(err, runlog.ErrTruncated) || errors.Is(err, runlog.ErrNoRows) {
+			release()
 			return nil, err
 		}
 		rd.warnings = append(rd.warnings, fmt.Sprintf("turn log truncated, scored its %d complete rows: %v", len(recs), err))

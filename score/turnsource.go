@@ -67,6 +67,7 @@ func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecor
 		}
 		defer rc.Close()
 		var buf []schemas.TurnRecord
+		rows := 0
 		err = runlog.Scan(bufio.NewReaderSize(rc, 256<<10), memory.DefaultAllocator, func(b arrow.RecordBatch) error {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -80,9 +81,11 @@ func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecor
 					return err
 				}
 			}
+			rows += len(buf)
 			return nil
 		})
-		if errors.Is(err, runlog.ErrTruncated) {
+		err = runlog.CheckRecovered(err, rows)
+		if errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
 			scan.Truncated, err = err, nil
 		}
 		if err != nil {

@@ -159,7 +159,9 @@ func logCommand() *cli.Command {
 			UsageText: "agentrace log dump RUNDIR|turns.arrows [--columns a,b,...]",
 			Description: "One JSON object per client turn, keys in column order (all columns, or --columns).\n" +
 				"Times are integer nanoseconds on the run's monotonic clock; chunk_times is a list relative\n" +
-				"to first_token_ns. A log cut short by a crash prints its complete batches, then fails.\n\n" +
+				"to first_token_ns. A log cut short by a crash (kill -9, power loss) prints its complete\n" +
+				"batches, warns on standard error, and exits 0; it fails only when no row could be read\n" +
+				"(an empty file, a file that is not a turn log, a log cut before its first batch).\n\n" +
 				"Columns:\n" + columnHelp() + "\n" +
 				"Examples:\n" +
 				"  agentrace log dump run-c32 | head\n" +
@@ -181,7 +183,12 @@ func logCommand() *cli.Command {
 						cols = append(cols, s)
 					}
 				}
-				return runlog.Dump(c.Root().Writer, path, cols)
+				n, err := runlog.Dump(c.Root().Writer, path, cols)
+				if err != nil && errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
+					fmt.Fprintf(c.Root().ErrWriter, "agentrace log dump: warning: printed the %d rows of the log's complete batches: %v\n", n, err)
+					return nil
+				}
+				return err
 			},
 		}},
 	}

@@ -15,23 +15,25 @@ import (
 )
 
 // Dump writes the turn log at path as JSON Lines, one object per row with the
-// columns in schema order (or in the order of columns, when given). Integer times
-// stay integers; chunk_times is an array. A truncated log dumps its complete
-// batches and then returns an error matching ErrTruncated.
-func Dump(out io.Writer, path string, columns []string) error {
+// columns in schema order (or in the order of columns, when given), and returns the
+// number of rows written. Integer times stay integers; chunk_times is an array. A
+// truncated log (a killed run) dumps its complete batches and then returns their
+// count with an error matching ErrTruncated (and ErrNoRows when there were none).
+func Dump(out io.Writer, path string, columns []string) (int, error) {
 	f, err := infile.Open(path)
 	if err != nil {
-		return fmt.Errorf("dump turn log: %w", err)
+		return 0, fmt.Errorf("dump turn log: %w", err)
 	}
 	defer f.Close()
 	all := ColumnNames()
 	for _, c := range columns {
 		if !slices.Contains(all, c) {
-			return fmt.Errorf("dump turn log %q: unknown column %q (columns: %s)", path, c, strings.Join(all, ","))
+			return 0, fmt.Errorf("dump turn log %q: unknown column %q (columns: %s)", path, c, strings.Join(all, ","))
 		}
 	}
 	bw := bufio.NewWriterSize(out, 256<<10)
 	var line []byte
+	rows := 0
 	scanErr := Scan(f, memory.DefaultAllocator, func(rec arrow.RecordBatch) error {
 		names := columns
 		if len(names) == 0 {
@@ -69,14 +71,15 @@ func Dump(out io.Writer, path string, columns []string) error {
 			if _, err := bw.Write(line); err != nil {
 				return err
 			}
+			rows++
 		}
 		return nil
 	})
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("dump turn log %q: %w", path, err)
+		return rows, fmt.Errorf("dump turn log %q: %w", path, err)
 	}
-	if scanErr != nil {
-		return fmt.Errorf("dump turn log %q: %w", path, scanErr)
+	if scanErr = CheckRecovered(scanErr, rows); scanErr != nil {
+		return rows, fmt.Errorf("dump turn log %q: %w", path, scanErr)
 	}
-	return nil
+	return rows, nil
 }

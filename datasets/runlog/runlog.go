@@ -42,6 +42,28 @@ const MaxBatchRows = 4096
 // returned beside it.
 var ErrTruncated = errors.New("turn log truncated")
 
+// ErrUnreadable reports a file that is not a turn log at all: empty (a run killed
+// before its first write), or without a readable Arrow IPC schema (random bytes,
+// another format). Nothing can be recovered from it; a run with such a log cannot
+// be scored or reported.
+var ErrUnreadable = errors.New("not a readable turn log")
+
+// ErrNoRows reports a turn log cut short before its first complete batch: it is
+// a turn log, but not one row of it can be read.
+var ErrNoRows = errors.New("no complete row")
+
+// CheckRecovered turns a truncated log from which no row was recovered (err
+// matches ErrTruncated, rows == 0) into an error matching ErrNoRows too; any other
+// err is returned as it is. Readers that accept a partial log (the rows of its
+// complete batches) call it, so that an empty result is never mistaken for a run
+// that issued nothing.
+func CheckRecovered(err error, rows int) error {
+	if rows == 0 && errors.Is(err, ErrTruncated) && !errors.Is(err, ErrNoRows) {
+		return fmt.Errorf("%w (%w)", ErrNoRows, err)
+	}
+	return err
+}
+
 // Writer appends TurnRecords to an Arrow IPC stream. It buffers rows in memory and
 // writes them as one record batch on Flush (or when MaxBatchRows are buffered).
 // Exactly one goroutine may use a Writer.
@@ -205,7 +227,8 @@ func (t *tailReader) Read(p []byte) (int, error) {
 
 // Scan reads a turn log stream batch by batch, calling fn with each batch (valid
 // only during the call). When the stream is truncated, fn has seen every complete
-// batch and the error matches ErrTruncated.
+// batch and the error matches ErrTruncated; a stream that is not a turn log at all
+// (empty, random bytes) gives an error matching ErrUnreadable.
 func Scan(r io.Reader, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
 	if mem == nil {
 		mem = memory.DefaultAllocator
@@ -214,9 +237,9 @@ func Scan(r io.Reader, mem memory.Allocator, fn func(arrow.RecordBatch) error) e
 	rd, err := ipc.NewReader(tr, ipc.WithAllocator(mem))
 	if err != nil {
 		if tr.n == 0 {
-			return fmt.Errorf("%w: empty file", ErrTruncated)
+			return fmt.Errorf("%w: empty file", ErrUnreadable)
 		}
-		return fmt.Errorf("%w: read schema: %v", ErrTruncated, err)
+		return fmt.Errorf("%w: no Arrow IPC schema at its start: %v", ErrUnreadable, err)
 	}
 	defer rd.Release()
 	for rd.Next() {
@@ -251,7 +274,8 @@ func Read(r io.Reader, mem memory.Allocator) ([]schemas.TurnRecord, error) {
 
 // ReadFile reads a whole turns.arrows. Like Read, a truncated log (a crashed or
 // killed run) yields the rows of its complete batches plus an error matching
-// ErrTruncated; callers that accept partial logs test for it with errors.Is.
+// ErrTruncated; callers that accept partial logs test for it with errors.Is. When
+// no row was recovered the error matches ErrNoRows too (CheckRecovered).
 func ReadFile(path string) ([]schemas.TurnRecord, error) {
 	f, err := infile.Open(path)
 	if err != nil {
@@ -259,7 +283,7 @@ func ReadFile(path string) ([]schemas.TurnRecord, error) {
 	}
 	defer f.Close()
 	recs, err := Read(f, memory.DefaultAllocator)
-	if err != nil {
+	if err = CheckRecovered(err, len(recs)); err != nil {
 		return recs, fmt.Errorf("read turn log %q: %w", path, err)
 	}
 	return recs, nil

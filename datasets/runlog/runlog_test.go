@@ -181,14 +181,15 @@ func TestTruncated(t *testing.T) {
 			continue
 		}
 		got, err := Read(bytes.NewReader(full[:cut]), mem)
-		if !errors.Is(err, ErrTruncated) {
-			t.Fatalf("cut at %d of %d: err = %v, want ErrTruncated", cut, len(full), err)
-		}
 		complete := 0
 		for k, e := range ends {
 			if cut >= e {
 				complete = k * batch
 			}
+		}
+		// Cut inside the schema, nothing is a turn log yet: unreadable.
+		if !errors.Is(err, ErrTruncated) && !(complete == 0 && errors.Is(err, ErrUnreadable)) {
+			t.Fatalf("cut at %d of %d: err = %v, want ErrTruncated", cut, len(full), err)
 		}
 		if len(got) != complete {
 			t.Fatalf("cut at %d: %d rows, want %d", cut, len(got), complete)
@@ -239,8 +240,8 @@ func TestFileAndDump(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := Dump(&out, p, []string{"status", "chunk_times", "turn"}); err != nil {
-		t.Fatal(err)
+	if n, err := Dump(&out, p, []string{"status", "chunk_times", "turn"}); err != nil || n != len(recs) {
+		t.Fatalf("Dump: %d rows, %v", n, err)
 	}
 	sc := bufio.NewScanner(&out)
 	i := 0
@@ -266,7 +267,7 @@ func TestFileAndDump(t *testing.T) {
 		t.Fatalf("dumped %d rows, want %d", i, len(recs))
 	}
 	out.Reset()
-	if err := Dump(&out, p, nil); err != nil {
+	if _, err := Dump(&out, p, nil); err != nil {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(out.String(), "\n")
@@ -277,7 +278,7 @@ func TestFileAndDump(t *testing.T) {
 	if len(all) != len(ColumnNames()) {
 		t.Fatalf("full dump has %d keys, want %d", len(all), len(ColumnNames()))
 	}
-	if err := Dump(&out, p, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := Dump(&out, p, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("unknown column: err = %v", err)
 	}
 
@@ -287,8 +288,8 @@ func TestFileAndDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if err := Dump(&out, p, []string{"turn"}); !errors.Is(err, ErrTruncated) {
-		t.Fatalf("err = %v, want ErrTruncated", err)
+	if n, err := Dump(&out, p, []string{"turn"}); !errors.Is(err, ErrTruncated) || errors.Is(err, ErrNoRows) || n != len(recs) {
+		t.Fatalf("%d rows, err = %v, want %d and ErrTruncated", n, err, len(recs))
 	}
 	if n := strings.Count(out.String(), "\n"); n != len(recs) {
 		t.Fatalf("truncated dump: %d rows, want %d", n, len(recs))
@@ -336,6 +337,68 @@ func TestColumnsDocumented(t *testing.T) {
 	for i, c := range docs {
 		if c.Name != names[i] || c.Meaning == "" {
 			t.Fatalf("column %d: documented %q, schema %q", i, c.Name, names[i])
+		}
+	}
+}
+
+// TestUnreadableLogs is issue 15 items 14 and 15: an empty or random-bytes
+// turns.arrows is not a turn log (ErrUnreadable), a log cut before its first
+// complete batch has no row (ErrNoRows), and a log cut after some batches yields
+// them (ErrTruncated only).
+func TestUnreadableLogs(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, schemas.TurnLogFile)
+	f, err := Create(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := sampleRecords(3)
+	for i := range recs {
+		if err := f.Write(&recs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(p)
+	random := make([]byte, 4096)
+	for i := range random {
+		random[i] = byte(i*7919 + i>>3)
+	}
+	// The schema message alone: the length of its first IPC message.
+	schemaLen := 8 + int(whole[4]) | int(whole[5])<<8 | int(whole[6])<<16
+	for _, tc := range []struct {
+		name string
+		data []byte
+		want []error
+		rows int
+	}{
+		{"empty", nil, []error{ErrUnreadable}, 0},
+		{"random bytes", random, []error{ErrUnreadable}, 0},
+		{"a few bytes", whole[:5], []error{ErrUnreadable}, 0},
+		{"schema only", whole[:schemaLen], []error{ErrTruncated, ErrNoRows}, 0},
+		{"cut in the end marker", whole[:len(whole)-3], []error{ErrTruncated}, len(recs)},
+		{"whole", whole, nil, len(recs)},
+	} {
+		if err := os.WriteFile(p, tc.data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		n, err := Dump(&out, p, nil)
+		got, rerr := ReadFile(p)
+		for _, e := range []error{err, rerr} {
+			if tc.want == nil && e != nil {
+				t.Errorf("%s: %v", tc.name, e)
+			}
+			for _, w := range tc.want {
+				if !errors.Is(e, w) {
+					t.Errorf("%s: err %v, want %v", tc.name, e, w)
+				}
+			}
+		}
+		if n != tc.rows || len(got) != tc.rows || strings.Count(out.String(), "\n") != tc.rows {
+			t.Errorf("%s: dumped %d rows (%d lines), read %d, want %d", tc.name, n, strings.Count(out.String(), "\n"), len(got), tc.rows)
 		}
 	}
 }

@@ -8,13 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"unsafe"
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -254,14 +254,14 @@ type tablePlan struct {
 
 // logSchema reads the schema at the start of a turn log.
 func logSchema(path string) (*arrow.Schema, error) {
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
 	defer f.Close()
 	rd, err := ipc.NewReader(bufio.NewReader(f))
 	if err != nil {
-		return nil, fmt.Errorf("read turn log %q: %w: read schema: %v", path, ErrTruncated, err)
+		return nil, fmt.Errorf("read turn log %q: %w: no Arrow IPC schema at its start: %v", path, ErrUnreadable, err)
 	}
 	defer rd.Release()
 	return rd.Schema(), nil
@@ -537,7 +537,7 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 // tableRowGroupBytes bytes of log. It returns the rows written and a warning when
 // the log was cut short.
 func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[string]int, ncols int, mem memory.Allocator) (int, string, error) {
-	f, err := os.Open(p.logPath)
+	f, err := infile.Open(p.logPath)
 	if err != nil {
 		return 0, "", fmt.Errorf("read turn log: %w", err)
 	}
@@ -601,7 +601,8 @@ func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[str
 		}
 		return nil
 	})
-	if serr != nil && !errors.Is(serr, ErrTruncated) {
+	serr = CheckRecovered(serr, total)
+	if serr != nil && (!errors.Is(serr, ErrTruncated) || errors.Is(serr, ErrNoRows)) {
 		return total, "", serr
 	}
 	if err := flush(); err != nil {

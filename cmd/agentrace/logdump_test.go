@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// TestLogDumpOfACutLog is issue 15 item 15: `log dump` of a log cut by kill -9
+// prints the readable rows, warns and exits 0; it fails only when no row could be
+// read.
+func TestLogDumpOfACutLog(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, schemas.TurnLogFile)
+	f, err := runlog.Create(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 5 {
+		r := schemas.TurnRecord{SessionID: "s", ConversationID: "c", Turn: int32(i + 1), Status: schemas.StatusOK}
+		if err := f.Write(&r); err != nil {
+			t.Fatal(err)
+		}
+		if i == 2 {
+			if err := f.Flush(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(p)
+	dump := func(data []byte) (string, string, error) {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var out, errw bytes.Buffer
+		a := app()
+		a.Writer, a.ErrWriter = &out, &errw
+		err := a.Run(context.Background(), []string{"agentrace", "log", "dump", dir, "--columns", "turn"})
+		return out.String(), errw.String(), err
+	}
+	out, warn, err := dump(whole)
+	if err != nil || strings.Count(out, "\n") != 5 || warn != "" {
+		t.Fatalf("whole log: %d rows, warning %q, %v", strings.Count(out, "\n"), warn, err)
+	}
+	// Cut in the last batch: the first batch's 3 rows, a warning, exit 0.
+	out, warn, err = dump(whole[:len(whole)-40])
+	if err != nil || strings.Count(out, "\n") != 3 || !strings.Contains(warn, "warning") || !strings.Contains(warn, "3 rows") {
+		t.Fatalf("cut log: %d rows, warning %q, err %v", strings.Count(out, "\n"), warn, err)
+	}
+	// Nothing readable: an error.
+	for name, data := range map[string][]byte{"empty": nil, "garbage": bytes.Repeat([]byte("not arrow "), 100), "header": whole[:9]} {
+		out, _, err = dump(data)
+		if err == nil || out != "" {
+			t.Errorf("%s log: output %q, err %v; want an error", name, out, err)
+		}
+	}
+}
