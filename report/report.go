@@ -56,6 +56,8 @@ type Options struct {
 	// ISL, when set, counts input tokens officially for every run; when nil, the
 	// report counts them from each run's dataset (see Notes), else from server usage.
 	ISL ISLCounter
+	// MaxExpansion is as archive.Limits.MaxExpansion for runs read from archives.
+	MaxExpansion float64
 	// Log receives one line per point read; nil discards.
 	Log io.Writer
 }
@@ -102,7 +104,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &Report{Options: o, Notes: Notes()}
 	for _, g := range groups {
-		set, err := findRuns(g.args)
+		set, err := findRuns(g.args, archive.Limits{MaxExpansion: o.MaxExpansion})
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}

@@ -28,10 +28,10 @@ func (rs *runSet) close() {
 // folder, a submission tree, or any of them as a .tar.gz/.tgz/.zip archive, or a
 // folder inside one) and lists the runs in it. A run that cannot be read safely
 // is an error: a report is not drawn from part of a curve silently.
-func findRuns(args []string) (*runSet, error) {
+func findRuns(args []string, lim archive.Limits) (*runSet, error) {
 	set := &runSet{}
 	for _, a := range args {
-		src, inner, err := archive.OpenPath(a, archive.Limits{})
+		src, inner, err := archive.OpenPath(a, lim)
 		if err != nil {
 			set.close()
 			return nil, fmt.Errorf("read runs: %w", err)

@@ -225,7 +225,8 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	default:
 		return fail(errors.New("the run names no dataset; give --dataset"))
 	}
-	s, err := ScoreRun(ctx, Options{Run: fr.Label, Source: fr, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, pool: pool})
+	s, err := ScoreRun(ctx, Options{Run: fr.Label, Source: fr, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, pool: pool,
+		MaxExpansion: opts.MaxExpansion})
 	if err != nil {
 		return fail(err)
 	}
@@ -244,7 +245,7 @@ func fillRow(row *schemas.RescoreRow, s *schemas.Scores) {
 	if s.Turns.Scored > 0 || s.AccuracySource == AccuracyPublished {
 		row.Score = f64(s.Score)
 	}
-	if s.AccuracySource != AccuracyPublished {
+	if s.AccuracySource == AccuracyFromEvents {
 		n := int32(s.Turns.Scored)
 		row.ScoredTurns = &n
 		if d, ok := s.Domains[schemas.DomainCoding]; ok && d.Scored > 0 {

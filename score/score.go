@@ -52,6 +52,10 @@ type Options struct {
 	// (sub.tgz/sys/model/r8).
 	Source *archive.Run
 
+	// MaxExpansion is as archive.Limits.MaxExpansion when Run names an archive (0:
+	// 10x, negative: no limit).
+	MaxExpansion float64
+
 	// PublishedOnly judges a reference run or a submission point on its published
 	// accuracy_results.json and result summary alone, without re-deriving them from
 	// its event log (no dataset at hand).
@@ -68,7 +72,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	run := opts.Source
 	if run == nil {
 		var err error
-		if run, err = archive.OpenRun(opts.Run, archive.Limits{}); err != nil {
+		if run, err = archive.OpenRun(opts.Run, archive.Limits{MaxExpansion: opts.MaxExpansion}); err != nil {
 			return nil, fmt.Errorf("score run: %w", err)
 		}
 		defer run.Source.Close()

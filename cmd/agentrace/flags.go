@@ -18,6 +18,7 @@ import (
 //	--ruleset         an embedded ruleset name, a ruleset file, or auto
 //	--json            print JSON instead of a table
 //	--quiet, -q       print nothing on success
+//	--max-expansion   how many times its size an archive read in place may expand to
 //
 // Run folders (and sweep folders, archives) are positional arguments in every command
 // that reads them: score, report, log dump, log export, rescore. A flag is hidden only
@@ -35,6 +36,21 @@ func outFlag(usage string) *cli.StringFlag {
 // outFlagDefault is --out/-o with a default value instead of being required.
 func outFlagDefault(usage, value string) *cli.StringFlag {
 	return &cli.StringFlag{Name: "out", Aliases: []string{"o"}, Usage: usage, Value: value, TakesFile: true}
+}
+
+// maxExpansionFlag is --max-expansion, for commands that read archives in place.
+func maxExpansionFlag() *cli.FloatFlag {
+	return &cli.FloatFlag{Name: "max-expansion", Value: 10,
+		Usage: "refuse a .tar.gz/.zip whose entries expand past this many times its size (0 or less: no limit; event logs compress ~15x)"}
+}
+
+// maxExpansion reads --max-expansion as archive.Limits.MaxExpansion (0 or less:
+// no limit, which Limits writes as a negative value).
+func maxExpansion(c *cli.Command) float64 {
+	if f := c.Float("max-expansion"); f > 0 {
+		return f
+	}
+	return -1
 }
 
 // datasetFlag is --dataset/-d.

@@ -47,6 +47,7 @@ func reportCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			outFlag("folder to write the report into (created when absent; an earlier report there is replaced only with --overwrite)"),
 			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),
+			maxExpansionFlag(),
 			rulesetFlag("ruleset whose OSL window the histogram marks when the runs have no scores.json", ""),
 			tokenizerFlag("reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts", false),
 			&cli.BoolFlag{Name: "compare", Usage: "draw each argument (a sweep or run directory) as its own system, overlaid"},
@@ -61,6 +62,7 @@ func reportCommand() *cli.Command {
 				CMax:         int(c.Int("cmax")),
 				Ruleset:      c.String("ruleset"),
 				TokenizerDir: c.String("tokenizer"),
+				MaxExpansion: maxExpansion(c),
 				Log:          c.Root().ErrWriter,
 			}
 			if c.Bool("compare") {

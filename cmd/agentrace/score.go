@@ -17,8 +17,11 @@ func scoreCommand() *cli.Command {
 		Name:      "score",
 		Usage:     "score a run: inline accuracy, OSL window, SWE-bench, verdict",
 		UsageText: "agentrace score [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] [--swebench REPORT.json] RUNDIR...",
-		Description: "Scores each run directory, either a replay run (turns.arrows) or the MLPerf reference\n" +
-			"client's report directory (events.jsonl), against the dataset's ground truth:\n" +
+		Description: "Scores each run: a replay run (turns.arrows), the MLPerf reference client's run folder\n" +
+			"(events.jsonl, config.yaml, performance/result_summary.json) or a submission point (r<N>/ with\n" +
+			"point.yaml and its event log as mlperf_endpoints_log_detail.json), each a folder, an archive\n" +
+			"(.tar.gz, .tgz, .zip) holding one run, or a folder inside an archive (sub.tgz/sys/model/r8),\n" +
+			"read in place. Against the dataset's ground truth:\n" +
 			"  - inline accuracy exactly as the reference scorer computes it: every issued turn with\n" +
 			"    ground truth counts, in every repeat, a turn without output scores 0; workflow turns\n" +
 			"    by intent code, coding turns by multiset Jaccard of bash actions;\n" +
@@ -26,9 +29,13 @@ func scoreCommand() *cli.Command {
 			"    the reference tokenizer when --tokenizer is given, else from the server's usage counts\n" +
 			"    (marked unofficial);\n" +
 			"  - SWE-bench Verified when a harness report is given (resolved / 200 evaluated).\n" +
+			"A point that ships no event log is judged on its published accuracy_results.json and summary\n" +
+			"(the OSL gate reads output_sequence_lengths_full_run.output_sequence_lengths.avg, as the\n" +
+			"submission checker does). A run's SWE-bench result is shown but judged per curve, by report\n" +
+			"(the mean of one result per mandatory region).\n" +
 			"It writes RUNDIR/scores.json (the reference's fields score, turns, domains, per_turn,\n" +
 			"excluded_turns, plus osl, swebench, verdict) and RUNDIR/scores.parquet (one row per scored\n" +
-			"turn), and prints the verdict table.\n\n" +
+			"turn), and prints the verdict table; a run inside an archive is never written into.\n\n" +
 			"The default ruleset is " + score.DefaultRuleset + "; `auto` picks the newest ruleset\n" +
 			"naming the run's model. `agentrace rulesets` lists them; a JSON file in the same format\n" +
 			"is accepted.\n\n" +
@@ -42,6 +49,7 @@ func scoreCommand() *cli.Command {
 			tokenizerFlag("reference tokenizer directory for official OSL counts (default: server usage, unofficial)", false),
 			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON) to judge too", TakesFile: true},
 			quietFlag("do not print the verdict table"),
+			maxExpansionFlag(),
 			&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Hidden: true, Deprecated: "give the run directory as an argument: agentrace score RUNDIR"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -51,7 +59,7 @@ func scoreCommand() *cli.Command {
 			}
 			for _, run := range runs {
 				opts := score.Options{Run: run, Dataset: c.String("dataset"), Ruleset: c.String("ruleset"),
-					Tokenizer: c.String("tokenizer"), SWEBench: c.String("swebench")}
+					Tokenizer: c.String("tokenizer"), SWEBench: c.String("swebench"), MaxExpansion: maxExpansion(c)}
 				if err := runScore(ctx, c, opts); err != nil {
 					return err
 				}
@@ -157,7 +165,7 @@ func rescoreCommand() *cli.Command {
 			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.AutoRuleset),
 			tokenizerFlag("reference tokenizer directory for official OSL counts", false),
-			&cli.FloatFlag{Name: "max-expansion", Value: 10, Usage: "refuse an archive whose entries expand past this many times its size (0 or less: no limit)"},
+			maxExpansionFlag(),
 		}, overwriteFlags("a results table")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() == 0 {
@@ -166,7 +174,7 @@ func rescoreCommand() *cli.Command {
 			rows, err := score.Rescore(ctx, score.RescoreOptions{
 				Archives: c.Args().Slice(), Out: c.String("out"), Overwrite: overwrite(c), Jobs: int(c.Int("jobs")),
 				Dataset: c.String("dataset"), Ruleset: c.String("ruleset"), Tokenizer: c.String("tokenizer"),
-				MaxExpansion: expansionLimit(c.Float("max-expansion")),
+				MaxExpansion: maxExpansion(c),
 				Progress:     os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
 			})
 			if err != nil {
@@ -196,13 +204,4 @@ func rescoreCommand() *cli.Command {
 			return nil
 		},
 	}
-}
-
-// expansionLimit maps the --max-expansion flag to archive.Limits.MaxExpansion: 0
-// or less lifts the limit.
-func expansionLimit(f float64) float64 {
-	if f <= 0 {
-		return -1
-	}
-	return f
 }

@@ -1,0 +1,104 @@
+package report
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/score"
+)
+
+// TestReportSubmissionTree draws the submission tree fixture (8 points, both
+// domains, C_max 1024 declared, SWE-bench published at one point per mandatory
+// region): the points come from their event logs (the one without is read from its
+// published files), the region form is named, and the curve's SWE-bench gate is
+// the mean of 4 (0.6975 >= 0.69 with the ultra-low point at 0.66). Lowering that
+// point's result to 0.60 brings the mean to 0.6825: the curve fails.
+func TestReportSubmissionTree(t *testing.T) {
+	tree := filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree")
+	out := filepath.Join(t.TempDir(), "rep")
+	r, err := Build(context.Background(), Options{Out: out, Runs: []string{tree}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Systems) != 1 {
+		t.Fatalf("%d systems", len(r.Systems))
+	}
+	s := r.Systems[0]
+	if len(s.Points) != 8 || s.CMax != 1024 || !strings.Contains(s.CMaxSource, "declared") || s.RegionForm != score.RegionsCMin ||
+		s.Regions == nil || s.Regions.Low.String() != "33-42" {
+		t.Fatalf("system %s: %d points, C_max %d (%s), form %s, regions %+v", s.Name, len(s.Points), s.CMax, s.CMaxSource, s.RegionForm, s.Regions)
+	}
+	for _, p := range s.Points {
+		if p.Kind != score.KindSubmission {
+			t.Errorf("c=%d kind %q", p.Concurrency, p.Kind)
+		}
+		if p.Concurrency == 200 {
+			if !strings.Contains(p.LogNote, "no event log") {
+				t.Errorf("c=200 note %q", p.LogNote)
+			}
+			continue
+		}
+		if p.Issued == 0 || !p.TTFTP90Ms.Valid() || p.GatesPass == nil {
+			t.Errorf("c=%d: issued %d, TTFT P90 %v, gates %v", p.Concurrency, p.Issued, p.TTFTP90Ms, p.GatesPass)
+		}
+	}
+	if g := s.SWEBench; g == nil || !g.Pass || g.Value < 0.6974 || g.Value > 0.6976 || s.SWEBenchMean.N != 4 {
+		t.Errorf("SWE-bench curve gate %+v %+v", g, s.SWEBenchMean)
+	}
+	got := map[string]Check{}
+	for _, c := range s.Checks {
+		got[c.Name] = c
+	}
+	for name, want := range map[string]string{
+		"SWE-bench mean of the 4 regions (agentic-accuracy-swebench)": CheckPass,
+		"accuracy at the 4 mandatory bands (accuracy-coverage)":       CheckPass,
+		"a point in low_concurrency (low-concurrency-coverage)":       CheckPass,
+		"at least 7 points (point-count)":                             CheckPass,
+		"one model (config-consistency-model)":                        CheckPass,
+		"metric consistency within 1% (metric-consistency-*)":         CheckPass,
+	} {
+		if got[name].Status != want {
+			t.Errorf("check %q = %+v, want %s", name, got[name], want)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, SummaryFile))
+	for _, want := range []string{"points placed by region form cmin-v1.0", "SWE-bench (curve): 0.6975 >= 0.69 pass (mean of 4 region results)"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q", want)
+		}
+	}
+
+	// The same tree with the ultra-low point's SWE-bench result at 0.60.
+	bad := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(bad, os.DirFS(tree)); err != nil {
+		t.Fatal(err)
+	}
+	acc := filepath.Join(bad, "h200-sim", "qwen3_6-35b-a3b", "r32", "accuracy", "accuracy_results.json")
+	b, _ := os.ReadFile(acc)
+	b2 := strings.Replace(string(b), `"score": 0.66`, `"score": 0.6`, 1)
+	if b2 == string(b) {
+		t.Fatal("fixture changed: no 0.66 SWE-bench score at r32")
+	}
+	os.WriteFile(acc, []byte(b2), 0o644)
+	r, err = Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep2"), Runs: []string{bad}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Systems[0].SWEBench; g == nil || g.Pass || g.Value < 0.6824 || g.Value > 0.6826 {
+		t.Errorf("tampered SWE-bench curve gate %+v", g)
+	}
+	if r.Verdict() {
+		t.Error("the report passes a curve whose SWE-bench mean is below the threshold")
+	}
+
+	// The fixed-32 ruleset form places the same points differently (low 33-42 is the
+	// same at C_min 32 here) and says so.
+	r, err = Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep3"), Runs: []string{tree}, Ruleset: "readme-2026-08-qwen3.6"})
+	if err != nil || r.Systems[0].RegionForm != score.RegionsFixed32 {
+		t.Errorf("v0.7 form: %v %+v", err, r)
+	}
+}
