@@ -165,7 +165,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 		prov.SWEBenchGiven = true
 	}
 
-	r := base // keeps the base's model patterns, region form, instances
+	r := base // keeps the base's model patterns and fragments, region form, instances
 	r.patterns, r.File = nil, ""
 	r.Name, r.Title, r.Model = o.Name, o.Title, model
 	if r.Name == "" {
@@ -176,6 +176,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 	}
 	if base.Model != model || len(r.ModelPatterns) == 0 {
 		r.ModelPatterns = []string{"(?i)^(.*/)?" + regexp.QuoteMeta(shortModel(model)) + "$"}
+		r.ModelFragments = nil
 	}
 	r.Source = "agentrace rulesets derive (" + derivedFrom(o, prov) + ")"
 	r.Date = now.UTC().Format("2006-01-02")

@@ -357,8 +357,18 @@ func TestDeriveFromMeans(t *testing.T) {
 			t.Errorf("%s: derived %v %v %v", p.ruleset, r.InlineAccuracyMin, r.OSLWindow, r.SWEBenchMin)
 		}
 		base, _ := LoadRuleset(p.ruleset)
-		if r.Model != base.Model || !r.MatchesModel(base.Model) || r.Derivation.Provenance.Base != p.ruleset {
-			t.Errorf("%s: model %s", p.ruleset, r.Model)
+		if r.Model != base.Model || !r.MatchesModel(base.Model) || r.Derivation.Provenance.Base != p.ruleset ||
+			r.RegionForm() != base.RegionForm() || strings.Join(r.ModelFragments, ",") != strings.Join(base.ModelFragments, ",") {
+			t.Errorf("%s: model %s, region form %s, fragments %v", p.ruleset, r.Model, r.RegionForm(), r.ModelFragments)
 		}
+	}
+	// Another model than the base's: its own pattern, none of the base's matching.
+	m := ReferenceMeans{InlineAccuracy: Spread{Mean: 0.6}, OSL: Spread{Mean: 500}, SWEBench: &Spread{Mean: 0.8}}
+	r, err := DeriveRuleset(context.Background(), DeriveOptions{Means: &m, Base: "checker-2026-10-qwen3.6", Model: "acme/Foo-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.MatchesModel("acme/Foo-1") || !r.MatchesModel("foo-1") || r.MatchesModel("Qwen/Qwen3.6-35B-A3B") || r.MatchesModel("acme/Foo-12") {
+		t.Errorf("patterns %v fragments %v", r.ModelPatterns, r.ModelFragments)
 	}
 }
