@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
@@ -142,7 +141,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 			if res.Incomplete {
 				return nil, fmt.Errorf("derive: SWE-bench report %q is incomplete: %d of %d instances submitted", p, res.Submitted, res.Evaluated)
 			}
-			data, err := os.ReadFile(p)
+			data, err := infile.ReadFile(p, infile.SmallFile)
 			if err != nil {
 				return nil, fmt.Errorf("derive: %w", err)
 			}

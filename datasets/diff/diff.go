@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/sourcegraph/conc/pool"
 )
@@ -209,7 +210,7 @@ func readManifest(dir string) (schemas.DatasetManifest, error) {
 	if !st.IsDir() {
 		return m, fmt.Errorf("dataset %q is not a dataset directory (ingest a trace file first: agentrace ingest --out DIR FILE)", dir)
 	}
-	data, err := os.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile))
+	data, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
 		return m, fmt.Errorf("dataset %q: %w", dir, err)
 	}
