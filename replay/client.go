@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -23,6 +25,9 @@ type client struct {
 	hc   *http.Client
 	own  *http.Transport // closed at the end when the client made it
 	chat string
+	// simSpeedup is the X-Sim-Speedup the endpoint answered the probe with (the
+	// embedded simulated server's), 0 for a real server.
+	simSpeedup float64
 }
 
 // newTransport returns the load generator's HTTP transport: a connection kept per
@@ -82,6 +87,10 @@ func (c *client) probe(ctx context.Context) error {
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), err)
+	}
+	// the simulated server says how much faster than modelled it runs
+	if v, err := strconv.ParseFloat(resp.Header.Get("X-Sim-Speedup"), 64); err == nil && v > 0 && !math.IsInf(v, 0) {
+		c.simSpeedup = v
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	return resp.Body.Close()

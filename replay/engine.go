@@ -164,6 +164,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		State:               RunRunning,
 		EndpointDescription: s.EndpointDescription,
 	}
+	m.SimSpeedup = c.simSpeedup
 	if err := runlog.WriteManifest(opts.Out, m); err != nil {
 		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)

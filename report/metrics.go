@@ -6,7 +6,9 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
 )
 
 // TokenCounter counts output tokens the way rules §2.8 does, with the model's
@@ -95,6 +97,19 @@ type Point struct {
 	// ClientLagP99Ms is the P99 of issued - scheduled over the window's turns.
 	ClientLagP99Ms Num `json:"client_lag_p99_ms"`
 
+	// TurnsPerS is the request throughput: completed (ok) window turns per second
+	// of the window.
+	TurnsPerS Num `json:"turns_per_s"`
+	// Domains splits the window's latency and throughput by domain (coding,
+	// workflow): the same metrics over each domain's turns.
+	Domains map[string]*DomainMetrics `json:"domains"`
+	// ErrorKinds counts every turn of the run that did not succeed by kind
+	// (runlog.ErrorKind: http_429, http_5xx, stream_cut, timeout, aborted, ...).
+	ErrorKinds map[string]int `json:"error_kinds"`
+	// SLO is the share of completed window turns within the thresholds given to
+	// the report (--slo-ttft-ms, --slo-tps-per-user); nil when none was given.
+	SLO *SLOView `json:"slo,omitempty"`
+
 	// Counts are all turns of the run by status; WindowCounts the performance
 	// window's issued turns by status.
 	Counts       map[string]int `json:"counts"`
@@ -149,12 +164,61 @@ type Point struct {
 
 	// Manifest is the run's manifest (settings, dataset hash).
 	Manifest schemas.RunManifest `json:"-"`
+	// Rows are per-row values of the run's turn log, in log order, for the
+	// report's turns.parquet: OSL, ISL and TPOT as the metrics counted them.
+	Rows RowValues `json:"-"`
+	// source is the run the point was read from (its turn log feeds the report's
+	// turns.parquet) and datasetDir its dataset folder, "" when unknown.
+	source     *archive.Run
+	datasetDir string
 	// Samples are per-turn values for the plots.
 	Samples []TurnSample `json:"-"`
 	// Summary is the reference-shaped result_summary.json of the point.
 	Summary *ResultSummary `json:"-"`
 
 	scores *schemas.Scores
+}
+
+// DomainMetrics are a point's window metrics over one domain's turns.
+type DomainMetrics struct {
+	Issued                   int   `json:"n_samples_issued"`
+	Completed                int   `json:"n_samples_completed"`
+	Failed                   int   `json:"n_samples_failed"`
+	OutputTokensPerTurnTotal int64 `json:"output_tokens_per_turn_total"`
+	E2EAvgInteractivity      Num   `json:"e2e_avg_interactivity"`
+	TPSPerUser               Num   `json:"tps_per_user"`
+	TTFTP50Ms                Num   `json:"ttft_p50_ms"`
+	TTFTP90Ms                Num   `json:"ttft_p90_ms"`
+	TTFTP99Ms                Num   `json:"ttft_p99_ms"`
+	TPOTP50Ms                Num   `json:"tpot_p50_ms"`
+	TPOTP90Ms                Num   `json:"tpot_p90_ms"`
+	TPOTP99Ms                Num   `json:"tpot_p99_ms"`
+	LatencyP50Ms             Num   `json:"latency_p50_ms"`
+	LatencyP90Ms             Num   `json:"latency_p90_ms"`
+	LatencyP99Ms             Num   `json:"latency_p99_ms"`
+
+	ttft, tpot, lat Series
+	outTokens       float64
+	turnTimeNs      int64
+}
+
+// SLOView is the share of a point's completed window turns that met service
+// levels: a first token within TTFTMs, and a decode speed (1000 / the turn's TPOT
+// ms) of at least TPSPerUser tokens/s. A turn without a TPOT sample (not
+// streamed, or one output chunk) does not meet the speed level.
+type SLOView struct {
+	TTFTMs     float64 `json:"ttft_ms,omitempty"`
+	TPSPerUser float64 `json:"tps_per_user,omitempty"`
+	Turns      int     `json:"turns"`
+	TTFTMet    Num     `json:"ttft_met_share"`
+	SpeedMet   Num     `json:"speed_met_share"`
+	BothMet    Num     `json:"both_met_share"`
+}
+
+// RowValues are per-row values of a turn log, in log order; NaN where a row has
+// none.
+type RowValues struct {
+	OSL, ISL, TPOTMs []float64
 }
 
 // TurnSample is one completed turn, kept for the plots.
@@ -167,6 +231,9 @@ type TurnSample struct {
 	ISL         float64 // NaN when unknown
 	OSL         float64 // NaN when unknown
 	TTFTMs      float64 // NaN when no first token
+	TPOTMs      float64 // NaN when no TPOT sample
+	// IssuedNs and CompletedNs are the turn's times on the run clock.
+	IssuedNs, CompletedNs int64
 }
 
 // ResultSummary is result_summary.json, in the reference's field names and units
@@ -237,6 +304,8 @@ func NewAccumulator(m schemas.RunManifest, tok TokenCounter, isl ISLCounter) *Ac
 		Concurrency:  m.Config.Concurrency,
 		Counts:       map[string]int{},
 		WindowCounts: map[string]int{},
+		Domains:      map[string]*DomainMetrics{},
+		ErrorKinds:   map[string]int{},
 		Manifest:     m,
 	}
 	return a
@@ -303,8 +372,16 @@ func (a *Accumulator) Add(rec *schemas.TurnRecord) {
 }
 
 func (a *Accumulator) add(rec *schemas.TurnRecord) error {
+	// one row of per-row values per record, filled as the metrics count them
+	row := len(a.p.Rows.OSL)
+	a.p.Rows.OSL = append(a.p.Rows.OSL, math.NaN())
+	a.p.Rows.ISL = append(a.p.Rows.ISL, math.NaN())
+	a.p.Rows.TPOTMs = append(a.p.Rows.TPOTMs, math.NaN())
+	if k := runlog.ErrorKind(rec.Status, rec.HTTPStatus, rec.Error); k != "" {
+		a.p.ErrorKinds[k]++
+	}
 	a.p.Counts[rec.Status]++
-	issued := rec.IssuedNs > 0 && rec.Status != schemas.StatusAborted
+	issued := runlog.Issued(rec.Status, rec.IssuedNs)
 	tracked := issued && rec.InWindow
 	ok := rec.Status == schemas.StatusOK
 
@@ -342,34 +419,47 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 		if haveOSL {
 			a.oslAll.Add(osl)
 			t.tokens += osl
+			a.p.Rows.OSL[row] = osl
 		}
 	}
 	if !tracked {
 		a.p.TurnsExcludedByWindow++
 		if ok && haveOSL {
 			a.p.Samples = append(a.p.Samples, TurnSample{Domain: rec.Domain, ClientIndex: int(rec.ClientIndex),
-				ISL: math.NaN(), OSL: osl, TTFTMs: math.NaN()})
+				ISL: math.NaN(), OSL: osl, TTFTMs: math.NaN(), TPOTMs: math.NaN(), IssuedNs: rec.IssuedNs, CompletedNs: rec.CompletedNs})
 		}
 		return nil
 	}
 	a.p.WindowCounts[rec.Status]++
 	a.p.Issued++
+	dm := a.p.Domains[rec.Domain]
+	if dm == nil {
+		dm = &DomainMetrics{}
+		a.p.Domains[rec.Domain] = dm
+	}
+	dm.Issued++
 	if rec.CompletedNs > 0 {
 		a.windowEnd = max(a.windowEnd, rec.CompletedNs)
 	}
 	a.lag.Add(float64(rec.IssuedNs-rec.ScheduledNs) / 1e6)
 	if !ok {
 		a.p.Failed++
+		dm.Failed++
 		return nil
 	}
 	a.p.Completed++
+	dm.Completed++
 
-	s := TurnSample{InWindow: true, Domain: rec.Domain, ClientIndex: int(rec.ClientIndex), ISL: math.NaN(), OSL: math.NaN(), TTFTMs: math.NaN()}
+	s := TurnSample{InWindow: true, Domain: rec.Domain, ClientIndex: int(rec.ClientIndex), ISL: math.NaN(), OSL: math.NaN(), TTFTMs: math.NaN(),
+		TPOTMs: math.NaN(), IssuedNs: rec.IssuedNs, CompletedNs: rec.CompletedNs}
 	latNs := rec.CompletedNs - rec.IssuedNs
 	a.lat.Add(float64(latNs) / 1e6)
+	dm.lat.Add(float64(latNs) / 1e6)
 	a.turnTimeNs += latNs
+	dm.turnTimeNs += latNs
 	if haveOSL {
 		a.outTokens += osl
+		dm.outTokens += osl
 		a.oslS.Add(osl)
 		s.OSL = osl
 	} else {
@@ -378,6 +468,7 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 	if rec.FirstTokenNs > 0 {
 		ttft := float64(rec.FirstTokenNs-rec.IssuedNs) / 1e6
 		a.ttft.Add(ttft)
+		dm.ttft.Add(ttft)
 		s.TTFTMs = ttft
 		if a.m.Config.Stream {
 			n, have, err := a.tpotTokens(rec, r, osl, haveOSL)
@@ -388,6 +479,9 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 				v := float64(rec.CompletedNs-rec.FirstTokenNs) / 1e6 / n
 				if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
 					a.tpot.Add(v)
+					dm.tpot.Add(v)
+					s.TPOTMs = v
+					a.p.Rows.TPOTMs[row] = v
 				}
 			}
 		}
@@ -405,6 +499,7 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 	} else if have {
 		a.islS.Add(isl)
 		s.ISL = isl
+		a.p.Rows.ISL[row] = isl
 	}
 	if rec.UsageCachedTokens >= 0 && rec.UsagePromptTokens > 0 {
 		a.cached += int64(rec.UsageCachedTokens)
@@ -460,6 +555,15 @@ func (a *Accumulator) Close() (*Point, error) {
 	p.ITLP50Ms, p.ITLP90Ms, p.ITLP99Ms = Num(a.itl.P(50)), Num(a.itl.P(90)), Num(a.itl.P(99))
 	p.LatencyP50Ms, p.LatencyP90Ms, p.LatencyP99Ms = Num(a.lat.P(50)), Num(a.lat.P(90)), Num(a.lat.P(99))
 	p.TPSPerUser = div(1000, float64(p.TPOTP90Ms))
+	p.TurnsPerS = div(float64(p.Completed), float64(p.WindowDurationS))
+	for _, d := range p.Domains {
+		d.OutputTokensPerTurnTotal = int64(d.outTokens)
+		d.E2EAvgInteractivity = div(d.outTokens, float64(d.turnTimeNs)/1e9)
+		d.TTFTP50Ms, d.TTFTP90Ms, d.TTFTP99Ms = Num(d.ttft.P(50)), Num(d.ttft.P(90)), Num(d.ttft.P(99))
+		d.TPOTP50Ms, d.TPOTP90Ms, d.TPOTP99Ms = Num(d.tpot.P(50)), Num(d.tpot.P(90)), Num(d.tpot.P(99))
+		d.LatencyP50Ms, d.LatencyP90Ms, d.LatencyP99Ms = Num(d.lat.P(50)), Num(d.lat.P(90)), Num(d.lat.P(99))
+		d.TPSPerUser = div(1000, float64(d.TPOTP90Ms))
+	}
 	p.ClientLagP99Ms = Num(a.lag.P(99))
 	p.ISL = a.islS.Stats(histogramBins)
 	p.OSL = a.oslS.Stats(histogramBins)
@@ -561,4 +665,36 @@ func (a *Accumulator) summary() *ResultSummary {
 		TokenSource:              p.TokenSource,
 		Unofficial:               p.Unofficial,
 	}
+}
+
+// ApplySLO sets p.SLO: the share of the point's completed window turns whose TTFT
+// is at most ttftMs and whose decode speed (1000 / TPOT ms) is at least
+// tpsPerUser; a threshold of 0 is not applied (and always met).
+func (p *Point) ApplySLO(ttftMs, tpsPerUser float64) {
+	if ttftMs <= 0 && tpsPerUser <= 0 {
+		p.SLO = nil
+		return
+	}
+	v := &SLOView{TTFTMs: ttftMs, TPSPerUser: tpsPerUser}
+	var ttftOK, speedOK, both int
+	for _, s := range p.Samples {
+		if !s.InWindow {
+			continue
+		}
+		v.Turns++
+		t := ttftMs <= 0 || (!math.IsNaN(s.TTFTMs) && s.TTFTMs <= ttftMs)
+		sp := tpsPerUser <= 0 || (!math.IsNaN(s.TPOTMs) && 1000/s.TPOTMs >= tpsPerUser)
+		if t {
+			ttftOK++
+		}
+		if sp {
+			speedOK++
+		}
+		if t && sp {
+			both++
+		}
+	}
+	n := float64(v.Turns)
+	v.TTFTMet, v.SpeedMet, v.BothMet = div(float64(ttftOK), n), div(float64(speedOK), n), div(float64(both), n)
+	p.SLO = v
 }

@@ -58,6 +58,11 @@ type Options struct {
 	ISL ISLCounter
 	// MaxExpansion is as archive.Limits.MaxExpansion for runs read from archives.
 	MaxExpansion float64
+	// SLOTTFTMs and SLOTPSPerUser are service levels (a first token within this
+	// many ms; a decode speed of at least this many tokens/s per user): each point
+	// then reports the share of its completed window turns that met them
+	// (Point.SLO). 0 applies no threshold; both 0 shows no SLO view.
+	SLOTTFTMs, SLOTPSPerUser float64
 	// Log receives one line per point read; nil discards.
 	Log io.Writer
 }
@@ -129,6 +134,9 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			})
 			if err != nil {
 				return nil, err
+			}
+			for _, p := range pts {
+				p.ApplySLO(o.SLOTTFTMs, o.SLOTPSPerUser)
 			}
 			rs, def, err := systemRuleset(o.Ruleset, pts)
 			if err != nil {
@@ -294,6 +302,15 @@ func (r *Report) Write(out string) error {
 		all = []*Point{}
 	}
 	if err := writeJSON(filepath.Join(out, PointsFile), all); err != nil {
+		return err
+	}
+	notes, err := r.writeTables(out)
+	for _, n := range notes {
+		if r.Options.Log != nil {
+			fmt.Fprintln(r.Options.Log, "report:", n)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	for _, f := range r.Figures {

@@ -156,6 +156,10 @@ func LoadRun(ctx context.Context, run *archive.Run, tok TokenCounter, islFor fun
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
 	p.RunDir, p.Kind = run.Label, run.Kind
+	p.source = run
+	if facts.Manifest != nil {
+		p.datasetDir = score.DatasetOf(run, facts)
+	}
 	if p.Concurrency == 0 {
 		p.Concurrency = facts.Concurrency
 	}

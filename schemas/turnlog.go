@@ -181,6 +181,9 @@ type RunManifest struct {
 	Counts              map[string]int `json:"counts"`                         // by status
 	State               string         `json:"state"`                          // "complete" or "interrupted"
 	EndpointDescription string         `json:"endpoint_description,omitempty"` // e.g. "embedded sim, profile X, speedup 50"
+	// SimSpeedup is the simulated server's speed-up (its X-Sim-Speedup header):
+	// every duration it modelled was divided by it; 0 for a real server.
+	SimSpeedup float64 `json:"sim_speedup,omitempty"`
 }
 
 // Run states.

@@ -89,7 +89,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("verdict %t, failed checks %v: a two-point demo on a tiny dataset must fail the curve checks", res.Verdict, res.FailedChecks)
 	}
 	for _, want := range []string{"demo 1/4", "demo 2/4", "demo 3/4", "demo 4/4", "inline accuracy", "report verdict: FAIL",
-		"  - at least 7 points:", "official dataset size", "report: " + res.ReportHTML} {
+		"  - at least 7 points", "official dataset size", "report: " + res.ReportHTML} {
 		if !strings.Contains(log, want) {
 			t.Errorf("progress lacks %q:\n%s", want, log)
 		}

@@ -9,6 +9,14 @@ const turnLogVersionKey = "agentrace.turn_log_version"
 // gives it.
 func legacyStatus(version, status, errText string) string { return status }
 
+// Issued tells whether a turn was sent to the endpoint: its status is ok, error,
+// timeout or cancelled, and it has an issue time. This is what "issued" means in
+// every agentrace output (the issued column of turns.parquet, the report's
+// n_samples_issued): aborted and not_issued turns were never sent.
+func Issued(status string, issuedNs int64) bool {
+	return issuedNs > 0 && issuedStatus(status)
+}
+
 // issuedStatus tells whether a turn of this status was sent: ok, error, timeout or
 // cancelled.
 func issuedStatus(status string) bool {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -38,17 +39,18 @@ import (
 //     expected_turn (the dataset turn of the assistant row that answers it, the
 //     turn of scores.parquet; null when the dataset is not found).
 //   - status is mapped to the current statuses (a version 1 log's, by
-//     schemas.LegacyStatus), followed by issued (a request was sent: ok, error,
-//     timeout, cancelled) and, after error, error_kind (ErrorKind).
+//     schemas.LegacyStatus), followed by issued (Issued: a request was sent,
+//     status ok, error, timeout or cancelled) and, after error, error_kind
+//     (ErrorKind).
 //   - every int64 column named *_ns other than a duration (delay_ns) is a time on the
 //     run clock: kept as it is, and followed by *_at, the wall-clock time as a UTC
 //     timestamp in nanoseconds (the manifest's started_unix_ns plus the run-clock
 //     time), null when the time is 0 ("did not happen").
 //   - durations, in milliseconds as float64 (Parquet has no nanosecond duration
 //     type every reader takes): delay_ms after delay_ns, and after completed_at
-//     lag_ms (issued - scheduled), ttft_ms (first token - issued), latency_ms
-//     (completed - issued) and decode_ms (completed - first token), each null when
-//     one of its times is 0. They are computed as the report computes its metrics
+//     lag_ms (issued - scheduled, null when not issued), ttft_ms (first token -
+//     issued), latency_ms (completed - issued) and decode_ms (completed - first
+//     token), each null when one of its times is 0. They are computed as the report computes its metrics
 //     (float64(a-b)/1e6), so a query over them reproduces points.json exactly.
 //   - low-cardinality strings (ids, domain, status, error, error_kind,
 //     finish_reason, warnings, run, system) are dictionary-encoded; everything else
@@ -108,6 +110,18 @@ type TableRun struct {
 	Expected ExpectedTurns
 	// Run and System fill the run and system columns of a multi-run table.
 	Run, System string
+	// Open, when set, opens the turn log (a run inside an archive); Dir then only
+	// names the run in messages. WriteTable opens it twice.
+	Open func() (io.ReadCloser, error)
+	// Extra are columns computed elsewhere (the report's per-turn token counts),
+	// one value per log row in log order; NaN is null. They follow the log's.
+	Extra []ExtraColumn
+}
+
+// ExtraColumn is a float64 column added to a run's rows.
+type ExtraColumn struct {
+	Name   string
+	Values []float64
 }
 
 // TableOptions configure WriteTable.
@@ -245,6 +259,8 @@ type tableCol struct {
 }
 
 type tablePlan struct {
+	// ordinal is the run's row being written (Extra's index)
+	ordinal  int
 	run      *TableRun
 	logPath  string
 	cols     []*tableCol
@@ -252,11 +268,24 @@ type tablePlan struct {
 	expected ExpectedTurns
 }
 
-// logSchema reads the schema at the start of a turn log.
-func logSchema(path string) (*arrow.Schema, error) {
-	f, err := infile.Open(path)
+// openLog opens the run's turn log.
+func (p *tablePlan) openLog() (io.ReadCloser, error) {
+	if p.run.Open != nil {
+		return p.run.Open()
+	}
+	f, err := infile.Open(p.logPath)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
+	}
+	return f, nil
+}
+
+// logSchema reads the schema at the start of a turn log.
+func (p *tablePlan) logSchema() (*arrow.Schema, error) {
+	path := p.logPath
+	f, err := p.openLog()
+	if err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	rd, err := ipc.NewReader(bufio.NewReader(f))
@@ -371,7 +400,7 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 		}
 		r.Manifest = &m
 	}
-	schema, err := logSchema(p.logPath)
+	schema, err := p.logSchema()
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", r.Dir, err)
 	}
@@ -482,7 +511,7 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 				return str(row, status(b, i), col)
 			})
 			add("issued", nodeBool, arrow.FixedWidthTypes.Boolean, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-				return append(row, parquet.BooleanValue(issuedStatus(status(b, i))).Level(0, 1, col))
+				return append(row, parquet.BooleanValue(Issued(status(b, i), i64At(b, iIssued, i))).Level(0, 1, col))
 			})
 			if iError < 0 {
 				add("error_kind", nodeDict, dictType, errorKind)
@@ -517,7 +546,14 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 				return append(row, parquet.Int64Value(started+v).Level(0, 1, col))
 			})
 			if f.Name == "completed_ns" {
-				add("lag_ms", nodeDouble, arrow.PrimitiveTypes.Float64, msDiff(iIssued, iSched))
+				// lag needs only the issue: a run-clock 0 schedule is a time here
+				add("lag_ms", nodeDouble, arrow.PrimitiveTypes.Float64, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
+					x := i64At(b, iIssued, i)
+					if x == 0 {
+						return null(row, col)
+					}
+					return append(row, parquet.DoubleValue(float64(x-i64At(b, iSched, i))/1e6).Level(0, 1, col))
+				})
 				add("ttft_ms", nodeDouble, arrow.PrimitiveTypes.Float64, msDiff(iFirst, iIssued))
 				add("latency_ms", nodeDouble, arrow.PrimitiveTypes.Float64, msDiff(iDone, iIssued))
 				add("decode_ms", nodeDouble, arrow.PrimitiveTypes.Float64, msDiff(iDone, iFirst))
@@ -530,6 +566,16 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 			add(f.Name, node, typ, put)
 		}
 	}
+	for _, x := range r.Extra {
+		vals := x.Values
+		add(x.Name, nodeDouble, arrow.PrimitiveTypes.Float64, func(row parquet.Row, _ arrow.RecordBatch, _, col int) parquet.Row {
+			k := p.ordinal
+			if k >= len(vals) || math.IsNaN(vals[k]) {
+				return null(row, col)
+			}
+			return append(row, parquet.DoubleValue(vals[k]).Level(0, 1, col))
+		})
+	}
 	return p, nil
 }
 
@@ -537,9 +583,9 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 // tableRowGroupBytes bytes of log. It returns the rows written and a warning when
 // the log was cut short.
 func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[string]int, ncols int, mem memory.Allocator) (int, string, error) {
-	f, err := infile.Open(p.logPath)
+	f, err := p.openLog()
 	if err != nil {
-		return 0, "", fmt.Errorf("read turn log: %w", err)
+		return 0, "", err
 	}
 	defer f.Close()
 	// the run's column for each table column, nil where the run lacks it
@@ -586,6 +632,7 @@ func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[str
 		held = append(held, b)
 		for i := range n {
 			var row parquet.Row
+			p.ordinal = total + len(rows)
 			for k, c := range mine {
 				if c == nil {
 					row = null(row, k)
@@ -607,6 +654,11 @@ func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[str
 	}
 	if err := flush(); err != nil {
 		return total, "", err
+	}
+	for _, x := range p.run.Extra {
+		if len(x.Values) != total {
+			return total, "", fmt.Errorf("column %s has %d values for %d rows", x.Name, len(x.Values), total)
+		}
 	}
 	if serr != nil {
 		return total, fmt.Sprintf("run %q: the turn log is cut short (%v): its %d complete rows are in the table", p.run.Dir, serr, total), nil
