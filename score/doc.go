@@ -18,5 +18,9 @@
 //
 // Thresholds are data: each version of the rules is an embedded JSON ruleset
 // (rulesets/*.json, Rulesets, LoadRuleset), and Judge turns a run's values into a
-// verdict.
+// verdict. A ruleset may carry its derivation (Derivation: the rule, as factors,
+// rounding directions and steps, and the reference means it was applied to), which
+// loading re-applies and checks; DeriveRuleset makes a new ruleset from the
+// reference model's own runs by such a rule (derivation.go says what the published
+// thresholds imply), and WriteRuleset writes it.
 package score
