@@ -46,6 +46,9 @@ func rows() []func(Env) (Row, error) {
 		benchSim,
 		benchScore,
 		benchRescore,
+		benchEventsScan,
+		benchEventsRSS,
+		benchRescoreTree,
 	}
 }
 
@@ -56,6 +59,9 @@ func run() int {
 	out := flag.String("out", "bench.md", "write the Markdown table here")
 	only := flag.String("only", "", "run only rows whose name contains this (comma-separated): "+strings.Join(rowNames, ", "))
 	flag.Parse()
+	if *scanChild != "" {
+		return runScanChild(*scanChild)
+	}
 	env, err := setup()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -122,6 +128,9 @@ var rowGoals = []string{
 	">= 5,000 requests/s per core",
 	"30,000 turns in < 2 s",
 	"2 jobs >= 1.7x faster than 1",
+	">= 300 MB/s per core each",
+	"< 500 MB",
+	">= 1.7x (1-job time / 2-job time)",
 }
 
 // oneLine keeps a table cell on one line.
@@ -144,7 +153,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "diff", "body", "replay", "tokenizer", "sim", "score", "rescore"}
+var rowNames = []string{"ingest", "diff", "body", "replay", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {

@@ -133,6 +133,26 @@ func Coverage(s *System) []Check {
 		}
 	}
 
+	// run-point-config, result-summary-present, accuracy-file, result-detail-present:
+	// the files of a submission point.
+	var missing []string
+	subs := 0
+	for _, p := range s.Points {
+		if p.Kind == "submission" {
+			subs++
+		}
+		if len(p.MissingFiles) > 0 {
+			missing = append(missing, fmt.Sprintf("c=%d lacks %s", p.Concurrency, strings.Join(p.MissingFiles, ", ")))
+		}
+	}
+	if subs > 0 {
+		reason := "every point has point.yaml, a result summary and accuracy results"
+		if len(missing) > 0 {
+			reason = strings.Join(missing, "; ")
+		}
+		cs = append(cs, check("point files (run-point-config, result-summary-present, accuracy-file, result-detail-present)", len(missing) == 0, reason))
+	}
+
 	// benchmark-type-consistency: every point an agentic load pattern.
 	var patterns []string
 	seen := map[string]bool{}

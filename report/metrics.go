@@ -154,6 +154,9 @@ type Point struct {
 	MaxSupportedConcurrency int    `json:"max_supported_concurrency,omitempty"`
 	LoadPattern             string `json:"load_pattern,omitempty"`
 	DatasetName             string `json:"dataset_name,omitempty"`
+	// MissingFiles lists the files a submission point lacks that the checker
+	// requires (point.yaml, a result summary, accuracy results, the detail log).
+	MissingFiles []string `json:"missing_files,omitempty"`
 	// SWEBench is the point's SWE-bench result (its scores.json, or a submission's
 	// published accuracy results), one input to the curve's mean; nil when none.
 	SWEBench *float64 `json:"swebench,omitempty"`

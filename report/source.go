@@ -181,6 +181,20 @@ func LoadRun(ctx context.Context, run *archive.Run, tok TokenCounter, islFor fun
 		}
 		p.ISLNote = note
 	}
+	if run.Kind == archive.KindSubmission {
+		if !run.Has(archive.PointFile) {
+			p.MissingFiles = append(p.MissingFiles, archive.PointFile)
+		}
+		if run.SummaryName() == "" {
+			p.MissingFiles = append(p.MissingFiles, "result_summary.json (or mlperf_endpoints_log_summary.json)")
+		}
+		if run.AccuracyName() == "" {
+			p.MissingFiles = append(p.MissingFiles, "accuracy results (accuracy_results.json, accuracy/)")
+		}
+		if run.Has(archive.LogSummaryFile) && !run.Has(archive.LogDetailFile) {
+			p.MissingFiles = append(p.MissingFiles, archive.LogDetailFile)
+		}
+	}
 	if run.Kind == archive.KindAgentrace {
 		if run.Has(schemas.ScoresFile) {
 			data, err := run.ReadFile(schemas.ScoresFile)

@@ -102,6 +102,11 @@ func TestRescoreSubmissionTree(t *testing.T) {
 				t.Errorf("%s: r%d: %+v", src, c, r)
 				continue
 			}
+			wantRegion := map[int]string{32: "low_latency", 36: "low_concurrency", 40: "low_concurrency", 48: "med_concurrency",
+				64: "med_concurrency", 100: "med_concurrency", 200: "high_concurrency", 512: "high_concurrency"}[c]
+			if r.Region != wantRegion {
+				t.Errorf("%s: r%d region %q, want %q", src, c, r.Region, wantRegion)
+			}
 			wantSource := score.AccuracyFromEvents
 			if c == fixtureNoEvents {
 				wantSource = score.AccuracyPublished

@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
 	"strconv"
 
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -99,8 +101,9 @@ func readReferenceEvents(r io.Reader, truth *Truth) (*ReferenceRun, error) {
 
 	br := bufio.NewReaderSize(r, 1<<20)
 	lineNo := 0
+	var long []byte
 	for {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br, &long)
 		if len(line) > 0 {
 			lineNo++
 			if e, ok, why := decodeEventLine(line); !ok {
@@ -208,6 +211,9 @@ func decodeEventLine(line []byte) (*rawEvent, bool, string) {
 	return decodeEvent(line, false)
 }
 
+// eventKeys are the members of an event line that are read.
+var eventKeys = [7]string{"event_type", "timestamp_ns", "sample_uuid", "conversation_id", "turn", "data", "finish_reason"}
+
 // decodeEvent decodes one line; all asks for every event type (chunk and error
 // events too), else only the ones scoring reads.
 func decodeEvent(line []byte, all bool) (*rawEvent, bool, string) {
@@ -221,14 +227,21 @@ func decodeEvent(line []byte, all bool) (*rawEvent, bool, string) {
 		!bytes.Contains(line, []byte("_performance_tracking")) {
 		return nil, false, ""
 	}
-	var w wanted
-	w.keys = [8]string{"event_type", "timestamp_ns", "sample_uuid", "conversation_id", "turn", "data", "finish_reason"}
-	p := pyParser{data: line, strict: true}
-	if line[0] != '{' || !p.skipObject(0, &w) {
+	// One validating pass (strict JSON, as msgspec decodes the line) keeping the
+	// raw values of the keys read; prompts are skipped, never decoded.
+	var raw [7][]byte
+	sc := jsonscan.NewScanner(line, jsonscan.JSON)
+	if line[0] != '{' || sc.Fields(eventKeys[:], raw[:]) != nil {
 		return nil, false, "not a JSON object"
 	}
-	if p.space(); p.i != len(line) {
+	if sc.End() != nil {
 		return nil, false, "text after the JSON object"
+	}
+	var w wanted
+	for i, v := range raw {
+		if v != nil {
+			w.vals[i] = span(v)
+		}
 	}
 	typ, uuid, conv, turn, data := w.vals[0], w.vals[2], w.vals[3], w.vals[4], w.vals[5]
 	e := &rawEvent{}
@@ -522,4 +535,20 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 	}
 	buf.WriteByte(']')
 	return buf.Bytes(), calls
+}
+
+// readLine returns the next line of br, its newline included, without copying it
+// when it fits br's buffer; a longer line is gathered into *long (reused). The
+// line is valid until the next call.
+func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if !errors.Is(err, bufio.ErrBufferFull) {
+		return line, err
+	}
+	*long = append((*long)[:0], line...)
+	for errors.Is(err, bufio.ErrBufferFull) {
+		line, err = br.ReadSlice('\n')
+		*long = append(*long, line...)
+	}
+	return *long, err
 }

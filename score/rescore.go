@@ -164,6 +164,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	if err := ctx.Err(); err != nil {
 		return rows, err
 	}
+	placeSubmissionPoints(found, rows)
 	if opts.Out != "" {
 		if err := out.Check(inputs...); err != nil {
 			return rows, fmt.Errorf("rescore: %w", err)
@@ -281,4 +282,56 @@ func fillRow(row *schemas.RescoreRow, s *schemas.Scores) {
 	warn := append([]string(nil), s.Warnings...)
 	sort.Strings(warn)
 	row.Warnings = strings.Join(warn, "; ")
+}
+
+// placeSubmissionPoints fills the region of each submission point's row: the
+// points of one curve (<system>/<model> folder) placed together, by the region
+// form of the ruleset the curve's rows were scored under, with the C_max the
+// points declare (else the highest point) and C_min from the lowest point.
+func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
+	type curve struct {
+		idx    []int
+		cmax   int
+		lowest int
+		high   int
+		rules  string
+	}
+	curves := map[string]*curve{}
+	for i, r := range found {
+		if r.Kind != KindSubmission || rows[i].Concurrency <= 0 {
+			continue
+		}
+		key := r.Source.Path + "\x00" + r.CurveDir()
+		c := curves[key]
+		if c == nil {
+			c = &curve{lowest: int(rows[i].Concurrency)}
+			curves[key] = c
+		}
+		c.idx = append(c.idx, i)
+		c.lowest = min(c.lowest, int(rows[i].Concurrency))
+		c.high = max(c.high, int(rows[i].Concurrency))
+		if c.rules == "" {
+			c.rules = rows[i].Ruleset
+		}
+		if f, err := r.Facts(); err == nil && f.MaxSupportedConcurrency > 0 && c.cmax == 0 {
+			c.cmax = f.MaxSupportedConcurrency
+		}
+	}
+	for _, c := range curves {
+		form := DefaultRegionForm
+		if rs, err := LoadRuleset(c.rules); err == nil && c.rules != "" {
+			form = rs.RegionForm()
+		}
+		cmax := c.cmax
+		if cmax == 0 {
+			cmax = c.high
+		}
+		regions, err := RegionsFor(form, cmax, c.lowest)
+		if err != nil {
+			continue
+		}
+		for _, i := range c.idx {
+			rows[i].Region = regions.Classify(int(rows[i].Concurrency))
+		}
+	}
 }

@@ -142,17 +142,9 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, fn func(*s
 		traj: map[string]int32{}, nextIndex: map[string]int32{}}
 	br := bufio.NewReaderSize(r, 1<<20)
 	lineNo := 0
+	var long []byte
 	for {
-		line, err := br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: gather it whole.
-			big := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = br.ReadSlice('\n')
-				big = append(big, line...)
-			}
-			line = big
-		}
+		line, err := readLine(br, &long)
 		if len(line) > 0 {
 			lineNo++
 			if lineNo&1023 == 0 {
