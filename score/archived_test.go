@@ -1,10 +1,14 @@
 package score_test
 
 import (
+	"encoding/json"
+	"math"
+
 	"archive/tar"
 	"archive/zip"
 	"bytes"
 	"context"
+	"github.com/agentrace/agentrace/score/archive"
 	"io"
 	"io/fs"
 	"os"
@@ -257,3 +261,60 @@ func TestRescoreBadInput(t *testing.T) {
 		t.Errorf("bomb: %+v %v", rows, err)
 	}
 }
+
+// TestGenuineReferenceRuns reads the run folders the reference client itself wrote
+// (testdata/refruns): the inline accuracy re-derived from each events.jsonl equals
+// the one the client published in accuracy/accuracy_results.json, the turns issued
+// inside the performance window equal its n_samples_issued, and with the reference
+// tokenizer the full-run OSL mean of c001 (every turn in the window) equals the
+// client's own output_sequence_lengths.avg.
+func TestGenuineReferenceRuns(t *testing.T) {
+	root := filepath.Join(testenv.RepoRoot(t), "testdata", "refruns")
+	ds := filepath.Join(root, "dataset.jsonl")
+	rows, err := score.Rescore(context.Background(), score.RescoreOptions{Archives: []string{root}, Dataset: ds, Tokenizer: os.Getenv("AGENTRACE_TOKENIZER")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 8 {
+		t.Fatalf("%d runs", len(rows))
+	}
+	for _, r := range rows {
+		run, err := archiveRun(r.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pa, err := score.ReadPublishedAccuracy(run)
+		if err != nil || pa.Inline == nil || r.Score == nil || *r.Score != *pa.Inline || r.Kind != score.KindReference {
+			t.Errorf("%s: re-derived %v, published %v (%v)", r.Path, r.Score, pa.Inline, err)
+		}
+		var sum struct {
+			Issued int `json:"n_samples_issued"`
+			OSL    struct {
+				Avg float64 `json:"avg"`
+			} `json:"output_sequence_lengths"`
+		}
+		b, _ := run.ReadFile(run.SummaryName())
+		json.Unmarshal(b, &sum)
+		inWindow := 0
+		if _, err := score.ScanTurns(context.Background(), run, func(rec *schemas.TurnRecord) error {
+			if rec.InWindow {
+				inWindow++
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if inWindow != sum.Issued {
+			t.Errorf("%s: %d turns issued in the window, the client published %d", r.Path, inWindow, sum.Issued)
+		}
+		if strings.HasSuffix(r.Path, "c001") && r.OSLMean != nil && math.Abs(*r.OSLMean-sum.OSL.Avg) > 1e-9 {
+			t.Errorf("c001: full-run OSL %v, the client's %v", *r.OSLMean, sum.OSL.Avg)
+		}
+		run.Source.Close()
+	}
+	if os.Getenv("AGENTRACE_TOKENIZER") == "" {
+		t.Log("AGENTRACE_TOKENIZER unset: the OSL comparison was skipped")
+	}
+}
+
+func archiveRun(p string) (*archive.Run, error) { return archive.OpenRun(p, archive.Limits{}) }

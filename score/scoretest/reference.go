@@ -411,13 +411,16 @@ func summary(turns []*timedTurn, stop int64, o ReferenceOptions) map[string]any 
 		if !r.InWindow {
 			continue
 		}
+		// As the reference client counts (testdata/refruns/c004-faults): every
+		// tracked turn is completed, failed and skipped ones included, and the failed
+		// ones are counted again as failed.
 		issued++
+		completed++
 		end = max(end, r.CompletedNs)
 		if r.Status != schemas.StatusOK {
 			failed++
 			continue
 		}
-		completed++
 		ttft = append(ttft, float64(r.FirstTokenNs-r.IssuedNs))
 		if tt.tokens > 1 {
 			tpot = append(tpot, float64(r.CompletedNs-r.FirstTokenNs)/float64(tt.tokens-1))
