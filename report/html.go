@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/redact"
@@ -142,6 +143,49 @@ func templateFuncs() template.FuncMap {
 			return fmt.Sprintf("%.1f%%", 100*float64(n))
 		},
 		"statAvg": statAvg,
+		"k1":      func(n Num) string { return thousandsNum(n, 1) },
+		"k2":      func(n Num) string { return thousandsNum(n, 2) },
+		"int":     func(n int) string { return thousands(float64(n), 0) },
+		"level": func(v float64) string {
+			if v <= 0 {
+				return "(none)"
+			}
+			if v == math.Trunc(v) {
+				return thousands(v, 0)
+			}
+			return thousands(v, 1)
+		},
+		"speedup": func(s *System) float64 {
+			if sp := simSpeedup([]*System{s}); sp > 1 || (sp > 0 && sp < 1) {
+				return sp
+			}
+			return 0
+		},
+		"domains": func(p *Point) []namedDomain {
+			var out []namedDomain
+			for name, m := range p.Domains {
+				out = append(out, namedDomain{name, m})
+			}
+			slices.SortFunc(out, func(a, b namedDomain) int { return strings.Compare(a.Name, b.Name) })
+			return out
+		},
+		"anyErrors": func(s *System) bool {
+			for _, p := range s.Points {
+				if len(p.ErrorKinds) > 0 {
+					return true
+				}
+			}
+			return false
+		},
+		"sloOf": func(s *System) *SLOView {
+			for _, p := range s.Points {
+				if p.SLO != nil {
+					return p.SLO
+				}
+			}
+			return nil
+		},
+		"datasetShown": datasetShown,
 		"anyScored": func(s *System) bool {
 			for _, p := range s.Points {
 				if p.GatesPass != nil {
@@ -317,4 +361,38 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+type namedDomain struct {
+	Name string
+	M    *DomainMetrics
+}
+
+func thousandsNum(n Num, prec int) string {
+	if !n.Valid() {
+		return "–"
+	}
+	return thousands(float64(n), prec)
+}
+
+// thousands formats x with prec decimals (-1: as few as needed) and commas between
+// thousands of the integer part: 218374.7 -> "218,374.7".
+func thousands(x float64, prec int) string {
+	s := strconv.FormatFloat(math.Abs(x), 'f', prec, 64)
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if x < 0 && strings.Trim(s, "0.") != "" {
+		b.WriteByte('-')
+	}
+	for i, r := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if frac != "" {
+		b.WriteByte('.')
+		b.WriteString(frac)
+	}
+	return b.String()
 }

@@ -170,6 +170,9 @@ type Point struct {
 	// Rows are per-row values of the run's turn log, in log order, for the
 	// report's turns.parquet: OSL, ISL and TPOT as the metrics counted them.
 	Rows RowValues `json:"-"`
+	// Flight holds the (issued, completed) run-clock times of every sent turn, for
+	// the in-flight timeline (completed 0 when the turn never completed).
+	Flight [][2]int64 `json:"-"`
 	// source is the run the point was read from (its turn log feeds the report's
 	// turns.parquet) and datasetDir its dataset folder, "" when unknown.
 	source     *archive.Run
@@ -425,6 +428,7 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 			a.p.Rows.OSL[row] = osl
 		}
 	}
+	a.p.Flight = append(a.p.Flight, [2]int64{rec.IssuedNs, max(rec.CompletedNs, rec.IssuedNs)})
 	if !tracked {
 		a.p.TurnsExcludedByWindow++
 		if ok && haveOSL {

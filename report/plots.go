@@ -116,7 +116,7 @@ func cmpFloat(a, b float64) int {
 // e2e_avg_interactivity as a step function per system (§5.2), points labelled by
 // concurrency and coloured by region.
 func ParetoPlot(systems []*System) (Figure, error) {
-	p := newPlot("Agentic Pareto curve (official step function, §5.2)",
+	p := newPlot(titled(systems, "Agentic Pareto curve (official step function, §5.2)"),
 		"e2e_avg_interactivity (output tokens/s per turn)", "system_tps (output tokens/s)")
 	p.Legend.Left = false
 	seenRegion := map[string]bool{}
@@ -177,11 +177,11 @@ func ParetoPlot(systems []*System) (Figure, error) {
 		}
 	}
 	padAxes(p)
-	return render("pareto", "Agentic Pareto curve",
+	return render("pareto", "Agentic Pareto curve", captioned(systems,
 		"system_tps (y) against e2e_avg_interactivity (x). The line is the official step function: going up in "+
 			"concurrency (right to left), the curve holds the last measured throughput until the next point, so it never "+
 			"shows a throughput at an interactivity that was not measured (no interpolation, no dominance filtering). "+
-			"Points are labelled by concurrency and coloured by region.", p)
+			"Points are labelled by concurrency and coloured by region."), p)
 }
 
 // addPointLabels writes each point's label above right of it, or above left when
@@ -255,7 +255,7 @@ func log2Ticks(lo, hi float64) []plot.Tick {
 // ConcurrencyPlot draws one metric against concurrency on a log-2 axis, with the
 // regions shaded.
 func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*Point) Num) (Figure, error) {
-	p := newPlot(metric+" against concurrency", "concurrency (active trajectories, log2 scale)", metric+" ("+unit+")")
+	p := newPlot(titled(systems, metric+" against concurrency"), "concurrency (active trajectories, log2 scale)", metric+" ("+unit+")")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.TickerFunc(log2Ticks)
 	var ymax float64
@@ -325,8 +325,8 @@ func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*P
 		p.X.Min, p.X.Max = 0.5, 2
 	}
 	p.Y.Min, p.Y.Max = 0, ytop
-	return render(name, metric+" against concurrency",
-		metric+" per point against concurrency (log2 axis), held as a step between measured points; shaded bands are the §5.5 regions.", p)
+	return render(name, metric+" against concurrency", captioned(systems,
+		metric+" per point against concurrency (log2 axis), held as a step between measured points; shaded bands are the §5.5 regions."), p)
 }
 
 // ContextGrowthPlot draws ISL against client-turn index per domain: the median and
@@ -406,7 +406,7 @@ func ContextGrowthPlot(systems []*System) (Figure, error) {
 
 // TTFTvsISLPlot scatters TTFT against ISL per domain over all points.
 func TTFTvsISLPlot(systems []*System) (Figure, error) {
-	p := newPlot("TTFT against ISL", "ISL (input tokens)", "TTFT (ms)")
+	p := newPlot(titled(systems, "TTFT against ISL"), "ISL (input tokens)", "TTFT (ms)")
 	byDomain := map[string]plotter.XYs{}
 	for _, s := range systems[:1] {
 		for _, pt := range s.Points {
@@ -450,8 +450,8 @@ func TTFTvsISLPlot(systems []*System) (Figure, error) {
 		padAxes(p)
 	}
 	p.Legend.Left = true
-	return render("ttft_vs_isl", "TTFT against ISL",
-		"Time to first token against input tokens of every completed window turn, all concurrencies together, per domain.", p)
+	return render("ttft_vs_isl", "TTFT against ISL", captioned(systems,
+		"Time to first token against input tokens of every completed window turn, all concurrencies together, per domain."), p)
 }
 
 // OSLHistogramPlot draws the full-run per-turn OSL histogram with the ruleset's

@@ -237,6 +237,11 @@ func Figures(systems []*System) ([]Figure, error) {
 	if err := add(OSLHistogramPlot(systems, systems[0].OSLWindow, systems[0].Ruleset)); err != nil {
 		return nil, err
 	}
+	tl, err := TimelinePlots(systems)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, tl...)
 	return figs, nil
 }
 

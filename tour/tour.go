@@ -44,6 +44,10 @@ const (
 	DefaultSpeedup       = 60
 	DefaultFidelity      = 0.9
 	DefaultProfile       = "qwen3.6-35b-a3b" // sampling profile of the requests
+	// DefaultSLOTTFTMs and DefaultSLOTPSPerUser are the service levels the report
+	// shows, in modelled time (divided and multiplied by the speed-up).
+	DefaultSLOTTFTMs     = 2000
+	DefaultSLOTPSPerUser = 30
 )
 
 // DefaultConcurrencies are the sweep's points: seven, enough for an agentic curve
@@ -246,7 +250,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	repDir := filepath.Join(o.Out, "report")
 	step(w, "4/4", "report into %s", repDir)
-	ro := report.Options{Out: repDir, Runs: []string{runsDir}}
+	// service levels of a responsive agent (first token within 2 s, 30 tokens/s per
+	// user) in modelled time, scaled to the simulated server's speed
+	ro := report.Options{Out: repDir, Runs: []string{runsDir}, SLOTTFTMs: DefaultSLOTTFTMs / o.Speedup, SLOTPSPerUser: DefaultSLOTPSPerUser * o.Speedup}
 	if tok != nil {
 		ro.Tokenizer = tok
 	}
