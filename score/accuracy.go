@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/agentrace/agentrace/internal/python"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/sourcegraph/conc/pool"
 )
@@ -154,10 +155,10 @@ func scoreAccuracy(truth *Truth, attempts []Attempt, workers int) *Accuracy {
 	acc.Turns.Scored = len(scorable)
 	acc.Turns.Missing = acc.Turns.Expected - acc.Turns.Observed
 	if n := len(scorable); n > 0 {
-		acc.Score = PythonRound(total/float64(n), 4)
+		acc.Score = python.Round(total/float64(n), 4)
 	}
 	for d, n := range domCount {
-		acc.Domains[d] = schemas.DomainScore{Score: PythonRound(domTotal[d]/float64(n), 4), Scored: n}
+		acc.Domains[d] = schemas.DomainScore{Score: python.Round(domTotal[d]/float64(n), 4), Scored: n}
 	}
 	return acc
 }
@@ -202,7 +203,7 @@ func scoreTurn(e *Expectation, a *Attempt, repeat int) (schemas.TurnScore, float
 		ts.ModelActions = got
 		s = MultisetJaccard(e.Actions, got)
 	}
-	ts.Score = PythonRound(s, 4)
+	ts.Score = python.Round(s, 4)
 	return ts, s
 }
 

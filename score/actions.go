@@ -1,9 +1,11 @@
 package score
 
 import (
-	"encoding/json"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/python"
 )
 
 // executableAction maps an executable's normalized name to the action it counts
@@ -231,7 +233,7 @@ func stageAction(stage string) (string, bool) {
 	if i := strings.LastIndexByte(exe, '/'); i >= 0 {
 		exe = exe[i+1:]
 	}
-	exe = stripVersionSuffix(pyLower(exe))
+	exe = stripVersionSuffix(python.Lower(exe))
 	return executableAction(exe)
 }
 
@@ -240,7 +242,7 @@ func stageAction(stage string) (string, bool) {
 func nextField(s string) (tok, rest string) {
 	start := -1
 	for i, r := range s {
-		if pyIsSpace(r) {
+		if python.IsSpace(r) {
 			if start >= 0 {
 				return s[start:i], s[i:]
 			}
@@ -284,7 +286,7 @@ func stripVersionSuffix(s string) string {
 		digits := 0
 		for j > 0 {
 			r, size := utf8.DecodeLastRuneInString(s[:j])
-			if !pyIsDigit(r) {
+			if !python.IsDigit(r) {
 				break
 			}
 			j -= size
@@ -311,35 +313,64 @@ func ToolCallsActions(toolCallsJSON []byte) []string {
 }
 
 func appendToolCallsActions(dst []string, toolCallsJSON []byte) []string {
-	scanToolCalls(toolCallsJSON, func(name, args span) {
-		if !name.isString("bash") {
-			return
+	// As json.loads reads them: nothing counts from invalid JSON, nor from JSON
+	// that is not a list.
+	if jsonscan.KindOf(toolCallsJSON) != jsonscan.Array || !jsonscan.Valid(toolCallsJSON, jsonscan.Python) {
+		return dst
+	}
+	jsonscan.EachElement(toolCallsJSON, func(_ int, call []byte) bool {
+		if name, args, ok := splitToolCall(call); ok && stringIs(name, "bash") {
+			if cmd, ok := bashArgsCommand(args); ok {
+				dst = appendCommandActions(dst, cmd)
+			}
 		}
-		if cmd, ok := bashArgsCommand(args); ok {
-			dst = appendCommandActions(dst, cmd)
-		}
+		return true
 	})
 	return dst
 }
 
+// bashArgsCommand extracts the command from a bash call's arguments: a JSON object,
+// or a string holding one (parsed as json.loads would; anything else is skipped);
+// its "command" when truthy, else its "cmd", which must be a string.
+func bashArgsCommand(args []byte) (string, bool) {
+	if jsonscan.KindOf(args) == jsonscan.String {
+		text, _ := jsonscan.Unquote(args)
+		args = []byte(text)
+	}
+	keys := [...]string{"command", "cmd"}
+	var vals [len(keys)][]byte
+	s := jsonscan.NewScanner(args, jsonscan.Python)
+	if s.Peek() != '{' || s.Fields(keys[:], vals[:]) != nil || s.End() != nil {
+		return "", false
+	}
+	v := vals[0]
+	if !jsonscan.Truthy(v) {
+		v = vals[1]
+	}
+	return jsonscan.Unquote(v)
+}
+
+// stringIs tells whether the raw JSON value v is the string text.
+func stringIs(v []byte, text string) bool {
+	if body, ok := jsonscan.Verbatim(v); ok {
+		return string(body) == text
+	}
+	s, ok := jsonscan.Unquote(v)
+	return ok && s == text
+}
+
 // splitToolCall returns a tool call object's function.name and function.arguments
 // (raw JSON, nil when absent); ok is false when the call or its function is not an
-// object. Keys are matched exactly, as in Python dictionaries.
-func splitToolCall(call json.RawMessage) (name, args json.RawMessage, ok bool) {
-	if !isJSONObject(call) {
+// object. Keys are matched exactly, the last of duplicates winning, as in Python
+// dictionaries. call is a value already read by a jsonscan.Scanner.
+func splitToolCall(call []byte) (name, args []byte, ok bool) {
+	function := [...]string{"function"}
+	var fn [1][]byte
+	if jsonscan.KindOf(call) != jsonscan.Object || !jsonscan.Lookup(call, function[:], fn[:]) || jsonscan.KindOf(fn[0]) != jsonscan.Object {
 		return nil, nil, false
 	}
-	var tc map[string]json.RawMessage
-	if json.Unmarshal(call, &tc) != nil {
-		return nil, nil, false
-	}
-	f := tc["function"]
-	if !isJSONObject(f) {
-		return nil, nil, false
-	}
-	var fn map[string]json.RawMessage
-	if json.Unmarshal(f, &fn) != nil {
-		return nil, nil, false
-	}
-	return fn["name"], fn["arguments"], true
+	keys := [...]string{"name", "arguments"}
+	var vals [len(keys)][]byte
+	jsonscan.Lookup(fn[0], keys[:], vals[:])
+	return vals[0], vals[1], true
 }

@@ -3,8 +3,8 @@ package score
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -209,85 +209,6 @@ func TestMultisetJaccard(t *testing.T) {
 	}
 }
 
-func TestPythonRound(t *testing.T) {
-	// Values checked with CPython 3.11: round(x, n).
-	tests := []struct {
-		x      float64
-		places int
-		want   float64
-	}{
-		{2.675, 2, 2.67},     // stored just below the tie
-		{0.125, 2, 0.12},     // exact tie, to even
-		{0.375, 2, 0.38},     // exact tie, to even
-		{2.0 / 3, 4, 0.6667}, // spec run vector
-		{0.66665, 4, 0.6666}, // 0.66665 is stored as 0.666649999...
-		{0.00005, 4, 0.0001}, // 5.0000000000000002396e-05: above the tie
-		{0.5, 0, 0},          //
-		{1.5, 0, 2},          //
-		{2.5, 0, 2},          //
-		{-2.5, 0, -2},        //
-		{1234.5, -1, 1230},   //
-		{1235, -1, 1240},     // tie to even (123.5 -> 124)
-		{1225, -1, 1220},     //
-		{-1225, -1, -1220},   //
-		{5, -1, 0},           //
-		{15, -1, 20},         //
-		{1e300, 4, 1e300},    //
-		{0.1 + 0.2, 4, 0.3},  //
-		{1.0 / 3, 4, 0.3333}, //
-		{0.55555, 4, 0.5555}, // 0.55555 is 0.555549999999999988...
-		{0.44445, 4, 0.4445}, // 0.44445 is 0.444450000000000012...
-	}
-	for _, tt := range tests {
-		if got := PythonRound(tt.x, tt.places); got != tt.want {
-			t.Errorf("PythonRound(%v, %d) = %v, want %v", tt.x, tt.places, got, tt.want)
-		}
-	}
-	if got := PythonRound(math.Inf(1), 4); !math.IsInf(got, 1) {
-		t.Errorf("PythonRound(+Inf) = %v", got)
-	}
-	if got := PythonRound(math.NaN(), 4); !math.IsNaN(got) {
-		t.Errorf("PythonRound(NaN) = %v", got)
-	}
-	if got := PythonRound(-0.00001, 4); got != 0 || !math.Signbit(got) {
-		t.Errorf("PythonRound(-0.00001, 4) = %v, want -0", got)
-	}
-}
-
-func TestPyValidAndStrings(t *testing.T) {
-	// Validity agrees with encoding/json (which is as strict as Python's json,
-	// less its extra constants), and strings decode the same.
-	docs := []string{
-		`{"command":"ls","x":[1,2.5e3,-0,true,false,null,{}],"y":"\u00e9\ud83d\ude00\n\"\\/"}`,
-		`[]`, `{}`, `"s"`, `0`, `-12.5E+3`, ` [ 1 , 2 ] `, `{"a":1,"a":2}`, `"\ud800 lone"`,
-		`{"a":1,}`, `[1,]`, `01`, `1.`, `.5`, `+1`, `"a` + "\x01" + `"`, `"\x"`, `{"a" 1}`, `[1 2]`, `"\u12"`, `tru`, `{"a":1}x`, ``,
-	}
-	for _, d := range docs {
-		err := json.Unmarshal([]byte(d), new(any))
-		if got := pyValid([]byte(d)); got != (err == nil) {
-			t.Errorf("%q: valid %v, encoding/json err %v", d, got, err)
-		}
-		if err == nil && strings.HasPrefix(d, `"`) {
-			var want string
-			json.Unmarshal([]byte(d), &want)
-			if got, ok := span(d).stringValue(); !ok || got != want {
-				t.Errorf("%q decodes to %q, encoding/json %q", d, got, want)
-			}
-		}
-	}
-	// Python's extra constants are accepted, as truthy non-strings.
-	for _, d := range []string{`NaN`, `{"command": Infinity}`, `[-Infinity]`} {
-		if !pyValid([]byte(d)) {
-			t.Errorf("%q refused", d)
-		}
-	}
-	for _, d := range []string{`nan`, `-NaN`, `Inf`, `-Infinityx`} {
-		if pyValid([]byte(d)) {
-			t.Errorf("%q accepted", d)
-		}
-	}
-}
-
 func BenchmarkToolCallsActions(b *testing.B) {
 	calls := bashCall("cd /testbed && python -m pytest tests/ -x 2>&1 | tail -20; git diff")
 	b.ReportAllocs()
@@ -296,20 +217,123 @@ func BenchmarkToolCallsActions(b *testing.B) {
 	}
 }
 
-// FuzzPyValid: the scanner accepts exactly what encoding/json accepts, apart from
-// Python's extra constants, and never panics on tool-call input.
-func FuzzPyValid(f *testing.F) {
+// FuzzToolCallsActions checks ToolCallsActions against refToolCallsActions, a
+// restatement of the reference's _bash_actions over values decoded by
+// encoding/json, on every input inside the restatement's domain.
+func FuzzToolCallsActions(f *testing.F) {
 	for _, s := range []string{`[{"function":{"name":"bash","arguments":"{\"command\":\"ls | wc\"}"}}]`, `{"a":[1,2,{"b":null}]}`,
+		`[{"function":{"name":"bash","arguments":{"command":"","cmd":"cat x; ls"}}}]`, `[{"function":{"name":"bash","arguments":"{\"command\":0e5,\"cmd\":\"ls\"}"}}]`,
+		`[{"function":{"name":"b\u0061sh","arguments":"{\"command\":\"ls\",\"command\":\"cat\"}"}}, 1]`, `[{"function":{"name":"bash","arguments":"{\"command\":\"ls\"} x"}}]`,
 		`"\ud83d\ude00"`, `[1e5, -0.5, true]`, `{"a":"\u00"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		ToolCallsActions(data)
-		if bytes.Contains(data, []byte("NaN")) || bytes.Contains(data, []byte("Infinity")) {
-			return
-		}
-		if got, want := pyValid(data), json.Valid(data); got != want {
-			t.Fatalf("pyValid(%q) = %v, json.Valid %v", data, got, want)
+		got := ToolCallsActions(data)
+		want, known := refToolCallsActions(data)
+		if known && !reflect.DeepEqual(got, want) {
+			t.Fatalf("ToolCallsActions(%q) = %q, the restatement %q", data, got, want)
 		}
 	})
+}
+
+// refToolCallsActions restates the reference's _bash_actions (json.loads of the
+// document and of string arguments) with encoding/json. known is false for input
+// it cannot restate: Python's NaN and Infinity, integers of more than 4300 digits
+// and nesting past 1000 levels, where json.loads differs from encoding/json.
+func refToolCallsActions(doc []byte) (actions []string, known bool) {
+	calls, ok := loads(doc)
+	if !ok {
+		return nil, inDomain(doc)
+	}
+	list, ok := calls.([]any)
+	if !ok {
+		return nil, true
+	}
+	for _, c := range list {
+		call, ok := c.(map[string]any)
+		if !ok || !truthy(call["function"]) {
+			continue
+		}
+		fn, ok := call["function"].(map[string]any)
+		if !ok || fn["name"] != "bash" {
+			continue
+		}
+		args := fn["arguments"]
+		if s, ok := args.(string); ok {
+			v, ok := loads([]byte(s))
+			if !inDomain([]byte(s)) {
+				return nil, false
+			}
+			if !ok {
+				continue
+			}
+			args = v
+		}
+		a, ok := args.(map[string]any)
+		if !ok {
+			continue
+		}
+		cmd := a["command"]
+		if !truthy(cmd) {
+			cmd = a["cmd"]
+		}
+		if s, ok := cmd.(string); ok {
+			actions = appendCommandActions(actions, s)
+		}
+	}
+	return actions, inDomain(doc)
+}
+
+func loads(b []byte) (any, bool) {
+	if !json.Valid(b) {
+		return nil, false
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	return v, d.Decode(&v) == nil
+}
+
+// truthy is Python's bool() of a decoded value.
+func truthy(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return false
+	case bool:
+		return x
+	case string:
+		return x != ""
+	case []any:
+		return len(x) > 0
+	case map[string]any:
+		return len(x) > 0
+	case json.Number:
+		f, _ := strconv.ParseFloat(string(x), 64) // 1e-400 is 0.0; a huge integer, +Inf
+		return f != 0
+	}
+	panic(v)
+}
+
+// inDomain tells whether json.loads and encoding/json agree on b for certain.
+func inDomain(b []byte) bool {
+	if bytes.Contains(b, []byte("NaN")) || bytes.Contains(b, []byte("Infinity")) {
+		return false
+	}
+	run, depth, most := 0, 0, 0
+	for _, c := range b {
+		if run++; c < '0' || c > '9' {
+			run = 0
+		}
+		switch c {
+		case '[', '{':
+			depth++
+			most = max(most, depth)
+		case ']', '}':
+			depth--
+		}
+		if run > 4300 || most > 1000 {
+			return false
+		}
+	}
+	return true
 }

@@ -6,9 +6,10 @@
 // judged by the model's intent code (ModelIntent) and coding turns by the multiset
 // Jaccard of bash actions (ToolCallsActions, CommandActions), every issued turn with
 // ground truth counts in every repeat, and scores are rounded as Python's round()
-// does (PythonRound). Where the reference is Python, the helpers restate Python's
-// character classes, case mapping and json.loads, so that odd input scores the
-// same.
+// does. Where the reference is Python, its semantics are restated elsewhere, so
+// that odd input scores the same: round(), character classes and case mapping in
+// internal/python, json.loads in internal/jsonscan (its Python dialect, which also
+// reads every other JSON the scorer reads). This package holds the rules.
 //
 // Runs come in two kinds: agentrace's own replay runs (turns.arrows and
 // manifest.json) and the reference client's report directories (events.jsonl, read

@@ -229,33 +229,27 @@ func decodeEvent(line []byte, all bool) (*rawEvent, bool, string) {
 	}
 	// One validating pass (strict JSON, as msgspec decodes the line) keeping the
 	// raw values of the keys read; prompts are skipped, never decoded.
-	var raw [7][]byte
+	var vals [len(eventKeys)][]byte
 	sc := jsonscan.NewScanner(line, jsonscan.JSON)
-	if line[0] != '{' || sc.Fields(eventKeys[:], raw[:]) != nil {
+	if line[0] != '{' || sc.Fields(eventKeys[:], vals[:]) != nil {
 		return nil, false, "not a JSON object"
 	}
 	if sc.End() != nil {
 		return nil, false, "text after the JSON object"
 	}
-	var w wanted
-	for i, v := range raw {
-		if v != nil {
-			w.vals[i] = span(v)
-		}
-	}
-	typ, uuid, conv, turn, data := w.vals[0], w.vals[2], w.vals[3], w.vals[4], w.vals[5]
+	typ, uuid, conv, turn, data := vals[0], vals[2], vals[3], vals[4], vals[5]
 	e := &rawEvent{}
-	if fr := w.vals[6]; fr != nil {
-		e.finish, _ = fr.stringValue()
+	if fr := vals[6]; fr != nil {
+		e.finish, _ = jsonscan.Unquote(fr)
 	}
 	var ok bool
-	if e.typ, ok = typ.stringValue(); !ok {
+	if e.typ, ok = jsonscan.Unquote(typ); !ok {
 		return nil, false, "event_type missing or not a string"
 	}
 	if !knownEventType(e.typ) {
 		return nil, false, fmt.Sprintf("unknown event_type %q", e.typ)
 	}
-	if ts := w.vals[1]; ts != nil {
+	if ts := vals[1]; ts != nil {
 		n, err := jsonInt(json.RawMessage(ts))
 		if err != nil {
 			return nil, false, "timestamp_ns: " + err.Error()
@@ -263,12 +257,12 @@ func decodeEvent(line []byte, all bool) (*rawEvent, bool, string) {
 		e.ts = n
 	}
 	if uuid != nil {
-		if e.uuid, ok = uuid.stringValue(); !ok {
+		if e.uuid, ok = jsonscan.Unquote(uuid); !ok {
 			return nil, false, "sample_uuid is not a string"
 		}
 	}
 	if conv != nil {
-		if e.conv, ok = conv.stringValue(); !ok {
+		if e.conv, ok = jsonscan.Unquote(conv); !ok {
 			return nil, false, "conversation_id is not a string"
 		}
 	}
@@ -300,12 +294,13 @@ func jsonInt(v json.RawMessage) (int64, error) {
 
 // checkEventData validates a tagged array: ["TextModelOutput", output, reasoning,
 // tool_calls], ["PromptData", ...] or ["ErrorData", type, message].
-func checkEventData(v span) string {
-	first, ok := v.firstElement()
-	if !ok {
+func checkEventData(v []byte) string {
+	var first []byte
+	jsonscan.EachElement(v, func(_ int, e []byte) bool { first = e; return false })
+	if first == nil {
 		return "not a tagged array"
 	}
-	tag, ok := first.stringValue()
+	tag, ok := jsonscan.Unquote(first)
 	if !ok {
 		return "tag is not a string"
 	}
@@ -327,7 +322,7 @@ func checkEventData(v span) string {
 		if len(arr) > 2 && !isTextOrChunks(arr[2], true) {
 			return "reasoning is neither a string nor a list of strings"
 		}
-		if len(arr) > 3 && !isJSONArray(arr[3]) && string(bytes.TrimSpace(arr[3])) != "null" {
+		if len(arr) > 3 && jsonscan.KindOf(arr[3]) != jsonscan.Array && string(bytes.TrimSpace(arr[3])) != "null" {
 			return "tool_calls is not a list"
 		}
 	case "ErrorData":
@@ -344,10 +339,10 @@ func isTextOrChunks(v json.RawMessage, nullable bool) bool {
 	if nullable && string(bytes.TrimSpace(v)) == "null" {
 		return true
 	}
-	if isJSONString(v) {
+	if jsonscan.KindOf(v) == jsonscan.String {
 		return true
 	}
-	if !isJSONArray(v) {
+	if jsonscan.KindOf(v) != jsonscan.Array {
 		return false
 	}
 	var parts []json.RawMessage
@@ -355,7 +350,7 @@ func isTextOrChunks(v json.RawMessage, nullable bool) bool {
 		return false
 	}
 	for _, p := range parts {
-		if !isJSONString(p) {
+		if jsonscan.KindOf(p) != jsonscan.String {
 			return false
 		}
 	}
@@ -389,7 +384,7 @@ func textModelOutput(data json.RawMessage) (*Output, *schemas.Response) {
 
 // joinChunks is a string, or the concatenation of a list of strings.
 func joinChunks(v json.RawMessage) string {
-	if isJSONString(v) {
+	if jsonscan.KindOf(v) == jsonscan.String {
 		var s string
 		_ = json.Unmarshal(v, &s)
 		return s
@@ -416,10 +411,10 @@ func joinChunks(v json.RawMessage) string {
 // accuracy rules and the calls for token counting.
 func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 	var items []json.RawMessage
-	if !isJSONArray(v) || json.Unmarshal(v, &items) != nil || len(items) == 0 {
+	if jsonscan.KindOf(v) != jsonscan.Array || json.Unmarshal(v, &items) != nil || len(items) == 0 {
 		return nil, nil
 	}
-	if !isJSONArray(items[0]) {
+	if jsonscan.KindOf(items[0]) != jsonscan.Array {
 		// Already whole calls (a non-streamed response).
 		var calls []schemas.ToolCall
 		for i, it := range items {
@@ -433,7 +428,7 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 			_ = json.Unmarshal(m["id"], &tc.ID)
 			_ = json.Unmarshal(m["type"], &tc.Type)
 			_ = json.Unmarshal(name, &tc.Function.Name)
-			if isJSONString(args) {
+			if jsonscan.KindOf(args) == jsonscan.String {
 				_ = json.Unmarshal(args, &tc.Function.Arguments)
 			} else if len(args) > 0 {
 				tc.Function.Arguments = string(args)
@@ -453,12 +448,12 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 	var order []*merged
 	for _, chunk := range items {
 		var deltas []json.RawMessage
-		if !isJSONArray(chunk) || json.Unmarshal(chunk, &deltas) != nil {
+		if jsonscan.KindOf(chunk) != jsonscan.Array || json.Unmarshal(chunk, &deltas) != nil {
 			continue
 		}
 		for _, d := range deltas {
 			var m map[string]json.RawMessage
-			if !isJSONObject(d) || json.Unmarshal(d, &m) != nil {
+			if jsonscan.KindOf(d) != jsonscan.Object || json.Unmarshal(d, &m) != nil {
 				continue
 			}
 			idxRaw := bytes.TrimSpace(m["index"])
@@ -476,18 +471,18 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 				byIndex[key] = tc
 				order = append(order, tc)
 			}
-			if pyTruthy(m["id"]) {
+			if jsonscan.Truthy(m["id"]) {
 				tc.id = m["id"]
 			}
-			if pyTruthy(m["type"]) {
+			if jsonscan.Truthy(m["type"]) {
 				tc.typ = m["type"]
 			}
 			var fn map[string]json.RawMessage
-			if isJSONObject(m["function"]) && json.Unmarshal(m["function"], &fn) == nil {
-				if pyTruthy(fn["name"]) {
+			if jsonscan.KindOf(m["function"]) == jsonscan.Object && json.Unmarshal(m["function"], &fn) == nil {
+				if jsonscan.Truthy(fn["name"]) {
 					tc.name = fn["name"]
 				}
-				if a := fn["arguments"]; pyTruthy(a) && isJSONString(a) {
+				if a := fn["arguments"]; jsonscan.Truthy(a) && jsonscan.KindOf(a) == jsonscan.String {
 					var s string
 					if json.Unmarshal(a, &s) == nil {
 						tc.args = append(tc.args, s...)

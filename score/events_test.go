@@ -288,3 +288,21 @@ func BenchmarkReadReferenceEvents(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecodeEventLine decodes an issued event carrying a 100 KB prompt and
+// its complete event, as the reference writes them (the JSON part of
+// BenchmarkReadReferenceEvents).
+func BenchmarkDecodeEventLine(b *testing.B) {
+	prompt, _ := json.Marshal(strings.Repeat("def f(x):\n    return x  # a \"quoted\" line\n", 2500))
+	issued := []byte(fmt.Sprintf(`{"event_type":"sample.issued","timestamp_ns":1,"sample_uuid":"u1","conversation_id":"code1__repeat_1","turn":1,"data":["PromptData",null,null,[{"role":"user","content":%s}],null,null,null,null]}`, prompt))
+	complete := []byte(`{"event_type":"sample.complete","timestamp_ns":2,"sample_uuid":"u1","conversation_id":"code1__repeat_1","turn":1,"data":["TextModelOutput",["ok"],null,[[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{\"command\":\"python -m pytest\"}"}}]]]}`)
+	b.SetBytes(int64(len(issued) + len(complete)))
+	for b.Loop() {
+		if _, ok, why := decodeEventLine(issued); !ok {
+			b.Fatal(why)
+		}
+		if _, ok, why := decodeEventLine(complete); !ok {
+			b.Fatal(why)
+		}
+	}
+}

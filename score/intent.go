@@ -5,6 +5,9 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/python"
 )
 
 // ModelIntent returns the model's workflow intent code (spec §8): the first match of
@@ -45,7 +48,7 @@ func prevIsWord(s string, i int) bool {
 		return false
 	}
 	r, _ := utf8.DecodeLastRuneInString(s[:i])
-	return pyIsWord(r)
+	return python.IsWord(r)
 }
 
 // nextIsWord tells whether the code point at byte offset i of s is a word character.
@@ -54,7 +57,7 @@ func nextIsWord(s string, i int) bool {
 		return false
 	}
 	r, _ := utf8.DecodeRuneInString(s[i:])
-	return pyIsWord(r)
+	return python.IsWord(r)
 }
 
 // threeDigits reads exactly three decimal digits at s[i:] followed by a word
@@ -66,7 +69,7 @@ func threeDigits(s string, i int) (string, int, bool) {
 			return "", 0, false
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if !pyIsDigit(r) {
+		if !python.IsDigit(r) {
 			return "", 0, false
 		}
 		i += size
@@ -105,7 +108,7 @@ func explicitIntentAt(s string, i int) (string, bool) {
 	}
 	for i < len(s) {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if !pyIsSpace(r) {
+		if !python.IsSpace(r) {
 			break
 		}
 		i += size
@@ -150,7 +153,7 @@ func lastBareIntent(s string) (string, bool) {
 // intent_codes JSON: the non-empty strings of the list, upper-cased, as a sorted
 // set. Anything that is not a list gives none.
 func GroundTruthIntents(intentCodesJSON []byte) []string {
-	if !isJSONArray(intentCodesJSON) {
+	if jsonscan.KindOf(intentCodesJSON) != jsonscan.Array {
 		return nil
 	}
 	var items []json.RawMessage
@@ -159,7 +162,7 @@ func GroundTruthIntents(intentCodesJSON []byte) []string {
 	}
 	var out []string
 	for _, it := range items {
-		if !isJSONString(it) {
+		if jsonscan.KindOf(it) != jsonscan.String {
 			continue
 		}
 		var s string

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -41,7 +42,7 @@ func ParseSWEBenchReport(data []byte, evaluated int) (*schemas.SWEBenchResult, [
 		evaluated = DefaultSWEBenchEvaluated
 	}
 	var obj map[string]json.RawMessage
-	if !isJSONObject(data) || json.Unmarshal(data, &obj) != nil {
+	if jsonscan.KindOf(data) != jsonscan.Object || json.Unmarshal(data, &obj) != nil {
 		return nil, nil, fmt.Errorf("not a JSON object")
 	}
 	submitted, err := reportCounter(obj, "submitted_instances")

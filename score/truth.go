@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/python"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/sourcegraph/conc/pool"
 )
@@ -217,7 +218,7 @@ func ReferenceDomain(conversationID string) string {
 		return schemas.DomainCoding
 	}
 	for _, r := range s {
-		if !pyIsDigit(r) {
+		if !python.IsDigit(r) {
 			return schemas.DomainCoding
 		}
 	}
@@ -234,7 +235,7 @@ func ParseReferenceSessionID(s string) (conversationID string, repeat int, ok bo
 	j := end
 	for j > 0 {
 		r, size := utf8.DecodeLastRuneInString(body[:j])
-		if !pyIsDigit(r) {
+		if !python.IsDigit(r) {
 			break
 		}
 		j -= size
@@ -244,7 +245,7 @@ func ParseReferenceSessionID(s string) (conversationID string, repeat int, ok bo
 	}
 	n := 0
 	for _, r := range body[j:end] {
-		n = n*10 + pyDigitValue(r)
+		n = n*10 + python.DigitValue(r)
 		if n > 1<<40 {
 			return s, 0, false
 		}

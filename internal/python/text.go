@@ -1,4 +1,4 @@
-package score
+package python
 
 import (
 	"strings"
@@ -6,38 +6,38 @@ import (
 	"unicode/utf8"
 )
 
-// The reference scorer is Python; its regular expressions and string methods work
-// on Unicode code points with Python's character classes. These helpers restate
-// the classes it relies on, so that non-ASCII input is handled as it is there.
+// The reference scorer's regular expressions and string methods work on Unicode
+// code points with Python's character classes; these restate the classes it
+// relies on, so that non-ASCII input is handled as it is there.
 
-// pyIsSpace is Python's str.isspace() (and the re module's \s on str patterns):
+// IsSpace is Python's str.isspace() (and the re module's \s on str patterns):
 // Unicode White_Space plus the ASCII separators 0x1C..0x1F.
-func pyIsSpace(r rune) bool {
+func IsSpace(r rune) bool {
 	return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f)
 }
 
-// pyIsWord is the re module's \w on str patterns: alphanumerics (letters and
+// IsWord is the re module's \w on str patterns: alphanumerics (letters and
 // numbers of any script) and the underscore.
-func pyIsWord(r rune) bool {
+func IsWord(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r == '_' || ('0' <= r && r <= '9') || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
 	}
 	return unicode.IsLetter(r) || unicode.IsNumber(r)
 }
 
-// pyIsDigit is the re module's \d on str patterns: a decimal digit (category Nd)
+// IsDigit is the re module's \d on str patterns: a decimal digit (category Nd)
 // of any script.
-func pyIsDigit(r rune) bool {
+func IsDigit(r rune) bool {
 	if r < utf8.RuneSelf {
 		return '0' <= r && r <= '9'
 	}
 	return unicode.Is(unicode.Nd, r)
 }
 
-// pyDigitValue is the value of a decimal digit r (pyIsDigit(r) must hold). Every
+// DigitValue is the value of a decimal digit r (IsDigit(r) must hold). Every
 // script's decimal digits are encoded as a contiguous run 0..9, so the value is the
 // distance from the start of r's run of digits, modulo 10.
-func pyDigitValue(r rune) int {
+func DigitValue(r rune) int {
 	if r < utf8.RuneSelf {
 		return int(r - '0')
 	}
@@ -48,10 +48,10 @@ func pyDigitValue(r rune) int {
 	return int(r-start) % 10
 }
 
-// pyLower is Python's str.lower() as far as a lookup in an ASCII table can tell:
+// Lower is Python's str.lower() as far as a lookup in an ASCII table can tell:
 // Go's simple case mapping, except that U+0130 (İ) becomes "i̇" (two code points),
 // as Python's full case mapping makes it.
-func pyLower(s string) string {
+func Lower(s string) string {
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {

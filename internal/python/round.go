@@ -1,4 +1,8 @@
-package score
+// Package python restates in Go the parts of Python's semantics that the
+// reference scorer's results depend on: round() on floats, and the str methods and
+// re character classes it applies to commands and model output (isspace, \w, \d,
+// lower). Python's json.loads is jsonscan's Python dialect.
+package python
 
 import (
 	"math"
@@ -9,23 +13,23 @@ import (
 // Limits of Python's round(x, n) on floats: beyond them the result is x (or a
 // signed zero), because every float64 is already exact at that many places.
 const (
-	pyRoundMaxPlaces = 323  // (DBL_MANT_DIG - DBL_MIN_EXP) * 0.30103
-	pyRoundMinPlaces = -308 // -(DBL_MAX_EXP + 1) * 0.30103
+	maxPlaces = 323  // (DBL_MANT_DIG - DBL_MIN_EXP) * 0.30103
+	minPlaces = -308 // -(DBL_MAX_EXP + 1) * 0.30103
 )
 
-// PythonRound rounds x to places decimal places the way Python's round(x, places)
+// Round rounds x to places decimal places the way Python's round(x, places)
 // does: the exact decimal value of the binary float64 is rounded half to even and
 // the result converted back to the nearest float64. round(2.675, 2) is therefore
 // 2.67 (2.675 is stored as 2.67499999...), round(0.125, 2) is 0.12 (an exact tie,
 // to even), and round(0.375, 2) is 0.38. NaN and infinities are returned as is.
-func PythonRound(x float64, places int) float64 {
+func Round(x float64, places int) float64 {
 	if math.IsNaN(x) || math.IsInf(x, 0) || x == 0 {
 		return x
 	}
-	if places > pyRoundMaxPlaces {
+	if places > maxPlaces {
 		return x
 	}
-	if places < pyRoundMinPlaces {
+	if places < minPlaces {
 		return math.Copysign(0, x)
 	}
 	if places >= 0 {
