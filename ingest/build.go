@@ -292,9 +292,10 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			}
 		}
 		if client && !isNull(r.delay) {
-			// A delay that is not a non-negative number is kept as given (for
-			// export); Turn.DelaySeconds holds what the reference waits.
-			if _, why := delayValue(r.delay); why != "" {
+			// A delay that is not a non-negative number, or is capped, is kept as
+			// given (for export); Turn.DelaySeconds holds what replay waits: the
+			// reference's, at most MaxDelaySeconds.
+			if d, why := delayValue(r.delay); why != "" || d > MaxDelaySeconds {
 				extra = append(extra, field{"delay_seconds", r.delay})
 			}
 		}
@@ -393,7 +394,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			Inherited: inherited,
 		}
 		if !isNull(r.delay) {
-			if d, _ := delayValue(r.delay); d > 0 {
+			if d := waitedDelay(r.delay); d > 0 {
 				t.DelaySeconds = d
 				c.DelaySeconds += d
 			}

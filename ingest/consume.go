@@ -16,12 +16,13 @@ type problemFunc func(line int64, conv string, turn int32, msg string)
 // consumeFlat groups a flat file's rows into conversations, in order.
 func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas.DatasetInput, order chan chan parsed, problem problemFunc) error {
 	var conv []*row
+	convBytes, convTooBig := 0, false
 	flush := func() error {
 		if len(conv) == 0 {
 			return nil
 		}
 		err := in.conversation(path, "", conv, problem)
-		conv = nil
+		conv, convBytes, convTooBig = nil, 0, false
 		return err
 	}
 	closed := map[string]int64{} // conversations of this file already finished
@@ -84,6 +85,15 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 				if first, ok := closed[r.convID]; ok {
 					problem(r.line, r.convID, r.turn, fmt.Sprintf("rows of the conversation are not contiguous (it started at line %d)", first))
 				}
+			}
+			// A conversation's rows stay in memory until it ends: past
+			// MaxConversationBytes they are counted, not kept.
+			if convBytes += r.size; convBytes > in.opts.maxConvBytes && len(conv) > 0 {
+				if !convTooBig {
+					convTooBig = true
+					problem(r.line, conv[0].convID, r.turn, fmt.Sprintf("the conversation's rows pass %d bytes (the limit of one conversation): the rest of its rows are not read", in.opts.maxConvBytes))
+				}
+				continue
 			}
 			conv = append(conv, r)
 		}

@@ -38,6 +38,12 @@ const (
 	DefaultMaxProblems  = 20
 	DefaultMaxLineBytes = 64 << 20
 	DefaultISLProfile   = "qwen3.6-35b-a3b"
+	// DefaultMaxExpansion caps how many times its size a gzipped input may
+	// decompress to (traces compress 5 to 15 times; a gzip bomb a thousand).
+	DefaultMaxExpansion = 100
+	// minExpansionBytes is what any gzipped input may decompress to, whatever its
+	// size.
+	minExpansionBytes = 64 << 20
 	blockBytes          = 4 << 20
 )
 
@@ -68,6 +74,12 @@ type Options struct {
 	MaxProblems int
 	// MaxLineBytes rejects longer lines (default 64 MiB).
 	MaxLineBytes int
+	// MaxExpansion refuses a gzipped input that decompresses past this many times
+	// its size (at least 64 MiB); 0 means DefaultMaxExpansion, a negative value no
+	// limit.
+	MaxExpansion float64
+	// maxConvBytes is MaxConversationBytes (tests lower it).
+	maxConvBytes int
 	// Workers is the number of parsing goroutines (default GOMAXPROCS, at most 4).
 	Workers int
 	// Tokenizer, when set, is a tokenizer directory (datasets/tokens.Load): each
@@ -116,6 +128,9 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 	}
 	if opts.MaxLineBytes <= 0 {
 		opts.MaxLineBytes = DefaultMaxLineBytes
+	}
+	if opts.maxConvBytes <= 0 {
+		opts.maxConvBytes = MaxConversationBytes
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = min(runtime.GOMAXPROCS(0), 4)
@@ -202,6 +217,9 @@ type ingester struct {
 	jobs   chan *convJob
 	order  chan chan convResult
 	failed atomic.Bool // a problem or error was found: stop building and writing
+	// stop cancels the reading (StopAfterProblems reached); stopped tells it did.
+	stop    context.CancelFunc
+	stopped atomic.Bool
 
 	mu       sync.Mutex
 	problems problemList
@@ -212,9 +230,20 @@ type ingester struct {
 
 func (in *ingester) addProblem(p Problem) {
 	in.mu.Lock()
-	in.problems.add(p)
+	stop := in.problems.add(p)
+	if stop && in.problems.err.Stopped == "" {
+		where := p.File
+		if p.Line > 0 {
+			where = fmt.Sprintf("%s:%d", p.File, p.Line)
+		}
+		in.problems.err.Stopped = fmt.Sprintf("reading stopped at %s after %d problems: the rest of the input was not checked", where, StopAfterProblems)
+	}
 	in.mu.Unlock()
 	in.failed.Store(true)
+	if stop {
+		in.stopped.Store(true)
+		in.stop()
+	}
 }
 
 // addWarning records something the reference accepts but agentrace notes; with
@@ -233,10 +262,10 @@ func (in *ingester) status() string {
 	return fmt.Sprintf("ingest: %d conversations, %.1f MB read", in.convs.Load(), float64(in.bytes.Load())/1e6)
 }
 
-func (in *ingester) run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (in *ingester) run(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
-	in.ctx = ctx
+	in.ctx, in.stop = ctx, cancel
 	in.jobs = make(chan *convJob)
 	in.order = make(chan chan convResult, 2*in.opts.Workers)
 	var wg sync.WaitGroup
@@ -267,6 +296,10 @@ func (in *ingester) run(ctx context.Context) error {
 	wg.Wait()
 	if werr := <-writeErr; err == nil {
 		err = werr
+	}
+	// Stopped for too many problems: those are the answer, not the cancellation.
+	if err != nil && in.stopped.Load() && parent.Err() == nil && errors.Is(err, context.Canceled) {
+		err = nil
 	}
 	if err != nil {
 		return err
@@ -418,6 +451,16 @@ func (in *ingester) file(ctx context.Context, path string) error {
 		}
 		defer zr.Close()
 		r = zr
+		if ratio := in.opts.MaxExpansion; ratio >= 0 {
+			if ratio == 0 {
+				ratio = DefaultMaxExpansion
+			}
+			size := int64(0)
+			if st, err := f.Stat(); err == nil {
+				size = st.Size()
+			}
+			r = &expansionReader{r: zr, limit: max(int64(ratio*float64(size)), minExpansionBytes), size: size, ratio: ratio}
+		}
 	}
 	input := schemas.DatasetInput{Format: in.opts.Format}
 	input.Path, input.AbsPath = relpath.Record(in.opts.Out, path)
@@ -513,6 +556,28 @@ func (in *ingester) file(ctx context.Context, path string) error {
 	input.SHA256 = hex.EncodeToString(h.Sum(nil))
 	in.inputs = append(in.inputs, input)
 	return nil
+}
+
+// ErrExpansion reports a gzipped input that decompresses past Options.MaxExpansion
+// times its size.
+var ErrExpansion = errors.New("decompressed input too large for its size")
+
+// expansionReader fails once more than limit bytes came out of a decompressor.
+type expansionReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+	size  int64
+	ratio float64
+}
+
+func (e *expansionReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	e.n += int64(n)
+	if e.n > e.limit {
+		return n, fmt.Errorf("%w: more than %d bytes from %d compressed (over %gx; a gzip bomb? --max-expansion lifts this)", ErrExpansion, e.limit, e.size, e.ratio)
+	}
+	return n, err
 }
 
 // chunkReader cuts a stream into chunks of whole lines.

@@ -37,6 +37,7 @@ type field struct {
 type row struct {
 	line     int64
 	chunk    int64 // sequence number of the input chunk its raw slices point into
+	size     int   // bytes of its line (flat files)
 	convID   string
 	hasID    bool
 	idRaw    []byte
@@ -96,7 +97,7 @@ func isNull(raw []byte) bool { return raw == nil || (len(raw) == 4 && string(raw
 // about the row's values are recorded in the row. It never panics, whatever the
 // input.
 func parseFlatLine(line []byte, lineNo int64) (*row, error) {
-	r := &row{line: lineNo}
+	r := &row{line: lineNo, size: len(line)}
 	var typ, turn []byte
 	err := parseObject(line, func(k, v []byte) {
 		key := keyString(k)
@@ -341,7 +342,11 @@ func (r *row) check() {
 		r.warnf("intent_codes is a JSON %s, not a list", kind(r.intentCodes))
 	}
 	if !isNull(r.delay) {
-		if d, why := delayValue(r.delay); why != "" {
+		d, why := delayValue(r.delay)
+		switch {
+		case d > MaxDelaySeconds:
+			r.warnf("delay_seconds %s is more than %d s: replay waits %d s (the reference would wait %ss, and never issue the next turn)", orMissing(r.delay), MaxDelaySeconds, MaxDelaySeconds, pyReprFloat(d))
+		case why != "":
 			r.warnf("delay_seconds %s %s: the reference waits %ss", orMissing(r.delay), why, pyReprFloat(d))
 		}
 	}
@@ -376,6 +381,18 @@ func (r *row) check() {
 			}
 		}
 	}
+}
+
+// MaxDelaySeconds caps the delay replay waits before a client turn: a longer one
+// (1e308, an overflow to infinity) is a warning at ingest, and replay waits this
+// long instead. Real traces' delays are seconds to a few minutes.
+const MaxDelaySeconds = 3600
+
+// waitedDelay is the delay replay waits for a raw delay_seconds value: the
+// reference's (delayValue), capped at MaxDelaySeconds.
+func waitedDelay(raw []byte) float64 {
+	d, _ := delayValue(raw)
+	return min(d, MaxDelaySeconds)
 }
 
 // delayValue returns the delay the reference waits before a client turn with the

@@ -33,13 +33,17 @@ func ingestCommand() *cli.Command {
 			"id, the last system message wins), keeping reasoning_content, delay_seconds and\n" +
 			"intent_codes unless --snapshot-as-reference. The directory appears only when ingest\n" +
 			"succeeds.\n\n" +
+			"Bounded whatever the input: at most " + fmt.Sprint(ingest.MaxKeptProblems) + " problems are kept (the rest counted by kind),\n" +
+			"reading stops after " + fmt.Sprint(ingest.StopAfterProblems) + " problems, and a .gz input may decompress to at most\n" +
+			"--max-expansion times its size.\n\n" +
 			"Example:\n" +
 			"  agentrace ingest --out ds ../shared/data/deepswe-sample-20.jsonl\n" +
 			"  agentrace ingest --out ds --tokenizer .cache/tokenizers/qwen3 traces.snapshot.jsonl.gz",
 		Flags: append([]cli.Flag{
 			outFlag("dataset directory to create"),
 			&cli.StringFlag{Name: "format", Value: ingest.FormatAuto, Usage: "input form: auto (detected per file), flat or snapshot"},
-			&cli.IntFlag{Name: "max-problems", Value: ingest.DefaultMaxProblems, Usage: "problems reported per file"},
+			&cli.IntFlag{Name: "max-problems", Value: ingest.DefaultMaxProblems, Usage: "problems reported per file (at most " + fmt.Sprint(ingest.MaxKeptProblems) + " are kept in all unless this is larger; the rest are counted by kind)"},
+			&cli.FloatFlag{Name: "max-expansion", Value: ingest.DefaultMaxExpansion, Usage: "refuse a .gz input that decompresses past this many times its size (at least 64 MiB; 0 or less: no limit; traces compress 5 to 15x)"},
 			&cli.IntFlag{Name: "max-line-bytes", Value: ingest.DefaultMaxLineBytes, Usage: "reject longer lines"},
 			tokenizerFlag("tokenizer directory (tokenizer.json, tokenizer_config.json): fill each client turn's ISL", false),
 			&cli.StringFlag{Name: "isl-profile", Value: ingest.DefaultISLProfile, Usage: "profile whose chat_template_kwargs render ISL"},
@@ -52,7 +56,7 @@ func ingestCommand() *cli.Command {
 			}
 			m, err := ingest.Run(ctx, ingest.Options{
 				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Overwrite: overwrite(c),
-				MaxProblems: int(c.Int("max-problems")), MaxLineBytes: int(c.Int("max-line-bytes")),
+				MaxProblems: int(c.Int("max-problems")), MaxLineBytes: int(c.Int("max-line-bytes")), MaxExpansion: maxExpansion(c),
 				Tokenizer: c.String("tokenizer"), ISLProfile: c.String("isl-profile"),
 				Strict: c.Bool("strict"), SnapshotAsReference: c.Bool("snapshot-as-reference"),
 				Progress: os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
