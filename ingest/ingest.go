@@ -44,7 +44,7 @@ const (
 	// minExpansionBytes is what any gzipped input may decompress to, whatever its
 	// size.
 	minExpansionBytes = 64 << 20
-	blockBytes          = 4 << 20
+	blockBytes        = 4 << 20
 )
 
 // Options configures Run.
