@@ -242,32 +242,6 @@ type TurnSample struct {
 	IssuedNs, CompletedNs int64
 }
 
-// ResultSummary is result_summary.json, in the reference's field names and units
-// (times in ns).
-type ResultSummary struct {
-	Version                  string `json:"version"`
-	NSamplesIssued           int    `json:"n_samples_issued"`
-	NSamplesCompleted        int    `json:"n_samples_completed"`
-	NSamplesFailed           int    `json:"n_samples_failed"`
-	DurationNs               int64  `json:"duration_ns"`
-	State                    string `json:"state"`
-	Complete                 bool   `json:"complete"`
-	TTFT                     any    `json:"ttft"`
-	TPOT                     any    `json:"tpot"`
-	Latency                  any    `json:"latency"`
-	OutputSequenceLengths    any    `json:"output_sequence_lengths"`
-	InputSequenceLengths     any    `json:"input_sequence_lengths"`
-	QPS                      Num    `json:"qps"`
-	TPS                      Num    `json:"tps"`
-	E2EAvgInteractivity      Num    `json:"e2e_avg_interactivity"`
-	OutputTokensPerTurnTotal int64  `json:"output_tokens_per_turn_total"`
-	E2ETurnTimeSecondsTotal  Num    `json:"e2e_turn_time_seconds_total"`
-	OutputSequenceLengthsAll any    `json:"output_sequence_lengths_full_run"`
-	// Agentrace's own notes on how the numbers were counted.
-	TokenSource string `json:"token_source"`
-	Unofficial  bool   `json:"unofficial"`
-}
-
 // histogramBins is the number of buckets of every summary histogram.
 const histogramBins = 20
 
@@ -288,6 +262,11 @@ type Accumulator struct {
 	err error
 
 	p Point
+	// ref folds the same records as the reference client's metrics aggregator
+	// would have folded their events: result_summary.json (summary.go).
+	ref         refFold
+	cur         curTurn
+	windowStart int64
 
 	ttft, tpot, itl, lat, lag   Series
 	islS, oslS, oslAll, rate    Series
@@ -306,6 +285,7 @@ type Accumulator struct {
 // the counts then come from the server's usage and the point is unofficial.
 func NewAccumulator(m schemas.RunManifest, tok TokenCounter, isl ISLCounter) *Accumulator {
 	a := &Accumulator{m: m, tok: tok, isl: isl, trajs: map[int32]*trajectory{}}
+	a.ref.init()
 	a.p = Point{
 		Concurrency:  m.Config.Concurrency,
 		Counts:       map[string]int{},
@@ -378,6 +358,26 @@ func (a *Accumulator) Add(rec *schemas.TurnRecord) {
 }
 
 func (a *Accumulator) add(rec *schemas.TurnRecord) error {
+	a.cur = curTurn{}
+	if err := a.addPoint(rec); err != nil {
+		return err
+	}
+	return a.addRef(rec)
+}
+
+// curTurn is what addPoint counted of the record being folded, for addRef.
+type curTurn struct {
+	resp              schemas.Response
+	haveResp          bool
+	osl               float64
+	haveOSL           bool
+	tpotTokens        float64
+	haveTPOT          bool
+	isl               float64
+	haveISL, triedISL bool
+}
+
+func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 	// one row of per-row values per record, filled as the metrics count them
 	row := len(a.p.Rows.OSL)
 	a.p.Rows.OSL = append(a.p.Rows.OSL, math.NaN())
@@ -422,6 +422,7 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 		if osl, haveOSL, err = a.osl(rec, r); err != nil {
 			return err
 		}
+		a.cur.resp, a.cur.haveResp, a.cur.osl, a.cur.haveOSL = r, true, osl, haveOSL
 		if haveOSL {
 			a.oslAll.Add(osl)
 			t.tokens += osl
@@ -482,6 +483,7 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 			if err != nil {
 				return err
 			}
+			a.cur.tpotTokens, a.cur.haveTPOT = n, have
 			if have && n > 0 {
 				v := float64(rec.CompletedNs-rec.FirstTokenNs) / 1e6 / n
 				if v > 0 && !math.IsInf(v, 0) && !math.IsNaN(v) {
@@ -501,9 +503,12 @@ func (a *Accumulator) add(rec *schemas.TurnRecord) error {
 			prev = ct
 		}
 	}
-	if isl, have, err := a.inputTokens(rec); err != nil {
+	isl, have, err := a.inputTokens(rec)
+	if err != nil {
 		return err
-	} else if have {
+	}
+	a.cur.isl, a.cur.haveISL, a.cur.triedISL = isl, have, true
+	if have {
 		a.islS.Add(isl)
 		s.ISL = isl
 		a.p.Rows.ISL[row] = isl
@@ -538,14 +543,20 @@ func (a *Accumulator) inputTokens(rec *schemas.TurnRecord) (float64, bool, error
 	return 0, false, nil
 }
 
+// SetWindowStart sets when performance tracking started on the records' clock
+// (score.TurnScan.WindowStartNs); the default is 0, a turn log's.
+func (a *Accumulator) SetWindowStart(ns int64) { a.windowStart = ns }
+
 // Close computes the point's metrics. The Accumulator must not be used after.
 func (a *Accumulator) Close() (*Point, error) {
 	if a.err != nil {
 		return nil, a.err
 	}
 	p := &a.p
-	p.WindowStartNs = 0 // the run clock starts when the run starts tracking
-	p.WindowEndNs = a.windowEnd
+	// The run clock starts when the run starts tracking (an event log's clock just
+	// before it: SetWindowStart).
+	p.WindowStartNs = a.windowStart
+	p.WindowEndNs = max(a.windowEnd, a.windowStart)
 	durS := float64(p.WindowEndNs-p.WindowStartNs) / 1e9
 	p.WindowDurationS = Num(durS)
 	if durS <= 0 {
@@ -619,6 +630,7 @@ func (a *Accumulator) Close() (*Point, error) {
 		}
 		p.ISLNote = note
 	}
+	a.ref.close(a.m.Config.Stream)
 	p.Summary = a.summary()
 	return p, nil
 }
@@ -628,50 +640,6 @@ func div(a, b float64) Num {
 		return Num(math.NaN())
 	}
 	return Num(a / b)
-}
-
-// nsStats converts a millisecond series into a nanosecond summary, or {} when empty.
-func nsStats(s *Series) any {
-	ns := Series{}
-	for _, v := range s.Sorted() {
-		ns.Add(v * 1e6)
-	}
-	return statsOrEmpty(ns.Stats(histogramBins))
-}
-
-func statsOrEmpty(st *Stats) any {
-	if st == nil {
-		return struct{}{}
-	}
-	return st
-}
-
-func (a *Accumulator) summary() *ResultSummary {
-	p := &a.p
-	durNs := p.WindowEndNs - p.WindowStartNs
-	durS := float64(durNs) / 1e9
-	return &ResultSummary{
-		Version:                  schemas.ToolVersion,
-		NSamplesIssued:           p.Issued,
-		NSamplesCompleted:        p.Completed,
-		NSamplesFailed:           p.Failed,
-		DurationNs:               durNs,
-		State:                    a.m.State,
-		Complete:                 a.m.State == schemas.RunComplete,
-		TTFT:                     nsStats(&a.ttft),
-		TPOT:                     nsStats(&a.tpot),
-		Latency:                  nsStats(&a.lat),
-		OutputSequenceLengths:    statsOrEmpty(p.OSL),
-		InputSequenceLengths:     statsOrEmpty(p.ISL),
-		QPS:                      div(float64(p.Completed), durS),
-		TPS:                      div(a.outTokens, durS),
-		E2EAvgInteractivity:      p.E2EAvgInteractivity,
-		OutputTokensPerTurnTotal: p.OutputTokensPerTurnTotal,
-		E2ETurnTimeSecondsTotal:  p.E2ETurnTimeSecondsTotal,
-		OutputSequenceLengthsAll: statsOrEmpty(p.OSLFullRun),
-		TokenSource:              p.TokenSource,
-		Unofficial:               p.Unofficial,
-	}
 }
 
 // ApplySLO sets p.SLO: the share of the point's completed window turns whose TTFT

@@ -67,7 +67,7 @@ func handRun() (schemas.RunManifest, []schemas.TurnRecord) {
 			UsagePromptTokens: 1000, UsageCompletionTokens: 101, UsageCachedTokens: 500},
 		{SessionID: "a", Trajectory: 0, ClientIndex: 1, Domain: "coding", Status: "ok", InWindow: true,
 			DelayNs: 500 * ms, ScheduledNs: 1601 * ms, IssuedNs: 1602 * ms, FirstTokenNs: 1652 * ms, CompletedNs: 2652 * ms,
-			UsagePromptTokens: 2000, UsageCompletionTokens: 51, UsageCachedTokens: 1500},
+			OutputContent: "y", UsagePromptTokens: 2000, UsageCompletionTokens: 51, UsageCachedTokens: 1500},
 		{SessionID: "sim_1", Trajectory: 1, ClientIndex: 0, Domain: "workflow", Status: "error", InWindow: true,
 			ScheduledNs: 2 * ms, IssuedNs: 3 * ms, CompletedNs: 203 * ms,
 			UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1},
@@ -75,7 +75,7 @@ func handRun() (schemas.RunManifest, []schemas.TurnRecord) {
 			UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1},
 		{SessionID: "b", Trajectory: 2, ClientIndex: 0, Domain: "coding", Status: "ok", InWindow: false,
 			ScheduledNs: 2999 * ms, IssuedNs: 3000 * ms, FirstTokenNs: 3100 * ms, CompletedNs: 4000 * ms,
-			UsagePromptTokens: 900, UsageCompletionTokens: 77, UsageCachedTokens: -1},
+			OutputContent: "z", UsagePromptTokens: 900, UsageCompletionTokens: 77, UsageCachedTokens: -1},
 	}
 	return m, recs
 }
@@ -115,7 +115,9 @@ func TestFoldHandComputed(t *testing.T) {
 		// Trajectory 0 only: 152 tokens over 2.652 s - 0.5 s of delay.
 		{"progress rate count", float64(p.ProgressRate.Count), 1},
 		{"progress rate", p.ProgressRate.Avg, 152 / 2.152},
-		{"qps", float64(p.Summary.QPS), 2 / 2.652},
+		// result_summary.json counts as the reference: 4 completed (2 ok, the error,
+		// the aborted turn) over the window.
+		{"qps", float64(p.Summary.QPS), 4 / 2.652},
 		{"tps", float64(p.Summary.TPS), 152 / 2.652},
 	}
 	for _, c := range checks {
@@ -230,10 +232,11 @@ func TestConsistencyDetectsDrift(t *testing.T) {
 	}
 	p.SystemTPS *= 1.02
 	p.TPSPerUser *= 0.98
-	p.Summary.NSamplesFailed++
+	p.Summary.NSamplesCompleted = 2
+	p.Summary.NSamplesFailed = 3
 	p.Counts["ok"]++
 	got := Consistency(p)
-	want := []string{"system_tps", "tps_per_user", "completed 2 + failed 2 != issued 3", `manifest counts 3 "ok" turns, the log 4`}
+	want := []string{"system_tps", "tps_per_user", "failed 3 > completed 2", `manifest counts 3 "ok" turns, the log 4`}
 	for _, w := range want {
 		found := false
 		for _, g := range got {

@@ -151,6 +151,7 @@ func LoadRun(ctx context.Context, run *archive.Run, tok TokenCounter, islFor fun
 	if err != nil && !(errors.Is(err, score.ErrNoTurns) && run.Kind == archive.KindSubmission) {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
+	a.SetWindowStart(scan.WindowStartNs)
 	p, err := a.Close()
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)

@@ -35,6 +35,9 @@ type TurnScan struct {
 	// WindowStopNs is when the reference stopped performance tracking, on the
 	// records' clock; 0 when it never did.
 	WindowStopNs int64
+	// WindowStartNs is when it started performance tracking, on the records' clock
+	// (1 when it did: the clock's 0 is just before); 0 for a turn log.
+	WindowStartNs int64
 }
 
 // ErrNoTurns is returned by ScanTurns for a run with neither a turn log nor an
@@ -188,6 +191,9 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, fn func(*s
 	}
 	if et.stop >= 0 {
 		scan.WindowStopNs = et.stop - et.origin
+	}
+	if et.start >= 0 {
+		scan.WindowStartNs = et.start - et.origin
 	}
 	return nil
 }

@@ -1,0 +1,434 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"strconv"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// How a turn of the turn log maps to the events the reference client publishes
+// for it (mlcommons/endpoints at ea332753: load_generator/session.py,
+// agentic_inference_strategy.py) and so to what its metrics aggregator counts
+// (async_utils/services/metrics_aggregator/aggregator.py, metrics_table.py):
+//
+//   - a turn sent (ok, error, timeout, cancelled) publishes ISSUED; a turn skipped
+//     after an earlier failure of its trajectory (aborted) is published ISSUED too,
+//     by register_skipped, with no prompt; a turn never sent because issuing stopped
+//     (not_issued) publishes nothing;
+//   - a failed turn (error, timeout, aborted) publishes ERROR then COMPLETE without
+//     output; an ok turn COMPLETE with its output; a cancelled turn (cut in flight)
+//     no COMPLETE;
+//   - the aggregator tracks a sample issued while performance tracking is on (the
+//     turn log's in_window) and counts, for tracked samples only: issued (ISSUED),
+//     completed (every COMPLETE, failed ones included), failed (ERROR); the latency
+//     of every COMPLETE (complete - issued; a skipped turn's is the instant between
+//     its two events, 0 here); TTFT of the first chunk; ISL of every ISSUED with a
+//     prompt; OSL and TPOT of every COMPLETE with a non-empty output; the finish
+//     reason of every COMPLETE that carries one. The window's duration runs from the
+//     start of tracking to the last COMPLETE of a tracked sample.
+//
+// So n_samples_issued counts the turns sent or skipped in the window (not the
+// turns sent alone, as agentrace's "issued" does), n_samples_completed counts
+// failed turns too, and completed + failed exceeds issued when a turn failed.
+
+// statusNotIssued and statusCancelled are the turn log's statuses of turns never
+// sent because issuing stopped and of turns cut in flight (turn log version 2).
+const (
+	statusNotIssued = "not_issued"
+	statusCancelled = "cancelled"
+)
+
+// refEvents is what the reference would have published for one turn.
+type refEvents struct {
+	// tracked: issued (ISSUED published) while performance tracking was on.
+	tracked bool
+	// sent: the request was sent (the ISSUED event carries a prompt).
+	sent bool
+	// completed: a COMPLETE event; failed: an ERROR event before it.
+	completed, failed bool
+	// firstToken: a first-chunk event.
+	firstToken bool
+}
+
+func refEventsOf(rec *schemas.TurnRecord) refEvents {
+	var e refEvents
+	switch rec.Status {
+	case statusNotIssued:
+		return e
+	case schemas.StatusAborted:
+		e.completed, e.failed = true, true
+	case schemas.StatusOK, schemas.StatusError, schemas.StatusTimeout:
+		e.sent = true
+		// A sample still in flight when an event log ended has no COMPLETE.
+		e.completed = rec.CompletedNs > 0
+		e.failed = e.completed && rec.Status != schemas.StatusOK
+	case statusCancelled:
+		e.sent = true
+	default:
+		e.sent = rec.IssuedNs > 0
+	}
+	e.tracked = rec.InWindow
+	e.firstToken = e.sent && rec.FirstTokenNs > 0 && rec.IssuedNs > 0
+	return e
+}
+
+// finishReasonKeys are the finish reasons the reference counts by name, in its
+// order; any other is counted as "other".
+var finishReasonKeys = []string{"stop", "length", "tool_calls", "content_filter", "function_call", "other"}
+
+func finishReasonKey(r string) string {
+	for _, k := range finishReasonKeys[:5] {
+		if r == k {
+			return k
+		}
+	}
+	return "other"
+}
+
+// refFold holds the reference-semantics counts and series of a run.
+type refFold struct {
+	issued, completed, failed int
+	endNs                     int64
+	ttft, tpot, lat           refSeries
+	osl, isl, oslAll          refSeries
+	finish                    map[string]int
+	// outTokens and okTurnNs sum the OSL and latency of the tracked turns that
+	// completed ok (the agentic inputs of e2e_avg_interactivity).
+	outTokens float64
+	okTurnNs  int64
+	blocks    struct{ ttft, tpot, lat, osl, isl, oslAll *StatBlock }
+}
+
+func (f *refFold) init() {
+	f.tpot.float = true
+	f.finish = map[string]int{}
+}
+
+// close computes the blocks; without streaming the reference records no TTFT or
+// TPOT series (they are {}).
+func (f *refFold) close(stream bool) {
+	f.blocks.ttft = f.ttft.block(true)
+	f.blocks.tpot = f.tpot.block(true)
+	f.blocks.lat = f.lat.block(true)
+	f.blocks.osl = f.osl.block(false)
+	f.blocks.isl = f.isl.block(false)
+	f.blocks.oslAll = f.oslAll.block(false)
+	if !stream {
+		f.blocks.ttft, f.blocks.tpot = nil, nil
+	}
+}
+
+// addRef folds a record as the reference's aggregator would fold its events,
+// reusing what addPoint counted of it (a.cur).
+func (a *Accumulator) addRef(rec *schemas.TurnRecord) error {
+	f := &a.ref
+	ev := refEventsOf(rec)
+	ok := rec.Status == schemas.StatusOK
+	// OSL of a completed non-empty output (the reference counts none for an empty
+	// one), in or out of the window: the full-run block.
+	haveOSL := ok && ev.completed && a.cur.haveResp && a.cur.haveOSL && !emptyResponse(a.cur.resp)
+	if haveOSL {
+		f.oslAll.addInt(int64(a.cur.osl))
+	}
+	if !ev.tracked {
+		return nil
+	}
+	f.issued++
+	if ev.sent {
+		isl, have := a.cur.isl, a.cur.haveISL
+		if !a.cur.triedISL {
+			var err error
+			if isl, have, err = a.inputTokens(rec); err != nil {
+				return err
+			}
+		}
+		if have {
+			f.isl.addInt(int64(isl))
+		}
+	}
+	if ev.firstToken && a.m.Config.Stream {
+		f.ttft.addInt(rec.FirstTokenNs - rec.IssuedNs)
+	}
+	if !ev.completed {
+		return nil
+	}
+	f.completed++
+	if ev.failed {
+		f.failed++
+	}
+	lat := int64(0)
+	if rec.IssuedNs > 0 && rec.CompletedNs > 0 {
+		lat = rec.CompletedNs - rec.IssuedNs
+		f.endNs = max(f.endNs, rec.CompletedNs)
+	}
+	f.lat.addInt(lat)
+	if rec.FinishReason != "" {
+		f.finish[finishReasonKey(rec.FinishReason)]++
+	}
+	if !ok {
+		return nil
+	}
+	f.okTurnNs += lat
+	if haveOSL {
+		f.osl.addInt(int64(a.cur.osl))
+		f.outTokens += a.cur.osl
+		if ev.firstToken && a.cur.haveTPOT && a.cur.tpotTokens > 0 {
+			f.tpot.addFloat(float64(rec.CompletedNs-rec.FirstTokenNs) / a.cur.tpotTokens)
+		}
+	}
+	return nil
+}
+
+// emptyResponse tells that a response has nothing to count: the reference then
+// records no OSL sample (its OslTrigger skips an output without reasoning, tool
+// calls or text).
+func emptyResponse(r schemas.Response) bool {
+	return r.Content == "" && r.Reasoning == "" && len(r.ToolCalls) == 0
+}
+
+// stats converts a series into the points.json Stats (nil when empty).
+func (s *refSeries) stats() *Stats {
+	var out Series
+	if s.float {
+		for _, v := range s.flts {
+			out.Add(v)
+		}
+	} else {
+		for _, v := range s.ints {
+			out.Add(float64(v))
+		}
+	}
+	return out.Stats(histogramBins)
+}
+
+// ResultSummary is result_summary.json: the reference client's performance summary
+// (metrics/report.py Report, mlcommons/endpoints at ea332753) in its field names,
+// order, units (times in ns) and number format, counted as the reference counts
+// (see refEvents), followed by the agentic fields the submission checker reads
+// (output_tokens_per_turn_total, e2e_turn_time_seconds_total,
+// e2e_avg_interactivity, system_tps, tps_per_user, and
+// output_sequence_lengths_full_run.output_sequence_lengths, the OSL block over
+// every completed turn of the run) and agentrace's own notes on how the numbers
+// were counted.
+type ResultSummary struct {
+	Version           string
+	NSamplesIssued    int
+	NSamplesCompleted int
+	NSamplesFailed    int
+	// DurationNs is the performance window's length; 0 is written null.
+	DurationNs int64
+	State      string
+	Complete   bool
+	TTFT       *StatBlock
+	TPOT       *StatBlock
+	Latency    *StatBlock
+	OSL        *StatBlock
+	ISL        *StatBlock
+	// QPS and TPS are NaN (null) without a duration; TPS also without OSL.
+	QPS, TPS           Num
+	FinishReasonCounts map[string]int
+	// Concurrency is run_config.load_pattern.target_concurrency.
+	Concurrency int
+
+	OutputTokensPerTurnTotal int64
+	E2ETurnTimeSecondsTotal  Num
+	E2EAvgInteractivity      Num
+	SystemTPS                Num
+	TPSPerUser               Num
+	OSLFullRun               *StatBlock
+
+	// Agentrace's notes.
+	TokenSource string
+	ISLSource   string
+	Unofficial  bool
+	Statuses    map[string]int
+}
+
+// Counting says, in result_summary.json, which turns its counts include.
+const Counting = "as the reference client counts: n_samples_issued = turns issued in the performance window, " +
+	"sent or skipped after an earlier failure of their trajectory (aborted); n_samples_completed = those that " +
+	"completed, failed ones included; n_samples_failed = those that failed (error, timeout, aborted); " +
+	"turns never sent because issuing stopped (not_issued) count nowhere, turns cut in flight (cancelled) " +
+	"are issued and not completed"
+
+func (a *Accumulator) summary() *ResultSummary {
+	p := &a.p
+	f := &a.ref
+	dur := f.endNs - a.windowStart
+	durS := float64(dur) / 1e9
+	rs := &ResultSummary{
+		Version:                  schemas.ToolVersion,
+		NSamplesIssued:           f.issued,
+		NSamplesCompleted:        f.completed,
+		NSamplesFailed:           f.failed,
+		DurationNs:               max(dur, 0),
+		State:                    a.m.State,
+		Complete:                 a.m.State == schemas.RunComplete,
+		TTFT:                     f.blocks.ttft,
+		TPOT:                     f.blocks.tpot,
+		Latency:                  f.blocks.lat,
+		OSL:                      f.blocks.osl,
+		ISL:                      f.blocks.isl,
+		QPS:                      Num(math.NaN()),
+		TPS:                      Num(math.NaN()),
+		SystemTPS:                Num(math.NaN()),
+		FinishReasonCounts:       f.finish,
+		Concurrency:              a.m.Config.Concurrency,
+		OutputTokensPerTurnTotal: int64(f.outTokens),
+		E2ETurnTimeSecondsTotal:  Num(float64(f.okTurnNs) / 1e9),
+		E2EAvgInteractivity:      div(f.outTokens, float64(f.okTurnNs)/1e9),
+		TPSPerUser:               Num(math.NaN()),
+		OSLFullRun:               f.blocks.oslAll,
+		TokenSource:              p.TokenSource,
+		ISLSource:                p.ISLSource,
+		Unofficial:               p.Unofficial,
+		Statuses:                 p.Counts,
+	}
+	if rs.State == "" {
+		rs.State = "interrupted"
+	}
+	if durS > 0 {
+		rs.QPS = Num(float64(f.completed) / durS)
+		if f.blocks.osl != nil {
+			rs.TPS = Num(f.blocks.osl.Total / durS)
+		}
+		// As the checker derives it: output_sequence_lengths.total / duration.
+		total := 0.0
+		if f.blocks.osl != nil {
+			total = f.blocks.osl.Total
+		}
+		rs.SystemTPS = Num(total / durS)
+	}
+	if f.blocks.tpot != nil && f.blocks.tpot.Count > 0 {
+		rs.TPSPerUser = div(1000, f.blocks.tpot.Percentile(90)/1e6)
+	}
+	return rs
+}
+
+// jsonObject writes a JSON object with keys in the order they are added.
+type jsonObject struct {
+	buf bytes.Buffer
+	n   int
+}
+
+func (o *jsonObject) key(k string) {
+	if o.n == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+	o.n++
+	o.buf.WriteString(strconv.Quote(k))
+	o.buf.WriteByte(':')
+}
+
+func (o *jsonObject) raw(k string, v []byte) { o.key(k); o.buf.Write(v) }
+
+func (o *jsonObject) val(k string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	o.raw(k, b)
+	return nil
+}
+
+func (o *jsonObject) num(k string, v Num) {
+	if !v.Valid() {
+		o.raw(k, []byte("null"))
+		return
+	}
+	o.raw(k, jsonNum(nil, float64(v)))
+}
+
+func (o *jsonObject) bytes() []byte {
+	if o.n == 0 {
+		return []byte("{}")
+	}
+	o.buf.WriteByte('}')
+	return o.buf.Bytes()
+}
+
+// MarshalJSON writes the summary in the reference's key order.
+func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
+	var o jsonObject
+	if err := o.val("version", rs.Version); err != nil {
+		return nil, err
+	}
+	o.raw("git_sha", []byte("null"))
+	o.raw("test_started_at", []byte("0"))
+	o.raw("n_samples_issued", strconv.AppendInt(nil, int64(rs.NSamplesIssued), 10))
+	o.raw("n_samples_completed", strconv.AppendInt(nil, int64(rs.NSamplesCompleted), 10))
+	o.raw("n_samples_failed", strconv.AppendInt(nil, int64(rs.NSamplesFailed), 10))
+	if rs.DurationNs > 0 {
+		o.raw("duration_ns", strconv.AppendInt(nil, rs.DurationNs, 10))
+	} else {
+		o.raw("duration_ns", []byte("null"))
+	}
+	if err := o.val("state", rs.State); err != nil {
+		return nil, err
+	}
+	o.raw("complete", strconv.AppendBool(nil, rs.Complete))
+	for _, b := range []struct {
+		k string
+		v *StatBlock
+	}{{"ttft", rs.TTFT}, {"tpot", rs.TPOT}, {"latency", rs.Latency}, {"output_sequence_lengths", rs.OSL}, {"input_sequence_lengths", rs.ISL}} {
+		j, err := b.v.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		o.raw(b.k, j)
+	}
+	o.raw("legacy_loadgen_window_duration_ns", []byte("null"))
+	o.num("qps", rs.QPS)
+	o.num("tps", rs.TPS)
+	var fr jsonObject
+	for _, k := range finishReasonKeys {
+		fr.raw(k, strconv.AppendInt(nil, int64(rs.FinishReasonCounts[k]), 10))
+	}
+	o.raw("finish_reason_counts", fr.bytes())
+	// run_config: the reference's keys; agentrace has no warmup and draws no random
+	// numbers to schedule or load (its seeds are null).
+	var lp, wu, rc jsonObject
+	_ = lp.val("type", "agentic_inference")
+	lp.raw("target_qps", []byte("null"))
+	lp.raw("target_concurrency", strconv.AppendInt(nil, int64(rs.Concurrency), 10))
+	wu.raw("enabled", []byte("false"))
+	wu.raw("n_requests", []byte("null"))
+	wu.raw("salt", []byte("false"))
+	wu.raw("drain", []byte("false"))
+	wu.raw("warmup_random_seed", []byte("null"))
+	rc.raw("load_pattern", lp.bytes())
+	rc.raw("warmup", wu.bytes())
+	rc.raw("scheduler_random_seed", []byte("null"))
+	rc.raw("dataloader_random_seed", []byte("null"))
+	o.raw("run_config", rc.bytes())
+
+	o.raw("output_tokens_per_turn_total", strconv.AppendInt(nil, rs.OutputTokensPerTurnTotal, 10))
+	o.num("e2e_turn_time_seconds_total", rs.E2ETurnTimeSecondsTotal)
+	o.num("e2e_avg_interactivity", rs.E2EAvgInteractivity)
+	o.num("system_tps", rs.SystemTPS)
+	o.num("tps_per_user", rs.TPSPerUser)
+	full, err := rs.OSLFullRun.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var fo jsonObject
+	fo.raw("output_sequence_lengths", full)
+	o.raw("output_sequence_lengths_full_run", fo.bytes())
+
+	var ag jsonObject
+	_ = ag.val("tool_version", schemas.ToolVersion)
+	_ = ag.val("counting", Counting)
+	_ = ag.val("token_source", rs.TokenSource)
+	_ = ag.val("isl_source", rs.ISLSource)
+	ag.raw("unofficial", strconv.AppendBool(nil, rs.Unofficial))
+	if err := ag.val("turns_by_status", rs.Statuses); err != nil {
+		return nil, err
+	}
+	o.raw("agentrace", ag.bytes())
+	return o.bytes(), nil
+}
