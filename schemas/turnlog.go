@@ -2,6 +2,7 @@ package schemas
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 )
@@ -14,13 +15,72 @@ const (
 	ScoresTable     = "scores.parquet"
 )
 
-// Turn statuses in the turn log.
+// TurnLogVersion is the version of the turn log's contract: the columns of
+// TurnLogSchema, the statuses and the run manifest's fields. It is written into
+// the log's Arrow metadata (agentrace.turn_log_version) and the run manifest
+// (turn_log_version). Readers accept every version: a column a log lacks reads as
+// its default (see TurnLogColumns).
+//
+//   - "1" (no turn_log_version key): statuses ok, error, timeout, aborted; turns
+//     never sent because issuing stopped were aborted with an error text starting
+//     "not issued:", in-flight turns cut after the grace were errors starting
+//     "cancelled".
+//   - "2": statuses not_issued and cancelled; columns warnings,
+//     output_truncated_bytes and tpot_tool_calls; first_content_bytes and
+//     first_reasoning_bytes count the first chunk carrying content (reasoning),
+//     as the reference client's TPOT does; manifest state failed, stop_cause,
+//     stopped_ns, max_duration_s, max_output_bytes, strict_stream, error, and
+//     stream_warnings.
+const TurnLogVersion = "2"
+
+// Turn statuses in the turn log. A turn is issued (a request was sent) when its
+// status is ok, error, timeout or cancelled; aborted and not_issued turns were
+// never sent.
 const (
 	StatusOK      = "ok"
 	StatusError   = "error"
 	StatusTimeout = "timeout"
-	StatusAborted = "aborted" // not sent: an earlier turn of the trajectory failed
+	// StatusCancelled: the request was in flight and the client cut it: at the end
+	// of the grace after an interrupt, at a second interrupt, at --max-duration, or
+	// when the turn log could no longer be written.
+	StatusCancelled = "cancelled"
+	// StatusAborted: not sent because an earlier turn of the trajectory failed
+	// while issuing was still open. The reference client publishes such a turn
+	// (register_skipped) as issued, failed and complete without output, so it
+	// counts in inline accuracy (scoring 0) and in the reference's issued,
+	// completed and failed counts.
+	StatusAborted = "aborted"
+	// StatusNotIssued: not sent because issuing had stopped (an interrupt,
+	// --stop-issuing-at-window-end, --max-duration, a turn-log write failure). The
+	// reference publishes nothing for such a turn: it counts nowhere.
+	StatusNotIssued = "not_issued"
 )
+
+// Issued tells whether a turn of this status was sent to the endpoint.
+func Issued(status string) bool {
+	switch status {
+	case StatusOK, StatusError, StatusTimeout, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// LegacyStatus maps a row of a version "1" turn log (version "" or "1") to the
+// status version 2 gives it: aborted rows whose error says "not issued" become
+// not_issued, and errors of turns cut after an interrupt's grace become cancelled.
+// Rows of later versions are returned as they are.
+func LegacyStatus(version, status, errText string) string {
+	if version != "" && version != "1" {
+		return status
+	}
+	switch {
+	case status == StatusAborted && strings.HasPrefix(errText, "not issued"):
+		return StatusNotIssued
+	case status == StatusError && strings.HasPrefix(errText, "cancelled ") && strings.Contains(errText, "after the interrupt"):
+		return StatusCancelled
+	}
+	return status
+}
 
 // TurnRecord is one row of a run's turn log (turns.arrows, an Arrow IPC stream):
 // one client turn of one trajectory instance, issued or aborted. All *_ns times are
@@ -37,9 +97,13 @@ type TurnRecord struct {
 	Domain         string
 
 	// Outcome.
-	Status     string // StatusOK, StatusError, StatusTimeout, StatusAborted
+	Status     string // StatusOK, StatusError, StatusTimeout, StatusCancelled, StatusAborted, StatusNotIssued
 	Error      string
 	HTTPStatus int32
+	// Warnings lists what the client tolerated in the response, "; "-separated:
+	// "malformed_frame xN (first: ...)", "error_frame: ...", "oversized_frame xN",
+	// "no [DONE]". Empty when none.
+	Warnings string
 
 	// Times.
 	ScheduledNs  int64   // the moment the turn became due (after its delay)
@@ -56,12 +120,23 @@ type TurnRecord struct {
 	OutputReasoning string
 	OutputToolCalls string // JSON array of merged tool calls, "" when none
 	FinishReason    string
-	// FirstContentBytes and FirstReasoningBytes are the bytes of content and
-	// reasoning carried by the first output-bearing chunk, so that the TPOT suffix
-	// (everything after that chunk) can be rebuilt.
+	// FirstContentBytes and FirstReasoningBytes are the bytes of the first chunk
+	// that carried content, and of the first that carried reasoning, so that the
+	// TPOT suffix can be rebuilt as the reference client does (everything but the
+	// first reasoning chunk when there is reasoning, else everything but the first
+	// content chunk).
 	FirstContentBytes   int32
 	FirstReasoningBytes int32
 	Chunks              int32 // number of output-bearing chunks
+	// TPOTToolCalls is, for a response with tool calls and neither content nor
+	// reasoning, the JSON array of its tool calls merged without their first
+	// tool-call chunk (the reference's TPOT drops it); "" otherwise, when TPOT
+	// counts OutputToolCalls.
+	TPOTToolCalls string
+	// OutputTruncatedBytes counts the output bytes (content, reasoning, tool
+	// calls) received beyond --max-output-bytes and not kept, plus the raw size of
+	// any frame too large to read; 0 when the output is whole.
+	OutputTruncatedBytes int64
 
 	// Usage as reported by the server (not official token counts); -1 when absent.
 	UsagePromptTokens     int32
@@ -75,7 +150,7 @@ type TurnRecord struct {
 // TurnLogSchema is the Arrow schema of turns.arrows. Column names are the snake_case
 // forms of TurnRecord's fields; the README documents each one.
 func TurnLogSchema() *arrow.Schema {
-	md := arrow.NewMetadata([]string{"agentrace.schema_version"}, []string{Version})
+	md := arrow.NewMetadata([]string{"agentrace.schema_version", TurnLogVersionKey}, []string{Version, TurnLogVersion})
 	return arrow.NewSchema([]arrow.Field{
 		{Name: "session_id", Type: arrow.BinaryTypes.String},
 		{Name: "conversation_id", Type: arrow.BinaryTypes.String},
@@ -87,6 +162,7 @@ func TurnLogSchema() *arrow.Schema {
 		{Name: "status", Type: arrow.BinaryTypes.String},
 		{Name: "error", Type: arrow.BinaryTypes.String},
 		{Name: "http_status", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "warnings", Type: arrow.BinaryTypes.String},
 		{Name: "scheduled_ns", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "issued_ns", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "headers_ns", Type: arrow.PrimitiveTypes.Int64},
@@ -106,8 +182,13 @@ func TurnLogSchema() *arrow.Schema {
 		{Name: "usage_completion_tokens", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "usage_cached_tokens", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "request_bytes", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "tpot_tool_calls", Type: arrow.BinaryTypes.String},
+		{Name: "output_truncated_bytes", Type: arrow.PrimitiveTypes.Int64},
 	}, &md)
 }
+
+// TurnLogVersionKey is the Arrow schema metadata key holding TurnLogVersion.
+const TurnLogVersionKey = "agentrace.turn_log_version"
 
 // ToolCall is one merged tool call of a response (or of a dataset message).
 type ToolCall struct {
@@ -140,25 +221,34 @@ type RunConfig struct {
 	// DatasetAbs its absolute path, so that a moved or archived run still finds it
 	// (datasets/runlog.DatasetDir resolves them). Manifests without dataset_abs hold
 	// the path as given to replay, relative to its working directory.
-	Dataset             string            `json:"dataset"`
-	DatasetAbs          string            `json:"dataset_abs,omitempty"`
-	Endpoint            string            `json:"endpoint"`
-	Model               string            `json:"model"`
-	Profile             string            `json:"profile,omitempty"`
-	Concurrency         int               `json:"concurrency"`
-	Trajectories        int               `json:"trajectories"`
-	Salt                bool              `json:"salt"`
-	Delays              bool              `json:"delays"`
-	DelayScale          float64           `json:"delay_scale"`
-	TurnTimeoutSeconds  float64           `json:"turn_timeout_s"`
-	StopIssuingAtWindow bool              `json:"stop_issuing_at_window_end"`
-	Stream              bool              `json:"stream"`
-	StreamUsage         bool              `json:"stream_usage,omitempty"`
-	MaxTokens           int               `json:"max_tokens"`
-	ClearGeneratedCache bool              `json:"clear_generated_cache"`
-	RoutingHeaders      []string          `json:"routing_headers"`
-	Headers             map[string]string `json:"headers,omitempty"` // Authorization never recorded
-	APIKeyEnv           string            `json:"api_key_env,omitempty"`
+	Dataset             string  `json:"dataset"`
+	DatasetAbs          string  `json:"dataset_abs,omitempty"`
+	Endpoint            string  `json:"endpoint"`
+	Model               string  `json:"model"`
+	Profile             string  `json:"profile,omitempty"`
+	Concurrency         int     `json:"concurrency"`
+	Trajectories        int     `json:"trajectories"`
+	Salt                bool    `json:"salt"`
+	Delays              bool    `json:"delays"`
+	DelayScale          float64 `json:"delay_scale"`
+	TurnTimeoutSeconds  float64 `json:"turn_timeout_s"`
+	StopIssuingAtWindow bool    `json:"stop_issuing_at_window_end"`
+	Stream              bool    `json:"stream"`
+	StreamUsage         bool    `json:"stream_usage,omitempty"`
+	MaxTokens           int     `json:"max_tokens"`
+	ClearGeneratedCache bool    `json:"clear_generated_cache"`
+	// MaxDurationSeconds caps the run (--max-duration; 0: no cap): at the cap no
+	// turn is issued any more and the turns in flight are cancelled, as the
+	// reference's max_duration_ms ends its performance phase.
+	MaxDurationSeconds float64 `json:"max_duration_s"`
+	// MaxOutputBytes caps the output a turn keeps (--max-output-bytes).
+	MaxOutputBytes int64 `json:"max_output_bytes"`
+	// StrictStream fails a turn on a malformed or error frame, as before version
+	// 2, instead of skipping it with a warning as the reference does.
+	StrictStream   bool              `json:"strict_stream"`
+	RoutingHeaders []string          `json:"routing_headers"`
+	Headers        map[string]string `json:"headers,omitempty"` // Authorization never recorded
+	APIKeyEnv      string            `json:"api_key_env,omitempty"`
 	// Official is false when a setting departs from the official agentic settings
 	// (salt and delays on, delay scale 1, stop-issuing off, budget a multiple of the
 	// dataset size); NonOfficial lists why.
@@ -168,28 +258,77 @@ type RunConfig struct {
 
 // RunManifest is manifest.json of a replay run directory.
 type RunManifest struct {
-	SchemaVersion       string         `json:"schema_version"`
-	ToolVersion         string         `json:"tool_version"`
-	Config              RunConfig      `json:"config"`
-	DatasetHash         string         `json:"dataset_hash"`
-	DatasetSize         int            `json:"dataset_size"` // conversations in the dataset
-	StartedAt           string         `json:"started_at"`   // wall clock, RFC 3339
-	StartedUnixNs       int64          `json:"started_unix_ns"`
-	WindowEndNs         int64          `json:"window_end_ns"` // run clock; 0 if never reached
-	LastTrackedDoneNs   int64          `json:"last_tracked_completion_ns"`
-	EndedNs             int64          `json:"ended_ns"`
-	Counts              map[string]int `json:"counts"`                         // by status
-	State               string         `json:"state"`                          // "complete" or "interrupted"
+	SchemaVersion     string    `json:"schema_version"`
+	ToolVersion       string    `json:"tool_version"`
+	Config            RunConfig `json:"config"`
+	DatasetHash       string    `json:"dataset_hash"`
+	DatasetSize       int       `json:"dataset_size"` // conversations in the dataset
+	StartedAt         string    `json:"started_at"`   // wall clock, RFC 3339
+	StartedUnixNs     int64     `json:"started_unix_ns"`
+	WindowEndNs       int64     `json:"window_end_ns"` // run clock; 0 if never reached
+	LastTrackedDoneNs int64     `json:"last_tracked_completion_ns"`
+	EndedNs           int64     `json:"ended_ns"`
+	// Counts are the turn log's rows by status: every row in turns.arrows, and
+	// only those (a reader checks that they agree). Rows that could not be written
+	// after a log failure are counted in Unlogged instead.
+	Counts map[string]int `json:"counts"`
+	// State: running while the run goes (and after a kill), complete, interrupted
+	// (Ctrl-C or SIGTERM; a second one cancels the in-flight turns at once) or
+	// failed (the turn log could not be written; Error says why).
+	State string `json:"state"`
+	// TurnLogVersion is schemas.TurnLogVersion when the run was written ("" for
+	// version 1).
+	TurnLogVersion string `json:"turn_log_version,omitempty"`
+	// StopCause says why issuing stopped before every started trajectory ran to
+	// its end: "interrupt", "window_end" (--stop-issuing-at-window-end),
+	// "max_duration" or "log_failure"; "" when it never stopped early.
+	StopCause string `json:"stop_cause,omitempty"`
+	// StoppedNs is when issuing stopped (run clock), 0 when it never did.
+	StoppedNs int64 `json:"stopped_ns,omitempty"`
+	// Error is the failure of a failed run.
+	Error string `json:"error,omitempty"`
+	// Unlogged counts, by status, the rows that could not be written after the
+	// turn log failed.
+	Unlogged map[string]int `json:"unlogged,omitempty"`
+	// Trajectories counts the run's trajectories by outcome (absent in version 1).
+	Trajectories *TrajectoryCounts `json:"trajectories,omitempty"`
+	// StreamWarnings counts the logged turns with each kind of stream warning
+	// (malformed_frame, error_frame, oversized_frame, no_done) and with a
+	// truncated output (output_truncated).
+	StreamWarnings      map[string]int `json:"stream_warnings,omitempty"`
 	EndpointDescription string         `json:"endpoint_description,omitempty"` // e.g. "embedded sim, profile X, speedup 50"
 	// SimSpeedup is the simulated server's speed-up (its X-Sim-Speedup header):
 	// every duration it modelled was divided by it; 0 for a real server.
 	SimSpeedup float64 `json:"sim_speedup,omitempty"`
 }
 
+// TrajectoryCounts counts a run's trajectories by outcome. Started = Finished +
+// Failed + Cut.
+type TrajectoryCounts struct {
+	Started int `json:"started"`
+	// Finished: every client turn completed ok.
+	Finished int `json:"finished"`
+	// Failed: a turn failed (error or timeout) while issuing was open; the rest
+	// of the trajectory is aborted.
+	Failed int `json:"failed"`
+	// Cut: issuing stopped (interrupt, window end, max duration, log failure)
+	// before the trajectory's end, or its turn in flight was cancelled.
+	Cut int `json:"cut"`
+}
+
 // Run states.
 const (
 	RunComplete    = "complete"
 	RunInterrupted = "interrupted"
+	RunFailed      = "failed"
+)
+
+// Stop causes of a run manifest.
+const (
+	StopInterrupt   = "interrupt"
+	StopWindowEnd   = "window_end"
+	StopMaxDuration = "max_duration"
+	StopLogFailure  = "log_failure"
 )
 
 // RawJSON is a JSON value kept verbatim.

@@ -47,6 +47,7 @@ func columns() []column {
 		strCol("status", func(r *schemas.TurnRecord) *string { return &r.Status }),
 		strCol("error", func(r *schemas.TurnRecord) *string { return &r.Error }),
 		i32Col("http_status", func(r *schemas.TurnRecord) *int32 { return &r.HTTPStatus }),
+		strCol("warnings", func(r *schemas.TurnRecord) *string { return &r.Warnings }),
 		i64Col("scheduled_ns", func(r *schemas.TurnRecord) *int64 { return &r.ScheduledNs }),
 		i64Col("issued_ns", func(r *schemas.TurnRecord) *int64 { return &r.IssuedNs }),
 		i64Col("headers_ns", func(r *schemas.TurnRecord) *int64 { return &r.HeadersNs }),
@@ -87,6 +88,8 @@ func columns() []column {
 		i32Col("usage_completion_tokens", func(r *schemas.TurnRecord) *int32 { return &r.UsageCompletionTokens }),
 		i32Col("usage_cached_tokens", func(r *schemas.TurnRecord) *int32 { return &r.UsageCachedTokens }),
 		i64Col("request_bytes", func(r *schemas.TurnRecord) *int64 { return &r.RequestBytes }),
+		strCol("tpot_tool_calls", func(r *schemas.TurnRecord) *string { return &r.TPOTToolCalls }),
+		i64Col("output_truncated_bytes", func(r *schemas.TurnRecord) *int64 { return &r.OutputTruncatedBytes }),
 	}
 }
 

@@ -20,6 +20,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
@@ -35,6 +37,11 @@ import (
 // MaxBatchRows is the number of buffered rows at which Write ends a batch on its
 // own, so that a burst of turns between two timed flushes stays bounded in memory.
 const MaxBatchRows = 4096
+
+// MaxBatchBytes is the size of the buffered rows' variable-length data (strings
+// and chunk times) at which Write ends a batch on its own: memory stays bounded,
+// and an Arrow string column's 32-bit offsets (2 GiB a batch) are never reached.
+const MaxBatchBytes = 64 << 20
 
 // ErrTruncated reports a turn log that did not end properly: the stream stops
 // inside a message or lacks its end-of-stream marker (the writer never closed it,
@@ -68,12 +75,14 @@ func CheckRecovered(err error, rows int) error {
 // writes them as one record batch on Flush (or when MaxBatchRows are buffered).
 // Exactly one goroutine may use a Writer.
 type Writer struct {
-	bw   *bufio.Writer
-	ipcw *ipc.Writer
-	b    *array.RecordBuilder
-	cols []column
-	rows int
-	err  error // sticky: the first write error
+	bw    *bufio.Writer
+	ipcw  *ipc.Writer
+	b     *array.RecordBuilder
+	cols  []column
+	rows  int
+	bytes int   // variable-length data of the buffered rows
+	max   int   // MaxBatchBytes (tests lower it)
+	err   error // sticky: the first write error
 }
 
 // NewWriter starts a turn log on w, writing the schema at once so that even an
@@ -94,6 +103,7 @@ func NewWriter(w io.Writer, mem memory.Allocator) (*Writer, error) {
 		ipcw: ipc.NewWriter(bw, ipc.WithSchema(schema), ipc.WithAllocator(mem)),
 		b:    array.NewRecordBuilder(mem, schema),
 		cols: cols,
+		max:  MaxBatchBytes,
 	}
 	// An empty batch makes the IPC writer emit the schema message now.
 	if err := lw.writeBatch(); err != nil {
@@ -116,10 +126,18 @@ func (w *Writer) Write(r *schemas.TurnRecord) error {
 		c.put(w.b.Field(i), r)
 	}
 	w.rows++
-	if w.rows >= MaxBatchRows {
+	w.bytes += rowBytes(r)
+	if w.rows >= MaxBatchRows || w.bytes >= w.max {
 		return w.Flush()
 	}
 	return nil
+}
+
+// rowBytes is the variable-length data a row adds to a batch.
+func rowBytes(r *schemas.TurnRecord) int {
+	return len(r.SessionID) + len(r.ConversationID) + len(r.Domain) + len(r.Status) + len(r.Error) +
+		len(r.Warnings) + len(r.OutputContent) + len(r.OutputReasoning) + len(r.OutputToolCalls) +
+		len(r.FinishReason) + len(r.TPOTToolCalls) + 8*len(r.ChunkTimesNs)
 }
 
 // Buffered returns the number of rows written since the last batch ended.
@@ -146,7 +164,7 @@ func (w *Writer) Flush() error {
 func (w *Writer) writeBatch() error {
 	rec := w.b.NewRecordBatch()
 	defer rec.Release()
-	w.rows = 0
+	w.rows, w.bytes = 0, 0
 	if err := w.ipcw.Write(rec); err != nil {
 		w.err = fmt.Errorf("write turn log batch: %w", err)
 		return w.err
@@ -171,29 +189,95 @@ func (w *Writer) Close() error {
 	return err
 }
 
-// File is a Writer on a file it owns: Close also syncs and closes the file.
+// File is a Writer on a file it owns: Close also syncs and closes the file. It
+// knows where its last complete batch ends, so that a log whose writing failed
+// (a full disk) can be cut back to its flushed rows by Abort.
 type File struct {
 	*Writer
-	f *os.File
+	f  *os.File
+	cw *countingWriter
+	// good is the file offset after the last successful Flush: every byte before
+	// it belongs to complete messages.
+	good int64
+}
+
+// countingWriter counts the bytes that reached the file.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // Create creates (or truncates) path and starts a turn log in it.
 func Create(path string, mem memory.Allocator) (*File, error) {
+	return CreateWrapped(path, mem, nil)
+}
+
+// CreateWrapped is Create with the file's writer wrapped by wrap (when not nil):
+// tests inject write faults, such as a disk that fills up, this way.
+func CreateWrapped(path string, mem memory.Allocator, wrap func(io.Writer) io.Writer) (*File, error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("create turn log: %w", err)
 	}
-	w, err := NewWriter(f, mem)
+	var w io.Writer = f
+	if wrap != nil {
+		w = wrap(f)
+	}
+	cw := &countingWriter{w: w}
+	lw, err := NewWriter(cw, mem)
 	if err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("start turn log %q: %w", path, err)
 	}
-	return &File{Writer: w, f: f}, nil
+	return &File{Writer: lw, f: f, cw: cw, good: cw.n}, nil
+}
+
+// Flush ends the current batch and pushes it to the file; on success every row
+// written so far is on the file.
+func (f *File) Flush() error {
+	if err := f.Writer.Flush(); err != nil {
+		return err
+	}
+	f.good = f.cw.n
+	return nil
 }
 
 // Close ends the stream, syncs and closes the file.
 func (f *File) Close() error {
 	err := f.Writer.Close()
+	if err == nil {
+		f.good = f.cw.n
+	}
+	if serr := f.f.Sync(); serr != nil && err == nil {
+		err = fmt.Errorf("sync turn log %q: %w", f.f.Name(), serr)
+	}
+	if cerr := f.f.Close(); cerr != nil && err == nil {
+		err = fmt.Errorf("close turn log %q: %w", f.f.Name(), cerr)
+	}
+	return err
+}
+
+// Abort ends a log whose writing failed: it drops the rows not yet flushed, cuts
+// the file back to the end of its last complete batch (freeing what a failed
+// write left behind), appends the end-of-stream marker if it can, syncs and
+// closes the file. The log then reads every row flushed before the failure; if
+// even the marker cannot be written, it reads them with ErrTruncated. It returns
+// the first error of those steps.
+func (f *File) Abort() error {
+	f.Writer.b.Release()
+	var err error
+	if terr := f.f.Truncate(f.good); terr != nil {
+		err = fmt.Errorf("cut turn log %q back to its last batch: %w", f.f.Name(), terr)
+	} else if _, werr := f.f.WriteAt(eos, f.good); werr != nil {
+		err = fmt.Errorf("end turn log %q: %w", f.f.Name(), werr)
+		_ = f.f.Truncate(f.good)
+	}
 	if serr := f.f.Sync(); serr != nil && err == nil {
 		err = fmt.Errorf("sync turn log %q: %w", f.f.Name(), serr)
 	}
@@ -289,9 +373,19 @@ func ReadFile(path string) ([]schemas.TurnRecord, error) {
 	return recs, nil
 }
 
+// Version returns the turn-log version of a log's schema ("1" when it has none).
+func Version(schema *arrow.Schema) string {
+	md := schema.Metadata()
+	if i := md.FindKey(schemas.TurnLogVersionKey); i >= 0 {
+		return md.Values()[i]
+	}
+	return "1"
+}
+
 // AppendRecords converts the rows of one turn-log batch to TurnRecords. Columns are
 // found by name, so a log with extra (newer) columns reads; a column the log lacks
-// leaves its field zero.
+// leaves its field zero. Rows of a version 1 log get their version 2 status
+// (schemas.LegacyStatus).
 func AppendRecords(dst []schemas.TurnRecord, rec arrow.RecordBatch) ([]schemas.TurnRecord, error) {
 	type bound struct {
 		c   column
@@ -317,6 +411,11 @@ func AppendRecords(dst []schemas.TurnRecord, rec arrow.RecordBatch) ([]schemas.T
 			b.c.get(b.arr, i, &dst[start+i])
 		}
 	}
+	if v := Version(rec.Schema()); v == "1" {
+		for i := start; i < len(dst); i++ {
+			dst[i].Status = schemas.LegacyStatus(v, dst[i].Status, dst[i].Error)
+		}
+	}
 	return dst, nil
 }
 
@@ -337,7 +436,15 @@ func ReadManifest(runDir string) (schemas.RunManifest, error) {
 	return m, nil
 }
 
-// WriteManifest writes RUNDIR/manifest.json atomically (indented JSON). The
+// manifestReserve is the room a running manifest keeps for its final version.
+const manifestReserve = 16 << 10
+
+// WriteManifest writes RUNDIR/manifest.json atomically (indented JSON). A
+// manifest in state running is written with room to spare (trailing spaces,
+// which JSON readers skip), so that when the atomic rewrite of the final
+// manifest fails (a full disk has no room for its temporary copy), the final
+// manifest still replaces it in place: a run's manifest never stays "running"
+// because the disk filled up. The error says when even that failed. The
 // endpoint is recorded without its user information (internal/redact).
 func WriteManifest(runDir string, m schemas.RunManifest) error {
 	m.Config.Endpoint = redact.URL(m.Config.Endpoint)
@@ -346,8 +453,17 @@ func WriteManifest(runDir string, m schemas.RunManifest) error {
 		return fmt.Errorf("encode run manifest: %w", err)
 	}
 	data = append(data, '\n')
-	if err := atomicfile.WriteBytes(filepath.Join(runDir, schemas.RunManifestFile), data); err != nil {
-		return fmt.Errorf("write run manifest: %w", err)
+	if m.State == schemas.RunRunning {
+		data = append(data, bytes.Repeat([]byte{' '}, manifestReserve)...)
+		data = append(data, '\n')
+	}
+	p := filepath.Join(runDir, schemas.RunManifestFile)
+	err = atomicfile.WriteBytes(p, data)
+	if err == nil {
+		return nil
+	}
+	if ierr := writeInPlace(p, data); ierr != nil {
+		return fmt.Errorf("write run manifest: %w (in place: %v)", err, ierr)
 	}
 	return nil
 }
@@ -362,4 +478,107 @@ func DatasetDir(runDir string, c schemas.RunConfig) string {
 		return relpath.Resolve(runDir, c.Dataset, c.DatasetAbs)
 	}
 	return relpath.ResolveLegacy(runDir, c.Dataset)
+}
+
+// writeInPlace overwrites an existing file that is at least as long as data, so
+// that no new block is needed, and cuts it to data's length.
+func writeInPlace(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	st, err := f.Stat()
+	if err == nil && (!st.Mode().IsRegular() || st.Size() < int64(len(data))) {
+		err = fmt.Errorf("%d bytes of room, %d needed", st.Size(), len(data))
+	}
+	if err == nil {
+		_, err = f.WriteAt(data, 0)
+	}
+	if err == nil {
+		err = f.Truncate(int64(len(data)))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ErrDisagree reports a run whose turn log and manifest disagree: the manifest
+// says the run ended, but the log does not hold the rows it counts.
+var ErrDisagree = errors.New("turn log and manifest disagree")
+
+// CheckAgreement tells whether a run's turn log agrees with its manifest, so that
+// a run whose log was lost or cut is never scored as if it were whole. counts are
+// the log's readable rows by status and readErr the error reading it returned
+// (nil, or one matching ErrTruncated). A manifest still "running" (the run was
+// killed, or is going on) promises nothing and agrees with any log. Otherwise the
+// log must hold exactly the manifest's counts, and end properly unless the run
+// failed (a full disk may not even leave room for the end marker). Version 1
+// manifests counted not_issued rows as aborted and cancelled ones as errors.
+func CheckAgreement(m schemas.RunManifest, counts map[string]int, readErr error) error {
+	if m.State == schemas.RunRunning || m.State == "" {
+		return nil
+	}
+	got := counts
+	if m.TurnLogVersion == "" {
+		got = map[string]int{}
+		for k, v := range counts {
+			switch k {
+			case schemas.StatusNotIssued:
+				k = schemas.StatusAborted
+			case schemas.StatusCancelled:
+				k = schemas.StatusError
+			}
+			got[k] += v
+		}
+	}
+	differ := false
+	for k, v := range m.Counts {
+		if got[k] != v {
+			differ = true
+		}
+	}
+	for k, v := range got {
+		if v != 0 && m.Counts[k] != v {
+			differ = true
+		}
+	}
+	if differ {
+		msg := fmt.Sprintf("the manifest (state %s) counts rows %s, the log holds %s", m.State, fmtCounts(m.Counts), fmtCounts(got))
+		if readErr != nil {
+			msg += " (" + readErr.Error() + ")"
+		}
+		return fmt.Errorf("%w: %s", ErrDisagree, msg)
+	}
+	if readErr != nil && m.State != schemas.RunFailed {
+		return fmt.Errorf("%w: the manifest says the run is %s, but the log did not end properly: %v", ErrDisagree, m.State, readErr)
+	}
+	return nil
+}
+
+// fmtCounts prints counts by status in a stable order, "none" when empty.
+func fmtCounts(c map[string]int) string {
+	keys := make([]string, 0, len(c))
+	n := 0
+	for k, v := range c {
+		if v != 0 {
+			keys = append(keys, k)
+			n += v
+		}
+	}
+	if n == 0 {
+		return "none"
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s=%d", k, c[k])
+	}
+	return b.String()
 }

@@ -32,7 +32,8 @@ func sampleRecords(n int) []schemas.TurnRecord {
 		r.Turn = int32(2*(i%4) + 1)
 		r.ClientIndex = int32(i % 4)
 		r.Domain = schemas.DomainCoding
-		r.Status = []string{schemas.StatusOK, schemas.StatusError, schemas.StatusTimeout, schemas.StatusAborted}[i%4]
+		r.Status = []string{schemas.StatusOK, schemas.StatusError, schemas.StatusTimeout, schemas.StatusAborted,
+			schemas.StatusCancelled, schemas.StatusNotIssued}[i%6]
 		if r.Status != schemas.StatusOK {
 			r.Error = "boom \"quoted\" ünïcode"
 		}
@@ -58,6 +59,11 @@ func sampleRecords(n int) []schemas.TurnRecord {
 		r.UsageCompletionTokens = int32(i)
 		r.UsageCachedTokens = 12
 		r.RequestBytes = int64(1 << 20)
+		if i%3 == 2 {
+			r.Warnings = "malformed_frame x2 (first: \"{\\\"cho\"); no [DONE]"
+			r.TPOTToolCalls = `[{"index":0,"type":"function","function":{"arguments":"{\"a\":1}"}}]`
+			r.OutputTruncatedBytes = int64(i) << 30
+		}
 	}
 	return out
 }
