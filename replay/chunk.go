@@ -1,11 +1,8 @@
 package replay
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -512,98 +509,4 @@ func plainToken(tok []byte) bool {
 		}
 	}
 	return true
-}
-
-// applyRaw merges one scanned chunk into r at time now, like apply does for a
-// chunk decoded by encoding/json.
-func (r *response) applyRaw(chs []fastChoice, usageRaw, errRaw []byte, now int64, scratch *[]byte) error {
-	if errRaw != nil {
-		var e errorBody
-		if err := json.Unmarshal(errRaw, &e); err != nil {
-			return fmt.Errorf("%w: error object: %v", errMalformed, err)
-		}
-		return fmt.Errorf("server error in stream: %s", &e)
-	}
-	if usageRaw != nil {
-		var u usage
-		if err := json.Unmarshal(usageRaw, &u); err != nil {
-			return fmt.Errorf("%w: usage: %v", errMalformed, err)
-		}
-		r.promptTokens, r.completionTokens = u.PromptTokens, u.CompletionTokens
-		if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
-			r.cachedTokens = *d.CachedTokens
-		}
-	}
-	// Decode tool calls first: a malformed one fails the chunk before anything
-	// of it is merged, as with encoding/json.
-	var calls [][]toolCallDelta
-	for i := range chs {
-		m := &chs[i].delta
-		if !m.present {
-			m = &chs[i].message
-		}
-		var tc []toolCallDelta
-		for _, raw := range m.toolCalls {
-			if err := json.Unmarshal(raw, &tc); err != nil {
-				return fmt.Errorf("%w: tool_calls: %v", errMalformed, err)
-			}
-		}
-		calls = append(calls, tc)
-	}
-	bearing := false
-	var cBytes, rBytes int
-	write := func(sb *strings.Builder, tok []byte) int {
-		if len(tok) <= 2 {
-			return 0
-		}
-		if plainToken(tok) {
-			sb.Write(tok[1 : len(tok)-1])
-			return len(tok) - 2
-		}
-		*scratch = appendUnquoted((*scratch)[:0], tok)
-		sb.Write(*scratch)
-		return len(*scratch)
-	}
-	for i := range chs {
-		ch := &chs[i]
-		if ch.index != 0 {
-			continue
-		}
-		if len(ch.finish) > 2 {
-			*scratch = appendUnquoted((*scratch)[:0], ch.finish)
-			r.finish = string(*scratch)
-		}
-		m := &ch.delta
-		if !m.present {
-			m = &ch.message
-		}
-		if !m.present {
-			continue
-		}
-		if n := write(&r.content, m.content); n > 0 {
-			cBytes += n
-			bearing = true
-		}
-		rs := m.reasoningContent
-		if len(rs) <= 2 {
-			rs = m.reasoning
-		}
-		if n := write(&r.reasoning, rs); n > 0 {
-			rBytes += n
-			bearing = true
-		}
-		for j := range calls[i] {
-			if r.mergeToolCall(&calls[i][j]) {
-				bearing = true
-			}
-		}
-	}
-	if bearing {
-		if r.firstTokenNs == 0 {
-			r.firstTokenNs = now
-			r.firstContentBytes, r.firstReasoningBytes = cBytes, rBytes
-		}
-		r.chunkTimes = append(r.chunkTimes, now)
-	}
-	return nil
 }

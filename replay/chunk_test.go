@@ -15,7 +15,8 @@ func slowApply(data []byte) (*response, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return &r, errSyntax
 	}
-	return &r, r.apply(&c, 7)
+	r.apply(&c, 7, true)
+	return &r, nil
 }
 
 func fastApply(data []byte) (*response, error) {
@@ -34,7 +35,9 @@ func sameResponse(a, b *response) bool {
 	return a.content.String() == b.content.String() && a.reasoning.String() == b.reasoning.String() &&
 		a.toolCallsJSON() == b.toolCallsJSON() && a.finish == b.finish && len(a.chunkTimes) == len(b.chunkTimes) &&
 		a.firstContentBytes == b.firstContentBytes && a.firstReasoningBytes == b.firstReasoningBytes &&
-		a.promptTokens == b.promptTokens && a.completionTokens == b.completionTokens && a.cachedTokens == b.cachedTokens
+		a.promptTokens == b.promptTokens && a.completionTokens == b.completionTokens && a.cachedTokens == b.cachedTokens &&
+		a.errorFrames == b.errorFrames && a.firstError == b.firstError && a.tpotToolCallsJSON() == b.tpotToolCallsJSON() &&
+		a.chunks == b.chunks
 }
 
 var chunkSeeds = []string{

@@ -202,10 +202,20 @@ func (c *client) readResponse(e *engine, st *slotState, resp *http.Response) err
 	}
 	if c.s.NoStream {
 		st.raw.Reset()
-		if _, err := st.raw.ReadFrom(resp.Body); err != nil {
+		limit := int64(st.sse.frameLimit())
+		n, err := st.raw.ReadFrom(io.LimitReader(resp.Body, limit+1))
+		if err != nil {
 			return fmt.Errorf("read response: %w", err)
 		}
-		return readCompletion(st.raw.Bytes(), st.resp, e.now())
+		if n > limit {
+			st.raw = bytes.Buffer{} // give the memory back
+			return fmt.Errorf("%w: a response body of more than %d bytes (--max-output-bytes sets the limit)", errOversized, limit)
+		}
+		err = readCompletion(st.raw.Bytes(), st.resp, e.now())
+		if st.raw.Cap() > 1<<20 {
+			st.raw = bytes.Buffer{}
+		}
+		return err
 	}
 	st.br.Reset(resp.Body)
 	err := st.sse.read(st.resp, e.now)
@@ -213,14 +223,15 @@ func (c *client) readResponse(e *engine, st *slotState, resp *http.Response) err
 	return err
 }
 
-// fail records a failed turn: a timeout when the turn's own deadline passed, an
-// error otherwise (HTTP status, broken stream, cancelled after an interrupt).
+// fail records a failed turn: cancelled when the run cut its in-flight turns, a
+// timeout when the turn's own deadline passed, an error otherwise (HTTP status,
+// broken stream).
 func (c *client) fail(e *engine, r *schemas.TurnRecord, ctx context.Context, err error) {
 	r.CompletedNs = e.now()
 	switch {
 	case e.workCtx.Err() != nil:
-		r.Status = schemas.StatusError
-		r.Error = fmt.Sprintf("cancelled %s after the interrupt: %v", c.s.Grace, err)
+		r.Status = schemas.StatusCancelled
+		r.Error = fmt.Sprintf("cancelled: %s: %v", e.cutReason(), err)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		r.Status = schemas.StatusTimeout
 		r.Error = fmt.Sprintf("turn timeout %s: %v", c.s.TurnTimeout, err)
@@ -231,16 +242,20 @@ func (c *client) fail(e *engine, r *schemas.TurnRecord, ctx context.Context, err
 	r.Error = redact.Text(r.Error, c.s.apiKey)
 }
 
-// output copies the accumulated response into r.
-func output(rs *response, r *schemas.TurnRecord) {
+// output copies the accumulated response into r; streamed tells whether it was
+// a streamed response.
+func output(rs *response, r *schemas.TurnRecord, streamed bool) {
 	r.OutputContent = rs.content.String()
 	r.OutputReasoning = rs.reasoning.String()
 	r.OutputToolCalls = rs.toolCallsJSON()
+	r.TPOTToolCalls = rs.tpotToolCallsJSON()
+	r.OutputTruncatedBytes = rs.truncated
+	r.Warnings = rs.warnings(streamed, r.Status == schemas.StatusOK)
 	r.FinishReason = rs.finish
 	r.FirstTokenNs = rs.firstTokenNs
-	r.FirstContentBytes = int32(rs.firstContentBytes)
-	r.FirstReasoningBytes = int32(rs.firstReasoningBytes)
-	r.Chunks = int32(len(rs.chunkTimes))
+	r.FirstContentBytes = int32(min(rs.firstContentBytes, math.MaxInt32))
+	r.FirstReasoningBytes = int32(min(rs.firstReasoningBytes, math.MaxInt32))
+	r.Chunks = int32(min(rs.chunks, math.MaxInt32))
 	if len(rs.chunkTimes) > 0 {
 		r.ChunkTimesNs = make([]int64, len(rs.chunkTimes))
 		for i, t := range rs.chunkTimes {

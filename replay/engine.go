@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,25 +22,35 @@ import (
 // RunRunning is the manifest state of a run that has not ended (or was killed).
 const RunRunning = schemas.RunRunning
 
-// Error texts of turns that were never sent.
-const (
-	abortedPrefix      = "aborted: "
-	notIssuedInterrupt = "not issued: the run was interrupted"
-	notIssuedWindow    = "not issued: issuing stopped at the window end"
-)
+// abortedPrefix starts the error text of turns aborted after a failure.
+const abortedPrefix = "aborted: "
 
 // Summary is what a run did, for the closing lines.
 type Summary struct {
-	RunDir       string
-	State        string
-	Counts       map[string]int // turn rows by status
-	Trajectories int            // finished (all turns logged)
-	Started      int            // trajectories started
+	RunDir string
+	State  string
+	Counts map[string]int // turn rows by status
+	// Trajectories counts the finished trajectories: every client turn ok.
+	Trajectories int
+	Failed       int // trajectories with a failed turn (error, timeout)
+	Cut          int // trajectories cut short by a stop (interrupt, window end, max duration, log failure)
+	Started      int // trajectories started
 	Budget       int
-	Turns        int           // turns issued
+	Turns        int           // turns issued: ok, error, timeout, cancelled
 	Elapsed      time.Duration // from the start to the last slot's end (log closing excluded)
 	WindowEnd    time.Duration // 0 when the window never ended
-	OutputTokens int64         // server usage, else output-bearing chunks
+	// StopCause is the manifest's stop_cause ("" when issuing never stopped
+	// early), Stopped when it stopped; MaxDuration the run's cap (0: none).
+	StopCause   string
+	Stopped     time.Duration
+	MaxDuration time.Duration
+	// Warnings counts the turns with each kind of stream warning, and
+	// output_truncated those whose output was cut at MaxOutputBytes.
+	Warnings       map[string]int
+	MaxOutputBytes int64
+	Unlogged       int    // rows lost after a turn-log failure
+	Error          string // a failed run's error
+	OutputTokens   int64  // server usage, else output-bearing chunks
 	// Client lag (issued minus scheduled) over issued turns, "lower" percentiles.
 	LagP50, LagP99, LagMax time.Duration
 	Official               bool
@@ -51,31 +63,107 @@ func (s *Summary) TurnsPerSecond() float64 { return float64(s.Turns) / s.Elapsed
 // TokensPerSecond is the output tokens over the elapsed time.
 func (s *Summary) TokensPerSecond() float64 { return float64(s.OutputTokens) / s.Elapsed.Seconds() }
 
+// Official tells whether the run can stand as an official result: official
+// settings, and a performance window that closed.
+func (s *Summary) official() bool { return s.Official && s.WindowEnd > 0 }
+
 // String is the closing summary, a few lines.
 func (s *Summary) String() string {
-	keys := make([]string, 0, len(s.Counts))
-	for k := range s.Counts {
-		keys = append(keys, k)
+	var b strings.Builder
+	fmt.Fprintf(&b, "replay %s in %s: %d/%d trajectories finished", s.State, s.Elapsed.Round(time.Millisecond), s.Trajectories, s.Budget)
+	if s.Failed > 0 {
+		fmt.Fprintf(&b, ", %d failed", s.Failed)
 	}
-	sort.Strings(keys)
-	counts := ""
-	for _, k := range keys {
-		counts += fmt.Sprintf(" %s=%d", k, s.Counts[k])
+	if s.Cut > 0 {
+		fmt.Fprintf(&b, ", %d cut short", s.Cut)
+	}
+	fmt.Fprintf(&b, " (%d started); %d turns issued (ok, error, timeout, cancelled); rows:%s\n", s.Started, s.Turns, countsString(s.Counts))
+	if s.StopCause != "" {
+		fmt.Fprintf(&b, "  issuing stopped at %s: %s\n", s.Stopped.Round(time.Millisecond), stopText(s.StopCause, s.MaxDuration))
+	}
+	if s.Error != "" {
+		fmt.Fprintf(&b, "  FAILED: %s", s.Error)
+		if s.Unlogged > 0 {
+			fmt.Fprintf(&b, " (%d rows after the failure not logged)", s.Unlogged)
+		}
+		b.WriteString("\n")
+	}
+	if w := warningsString(s.Warnings, s.MaxOutputBytes); w != "" {
+		fmt.Fprintf(&b, "  %s\n", w)
 	}
 	win := "never reached"
 	if s.WindowEnd > 0 {
 		win = s.WindowEnd.Round(time.Millisecond).String()
 	}
-	off := "official settings"
-	if !s.Official {
-		off = fmt.Sprintf("unofficial (%d reasons in the manifest)", len(s.NonOfficial))
+	var off string
+	switch {
+	case s.official():
+		off = "official settings"
+	case s.WindowEnd == 0 && !s.Official:
+		off = fmt.Sprintf("not official: the performance window never closed, and %d settings are unofficial (see the manifest)", len(s.NonOfficial))
+	case s.WindowEnd == 0:
+		off = "not official: the performance window never closed"
+	default:
+		off = fmt.Sprintf("not official: %d settings are unofficial (see the manifest)", len(s.NonOfficial))
 	}
-	return fmt.Sprintf("replay %s in %s: %d/%d trajectories finished (%d started), %d turns issued, rows:%s\n"+
-		"  %.1f turns/s, %.0f output tokens/s; window end %s; client lag p50 %s p99 %s max %s; %s\n"+
+	fmt.Fprintf(&b, "  %.1f turns/s, %.0f output tokens/s; window end %s; client lag p50 %s p99 %s max %s; %s\n"+
 		"  log %s",
-		s.State, s.Elapsed.Round(time.Millisecond), s.Trajectories, s.Budget, s.Started, s.Turns, counts,
 		s.TurnsPerSecond(), s.TokensPerSecond(), win, s.LagP50, s.LagP99, s.LagMax, off,
 		filepath.Join(s.RunDir, schemas.TurnLogFile))
+	return b.String()
+}
+
+func countsString(c map[string]int) string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, " %s=%d", k, c[k])
+	}
+	return b.String()
+}
+
+// warningsString sums up the stream warnings of a run, "" when none.
+func warningsString(w map[string]int, maxOut int64) string {
+	var parts []string
+	for _, k := range []string{"malformed_frame", "error_frame", "oversized_frame", "no_done"} {
+		if n := w[k]; n > 0 {
+			name := k
+			if k == "no_done" {
+				name = "no [DONE]"
+			}
+			parts = append(parts, fmt.Sprintf("%s in %d turns", name, n))
+		}
+	}
+	var out string
+	if len(parts) > 0 {
+		out = "stream warnings (tolerated as the reference client does; --strict-stream fails them): " + strings.Join(parts, ", ")
+	}
+	if n := w["output_truncated"]; n > 0 {
+		if out != "" {
+			out += "; "
+		}
+		out += fmt.Sprintf("output truncated at --max-output-bytes %d in %d turns (column output_truncated_bytes)", maxOut, n)
+	}
+	return out
+}
+
+// stopText says why issuing stopped.
+func stopText(cause string, maxDuration time.Duration) string {
+	switch cause {
+	case schemas.StopInterrupt:
+		return "interrupted"
+	case schemas.StopWindowEnd:
+		return "the performance window ended (--stop-issuing-at-window-end)"
+	case schemas.StopMaxDuration:
+		return fmt.Sprintf("the run reached --max-duration %s; the turns in flight were cancelled", maxDuration)
+	case schemas.StopLogFailure:
+		return "the turn log could not be written; the turns in flight were cancelled"
+	}
+	return cause
 }
 
 // engine is one run in progress.
@@ -85,25 +173,71 @@ type engine struct {
 	client *client
 	start  time.Time
 
-	// issueCtx ends when no new turn may start (interrupt, or the window end with
-	// StopIssuingAtWindowEnd); workCtx ends when in-flight turns must be cancelled
-	// (a grace period after an interrupt).
+	// issueCtx ends when no new turn may start (interrupt, the window end with
+	// StopIssuingAtWindowEnd, the max duration, a turn-log failure); workCtx ends
+	// when in-flight turns must be cancelled (the end of the grace after an
+	// interrupt, a second interrupt, the max duration, a turn-log failure). Both
+	// end through stop and cut, which record why.
 	issueCtx    context.Context
-	stopIssuing context.CancelCauseFunc
+	stopIssuing context.CancelFunc
 	workCtx     context.Context
 	cancelWork  context.CancelFunc
 	interrupted atomic.Bool
+
+	stopMu    sync.Mutex
+	stopCause string // schemas.Stop*
+	stoppedNs int64
+	cutWhy    string // why in-flight turns were cancelled
+	logFailed chan struct{}
+	logFail   sync.Once
 
 	mu           sync.Mutex
 	next         int // next trajectory to start
 	windowClosed atomic.Bool
 	windowEndNs  atomic.Int64
 
-	log *logQueue
+	log  *logQueue
+	line *progress.Line
+	// graceEnd is when the interrupt's grace ends (Unix ns), 0 before one.
+	graceEnd atomic.Int64
 
 	// live counters
-	trajDone, turnsDone, inFlight, errors atomic.Int64
-	outTokens                             atomic.Int64
+	trajDone, trajFailed, trajCut, turnsDone, inFlight, errors atomic.Int64
+	outTokens                                                  atomic.Int64
+}
+
+// stop ends issuing for cause (a schemas.Stop* value); the first cause is kept.
+func (e *engine) stop(cause string) {
+	e.stopMu.Lock()
+	if e.stopCause == "" {
+		e.stopCause, e.stoppedNs = cause, e.now()
+	}
+	e.stopMu.Unlock()
+	e.stopIssuing()
+}
+
+// cut cancels the turns in flight, saying why; issuing must have stopped.
+func (e *engine) cut(why string) {
+	e.stopMu.Lock()
+	if e.cutWhy == "" {
+		e.cutWhy = why
+	}
+	e.stopMu.Unlock()
+	e.cancelWork()
+}
+
+// cutReason says why in-flight turns were cancelled.
+func (e *engine) cutReason() string {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	return e.cutWhy
+}
+
+// stopped returns the stop cause and when issuing stopped.
+func (e *engine) stopped() (string, int64) {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	return e.stopCause, e.stoppedNs
 }
 
 // now is the run clock: monotonic nanoseconds since the start. The clock starts a
@@ -150,12 +284,16 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	}
 	defer claim.Finish()
 
-	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.Concurrency)}
+	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.Concurrency), logFailed: make(chan struct{})}
+	if w := longestDelay(d, s); w != "" && s.Progress != nil {
+		fmt.Fprintln(s.Progress, w)
+	}
 	wall := time.Now()
 	e.start = wall.Add(-time.Microsecond)
 	m := schemas.RunManifest{
 		SchemaVersion:       schemas.Version,
 		ToolVersion:         schemas.ToolVersion,
+		TurnLogVersion:      schemas.TurnLogVersion,
 		Config:              s.config(len(d.Conversations)),
 		DatasetHash:         d.Manifest.ContentHash,
 		DatasetSize:         len(d.Conversations),
@@ -169,24 +307,21 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	lf, err := runlog.Create(filepath.Join(opts.Out, schemas.TurnLogFile), nil)
+	lf, err := runlog.CreateWrapped(filepath.Join(opts.Out, schemas.TurnLogFile), nil, s.wrapLog)
 	if err != nil {
 		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
-	var issueCancel context.CancelCauseFunc
-	e.issueCtx, issueCancel = context.WithCancelCause(context.Background())
-	e.stopIssuing = issueCancel
+	e.issueCtx, e.stopIssuing = context.WithCancel(context.Background())
 	e.workCtx, e.cancelWork = context.WithCancel(context.Background())
 	defer e.cancelWork()
 	finished := make(chan struct{})
 	var watch sync.WaitGroup
-	watch.Go(func() { e.watchInterrupt(ctx, finished) })
+	watch.Go(func() { e.watch(ctx, finished) })
 
-	var line *progress.Line
 	if s.Progress != nil {
-		line = progress.New(s.Progress, s.ProgressTTY, s.ProgressEvery, e.statusFunc()).Start()
+		e.line = progress.New(s.Progress, s.ProgressTTY, s.ProgressEvery, e.statusFunc()).Start()
 	}
 
 	logDone := make(chan logResult, 1)
@@ -202,30 +337,48 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	watch.Wait()
 	e.log.close()
 	lr := <-logDone
-	if line != nil {
-		line.Stop()
+	if e.line != nil {
+		e.line.Stop()
 	}
 
+	e.mu.Lock()
+	started := e.next
+	e.mu.Unlock()
 	m.EndedNs = int64(elapsed)
 	m.WindowEndNs = e.windowEndNs.Load()
 	m.LastTrackedDoneNs = lr.lastTrackedDone
 	m.Counts = lr.counts
+	m.StopCause, m.StoppedNs = e.stopped()
+	m.Trajectories = &schemas.TrajectoryCounts{
+		Started: started, Finished: int(e.trajDone.Load()), Failed: int(e.trajFailed.Load()), Cut: int(e.trajCut.Load()),
+	}
+	if len(lr.warnings) > 0 {
+		m.StreamWarnings = lr.warnings
+	}
 	m.State = schemas.RunComplete
 	if e.interrupted.Load() {
 		m.State = schemas.RunInterrupted
+	}
+	if lr.err != nil {
+		m.State, m.Error = schemas.RunFailed, lr.err.Error()
+		if len(lr.unlogged) > 0 {
+			m.Unlogged = lr.unlogged
+		}
 	}
 	if err := runlog.WriteManifest(opts.Out, m); err != nil && lr.err == nil {
 		lr.err = fmt.Errorf("replay: %w", err)
 	}
 	writeTurnTable(opts.Out, &m, d, s.Progress)
-	e.mu.Lock()
-	started := e.next
-	e.mu.Unlock()
 	sum := &Summary{
-		RunDir: opts.Out, State: m.State, Counts: lr.counts, Trajectories: int(e.trajDone.Load()),
+		RunDir: opts.Out, State: m.State, Counts: lr.counts, Trajectories: m.Trajectories.Finished,
+		Failed: m.Trajectories.Failed, Cut: m.Trajectories.Cut,
 		Started: started, Budget: s.budget, Turns: lr.issued, Elapsed: elapsed,
-		WindowEnd: time.Duration(m.WindowEndNs), OutputTokens: e.outTokens.Load(),
-		Official: m.Config.Official, NonOfficial: m.Config.NonOfficial,
+		WindowEnd: time.Duration(m.WindowEndNs), StopCause: m.StopCause, Stopped: time.Duration(m.StoppedNs),
+		MaxDuration: s.MaxDuration, Warnings: lr.warnings, MaxOutputBytes: s.maxOutput, Error: m.Error,
+		OutputTokens: e.outTokens.Load(), Official: m.Config.Official, NonOfficial: m.Config.NonOfficial,
+	}
+	for _, n := range lr.unlogged {
+		sum.Unlogged += n
 	}
 	sum.LagP50, sum.LagP99, sum.LagMax = lagStats(lr.lags)
 	if lr.err != nil {
@@ -234,29 +387,90 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	return sum, nil
 }
 
-// watchInterrupt turns the first interrupt into a graceful stop: no new turns,
-// then in-flight turns are cancelled after the grace period.
-func (e *engine) watchInterrupt(ctx context.Context, finished <-chan struct{}) {
-	select {
-	case <-finished:
-		return
-	case <-ctx.Done():
+// longestDelay warns when a delay of the dataset, as scaled, is longer than an
+// hour: a trajectory would sleep that long before its next turn (nothing but
+// an interrupt or --max-duration ends the wait).
+func longestDelay(d *datasets.Dataset, s *settings) string {
+	if s.NoDelays {
+		return ""
 	}
-	e.interrupted.Store(true)
-	e.stopIssuing(errInterrupted)
-	t := time.NewTimer(e.s.Grace)
-	defer t.Stop()
-	select {
-	case <-finished:
-	case <-t.C:
-		e.cancelWork()
+	var worst *schemas.Turn
+	for i := range d.Turns {
+		if t := &d.Turns[i]; worst == nil || t.DelaySeconds > worst.DelaySeconds {
+			worst = t
+		}
+	}
+	if worst == nil || worst.DelaySeconds*s.delayScale <= 3600 {
+		return ""
+	}
+	cap := "nothing but Ctrl-C ends it (set --max-duration)"
+	if s.MaxDuration > 0 {
+		cap = fmt.Sprintf("--max-duration %s ends the run", s.MaxDuration)
+	}
+	return fmt.Sprintf("replay: warning: conversation %q turn %d sleeps delay_seconds %g (x %g) before it is sent; %s",
+		worst.ConversationID, worst.Turn, worst.DelaySeconds, s.delayScale, cap)
+}
+
+// watch turns outside events into stops. The first interrupt (ctx cancelled)
+// stops issuing, says so, and lets the turns in flight finish for the grace
+// period before cutting them; a second interrupt (Force) cuts them at once. The
+// max duration stops issuing and cuts the turns in flight, as the reference's
+// max_duration_ms ends its performance phase; so does a turn-log failure.
+func (e *engine) watch(ctx context.Context, finished <-chan struct{}) {
+	var maxDur <-chan time.Time
+	if d := e.s.MaxDuration; d > 0 {
+		// The run clock starts a microsecond before the run: the cap is d after the run's start.
+		t := time.NewTimer(d + time.Microsecond - time.Duration(e.now()))
+		defer t.Stop()
+		maxDur = t.C
+	}
+	interrupt, force := ctx.Done(), e.s.Force
+	var grace <-chan time.Time
+	var graceEnd time.Time
+	for {
+		select {
+		case <-finished:
+			return
+		case <-interrupt:
+			interrupt = nil
+			e.interrupted.Store(true)
+			e.stop(schemas.StopInterrupt)
+			t := time.NewTimer(e.s.Grace)
+			defer t.Stop()
+			grace, graceEnd = t.C, time.Now().Add(e.s.Grace)
+			e.graceEnd.Store(graceEnd.UnixNano())
+			e.note(fmt.Sprintf("interrupt: no new turns are issued; %d turns in flight get up to %s (--grace) to finish, then are cancelled. "+
+				"Press Ctrl-C again to cancel them now: the log and manifest are still written.", e.inFlight.Load(), e.s.Grace))
+		case <-force:
+			force = nil
+			e.interrupted.Store(true)
+			e.stop(schemas.StopInterrupt)
+			e.cut("a second interrupt")
+			e.note(fmt.Sprintf("second interrupt: cancelling %d turns in flight; writing the log and manifest", e.inFlight.Load()))
+		case <-grace:
+			grace = nil
+			e.cut(fmt.Sprintf("the %s grace after the interrupt ended", e.s.Grace))
+		case <-maxDur:
+			maxDur = nil
+			e.stop(schemas.StopMaxDuration)
+			e.cut(fmt.Sprintf("--max-duration %s reached", e.s.MaxDuration))
+			e.note(fmt.Sprintf("--max-duration %s reached: no new turns; %d turns in flight cancelled", e.s.MaxDuration, e.inFlight.Load()))
+		case <-e.logFailed:
+			e.logFailed = nil
+			e.stop(schemas.StopLogFailure)
+			e.cut("the turn log could not be written")
+		}
 	}
 }
 
-var (
-	errInterrupted = errors.New("interrupted")
-	errWindowEnd   = errors.New("window end")
-)
+// note prints a line for the user (above the live status line).
+func (e *engine) note(msg string) {
+	if e.line != nil {
+		e.line.Note(msg)
+	} else if e.s.Progress != nil {
+		fmt.Fprintln(e.s.Progress, msg)
+	}
+}
 
 // take returns the next trajectory to start, or false when none is left or
 // issuing has stopped. finishedOne tells that the caller's slot has just finished
@@ -269,7 +483,7 @@ func (e *engine) take(finishedOne bool) (int, bool) {
 			e.windowEndNs.Store(e.now())
 			e.windowClosed.Store(true)
 			if e.s.StopIssuingAtWindowEnd {
-				e.stopIssuing(errWindowEnd)
+				e.stop(schemas.StopWindowEnd)
 			}
 		}
 		return 0, false
@@ -286,6 +500,11 @@ func (e *engine) take(finishedOne bool) (int, bool) {
 func (e *engine) slot(id int) {
 	st := newSlotState()
 	st.id = id
+	st.sse.strict = e.s.StrictStream
+	st.sse.maxFrame = int(2*e.s.maxOutput + 1<<20)
+	for i := range st.resps {
+		st.resps[i].maxBytes = e.s.maxOutput
+	}
 	st.pipe.finResp = -1
 	st.build, st.built = make(chan buildJob, 1), make(chan buildResult, 1)
 	go e.builder(st, st.build, st.built)
@@ -302,15 +521,30 @@ func (e *engine) slot(id int) {
 		if !ok {
 			return
 		}
-		e.trajectory(st, k)
-		e.trajDone.Add(1)
+		switch e.trajectory(st, k) {
+		case trajFinished:
+			e.trajDone.Add(1)
+		case trajFailed:
+			e.trajFailed.Add(1)
+		default:
+			e.trajCut.Add(1)
+		}
 		finishedOne = true
 	}
 }
 
+// Outcomes of a trajectory.
+const (
+	trajFinished = iota // every client turn ok
+	trajFailed          // a turn failed (error, timeout)
+	trajCut             // cut short by a stop: a turn cancelled or not issued
+)
+
 // trajectory runs trajectory k: conversation k mod n as instance k div n + 1,
-// one turn at a time, each after its delay; the first failure aborts the rest.
-func (e *engine) trajectory(st *slotState, k int) {
+// one turn at a time, each after its delay. After a failure the rest is aborted
+// (logged, not sent) when issuing is still open, as the reference registers
+// them as skipped; once issuing has stopped, turns are not issued.
+func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 	n := len(e.d.Conversations)
 	ci, repeat := k%n, k/n+1
 	conv := &e.d.Conversations[ci]
@@ -322,7 +556,7 @@ func (e *engine) trajectory(st *slotState, k int) {
 		hdr[h] = []string{sid}
 	}
 	base := e.now()
-	abort := ""
+	abort, abortStatus := "", ""
 	p := &st.pipe
 	for i := range turns {
 		t := &turns[i]
@@ -339,7 +573,7 @@ func (e *engine) trajectory(st *slotState, k int) {
 			UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1,
 		}
 		if abort == "" && e.issueCtx.Err() != nil {
-			abort = e.stopReason()
+			abort, abortStatus = e.stopReason(), schemas.StatusNotIssued
 		}
 		if abort == "" {
 			if body < 0 {
@@ -348,10 +582,10 @@ func (e *engine) trajectory(st *slotState, k int) {
 			}
 			var delay time.Duration
 			if !e.s.NoDelays && t.DelaySeconds > 0 {
-				delay = time.Duration(t.DelaySeconds * e.s.delayScale * float64(time.Second))
+				delay = delayDuration(t.DelaySeconds * e.s.delayScale)
 			}
 			r.DelayNs = int64(delay)
-			r.ScheduledNs = base + int64(delay)
+			r.ScheduledNs = base + min(int64(delay), math.MaxInt64-base)
 			// Hand the builder the previous row and the next body; if it is still busy,
 			// finish the previous row here.
 			if !p.out && (p.fin != nil || i+1 < len(turns)) {
@@ -372,7 +606,7 @@ func (e *engine) trajectory(st *slotState, k int) {
 				p.fin, p.finResp = nil, -1
 			}
 			if !st.sleepUntil(e, r.ScheduledNs) {
-				abort = e.stopReason()
+				abort, abortStatus = e.stopReason(), schemas.StatusNotIssued
 				r.DelayNs, r.ScheduledNs = 0, 0
 			}
 		}
@@ -381,7 +615,10 @@ func (e *engine) trajectory(st *slotState, k int) {
 				p.bufBusy[body] = false
 			}
 			p.drain(e, st)
-			r.Status, r.Error, r.InWindow = schemas.StatusAborted, abort, !e.windowClosed.Load()
+			r.Status, r.Error, r.InWindow = abortStatus, abort, !e.windowClosed.Load()
+			if abortStatus == schemas.StatusNotIssued && outcome == trajFinished {
+				outcome = trajCut
+			}
 			e.log.push(st.id, r)
 			continue
 		}
@@ -394,14 +631,32 @@ func (e *engine) trajectory(st *slotState, k int) {
 		p.fin, p.finResp = r, cur
 		base = r.CompletedNs
 		if r.Status != schemas.StatusOK {
-			e.errors.Add(1)
-			abort = fmt.Sprintf("%sturn %d failed (%s)", abortedPrefix, t.Turn, r.Status)
-			if e.workCtx.Err() != nil {
-				abort = notIssuedInterrupt // the failure is the interrupt's cancellation
+			if r.Status == schemas.StatusCancelled {
+				outcome = trajCut
+			} else {
+				e.errors.Add(1)
+				outcome = trajFailed
+			}
+			// Decided once, at the failure: the reference registers the rest as
+			// skipped unless issuing has stopped, and then publishes nothing.
+			if e.issueCtx.Err() != nil {
+				abort, abortStatus = e.stopReason(), schemas.StatusNotIssued
+			} else {
+				abort, abortStatus = fmt.Sprintf("%sturn %d failed (%s)", abortedPrefix, t.Turn, r.Status), schemas.StatusAborted
 			}
 		}
 	}
 	p.drain(e, st)
+	return outcome
+}
+
+// delayDuration converts a delay in seconds to a Duration, saturating at the
+// largest one (about 292 years) instead of overflowing.
+func delayDuration(sec float64) time.Duration {
+	if ns := sec * float64(time.Second); ns < float64(math.MaxInt64) {
+		return time.Duration(ns)
+	}
+	return math.MaxInt64
 }
 
 // pipeline is a slot's bookkeeping of what its builder holds: three body buffers
@@ -486,7 +741,7 @@ func (p *pipeline) freeResp() int {
 
 // finish copies a completed turn's output into its row, counts it and logs it.
 func (e *engine) finish(slot int, rs *response, r *schemas.TurnRecord) {
-	output(rs, r)
+	output(rs, r, !e.s.NoStream)
 	e.turnsDone.Add(1)
 	if r.UsageCompletionTokens >= 0 {
 		e.outTokens.Add(int64(r.UsageCompletionTokens))
@@ -498,11 +753,24 @@ func (e *engine) finish(slot int, rs *response, r *schemas.TurnRecord) {
 
 // stopReason is the error text of turns not issued because issuing stopped.
 func (e *engine) stopReason() string {
-	if errors.Is(context.Cause(e.issueCtx), errWindowEnd) {
+	cause, _ := e.stopped()
+	switch cause {
+	case schemas.StopWindowEnd:
 		return notIssuedWindow
+	case schemas.StopMaxDuration:
+		return fmt.Sprintf("not issued: the run reached --max-duration %s", e.s.MaxDuration)
+	case schemas.StopLogFailure:
+		return notIssuedLog
 	}
 	return notIssuedInterrupt
 }
+
+// Error texts of turns not issued because issuing stopped.
+const (
+	notIssuedInterrupt = "not issued: the run was interrupted"
+	notIssuedWindow    = "not issued: issuing stopped at the window end"
+	notIssuedLog       = "not issued: the turn log could not be written"
+)
 
 // buildJob asks a slot's builder to finish the row fin (its output in
 // resps[resp]), and to build the body of client turn t (index in the
@@ -558,9 +826,12 @@ func (st *slotState) sleepUntil(e *engine, at int64) bool {
 }
 
 type logResult struct {
-	counts          map[string]int
-	issued          int
-	lags            []int64
+	counts   map[string]int // rows on disk, by status
+	unlogged map[string]int // rows lost after a log failure, by status
+	warnings map[string]int // turns with each kind of stream warning (and output_truncated)
+	issued   int
+	lags     []int64
+	// lastTrackedDone is the last completion of an issued turn in the window.
 	lastTrackedDone int64
 	err             error
 }
@@ -634,15 +905,31 @@ const logEvery = 500 * time.Millisecond
 
 // writeLog is the single owner of the turn-log writer: every logEvery it writes
 // the queued rows as a batch and flushes it; it closes the log once the queue is
-// closed and drained.
+// closed and drained. A row counts as logged once a flush holding it succeeded.
+// When a write fails (a full disk), it stops the run at once (no new turn, the
+// turns in flight cancelled), cuts the log back to its flushed rows, and counts
+// every later row as unlogged.
 func (e *engine) writeLog(lf *runlog.File) logResult {
-	res := logResult{counts: map[string]int{}}
+	res := logResult{counts: map[string]int{}, unlogged: map[string]int{}, warnings: map[string]int{}}
+	pending := map[string]int{}
 	tick := time.NewTicker(logEvery)
 	defer tick.Stop()
 	fail := func(err error) {
-		if res.err == nil {
-			res.err = fmt.Errorf("replay: %w", err)
+		res.err = fmt.Errorf("replay: turn log %s: %w", filepath.Join(e.s.Out, schemas.TurnLogFile), err)
+		for k, v := range pending {
+			res.unlogged[k] += v
 		}
+		clear(pending)
+		if aerr := lf.Abort(); aerr != nil {
+			res.err = fmt.Errorf("%w (and ending it: %v)", res.err, aerr)
+		}
+		e.logFail.Do(func() { close(e.logFailed) })
+	}
+	commit := func() {
+		for k, v := range pending {
+			res.counts[k] += v
+		}
+		clear(pending)
 	}
 	var spare []*schemas.TurnRecord
 	for {
@@ -652,31 +939,45 @@ func (e *engine) writeLog(lf *runlog.File) logResult {
 		}
 		recs, closed := e.log.take(spare[:0])
 		for i, r := range recs {
-			res.counts[r.Status]++
-			if r.IssuedNs != 0 {
+			if schemas.Issued(r.Status) {
 				res.issued++
 				res.lags = append(res.lags, r.IssuedNs-r.ScheduledNs)
 				if r.InWindow && r.CompletedNs > res.lastTrackedDone {
 					res.lastTrackedDone = r.CompletedNs
 				}
 			}
-			if res.err == nil {
-				if err := lf.Write(r); err != nil {
-					fail(err)
-				}
+			for _, k := range schemas.WarningKinds(r.Warnings) {
+				res.warnings[k]++
+			}
+			if r.OutputTruncatedBytes > 0 {
+				res.warnings["output_truncated"]++
+			}
+			if res.err != nil {
+				res.unlogged[r.Status]++
+			} else if err := lf.Write(r); err != nil {
+				pending[r.Status]++
+				fail(err)
+			} else {
+				pending[r.Status]++
 			}
 			recs[i] = nil
 		}
 		spare = recs
 		if closed {
-			if err := lf.Close(); err != nil {
-				fail(err)
+			if res.err == nil {
+				if err := lf.Close(); err != nil {
+					fail(err)
+				} else {
+					commit()
+				}
 			}
 			return res
 		}
 		if res.err == nil && lf.Buffered() > 0 {
 			if err := lf.Flush(); err != nil {
 				fail(err)
+			} else {
+				commit()
 			}
 		}
 	}
@@ -705,8 +1006,13 @@ func (e *engine) statusFunc() func() string {
 			rate = float64(tok-lastTok) / (float64(dt) / 1e9)
 		}
 		lastTok, lastAt = tok, now
-		return fmt.Sprintf("replay %s: trajectories %d/%d, turns %d, in flight %d, %.0f output tok/s, errors %d",
+		line := fmt.Sprintf("replay %s: trajectories %d/%d finished, turns %d, in flight %d, %.0f output tok/s, errors %d",
 			time.Duration(now).Round(time.Second), e.trajDone.Load(), e.s.budget, e.turnsDone.Load(),
 			e.inFlight.Load(), rate, e.errors.Load())
+		if g := e.graceEnd.Load(); g != 0 && e.workCtx.Err() == nil {
+			left := max(time.Until(time.Unix(0, g)), 0)
+			line += fmt.Sprintf("; stopping: grace %s left (Ctrl-C again cancels now)", left.Round(time.Second))
+		}
+		return line
 	}
 }

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -106,6 +107,7 @@ type seen struct {
 	body    []byte
 	msgs    int // messages in the request
 	at      time.Time
+	ctx     context.Context // the request's
 }
 
 // fake is an httptest OpenAI-compatible endpoint that records what it receives
@@ -155,7 +157,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad json", 400)
 		return
 	}
-	s := seen{session: r.Header.Get("X-Session-ID"), headers: r.Header.Clone(), body: body, msgs: len(req.Messages), at: time.Now()}
+	s := seen{session: r.Header.Get("X-Session-ID"), headers: r.Header.Clone(), body: body, msgs: len(req.Messages), at: time.Now(), ctx: r.Context()}
 	f.mu.Lock()
 	f.reqs = append(f.reqs, s)
 	f.inFlight++

@@ -64,6 +64,26 @@ type Options struct {
 	// Grace is how long an interrupted run waits for in-flight turns before
 	// cancelling them; 0 means 30 s.
 	Grace time.Duration
+	// Force, when it closes (a second interrupt), cancels the turns in flight at
+	// once; the log and the manifest (state interrupted) are still written.
+	Force <-chan struct{}
+	// MaxDuration ends the run this long after its start (0: no cap), with the
+	// reference's max_duration_ms semantics: no turn is issued any more and the
+	// turns in flight are cancelled at once; the run then ends as complete, its
+	// manifest's stop_cause "max_duration".
+	MaxDuration time.Duration
+
+	// StrictStream fails a turn on what the reference client tolerates in a
+	// stream (a malformed frame, an error object in a 200 stream, a stream ending
+	// without a finish reason or [DONE], a frame over the limit); by default such
+	// a turn completes like the reference's and its warnings column says what
+	// happened.
+	StrictStream bool
+	// MaxOutputBytes caps the output a turn keeps (content, reasoning and tool
+	// calls together; the excess is counted in output_truncated_bytes); 0 means
+	// DefaultMaxOutputBytes. A single SSE frame may be 2 × MaxOutputBytes + 1 MiB,
+	// a non-streamed body as much.
+	MaxOutputBytes int64
 
 	// APIKeyEnv names the environment variable holding the API key, sent as
 	// "Authorization: Bearer KEY". The key is never written anywhere.
@@ -96,7 +116,13 @@ type Options struct {
 
 	// Transport replaces the tuned HTTP transport (tests).
 	Transport http.RoundTripper
+	// wrapLog wraps the turn log's file writer (tests inject write faults).
+	wrapLog func(io.Writer) io.Writer
 }
+
+// MaxOutputLimit is the largest MaxOutputBytes: one turn's output must fit an
+// Arrow string column of a batch with room to spare.
+const MaxOutputLimit = 512 << 20
 
 // settings are Options resolved against the dataset.
 type settings struct {
@@ -108,6 +134,7 @@ type settings struct {
 	profile            *datasets.Profile
 	budget             int
 	delayScale         float64
+	maxOutput          int64
 }
 
 func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
@@ -132,6 +159,19 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	}
 	if s.Grace == 0 {
 		s.Grace = DefaultGrace
+	}
+	if s.Grace < 0 {
+		return nil, fmt.Errorf("grace %v: must not be negative", o.Grace)
+	}
+	if s.MaxDuration < 0 {
+		return nil, fmt.Errorf("max duration %v: must not be negative (0: no cap)", o.MaxDuration)
+	}
+	s.maxOutput = o.MaxOutputBytes
+	if s.maxOutput == 0 {
+		s.maxOutput = DefaultMaxOutputBytes
+	}
+	if s.maxOutput < 1024 || s.maxOutput > MaxOutputLimit {
+		return nil, fmt.Errorf("max output bytes %d: must be between 1024 and %d", o.MaxOutputBytes, MaxOutputLimit)
 	}
 	if s.ProgressEvery == 0 {
 		s.ProgressEvery = DefaultProgressEvery
@@ -258,6 +298,9 @@ func (s *settings) config(n int) schemas.RunConfig {
 		StreamUsage:         s.StreamUsage && !s.NoStream,
 		MaxTokens:           s.MaxTokens,
 		ClearGeneratedCache: s.ClearGeneratedCache,
+		MaxDurationSeconds:  s.MaxDuration.Seconds(),
+		MaxOutputBytes:      s.maxOutput,
+		StrictStream:        s.StrictStream,
 		RoutingHeaders:      s.RoutingHeaders,
 		APIKeyEnv:           s.APIKeyEnv,
 	}

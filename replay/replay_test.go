@@ -126,7 +126,7 @@ func TestClosedLoopOnTheWire(t *testing.T) {
 		if r.OutputContent != "tok0 tok1 tok2 " || r.OutputReasoning != "think " || r.FinishReason != "stop" {
 			t.Fatalf("output %q %q %q", r.OutputContent, r.OutputReasoning, r.FinishReason)
 		}
-		if r.Chunks != 4 || len(r.ChunkTimesNs) != 4 || r.ChunkTimesNs[0] != 0 || r.FirstReasoningBytes != 6 || r.FirstContentBytes != 0 {
+		if r.Chunks != 4 || len(r.ChunkTimesNs) != 4 || r.ChunkTimesNs[0] != 0 || r.FirstReasoningBytes != 6 || r.FirstContentBytes != 5 || r.Warnings != "" {
 			t.Fatalf("chunks %d %v first bytes %d/%d", r.Chunks, r.ChunkTimesNs, r.FirstContentBytes, r.FirstReasoningBytes)
 		}
 		if r.UsagePromptTokens != int32(s.msgs) || r.UsageCompletionTokens != 4 || r.UsageCachedTokens != 2 {
@@ -255,6 +255,7 @@ func TestFaults(t *testing.T) {
 		partial  string
 		timeout  time.Duration
 		noStream bool
+		strict   bool
 	}{
 		{name: "500", status: schemas.StatusError, http: 500, errHas: "HTTP 500",
 			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) }},
@@ -262,17 +263,17 @@ func TestFaults(t *testing.T) {
 			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request) { http.Error(w, "slow down", 429) }},
 		{name: "stream cut", status: schemas.StatusError, http: 200, errHas: "read stream", partial: "half",
 			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request) { cutConn(t, w, chunk("half")) }},
-		{name: "stream ends early", status: schemas.StatusError, http: 200, errHas: "finish reason", partial: "half",
+		{name: "stream ends early", strict: true, status: schemas.StatusError, http: 200, errHas: "finish reason", partial: "half",
 			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				io.WriteString(w, chunk("half"))
 			}},
-		{name: "malformed chunk", status: schemas.StatusError, http: 200, errHas: "malformed", partial: "ok",
+		{name: "malformed chunk", strict: true, status: schemas.StatusError, http: 200, errHas: "malformed", partial: "ok",
 			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				io.WriteString(w, chunk("ok")+"data: {\"choices\":[{\"delta\":\n\n"+chunk("never"))
 			}},
-		{name: "error event", status: schemas.StatusError, http: 200, errHas: "overloaded",
+		{name: "error event", strict: true, status: schemas.StatusError, http: 200, errHas: "overloaded",
 			fault: func(t *testing.T, w http.ResponseWriter, r *http.Request) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				io.WriteString(w, "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server\"}}\n\n")
@@ -301,7 +302,7 @@ func TestFaults(t *testing.T) {
 				return false
 			}
 			dir := t.TempDir()
-			_, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2, TurnTimeout: tc.timeout, NoStream: tc.noStream})
+			_, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2, TurnTimeout: tc.timeout, NoStream: tc.noStream, StrictStream: tc.strict})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -343,8 +344,68 @@ func TestFaults(t *testing.T) {
 			if m.Counts[schemas.StatusOK] != 4 || m.Counts[tc.status] != 1 || m.Counts[schemas.StatusAborted] != 1 || m.State != schemas.RunComplete {
 				t.Fatalf("manifest counts %v state %s", m.Counts, m.State)
 			}
+			if *m.Trajectories != (schemas.TrajectoryCounts{Started: 2, Finished: 1, Failed: 1}) {
+				t.Fatalf("trajectories %+v", *m.Trajectories)
+			}
 			f.srv.Close()
 			checkGoroutines(t, before)
+		})
+	}
+}
+
+// TestStreamTolerance: by default a turn whose stream has what the reference
+// client tolerates (a malformed frame, an error object in a 200 stream, an end
+// without a finish reason or [DONE]) completes as the reference's does, its
+// trajectory goes on, and the warnings column, the manifest and the summary say
+// what was tolerated.
+func TestStreamTolerance(t *testing.T) {
+	chunk := func(s string) string {
+		return fmt.Sprintf("data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":%q}}]}\n\n", s)
+	}
+	for _, tc := range []struct {
+		name, body, content, warn, kind string
+	}{
+		{"stream ends early", chunk("half"), "half", "no [DONE]", "no_done"},
+		{"malformed chunk", chunk("ok") + "data: {\"choices\":[{\"delta\":\n\n" + chunk("then") + "data: [DONE]\n\n", "okthen",
+			`malformed_frame x1 (first: "{\"choices\":[{\"delta\":": invalid JSON)`, "malformed_frame"},
+		{"error event", "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server\"}}\n\n" + chunk("x") + "data: [DONE]\n\n", "x",
+			"error_frame: server: overloaded", "error_frame"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := makeDataset(t, chat("good", 3), chat("bad", 3))
+			f := newFake(t)
+			f.fault = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+				if s.session == "bad" && s.msgs == 4 {
+					w.Header().Set("Content-Type", "text/event-stream")
+					io.WriteString(w, tc.body)
+					return true
+				}
+				return false
+			}
+			dir := t.TempDir()
+			sum, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := byKey(t, readLog(t, dir))
+			bad := rows["bad#3"]
+			if bad.Status != schemas.StatusOK || bad.OutputContent != tc.content || bad.Warnings != tc.warn || bad.Error != "" {
+				t.Fatalf("tolerated turn: status %q content %q warnings %q error %q", bad.Status, bad.OutputContent, bad.Warnings, bad.Error)
+			}
+			if r := rows["bad#5"]; r.Status != schemas.StatusOK || r.Warnings != "" {
+				t.Fatalf("the trajectory did not go on: %+v", r)
+			}
+			m, err := runlog.ReadManifest(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Counts[schemas.StatusOK] != 6 || len(m.StreamWarnings) != 1 || m.StreamWarnings[tc.kind] != 1 || m.Config.StrictStream {
+				t.Fatalf("manifest counts %v, stream warnings %v", m.Counts, m.StreamWarnings)
+			}
+			want := "in 1 turns"
+			if s := sum.String(); !strings.Contains(s, "stream warnings (tolerated as the reference client does; --strict-stream fails them)") || !strings.Contains(s, want) {
+				t.Fatalf("summary does not count the warning:\n%s", s)
+			}
 		})
 	}
 }

@@ -2,17 +2,16 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"syscall"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -25,26 +24,31 @@ func TestSignalChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("run by TestCtrlC as a child process")
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop() // as main does: a second interrupt kills the process
-	}()
+	ctx, h, stop := interrupt.Notify(context.Background()) // as cmd/agentrace's main
+	defer stop()
 	convs := make([]tconv, 8)
 	for i := range convs {
 		convs[i] = chat(fmt.Sprintf("c%d", i), 10)
 	}
 	f := newFake(t)
-	f.hold = func(seen) { time.Sleep(700 * time.Millisecond) }
-	_, err := Run(ctx, Options{Data: makeDataset(t, convs...), Endpoint: f.srv.URL, Out: dir, Concurrency: 4, NoDelays: true, Grace: 20 * time.Second})
+	f.hold = func(s seen) {
+		select {
+		case <-time.After(700 * time.Millisecond):
+		case <-s.ctx.Done():
+		}
+	}
+	sum, err := Run(ctx, Options{Data: makeDataset(t, convs...), Endpoint: f.srv.URL, Out: dir, Concurrency: 4, NoDelays: true,
+		Grace: 20 * time.Second, Force: h.Force(), Progress: os.Stdout, ProgressEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fmt.Println(sum)
 }
 
-// TestCtrlC interrupts a replay process once (it stops issuing, finishes the
-// in-flight turns, closes the log and says "interrupted") and twice (it dies at
-// once; the log still reads up to its last flush).
+// TestCtrlC interrupts a replay process once (it says what happens, stops
+// issuing, finishes the in-flight turns, closes the log and says
+// "interrupted") and twice (the second press cancels the in-flight turns at
+// once; the log is still closed and the manifest says "interrupted").
 func TestCtrlC(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts child processes")
@@ -72,53 +76,69 @@ func TestCtrlC(t *testing.T) {
 				before, _ = runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
 			}
 			cmd.Process.Signal(os.Interrupt)
+			start := time.Now()
 			if twice {
 				time.Sleep(100 * time.Millisecond)
 				cmd.Process.Signal(os.Interrupt)
 			}
 			err := cmd.Wait()
+			took := time.Since(start)
 			recs, rerr := runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
 			m, merr := runlog.ReadManifest(dir)
 			if merr != nil {
 				t.Fatal(merr)
 			}
-			if twice {
-				var ee *exec.ExitError
-				if !errors.As(err, &ee) || ee.Success() {
-					t.Fatalf("after two interrupts: %v; output:\n%s", err, out.String())
-				}
-				if rerr != nil && !errors.Is(rerr, runlog.ErrTruncated) {
-					t.Fatalf("log unreadable after a kill: %v", rerr)
-				}
-				if len(recs) < len(before) {
-					t.Fatalf("log has %d rows, %d were on disk before", len(recs), len(before))
-				}
-				if m.State != RunRunning {
-					t.Fatalf("state %q after a kill", m.State)
-				}
-				return
-			}
 			if err != nil {
-				t.Fatalf("after one interrupt: %v; output:\n%s", err, out.String())
+				t.Fatalf("after the interrupt: %v; output:\n%s", err, out.String())
 			}
-			if rerr != nil || m.State != schemas.RunInterrupted {
-				t.Fatalf("log %v, state %q", rerr, m.State)
+			if rerr != nil || m.State != schemas.RunInterrupted || m.StopCause != schemas.StopInterrupt {
+				t.Fatalf("log %v, state %q, stop cause %q", rerr, m.State, m.StopCause)
 			}
-			ok, notIssued := 0, 0
+			if len(recs) < len(before) {
+				t.Fatalf("log has %d rows, %d were on disk before", len(recs), len(before))
+			}
+			if !strings.Contains(out.String(), "interrupt: no new turns are issued;") || !strings.Contains(out.String(), "Press Ctrl-C again to cancel them now") {
+				t.Fatalf("the first press said nothing; output:\n%s", out.String())
+			}
+			counts := map[string]int{}
 			for _, r := range recs {
-				switch {
-				case r.Status == schemas.StatusOK:
-					ok++
-				case r.Error == notIssuedInterrupt:
-					notIssued++
+				counts[r.Status]++
+				switch r.Status {
+				case schemas.StatusOK:
+				case schemas.StatusNotIssued:
+					if r.Error != notIssuedInterrupt {
+						t.Fatalf("row %+v", r)
+					}
+				case schemas.StatusCancelled:
+					if !twice || !strings.Contains(r.Error, "a second interrupt") {
+						t.Fatalf("row %+v", r)
+					}
 				default:
 					t.Fatalf("row %+v", r)
 				}
 			}
-			// Every client turn of the started trajectories has its row; the in-flight
-			// turns finished within the grace period.
-			if ok+notIssued != len(recs) || len(recs)%10 != 0 || notIssued == 0 || m.Counts[schemas.StatusOK] != ok {
-				t.Fatalf("%d rows: %d ok, %d not issued; counts %v", len(recs), ok, notIssued, m.Counts)
+			// Every client turn of the started trajectories has its row, and the
+			// manifest counts exactly the log's rows.
+			if len(recs)%10 != 0 || counts[schemas.StatusNotIssued] == 0 || fmt.Sprint(counts) != fmt.Sprint(m.Counts) {
+				t.Fatalf("%d rows: %v; manifest counts %v", len(recs), counts, m.Counts)
+			}
+			if tc := m.Trajectories; tc.Finished != 0 || tc.Cut != tc.Started || tc.Started != 4 {
+				t.Fatalf("trajectories %+v", *tc)
+			}
+			if twice {
+				// The in-flight turns were cancelled at the second press, not after the 20 s grace.
+				if counts[schemas.StatusCancelled] == 0 || took > 10*time.Second {
+					t.Fatalf("second press: %d cancelled, exit after %v", counts[schemas.StatusCancelled], took)
+				}
+				if !strings.Contains(out.String(), "second interrupt: cancelling") {
+					t.Fatalf("the second press said nothing; output:\n%s", out.String())
+				}
+			} else if counts[schemas.StatusCancelled] != 0 {
+				t.Fatalf("in-flight turns cancelled within the grace: %v", counts)
+			}
+			if !strings.Contains(out.String(), "0/8 trajectories finished, 4 cut short (4 started)") ||
+				!strings.Contains(out.String(), "not official: the performance window never closed") {
+				t.Fatalf("summary not truthful; output:\n%s", out.String())
 			}
 		})
 	}

@@ -9,6 +9,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -16,33 +18,171 @@ import (
 // errMalformed marks a response the client could not parse.
 var errMalformed = errors.New("malformed response")
 
+// DefaultMaxOutputBytes is the output a turn keeps by default (content,
+// reasoning and tool-call arguments together): far above any real answer, far
+// below what would exhaust memory at high concurrency.
+const DefaultMaxOutputBytes = 4 << 20
+
+// toolCallCost is what a new tool call (one more index) counts against the
+// output limit, so that a stream of empty calls cannot grow without bound.
+const toolCallCost = 64
+
 // response accumulates one turn's response, chunk by chunk. Times are run-clock
-// nanoseconds.
+// nanoseconds. What it keeps is bounded: at most maxBytes of output (the rest is
+// counted in truncated) and maxBytes/4 chunk times.
 type response struct {
 	content   strings.Builder
 	reasoning strings.Builder
 	tools     []schemas.ToolCall // merged by index, in order of first appearance
-	finish    string
+	// tpotTools merges the tool-call chunks after the first, as the reference's
+	// TPOT counts a response that has nothing but tool calls.
+	tpotTools  []schemas.ToolCall
+	toolChunks int // chunks with a non-empty tool_calls list
+	finish     string
 
 	firstTokenNs        int64
 	chunkTimes          []int64 // absolute; made relative to firstTokenNs at the end
-	firstContentBytes   int
-	firstReasoningBytes int
+	chunks              int     // output-bearing chunks (chunkTimes may hold fewer)
+	firstContentBytes   int     // the first chunk carrying content
+	firstReasoningBytes int     // the first chunk carrying reasoning
 
 	promptTokens, completionTokens, cachedTokens int32
 	sawDone                                      bool
+
+	// maxBytes is the output kept (0: DefaultMaxOutputBytes); it survives reset.
+	maxBytes  int64
+	kept      int64 // output bytes kept
+	truncated int64 // output bytes dropped (and raw bytes of unreadable frames)
+
+	// What the stream carried that the reference client tolerates.
+	malformed      int
+	firstMalformed string
+	errorFrames    int
+	firstError     string
+	oversized      int
 }
 
 func (r *response) reset() {
 	r.content.Reset()
 	r.reasoning.Reset()
 	r.tools = r.tools[:0]
+	r.tpotTools = r.tpotTools[:0]
+	r.toolChunks = 0
 	r.finish = ""
 	r.firstTokenNs = 0
+	if cap(r.chunkTimes) > 1<<16 {
+		r.chunkTimes = nil // give a huge answer's memory back
+	}
 	r.chunkTimes = r.chunkTimes[:0]
+	r.chunks = 0
 	r.firstContentBytes, r.firstReasoningBytes = 0, 0
 	r.promptTokens, r.completionTokens, r.cachedTokens = -1, -1, -1
 	r.sawDone = false
+	r.kept, r.truncated = 0, 0
+	r.malformed, r.firstMalformed = 0, ""
+	r.errorFrames, r.firstError = 0, ""
+	r.oversized = 0
+}
+
+func (r *response) limit() int64 {
+	if r.maxBytes > 0 {
+		return r.maxBytes
+	}
+	return DefaultMaxOutputBytes
+}
+
+// room returns how many of n more output bytes may be kept, counting the rest
+// as truncated.
+func (r *response) room(n int) int {
+	free := r.limit() - r.kept
+	if int64(n) <= free {
+		return n
+	}
+	if free < 0 {
+		free = 0
+	}
+	r.truncated += int64(n) - free
+	return int(free)
+}
+
+// utf8Prefix returns the longest prefix of s no longer than n bytes that ends
+// on a rune boundary, so that a cut output stays valid UTF-8.
+func utf8Prefix[T string | []byte](s T, n int) T {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// keep appends as much of s to sb as the limit allows and returns len(s): the
+// bytes the chunk carried.
+func keep[T string | []byte](r *response, sb *strings.Builder, s T) int {
+	n := r.room(len(s))
+	part := utf8Prefix(s, n)
+	r.truncated += int64(n - len(part))
+	sb.WriteString(string(part))
+	r.kept += int64(len(part))
+	return len(s)
+}
+
+// bear records an output-bearing chunk at time now.
+func (r *response) bear(now int64) {
+	if r.firstTokenNs == 0 {
+		r.firstTokenNs = now
+	}
+	r.chunks++
+	if int64(len(r.chunkTimes)) < max(r.limit()/4, 1024) {
+		r.chunkTimes = append(r.chunkTimes, now)
+	}
+}
+
+// noteMalformed records a frame skipped as unreadable.
+func (r *response) noteMalformed(data []byte, err error) {
+	r.malformed++
+	if r.firstMalformed == "" {
+		r.firstMalformed = noSemicolons(fmt.Sprintf("%.60q: %v", data, err))
+	}
+}
+
+// noteError records an error object sent in the stream.
+func (r *response) noteError(e *errorBody) {
+	r.errorFrames++
+	if r.firstError == "" {
+		msg := e.String()
+		if len(msg) > 200 {
+			msg = string(utf8Prefix(msg, 200)) + "..."
+		}
+		r.firstError = noSemicolons(msg)
+	}
+}
+
+// noSemicolons keeps "; " for separating warnings.
+func noSemicolons(s string) string { return strings.ReplaceAll(s, "; ", ", ") }
+
+// warnings lists what the client tolerated in the response, for the turn log's
+// warnings column; ok tells whether the turn completed (a failed turn's stream
+// lacks [DONE] for a reason already given).
+func (r *response) warnings(streamed, ok bool) string {
+	var parts []string
+	if r.malformed > 0 {
+		parts = append(parts, fmt.Sprintf("malformed_frame x%d (first: %s)", r.malformed, r.firstMalformed))
+	}
+	switch {
+	case r.errorFrames == 1:
+		parts = append(parts, "error_frame: "+r.firstError)
+	case r.errorFrames > 1:
+		parts = append(parts, fmt.Sprintf("error_frame x%d (first: %s)", r.errorFrames, r.firstError))
+	}
+	if r.oversized > 0 {
+		parts = append(parts, fmt.Sprintf("oversized_frame x%d", r.oversized))
+	}
+	if streamed && ok && !r.sawDone {
+		parts = append(parts, "no [DONE]")
+	}
+	return strings.Join(parts, "; ")
 }
 
 // chunk is the part of a chat.completion.chunk (or a chat.completion) the client
@@ -105,20 +245,24 @@ func str(p *string) string {
 	return *p
 }
 
-// apply merges one parsed chunk (or a whole non-streamed completion) into r, at
-// time now. It returns an error for an error object in the stream.
-func (r *response) apply(c *chunk, now int64) error {
-	if c.Error != nil {
-		return fmt.Errorf("server error in stream: %s", c.Error)
+func (r *response) applyUsage(u *usage) {
+	r.promptTokens, r.completionTokens = u.PromptTokens, u.CompletionTokens
+	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
+		r.cachedTokens = *d.CachedTokens
 	}
-	if u := c.Usage; u != nil {
-		r.promptTokens, r.completionTokens = u.PromptTokens, u.CompletionTokens
-		if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
-			r.cachedTokens = *d.CachedTokens
-		}
+}
+
+// apply merges one chunk decoded by encoding/json (a whole non-streamed
+// completion, streamed false) into r at time now. An error object is recorded
+// (noteError), not returned: the caller decides what it means.
+func (r *response) apply(c *chunk, now int64, streamed bool) {
+	if c.Error != nil {
+		r.noteError(c.Error)
+	}
+	if c.Usage != nil {
+		r.applyUsage(c.Usage)
 	}
 	bearing := false
-	var cBytes, rBytes int
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		if ch.Index != 0 {
@@ -134,69 +278,205 @@ func (r *response) apply(c *chunk, now int64) error {
 		if m == nil {
 			continue
 		}
-		if s := str(m.Content); s != "" {
-			r.content.WriteString(s)
-			cBytes += len(s)
+		if r.addText(str(m.Content), str(m.ReasoningContent), str(m.Reasoning)) {
 			bearing = true
 		}
-		// vLLM has sent reasoning as reasoning_content, as reasoning, and for a time
-		// as both with the same text: take one of them, never both.
-		rs := str(m.ReasoningContent)
-		if rs == "" {
-			rs = str(m.Reasoning)
-		}
-		if rs != "" {
-			r.reasoning.WriteString(rs)
-			rBytes += len(rs)
+		if r.mergeToolCalls(m.ToolCalls, streamed) {
 			bearing = true
-		}
-		for j := range m.ToolCalls {
-			if r.mergeToolCall(&m.ToolCalls[j]) {
-				bearing = true
-			}
 		}
 	}
 	if bearing {
-		if r.firstTokenNs == 0 {
-			r.firstTokenNs = now
-			r.firstContentBytes, r.firstReasoningBytes = cBytes, rBytes
+		r.bear(now)
+	}
+}
+
+// addText adds a chunk's content and reasoning. vLLM has sent reasoning as
+// reasoning_content, as reasoning, and for a time as both with the same text:
+// take one of them, never both. It reports whether the chunk carried text.
+func (r *response) addText(content, reasoningContent, reasoning string) bool {
+	bearing := false
+	if content != "" {
+		n := keep(r, &r.content, content)
+		if r.firstContentBytes == 0 {
+			r.firstContentBytes = n
 		}
-		r.chunkTimes = append(r.chunkTimes, now)
+		bearing = true
+	}
+	rs := reasoningContent
+	if rs == "" {
+		rs = reasoning
+	}
+	if rs != "" {
+		n := keep(r, &r.reasoning, rs)
+		if r.firstReasoningBytes == 0 {
+			r.firstReasoningBytes = n
+		}
+		bearing = true
+	}
+	return bearing
+}
+
+// applyRaw merges one chunk read by the chunk scanner into r at time now, as
+// apply does for a chunk decoded by encoding/json. It returns an error wrapping
+// errMalformed, having merged nothing, when a structured part (usage, error,
+// tool_calls) does not decode.
+func (r *response) applyRaw(chs []fastChoice, usageRaw, errRaw []byte, now int64, scratch *[]byte) error {
+	var e *errorBody
+	if errRaw != nil {
+		e = new(errorBody)
+		if err := json.Unmarshal(errRaw, e); err != nil {
+			return fmt.Errorf("%w: error object: %v", errMalformed, err)
+		}
+	}
+	var u *usage
+	if usageRaw != nil {
+		u = new(usage)
+		if err := json.Unmarshal(usageRaw, u); err != nil {
+			return fmt.Errorf("%w: usage: %v", errMalformed, err)
+		}
+	}
+	// Decode tool calls first: a malformed one fails the chunk before anything
+	// of it is merged, as with encoding/json.
+	var calls [][]toolCallDelta
+	for i := range chs {
+		m := &chs[i].delta
+		if !m.present {
+			m = &chs[i].message
+		}
+		var tc []toolCallDelta
+		for _, raw := range m.toolCalls {
+			if err := json.Unmarshal(raw, &tc); err != nil {
+				return fmt.Errorf("%w: tool_calls: %v", errMalformed, err)
+			}
+		}
+		calls = append(calls, tc)
+	}
+	if e != nil {
+		r.noteError(e)
+	}
+	if u != nil {
+		r.applyUsage(u)
+	}
+	bearing := false
+	text := func(tok []byte) string {
+		if len(tok) <= 2 {
+			return ""
+		}
+		if plainToken(tok) {
+			return unsafeString(tok[1 : len(tok)-1])
+		}
+		*scratch = appendUnquoted((*scratch)[:0], tok)
+		return unsafeString(*scratch)
+	}
+	for i := range chs {
+		ch := &chs[i]
+		if ch.index != 0 {
+			continue
+		}
+		if len(ch.finish) > 2 {
+			r.finish = strings.Clone(text(ch.finish))
+		}
+		m := &ch.delta
+		if !m.present {
+			m = &ch.message
+		}
+		if !m.present {
+			continue
+		}
+		// Each text is copied into its builder before the next one reuses scratch.
+		if c := text(m.content); c != "" && r.addText(c, "", "") {
+			bearing = true
+		}
+		rs := m.reasoningContent
+		if len(rs) <= 2 {
+			rs = m.reasoning
+		}
+		if c := text(rs); c != "" && r.addText("", c, "") {
+			bearing = true
+		}
+		if r.mergeToolCalls(calls[i], true) {
+			bearing = true
+		}
+	}
+	if bearing {
+		r.bear(now)
 	}
 	return nil
 }
 
-// mergeToolCall merges a tool-call delta by index: id, type and name are taken
-// from the first delta that has them, arguments are concatenated. It reports
-// whether the delta carried anything.
-func (r *response) mergeToolCall(d *toolCallDelta) bool {
-	idx := len(r.tools)
-	if d.Index != nil {
-		idx = *d.Index
+// mergeToolCalls merges one chunk's tool-call deltas as the reference client
+// does: by index (a streamed delta without one goes to index 0; a whole call of
+// a non-streamed message to the next position), the last non-empty id, type and
+// name winning, arguments concatenated. Every chunk but the first is also merged
+// into tpotTools. It reports whether the list had any delta (the reference
+// takes such a chunk as the first token of a pure tool-call answer).
+func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
+	if len(ds) == 0 {
+		return false
 	}
+	r.toolChunks++
+	for i := range ds {
+		d := &ds[i]
+		idx := 0
+		switch {
+		case d.Index != nil:
+			idx = *d.Index
+		case !streamed:
+			idx = len(r.tools)
+		}
+		args := argString(d.Function.Arguments)
+		var ok bool
+		if r.tools, ok = r.mergeOne(r.tools, idx, d, &args, true); !ok {
+			continue
+		}
+		if r.toolChunks > 1 {
+			r.tpotTools, _ = r.mergeOne(r.tpotTools, idx, d, &args, false)
+		}
+	}
+	return true
+}
+
+// mergeOne merges delta d (its arguments args) into the call of index idx of
+// list. With charge, a new call and the arguments count against the output
+// limit, args being cut to what is kept; it reports false when no room was left
+// for a new call (the delta is dropped).
+func (r *response) mergeOne(list []schemas.ToolCall, idx int, d *toolCallDelta, args *string, charge bool) ([]schemas.ToolCall, bool) {
 	var tc *schemas.ToolCall
-	for i := range r.tools {
-		if r.tools[i].Index == idx {
-			tc = &r.tools[i]
+	for i := range list {
+		if list[i].Index == idx {
+			tc = &list[i]
 			break
 		}
 	}
 	if tc == nil {
-		r.tools = append(r.tools, schemas.ToolCall{Index: idx})
-		tc = &r.tools[len(r.tools)-1]
+		if charge {
+			if r.limit()-r.kept < toolCallCost {
+				r.truncated += int64(len(*args))
+				return list, false
+			}
+			r.kept += toolCallCost
+		}
+		list = append(list, schemas.ToolCall{Index: idx, Type: "function"})
+		tc = &list[len(list)-1]
 	}
-	if tc.ID == "" {
+	if d.ID != "" {
 		tc.ID = d.ID
 	}
-	if tc.Type == "" {
+	if d.Type != "" {
 		tc.Type = d.Type
 	}
-	if tc.Function.Name == "" {
+	if d.Function.Name != "" {
 		tc.Function.Name = d.Function.Name
 	}
-	args := argString(d.Function.Arguments)
-	tc.Function.Arguments += args
-	return d.ID != "" || d.Function.Name != "" || args != ""
+	if charge {
+		n := r.room(len(*args))
+		part := utf8Prefix(*args, n)
+		r.truncated += int64(n - len(part))
+		r.kept += int64(len(part))
+		*args = part
+	}
+	tc.Function.Arguments += *args
+	return list, true
 }
 
 // argString returns tool-call arguments as a string: a JSON string is unquoted,
@@ -217,41 +497,86 @@ func argString(raw json.RawMessage) string {
 
 // toolCallsJSON returns the merged tool calls ordered by index as a JSON array,
 // "" when there are none.
-func (r *response) toolCallsJSON() string {
-	if len(r.tools) == 0 {
+func (r *response) toolCallsJSON() string { return callsJSON(r.tools, false) }
+
+// tpotToolCallsJSON is the tpot_tool_calls value: when the response has tool
+// calls and neither content nor reasoning, its tool calls without the first
+// tool-call chunk ("[]" when nothing is left); "" otherwise.
+func (r *response) tpotToolCallsJSON() string {
+	if r.toolChunks == 0 || r.content.Len() > 0 || r.reasoning.Len() > 0 {
 		return ""
 	}
-	sort.SliceStable(r.tools, func(i, j int) bool { return r.tools[i].Index < r.tools[j].Index })
-	b, err := json.Marshal(r.tools)
-	if err != nil {
+	return callsJSON(r.tpotTools, true)
+}
+
+func callsJSON(calls []schemas.ToolCall, empty bool) string {
+	if len(calls) == 0 {
+		if empty {
+			return "[]"
+		}
 		return ""
 	}
-	return string(b)
+	sort.SliceStable(calls, func(i, j int) bool { return calls[i].Index < calls[j].Index })
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(calls); err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // sseReader reads Server-Sent Events of a streamed chat completion. It tolerates
 // what real servers do: comment and keep-alive lines, "data:" without a space,
 // CRLF line ends, events without the blank line between them, an empty choices
 // list, other fields (event:, id:, retry:), and a stream that ends without
-// [DONE].
+// [DONE]. By default it also tolerates what the reference client tolerates, and
+// records it (response.warnings): a frame that does not parse is skipped, an
+// error object sent in a 200 stream is ignored, and a stream that ends cleanly
+// without a finish reason or [DONE] completes. With strict, each of these fails
+// the turn. A frame longer than maxFrame is never held: it is skipped (counted
+// as truncated output), or with strict fails the turn.
 type sseReader struct {
 	br   *bufio.Reader
 	line []byte // a line longer than br's buffer
 	data []byte // the data of the event being read
 
+	strict   bool
+	maxFrame int  // 0: 2 × DefaultMaxOutputBytes + 1 MiB
+	skipping bool // the event being read was too long: drop its data lines
+
 	scan    chunkScanner
 	scratch []byte
 }
 
+// errOversized reports a frame longer than the reader holds.
+var errOversized = errors.New("frame too large")
+
+func (s *sseReader) frameLimit() int {
+	if s.maxFrame > 0 {
+		return s.maxFrame
+	}
+	return 2*DefaultMaxOutputBytes + 1<<20
+}
+
 // read consumes the stream into r, calling now() for the arrival time of each
-// event. It returns nil at [DONE] or at the end of a stream that carried a finish
-// reason; an error for a stream cut before either, a malformed chunk, or an error
-// object sent in the stream.
+// event. It returns nil at [DONE] or at the clean end of the stream; an error
+// for a stream cut by the network, and with strict for a malformed frame, an
+// error object, an oversized frame, or a stream that ended before a finish
+// reason or [DONE].
 func (s *sseReader) read(r *response, now func() int64) error {
 	s.data = s.data[:0]
+	s.skipping = false
+	defer s.release()
 	var dataAt int64
 	for {
-		line, err := s.readLine()
+		line, long, err := s.readLine()
+		if long > 0 {
+			if err := s.oversized(r, long); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil && len(line) == 0 {
 			if len(s.data) > 0 {
 				if derr := s.dispatch(r, dataAt); derr != nil {
@@ -259,7 +584,7 @@ func (s *sseReader) read(r *response, now func() int64) error {
 				}
 			}
 			if errors.Is(err, io.EOF) {
-				if r.sawDone || r.finish != "" {
+				if r.sawDone || r.finish != "" || !s.strict {
 					return nil
 				}
 				return fmt.Errorf("stream ended before a finish reason or [DONE]: %w", io.ErrUnexpectedEOF)
@@ -273,6 +598,7 @@ func (s *sseReader) read(r *response, now func() int64) error {
 					return err
 				}
 			}
+			s.skipping = false
 		case line[0] == ':':
 			// comment or keep-alive
 		case bytes.HasPrefix(line, []byte("data:")):
@@ -285,6 +611,19 @@ func (s *sseReader) read(r *response, now func() int64) error {
 				if err := s.dispatch(r, dataAt); err != nil {
 					return err
 				}
+				s.skipping = false
+			}
+			if s.skipping {
+				r.truncated += int64(len(v))
+				continue
+			}
+			if len(s.data)+len(v) > s.frameLimit() {
+				n := int64(len(s.data) + len(v))
+				s.data = s.data[:0]
+				if err := s.oversized(r, n); err != nil {
+					return err
+				}
+				continue
 			}
 			if len(s.data) == 0 {
 				if string(bytes.TrimSpace(v)) == "[DONE]" {
@@ -302,12 +641,56 @@ func (s *sseReader) read(r *response, now func() int64) error {
 	}
 }
 
+// oversized handles a frame of n bytes too large to hold: with strict it fails
+// the turn; otherwise the event is skipped (the rest of its data lines too).
+func (s *sseReader) oversized(r *response, n int64) error {
+	if s.strict {
+		return fmt.Errorf("%w: an event of more than %d bytes (--max-output-bytes sets the limit)", errOversized, s.frameLimit())
+	}
+	r.oversized++
+	r.truncated += n
+	s.data = s.data[:0]
+	s.skipping = true
+	return nil
+}
+
+// release drops buffers a huge frame grew, so an idle slot holds little.
+func (s *sseReader) release() {
+	if cap(s.line) > 1<<20 {
+		s.line = nil
+	}
+	if cap(s.data) > 1<<20 {
+		s.data = nil
+	}
+	if cap(s.scratch) > 1<<20 {
+		s.scratch = nil
+	}
+}
+
 // readLine returns the next line without its line end. A final line without a
-// newline is returned with a nil error; the end is reported by the next call.
-func (s *sseReader) readLine() ([]byte, error) {
+// newline is returned with a nil error; the end is reported by the next call. A
+// line longer than the frame limit is read through and dropped: long is then its
+// length and line is nil.
+func (s *sseReader) readLine() (line []byte, long int64, err error) {
 	s.line = s.line[:0]
+	limit := s.frameLimit() + 16 // room for "data: " and a line end
 	for {
 		frag, err := s.br.ReadSlice('\n')
+		if long > 0 || len(s.line)+len(frag) > limit {
+			// Too long: count it and read on to its end without keeping it.
+			if long == 0 {
+				long = int64(len(s.line))
+				s.line = s.line[:0]
+			}
+			long += int64(len(frag))
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, 0, err
+			}
+			return nil, long, nil
+		}
 		if err == bufio.ErrBufferFull {
 			s.line = append(s.line, frag...)
 			continue
@@ -317,11 +700,11 @@ func (s *sseReader) readLine() ([]byte, error) {
 			frag = s.line
 		}
 		if err != nil && (len(frag) == 0 || !errors.Is(err, io.EOF)) {
-			return nil, err
+			return nil, 0, err
 		}
 		frag = bytes.TrimSuffix(frag, []byte("\n"))
 		frag = bytes.TrimSuffix(frag, []byte("\r"))
-		return frag, nil
+		return frag, 0, nil
 	}
 }
 
@@ -332,24 +715,42 @@ func (s *sseReader) dispatch(r *response, at int64) error {
 		r.sawDone = true
 		return nil
 	}
+	errs := r.errorFrames
 	chs, usageRaw, errRaw, err := s.scan.parse(data)
-	if err != nil {
-		return fmt.Errorf("%w: chunk %.200q: %v", errMalformed, data, err)
+	if err == nil {
+		err = r.applyRaw(chs, usageRaw, errRaw, at, &s.scratch)
 	}
-	return r.applyRaw(chs, usageRaw, errRaw, at, &s.scratch)
+	if err != nil {
+		if s.strict {
+			return fmt.Errorf("%w: chunk %.200q: %v", errMalformed, data, err)
+		}
+		r.noteMalformed(data, err)
+		return nil
+	}
+	if s.strict && r.errorFrames > errs {
+		return fmt.Errorf("server error in stream: %s", r.firstError)
+	}
+	return nil
 }
 
 // readCompletion parses a non-streamed chat.completion body into r at time now.
+// An error object or a body without choices fails the turn, as the reference's
+// decoding of a whole response does.
 func readCompletion(body []byte, r *response, now int64) error {
 	var c chunk
 	if err := json.Unmarshal(body, &c); err != nil {
 		return fmt.Errorf("%w: body %.200q: %v", errMalformed, body, err)
 	}
-	if err := r.apply(&c, now); err != nil {
-		return err
+	r.apply(&c, now, false)
+	if r.errorFrames > 0 {
+		return fmt.Errorf("server error in response: %s", r.firstError)
 	}
 	if len(c.Choices) == 0 {
 		return fmt.Errorf("%w: completion without choices", errMalformed)
 	}
 	return nil
 }
+
+// unsafeString views b as a string without copying; b must not change while the
+// string is in use.
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

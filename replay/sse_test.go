@@ -9,7 +9,9 @@ import (
 	"testing/iotest"
 )
 
-func parseSSE(input string, oneByte bool) (*response, error) {
+func parseSSE(input string, oneByte bool) (*response, error) { return parseSSEWith(input, oneByte, false) }
+
+func parseSSEWith(input string, oneByte, strict bool) (*response, error) {
 	var rd = strings.NewReader(input)
 	var br *bufio.Reader
 	if oneByte {
@@ -17,7 +19,7 @@ func parseSSE(input string, oneByte bool) (*response, error) {
 	} else {
 		br = bufio.NewReaderSize(rd, 64<<10)
 	}
-	s := sseReader{br: br}
+	s := sseReader{br: br, strict: strict}
 	var r response
 	r.reset()
 	var clock int64
@@ -39,7 +41,10 @@ func TestSSE(t *testing.T) {
 		chunks                  int
 		firstContent, firstReas int
 		prompt, completion, hit int32
-		err                     string
+		err                     string // by default
+		warn                    string // by default
+		strictErr               string // with strict (default: err)
+		tpotTools               string
 	}{
 		{name: "plain", in: `data: {"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]}` + "\n\n" +
 			`data: {"choices":[{"index":0,"delta":{"content":"Hel"}}]}` + "\n\n" +
@@ -50,41 +55,84 @@ func TestSSE(t *testing.T) {
 			in: ": ping\r\n\r\nevent: message\r\nid: 1\r\nretry: 5\r\ndata:{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}]}\r\n" +
 				"data:{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"b\"}}]}\r\n\r\n: keep-alive\n\n" +
 				"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}]}\n\n",
-			content: "ab", finish: "length", chunks: 2, firstContent: 1, prompt: -1, completion: -1, hit: -1},
+			content: "ab", finish: "length", chunks: 2, firstContent: 1, prompt: -1, completion: -1, hit: -1, warn: "no [DONE]"},
 		{name: "reasoning fields, both at once counted once",
 			in: `data: {"choices":[{"index":0,"delta":{"reasoning_content":"th","reasoning":"th"}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{"reasoning":"ink"}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{"content":"ok","reasoning_content":"!"}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n" + done,
-			content: "ok", reasoning: "think!", finish: "stop", chunks: 3, firstReas: 2, prompt: -1, completion: -1, hit: -1},
+			content: "ok", reasoning: "think!", finish: "stop", chunks: 3, firstContent: 2, firstReas: 2, prompt: -1, completion: -1, hit: -1},
 		{name: "tool calls merged by index",
 			in: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"bash","arguments":""}}]}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"cmd\":"}},{"index":1,"id":"call_b","type":"function","function":{"name":"ls","arguments":"{}"}}]}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" + done,
 			tools:  `[{"index":0,"id":"call_a","type":"function","function":{"name":"bash","arguments":"{\"cmd\":\"ls\"}"}},{"index":1,"id":"call_b","type":"function","function":{"name":"ls","arguments":"{}"}}]`,
-			finish: "tool_calls", chunks: 3, prompt: -1, completion: -1, hit: -1},
+			finish: "tool_calls", chunks: 3, prompt: -1, completion: -1, hit: -1,
+			// The reference's TPOT drops the first tool-call chunk of an answer with nothing else.
+			tpotTools: `[{"index":0,"type":"function","function":{"name":"","arguments":"{\"cmd\":\"ls\"}"}},{"index":1,"id":"call_b","type":"function","function":{"name":"ls","arguments":"{}"}}]`},
+		{name: "tool calls after content: nothing dropped for TPOT",
+			in: `data: {"choices":[{"index":0,"delta":{"content":"Let me look."}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"bash","arguments":"{}"}}]}}]}` + "\n\n" + done,
+			content: "Let me look.", tools: `[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]`,
+			chunks: 2, firstContent: 12, prompt: -1, completion: -1, hit: -1},
+		{name: "one whole tool call: nothing left for TPOT",
+			in: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}` + "\n\n" + done,
+			tools: `[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]`, finish: "tool_calls",
+			chunks: 1, prompt: -1, completion: -1, hit: -1, tpotTools: "[]"},
+		{name: "streamed delta without index goes to index 0; last id and name win",
+			in: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"a","function":{"name":"x","arguments":"{\"k\":"}}]}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"b","function":{"name":"y","arguments":"1}"}}]}}]}` + "\n\n" + done,
+			tools:  `[{"index":0,"id":"b","type":"function","function":{"name":"y","arguments":"{\"k\":1}"}}]`,
+			chunks: 2, prompt: -1, completion: -1, hit: -1, tpotTools: `[{"index":0,"id":"b","type":"function","function":{"name":"y","arguments":"1}"}}]`},
+		{name: "content after a first tool-call chunk: first content chunk counted alone",
+			in: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"content":"ab"}}]}` + "\n\n" +
+				`data: {"choices":[{"index":0,"delta":{"content":"cde"}}]}` + "\n\n" + done,
+			content: "abcde", tools: `[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]`,
+			chunks: 3, firstContent: 2, prompt: -1, completion: -1, hit: -1},
 		{name: "multi-line data joined", in: "data: {\"choices\":[{\"index\":0,\n" + `data: "delta":{"content":"x"},"finish_reason":"stop"}]}` + "\n\n",
-			content: "x", finish: "stop", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1},
+			content: "x", finish: "stop", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1, warn: "no [DONE]"},
 		{name: "second choice ignored", in: `data: {"choices":[{"index":1,"delta":{"content":"no"}},{"index":0,"delta":{"content":"yes"},"finish_reason":"stop"}]}` + "\n\n",
-			content: "yes", finish: "stop", chunks: 1, firstContent: 3, prompt: -1, completion: -1, hit: -1},
+			content: "yes", finish: "stop", chunks: 1, firstContent: 3, prompt: -1, completion: -1, hit: -1, warn: "no [DONE]"},
 		{name: "cut before finish", in: `data: {"choices":[{"index":0,"delta":{"content":"x"}}]}` + "\n\n",
-			content: "x", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1, err: "before a finish reason"},
-		{name: "malformed", in: "data: {\"choices\":[}\n\n" + done, prompt: -1, completion: -1, hit: -1, err: "malformed"},
-		{name: "error object", in: `data: {"error":{"message":"KV cache full","type":"InternalServerError"}}` + "\n\n", prompt: -1, completion: -1, hit: -1, err: "KV cache full"},
-		{name: "empty", in: "", prompt: -1, completion: -1, hit: -1, err: "before a finish reason"},
+			content: "x", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1, warn: "no [DONE]", strictErr: "before a finish reason"},
+		{name: "malformed frames skipped", in: "data: {\"choices\":[}\n\n" + `data: {"choices":[{"index":0,"delta":{"content":"a"}}]}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":"zero"}]},"finish_reason":"x"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}` + "\n\n" + done,
+			content: "a", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1,
+			warn: `malformed_frame x2 (first: "{\"choices\":[}": invalid JSON)`, strictErr: "malformed"},
+		{name: "error object ignored", in: `data: {"error":{"message":"KV cache full","type":"InternalServerError"}}` + "\n\n" +
+			`data: {"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}` + "\n\n" + done,
+			content: "b", finish: "stop", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1,
+			warn: "error_frame: InternalServerError: KV cache full", strictErr: "KV cache full"},
+		{name: "two error objects", in: `data: {"error":{"message":"a; b"}}` + "\n\n" + `data: {"error":{"message":"c"}}` + "\n\n",
+			prompt: -1, completion: -1, hit: -1, warn: "error_frame x2 (first: a, b); no [DONE]", strictErr: "server error in stream: a, b"},
+		{name: "empty", in: "", prompt: -1, completion: -1, hit: -1, warn: "no [DONE]", strictErr: "before a finish reason"},
 		{name: "long line", in: `data: {"choices":[{"index":0,"delta":{"content":"` + strings.Repeat("z", 100000) + `"},"finish_reason":"stop"}]}` + "\n\n" + done,
 			content: strings.Repeat("z", 100000), finish: "stop", chunks: 1, firstContent: 100000, prompt: -1, completion: -1, hit: -1},
 	} {
 		for _, oneByte := range []bool{false, true} {
+			if tc.strictErr == "" {
+				tc.strictErr = tc.err
+			}
+			_, err := parseSSEWith(tc.in, oneByte, true)
+			if tc.strictErr == "" && err != nil || tc.strictErr != "" && (err == nil || !strings.Contains(err.Error(), tc.strictErr)) {
+				t.Fatalf("%s (one byte %v, strict): err = %v, want %q", tc.name, oneByte, err, tc.strictErr)
+			}
 			r, err := parseSSE(tc.in, oneByte)
 			if tc.err == "" && err != nil || tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)) {
 				t.Fatalf("%s (one byte %v): err = %v, want %q", tc.name, oneByte, err, tc.err)
 			}
+			if w := r.warnings(true, err == nil); w != tc.warn {
+				t.Fatalf("%s: warnings %q, want %q", tc.name, w, tc.warn)
+			}
+			if got := r.tpotToolCallsJSON(); got != tc.tpotTools {
+				t.Fatalf("%s: tpot tool calls %s, want %s", tc.name, got, tc.tpotTools)
+			}
 			if r.content.String() != tc.content || r.reasoning.String() != tc.reasoning || r.toolCallsJSON() != tc.tools || r.finish != tc.finish {
 				t.Fatalf("%s: content %q reasoning %q tools %s finish %q", tc.name, r.content.String(), r.reasoning.String(), r.toolCallsJSON(), r.finish)
 			}
-			if len(r.chunkTimes) != tc.chunks || r.firstContentBytes != tc.firstContent || r.firstReasoningBytes != tc.firstReas {
+			if len(r.chunkTimes) != tc.chunks || r.chunks != tc.chunks || r.firstContentBytes != tc.firstContent || r.firstReasoningBytes != tc.firstReas {
 				t.Fatalf("%s: %d chunks, first bytes %d/%d", tc.name, len(r.chunkTimes), r.firstContentBytes, r.firstReasoningBytes)
 			}
 			if tc.chunks > 0 && r.firstTokenNs != r.chunkTimes[0] {
@@ -178,9 +226,7 @@ func BenchmarkSSEEncodingJSON(b *testing.B) {
 			if err := json.Unmarshal(l, &c); err != nil {
 				b.Fatal(err)
 			}
-			if err := r.apply(&c, 1); err != nil {
-				b.Fatal(err)
-			}
+			r.apply(&c, 1, true)
 		}
 	}
 }

@@ -246,7 +246,7 @@ func TestWindow(t *testing.T) {
 					t.Fatalf("b turn %d in window %v, want %v", turn, r.InWindow, wantIn)
 				}
 				if turn == 9 {
-					if stop && (r.Status != schemas.StatusAborted || r.Error != notIssuedWindow) {
+					if stop && (r.Status != schemas.StatusNotIssued || r.Error != notIssuedWindow) {
 						t.Fatalf("stop issuing: last turn %+v", r)
 					}
 					if !stop && r.Status != schemas.StatusOK {
@@ -275,7 +275,7 @@ func TestInterrupt(t *testing.T) {
 		wantEnd   time.Duration
 	}{
 		{"in-flight turns finish within the grace", 2 * time.Second, schemas.StatusOK, 3 * time.Second},
-		{"in-flight turns cancelled after the grace", time.Hour, schemas.StatusError, 6500 * time.Millisecond},
+		{"in-flight turns cancelled after the grace", time.Hour, schemas.StatusCancelled, 6500 * time.Millisecond},
 	} {
 		synctest.Test(t, func(t *testing.T) {
 			d := makeDataset(t, chat("a", 4), chat("b", 4), chat("c", 4))
@@ -321,7 +321,7 @@ func TestInterrupt(t *testing.T) {
 					t.Fatalf("%s turn 3 in flight at the interrupt: %+v", s, r)
 				}
 				for _, turn := range []int{5, 7} {
-					if r := rows[fmt.Sprintf("%s#%d", s, turn)]; r.Status != schemas.StatusAborted || r.Error != notIssuedInterrupt {
+					if r := rows[fmt.Sprintf("%s#%d", s, turn)]; r.Status != schemas.StatusNotIssued || r.Error != notIssuedInterrupt {
 						t.Fatalf("%s turn %d: %+v", s, turn, r)
 					}
 				}

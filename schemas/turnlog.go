@@ -333,3 +333,23 @@ const (
 
 // RawJSON is a JSON value kept verbatim.
 type RawJSON = json.RawMessage
+
+// WarningKinds returns the kinds of the warnings in a turn log's warnings value
+// (TurnRecord.Warnings): malformed_frame, error_frame, oversized_frame, no_done.
+func WarningKinds(w string) []string {
+	if w == "" {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(w, "; ") {
+		if strings.HasPrefix(p, "no [DONE]") {
+			out = append(out, "no_done")
+			continue
+		}
+		if i := strings.IndexAny(p, " :"); i > 0 {
+			p = p[:i]
+		}
+		out = append(out, p)
+	}
+	return out
+}

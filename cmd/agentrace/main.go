@@ -13,9 +13,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
+	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
@@ -61,16 +60,21 @@ func app() *cli.Command {
 }
 
 func main() {
-	// The first interrupt cancels ctx (commands stop issuing work and shut down
-	// cleanly); stop() restores default handling, so a second interrupt exits at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-ctx.Done()
-		stop()
-	}()
+	// The first interrupt (SIGINT, SIGTERM) cancels ctx: commands stop starting
+	// work and shut down cleanly. The second exits at once, unless the command
+	// handles it (replay and sweep cancel their turns in flight and still write
+	// the log and manifest); the third always exits. After a signal the exit
+	// status is 128 + its number (130 for Ctrl-C).
+	ctx, h, stop := interrupt.Notify(context.Background())
+	defer stop()
 	if err := app().Run(ctx, os.Args); err != nil {
 		printError(os.Stderr, err)
-		os.Exit(exitCode(err))
+		code := exitCode(err)
+		if h.Signalled() {
+			code = h.ExitCode() // 130 after Ctrl-C, 143 after SIGTERM
+		}
+		stop()
+		os.Exit(code)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/schemas"
@@ -30,15 +31,19 @@ func replayFlags(out *cli.StringFlag) []cli.Flag {
 		&cli.FloatFlag{Name: "delay-scale", Value: 1, Usage: "multiply every delay by this (unofficial unless 1)"},
 		&cli.DurationFlag{Name: "turn-timeout", Value: replay.DefaultTurnTimeout, Usage: "fail a turn not complete after this long"},
 		&cli.BoolFlag{Name: "stop-issuing-at-window-end", Usage: "stop issuing turns when the performance window ends (unofficial)"},
-		&cli.DurationFlag{Name: "grace", Value: replay.DefaultGrace, Usage: "after Ctrl-C, wait this long for in-flight turns before cancelling them"},
+		&cli.DurationFlag{Name: "grace", Value: replay.DefaultGrace, Usage: "after Ctrl-C, wait this long for in-flight turns before cancelling them (a second Ctrl-C cancels them at once)"},
+		&cli.DurationFlag{Name: "max-duration", Usage: "end the run this long after its start, as the reference's max_duration_ms does: no new turns, turns in flight cancelled (0: no cap; its Qwen example sets 10h)"},
+		&cli.BoolFlag{Name: "strict-stream", Usage: "fail a turn on a malformed SSE frame, an error object in a 200 stream, or a stream without a finish reason or [DONE] (default: tolerate them as the reference does, noted in the warnings column)"},
+		&cli.Int64Flag{Name: "max-output-bytes", Value: replay.DefaultMaxOutputBytes, Usage: "output a turn keeps (content, reasoning, tool calls); the excess is counted in output_truncated_bytes, not kept"},
 		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable)"},
 		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
 	)
 	return append(flags, requestFlags()...)
 }
 
-func replayOptions(c *cli.Command) replay.Options {
+func replayOptions(ctx context.Context, c *cli.Command) replay.Options {
 	return replay.Options{
+		Force:                  interrupt.FromContext(ctx).Force(),
 		Dataset:                c.String("dataset"),
 		Endpoint:               c.String("endpoint"),
 		Out:                    c.String("out"),
@@ -52,6 +57,9 @@ func replayOptions(c *cli.Command) replay.Options {
 		TurnTimeout:            c.Duration("turn-timeout"),
 		StopIssuingAtWindowEnd: c.Bool("stop-issuing-at-window-end"),
 		Grace:                  c.Duration("grace"),
+		MaxDuration:            c.Duration("max-duration"),
+		StrictStream:           c.Bool("strict-stream"),
+		MaxOutputBytes:         c.Int64("max-output-bytes"),
 		APIKeyEnv:              c.String("api-key-env"),
 		Headers:                c.StringSlice("header"),
 		RoutingHeaders:         c.StringSlice("routing-header"),
@@ -70,10 +78,17 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"frees its slot for the next. Trajectory k replays conversation k mod n as instance k div n + 1,\n" +
 	"with session id C (C__repeat_N from the second pass) in X-Session-ID and a salted system prompt.\n" +
 	"A failed turn (HTTP error, 429 included, broken stream, timeout) aborts the rest of its\n" +
-	"trajectory, logged but not sent. Ctrl-C stops issuing, waits --grace for in-flight turns, then\n" +
-	"cancels them; a second Ctrl-C exits at once (the log still reads up to its last flush).\n\n" +
+	"trajectory, logged (status aborted) but not sent. A malformed SSE frame or an error object in a\n" +
+	"200 stream is skipped as the reference client skips it, noted in the warnings column\n" +
+	"(--strict-stream fails the turn instead). Each turn keeps at most --max-output-bytes of output.\n\n" +
+	"Stopping: Ctrl-C stops issuing (turns never sent: not_issued), says how many turns are in\n" +
+	"flight and waits --grace for them, then cancels them (cancelled); a second Ctrl-C cancels them at\n" +
+	"once; either way the log is closed and the manifest says interrupted (exit status 130); a third\n" +
+	"Ctrl-C exits at once. --max-duration ends the run the same way at its cap. If the turn log cannot\n" +
+	"be written (a full disk), issuing stops at once, every flushed row is kept and the manifest says\n" +
+	"failed.\n\n" +
 	"Writes RUNDIR/turns.arrows (one row per client turn; `agentrace log dump RUNDIR` prints it)\n" +
-	"and RUNDIR/manifest.json (settings, never the API key; counts; complete or interrupted).\n" +
+	"and RUNDIR/manifest.json (settings, never the API key; counts; complete, interrupted or failed).\n" +
 	"Settings that depart from the official ones are listed in the manifest as non_official.\n\n"
 
 func replayCommand() *cli.Command {
@@ -90,7 +105,7 @@ func replayCommand() *cli.Command {
 			"      --concurrency 4 --out run --no-delays --trajectories 8",
 		Flags: flags,
 		Action: func(ctx context.Context, c *cli.Command) error {
-			o := replayOptions(c)
+			o := replayOptions(ctx, c)
 			o.Concurrency = c.Int("concurrency")
 			sum, err := replay.Run(ctx, o)
 			if sum != nil {
@@ -125,7 +140,7 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return replay.Sweep(ctx, replayOptions(c), cs)
+			return replay.Sweep(ctx, replayOptions(ctx, c), cs)
 		},
 	}
 }

@@ -21,6 +21,7 @@ type Line struct {
 	done     sync.WaitGroup
 	lastLen  int
 	stopOnce sync.Once
+	mu       sync.Mutex // one print at a time: the ticker's and Note's
 }
 
 // IsTerminal reports whether f is a character device (a terminal).
@@ -61,7 +62,26 @@ func (l *Line) Start() *Line {
 	return l
 }
 
+// Note prints msg on a line of its own: on a terminal, over the status line,
+// which the next redraw puts back below it.
+func (l *Line) Note(msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tty {
+		pad := ""
+		if n := l.lastLen - len(msg); n > 0 {
+			pad = fmt.Sprintf("%*s", n, "")
+		}
+		fmt.Fprintf(l.w, "\r%s%s\n", msg, pad)
+		l.lastLen = 0
+		return
+	}
+	fmt.Fprintln(l.w, msg)
+}
+
 func (l *Line) print(final bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	s := l.status()
 	if l.tty {
 		pad := ""

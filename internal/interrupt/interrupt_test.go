@@ -1,0 +1,77 @@
+package interrupt
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func waitClosed(t *testing.T, what string, c <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-c:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: not closed", what)
+	}
+}
+
+// TestStages sends the process three signals: the first cancels the context,
+// the second closes Force (claimed), the third exits with 128 + the first
+// signal's number.
+func TestStages(t *testing.T) {
+	exited := make(chan int, 1)
+	ctx, h, stop := notify(context.Background(), func(code int) { exited <- code })
+	defer stop()
+	if FromContext(ctx) != h {
+		t.Fatal("the context does not carry the handler")
+	}
+	force := h.Force()
+	if err := syscall.Kill(syscall.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	waitClosed(t, "context after the first signal", ctx.Done())
+	select {
+	case <-force:
+		t.Fatal("force closed by the first signal")
+	default:
+	}
+	if !h.Signalled() || h.ExitCode() != 130 {
+		t.Fatalf("signalled %v, exit code %d", h.Signalled(), h.ExitCode())
+	}
+	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
+	waitClosed(t, "force after the second signal", force)
+	select {
+	case code := <-exited:
+		t.Fatalf("exited (%d) at the second signal of a command that handles it", code)
+	case <-time.After(50 * time.Millisecond):
+	}
+	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+	select {
+	case code := <-exited:
+		if code != 130 {
+			t.Fatalf("exit code %d, want 130 (the first signal was SIGINT)", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit at the third signal")
+	}
+}
+
+// TestUnclaimedSecondSignalExits: a command that never asked for Force exits
+// at the second signal.
+func TestUnclaimedSecondSignalExits(t *testing.T) {
+	exited := make(chan int, 1)
+	ctx, _, stop := notify(context.Background(), func(code int) { exited <- code })
+	defer stop()
+	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
+	waitClosed(t, "context", ctx.Done())
+	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
+	select {
+	case code := <-exited:
+		if code != 143 {
+			t.Fatalf("exit code %d, want 143", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no exit at the second signal")
+	}
+}
