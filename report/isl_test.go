@@ -102,6 +102,6 @@ func (failingCounter) Name() string { return "failing" }
 func (failingCounter) CountOSL(schemas.Response) (int, error) {
 	return 0, errors.New("content.lstrip is not callable")
 }
-func (failingCounter) CountTPOTSuffix(schemas.Response, int, int) (int, error) {
+func (failingCounter) CountTPOTSuffix(schemas.Response, bool) (int, error) {
 	return 0, errors.New("content.lstrip is not callable")
 }

@@ -165,6 +165,11 @@ func foldLog(path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounte
 	if err != nil {
 		return nil, err
 	}
+	// A run whose manifest says it ended must hold exactly the rows it counts:
+	// a lost or cut log is refused, never reported as a (failing) point.
+	if err := runlog.CheckAgreement(m, p.Counts, serr); err != nil {
+		return nil, fmt.Errorf("read turn log %q: %w", path, err)
+	}
 	if serr != nil {
 		p.LogNote = serr.Error()
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 )
@@ -16,7 +17,10 @@ import (
 type TokenCounter interface {
 	Name() string
 	CountOSL(r schemas.Response) (int, error)
-	CountTPOTSuffix(r schemas.Response, firstContentBytes, firstReasoningBytes int) (int, error)
+	// CountTPOTSuffix counts what the reference's TPOT counts after the first
+	// chunk (tokens.TPOTSuffix builds it): as a message when asMessage, else as
+	// plain text.
+	CountTPOTSuffix(suffix schemas.Response, asMessage bool) (int, error)
 }
 
 // ISLCounter returns the input tokens of a turn by the reference tokenizer; ok is
@@ -327,10 +331,21 @@ func (a *Accumulator) osl(rec *schemas.TurnRecord, r schemas.Response) (float64,
 	return 0, false, nil
 }
 
-// tpotTokens returns the tokens after the first output-bearing chunk.
+// tpotTokens returns the tokens after the first chunk, as the reference's TPOT
+// counts them: the first reasoning chunk dropped when there is reasoning, else
+// the first content chunk, and for an answer of tool calls alone its first
+// tool-call chunk (the row's tpot_tool_calls).
 func (a *Accumulator) tpotTokens(rec *schemas.TurnRecord, r schemas.Response, osl float64, haveOSL bool) (float64, bool, error) {
 	if a.tok != nil {
-		n, err := a.tok.CountTPOTSuffix(r, int(rec.FirstContentBytes), int(rec.FirstReasoningBytes))
+		var after []schemas.ToolCall
+		var err error
+		if rec.TPOTToolCalls != "" {
+			err = json.Unmarshal([]byte(rec.TPOTToolCalls), &after)
+		}
+		n := 0
+		if err == nil {
+			n, err = a.tok.CountTPOTSuffix(tokens.TPOTSuffix(r, int(rec.FirstContentBytes), int(rec.FirstReasoningBytes), after, rec.TPOTToolCalls != ""))
+		}
 		if err == nil {
 			return float64(n), true, nil
 		}
@@ -400,7 +415,7 @@ func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 	t.ok = t.ok && ok
 	t.tracked = t.tracked && tracked
 	t.delayNs += rec.DelayNs
-	if rec.Status != schemas.StatusAborted {
+	if schemas.Issued(rec.Status) { // never-sent rows have no schedule
 		t.startNs = min(t.startNs, rec.ScheduledNs-rec.DelayNs)
 	}
 	t.lastDoneNs = max(t.lastDoneNs, rec.CompletedNs)

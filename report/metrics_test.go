@@ -174,8 +174,8 @@ func (fakeCounter) Name() string { return "bytes" }
 func (fakeCounter) CountOSL(r schemas.Response) (int, error) {
 	return len(r.Content) + len(r.Reasoning), nil
 }
-func (fakeCounter) CountTPOTSuffix(r schemas.Response, fc, fr int) (int, error) {
-	return len(r.Content) - fc + len(r.Reasoning) - fr, nil
+func (fakeCounter) CountTPOTSuffix(r schemas.Response, _ bool) (int, error) {
+	return len(r.Content) + len(r.Reasoning), nil
 }
 
 func TestFoldWithTokenizer(t *testing.T) {

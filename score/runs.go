@@ -147,7 +147,13 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 // on its complete batches, with a warning. pool, when not nil, recycles the Arrow
 // buffers across runs. The outputs point into the log's buffers until
 // rd.release is called, unless clone is set (a tokenizer may keep pieces of them).
-func readAgentraceRun(run *archive.Run, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
+//
+// Turns never sent because issuing stopped (not_issued) are left out, as the
+// reference publishes nothing for them; turns skipped after a failure
+// (aborted) count as issued without output, as its register_skipped publishes
+// them. A run whose log does not hold what its manifest counts is refused
+// (runlog.CheckAgreement).
+func readAgentraceRun(run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
 	rc, err := run.Open(schemas.TurnLogFile)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
@@ -156,12 +162,29 @@ func readAgentraceRun(run *archive.Run, truth *Truth, pool *bufferPool, clone bo
 	rc.Close()
 	dir := run.Label
 	rd := &runData{release: release}
+	if err != nil && !errors.Is(err, runlog.ErrTruncated) {
+		release()
+		return nil, err
+	}
+	counts := map[string]int{}
+	for i := range recs {
+		counts[recs[i].status]++
+	}
+	if m != nil {
+		if aerr := runlog.CheckAgreement(*m, counts, err); aerr != nil {
+			release()
+			return nil, fmt.Errorf("run %q: %w; it cannot be scored as it is (replay it again)", dir, aerr)
+		}
+	}
 	if err = runlog.CheckRecovered(err, len(recs)); err != nil {
-		if !errors.Is(err, runlog.ErrTruncated) || errors.Is(err, runlog.ErrNoRows) {
+		if errors.Is(err, runlog.ErrNoRows) {
 			release()
 			return nil, err
 		}
 		rd.warnings = append(rd.warnings, fmt.Sprintf("turn log truncated, scored its %d complete rows: %v", len(recs), err))
+	}
+	if n := counts[schemas.StatusNotIssued]; n > 0 {
+		rd.warnings = append(rd.warnings, fmt.Sprintf("%d turns were never issued (not_issued: issuing stopped) and are not counted, as the reference publishes nothing for them", n))
 	}
 	rd.attempts = make([]Attempt, 0, len(recs))
 	ok := 0
@@ -178,6 +201,9 @@ func readAgentraceRun(run *archive.Run, truth *Truth, pool *bufferPool, clone bo
 	}
 	for i := range recs {
 		r := &recs[i]
+		if r.status == schemas.StatusNotIssued {
+			continue
+		}
 		a := Attempt{SessionID: r.session, ConversationID: r.conv, Repeat: int(r.repeat),
 			Turn: r.turn, InWindow: r.inWindow, OSL: -1}
 		if a.ConversationID == "" {

@@ -91,7 +91,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	s.Run = schemas.RunIdentity{Path: run.Label, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
 
 	if info.Kind == KindAgentrace && info.State != "" && info.State != schemas.RunComplete {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the run's state is %q, not complete: turns it never issued are not counted", info.State))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("the run's state is %q, not complete: turns it never issued (not_issued) are not counted", info.State))
 	}
 	rs, warn, err := chooseRuleset(opts.Ruleset, info.Model)
 	if err != nil {
@@ -135,7 +135,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	published := false
 	switch {
 	case info.Kind == KindAgentrace:
-		rd, err = readAgentraceRun(run, truth, opts.pool, counter != nil)
+		rd, err = readAgentraceRun(run, info.Facts.Manifest, truth, opts.pool, counter != nil)
 	case info.Kind != KindAgentrace && (opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }()):
 		// A point that ships no event log: its published numbers are all there is.
 		rd, published = &runData{}, true

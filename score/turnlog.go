@@ -83,7 +83,7 @@ func (p *bufferPool) Free(b []byte) {
 
 // turnLogColumns are the turn-log columns scoring reads, with their types.
 type turnLogColumns struct {
-	session, conv, status, content, reasoning, calls *array.String
+	session, conv, status, errText, content, reasoning, calls *array.String
 	repeat, turn, usage                              *array.Int32
 	inWindow                                         *array.Boolean
 }
@@ -101,7 +101,7 @@ func bindTurnLog(rec arrow.RecordBatch) (turnLogColumns, error) {
 	strs := []struct {
 		name string
 		dst  **array.String
-	}{{"session_id", &c.session}, {"conversation_id", &c.conv}, {"status", &c.status},
+	}{{"session_id", &c.session}, {"conversation_id", &c.conv}, {"status", &c.status}, {"error", &c.errText},
 		{"output_content", &c.content}, {"output_reasoning", &c.reasoning}, {"output_tool_calls", &c.calls}}
 	for _, s := range strs {
 		if a := col(s.name); a != nil {
@@ -224,9 +224,14 @@ func readTurnLogFrom(f io.Reader, path string, pool *bufferPool, clone bool) (ro
 		n := int(rec.NumRows())
 		rows = append(rows, make([]turnLogRow, n)...)
 		batch := rows[len(rows)-n:]
+		version := runlog.Version(rec.Schema())
 		for i := range batch {
 			r := &batch[i]
 			r.session, r.conv, r.status = small(c.session, i), small(c.conv, i), small(c.status, i)
+			if version == "1" && (r.status == schemas.StatusAborted || r.status == schemas.StatusError) && c.errText != nil {
+				// Version 1 logged turns never sent as aborted and cut ones as errors.
+				r.status = schemas.LegacyStatus(version, r.status, c.errText.Value(i))
+			}
 			r.repeat, r.turn, r.usage = i32(c.repeat, i), i32(c.turn, i), i32(c.usage, i)
 			r.inWindow = c.inWindow != nil && c.inWindow.Value(i)
 			if r.status == schemas.StatusOK {

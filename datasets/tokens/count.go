@@ -32,6 +32,12 @@ func (t *Tokenizer) CountOSL(r schemas.Response) (int, error) {
 	if r.Reasoning == "" && len(r.ToolCalls) == 0 {
 		return len(t.Encode(r.Content, false)), nil
 	}
+	return t.countMessage(r)
+}
+
+// countMessage counts r as an assistant message: tokens(render([user "",
+// assistant(r)])) - tokens(render([user "", assistant ""])), clamped at 0.
+func (t *Tokenizer) countMessage(r schemas.Response) (int, error) {
 	msg, err := AssistantMessage(r)
 	if err != nil {
 		return 0, err
@@ -60,14 +66,40 @@ func (t *Tokenizer) baseOSL() (int, error) {
 	return t.base, t.baseErr
 }
 
-// CountTPOTSuffix counts the tokens of what followed the first output-bearing
-// chunk: the response less the first firstContentBytes of its content and the
-// first firstReasoningBytes of its reasoning (tool calls, which a first chunk
-// of text cannot carry whole, stay), counted once as CountOSL counts.
-func (t *Tokenizer) CountTPOTSuffix(r schemas.Response, firstContentBytes, firstReasoningBytes int) (int, error) {
-	r.Content = r.Content[min(max(firstContentBytes, 0), len(r.Content)):]
-	r.Reasoning = r.Reasoning[min(max(firstReasoningBytes, 0), len(r.Reasoning)):]
-	return t.CountOSL(r)
+// TPOTSuffix returns what the reference client's TPOT counts after a streamed
+// response's first chunk (core/types.py, as_message_parts_after_first_chunk and
+// text_after_first_chunk at ea332753), from a turn log row: when the response
+// has reasoning, its reasoning less the first reasoning chunk
+// (firstReasoningBytes) and all its content; otherwise its content less the
+// first content chunk (firstContentBytes). Its tool calls are r's, except that
+// when dropFirstToolChunk (the response has tool calls and nothing else, the
+// row's tpot_tool_calls is set) they are afterFirst, the calls merged without
+// their first tool-call chunk. asMessage tells how the reference counts it: as
+// an assistant message when the whole response has reasoning or tool calls,
+// else as plain text.
+func TPOTSuffix(r schemas.Response, firstContentBytes, firstReasoningBytes int, afterFirst []schemas.ToolCall, dropFirstToolChunk bool) (suffix schemas.Response, asMessage bool) {
+	asMessage = r.Reasoning != "" || len(r.ToolCalls) > 0
+	if r.Reasoning != "" {
+		suffix.Reasoning = r.Reasoning[min(max(firstReasoningBytes, 0), len(r.Reasoning)):]
+		suffix.Content = r.Content
+	} else {
+		suffix.Content = r.Content[min(max(firstContentBytes, 0), len(r.Content)):]
+	}
+	suffix.ToolCalls = r.ToolCalls
+	if dropFirstToolChunk {
+		suffix.ToolCalls = afterFirst
+	}
+	return suffix, asMessage
+}
+
+// CountTPOTSuffix counts a TPOT suffix (TPOTSuffix) as the reference does: as
+// an assistant message, like CountOSL counts a response with reasoning or tool
+// calls, when asMessage; else its content as plain text.
+func (t *Tokenizer) CountTPOTSuffix(suffix schemas.Response, asMessage bool) (int, error) {
+	if !asMessage {
+		return len(t.Encode(suffix.Content, false)), nil
+	}
+	return t.countMessage(suffix)
 }
 
 // AssistantMessage builds the assistant message a response is counted as, in

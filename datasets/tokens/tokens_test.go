@@ -179,13 +179,39 @@ func TestCountOSLRules(t *testing.T) {
 	if n, err := tok.CountOSL(r); err != nil || n != want {
 		t.Errorf("CountOSL with bad arguments = %d, %v; want %d", n, err, want)
 	}
-	// The TPOT suffix drops the first chunk's bytes.
+	// The TPOT suffix of plain content drops the first chunk's bytes and counts
+	// plain text.
 	r = schemas.Response{Content: "Hello world and more"}
-	if n, err := tok.CountTPOTSuffix(r, 5, 0); err != nil || n != len(tok.Encode(" world and more", false)) {
+	if n, err := tok.CountTPOTSuffix(TPOTSuffix(r, 5, 0, nil, false)); err != nil || n != len(tok.Encode(" world and more", false)) {
 		t.Errorf("CountTPOTSuffix = %d, %v", n, err)
 	}
-	if n, err := tok.CountTPOTSuffix(r, 999, 7); err != nil || n != 0 {
+	if n, err := tok.CountTPOTSuffix(TPOTSuffix(r, 999, 7, nil, false)); err != nil || n != 0 {
 		t.Errorf("CountTPOTSuffix past the end = %d, %v; want 0", n, err)
+	}
+	// With reasoning, the first reasoning chunk is dropped, all content kept,
+	// and the rest is counted as a message even when one reasoning chunk was all.
+	r = schemas.Response{Content: "Done.", Reasoning: "Let me think"}
+	suffix, asMessage := TPOTSuffix(r, 3, 12, nil, false)
+	if suffix.Reasoning != "" || suffix.Content != "Done." || !asMessage {
+		t.Errorf("TPOT suffix with reasoning: %+v %v", suffix, asMessage)
+	}
+	want, _ = tok.countMessage(schemas.Response{Content: "Done."})
+	if n, err := tok.CountTPOTSuffix(suffix, asMessage); err != nil || n != want {
+		t.Errorf("CountTPOTSuffix as a message = %d, %v; want %d", n, err, want)
+	}
+	// A response of tool calls alone counts the calls without the first chunk.
+	calls := []schemas.ToolCall{{Index: 0, ID: "c", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"cmd":"ls -la"}`}}}
+	after := []schemas.ToolCall{{Index: 0, Type: "function", Function: schemas.ToolFunction{Arguments: `"ls -la"}`}}}
+	suffix, asMessage = TPOTSuffix(schemas.Response{ToolCalls: calls}, 0, 0, after, true)
+	if len(suffix.ToolCalls) != 1 || suffix.ToolCalls[0].Function.Arguments != `"ls -la"}` || !asMessage {
+		t.Errorf("TPOT suffix of tool calls: %+v %v", suffix, asMessage)
+	}
+	whole, _ := tok.CountOSL(schemas.Response{ToolCalls: calls})
+	if n, err := tok.CountTPOTSuffix(suffix, asMessage); err != nil || n <= 0 || n >= whole {
+		t.Errorf("CountTPOTSuffix of tool calls after the first chunk = %d, %v; whole response %d", n, err, whole)
+	}
+	if n, err := tok.CountTPOTSuffix(TPOTSuffix(schemas.Response{ToolCalls: calls}, 0, 0, nil, true)); err != nil || n != 0 {
+		t.Errorf("CountTPOTSuffix with nothing after the first chunk = %d, %v; want 0 (dropped)", n, err)
 	}
 }
 

@@ -115,6 +115,7 @@ func WriteRun(dir, datasetDir string, d *datasets.Dataset, o RunOptions) (int, e
 		return 0, err
 	}
 	n := 0
+	counts := map[string]int{}
 	var now int64
 	for rep := 1; rep <= o.Repeats; rep++ {
 		for ci := range d.Conversations {
@@ -140,6 +141,7 @@ func WriteRun(dir, datasetDir string, d *datasets.Dataset, o RunOptions) (int, e
 					f.Close()
 					return n, err
 				}
+				counts[rec.Status]++
 				n++
 			}
 		}
@@ -148,7 +150,7 @@ func WriteRun(dir, datasetDir string, d *datasets.Dataset, o RunOptions) (int, e
 		return n, err
 	}
 	m := schemas.RunManifest{SchemaVersion: schemas.Version, ToolVersion: schemas.ToolVersion, DatasetHash: d.Manifest.ContentHash,
-		DatasetSize: len(d.Conversations), State: schemas.RunComplete,
+		DatasetSize: len(d.Conversations), State: schemas.RunComplete, Counts: counts, TurnLogVersion: schemas.TurnLogVersion,
 		Config: schemas.RunConfig{Model: o.Model, Concurrency: o.Concurrency, Trajectories: o.Repeats * len(d.Conversations)}}
 	m.Config.Dataset, m.Config.DatasetAbs = relpath.Record(dir, datasetDir)
 	return n, runlog.WriteManifest(dir, m)
