@@ -261,4 +261,3 @@ func TestOutputCapUTF8(t *testing.T) {
 		t.Fatalf("a tool call past the cap: %d calls, truncated %d", len(r.tools), r.truncated)
 	}
 }
-

@@ -9,7 +9,9 @@ import (
 	"testing/iotest"
 )
 
-func parseSSE(input string, oneByte bool) (*response, error) { return parseSSEWith(input, oneByte, false) }
+func parseSSE(input string, oneByte bool) (*response, error) {
+	return parseSSEWith(input, oneByte, false)
+}
 
 func parseSSEWith(input string, oneByte, strict bool) (*response, error) {
 	var rd = strings.NewReader(input)
@@ -77,7 +79,7 @@ func TestSSE(t *testing.T) {
 			content: "Let me look.", tools: `[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]`,
 			chunks: 2, firstContent: 12, prompt: -1, completion: -1, hit: -1},
 		{name: "one whole tool call: nothing left for TPOT",
-			in: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}` + "\n\n" + done,
+			in:    `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}` + "\n\n" + done,
 			tools: `[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]`, finish: "tool_calls",
 			chunks: 1, prompt: -1, completion: -1, hit: -1, tpotTools: "[]"},
 		{name: "streamed delta without index goes to index 0; last id and name win",

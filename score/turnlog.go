@@ -84,8 +84,8 @@ func (p *bufferPool) Free(b []byte) {
 // turnLogColumns are the turn-log columns scoring reads, with their types.
 type turnLogColumns struct {
 	session, conv, status, errText, content, reasoning, calls *array.String
-	repeat, turn, usage                              *array.Int32
-	inWindow                                         *array.Boolean
+	repeat, turn, usage                                       *array.Int32
+	inWindow                                                  *array.Boolean
 }
 
 // bindTurnLog finds the columns in a batch; a column the log lacks stays nil and
