@@ -466,11 +466,14 @@ func TestRulesetWindow(t *testing.T) {
 }
 
 // TestTruncatedLog folds a killed run's log as far as it goes and fails the
-// "runs complete" check with the reason.
+// "runs complete" check with the reason. A killed run's manifest still says
+// "running" (and counts nothing); one that claims the run complete while its log
+// is cut is refused (TestLoadPointRefusesDisagreement).
 func TestTruncatedLog(t *testing.T) {
 	o := defaultFake()
 	o.c, o.trajectories = 4, o.datasetSize
 	m, recs := fakeRun(o)
+	m.State, m.Counts = schemas.RunRunning, nil
 	dir := filepath.Join(t.TempDir(), "c4")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -406,5 +407,22 @@ func TestUnreadableLogs(t *testing.T) {
 		if n != tc.rows || len(got) != tc.rows || strings.Count(out.String(), "\n") != tc.rows {
 			t.Errorf("%s: dumped %d rows (%d lines), read %d, want %d", tc.name, n, strings.Count(out.String(), "\n"), len(got), tc.rows)
 		}
+	}
+}
+
+// TestREADMEColumns: the README's turn-log table lists every column, in schema
+// order, with the meaning schemas.TurnLogColumns gives it.
+func TestREADMEColumns(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Skipf("no README: %v", err)
+	}
+	var want strings.Builder
+	want.WriteString("| column | meaning |\n|---|---|\n")
+	for _, c := range schemas.TurnLogColumns() {
+		fmt.Fprintf(&want, "| %s | %s |\n", c.Name, strings.ReplaceAll(c.Meaning, "|", "\\|"))
+	}
+	if !strings.Contains(string(data), want.String()) {
+		t.Fatalf("README.md's turn-log table is not schemas.TurnLogColumns; it should read:\n%s", want.String())
 	}
 }

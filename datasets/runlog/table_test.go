@@ -129,7 +129,7 @@ func TestWriteTable(t *testing.T) {
 	cols, rows, pf := readTable(t, out)
 	// the log's columns in their order, with the table's additions at their places
 	want := []string{"concurrency", "session_id", "conversation_id", "repeat", "trajectory", "client_turn", "expected_turn",
-		"client_index", "domain", "status", "issued", "error", "error_kind", "http_status",
+		"client_index", "domain", "status", "issued", "error", "error_kind", "http_status", "warnings",
 		"scheduled_ns", "scheduled_at", "issued_ns", "issued_at", "headers_ns", "headers_at", "first_token_ns", "first_token_at",
 		"completed_ns", "completed_at", "lag_ms", "ttft_ms", "latency_ms", "decode_ms", "delay_ns", "delay_ms", "chunk_times"}
 	if !slices.Equal(cols[:len(want)], want) {
@@ -153,7 +153,7 @@ func TestWriteTable(t *testing.T) {
 		check("client_turn", r["client_turn"], rec.Turn)
 		check("expected_turn", r["expected_turn"], rec.Turn+1)
 		check("status", r["status"], rec.Status)
-		check("issued", r["issued"], rec.Status != schemas.StatusAborted)
+		check("issued", r["issued"], schemas.Issued(rec.Status) && rec.IssuedNs > 0)
 		check("issued_at", r["issued_at"], m.StartedUnixNs+rec.IssuedNs)
 		check("latency_ms", r["latency_ms"], float64(rec.CompletedNs-rec.IssuedNs)/1e6)
 		check("lag_ms", r["lag_ms"], float64(rec.IssuedNs-rec.ScheduledNs)/1e6)
@@ -165,7 +165,8 @@ func TestWriteTable(t *testing.T) {
 		} else {
 			check("ttft_ms", r["ttft_ms"], float64(rec.FirstTokenNs-rec.IssuedNs)/1e6)
 		}
-		wantKind := map[string]any{schemas.StatusOK: nil, schemas.StatusTimeout: ErrTimeout, schemas.StatusAborted: ErrAborted}[rec.Status]
+		wantKind := map[string]any{schemas.StatusOK: nil, schemas.StatusTimeout: ErrTimeout, schemas.StatusAborted: ErrAborted,
+			schemas.StatusCancelled: ErrCancelled, schemas.StatusNotIssued: ErrNotIssued}[rec.Status]
 		if rec.Status == schemas.StatusError {
 			wantKind = ErrHTTP5xx
 			if rec.HTTPStatus < 500 {
