@@ -1,13 +1,19 @@
 package runlog
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agentrace/agentrace/schemas"
+)
 
 // turnLogVersionKey is the turn log's Arrow metadata key holding its version.
-const turnLogVersionKey = "agentrace.turn_log_version"
+const turnLogVersionKey = schemas.TurnLogVersionKey
 
 // legacyStatus maps a row of an older turn log to the status the current version
-// gives it.
-func legacyStatus(version, status, errText string) string { return status }
+// gives it (schemas.LegacyStatus; version "" is a log without the key).
+func legacyStatus(version, status, errText string) string {
+	return schemas.LegacyStatus(version, status, errText)
+}
 
 // Issued tells whether a turn was sent to the endpoint: its status is ok, error,
 // timeout or cancelled, and it has an issue time. This is what "issued" means in
@@ -18,14 +24,8 @@ func Issued(status string, issuedNs int64) bool {
 }
 
 // issuedStatus tells whether a turn of this status was sent: ok, error, timeout or
-// cancelled.
-func issuedStatus(status string) bool {
-	switch status {
-	case "ok", "error", "timeout", "cancelled":
-		return true
-	}
-	return false
-}
+// cancelled (schemas.Issued).
+func issuedStatus(status string) bool { return schemas.Issued(status) }
 
 // Error kinds (ErrorKind), the error_kind column of the analysis table and the
 // report's error breakdown.
