@@ -80,7 +80,9 @@ func (f *deriveFixture) run(t *testing.T, name string, fidelity, failRate float6
 	}
 	m.Config.Official, m.Config.Salt, m.Config.Delays, m.Config.DelayScale, m.Config.Stream = true, true, true, 1, true
 	m.Config.Profile = "qwen3.6-35b-a3b"
-	m.Counts = map[string]int{schemas.StatusOK: n}
+	if total := sumCounts(m.Counts); total != n {
+		t.Fatalf("manifest counts %v, %d rows written", m.Counts, n)
+	}
 	if edit != nil {
 		edit(&m)
 	}
@@ -371,4 +373,12 @@ func TestDeriveFromMeans(t *testing.T) {
 	if !r.MatchesModel("acme/Foo-1") || !r.MatchesModel("foo-1") || r.MatchesModel("Qwen/Qwen3.6-35B-A3B") || r.MatchesModel("acme/Foo-12") {
 		t.Errorf("patterns %v fragments %v", r.ModelPatterns, r.ModelFragments)
 	}
+}
+
+func sumCounts(c map[string]int) int {
+	n := 0
+	for _, v := range c {
+		n += v
+	}
+	return n
 }
