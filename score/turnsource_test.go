@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -156,4 +157,51 @@ func TestScoreRunInArchive(t *testing.T) {
 	if got, err := ScoreRun(context.Background(), Options{Run: tgz, Dataset: ds}); err != nil || got.Score != want.Score {
 		t.Errorf("the archive alone: %v", err)
 	}
+}
+
+// FuzzArrayLines: for a JSON array of objects (any whitespace, as the submission
+// tools indent it), arrayLines gives one line per element, each the element's JSON;
+// for any input it ends without panicking and writes at most one byte per input
+// byte plus the final newline.
+func FuzzArrayLines(f *testing.F) {
+	f.Add([]byte("[\n  {\n    \"a\": \"x,y]\\\"\\n\"\n  },\n  {\"b\": [1, {\"c\": null}]}\n]"))
+	f.Add([]byte("{}"))
+	f.Add([]byte("[]"))
+	f.Add([]byte("[{\"a\":1}"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := io.ReadAll(newArrayLines(bytes.NewReader(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) > len(data)+1 {
+			t.Fatalf("%d bytes out of %d", len(out), len(data))
+		}
+		var elems []map[string]any
+		if json.Unmarshal(data, &elems) != nil {
+			return
+		}
+		var got []map[string]any
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if strings.TrimSpace(l) == "" {
+				continue
+			}
+			var m map[string]any
+			if err := json.Unmarshal([]byte(l), &m); err != nil {
+				t.Fatalf("line %q: %v (input %q)", l, err, data)
+			}
+			got = append(got, m)
+		}
+		a, _ := json.Marshal(elems)
+		b, _ := json.Marshal(got)
+		if len(elems) == 0 {
+			b = []byte("null")
+			if len(got) > 0 {
+				b, _ = json.Marshal(got)
+			}
+			a = []byte("null")
+		}
+		if !bytes.Equal(a, b) {
+			t.Fatalf("elements %s, lines %s", a, b)
+		}
+	})
 }

@@ -199,7 +199,8 @@ func rescoreCommand() *cli.Command {
 				}
 			}
 			if failed > 0 {
-				return cli.Exit(fmt.Sprintf("rescore: %d of %d runs could not be scored (error column of %s)", failed, len(rows), c.String("out")), 1)
+				// main prints the error and exits 1.
+				return fmt.Errorf("rescore: %d of %d runs could not be scored (error column of %s)", failed, len(rows), c.String("out"))
 			}
 			return nil
 		},
