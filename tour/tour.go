@@ -391,9 +391,22 @@ func shorten(s string, n int) string {
 	return s[:cut] + " ..."
 }
 
+// num formats x with one decimal and thousands separators.
 func num(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f", x)
+	s := fmt.Sprintf("%.1f", math.Abs(x))
+	intPart, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	if x < 0 {
+		b.WriteByte('-')
+	}
+	for i, r := range intPart {
+		if i > 0 && (len(intPart)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	return b.String() + "." + frac
 }
