@@ -119,7 +119,7 @@ func rulesetsCommand() *cli.Command {
 				return err
 			}
 			tw := tabwriter.NewWriter(c.Root().Writer, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tDATE\tMODEL\tACCURACY\tOSL WINDOW\tSWE-BENCH\tSOURCE")
+			fmt.Fprintln(tw, "NAME\tDATE\tMODEL\tACCURACY\tOSL WINDOW\tSWE-BENCH (MEAN OF 4)\tREGIONS\tSOURCE")
 			for _, r := range score.Rulesets() {
 				name := r.Name
 				if name == score.DefaultRuleset {
@@ -129,8 +129,8 @@ func rulesetsCommand() *cli.Command {
 				if r.Tentative {
 					src += " (tentative)"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, r.Date, r.Model, r.AccuracyThreshold(),
-					r.OSLThreshold(), r.SWEBenchThreshold(), src)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, r.Date, r.Model, r.AccuracyThreshold(),
+					r.OSLThreshold(), r.SWEBenchThreshold(), r.RegionForm(), src)
 			}
 			return tw.Flush()
 		},
