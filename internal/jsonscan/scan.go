@@ -238,28 +238,26 @@ func (s *Scanner) Array(elem func(i int) error) error {
 
 // Members reads an object, calling fn with each member's key token and raw value.
 func (s *Scanner) Members(fn func(key, val []byte)) error {
-	return s.Object(func(key []byte) error {
-		v, err := s.Value()
-		if err == nil {
-			fn(key, v)
-		}
-		return err
-	})
+	b := s.data
+	i := skipSpace(b, s.pos)
+	if i >= len(b) || b[i] != '{' {
+		return s.errFound(i, "an object")
+	}
+	end, err := s.skipObject(i, fn)
+	if err == nil {
+		s.pos = end
+	}
+	return err
 }
 
 // Fields reads an object and sets vals[k] to the raw value of the member whose key
 // decodes to keys[k] (left as is when there is none). Of duplicate keys the last
 // wins, as in a Python dict. len(vals) must be at least len(keys).
 func (s *Scanner) Fields(keys []string, vals [][]byte) error {
-	return s.Object(func(key []byte) error {
-		v, err := s.Value()
-		if err != nil {
-			return err
-		}
+	return s.Members(func(key, val []byte) {
 		if k := keyIndex(key, keys); k >= 0 {
-			vals[k] = v
+			vals[k] = val
 		}
-		return nil
 	})
 }
 
@@ -328,43 +326,7 @@ func (s *Scanner) skip(i int) (int, error) {
 	case '"':
 		return scanString(b, i)
 	case '{':
-		if err := s.enter(i); err != nil {
-			return i, err
-		}
-		if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
-			s.depth--
-			return i + 1, nil
-		}
-		for {
-			if i >= len(b) {
-				return i, s.errAt(i, "unterminated object")
-			}
-			if b[i] != '"' {
-				return i, s.errFound(i, "a key")
-			}
-			var err error
-			if i, err = scanString(b, i); err != nil {
-				return i, err
-			}
-			if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
-				return i, s.errAt(i, "expected ':' after key")
-			}
-			if i, err = s.skip(skipSpace(b, i+1)); err != nil {
-				return i, err
-			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return i, s.errAt(i, "unterminated object")
-			}
-			switch b[i] {
-			case '}':
-				s.depth--
-				return i + 1, nil
-			case ',':
-				i = skipSpace(b, i+1)
-			default:
-				return i, s.errAt(i, fmt.Sprintf("expected ',' or '}', found %s", quoteByte(b, i)))
-			}
-		}
+		return s.skipObject(i, nil)
 	case '[':
 		if err := s.enter(i); err != nil {
 			return i, err
@@ -416,6 +378,55 @@ func (s *Scanner) skip(i int) (int, error) {
 		}
 	}
 	return i, s.errAt(i, "unexpected "+quoteByte(b, i))
+}
+
+// skipObject validates the object starting at b[i] == '{' and returns the offset
+// just past it, calling member (when not nil) with each key token and raw value.
+func (s *Scanner) skipObject(i int, member func(key, val []byte)) (int, error) {
+	b := s.data
+	if err := s.enter(i); err != nil {
+		return i, err
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+		s.depth--
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) {
+			return i, s.errAt(i, "unterminated object")
+		}
+		if b[i] != '"' {
+			return i, s.errFound(i, "a key")
+		}
+		ks := i
+		var err error
+		if i, err = scanString(b, i); err != nil {
+			return i, err
+		}
+		ke := i
+		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+			return i, s.errAt(i, "expected ':' after key")
+		}
+		vs := skipSpace(b, i+1)
+		if i, err = s.skip(vs); err != nil {
+			return i, err
+		}
+		if member != nil {
+			member(b[ks:ke], b[vs:i])
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return i, s.errAt(i, "unterminated object")
+		}
+		switch b[i] {
+		case '}':
+			s.depth--
+			return i + 1, nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return i, s.errAt(i, fmt.Sprintf("expected ',' or '}', found %s", quoteByte(b, i)))
+		}
+	}
 }
 
 func (s *Scanner) literal(i int, lit string) (int, error) {
