@@ -128,6 +128,8 @@ func pyReprFloat(v float64) string {
 	return sign + m + "e" + es + strconv.Itoa(exp)
 }
 
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
 // numberIsInt reports whether a JSON number literal is an integer literal (Python
 // reads it as an int).
 func numberIsInt(tok []byte) bool { return bytes.IndexAny(tok, ".eE") < 0 }

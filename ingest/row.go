@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsonscan"
 )
 
 // genParams are the generation parameters a client row may carry, in the order
@@ -438,7 +439,7 @@ func (r *row) checkToolCalls() {
 			return nil
 		}
 		var id, typ, fn []byte
-		eachMember(v, func(key, val []byte) {
+		jsonscan.EachMember(v, func(key, val []byte) {
 			switch keyString(key) {
 			case "id":
 				id = val
@@ -459,7 +460,7 @@ func (r *row) checkToolCalls() {
 			return nil
 		}
 		var name, args []byte
-		eachMember(fn, func(key, val []byte) {
+		jsonscan.EachMember(fn, func(key, val []byte) {
 			switch keyString(key) {
 			case "name":
 				name = val
@@ -509,7 +510,7 @@ func (r *row) checkToolResults() {
 		}
 		var res toolResult
 		var id []byte
-		eachMember(v, func(key, val []byte) {
+		jsonscan.EachMember(v, func(key, val []byte) {
 			switch ks := keyString(key); ks {
 			case "tool_call_id":
 				id = val
@@ -545,7 +546,7 @@ func (r *row) toolCallIDs() []string {
 	}
 	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
 		if kind(v) == "object" {
-			eachMember(v, func(key, val []byte) {
+			jsonscan.EachMember(v, func(key, val []byte) {
 				if keyString(key) == "id" {
 					if s, ok := datasets.DecodeString(val); ok {
 						ids = append(ids, s)

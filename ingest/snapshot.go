@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsonscan"
 )
 
 // snapshot is one line of a snapshot file: a checkpoint of one conversation.
@@ -92,7 +93,7 @@ func (m *snapMsg) get(key string) []byte {
 func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, problems []string) {
 	var msgs, tools []byte
 	var top []field
-	eachMember(s.raw, func(k, v []byte) {
+	jsonscan.EachMember(s.raw, func(k, v []byte) {
 		switch key := keyString(k); key {
 		case "conversation_id", "conversation_idx":
 		case "messages":
@@ -119,7 +120,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 		}
 		sm := &snapMsg{index: k}
 		var roleRaw []byte
-		eachMember(m, func(key, val []byte) {
+		jsonscan.EachMember(m, func(key, val []byte) {
 			ks := keyString(key)
 			if ks == "role" {
 				roleRaw = val
