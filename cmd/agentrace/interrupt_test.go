@@ -1,0 +1,156 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// cliChildEnv carries the arguments (separated by \x1f) of the agentrace
+// command TestCLIChild runs.
+const cliChildEnv = "AGENTRACE_CLI_CHILD_ARGS"
+
+// TestCLIChild is the child process of TestReplayCtrlC: it runs agentrace's
+// main, signal handling and exit status included.
+func TestCLIChild(t *testing.T) {
+	args := os.Getenv(cliChildEnv)
+	if args == "" {
+		t.Skip("run by TestReplayCtrlC as a child process")
+	}
+	os.Args = append([]string{"agentrace"}, strings.Split(args, "\x1f")...)
+	main()
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestReplayCtrlC (issue 13 item 6) interrupts `agentrace replay` as a user
+// does: the first Ctrl-C prints what happens (turns in flight, grace, how to
+// force); a second one cancels the turns in flight at once; the log reads
+// whole, the manifest says interrupted, the summary is truthful and the exit
+// status is 130.
+func TestReplayCtrlC(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts child processes")
+	}
+	dir := t.TempDir()
+	traces, ds := filepath.Join(dir, "t.jsonl"), filepath.Join(dir, "ds")
+	if _, err := runApp(t, "synth", "--scale", "0.02", "--out", traces); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runApp(t, "ingest", "--out", ds, traces); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			io.WriteString(w, `{"data":[]}`)
+			return
+		}
+		io.Copy(io.Discard, r.Body)
+		select {
+		case <-time.After(600 * time.Millisecond):
+		case <-r.Context().Done():
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	for _, presses := range []int{1, 2} {
+		t.Run(fmt.Sprintf("presses=%d", presses), func(t *testing.T) {
+			run := filepath.Join(t.TempDir(), "run")
+			args := []string{"replay", "--dataset", ds, "--endpoint", srv.URL, "--concurrency", "3", "--out", run,
+				"--no-delays", "--grace", "30s"}
+			cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$", "-test.count=1")
+			cmd.Env = append(os.Environ(), cliChildEnv+"="+strings.Join(args, "\x1f"))
+			var stdout, stderr syncBuffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				recs, _ := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))
+				if len(recs) > 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatalf("no row flushed in 30 s; stderr:\n%s", stderr.String())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			start := time.Now()
+			cmd.Process.Signal(os.Interrupt)
+			if presses == 2 {
+				for !strings.Contains(stderr.String(), "interrupt: no new turns") && time.Since(start) < 10*time.Second {
+					time.Sleep(20 * time.Millisecond)
+				}
+				cmd.Process.Signal(os.Interrupt)
+			}
+			err := cmd.Wait()
+			took := time.Since(start)
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+				t.Fatalf("exit %v, want status 130; stderr:\n%s", err, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "turns in flight get up to 30s (--grace)") || !strings.Contains(stderr.String(), "Press Ctrl-C again") {
+				t.Fatalf("the first Ctrl-C said nothing useful; stderr:\n%s", stderr.String())
+			}
+			recs, rerr := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))
+			m, merr := runlog.ReadManifest(run)
+			if rerr != nil || merr != nil || m.State != schemas.RunInterrupted {
+				t.Fatalf("log %v, manifest %v, state %q", rerr, merr, m.State)
+			}
+			counts := map[string]int{}
+			for _, r := range recs {
+				counts[r.Status]++
+			}
+			if fmt.Sprint(counts) != fmt.Sprint(m.Counts) || counts[schemas.StatusNotIssued] == 0 {
+				t.Fatalf("log %v, manifest counts %v", counts, m.Counts)
+			}
+			out := stdout.String()
+			tc := m.Trajectories
+			if tc.Cut == 0 || tc.Finished+tc.Failed+tc.Cut != tc.Started ||
+				!strings.Contains(out, fmt.Sprintf("%d/%d trajectories finished", tc.Finished, m.Config.Trajectories)) ||
+				!strings.Contains(out, fmt.Sprintf("%d cut short (%d started)", tc.Cut, tc.Started)) ||
+				!strings.Contains(out, "not official: the performance window never closed") {
+				t.Fatalf("trajectories %+v; summary:\n%s", *tc, out)
+			}
+			if presses == 2 {
+				if counts[schemas.StatusCancelled] == 0 || took > 10*time.Second {
+					t.Fatalf("second Ctrl-C: %v after %v", counts, took)
+				}
+			} else if counts[schemas.StatusCancelled] != 0 {
+				t.Fatalf("turns cancelled within the grace: %v", counts)
+			}
+		})
+	}
+}
