@@ -62,7 +62,7 @@ func datasetFlag(usage string, required bool) *cli.StringFlag {
 // with overwrite.
 func overwriteFlags(what string) []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "overwrite", Usage: "replace " + what + " already at --out (only one agentrace made, of the same kind)"},
+		&cli.BoolFlag{Name: "overwrite", Usage: "replace " + what + " already at --out (only one agentrace made, of the same kind; the old spelling --force still works)"},
 		&cli.BoolFlag{Name: "force", Hidden: true, Deprecated: "use --overwrite"},
 	}
 }

@@ -39,6 +39,7 @@ func scoreCommand() *cli.Command {
 			"The default ruleset is " + score.DefaultRuleset + "; `auto` picks the newest ruleset\n" +
 			"naming the run's model. `agentrace rulesets` lists them; a JSON file in the same format\n" +
 			"is accepted.\n\n" +
+			"The run directories are arguments (the old spelling --run DIR still works).\n\n" +
 			"Example:\n" +
 			"  agentrace score --tokenizer .cache/tokenizers/qwen3 runs/c8\n" +
 			"  agentrace score runs/c*\n" +
