@@ -17,7 +17,7 @@ import (
 type simOptions struct {
 	listen, profile, dataset, fault, tokenizer string
 	speedup, fidelity, outMean, outSigma       float64
-	outMin, outMax                             int
+	outMin, outMax, maxConns                   int
 	seed                                       uint64
 }
 
@@ -40,6 +40,10 @@ func simCommand() *cli.Command {
 			"Example: serve the H200 profile 20 times faster than real time, answering with the\n" +
 			"dataset's recorded messages 90% of the time, with 1% stream cuts:\n\n" +
 			"  agentrace sim --listen 127.0.0.1:8000 --speedup 20 --dataset ds --fidelity 0.9 --fault cut=0.01\n\n" +
+			"Bounded against hostile clients: a request body may be at most 32 bytes per token of the\n" +
+			"profile's context length (413 past it, before it is read when declared), tokenizing stops\n" +
+			"at the context length, headers and body must arrive within 30 s, idle connections close\n" +
+			"after 5 minutes, and a connection past --max-connections is answered 503.\n\n" +
 			"Profiles: " + strings.Join(names, ", ") + ".",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "serve on this `ADDR` (host:port)", Destination: &o.listen},
@@ -54,6 +58,7 @@ func simCommand() *cli.Command {
 			&cli.Float64Flag{Name: "output-sigma", Value: def.Sigma, Usage: "shape of the synthetic answer length's log-normal (0: always the mean)", Destination: &o.outSigma},
 			&cli.IntFlag{Name: "output-min", Value: def.Min, Usage: "shortest synthetic answer in tokens", Destination: &o.outMin},
 			&cli.IntFlag{Name: "output-max", Value: def.Max, Usage: "longest synthetic answer in tokens", Destination: &o.outMax},
+			&cli.IntFlag{Name: "max-connections", HideDefault: true, Usage: "open connections served at once; one more is answered 503 (default: 3/4 of the open-file limit)", Destination: &o.maxConns},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
@@ -74,7 +79,7 @@ func runSim(ctx context.Context, o simOptions) error {
 		return err
 	}
 	cfg := sim.Config{Profile: p, Speedup: o.speedup, Fidelity: o.fidelity, Faults: faults, Seed: int64(o.seed),
-		Output: sim.OutputLength{Mean: o.outMean, Sigma: o.outSigma, Min: o.outMin, Max: o.outMax}}
+		Output: sim.OutputLength{Mean: o.outMean, Sigma: o.outSigma, Min: o.outMin, Max: o.outMax}, MaxConnections: o.maxConns}
 	if o.dataset != "" {
 		if cfg.Dataset, err = datasets.Open(o.dataset); err != nil {
 			return err

@@ -195,6 +195,14 @@ func renderAssistantBody(b *strings.Builder, m *message) {
 // remembered by its raw JSON (the first message's with the tools), so a history
 // resent turn after turn is decoded and tokenized once.
 func (s *Server) promptTokens(dst []uint64, req *chatRequest) ([]uint64, string) {
+	toks, bad, _ := s.promptTokensUpTo(dst, req, -1)
+	return toks, bad
+}
+
+// promptTokensUpTo is promptTokens that stops once limit tokens are reached (limit
+// < 0: none), so that an oversized prompt is refused without being tokenized
+// whole; complete tells whether every message was counted.
+func (s *Server) promptTokensUpTo(dst []uint64, req *chatRequest, limit int) ([]uint64, string, bool) {
 	var b strings.Builder
 	tools := bytes.TrimSpace(req.Tools)
 	hasTools := len(tools) > 0 && string(tools) != "null" && string(tools) != "[]"
@@ -207,20 +215,23 @@ func (s *Server) promptTokens(dst []uint64, req *chatRequest) ([]uint64, string)
 		if i == 0 {
 			key = mix(key, toolsKey)
 		}
+		if limit >= 0 && len(dst) >= limit {
+			return dst, "", false
+		}
 		if toks, ok := s.memo.get(key); ok {
 			dst = append(dst, toks...)
 			continue
 		}
 		var m message
 		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, fmt.Sprintf("messages[%d]: %v", i, err)
+			return nil, fmt.Sprintf("messages[%d]: %v", i, err), false
 		}
 		switch m.Role {
 		case "system", "developer", "user", "assistant", "tool":
 		case "":
-			return nil, fmt.Sprintf("messages[%d]: missing role", i)
+			return nil, fmt.Sprintf("messages[%d]: missing role", i), false
 		default:
-			return nil, fmt.Sprintf("messages[%d]: unknown role %q", i, m.Role)
+			return nil, fmt.Sprintf("messages[%d]: unknown role %q", i, m.Role), false
 		}
 		start := len(dst)
 		if i == 0 && hasTools && m.Role != "system" && m.Role != "developer" {
@@ -253,10 +264,18 @@ func (s *Server) promptTokens(dst []uint64, req *chatRequest) ([]uint64, string)
 		if m.Role != "assistant" {
 			b.WriteString(imEnd)
 		}
-		dst = s.tt.append(dst, b.String())
+		text := b.String()
+		if limit >= 0 {
+			// A text of more than (limit - tokens so far) tokens at the longest is
+			// over the limit: only the prefix that proves it is tokenized.
+			if most := (limit - len(dst) + 1) * s.tt.maxTokenBytes(); len(text) > most {
+				return s.tt.append(dst, text[:most]), "", false
+			}
+		}
+		dst = s.tt.append(dst, text)
 		s.memo.put(key, append([]uint64(nil), dst[start:]...))
 	}
-	return s.tt.append(dst, genPrompt), ""
+	return s.tt.append(dst, genPrompt), "", true
 }
 
 func writeTools(b *strings.Builder, tools []byte) {

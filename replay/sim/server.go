@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,43 @@ type Config struct {
 	Tokenizer Tokenizer
 	// Seed makes fault and fidelity draws and synthetic answers reproducible.
 	Seed int64
+
+	// Limits that keep a hostile client from exhausting the server (Serve): at
+	// most MaxConnections open connections (0: DefaultMaxConnections), one more is
+	// answered 503 and closed; a request's headers must arrive within
+	// HeaderTimeout (0: DefaultHeaderTimeout), its body within BodyTimeout (0:
+	// DefaultBodyTimeout); an idle keep-alive connection is closed after
+	// IdleTimeout (0: DefaultIdleTimeout). Request bodies are capped by the
+	// profile's MaxModelLen (MaxBodyBytes), and the bodies being read and
+	// tokenized at once by BodyBudget bytes (0: DefaultBodyBudget; past it a
+	// request is answered 503).
+	MaxConnections int
+	HeaderTimeout  time.Duration
+	BodyTimeout    time.Duration
+	IdleTimeout    time.Duration
+	BodyBudget     int64
+}
+
+// Defaults of the limits in Config.
+const (
+	DefaultHeaderTimeout = 30 * time.Second
+	DefaultBodyTimeout   = 30 * time.Second
+	DefaultIdleTimeout   = 5 * time.Minute
+	DefaultBodyBudget    = 512 << 20
+	// bodyBytesPerToken bounds a request body by the profile's context length: a
+	// prompt of MaxModelLen tokens is at most this many bytes a token, JSON
+	// escapes and tools included (text is about 4).
+	bodyBytesPerToken = 32
+	minMaxBody        = 4 << 20
+	maxMaxBody        = 256 << 20
+	// poolTokens bounds the token buffers kept for reuse.
+	poolTokens = 1 << 20
+)
+
+// MaxBodyBytes is the largest request body a server with profile p reads: 32 bytes
+// per token of its context length, between 4 MiB and 256 MiB.
+func MaxBodyBytes(p Profile) int64 {
+	return min(max(int64(p.MaxModelLen)*bodyBytesPerToken, minMaxBody), maxMaxBody)
 }
 
 // Server is a simulated OpenAI-compatible LLM server. It is safe for concurrent
@@ -63,6 +101,31 @@ type Server struct {
 	bufs    sync.Pool // *[]uint64 token buffers
 	bodies  sync.Pool // *bytes.Buffer request bodies
 	chunks  sync.Pool // *[]byte SSE write buffers
+
+	maxBody     int64
+	bodyTimeout time.Duration
+	bodyBudget  int64
+	bodyBytes   atomic.Int64 // bytes of the bodies being read and tokenized now
+	lastFree    atomic.Int64 // unix ns of the last giveBack
+}
+
+// giveBackBody is the body size past which the memory a request used is handed back
+// to the system once it is done (at most every giveBackEvery): an outsized prompt
+// must not leave the server holding gigabytes.
+const (
+	giveBackBody  = 4 << 20
+	giveBackEvery = 10 * time.Second
+)
+
+// giveBack returns freed memory to the system, in the background, at most once
+// every giveBackEvery.
+func (s *Server) giveBack() {
+	now := time.Now().UnixNano()
+	last := s.lastFree.Load()
+	if now-last < int64(giveBackEvery) || !s.lastFree.CompareAndSwap(last, now) {
+		return
+	}
+	go debug.FreeOSMemory()
 }
 
 // New starts a simulated server's scheduler; serve its Handler and Close it when
@@ -100,6 +163,13 @@ func New(cfg Config) (*Server, error) {
 		speedup: strconv.FormatFloat(cfg.Speedup, 'g', -1, 64)}
 	s.met = newMetrics(s.prof, cfg.Speedup)
 	s.memo = newTokenMemo(memoTokens)
+	s.maxBody, s.bodyTimeout, s.bodyBudget = MaxBodyBytes(s.prof), cfg.BodyTimeout, cfg.BodyBudget
+	if s.bodyTimeout <= 0 {
+		s.bodyTimeout = DefaultBodyTimeout
+	}
+	if s.bodyBudget <= 0 {
+		s.bodyBudget = DefaultBodyBudget
+	}
 	if cfg.Dataset != nil {
 		s.rec = newRecordedIndex(cfg.Dataset)
 	}
@@ -169,9 +239,24 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 		ln.Close()
 		return err
 	}
-	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 30 * time.Second}
+	// No ReadTimeout: it would cut long streamed answers (net/http cancels a
+	// request whose connection's read deadline passes); the body has its own
+	// deadline (BodyTimeout), the headers ReadHeaderTimeout.
+	idle := cfg.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	maxConns := cfg.MaxConnections
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConnections()
+	}
+	header := cfg.HeaderTimeout
+	if header <= 0 {
+		header = DefaultHeaderTimeout
+	}
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: header, IdleTimeout: idle}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(newLimitListener(ln, maxConns)) }()
 	select {
 	case err := <-errc:
 		s.Close()
@@ -315,12 +400,25 @@ type response struct {
 	q         *seq
 }
 
-const maxBody = 256 << 20
-
 // memoTokens bounds each of the token memo's two generations (8 bytes a token).
 const memoTokens = 4 << 20
 
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
+	// The body's size is checked before it is read (when declared) and as it is
+	// read; it must arrive within the body timeout, and the bodies held at once are
+	// bounded (s.bodyBudget).
+	if r.ContentLength > s.maxBody {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body of %d bytes: over the %d this server reads", r.ContentLength, s.maxBody))
+		return
+	}
+	reserved := max(r.ContentLength, 64<<10)
+	defer func() { s.bodyBytes.Add(-reserved) }()
+	if s.bodyBytes.Add(reserved) > s.bodyBudget {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "server busy: too many request bodies being read")
+		return
+	}
 	body, _ := s.bodies.Get().(*bytes.Buffer)
 	if body == nil {
 		body = new(bytes.Buffer)
@@ -331,16 +429,36 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			s.bodies.Put(body)
 		}
 	}()
-	if r.ContentLength > 0 && r.ContentLength < maxBody {
+	defer func() {
+		if body.Len() >= giveBackBody || r.ContentLength >= giveBackBody {
+			s.giveBack()
+		}
+	}()
+	if r.ContentLength > 0 {
 		body.Grow(int(r.ContentLength))
 	}
-	if _, err := body.ReadFrom(io.LimitReader(r.Body, maxBody+1)); err != nil {
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(s.bodyTimeout))
+	_, err := body.ReadFrom(io.LimitReader(r.Body, s.maxBody+1))
+	_ = rc.SetReadDeadline(time.Time{})
+	if err != nil {
+		w.Header().Set("Connection", "close")
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			writeError(w, http.StatusRequestTimeout, "BadRequestError", fmt.Sprintf("request body not received within %s", s.bodyTimeout))
+			return
+		}
 		writeError(w, http.StatusBadRequest, "BadRequestError", "read request body: "+err.Error())
 		return
 	}
-	if body.Len() > maxBody {
-		writeError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body over %d bytes", maxBody))
+	if int64(body.Len()) > s.maxBody {
+		w.Header().Set("Connection", "close")
+		writeError(w, http.StatusRequestEntityTooLarge, "BadRequestError", fmt.Sprintf("request body over the %d bytes this server reads", s.maxBody))
 		return
+	}
+	if n := int64(body.Len()); n > reserved {
+		s.bodyBytes.Add(n - reserved)
+		reserved = n
 	}
 	req, err := decodeRequest(body.Bytes())
 	if err != nil {
@@ -372,8 +490,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if bp == nil {
 		bp = new([]uint64)
 	}
-	defer func() { *bp = (*bp)[:0]; s.bufs.Put(bp) }()
-	toks, bad := s.promptTokens((*bp)[:0], req)
+	defer func() {
+		// A big buffer is not kept: memory goes back after an outsized prompt.
+		if cap(*bp) <= poolTokens {
+			*bp = (*bp)[:0]
+			s.bufs.Put(bp)
+		}
+	}()
+	// Tokenizing stops at the context length: a longer prompt is refused without
+	// being counted whole.
+	toks, bad, complete := s.promptTokensUpTo((*bp)[:0], req, s.prof.MaxModelLen)
 	if bad != "" {
 		writeError(w, http.StatusBadRequest, "BadRequestError", bad)
 		return
@@ -381,10 +507,17 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	promptLen := len(toks)
 	if promptLen >= s.prof.MaxModelLen {
 		*bp = toks
+		more := ""
+		if !complete {
+			more = "at least "
+		}
 		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
-			"This model's maximum context length is %d tokens. However, your request has %d input tokens.", s.prof.MaxModelLen, promptLen))
+			"This model's maximum context length is %d tokens. However, your request has %s%d input tokens.", s.prof.MaxModelLen, more, promptLen))
 		return
 	}
+	// The body is no longer needed: its budget goes back before the answer.
+	s.bodyBytes.Add(-reserved)
+	reserved = 0
 
 	maxOut := s.prof.MaxModelLen - promptLen
 	if m := req.maxTokens(); m > 0 && m < maxOut {

@@ -209,6 +209,20 @@ func (t textTokens) append(dst []uint64, s string) []uint64 {
 	return dst
 }
 
+// maxTokenBytes bounds the bytes of one token: a text longer than n times it has
+// more than n tokens. The pseudo-tokenizer's longest piece is a special token (16
+// bytes) or a blank run; a real vocabulary's is taken as 256 bytes.
+func (t textTokens) maxTokenBytes() int {
+	if t.tok != nil {
+		return 256
+	}
+	n := max(maxWordPiece+1, maxPunctPiece, maxBlankPiece, maxNLPiece)
+	for _, sp := range specialTokens {
+		n = max(n, len(sp))
+	}
+	return n
+}
+
 // count returns the number of tokens of s.
 func (t textTokens) count(s string) int {
 	if t.tok != nil {
