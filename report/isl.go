@@ -30,6 +30,14 @@ type islKey struct {
 	salt          bool
 }
 
+// NewISLSource returns the ISL counter of an agentrace run from its manifest: with
+// tok, the run's salted request messages rendered with the chat template and
+// counted; without, the dataset's stored counts. Counts are shared across the runs
+// it serves (a sweep replays the same turns).
+func NewISLSource(tok *tokens.Tokenizer) func(schemas.RunManifest) (ISLCounter, error) {
+	return newISLSource(tok).forRun
+}
+
 func newISLSource(tok *tokens.Tokenizer) *islSource {
 	return &islSource{tok: tok, datasets: map[string]*datasets.Dataset{}, failed: map[string]error{}, counts: map[islKey]int{}}
 }

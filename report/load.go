@@ -204,6 +204,16 @@ func parseScores(b []byte, name string) (*schemas.Scores, error) {
 	return &s, nil
 }
 
+// AttachScores sets the point's accuracy gates (and its SWE-bench result, when
+// it has none) from a run's scores.
+func (p *Point) AttachScores(s *schemas.Scores) {
+	p.attachScores(s)
+	if s.SWEBench != nil && p.SWEBench == nil {
+		v := s.SWEBench.Score
+		p.SWEBench = &v
+	}
+}
+
 func (p *Point) attachScores(s *schemas.Scores) {
 	p.Gates = s.Verdict.Gates
 	pass := s.Verdict.Pass

@@ -100,9 +100,9 @@ type runGroup struct {
 	runs []*archive.Run
 }
 
-// referenceManifest stands in for a run manifest for a reference run or a
+// ReferenceManifest stands in for a run manifest for a reference run or a
 // submission point: its configuration as its config.yaml and point.yaml say.
-func referenceManifest(f archive.Facts) schemas.RunManifest {
+func ReferenceManifest(f archive.Facts) schemas.RunManifest {
 	deref := func(b *bool, def bool) bool {
 		if b == nil {
 			return def
@@ -127,11 +127,30 @@ func referenceManifest(f archive.Facts) schemas.RunManifest {
 // accuracy_results.json and result summary), and the point's SWE-bench result
 // from the published accuracy results. rs is the ruleset to judge by.
 func LoadRun(ctx context.Context, run *archive.Run, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error), rs string) (*Point, error) {
+	return LoadRunWith(ctx, run, LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: rs})
+}
+
+// LoadOptions configure LoadRunWith.
+type LoadOptions struct {
+	// Tokenizer counts output tokens officially (nil: server usage).
+	Tokenizer TokenCounter
+	// ISLFor gives an agentrace run's ISL counter from its manifest (nil: usage).
+	ISLFor func(schemas.RunManifest) (ISLCounter, error)
+	// Ruleset judges a reference run's or submission point's gates.
+	Ruleset string
+	// NoScores leaves the point's gates unset (no scores.json read, no run
+	// scored): the caller scores the run itself and calls AttachScores.
+	NoScores bool
+}
+
+// LoadRunWith is LoadRun with options.
+func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, error) {
+	tok, islFor, rs := o.Tokenizer, o.ISLFor, o.Ruleset
 	facts, err := run.Facts()
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
-	m := referenceManifest(facts)
+	m := ReferenceManifest(facts)
 	if facts.Manifest != nil {
 		m = *facts.Manifest
 	}
@@ -196,7 +215,20 @@ func LoadRun(ctx context.Context, run *archive.Run, tok TokenCounter, islFor fun
 			p.MissingFiles = append(p.MissingFiles, archive.LogDetailFile)
 		}
 	}
-	if run.Kind == archive.KindAgentrace {
+	switch {
+	case o.NoScores:
+		if run.Kind != archive.KindAgentrace {
+			if n := run.SummaryName(); n != "" {
+				if b, err := run.ReadFile(n); err == nil {
+					p.PublishedSummary = b
+				}
+			}
+			if pa, err := score.ReadPublishedAccuracy(run); err == nil && pa.SWEBench != nil {
+				v := *pa.SWEBench
+				p.SWEBench = &v
+			}
+		}
+	case run.Kind == archive.KindAgentrace:
 		if run.Has(schemas.ScoresFile) {
 			data, err := run.ReadFile(schemas.ScoresFile)
 			if err != nil {
@@ -208,7 +240,7 @@ func LoadRun(ctx context.Context, run *archive.Run, tok TokenCounter, islFor fun
 			}
 			p.attachScores(sc)
 		}
-	} else {
+	default:
 		opts := score.Options{Source: run, Run: run.Label, Ruleset: rs, Workers: 1}
 		if c, ok := tok.(score.OSLCounter); ok && tok != nil {
 			opts.Counter = c

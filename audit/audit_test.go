@@ -1,0 +1,218 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/internal/testenv"
+)
+
+// refruns is testdata/refruns: eight run folders written by the reference client
+// itself (see its README).
+func refruns(t *testing.T) string {
+	return filepath.Join(testenv.RepoRoot(t), "testdata", "refruns")
+}
+
+func runAudit(t *testing.T, o Options) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func rowsOf(res *Result, run, field string) []Row {
+	var out []Row
+	for _, r := range res.Rows {
+		if r.Field == field && (run == "" || strings.HasSuffix(r.Run, run)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func failedFields(res *Result) []string {
+	var out []string
+	for _, r := range res.Failed() {
+		out = append(out, r.Field)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestAuditReferenceRunsAgree audits the genuine reference run folders: every
+// number the client published that agentrace can re-derive agrees, the counts
+// of the faults point included (76 issued, 76 completed, 17 failed); only the
+// ISL block is unchecked (the reference counts it from its events' prompts).
+func TestAuditReferenceRunsAgree(t *testing.T) {
+	res := runAudit(t, Options{Inputs: []string{refruns(t)}, Tokenizer: testenv.Tokenizer(t)})
+	if bad := res.Failed(); len(bad) > 0 {
+		var b bytes.Buffer
+		PrintTable(&b, res, false)
+		t.Fatalf("%d rows fail on the genuine reference runs:\n%s", len(bad), b.String())
+	}
+	if res.Points != 8 || res.Curves != 1 {
+		t.Errorf("audited %d points in %d curves, want 8 in 1", res.Points, res.Curves)
+	}
+	for _, f := range []string{"n_samples_issued", "n_samples_completed", "n_samples_failed", "duration_ns", "qps", "tps",
+		"ttft.percentiles.90.0", "tpot.percentiles.90.0", "latency.percentiles.99.0", "latency.early_stopping_percentiles.90.0",
+		"output_sequence_lengths.avg", "output_sequence_lengths.histogram", "system_tps", "tps_per_user", "e2e_avg_interactivity",
+		"finish_reason_counts.tool_calls", "accuracy.performance.score", "accuracy.performance.total_samples", "scores.score"} {
+		rows := rowsOf(res, "", f)
+		if len(rows) != 8 {
+			t.Errorf("%s: %d rows, want one per point", f, len(rows))
+		}
+		for _, r := range rows {
+			if f == "e2e_avg_interactivity" && strings.HasSuffix(r.Run, "c004-faults") && r.Status == NotPublished {
+				continue // not stored, and turns failed: the checker derives none
+			}
+			if r.Status != Agree {
+				t.Errorf("%s %s: %s (%s)", r.Run, f, r.Status, r.Note)
+			}
+		}
+	}
+	for _, f := range []struct {
+		field string
+		want  float64
+	}{{"n_samples_issued", 76}, {"n_samples_completed", 76}, {"n_samples_failed", 17}} {
+		r := rowsOf(res, "c004-faults", f.field)
+		if len(r) != 1 || r[0].Published == nil || *r[0].Published != f.want || *r[0].Recomputed != f.want {
+			t.Errorf("c004-faults %s = %+v, want %v both", f.field, r, f.want)
+		}
+	}
+	for _, r := range res.Rows {
+		if r.Status == Unchecked && !strings.HasPrefix(r.Field, "input_sequence_lengths") {
+			t.Errorf("%s %s unchecked: %s", r.Run, r.Field, r.Note)
+		}
+	}
+	// The reference at ea332753 writes no full-run OSL block: re-derived, not published.
+	if r := rowsOf(res, "c001", "output_sequence_lengths_full_run.output_sequence_lengths.avg"); len(r) != 1 || r[0].Status != NotPublished || r[0].Recomputed == nil {
+		t.Errorf("full-run OSL row = %+v", r)
+	}
+}
+
+// copyTree copies a folder.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if info.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// editJSON rewrites a JSON file through f (numbers kept as written).
+func editJSON(t *testing.T, path string, f func(m map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := parseJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(d)
+	out, err := json.MarshalIndent(map[string]any(d), "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scale multiplies the number at a path.
+func scale(m map[string]any, k float64, keys ...string) {
+	obj := m
+	for _, key := range keys[:len(keys)-1] {
+		obj = obj[key].(map[string]any)
+	}
+	last := keys[len(keys)-1]
+	v, _ := number(obj[last])
+	obj[last] = json.Number(fmt.Sprint(v * k))
+}
+
+func add(m map[string]any, d float64, keys ...string) {
+	obj := m
+	for _, key := range keys[:len(keys)-1] {
+		obj = obj[key].(map[string]any)
+	}
+	last := keys[len(keys)-1]
+	v, _ := number(obj[last])
+	obj[last] = json.Number(fmt.Sprint(v + d))
+}
+
+// TestAuditCatchesTamperedFigure tampers one published figure at a time in a copy
+// of a genuine reference run (the faults point) and checks that the audit fails on
+// exactly that field: a figure derived from it (system_tps from duration_ns,
+// tps_per_user from the TPOT P90) is reported as following it, not as a second
+// disagreement. A change within the rules' 1% passes.
+func TestAuditCatchesTamperedFigure(t *testing.T) {
+	tok := testenv.Tokenizer(t)
+	src := filepath.Join(refruns(t), "c004-faults")
+	summary := filepath.Join("performance", "result_summary.json")
+	acc := filepath.Join("accuracy", "accuracy_results.json")
+	cases := []struct {
+		name    string
+		file    string
+		edit    func(m map[string]any)
+		want    []string // the failing fields
+		follows []string // rows that must follow
+	}{
+		{"ttft p90 +5%", summary, func(m map[string]any) { scale(m, 1.05, "ttft", "percentiles", "90.0") }, []string{"ttft.percentiles.90.0"}, nil},
+		{"one more completed", summary, func(m map[string]any) { add(m, 1, "n_samples_completed") }, []string{"n_samples_completed"}, nil},
+		{"one failure hidden", summary, func(m map[string]any) { add(m, -1, "n_samples_failed") }, []string{"n_samples_failed"}, nil},
+		{"duration -3%", summary, func(m map[string]any) { scale(m, 0.97, "duration_ns") }, []string{"duration_ns"}, []string{"system_tps"}},
+		{"qps +2%", summary, func(m map[string]any) { scale(m, 1.02, "qps") }, []string{"qps"}, nil},
+		{"tpot p90 -10%", summary, func(m map[string]any) { scale(m, 0.9, "tpot", "percentiles", "90.0") }, []string{"tpot.percentiles.90.0"}, []string{"tps_per_user"}},
+		{"latency p99 x2", summary, func(m map[string]any) { scale(m, 2, "latency", "percentiles", "99.0") }, []string{"latency.percentiles.99.0"}, nil},
+		{"output tokens total +4%", summary, func(m map[string]any) { scale(m, 1.04, "output_sequence_lengths", "total") },
+			[]string{"output_sequence_lengths.total"}, []string{"system_tps"}},
+		{"OSL mean +2%", summary, func(m map[string]any) { scale(m, 1.02, "output_sequence_lengths", "avg") }, []string{"output_sequence_lengths.avg"}, nil},
+		{"a finish reason", summary, func(m map[string]any) { add(m, 1, "finish_reason_counts", "stop") }, []string{"finish_reason_counts.stop"}, nil},
+		{"stored system_tps", summary, func(m map[string]any) { m["system_tps"] = json.Number("123456.7") }, []string{"system_tps"}, nil},
+		{"inline accuracy", acc, func(m map[string]any) {
+			m["accuracy_scores"].([]any)[0].(map[string]any)["score"] = json.Number("0.75")
+		}, []string{"accuracy.performance.score"}, nil},
+		{"latency p50 +0.5% (within 1%)", summary, func(m map[string]any) { scale(m, 1.005, "latency", "percentiles", "50.0") }, nil, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "c004-faults")
+			copyTree(t, src, dir)
+			editJSON(t, filepath.Join(dir, c.file), c.edit)
+			res := runAudit(t, Options{Inputs: []string{dir}, Tokenizer: tok, Dataset: filepath.Join(refruns(t), "dataset.jsonl")})
+			if got := failedFields(res); strings.Join(got, ",") != strings.Join(c.want, ",") {
+				t.Errorf("failing fields %v, want %v", got, c.want)
+			}
+			for _, f := range c.follows {
+				r := rowsOf(res, "", f)
+				if len(r) != 1 || r[0].Status != Follows {
+					t.Errorf("%s: %+v, want it to follow the tampered input", f, r)
+				}
+			}
+		})
+	}
+}

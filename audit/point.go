@@ -1,0 +1,729 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
+	"go.yaml.in/yaml/v3"
+)
+
+// point is one run audited: its re-derived point and scores, and its rows.
+type point struct {
+	run   *archive.Run
+	facts archive.Facts
+	p     *report.Point
+	// scores re-derived from the events (nil when they could not be: scoreErr).
+	scores   *schemas.Scores
+	scoreErr error
+	rules    score.Ruleset
+	// noEvents: the point ships no event log; nothing is re-derived.
+	noEvents bool
+	// oslWhy, when set, says why the token-count figures are not re-derived.
+	oslWhy string
+	// pointYAML is the point's point.yaml, parsed (nil when none).
+	pointYAML map[string]any
+	rows      []Row
+	base      Row
+}
+
+// loadPoint re-derives one run.
+func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
+	pt := &point{run: run}
+	pt.base = Row{Run: run.Label, Kind: run.Kind, Source: run.Source.Path}
+	facts, err := run.Facts()
+	if err != nil {
+		pt.fail("run", "", err)
+		return pt
+	}
+	pt.facts = facts
+	pt.base.Concurrency = int32(facts.Concurrency)
+	var islFor func(schemas.RunManifest) (report.ISLCounter, error)
+	if o.isl != nil {
+		islFor = o.isl
+	}
+	var tok report.TokenCounter
+	if o.tok != nil {
+		tok = o.tok
+	}
+	p, err := report.LoadRunWith(ctx, run, report.LoadOptions{Tokenizer: tok, ISLFor: islFor, NoScores: true})
+	if err != nil {
+		pt.fail("events", "", err)
+		return pt
+	}
+	pt.p = p
+	if p.Concurrency > 0 {
+		pt.base.Concurrency = int32(p.Concurrency)
+	}
+	name, _ := run.EventsName()
+	pt.noEvents = run.Kind != archive.KindAgentrace && name == ""
+	switch {
+	case pt.noEvents:
+	case o.tok == nil && !strings.HasPrefix(p.TokenSource, "server_usage"):
+		pt.oslWhy = "output tokens need the reference tokenizer (--tokenizer)"
+	case o.tok == nil:
+		// Server usage counts: comparable only with a summary counted the same way.
+		if pub, _ := pt.publishedTokenSource(); pub != "" && pub != p.TokenSource {
+			pt.oslWhy = fmt.Sprintf("published with %s counts, re-derived from %s: give --tokenizer", pub, p.TokenSource)
+		}
+	}
+	if run.Has(archive.PointFile) {
+		if b, err := run.ReadFile(archive.PointFile); err == nil {
+			var m map[string]any
+			if yaml.Unmarshal(b, &m) == nil {
+				pt.pointYAML = m
+			}
+		}
+	}
+	if pt.noEvents {
+		return pt
+	}
+	// Inline accuracy from the events and the dataset; the OSL gate from the
+	// re-derived full-run block (not the usage counts ScoreRun falls back to).
+	rsName := o.Ruleset
+	if rsName == "" {
+		rsName = score.AutoRuleset
+	}
+	s, err := score.ScoreRun(ctx, score.Options{Source: run, Run: run.Label, Dataset: o.Dataset, Ruleset: rsName, Workers: 1})
+	if err != nil {
+		pt.scoreErr = err
+		return pt
+	}
+	rules, err := score.LoadRuleset(s.Run.Ruleset)
+	if err != nil {
+		pt.scoreErr = err
+		return pt
+	}
+	pt.rules = rules
+	s.OSL = nil
+	if full := p.Summary.OSLFullRun; full != nil && pt.oslWhy == "" {
+		s.OSL = &schemas.OSLResult{Mean: full.Avg, Turns: full.Count, Total: int64(full.Total),
+			Source: p.TokenSource, Unofficial: p.Unofficial, Window: rules.OSLWindow}
+	}
+	s.Verdict = score.Judge(rules, s)
+	pt.scores = s
+	p.AttachScores(s)
+	return pt
+}
+
+func (pt *point) fail(field, file string, err error) {
+	r := pt.base
+	r.Field, r.File, r.Status, r.Note = field, file, Error, err.Error()
+	pt.rows = append(pt.rows, r)
+}
+
+// publishedTokenSource reads the agentrace.token_source of a published summary.
+func (pt *point) publishedTokenSource() (string, bool) {
+	name := pt.run.SummaryName()
+	if name == "" {
+		return "", false
+	}
+	b, err := pt.run.ReadFile(name)
+	if err != nil {
+		return "", false
+	}
+	d, err := parseJSON(b)
+	if err != nil {
+		return "", false
+	}
+	v, ok := get(d, "agentrace", "token_source")
+	s, _ := v.(string)
+	return s, ok
+}
+
+// add appends a numeric row and judges it.
+func (pt *point) add(r Row) {
+	base := pt.base
+	base.Field, base.File, base.Published, base.Recomputed = r.Field, r.File, r.Published, r.Recomputed
+	base.PublishedText, base.RecomputedText, base.Tolerance = r.PublishedText, r.RecomputedText, r.Tolerance
+	base.Status, base.Note, base.DerivedFrom = r.Status, r.Note, r.DerivedFrom
+	base.judge()
+	pt.rows = append(pt.rows, base)
+}
+
+// compare builds the point's rows from its published files.
+func (pt *point) compare() {
+	if pt.p == nil {
+		return
+	}
+	pt.compareSummary()
+	pt.compareAccuracy()
+	pt.compareScores()
+	pt.comparePointYAML()
+	pt.followInputs()
+}
+
+// blockRows compares a published stat block with the re-derived one.
+func (pt *point) blockRows(prefix, file string, pub any, rec *report.StatBlock, es bool, why string) {
+	pm, ok := asObject(pub)
+	if !ok {
+		return
+	}
+	_, hasTotal := pm["total"]
+	if !hasTotal {
+		// {} (or only the early-stopping map): the reference's empty series.
+		r := Row{Field: prefix + ".count", File: file, Published: fp(0), Tolerance: 0}
+		if rec != nil {
+			r.Recomputed = fp(float64(rec.Count))
+		} else {
+			r.Recomputed = fp(0)
+		}
+		if why != "" {
+			r.Status, r.Note = Unchecked, why
+		}
+		pt.add(r)
+		return
+	}
+	val := func(f func(b *report.StatBlock) float64) *float64 {
+		if rec == nil || rec.Count == 0 {
+			return nil
+		}
+		return fp(f(rec))
+	}
+	for _, f := range []struct {
+		key string
+		fn  func(b *report.StatBlock) float64
+	}{
+		{"total", func(b *report.StatBlock) float64 { return b.Total }},
+		{"min", func(b *report.StatBlock) float64 { return b.Min }},
+		{"max", func(b *report.StatBlock) float64 { return b.Max }},
+		{"median", func(b *report.StatBlock) float64 { return b.Median }},
+		{"avg", func(b *report.StatBlock) float64 { return b.Avg }},
+		{"std_dev", func(b *report.StatBlock) float64 { return b.StdDev }},
+	} {
+		if _, ok := pm[f.key]; !ok {
+			continue
+		}
+		r := Row{Field: prefix + "." + f.key, File: file, Published: numAt(pm, f.key), Recomputed: val(f.fn), Tolerance: Tolerance}
+		if why != "" {
+			r.Status, r.Note = Unchecked, why
+		}
+		pt.add(r)
+	}
+	if pp, ok := asObject(pm["percentiles"]); ok {
+		for _, k := range percentileKeys(pp) {
+			r := Row{Field: prefix + ".percentiles." + report.PercentileKey(k.P), File: file, Published: numAt(pp, k.Key), Tolerance: Tolerance}
+			if rec != nil && rec.Count > 0 {
+				r.Recomputed = fp(rec.Percentile(k.P))
+				if r.Recomputed == nil {
+					r.Status, r.Note = Unchecked, "not a percentile of the reference's grid"
+				}
+			}
+			if why != "" {
+				r.Status, r.Note = Unchecked, why
+			}
+			pt.add(r)
+		}
+	}
+	if es {
+		if pe, ok := asObject(pm["early_stopping_percentiles"]); ok {
+			for _, k := range percentileKeys(pe) {
+				r := Row{Field: prefix + ".early_stopping_percentiles." + report.PercentileKey(k.P), File: file, Published: numAt(pe, k.Key), Tolerance: Tolerance}
+				if rec != nil {
+					for i, key := range rec.EarlyStoppingKeys {
+						if key == report.PercentileKey(k.P) && rec.EarlyStopping[i] != nil {
+							r.Recomputed = fp(*rec.EarlyStopping[i])
+						}
+					}
+				}
+				if why != "" {
+					r.Status, r.Note = Unchecked, why
+				}
+				pt.add(r)
+			}
+		}
+	}
+	if h, ok := asObject(pm["histogram"]); ok {
+		pt.histogramRow(prefix+".histogram", file, h, rec, why)
+	}
+}
+
+// histogramRow compares a published histogram with the re-derived one: the same
+// counts, and edges within 1e-9 (relative).
+func (pt *point) histogramRow(field, file string, h map[string]any, rec *report.StatBlock, why string) {
+	counts, _ := h["counts"].([]any)
+	buckets, _ := h["buckets"].([]any)
+	r := Row{Field: field, File: file, PublishedText: fmt.Sprintf("%d buckets", len(counts))}
+	if rec != nil {
+		r.RecomputedText = fmt.Sprintf("%d buckets", len(rec.HistCounts))
+	}
+	switch {
+	case why != "":
+		r.Status, r.Note = Unchecked, why
+	case rec == nil || len(counts) != len(rec.HistCounts) || len(buckets) != len(rec.HistEdges):
+		r.Status, r.Note = Disagree, "a different number of buckets"
+	default:
+		r.Status = Agree
+		for i := range counts {
+			c, _ := number(counts[i])
+			if int(c) != rec.HistCounts[i] {
+				r.Status, r.Note = Disagree, fmt.Sprintf("bucket %d holds %d published, %d re-derived", i, int(c), rec.HistCounts[i])
+				break
+			}
+			e, _ := buckets[i].([]any)
+			if len(e) != 2 {
+				r.Status, r.Note = Disagree, fmt.Sprintf("bucket %d is not a [low, high] pair", i)
+				break
+			}
+			lo, _ := number(e[0])
+			hi, _ := number(e[1])
+			if relDiff(lo, rec.HistEdges[i][0]) > 1e-9 || relDiff(hi, rec.HistEdges[i][1]) > 1e-9 {
+				r.Status, r.Note = Disagree, fmt.Sprintf("bucket %d is [%g, %g] published, [%g, %g] re-derived", i, lo, hi, rec.HistEdges[i][0], rec.HistEdges[i][1])
+				break
+			}
+		}
+	}
+	pt.add(r)
+}
+
+// compareSummary compares result_summary.json (or a submission point's
+// mlperf_endpoints_log_summary.json).
+func (pt *point) compareSummary() {
+	name := pt.run.SummaryName()
+	rs := pt.p.Summary
+	if name == "" {
+		r := Row{Field: "result_summary", Status: NotPublished, Note: "the run publishes no result summary"}
+		pt.add(r)
+		return
+	}
+	b, err := pt.run.ReadFile(name)
+	if err != nil {
+		pt.fail("result_summary", name, err)
+		return
+	}
+	d, err := parseJSON(b)
+	if err != nil {
+		pt.fail("result_summary", name, fmt.Errorf("parse %s: %w", pt.run.FileLabel(name), err))
+		return
+	}
+	noEv := ""
+	if pt.noEvents {
+		noEv = "the point ships no event log: nothing to re-derive it from"
+	}
+	orEv := func(why string) string {
+		if noEv != "" {
+			return noEv
+		}
+		return why
+	}
+	count := func(field string, v int) {
+		r := Row{Field: field, File: name, Published: numAt(d, field), Recomputed: fp(float64(v))}
+		if noEv != "" {
+			r.Status, r.Note = Unchecked, noEv
+		}
+		pt.add(r)
+	}
+	count("n_samples_issued", rs.NSamplesIssued)
+	count("n_samples_completed", rs.NSamplesCompleted)
+	count("n_samples_failed", rs.NSamplesFailed)
+	num := func(field string, v float64, why string) {
+		if _, ok := get(d, field); !ok {
+			if why == "" && noEv == "" {
+				pt.add(Row{Field: field, Recomputed: fp(v), Tolerance: Tolerance})
+			}
+			return
+		}
+		r := Row{Field: field, File: name, Published: numAt(d, field), Recomputed: fp(v), Tolerance: Tolerance}
+		if w := orEv(why); w != "" {
+			r.Status, r.Note = Unchecked, w
+		}
+		pt.add(r)
+	}
+	dur := math.NaN()
+	if rs.DurationNs > 0 {
+		dur = float64(rs.DurationNs)
+	}
+	num("duration_ns", dur, "")
+	num("qps", float64(rs.QPS), "")
+	num("tps", float64(rs.TPS), pt.oslWhy)
+	for _, k := range []string{"stop", "length", "tool_calls", "content_filter", "function_call", "other"} {
+		if _, ok := get(d, "finish_reason_counts", k); !ok {
+			continue
+		}
+		r := Row{Field: "finish_reason_counts." + k, File: name, Published: numAt(d, "finish_reason_counts", k), Recomputed: fp(float64(rs.FinishReasonCounts[k]))}
+		if noEv != "" {
+			r.Status, r.Note = Unchecked, noEv
+		}
+		pt.add(r)
+	}
+	for _, b := range []struct {
+		key, why string
+		rec      *report.StatBlock
+		es       bool
+	}{
+		{"ttft", "", rs.TTFT, true},
+		{"tpot", pt.oslWhy, rs.TPOT, true},
+		{"latency", "", rs.Latency, true},
+		{"output_sequence_lengths", pt.oslWhy, rs.OSL, false},
+		{"input_sequence_lengths", pt.islWhy(), rs.ISL, false},
+	} {
+		if v, ok := get(d, b.key); ok {
+			pt.blockRows(b.key, name, v, b.rec, b.es, orEv(b.why))
+		}
+	}
+	const fullField = "output_sequence_lengths_full_run.output_sequence_lengths"
+	if v, ok := get(d, "output_sequence_lengths_full_run", "output_sequence_lengths"); ok {
+		pt.blockRows(fullField, name, v, rs.OSLFullRun, false, orEv(pt.oslWhy))
+	} else if noEv == "" {
+		r := Row{Field: fullField + ".avg", Tolerance: Tolerance, Note: "the checker's OSL gate reads this field; the summary lacks it"}
+		if rs.OSLFullRun != nil && pt.oslWhy == "" {
+			r.Recomputed = fp(rs.OSLFullRun.Avg)
+		}
+		r.Status = NotPublished
+		pt.add(r)
+	}
+	// The agentic figures: stored when present, else derived from the summary as the
+	// checker derives them.
+	oslTotal := numAt(d, "output_sequence_lengths", "total")
+	durNs := numAt(d, "duration_ns")
+	pt.derived(d, name, "system_tps", float64(rs.SystemTPS), orEv(pt.oslWhy), func() (*float64, []string, string) {
+		if oslTotal == nil || durNs == nil || *durNs <= 0 {
+			return nil, nil, ""
+		}
+		return fp(*oslTotal / (*durNs / 1e9)), []string{"output_sequence_lengths.total", "duration_ns"}, "not stored: output_sequence_lengths.total / duration_ns, as the checker derives it"
+	})
+	p90 := numAt(d, "tpot", "percentiles", "90.0")
+	p90Key := "tpot.percentiles.90.0"
+	if p90 == nil {
+		p90, p90Key = numAt(d, "tpot", "percentiles", "90"), "tpot.percentiles.90.0"
+	}
+	pt.derived(d, name, "tps_per_user", float64(rs.TPSPerUser), orEv(pt.oslWhy), func() (*float64, []string, string) {
+		if p90 == nil || *p90 <= 0 {
+			return nil, nil, ""
+		}
+		return fp(1000 / (*p90 / 1e6)), []string{p90Key}, "not stored: 1000 / TPOT P90 (ms), as the checker derives it"
+	})
+	num("output_tokens_per_turn_total", float64(rs.OutputTokensPerTurnTotal), pt.oslWhy)
+	num("e2e_turn_time_seconds_total", float64(rs.E2ETurnTimeSecondsTotal), "")
+	tokens, secs := numAt(d, "output_tokens_per_turn_total"), numAt(d, "e2e_turn_time_seconds_total")
+	failed := numAt(d, "n_samples_failed")
+	latTotal := numAt(d, "latency", "total")
+	pt.derived(d, name, "e2e_avg_interactivity", float64(rs.E2EAvgInteractivity), orEv(pt.oslWhy), func() (*float64, []string, string) {
+		switch {
+		case tokens != nil && secs != nil && *secs > 0:
+			return fp(*tokens / *secs), []string{"output_tokens_per_turn_total", "e2e_turn_time_seconds_total"}, "not stored: output_tokens_per_turn_total / e2e_turn_time_seconds_total"
+		case tokens == nil && secs == nil && (failed == nil || *failed == 0) && oslTotal != nil && latTotal != nil && *latTotal > 0:
+			return fp(*oslTotal / (*latTotal / 1e9)), []string{"output_sequence_lengths.total", "latency.total"},
+				"not stored: output_sequence_lengths.total / latency.total, the checker's fallback when no turn failed"
+		case tokens == nil && secs == nil && failed != nil && *failed > 0:
+			return nil, nil, "not stored, and a turn failed: the checker derives none (its fallback, output tokens / latency total, holds only when no turn failed)"
+		}
+		return nil, nil, ""
+	})
+}
+
+// derived adds the row of an agentic figure: the stored value when the summary has
+// it, else the value derive computes from other published fields (a derived row),
+// else a not_published row.
+func (pt *point) derived(d jsonDoc, file, field string, rec float64, why string, derive func() (*float64, []string, string)) {
+	if field == "" {
+		return
+	}
+	r := Row{Field: field, Recomputed: fp(rec), Tolerance: Tolerance}
+	if _, ok := get(d, field); ok {
+		r.File, r.Published = file, numAt(d, field)
+	} else if v, from, note := derive(); v != nil {
+		r.File, r.Published, r.DerivedFrom, r.Note = file, v, from, note
+	} else {
+		r.Note = note
+	}
+	if why != "" && r.Published != nil {
+		r.Status, r.Note = Unchecked, why
+	}
+	if r.Published == nil && (why != "" || pt.noEvents) {
+		return
+	}
+	pt.add(r)
+}
+
+func (pt *point) islWhy() string {
+	if pt.p != nil && strings.HasPrefix(pt.p.ISLSource, "tokenizer") && pt.run.Kind == archive.KindAgentrace {
+		return ""
+	}
+	if pt.run.Kind == archive.KindAgentrace {
+		if pt.oslWhy != "" {
+			return "input tokens need the reference tokenizer (--tokenizer) and the run's dataset"
+		}
+		if pt.p != nil && pt.p.ISLSource == "server_usage" {
+			return ""
+		}
+		return "the run's dataset could not be read to count input tokens"
+	}
+	return "the reference counts input tokens from the prompts its events carry; agentrace counts them from an agentrace run's dataset only"
+}
+
+// followInputs turns a derived row that disagrees because one of its published
+// inputs disagrees into a following row, naming the input.
+func (pt *point) followInputs() {
+	failed := map[string]bool{}
+	for _, r := range pt.rows {
+		if r.Status == Disagree && len(r.DerivedFrom) == 0 {
+			failed[r.Field] = true
+		}
+	}
+	for i := range pt.rows {
+		r := &pt.rows[i]
+		if r.Status != Disagree || len(r.DerivedFrom) == 0 {
+			continue
+		}
+		var bad []string
+		for _, f := range r.DerivedFrom {
+			if failed[f] {
+				bad = append(bad, f)
+			}
+		}
+		if len(bad) > 0 {
+			r.Status = Follows
+			r.Note = "derived from " + strings.Join(r.DerivedFrom, " and ") + "; follows the disagreeing " + strings.Join(bad, ", ")
+		}
+	}
+}
+
+// accuracyEntry is one published per-dataset accuracy entry.
+type accuracyEntry struct {
+	name string
+	m    map[string]any
+}
+
+func accuracyEntries(d jsonDoc) []accuracyEntry {
+	root := any(d)
+	if sc, ok := d["accuracy_scores"]; ok {
+		root = sc
+	}
+	var out []accuracyEntry
+	switch r := root.(type) {
+	case []any:
+		for i, it := range r {
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			n, _ := m["dataset_name"].(string)
+			if n == "" {
+				n = fmt.Sprintf("#%d", i)
+			}
+			out = append(out, accuracyEntry{n, m})
+		}
+	case map[string]any, jsonDoc:
+		m, _ := asObject(r)
+		names := make([]string, 0, len(m))
+		for n := range m {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			if e, ok := m[n].(map[string]any); ok {
+				out = append(out, accuracyEntry{n, e})
+			}
+		}
+	}
+	return out
+}
+
+// entryScore reads an entry's score as the checker does: a scalar, or the score
+// metric of a mapping, or its first metric.
+func entryScore(e map[string]any) *float64 {
+	switch sc := e["score"].(type) {
+	case map[string]any:
+		if v, ok := sc["score"]; ok {
+			if f, ok := number(v); ok {
+				return &f
+			}
+			return nil
+		}
+		keys := make([]string, 0, len(sc))
+		for k := range sc {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if len(keys) > 0 {
+			if f, ok := number(sc[keys[0]]); ok {
+				return &f
+			}
+		}
+		return nil
+	default:
+		if f, ok := number(sc); ok {
+			return &f
+		}
+	}
+	return nil
+}
+
+// compareAccuracy compares accuracy/accuracy_results.json: the inline entry's
+// score and sample count re-derived; other entries (SWE-bench) listed unchecked.
+func (pt *point) compareAccuracy() {
+	name := pt.run.AccuracyName()
+	if name == "" {
+		return
+	}
+	b, err := pt.run.ReadFile(name)
+	if err != nil {
+		pt.fail("accuracy", name, err)
+		return
+	}
+	d, err := parseJSON(b)
+	if err != nil {
+		pt.fail("accuracy", name, fmt.Errorf("parse %s: %w", pt.run.FileLabel(name), err))
+		return
+	}
+	for _, e := range accuracyEntries(d) {
+		typ, _ := e.m["dataset_type"].(string)
+		inline := typ == score.PerformanceDatasetType || (typ == "" && e.name == score.PerformanceDatasetType)
+		field := "accuracy." + e.name
+		r := Row{Field: field + ".score", File: name, Published: entryScore(e.m), Tolerance: Tolerance}
+		switch {
+		case !inline && e.name == score.SWEBenchDataset:
+			r.Status, r.Note = Unchecked, "the SWE-bench harness's result: not re-derivable from the events (one input to the curve's mean of 4)"
+		case !inline:
+			r.Status, r.Note = Unchecked, "an accuracy dataset scored by its own scorer: not re-derived"
+		case pt.noEvents:
+			r.Status, r.Note = Unchecked, "the point ships no event log: nothing to re-derive it from"
+		case pt.scores == nil:
+			r.Status, r.Note = Unchecked, fmt.Sprintf("could not be re-scored: %v", pt.scoreErr)
+		default:
+			r.Recomputed = fp(pt.scores.Score)
+		}
+		pt.add(r)
+		if inline {
+			if v, ok := e.m["total_samples"]; ok {
+				f, _ := number(v)
+				r := Row{Field: field + ".total_samples", File: name, Published: &f}
+				switch {
+				case pt.noEvents:
+					r.Status, r.Note = Unchecked, "the point ships no event log"
+				case pt.scores == nil:
+					r.Status, r.Note = Unchecked, fmt.Sprintf("could not be re-scored: %v", pt.scoreErr)
+				default:
+					// The reference totals its performance phases' issued samples: every
+					// turn sent or skipped after a failure, in or out of the window.
+					r.Recomputed = fp(float64(pt.scores.Turns.Issued))
+				}
+				pt.add(r)
+			}
+		}
+	}
+}
+
+// compareScores compares a run's scores.json (the reference scorer's shape:
+// score, turns, domains; agentrace adds osl and verdict).
+func (pt *point) compareScores() {
+	if !pt.run.Has(schemas.ScoresFile) || pt.noEvents {
+		return
+	}
+	b, err := pt.run.ReadFile(schemas.ScoresFile)
+	if err != nil {
+		pt.fail("scores", schemas.ScoresFile, err)
+		return
+	}
+	d, err := parseJSON(b)
+	if err != nil {
+		pt.fail("scores", schemas.ScoresFile, fmt.Errorf("parse %s: %w", pt.run.FileLabel(schemas.ScoresFile), err))
+		return
+	}
+	s := pt.scores
+	why := ""
+	if s == nil {
+		why = fmt.Sprintf("could not be re-scored: %v", pt.scoreErr)
+	}
+	row := func(field string, tol float64, v func() float64) {
+		keys := strings.Split(field, ".")
+		pub := numAt(d, keys...)
+		if pub == nil {
+			return
+		}
+		r := Row{Field: "scores." + field, File: schemas.ScoresFile, Published: pub, Tolerance: tol}
+		if why != "" {
+			r.Status, r.Note = Unchecked, why
+		} else {
+			r.Recomputed = fp(v())
+		}
+		pt.add(r)
+	}
+	row("score", Tolerance, func() float64 { return s.Score })
+	row("turns.issued", 0, func() float64 { return float64(s.Turns.Issued) })
+	row("turns.expected", 0, func() float64 { return float64(s.Turns.Expected) })
+	row("turns.observed", 0, func() float64 { return float64(s.Turns.Observed) })
+	row("turns.missing", 0, func() float64 { return float64(s.Turns.Missing) })
+	row("turns.scored", 0, func() float64 { return float64(s.Turns.Scored) })
+	for _, dom := range []string{"coding", "workflow"} {
+		row("domains."+dom+".score", Tolerance, func() float64 {
+			if x, ok := s.Domains[dom]; ok {
+				return x.Score
+			}
+			return math.NaN()
+		})
+		row("domains."+dom+".scored", 0, func() float64 {
+			if x, ok := s.Domains[dom]; ok {
+				return float64(x.Scored)
+			}
+			return math.NaN()
+		})
+	}
+	if _, ok := get(d, "osl", "mean"); ok {
+		r := Row{Field: "scores.osl.mean", File: schemas.ScoresFile, Published: numAt(d, "osl", "mean"), Tolerance: Tolerance}
+		switch {
+		case pt.oslWhy != "":
+			r.Status, r.Note = Unchecked, pt.oslWhy
+		case s != nil && s.OSL != nil:
+			r.Recomputed = fp(s.OSL.Mean)
+		}
+		pt.add(r)
+	}
+	if v, ok := get(d, "verdict", "pass"); ok {
+		pb, _ := v.(bool)
+		r := Row{Field: "scores.verdict.pass", File: schemas.ScoresFile, PublishedText: passText(pb)}
+		switch {
+		case why != "":
+			r.Status, r.Note = Unchecked, why
+		case pt.oslWhy != "":
+			r.Status, r.Note = Unchecked, pt.oslWhy
+		default:
+			r.RecomputedText = passText(s.Verdict.Pass)
+			r.Status = textStatus(r.PublishedText, r.RecomputedText)
+		}
+		pt.add(r)
+	}
+}
+
+func passText(b bool) string {
+	if b {
+		return "pass"
+	}
+	return "fail"
+}
+
+func textStatus(a, b string) string {
+	if a == b {
+		return Agree
+	}
+	return Disagree
+}
+
+// comparePointYAML compares a point's point.yaml concurrency with its folder name
+// and its run's configuration (the region is compared per curve).
+func (pt *point) comparePointYAML() {
+	if pt.pointYAML == nil {
+		return
+	}
+	if c, ok := number(pt.pointYAML["concurrency"]); ok {
+		r := Row{Field: "point.concurrency", File: archive.PointFile, Published: fp(c)}
+		switch {
+		case pt.run.Point > 0:
+			r.Recomputed = fp(float64(pt.run.Point))
+			r.Note = "the point folder's name"
+		case pt.p.Manifest.Config.Concurrency > 0:
+			r.Recomputed = fp(float64(pt.p.Manifest.Config.Concurrency))
+			r.Note = "the run's configuration"
+		default:
+			r.Status, r.Note = Unchecked, "no other record of the concurrency"
+		}
+		pt.add(r)
+	}
+}

@@ -1,0 +1,227 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+)
+
+// Output files of an audit folder.
+const (
+	JSONFile    = "audit.json"
+	ParquetFile = "audit.parquet"
+)
+
+// Kind is the audit's output folder kind (internal/outguard).
+var Kind = outguard.Kind{Name: "audit", Folder: true}
+
+// headline are the fields the table shows for every point: the numbers a
+// submission's curve is read from (every other row is shown when it does not
+// agree, or with all).
+var headline = map[string]bool{
+	"n_samples_issued": true, "n_samples_completed": true, "n_samples_failed": true, "duration_ns": true,
+	"qps": true, "system_tps": true, "tps_per_user": true, "e2e_avg_interactivity": true,
+	"ttft.percentiles.50.0": true, "ttft.percentiles.90.0": true, "ttft.percentiles.99.0": true,
+	"tpot.percentiles.50.0": true, "tpot.percentiles.90.0": true, "tpot.percentiles.99.0": true,
+	"latency.percentiles.50.0": true, "latency.percentiles.90.0": true, "latency.percentiles.99.0": true,
+	"output_sequence_lengths.avg": true, "output_sequence_lengths_full_run.output_sequence_lengths.avg": true,
+	"accuracy.performance.score": true, "point.region": true, "curve.verdict": true, "curve.regions": true,
+}
+
+// PrintTable prints the audit: the headline fields of every point and every row
+// that does not agree (all rows when all is set), then a count by status and the
+// fields that disagree.
+func PrintTable(w io.Writer, res *Result, all bool) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "CURVE\tC\tFIELD\tPUBLISHED\tRE-DERIVED\tDIFF\tSTATUS\tNOTE")
+	last := ""
+	for _, r := range res.Rows {
+		if !all && !headline[r.Field] && !r.Failed() && r.Status != Follows {
+			continue
+		}
+		run := r.Curve
+		if run == "" {
+			run = r.Source
+		}
+		if id := r.Curve + "\x00" + r.Run; id != last && r.Run != "" && last != "" {
+			fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
+		}
+		last = r.Curve + "\x00" + r.Run
+		c := ""
+		if r.Concurrency > 0 {
+			c = fmt.Sprint(r.Concurrency)
+		}
+		note := r.Note
+		if len(note) > 110 {
+			note = note[:107] + "..."
+		}
+		status := r.Status
+		if r.Failed() {
+			status = strings.ToUpper(status)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", run, c, r.Field, fmtVal(r.Published, r.PublishedText),
+			fmtVal(r.Recomputed, r.RecomputedText), r.diffText(), status, note)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	n := res.Counts()
+	fmt.Fprintf(w, "\n%d points in %d curves, %d fields: %d agree, %d disagree, %d follow a disagreeing input, %d unchecked, %d not published, %d errors\n",
+		res.Points, res.Curves, len(res.Rows), n[Agree], n[Disagree], n[Follows], n[Unchecked], n[NotPublished], n[Error])
+	if !all {
+		// What could not be checked, by reason.
+		type reason struct {
+			n      int
+			fields map[string]bool
+		}
+		why := map[string]*reason{}
+		var order []string
+		for _, r := range res.Rows {
+			if r.Status != Unchecked {
+				continue
+			}
+			x := why[r.Note]
+			if x == nil {
+				x = &reason{fields: map[string]bool{}}
+				why[r.Note] = x
+				order = append(order, r.Note)
+			}
+			x.n++
+			f := r.Field
+			if i := strings.IndexByte(f, '.'); i > 0 && !strings.HasPrefix(f, "accuracy.") && !strings.HasPrefix(f, "sweep_summary.") {
+				f = f[:i]
+			}
+			x.fields[f] = true
+		}
+		if len(order) > 0 {
+			fmt.Fprintln(w, "\nunchecked (published, not re-derivable here):")
+		}
+		for _, k := range order {
+			var fs []string
+			for f := range why[k].fields {
+				fs = append(fs, f)
+			}
+			sort.Strings(fs)
+			fmt.Fprintf(w, "  %d fields (%s): %s\n", why[k].n, strings.Join(fs, ", "), k)
+		}
+	}
+	if bad := res.Failed(); len(bad) > 0 {
+		fmt.Fprintln(w, "AUDIT FAILED: published numbers that the events do not give:")
+		for _, r := range bad {
+			where := r.Run
+			if where == "" {
+				where = r.Curve
+			}
+			if where == "" {
+				where = r.Source
+			}
+			fmt.Fprintf(w, "  %s: %s (%s) published %s, re-derived %s%s\n", where, r.Field, orDash(r.File),
+				fmtVal(r.Published, r.PublishedText), fmtVal(r.Recomputed, r.RecomputedText), noteSuffix(r.Note))
+		}
+	} else {
+		fmt.Fprintln(w, "audit passed: every published number that could be re-derived agrees within the rules' 1%")
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func noteSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+// document is audit.json.
+type document struct {
+	Tool          string         `json:"tool"`
+	ToolVersion   string         `json:"tool_version"`
+	Inputs        []string       `json:"inputs"`
+	Tolerance     float64        `json:"tolerance"`
+	Points        int            `json:"points"`
+	Curves        int            `json:"curves"`
+	Counts        map[string]int `json:"counts"`
+	Passed        bool           `json:"passed"`
+	Disagreements []Row          `json:"disagreements"`
+	Rows          []Row          `json:"rows"`
+}
+
+// CheckOut checks that out may be written (before the audit runs): it is not, does
+// not contain and does not sit inside an input, and holds no earlier output but
+// an audit (replaced with overwrite).
+func CheckOut(out string, overwrite bool, inputs ...string) error {
+	if err := outguard.Check(out, Kind, overwrite, inputs...); err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	return nil
+}
+
+// Document is audit.json's content.
+func Document(inputs []string, res *Result) any {
+	bad := res.Failed()
+	if bad == nil {
+		bad = []Row{}
+	}
+	rows := res.Rows
+	if rows == nil {
+		rows = []Row{}
+	}
+	return document{Tool: "agentrace audit", ToolVersion: schemas.ToolVersion, Inputs: inputs, Tolerance: Tolerance,
+		Points: res.Points, Curves: res.Curves, Counts: res.Counts(), Passed: len(bad) == 0, Disagreements: bad, Rows: rows}
+}
+
+// Write writes the audit folder out: audit.json (the inputs, the counts, the
+// failing rows and every row) and audit.parquet (every row), built beside and
+// renamed into place. It refuses an output that is, contains or sits inside an
+// input, and replaces only an earlier audit with overwrite.
+func Write(out string, overwrite bool, inputs []string, res *Result) error {
+	if err := CheckOut(out, overwrite, inputs...); err != nil {
+		return err
+	}
+	doc := Document(inputs, res)
+	rows := doc.(document).Rows
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("audit: encode %s: %w", JSONFile, err)
+	}
+	return atomicfile.Dir(out, true, func(tmp string) error {
+		if err := outguard.MarkDir(tmp, Kind); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(tmp, JSONFile), append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+		f, err := os.Create(filepath.Join(tmp, ParquetFile))
+		if err != nil {
+			return err
+		}
+		pw := parquet.NewGenericWriter[Row](f, parquet.Compression(&zstd.Codec{}),
+			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), outguard.ParquetMetadata(outguard.Kind{Name: "audit"}))
+		if _, err := pw.Write(rows); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", ParquetFile, err)
+		}
+		if err := pw.Close(); err != nil {
+			f.Close()
+			return fmt.Errorf("write %s: %w", ParquetFile, err)
+		}
+		return f.Close()
+	})
+}
