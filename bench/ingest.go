@@ -36,11 +36,9 @@ func benchIngest(env Env) (Row, error) {
 	if err != nil {
 		return row, err
 	}
-	bin := filepath.Join(env.Work, "agentrace")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/agentrace")
-	build.Dir = env.Root
-	if out, err := build.CombinedOutput(); err != nil {
-		return row, fmt.Errorf("build agentrace: %v\n%s", err, out)
+	bin, err := buildBinary(env)
+	if err != nil {
+		return row, err
 	}
 	var best, duck time.Duration
 	var rss int64
@@ -85,6 +83,20 @@ func benchIngest(env Env) (Row, error) {
 	row.Ratio = fmt.Sprintf("%.2fx", ratio)
 	row.Met = ratio >= 1 && rssX < 3
 	return row, nil
+}
+
+// buildBinary builds agentrace into the work folder (once) and returns its path.
+func buildBinary(env Env) (string, error) {
+	bin := filepath.Join(env.Work, "agentrace")
+	if _, err := os.Stat(bin); err == nil {
+		return bin, nil
+	}
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentrace")
+	build.Dir = env.Root
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("build agentrace: %v\n%s", err, out)
+	}
+	return bin, nil
 }
 
 // tileSample writes the flat sample n times to out, each tile's conversation ids

@@ -39,6 +39,7 @@ type Row struct {
 func rows() []func(Env) (Row, error) {
 	return []func(Env) (Row, error){
 		benchIngest,
+		benchISL,
 		benchDiff,
 		benchBody,
 		benchReplay,
@@ -121,6 +122,7 @@ func run() int {
 // stating its own.
 var rowGoals = []string{
 	"ingest time <= DuckDB's (>= 1.0x)",
+	">= 10x the naive count; x30 file < 10 s",
 	"< 2x the time of reading both",
 	"throughput reported next to copy",
 	"turns/s and tokens/s >= 0.8x a minimal Go client",
@@ -153,7 +155,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "diff", "body", "replay", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree"}
+var rowNames = []string{"ingest", "isl", "diff", "body", "replay", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {

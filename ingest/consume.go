@@ -312,7 +312,7 @@ func (in *ingester) buildJob(j *convJob) convResult {
 	}
 	b := buildConversation(id, j.index, j.path, j.rows)
 	b.conv.Metadata = j.metadata
-	if in.opts.ISL != nil {
+	if in.opts.islCounter != nil {
 		if err := in.countISL(&b); err != nil {
 			res.err = fmt.Errorf("ingest: count ISL of conversation %q: %w", id, err)
 			return res
@@ -354,28 +354,26 @@ func (in *ingester) writeLoop() error {
 	return err
 }
 
-// countISL fills Turn.ISL from the salted (repeat 1) messages and the tools.
+// countISL fills Turn.ISL from the salted (repeat 1) messages and the tools,
+// with one counter for the whole conversation.
 func (in *ingester) countISL(b *built) error {
 	c := &b.conv
-	var msgs []byte
+	count := in.opts.islCounter()
+	msgs := make([][]byte, 0, len(b.msgs)+1)
+	if c.HasSystem {
+		msgs = append(msgs, datasets.AppendSystemMessage(nil, c.SystemEscaped, datasets.RepeatSalt(1), datasets.SaltHex(c.ConversationID)))
+	}
+	sys := len(msgs)
+	var tools []byte
 	for k := range b.turns {
 		t := &b.turns[k]
-		msgs = append(msgs[:0], '[')
-		if c.HasSystem {
-			msgs = datasets.AppendSystemMessage(msgs, c.SystemEscaped, datasets.RepeatSalt(1), datasets.SaltHex(c.ConversationID))
+		for i := int32(len(msgs) - sys); i < t.MsgEnd; i++ {
+			msgs = append(msgs, b.msgs[i].Wire)
 		}
-		for i := int32(0); i < t.MsgEnd; i++ {
-			if len(msgs) > 1 {
-				msgs = append(msgs, ',')
-			}
-			msgs = append(msgs, b.msgs[i].Wire...)
-		}
-		msgs = append(msgs, ']')
-		var tools []byte
-		if t.Tools != "" {
+		if t.Tools != string(tools) {
 			tools = []byte(t.Tools)
 		}
-		n, err := in.opts.ISL(msgs, tools)
+		n, err := count(msgs[:sys+int(t.MsgEnd)], tools)
 		if err != nil {
 			return fmt.Errorf("turn %d: %w", t.Turn, err)
 		}

@@ -89,13 +89,27 @@ type Options struct {
 	Tokenizer  string
 	ISLProfile string
 	// ISL, when set, counts ISL instead of Tokenizer (tests); ISLName names it in
-	// the manifest.
+	// the manifest. It is called with each client turn's messages as one JSON
+	// array.
 	ISL     func(messages, tools []byte) (int, error)
 	ISLName string
+	// NaiveISL counts each turn with Tokenizer the way the rules state it (a full
+	// render and encode of the turn's messages, tokens.CountISL) instead of
+	// incrementally (tokens.ISLCounter, which gives the same counts); for
+	// measuring the difference.
+	NaiveISL bool
 	// Progress, when not nil, receives progress lines; ProgressTTY redraws one line.
 	Progress    io.Writer
 	ProgressTTY bool
+
+	// islCounter makes the ISL counter of one conversation (nil: no ISL).
+	islCounter func() islFunc
 }
+
+// islFunc counts the ISL of one client turn of a conversation, given its
+// messages (the wire form, the salted system message first) and its tools;
+// successive calls are the conversation's turns in order.
+type islFunc func(messages [][]byte, tools []byte) (int, error)
 
 // Files ingests files into the dataset directory out with the default options
 // (format detected per file). It is the shortcut other packages' tests use to turn
@@ -148,8 +162,28 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 			return m, fmt.Errorf("ingest: %w", err)
 		}
 		kwargs := p.ChatTemplateKwargs
-		opts.ISL = func(msgs, tools []byte) (int, error) { return tok.CountISL(msgs, tools, kwargs) }
+		if opts.NaiveISL {
+			opts.ISL = func(msgs, tools []byte) (int, error) { return tok.CountISL(msgs, tools, kwargs) }
+		} else {
+			opts.islCounter = func() islFunc { return tok.NewISLCounter(kwargs).Count }
+		}
 		opts.ISLName = tok.Name()
+	}
+	if opts.ISL != nil {
+		count := opts.ISL
+		opts.islCounter = func() islFunc {
+			var joined []byte
+			return func(msgs [][]byte, tools []byte) (int, error) {
+				joined = append(joined[:0], '[')
+				for i, m := range msgs {
+					if i > 0 {
+						joined = append(joined, ',')
+					}
+					joined = append(joined, m...)
+				}
+				return count(append(joined, ']'), tools)
+			}
+		}
 	}
 	// The output is checked before anything is read: it may not be, contain or
 	// sit inside an input, and an existing one is replaced only when it is a

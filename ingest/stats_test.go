@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
 )
@@ -164,4 +165,57 @@ func TestISLTokenizer(t *testing.T) {
 			t.Errorf("%s turn %d: ISL %v, want %d", tr.ConversationID, tr.Turn, tr.ISL, want)
 		}
 	}
+}
+
+// TestISLIncremental: ingest's incremental ISL (one tokens.ISLCounter per
+// conversation) gives exactly the counts of the naive way (CountISL of each
+// turn's whole history, Options.NaiveISL) on every client turn of the shared
+// sample (flat and snapshot) and of synthetic traces of both domains.
+func TestISLIncremental(t *testing.T) {
+	dir := testenv.Tokenizer(t)
+	synthetic := filepath.Join(t.TempDir(), "synth.jsonl")
+	if _, err := synth.WriteFile(context.Background(), synthetic, synth.Options{CodingScale: 0.01, WorkflowScale: 0.02, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	inputs := map[string]func(testing.TB) string{
+		"synthetic": func(testing.TB) string { return synthetic },
+		"sample":    testenv.SampleFlat,
+		"snapshot":  testenv.SampleSnapshot,
+	}
+	for name, path := range inputs {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			input := path(t)
+			isl := map[bool][]*int32{}
+			for _, naive := range []bool{false, true} {
+				out := filepath.Join(t.TempDir(), "ds")
+				if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{input}, Tokenizer: dir, NaiveISL: naive}); err != nil {
+					t.Fatal(err)
+				}
+				d, err := datasets.Open(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range d.Turns {
+					isl[naive] = append(isl[naive], d.Turns[i].ISL)
+				}
+			}
+			if len(isl[true]) != len(isl[false]) || len(isl[true]) == 0 {
+				t.Fatalf("%d turns incremental, %d naive", len(isl[false]), len(isl[true]))
+			}
+			for i := range isl[true] {
+				if isl[true][i] == nil || isl[false][i] == nil || *isl[true][i] != *isl[false][i] {
+					t.Errorf("turn %d: incremental ISL %v, naive %v", i, islValue(isl[false][i]), islValue(isl[true][i]))
+				}
+			}
+			t.Logf("%s: %d client turns, ISL equal", name, len(isl[true]))
+		})
+	}
+}
+
+func islValue(p *int32) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

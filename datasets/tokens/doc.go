@@ -10,7 +10,10 @@
 // regexp lacks; a backtracking regexp for any other pattern), then BPE with a
 // cache of pre-token words. Render applies the chat template with the semantics of
 // transformers.apply_chat_template, and CountISL, CountOSL and CountTPOTSuffix
-// count as the rules' "Token counting" section says.
+// count as the rules' "Token counting" section says. ISLCounter gives CountISL's
+// counts for a conversation's turns one after the other without re-tokenizing the
+// history each time (a cache of the pieces between added tokens, and for the
+// Qwen3 template a Go build of the rendered text; see isl.go and qwen3.go).
 //
 // A Tokenizer is safe for concurrent use.
 package tokens

@@ -5,45 +5,72 @@ import (
 	"testing"
 )
 
-// BenchmarkCountISL counts the ISL of every client turn of the sample (each
-// conversation's messages up to a user or tool message, with its tools and
-// preserve_thinking), which is what ingest --tokenizer does.
-func BenchmarkCountISL(b *testing.B) {
-	tok := loadQwen3(b)
-	type turn struct{ msgs, tools []byte }
-	var turns []turn
-	seen := map[string]bool{}
-	for _, c := range sampleConversations(b) {
-		var msgs []json.RawMessage
-		if err := json.Unmarshal(c.Messages, &msgs); err != nil {
+// islBenchTurns returns the sample's conversations as message fragments and
+// tools, with the message count of each client turn.
+func islBenchTurns(b *testing.B) (convs []islConv, ends [][]int, turns int) {
+	for i, c := range sampleConversations(b) {
+		var frags []json.RawMessage
+		if err := json.Unmarshal(c.Messages, &frags); err != nil {
 			b.Fatal(err)
 		}
-		for k := 1; k <= len(msgs); k++ {
-			var m struct{ Role string }
-			if err := json.Unmarshal(msgs[k-1], &m); err != nil {
-				b.Fatal(err)
-			}
-			if m.Role != "user" && m.Role != "tool" {
-				continue
-			}
-			data, _ := json.Marshal(msgs[:k])
-			if !seen[string(data)] {
-				seen[string(data)] = true
-				turns = append(turns, turn{data, c.Tools})
-			}
-		}
+		e := clientTurnEnds(b, frags)
+		convs = append(convs, islConv{name: string(rune('a' + i)), frags: frags, tools: c.Tools})
+		ends = append(ends, e)
+		turns += len(e)
 	}
+	return convs, ends, turns
+}
+
+// BenchmarkCountISL counts the ISL of every client turn of the sample (each
+// conversation's messages up to a user or tool message, with its tools and
+// preserve_thinking) the naive way: a full render and encode per turn.
+func BenchmarkCountISL(b *testing.B) {
+	tok := loadQwen3(b)
+	convs, ends, turns := islBenchTurns(b)
 	kw := map[string]any{"preserve_thinking": true}
 	for b.Loop() {
 		n := 0
-		for _, t := range turns {
-			c, err := tok.CountISL(t.msgs, t.tools, kw)
-			if err != nil {
-				b.Fatal(err)
+		for i, c := range convs {
+			frags := make([][]byte, len(c.frags))
+			for j, f := range c.frags {
+				frags[j] = f
 			}
-			n += c
+			for _, k := range ends[i] {
+				v, err := tok.CountISL(joinMessages(frags[:k]), c.tools, kw)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += v
+			}
 		}
 		b.ReportMetric(float64(n), "tokens/op")
 	}
-	b.ReportMetric(float64(len(turns)), "turns")
+	b.ReportMetric(float64(turns), "turns")
+}
+
+// BenchmarkISLCounter counts the same turns with one ISLCounter per
+// conversation, as ingest does.
+func BenchmarkISLCounter(b *testing.B) {
+	tok := loadQwen3(b)
+	convs, ends, turns := islBenchTurns(b)
+	kw := map[string]any{"preserve_thinking": true}
+	for b.Loop() {
+		n := 0
+		for i, c := range convs {
+			frags := make([][]byte, len(c.frags))
+			for j, f := range c.frags {
+				frags[j] = f
+			}
+			ctr := tok.NewISLCounter(kw)
+			for _, k := range ends[i] {
+				v, err := ctr.Count(frags[:k], c.tools)
+				if err != nil {
+					b.Fatal(err)
+				}
+				n += v
+			}
+		}
+		b.ReportMetric(float64(n), "tokens/op")
+	}
+	b.ReportMetric(float64(turns), "turns")
 }

@@ -29,14 +29,24 @@ import (
 type chatTemplate struct {
 	tmpl     *jinja.Template
 	specials map[string]string
+	// tojson prints one value as the template's tojson filter does (ISLCounter's
+	// native rendering of known templates).
+	tojson *jinja.Template
+	// qwen3 is set when the template is exactly the Qwen3 one (isQwen3Template).
+	qwen3 bool
 }
 
 func newChatTemplate(src string, c *config) (*chatTemplate, error) {
-	tmpl, err := jinja.Compile(jinjaSource(src))
+	norm := jinjaSource(src)
+	tmpl, err := jinja.Compile(norm)
 	if err != nil {
 		return nil, err
 	}
-	ct := &chatTemplate{tmpl: tmpl, specials: map[string]string{}}
+	tojson, err := jinja.Compile("{{ v | tojson }}")
+	if err != nil {
+		return nil, err
+	}
+	ct := &chatTemplate{tmpl: tmpl, specials: map[string]string{}, tojson: tojson, qwen3: isQwen3Template(norm)}
 	for _, k := range specialTokenKeys {
 		if v, ok := c.specialToken(k); ok {
 			ct.specials[k] = v

@@ -164,12 +164,28 @@ type addedToken struct {
 type addedSet struct {
 	byFirst [256][]addedToken // by first byte, longest first
 	any     bool
+	// first is the first byte of every token when they all share one (then the
+	// scan jumps between its occurrences); firstMany is set when they do not.
+	first     byte
+	firstMany bool
+	// maxLen is the longest token's length; context is set when a token looks
+	// beyond its own bytes (lstrip, rstrip, single_word).
+	maxLen  int
+	context bool
 }
 
 func (a *addedSet) add(tok addedToken) {
 	if tok.content == "" {
 		return
 	}
+	if a.any && tok.content[0] != a.first {
+		a.firstMany = true
+	}
+	if !a.any {
+		a.first = tok.content[0]
+	}
+	a.maxLen = max(a.maxLen, len(tok.content))
+	a.context = a.context || tok.lstrip || tok.rstrip || tok.singleWord
 	l := a.byFirst[tok.content[0]]
 	i := 0
 	for i < len(l) && len(l[i].content) >= len(tok.content) {
@@ -187,13 +203,29 @@ func (a *addedSet) split(dst []int, s string, part func([]int, string) []int) []
 	if !a.any {
 		return part(dst, s)
 	}
+	last := a.walk(s, func(between string, tok *addedToken, _ int) {
+		dst = part(dst, between)
+		dst = append(dst, tok.id)
+	})
+	return part(dst, s[last:])
+}
+
+// walk calls found for each token of s, with the text between it and the
+// previous one (lstrip and rstrip applied) and where the token ends, and returns
+// where the text after the last token starts.
+func (a *addedSet) walk(s string, found func(between string, tok *addedToken, end int)) int {
 	last := 0 // end of the previous token
 	for i := 0; i < len(s); i++ {
-		cands := a.byFirst[s[i]]
-		if len(cands) == 0 {
-			continue
+		if !a.firstMany {
+			j := strings.IndexByte(s[i:], a.first)
+			if j < 0 {
+				break
+			}
+			i += j
 		}
-		for _, tok := range cands {
+		cands := a.byFirst[s[i]]
+		for k := range cands {
+			tok := &cands[k]
 			if !strings.HasPrefix(s[i:], tok.content) {
 				continue
 			}
@@ -207,14 +239,13 @@ func (a *addedSet) split(dst []int, s string, part func([]int, string) []int) []
 			if tok.rstrip {
 				end = len(s) - len(strings.TrimLeftFunc(s[end:], isSpaceRune))
 			}
-			dst = part(dst, s[last:start])
-			dst = append(dst, tok.id)
+			found(s[last:start], tok, end)
 			last = end
 			i = end - 1
 			break
 		}
 	}
-	return part(dst, s[last:])
+	return last
 }
 
 func isSpaceRune(r rune) bool { return isWhiteSpace(r) }

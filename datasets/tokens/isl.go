@@ -1,0 +1,193 @@
+package tokens
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+	"unsafe"
+)
+
+// ISLCounter counts the ISL of the client turns of one conversation, one after
+// the other, without re-tokenizing the history each time. Count gives exactly
+// what CountISL gives for the same messages; it is faster in two ways:
+//
+//   - Segment cache. Encode splits a text at the added tokens (<|im_start|>,
+//     <tool_call>, ...) and encodes each piece between them on its own, so a
+//     text's count is the number of its added tokens plus the counts of its
+//     pieces. The counter remembers each piece's count by its content; the
+//     history's pieces recur turn after turn and are encoded once.
+//   - Incremental rendering. For a chat template agentrace knows (the Qwen3
+//     template, recognized by its exact source), the rendered text is built in
+//     Go from the messages, each parsed once, instead of running the template
+//     engine over the whole history for every turn. The build follows the
+//     template statement by statement (see qwen3.go); tool-call arguments and
+//     tools still go through the template engine's tojson. A message the
+//     native build does not cover (content that is not text, unusual tool
+//     calls, the render's placeholder characters) makes that turn use the
+//     template engine, so the count never depends on which way was taken.
+//
+// A counter holds the pieces of one conversation (about its size); make one per
+// conversation. It is not safe for concurrent use; the Tokenizer is.
+type ISLCounter struct {
+	t      *Tokenizer
+	kwargs map[string]any
+
+	segs     map[string]int32
+	segBytes int
+
+	// The messages of the last turn, parsed (native rendering only).
+	src    [][]byte
+	parsed []*qwenMessage
+	tools  toolsCache
+	bufs   [2][]byte // the native text, alternately (countText keeps the last)
+	turn   int
+	joined []byte
+	// The previous text and its added tokens (countText).
+	prev  string
+	marks []mark
+
+	native, engine int // turns counted each way
+}
+
+// maxSegBytes bounds the text the segment cache keeps; past it the cache starts
+// over.
+const maxSegBytes = 256 << 20
+
+// NewISLCounter returns a counter for one conversation's client turns, rendered
+// with the chat_template_kwargs in kwargs (as CountISL's).
+func (t *Tokenizer) NewISLCounter(kwargs map[string]any) *ISLCounter {
+	return &ISLCounter{t: t, kwargs: kwargs, segs: map[string]int32{}}
+}
+
+// Count returns the ISL of a client turn whose messages are the JSON objects in
+// messages (the wire form: the salted system message first, then the history up
+// to and including the turn's own message) and whose tools are toolsJSON (a JSON
+// array, or empty): CountISL of the array of those messages. Passing the same
+// byte slices again for the messages already seen (as ingest does, turn after
+// turn) lets the counter skip parsing them.
+func (c *ISLCounter) Count(messages [][]byte, toolsJSON []byte) (int, error) {
+	if c.t.template != nil && c.t.template.qwen3 && c.t.chunk == nil {
+		if text, ok := c.renderQwen3(messages, toolsJSON); ok {
+			c.native++
+			return c.countText(text), nil
+		}
+	}
+	c.engine++
+	c.joined = append(c.joined[:0], '[')
+	for i, m := range messages {
+		if i > 0 {
+			c.joined = append(c.joined, ',')
+		}
+		c.joined = append(c.joined, m...)
+	}
+	c.joined = append(c.joined, ']')
+	text, err := c.t.Render(NormalizeToolCallArguments(c.joined), toolsJSON, true, c.kwargs)
+	if err != nil {
+		return 0, err
+	}
+	return c.countText(text), nil
+}
+
+// Ways returns how many turns were rendered natively (a known template) and
+// how many with the template engine.
+func (c *ISLCounter) Ways() (native, engine int) { return c.native, c.engine }
+
+// countText is len(t.Encode(s, false)), with the pieces between added tokens
+// counted through the cache. Where the added tokens depend on nothing but their
+// own bytes (no lstrip, rstrip or single_word, no chunking: Qwen's), the part of
+// s it shares with the previous text is not walked again: Encode's scan for
+// added tokens goes left to right and decides at each place from the next
+// maxLen bytes, so every token that starts at least maxLen bytes before the end
+// of the shared prefix is found in s as it was in the previous text, with the
+// same count up to it. s must not change afterwards (it is kept for the next
+// call).
+func (c *ISLCounter) countText(s string) int {
+	a := &c.t.rawAdded
+	if c.t.chunk != nil {
+		n := 0
+		c.t.chunk(s, func(part string) { n += c.countRaw(part) })
+		return n
+	}
+	if !a.any {
+		return c.segment(s)
+	}
+	if a.context {
+		return c.countRaw(s)
+	}
+	shared := commonPrefix(c.prev, s)
+	// The last mark whose token was decided within the shared prefix.
+	j := sort.Search(len(c.marks), func(i int) bool { return c.marks[i].start+a.maxLen > shared }) - 1
+	n, from := 0, 0
+	if j >= 0 {
+		n, from = c.marks[j].count, c.marks[j].end
+	}
+	c.marks = c.marks[:j+1]
+	pos := from // end of the previous token
+	last := a.walk(s[from:], func(between string, tok *addedToken, end int) {
+		n += c.segment(between) + 1
+		start := pos + len(between)
+		pos = from + end
+		c.marks = append(c.marks, mark{start: start, end: pos, count: n})
+	})
+	c.prev = s
+	return n + c.segment(s[from+last:])
+}
+
+// mark is an added token found in the previous text: where it starts and ends,
+// and the count of the text up to its end.
+type mark struct{ start, end, count int }
+
+// commonPrefix returns the length of the longest common prefix of a and b.
+func commonPrefix(a, b string) int {
+	n := min(len(a), len(b))
+	i := 0
+	const block = 512
+	for i+block <= n && a[i:i+block] == b[i:i+block] {
+		i += block
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+func (c *ISLCounter) countRaw(s string) int {
+	if !c.t.rawAdded.any {
+		return c.segment(s)
+	}
+	n := 0
+	last := c.t.rawAdded.walk(s, func(between string, _ *addedToken, _ int) {
+		n += c.segment(between) + 1
+	})
+	return n + c.segment(s[last:])
+}
+
+// segment is len(t.encodeRawPart(nil, s)), cached by content.
+func (c *ISLCounter) segment(s string) int {
+	if s == "" {
+		return 0
+	}
+	if n, ok := c.segs[s]; ok {
+		return int(n)
+	}
+	n := len(c.t.encodeRawPart(nil, s))
+	if c.segBytes+len(s) > maxSegBytes {
+		clear(c.segs)
+		c.segBytes = 0
+	}
+	c.segs[strings.Clone(s)] = int32(n)
+	c.segBytes += len(s)
+	return n
+}
+
+// sameBytes reports whether a and b hold the same bytes, at once when they are
+// the same slice.
+func sameBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	if len(a) == 0 || unsafe.SliceData(a) == unsafe.SliceData(b) {
+		return true
+	}
+	return bytes.Equal(a, b)
+}

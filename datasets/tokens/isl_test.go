@@ -1,0 +1,264 @@
+package tokens
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// islKwargs are the chat_template_kwargs the equivalence tests render with: none,
+// the default ISL profile's, and the thinking switches.
+var islKwargs = []map[string]any{
+	nil,
+	{"preserve_thinking": true},
+	{"enable_thinking": false},
+	{"enable_thinking": json.RawMessage("false"), "preserve_thinking": json.RawMessage("true")},
+	{"enable_thinking": true},
+	{"enable_thinking": "false"}, // a string is not `false`
+}
+
+// clientTurnEnds returns k for each prefix messages[:k] that ends with a user or
+// tool message (a client turn).
+func clientTurnEnds(t testing.TB, frags []json.RawMessage) []int {
+	var ends []int
+	for k, f := range frags {
+		var m struct{ Role any }
+		if err := json.Unmarshal(f, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m.Role == "user" || m.Role == "tool" {
+			ends = append(ends, k+1)
+		}
+	}
+	return ends
+}
+
+func joinMessages(frags [][]byte) []byte {
+	return append(append([]byte{'['}, bytes.Join(frags, []byte{','})...), ']')
+}
+
+// checkCounter counts every client turn of a conversation with one ISLCounter and
+// with CountISL, and requires equal counts; where the counter renders natively it
+// also requires its text to equal Render's. It returns the turns counted
+// natively and with the engine.
+func checkCounter(t *testing.T, tok *Tokenizer, name string, frags []json.RawMessage, tools []byte, kw map[string]any, ends []int) (native, engine int) {
+	t.Helper()
+	c := tok.NewISLCounter(kw)
+	textCheck := tok.NewISLCounter(kw)
+	all := make([][]byte, len(frags))
+	for i, f := range frags {
+		all[i] = f
+	}
+	for _, k := range ends {
+		msgs := all[:k]
+		want, werr := tok.CountISL(joinMessages(msgs), tools, kw)
+		got, gerr := c.Count(msgs, tools)
+		if (werr != nil) != (gerr != nil) || got != want {
+			t.Errorf("%s, %d messages, kwargs %v: counter %d (%v), CountISL %d (%v)", name, k, kw, got, gerr, want, werr)
+			continue
+		}
+		if text, ok := textCheck.renderQwen3(msgs, tools); ok {
+			ref, err := tok.Render(NormalizeToolCallArguments(joinMessages(msgs)), tools, true, kw)
+			if err != nil || text != ref {
+				at := diffAt(text, ref)
+				t.Errorf("%s, %d messages, kwargs %v: native text differs from Render at byte %d (%v):\n  native: %q\n  render: %q", name, k, kw, at, err, around(text, at), around(ref, at))
+			}
+		}
+	}
+	return c.Ways()
+}
+
+// TestISLCounterSample is the acceptance check of incremental ISL on the
+// shared sample: every client turn of every conversation, under each set of
+// kwargs, counted by ISLCounter (one counter per conversation, as ingest does)
+// equals CountISL (a full render and encode per turn); the Qwen3 template is
+// rendered natively for every turn, with text equal to Render's.
+func TestISLCounterSample(t *testing.T) {
+	tok := loadQwen3(t)
+	if !tok.template.qwen3 {
+		t.Fatal("the Qwen3 tokenizer's template is not recognized as the Qwen3 template")
+	}
+	convs := sampleConversations(t)
+	turns, native, engine := 0, 0, 0
+	for i, conv := range convs {
+		var frags []json.RawMessage
+		if err := json.Unmarshal(conv.Messages, &frags); err != nil {
+			t.Fatal(err)
+		}
+		ends := clientTurnEnds(t, frags)
+		kw := islKwargs[i%len(islKwargs)]
+		n, e := checkCounter(t, tok, fmt.Sprintf("sample conversation %d", i), frags, conv.Tools, kw, ends)
+		turns += len(ends)
+		native += n
+		engine += e
+	}
+	if turns < 1000 || native != turns {
+		t.Errorf("%d turns: %d rendered natively, %d with the engine; want all natively", turns, native, engine)
+	}
+	t.Logf("%d conversations, %d client turns: counts equal to CountISL", len(convs), turns)
+}
+
+// islEdgeConversations builds conversations around the Unicode edge cases: each
+// case as a system prompt, user content, reasoning, assistant content, tool
+// output, tool-call name and argument, in every structure the template
+// distinguishes (system or not, tools or not, several user queries, parallel
+// tool results, a user message that wraps a tool response, reasoning inside the
+// content, arguments as objects with numbers Python prints differently).
+func islEdgeConversations() []islConv {
+	cases := edgeCases()
+	var out []islConv
+	tools := `[{"type":"function","function":{"name":"bash","description":"run \u2028 a command","parameters":{"type":"object","properties":{"cmd":{"type":"string"},"n":{"type":"number","default":1.0}}}}}]`
+	for i, s := range cases {
+		js, _ := json.Marshal(s)
+		str := string(js)
+		body := str[1 : len(str)-1] // the escaped text, to splice into other strings
+		arg, _ := json.Marshal(map[string]any{"cmd": s})
+		argStr, _ := json.Marshal(string(arg))
+		msgs := []string{
+			`{"role":"system","content":` + str + `}`,
+			`{"role":"user","content":` + str + `}`,
+			`{"role":"assistant","content":` + str + `,"reasoning_content":` + str + `,"tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":` + string(argStr) + `}}]}`,
+			`{"role":"tool","content":` + str + `,"tool_call_id":"c1"}`,
+			`{"role":"tool","content":"second result","tool_call_id":"c2"}`,
+			`{"role":"assistant","content":"<think>\n` + body + `\n</think>\n\nanswer ` + body + `"}`,
+			`{"role":"user","content":"<tool_response>` + body + `</tool_response>"}`,
+			`{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":` + str + `,"arguments":{"x":1.0,"y":1e16,"z":12345678901234567890123,"w":[0.1,2.5e-7],"s":` + str + `}}},{"function":{"name":"b","arguments":"not json {"}}]}`,
+			`{"role":"tool","content":null}`,
+			`{"role":"user","content":"next question ` + body + `"}`,
+			`{"role":"assistant","reasoning_content":null,"content":"plain"}`,
+			`{"role":"user"}`,
+		}
+		if i%3 == 1 {
+			msgs = msgs[1:] // no system prompt
+		}
+		c := islConv{name: fmt.Sprintf("edge case %d %q", i, s)}
+		for _, m := range msgs {
+			c.frags = append(c.frags, json.RawMessage(m))
+		}
+		if i%2 == 0 {
+			c.tools = []byte(tools)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+type islConv struct {
+	name  string
+	frags []json.RawMessage
+	tools []byte
+}
+
+// TestISLCounterEdgeCases: counts equal to CountISL (and native text equal to
+// Render's) on conversations made of the Unicode and BPE edge cases.
+func TestISLCounterEdgeCases(t *testing.T) {
+	tok := loadQwen3(t)
+	native, engine := 0, 0
+	for i, c := range islEdgeConversations() {
+		for _, k := range clientTurnEnds(t, c.frags) {
+			// Each prefix on its own too: a counter that has seen nothing before.
+			n, e := checkCounter(t, tok, c.name, c.frags[:k], c.tools, islKwargs[(i+k)%len(islKwargs)], []int{k})
+			native, engine = native+n, engine+e
+		}
+		n, e := checkCounter(t, tok, c.name, c.frags, c.tools, islKwargs[i%len(islKwargs)], clientTurnEnds(t, c.frags))
+		native, engine = native+n, engine+e
+	}
+	if native == 0 {
+		t.Error("no turn was rendered natively")
+	}
+	t.Logf("%d turns rendered natively, %d with the engine (placeholder characters, ...)", native, engine)
+}
+
+// TestISLCounterFallback: messages the native build does not cover are counted
+// through the template engine, with the same result as CountISL, errors
+// included.
+func TestISLCounterFallback(t *testing.T) {
+	tok := loadQwen3(t)
+	convs := []islConv{
+		{name: "structured content", frags: []json.RawMessage{json.RawMessage(`{"role":"system","content":"s"}`), json.RawMessage(`{"role":"user","content":[{"type":"text","text":"hi"}]}`)}},
+		{name: "placeholder rune", frags: []json.RawMessage{json.RawMessage(`{"role":"user","content":"a` + "\uFDD0" + `0` + "\uFDD1" + `b"}`), json.RawMessage(`{"role":"assistant","content":"x","tool_calls":[{"function":{"name":"f","arguments":{"v":1.0}}}]}`), json.RawMessage(`{"role":"tool","content":"r"}`)}},
+		{name: "escaped placeholder", frags: []json.RawMessage{json.RawMessage(`{"role":"user","content":"a\ufdd00\uFDD1b"}`)}},
+		{name: "tool call without function", frags: []json.RawMessage{json.RawMessage(`{"role":"user","content":"q"}`), json.RawMessage(`{"role":"assistant","content":"","tool_calls":[{"name":"f","arguments":"{}"}]}`), json.RawMessage(`{"role":"tool","content":"r"}`)}},
+		{name: "numeric role", frags: []json.RawMessage{json.RawMessage(`{"role":1,"content":"q"}`), json.RawMessage(`{"role":"user","content":"q"}`)}},
+		{name: "object tools", frags: []json.RawMessage{json.RawMessage(`{"role":"user","content":"q"}`)}, tools: []byte(`{"a":1}`)},
+		{name: "invalid message", frags: []json.RawMessage{json.RawMessage(`{"role":"user","content":"q"`)}},
+	}
+	engine := 0
+	for _, c := range convs {
+		_, e := checkCounter(t, tok, c.name, c.frags, c.tools, nil, []int{len(c.frags)})
+		engine += e
+	}
+	if engine != len(convs) {
+		t.Errorf("%d of %d uncovered conversations went through the engine", engine, len(convs))
+	}
+}
+
+// FuzzISLCounter builds random conversations (roles, contents drawn from the
+// edge cases and template-significant fragments, reasoning, tool calls, tools)
+// and requires the counter to agree with CountISL on every client turn.
+func FuzzISLCounter(f *testing.F) {
+	for _, seed := range []uint64{1, 2, 3, 42, 1000} {
+		f.Add(seed)
+	}
+	tok := loadQwen3(f)
+	cases := edgeCases()
+	bits := []string{"", "x", "<think>", "</think>", "\n", "\n\n", "<tool_response>", "</tool_response>", "<|im_start|>", "<|im_end|>",
+		"<tool_call>", "\u2028", " ", "é", "{\"a\": 1}", "<|im_"}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		text := func() string {
+			var b strings.Builder
+			for range r.IntN(4) {
+				if r.IntN(3) == 0 {
+					b.WriteString(cases[r.IntN(len(cases))])
+				} else {
+					b.WriteString(bits[r.IntN(len(bits))])
+				}
+			}
+			return b.String()
+		}
+		q := func(s string) string { js, _ := json.Marshal(s); return string(js) }
+		var frags []json.RawMessage
+		if r.IntN(2) == 0 {
+			frags = append(frags, json.RawMessage(`{"role":"system","content":`+q(text())+`}`))
+		}
+		for range 1 + r.IntN(12) {
+			var m string
+			switch r.IntN(5) {
+			case 0, 1:
+				m = `{"role":"user","content":` + q(text()) + `}`
+			case 2:
+				m = `{"role":"assistant","content":` + q(text())
+				if r.IntN(2) == 0 {
+					m += `,"reasoning_content":` + q(text())
+				}
+				if r.IntN(2) == 0 {
+					m += `,"tool_calls":[`
+					for j := range 1 + r.IntN(3) {
+						if j > 0 {
+							m += ","
+						}
+						args := q(`{"cmd": ` + q(text()) + `}`)
+						if r.IntN(3) == 0 {
+							args = q(text())
+						}
+						m += `{"id":"c","type":"function","function":{"name":` + q(text()) + `,"arguments":` + args + `}}`
+					}
+					m += `]`
+				}
+				m += `}`
+			default:
+				m = `{"role":"tool","content":` + q(text()) + `}`
+			}
+			frags = append(frags, json.RawMessage(m))
+		}
+		var tools []byte
+		if r.IntN(2) == 0 {
+			tools = []byte(`[{"type":"function","function":{"name":` + q(text()) + `,"parameters":{"d":` + q(text()) + `,"f":2.0}}}]`)
+		}
+		checkCounter(t, tok, fmt.Sprintf("seed %d", seed), frags, tools, islKwargs[r.IntN(len(islKwargs))], clientTurnEnds(t, frags))
+	})
+}
