@@ -10,22 +10,19 @@ import (
 const turnLogVersionKey = schemas.TurnLogVersionKey
 
 // legacyStatus maps a row of an older turn log to the status the current version
-// gives it (schemas.LegacyStatus; version "" is a log without the key).
+// gives it (schemas.LegacyStatus).
 func legacyStatus(version, status, errText string) string {
 	return schemas.LegacyStatus(version, status, errText)
 }
 
-// Issued tells whether a turn was sent to the endpoint: its status is ok, error,
-// timeout or cancelled, and it has an issue time. This is what "issued" means in
-// every agentrace output (the issued column of turns.parquet, the report's
-// n_samples_issued): aborted and not_issued turns were never sent.
+// Issued tells whether a turn was sent to the endpoint: its status is one that
+// schemas.Issued counts (ok, error, timeout, cancelled) and it has an issue time.
+// This is what "issued" means in every agentrace output (the issued column of
+// turns.parquet, the report's n_samples_issued): aborted and not_issued turns were
+// never sent.
 func Issued(status string, issuedNs int64) bool {
-	return issuedNs > 0 && issuedStatus(status)
+	return issuedNs > 0 && schemas.Issued(status)
 }
-
-// issuedStatus tells whether a turn of this status was sent: ok, error, timeout or
-// cancelled (schemas.Issued).
-func issuedStatus(status string) bool { return schemas.Issued(status) }
 
 // Error kinds (ErrorKind), the error_kind column of the analysis table and the
 // report's error breakdown.
