@@ -441,7 +441,7 @@ func (g *curveGroup) sweepRows(t *sweepTable, sys *report.System, verdict string
 			continue
 		}
 		for i, h := range t.header {
-			if i == ci || i >= len(rec) {
+			if i == ci || i >= len(rec) || h == "written_by" {
 				continue
 			}
 			r := pt.base
@@ -518,6 +518,10 @@ func sweepCell(r *Row, pt *point, col, cell string, verdict string) {
 	case col == "gates_pass" || col == "point_verdict":
 		if pt.scores == nil {
 			r.PublishedText, r.Status, r.Note = cell, Unchecked, fmt.Sprintf("could not be re-scored: %v", pt.scoreErr)
+			return
+		}
+		if pt.oslWhy != "" {
+			r.Published, r.PublishedText, r.Status, r.Note = nil, cell, Unchecked, "the OSL gate: "+pt.oslWhy
 			return
 		}
 		r.Published = nil

@@ -267,6 +267,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return res, fmt.Errorf("demo: %w", err)
 	}
 	res.ReportHTML = filepath.Join(repDir, report.HTMLFile)
+	// What the reference client writes for its runs, in each run folder (and the
+	// sweep's sweep_summary.csv): `agentrace audit` reads them back.
+	pubTok := ""
+	if ro.Tokenizer != nil {
+		pubTok = tokDir
+	}
+	for _, sys := range rep.Systems {
+		if err := report.PublishSystem(sys, runsDir, pubTok, nil); err != nil {
+			return res, fmt.Errorf("demo: %w", err)
+		}
+	}
 	res.Verdict = rep.Verdict()
 	for _, sys := range rep.Systems {
 		for _, c := range sys.Checks {

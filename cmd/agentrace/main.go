@@ -38,6 +38,7 @@ func commands() []*cli.Command {
 		rulesetsCommand(),
 		rescoreCommand(),
 		reportCommand(),
+		publishCommand(),
 		auditCommand(),
 		regionsCommand(),
 		demoCommand(),

@@ -1,0 +1,57 @@
+package audit
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/tour"
+)
+
+// TestAuditAgentraceSweep runs the demo (synthetic traces, the embedded sim, a
+// two-point sweep, score, report and publish) and audits its sweep: the files
+// publish wrote into each run folder (result_summary.json, accuracy_results.json,
+// point.yaml) and the sweep's sweep_summary.csv agree with what the audit
+// re-derives from the turn logs and the dataset; a tampered figure is caught.
+func TestAuditAgentraceSweep(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "demo")
+	if _, err := tour.Run(context.Background(), tour.Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01,
+		Concurrencies: []int{1, 4}, Speedup: 400, Fidelity: 0.9, Seed: 3, Progress: io.Discard}); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(out, "runs")
+	for _, f := range []string{"c1/performance/result_summary.json", "c4/accuracy/accuracy_results.json", "c4/point.yaml", "sweep_summary.csv"} {
+		if _, err := os.Stat(filepath.Join(runs, f)); err != nil {
+			t.Errorf("the demo's sweep lacks %s: %v", f, err)
+		}
+	}
+	res := runAudit(t, Options{Inputs: []string{runs}})
+	if bad := failedFields(res); len(bad) > 0 {
+		t.Fatalf("the demo's own sweep fails its audit on %v", bad)
+	}
+	for _, f := range []string{"n_samples_completed", "system_tps", "ttft.percentiles.90.0", "tpot.percentiles.90.0",
+		"output_sequence_lengths_full_run.output_sequence_lengths.avg", "accuracy.performance.score", "scores.score",
+		"point.region", "sweep_summary.system_tps", "sweep_summary.inline_accuracy", "sweep_summary.curve_verdict"} {
+		rows := rowsOf(res, "", f)
+		if len(rows) != 2 {
+			t.Errorf("%s: %d rows, want one per point", f, len(rows))
+		}
+		for _, r := range rows {
+			if r.Status != Agree {
+				t.Errorf("c=%d %s: %s (%s)", r.Concurrency, f, r.Status, r.Note)
+			}
+		}
+	}
+	if r := rowsOf(res, "", "curve.verdict"); len(r) != 1 || r[0].Status != Agree || r[0].PublishedText != "fail" {
+		t.Errorf("curve verdict rows: %+v", r)
+	}
+	sum := filepath.Join(runs, "c4", "performance", "result_summary.json")
+	editJSON(t, sum, func(m map[string]any) { scale(m, 1.1, "ttft", "percentiles", "90.0") })
+	res = runAudit(t, Options{Inputs: []string{runs}})
+	if got := failedFields(res); strings.Join(got, ",") != "ttft.percentiles.90.0" {
+		t.Errorf("tampered TTFT P90: failing %v", got)
+	}
+}

@@ -1,0 +1,384 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/internal/python"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
+	"github.com/sourcegraph/conc/iter"
+)
+
+// The files Publish writes, laid out as the reference client lays out its run
+// folder and the submission tools a curve: in each run folder
+// performance/result_summary.json, accuracy/accuracy_results.json and point.yaml;
+// in a sweep folder sweep_summary.csv.
+const (
+	PublishedSummary  = archive.PerfSummaryFile
+	PublishedAccuracy = archive.AccuracyFile
+	PublishedPoint    = archive.PointFile
+	PublishedSweep    = archive.SweepSummaryFile
+)
+
+// PublishedKind is the kind of output of the published files (internal/outguard):
+// they belong to their run (or sweep), so Publish replaces its own earlier ones
+// and never a file of that name it did not write (a reference client's
+// result_summary.json, a submitter's point.yaml).
+var PublishedKind = outguard.Kind{Name: "published"}
+
+// PublishOptions configure Publish.
+type PublishOptions struct {
+	// Runs are agentrace run folders and sweep folders (c<N>/ run folders); the
+	// files are written into them. A sweep folder also gets sweep_summary.csv.
+	Runs []string
+	// CMax is the declared maximum supported concurrency; 0: the highest point.
+	CMax int
+	// Ruleset judges the curve; "" takes the runs' scores.json ruleset, else the
+	// default.
+	Ruleset string
+	// TokenizerDir is the reference tokenizer (official token counts); "" uses
+	// server usage, marked unofficial in the files.
+	TokenizerDir string
+	// Log receives one line per file written; nil discards.
+	Log io.Writer
+}
+
+// Publish writes, for agentrace runs, what the reference client and the
+// submission tools write for theirs, so that archive readers, the submission
+// checker and `agentrace audit` read an agentrace run folder as they read a
+// reference one: performance/result_summary.json (ResultSummary, the one writer
+// of that file), accuracy/accuracy_results.json (from the run's scores.json: the
+// inline entry as the reference writes it, a swe_bench entry when the run was
+// scored with a SWE-bench report), point.yaml (the report's draft, with the
+// region the ruleset's form places the point in), and in a sweep folder
+// sweep_summary.csv (one row per point: the headline figures as the checker
+// derives them from the summaries, the inline accuracy, the point's gates and the
+// curve's verdict). It returns the systems it judged.
+func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
+	if len(o.Runs) == 0 {
+		return nil, errors.New("publish: no run or sweep folder given")
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	var tok TokenCounter
+	var tk *tokens.Tokenizer
+	if o.TokenizerDir != "" {
+		var err error
+		if tk, err = tokens.Load(o.TokenizerDir); err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+		tok = tk
+	}
+	islFor := newISLSource(tk).forRun
+	var systems []*System
+	for _, arg := range o.Runs {
+		src, inner, err := archive.OpenPath(arg, archive.Limits{})
+		if err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+		defer src.Close()
+		if src.Kind != archive.SourceDir {
+			return nil, fmt.Errorf("publish: %q is an archive: publish writes into run folders, give a folder", arg)
+		}
+		runs := archive.Under(archive.Find(src), inner)
+		if len(runs) == 0 {
+			return nil, fmt.Errorf("publish: %q holds no agentrace run (%s) nor a sweep of c<N>/ runs", arg, schemas.TurnLogFile)
+		}
+		for _, r := range runs {
+			if r.Err != nil {
+				return nil, fmt.Errorf("publish: run %q: %w", r.Label, r.Err)
+			}
+			if r.Kind != archive.KindAgentrace {
+				return nil, fmt.Errorf("publish: %q is a %s run: publish writes agentrace runs' files (audit reads the others as they are)", r.Label, r.Kind)
+			}
+		}
+		pts, err := iter.MapErr(runs, func(run **archive.Run) (*Point, error) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return LoadRun(ctx, *run, tok, islFor, o.Ruleset)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+		rs, _, err := systemRuleset(o.Ruleset, pts)
+		if err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+		name := filepath.Base(filepath.Clean(arg))
+		s := NewSystemWith(name, pts, o.CMax, rs)
+		systems = append(systems, s)
+		// A sweep folder named as such gets the curve's table.
+		sweep := ""
+		if len(runs) > 1 || runs[0].Dir != inner {
+			sweep = arg
+		}
+		if err := PublishSystem(s, sweep, o.TokenizerDir, o.Log); err != nil {
+			return nil, err
+		}
+	}
+	return systems, nil
+}
+
+// PublishSystem writes the published files of a system's points (agentrace runs,
+// folded by LoadRun or a report) into their run folders, and its
+// sweep_summary.csv into sweepDir ("" for none). tokenizerDir names the tokenizer
+// the points were counted with (an input the files may not overlap).
+func PublishSystem(s *System, sweepDir, tokenizerDir string, log io.Writer) error {
+	if log == nil {
+		log = io.Discard
+	}
+	var runs []*archive.Run
+	for _, p := range s.Points {
+		if p.source == nil || p.source.Kind != archive.KindAgentrace || p.source.Source.Kind != archive.SourceDir {
+			return fmt.Errorf("publish: %q is not an agentrace run folder", p.RunDir)
+		}
+		runs = append(runs, p.source)
+		if err := publishPoint(s, p, tokenizerDir, log); err != nil {
+			return err
+		}
+	}
+	if sweepDir == "" {
+		return nil
+	}
+	path := filepath.Join(sweepDir, PublishedSweep)
+	if err := writePublished(path, SweepSummaryCSV(s), isOurSweepSummary, runInputs(runs, tokenizerDir)...); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "publish: %s\n", path)
+	return nil
+}
+
+// runInputs are the files of the runs that Publish reads (outguard inputs: the
+// published files sit in the run folders, beside them).
+func runInputs(runs []*archive.Run, extra ...string) []string {
+	var in []string
+	for _, r := range runs {
+		dir := r.Source.Label(r.Dir)
+		in = append(in, filepath.Join(dir, schemas.TurnLogFile), filepath.Join(dir, schemas.RunManifestFile), filepath.Join(dir, schemas.ScoresFile))
+	}
+	return append(in, extra...)
+}
+
+func publishPoint(s *System, p *Point, tokenizerDir string, log io.Writer) error {
+	dir := p.source.Source.Label(p.source.Dir)
+	in := runInputs([]*archive.Run{p.source}, tokenizerDir)
+	b, err := json.MarshalIndent(p.Summary, "", "  ")
+	if err != nil {
+		return fmt.Errorf("publish: encode %s: %w", PublishedSummary, err)
+	}
+	for _, f := range []struct {
+		name string
+		data []byte
+		ours func(string) bool
+	}{
+		{PublishedSummary, append(b, '\n'), isOurJSON},
+		{PublishedAccuracy, AccuracyResults(p), isOurJSON},
+		{PublishedPoint, PointYAML(s, p), isOurPointYAML},
+	} {
+		if f.data == nil {
+			continue
+		}
+		path := filepath.Join(dir, filepath.FromSlash(f.name))
+		if err := writePublished(path, f.data, f.ours, in...); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "publish: %s\n", path)
+	}
+	return nil
+}
+
+// writePublished writes one published file atomically after the output guard's
+// checks: never over a file agentrace did not write.
+func writePublished(path string, data []byte, ours func(string) bool, inputs ...string) error {
+	out := outguard.Output{Path: path, Kind: PublishedKind, Overwrite: true, Ours: ours}
+	if err := out.Check(inputs...); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	if err := atomicfile.WriteBytes(path, data); err != nil {
+		return fmt.Errorf("publish: %w", err)
+	}
+	return nil
+}
+
+// isOurJSON recognizes a published JSON file agentrace wrote: an object with an
+// "agentrace" member naming its tool version.
+func isOurJSON(path string) bool {
+	b, err := infile.ReadFile(path, infile.LargeFile)
+	if err != nil {
+		return false
+	}
+	var m struct {
+		Agentrace struct {
+			ToolVersion string `json:"tool_version"`
+		} `json:"agentrace"`
+	}
+	return json.Unmarshal(b, &m) == nil && m.Agentrace.ToolVersion != ""
+}
+
+func isOurPointYAML(path string) bool {
+	b, err := infile.ReadFile(path, 1<<20)
+	return err == nil && bytes.HasPrefix(b, []byte("# Draft point.yaml (MLPerf Endpoints rules §8.3) written by agentrace"))
+}
+
+func isOurSweepSummary(path string) bool {
+	b, err := infile.ReadFile(path, infile.LargeFile)
+	if err != nil {
+		return false
+	}
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	return bytes.HasPrefix(first, []byte(sweepHeader[0])) && bytes.HasSuffix(bytes.TrimSpace(first), []byte(",written_by"))
+}
+
+// AccuracyResults is a point's accuracy/accuracy_results.json, as the reference
+// client writes it (commands/benchmark/accuracy.py): a list of per-dataset
+// entries, the inline one ("performance", dataset_type performance: the score
+// over every turn sent or skipped, total_samples those turns) and, when the run
+// was scored with a SWE-bench harness report, a swe_bench entry (dataset_type
+// accuracy) and average_accuracy over the accuracy entries. nil when the run has
+// no scores.json.
+func AccuracyResults(p *Point) []byte {
+	s := p.scores
+	if s == nil {
+		return nil
+	}
+	unit := datasetClientTurns(p.datasetDir)
+	var entries [][]byte
+	entry := func(name string, score float64, unit, total any, dur float64, complete bool, typ string) {
+		var e jsonObject
+		_ = e.val("dataset_name", name)
+		e.raw("extractor", []byte("null"))
+		e.raw("ground_truth_column", []byte("null"))
+		if math.IsNaN(score) {
+			e.raw("score", []byte("null"))
+		} else {
+			e.raw("score", jsonNum(nil, score))
+		}
+		_ = e.val("unit_samples", unit)
+		e.raw("num_repeats", []byte("1"))
+		_ = e.val("total_samples", total)
+		e.raw("duration_s", jsonNum(nil, dur))
+		e.raw("complete", strconv.AppendBool(nil, complete))
+		_ = e.val("dataset_type", typ)
+		entries = append(entries, e.bytes())
+	}
+	dur := 0.0
+	if p.Manifest.EndedNs > 0 {
+		dur = python.Round(float64(p.Manifest.EndedNs)/1e9, 3)
+	}
+	inline := s.Score
+	if s.Turns.Scored == 0 {
+		inline = math.NaN() // no turn scored: null, as the reference scorer writes it
+	}
+	entry(score.PerformanceDatasetType, inline, unit, s.Turns.Issued, dur, p.Manifest.State == schemas.RunComplete, score.PerformanceDatasetType)
+	var o jsonObject
+	if sw := s.SWEBench; sw != nil {
+		entry(score.SWEBenchDataset, sw.Score, sw.Evaluated, sw.Evaluated, 0, !sw.Incomplete, "accuracy")
+		o.raw("average_accuracy", jsonNum(nil, sw.Score))
+	}
+	o.raw("accuracy_scores", append(append([]byte("["), bytes.Join(entries, []byte(","))...), ']'))
+	var ag jsonObject
+	_ = ag.val("tool_version", schemas.ToolVersion)
+	_ = ag.val("source", "scores.json (agentrace score): inline accuracy as the reference scorer computes it")
+	o.raw("agentrace", ag.bytes())
+	var b bytes.Buffer
+	if err := json.Indent(&b, o.bytes(), "", "  "); err != nil {
+		return nil
+	}
+	return append(b.Bytes(), '\n')
+}
+
+// datasetClientTurns reads the number of client turns from a dataset's manifest
+// (the reference's unit_samples), nil when unknown.
+func datasetClientTurns(dir string) any {
+	if dir == "" {
+		return nil
+	}
+	b, err := infile.ReadFile(filepath.Join(dir, schemas.RunManifestFile), 1<<20)
+	if err != nil {
+		return nil
+	}
+	var m schemas.DatasetManifest
+	if json.Unmarshal(b, &m) != nil || m.Counts.ClientTurns == 0 {
+		return nil
+	}
+	return m.Counts.ClientTurns
+}
+
+// sweepHeader are the columns of sweep_summary.csv.
+var sweepHeader = []string{"concurrency", "region", "n_samples_issued", "n_samples_completed", "n_samples_failed",
+	"duration_ns", "qps", "system_tps", "tps_per_user", "e2e_avg_interactivity",
+	"ttft_p50_ms", "ttft_p90_ms", "ttft_p99_ms", "tpot_p50_ms", "tpot_p90_ms", "tpot_p99_ms",
+	"latency_p50_ms", "latency_p90_ms", "latency_p99_ms", "osl_mean", "osl_full_run_mean",
+	"inline_accuracy", "gates_pass", "curve_verdict", "written_by"}
+
+// SweepSummaryCSV is a curve's sweep_summary.csv: one row per point with its
+// region (point.yaml's), the figures of its result_summary.json as the checker
+// derives them (times in ms), its inline accuracy and gates, and the curve's
+// verdict. A value not available is an empty cell.
+func SweepSummaryCSV(s *System) []byte {
+	var b strings.Builder
+	b.WriteString(strings.Join(sweepHeader, ",") + "\n")
+	verdict := "pass"
+	for _, c := range s.Checks {
+		if !c.Pass() {
+			verdict = "fail"
+		}
+	}
+	num := func(v float64) string {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	ms := func(blk *StatBlock, p float64) string {
+		if blk == nil || blk.Count == 0 {
+			return ""
+		}
+		return num(blk.Percentile(p) / 1e6)
+	}
+	avg := func(blk *StatBlock) string {
+		if blk == nil || blk.Count == 0 {
+			return ""
+		}
+		return num(blk.Avg)
+	}
+	for _, p := range s.Points {
+		rs := p.Summary
+		acc, gates := "", ""
+		if p.scores != nil {
+			acc = num(p.scores.Score)
+		}
+		if p.GatesPass != nil {
+			gates = strconv.FormatBool(*p.GatesPass)
+		}
+		cells := []string{strconv.Itoa(p.Concurrency), pointRegion(s, p),
+			strconv.Itoa(rs.NSamplesIssued), strconv.Itoa(rs.NSamplesCompleted), strconv.Itoa(rs.NSamplesFailed),
+			strconv.FormatInt(rs.DurationNs, 10), num(float64(rs.QPS)), num(float64(rs.SystemTPS)), num(float64(rs.TPSPerUser)),
+			num(float64(rs.E2EAvgInteractivity)),
+			ms(rs.TTFT, 50), ms(rs.TTFT, 90), ms(rs.TTFT, 99), ms(rs.TPOT, 50), ms(rs.TPOT, 90), ms(rs.TPOT, 99),
+			ms(rs.Latency, 50), ms(rs.Latency, 90), ms(rs.Latency, 99), avg(rs.OSL), avg(rs.OSLFullRun),
+			acc, gates, verdict, "agentrace " + schemas.ToolVersion}
+		b.WriteString(strings.Join(cells, ",") + "\n")
+	}
+	return []byte(b.String())
+}

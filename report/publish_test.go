@@ -1,0 +1,92 @@
+package report
+
+import (
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
+)
+
+// TestPublishLaysRunsOutAsTheReference publishes a sweep: each run folder gets
+// performance/result_summary.json, accuracy/accuracy_results.json and point.yaml,
+// the sweep sweep_summary.csv, and the archive reader reads the run folders back
+// with their published files where it finds a reference run's. A second publish
+// replaces its own files; a file agentrace did not write is never replaced.
+func TestPublishLaysRunsOutAsTheReference(t *testing.T) {
+	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
+	for _, c := range fakeSweepConcurrencies() {
+		sc := schemas.Scores{SchemaVersion: "1", Score: 0.625, Turns: schemas.TurnCounts{Issued: 40 + c, Scored: 40},
+			Verdict: schemas.Verdict{Ruleset: "qwen-readme-2026-08", Pass: true}}
+		if c == 64 {
+			sc.SWEBench = &schemas.SWEBenchResult{Score: 0.705, Submitted: 200, Resolved: 141, Evaluated: 200}
+		}
+		b, _ := json.Marshal(sc)
+		if err := os.WriteFile(filepath.Join(sweep, "c"+itoa(c), schemas.ScoresFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	systems, err := Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(systems) != 1 || len(systems[0].Points) != 8 {
+		t.Fatalf("systems %+v", systems)
+	}
+	src, err := archive.Open(sweep, archive.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	runs := archive.Find(src)
+	if len(runs) != 8 {
+		t.Fatalf("%d runs found in the published sweep", len(runs))
+	}
+	for _, r := range runs {
+		if r.Kind != archive.KindAgentrace || r.SummaryName() != archive.PerfSummaryFile || r.AccuracyName() != archive.AccuracyFile || !r.Has(archive.PointFile) {
+			t.Errorf("%s: kind %s, summary %q, accuracy %q", r.Label, r.Kind, r.SummaryName(), r.AccuracyName())
+		}
+		pa, err := score.ReadPublishedAccuracy(r)
+		if err != nil || pa.Inline == nil || *pa.Inline != 0.625 {
+			t.Errorf("%s: published accuracy %+v, %v", r.Label, pa, err)
+		}
+		if r.Dir == "c64" && (pa.SWEBench == nil || *pa.SWEBench != 0.705) {
+			t.Errorf("c64: swe_bench entry %+v", pa.SWEBench)
+		}
+		so, ok, err := score.ReadSummaryOSL(r)
+		if err != nil || !ok || so.Mean <= 0 || !strings.Contains(so.Field, "output_sequence_lengths_full_run.output_sequence_lengths.avg") {
+			t.Errorf("%s: the checker's OSL field: %+v %v %v", r.Label, so, ok, err)
+		}
+	}
+	f, err := os.Open(filepath.Join(sweep, PublishedSweep))
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil || len(recs) != 9 || recs[0][0] != "concurrency" || recs[8][0] != "128" {
+		t.Fatalf("sweep_summary.csv: %v %v", recs, err)
+	}
+	// Publish again: its own files are replaced.
+	if _, err := Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128}); err != nil {
+		t.Fatalf("second publish: %v", err)
+	}
+	// A point.yaml the submitter wrote is never replaced.
+	mine := filepath.Join(sweep, "c8", "point.yaml")
+	os.WriteFile(mine, []byte("concurrency: 8\nregion: med_concurrency\n"), 0o644)
+	_, err = Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128})
+	if !errors.Is(err, outguard.ErrNotOurs) {
+		t.Errorf("publish over a submitter's point.yaml: %v", err)
+	}
+	if b, _ := os.ReadFile(mine); string(b) != "concurrency: 8\nregion: med_concurrency\n" {
+		t.Errorf("the submitter's point.yaml was changed: %q", b)
+	}
+}
