@@ -96,7 +96,9 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 				continue
 			}
 			conv = append(conv, r)
+			in.prog.rows.Store(int64(in.rows))
 		}
+		in.prog.rows.Store(int64(in.rows))
 	}
 	if err := flush(); err != nil {
 		return err
@@ -187,6 +189,7 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 				best[s.id] = s
 			}
 		}
+		in.prog.rows.Store(int64(in.rows))
 		// Everything kept from this chunk has been copied.
 		if p.seq >= 0 {
 			in.pool.release(p.seq + 1)
@@ -225,6 +228,7 @@ type convJob struct {
 	bad            bool
 	problems       []Problem
 	out            chan convResult
+	bytes          int64 // of its rows' lines (flat files)
 }
 
 type convResult struct {
@@ -232,6 +236,7 @@ type convResult struct {
 	warnings []Problem
 	prep     *datasets.Prepared
 	err      error
+	bytes    int64 // convJob.bytes
 	// chunk is the first input chunk the conversation's rows came from (-1 for
 	// rows that do not point into chunks): once it is written, earlier chunks
 	// are free.
@@ -245,6 +250,15 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 	id := first.convID
 	j := &convJob{path: path, metadata: metadata, rows: rows, index: in.index, out: make(chan convResult, 1)}
 	in.index++
+	in.prog.queued.Add(1)
+	turns := 0
+	for _, r := range rows {
+		if r.role == schemas.RoleUser || r.role == schemas.RoleTool {
+			turns++
+		}
+		j.bytes += int64(r.size)
+	}
+	in.prog.turns.Add(int64(turns))
 	if first.hasID {
 		if loc, ok := in.seen[id]; ok {
 			if loc.input != in.input {
@@ -275,7 +289,7 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 
 // buildJob validates and builds one conversation (in a build worker).
 func (in *ingester) buildJob(j *convJob) convResult {
-	res := convResult{chunk: j.rows[0].chunk}
+	res := convResult{chunk: j.rows[0].chunk, bytes: j.bytes}
 	first := j.rows[0]
 	id := first.convID
 	report := func(r *row, msg string) {
@@ -296,6 +310,7 @@ func (in *ingester) buildJob(j *convJob) convResult {
 		warn(first, "rows are not in turn order in the file: sorted by turn, as the reference does")
 	}
 	validateSequence(j.rows, report, warn)
+	in.prog.validated.Add(1)
 	hasSystem := false
 	for _, r := range j.rows {
 		hasSystem = hasSystem || (kind(r.system) == "string" && string(r.system) != `""`)
@@ -312,6 +327,7 @@ func (in *ingester) buildJob(j *convJob) convResult {
 	}
 	b := buildConversation(id, j.index, j.path, j.rows)
 	b.conv.Metadata = j.metadata
+	in.prog.built.Add(1)
 	if in.opts.islCounter != nil {
 		if err := in.countISL(&b); err != nil {
 			res.err = fmt.Errorf("ingest: count ISL of conversation %q: %w", id, err)
@@ -350,6 +366,7 @@ func (in *ingester) writeLoop() error {
 			continue
 		}
 		in.convs.Add(1)
+		in.prog.doneData.Add(res.bytes)
 	}
 	return err
 }
@@ -379,6 +396,7 @@ func (in *ingester) countISL(b *built) error {
 		}
 		v := int32(n)
 		t.ISL = &v
+		in.prog.tokenized.Add(1)
 	}
 	return nil
 }

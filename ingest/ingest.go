@@ -98,9 +98,14 @@ type Options struct {
 	// incrementally (tokens.ISLCounter, which gives the same counts); for
 	// measuring the difference.
 	NaiveISL bool
-	// Progress, when not nil, receives progress lines; ProgressTTY redraws one line.
-	Progress    io.Writer
-	ProgressTTY bool
+	// Progress, when not nil, receives progress lines: the phase (read, validate,
+	// build, tokenize, write), input bytes read of the total and decompressed,
+	// rows validated, conversations built and written, turns tokenized of those
+	// seen, and an ETA. ProgressTTY redraws one line (every 200 ms); otherwise a
+	// line is printed every ProgressEvery (default 5 s).
+	Progress      io.Writer
+	ProgressTTY   bool
+	ProgressEvery time.Duration
 
 	// islCounter makes the ISL counter of one conversation (nil: no ISL).
 	islCounter func() islFunc
@@ -201,18 +206,22 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		}
 		in := &ingester{opts: opts, w: w, seen: map[string]location{}, problems: problemList{limit: opts.MaxProblems},
 			warnings: problemList{limit: opts.MaxProblems}}
+		in.prog.start(opts.Inputs)
 		var line *progress.Line
 		if opts.Progress != nil {
-			line = progress.New(opts.Progress, opts.ProgressTTY, 5*time.Second, in.status).Start()
+			every := opts.ProgressEvery
+			if every <= 0 {
+				every = 5 * time.Second
+			}
+			line = progress.New(opts.Progress, opts.ProgressTTY, every, in.status).Start()
+			defer line.Stop()
 		}
 		err = in.run(ctx)
-		if line != nil {
-			line.Stop()
-		}
 		if err != nil {
 			w.Abort()
 			return err
 		}
+		in.prog.phase.Store(phaseTables)
 		m.Inputs = in.inputs
 		in.warnings.sort(opts.Inputs)
 		for _, p := range in.warnings.err.Problems {
@@ -222,6 +231,7 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		m.CreatedAt = time.Now().UTC().Format(time.RFC3339)
 		m.Tokenizer = opts.ISLName
 		m, err = w.Close(m)
+		in.prog.phase.Store(phaseDone)
 		return err
 	})
 	return m, err
@@ -260,6 +270,7 @@ type ingester struct {
 	warnings problemList
 
 	pool chunkPool
+	prog progressCounts
 }
 
 func (in *ingester) addProblem(p Problem) {
@@ -293,7 +304,7 @@ func (in *ingester) addWarning(p Problem) {
 }
 
 func (in *ingester) status() string {
-	return fmt.Sprintf("ingest: %d conversations, %.1f MB read", in.convs.Load(), float64(in.bytes.Load())/1e6)
+	return in.prog.status(&in.bytes, &in.convs, in.opts.islCounter != nil, time.Now())
 }
 
 func (in *ingester) run(parent context.Context) error {
@@ -325,6 +336,7 @@ func (in *ingester) run(parent context.Context) error {
 			break
 		}
 	}
+	in.prog.readDone(time.Now())
 	close(in.jobs)
 	close(in.order)
 	wg.Wait()
@@ -502,7 +514,7 @@ func (in *ingester) file(ctx context.Context, path string) error {
 		in.addProblem(Problem{File: path, Line: line, ConversationID: conv, Turn: turn, Message: msg})
 	}
 
-	rd := &chunkReader{r: r, maxLine: in.opts.MaxLineBytes, line: 1, pool: &in.pool}
+	rd := &chunkReader{r: r, maxLine: in.opts.MaxLineBytes, line: 1, pool: &in.pool, n: &in.prog.data}
 	rowsBefore := in.rows
 	first, err := rd.next()
 	if err != nil {
@@ -512,6 +524,7 @@ func (in *ingester) file(ctx context.Context, path string) error {
 		input.Format = detectFormat(first)
 	}
 	format := input.Format
+	in.prog.flat.Store(format != FormatSnapshot)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -624,6 +637,7 @@ type chunkReader struct {
 	longLines    []int64
 	unterminated bool
 	pool         *chunkPool
+	n            *atomic.Int64 // counts the bytes read (decompressed)
 }
 
 // next returns the next chunk, nil at the end.
@@ -649,6 +663,9 @@ func (cr *chunkReader) next() (*chunk, error) {
 		n := copy(buf, cr.carry)
 		m, err := io.ReadFull(cr.r, buf[n:])
 		buf = buf[:n+m]
+		if cr.n != nil {
+			cr.n.Add(int64(m))
+		}
 		switch err {
 		case nil:
 		case io.EOF, io.ErrUnexpectedEOF:
@@ -683,6 +700,9 @@ func (cr *chunkReader) skipLine() ([]byte, error) {
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := cr.r.Read(buf)
+		if cr.n != nil {
+			cr.n.Add(int64(n))
+		}
 		if i := bytes.IndexByte(buf[:n], '\n'); i >= 0 {
 			return append([]byte(nil), buf[i+1:n]...), nil
 		}

@@ -36,6 +36,10 @@ func ingestCommand() *cli.Command {
 			"Bounded whatever the input: at most " + fmt.Sprint(ingest.MaxKeptProblems) + " problems are kept (the rest counted by kind),\n" +
 			"reading stops after " + fmt.Sprint(ingest.StopAfterProblems) + " problems, and a .gz input may decompress to at most\n" +
 			"--max-expansion times its size.\n\n" +
+			"Progress goes to stderr (redrawn on a terminal, a line every 5 s otherwise): the phase\n" +
+			"(read, validate, build, tokenize, write), input bytes read of the total and decompressed,\n" +
+			"rows validated, conversations built and written, turns tokenized (with --tokenizer) of\n" +
+			"those read, and an ETA.\n\n" +
 			"Example:\n" +
 			"  agentrace ingest --out ds ../shared/data/deepswe-sample-20.jsonl\n" +
 			"  agentrace ingest --out ds --tokenizer .cache/tokenizers/qwen3 traces.snapshot.jsonl.gz",
