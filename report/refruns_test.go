@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
 )
 
@@ -68,5 +71,104 @@ func TestResultSummaryMatchesReferenceRuns(t *testing.T) {
 			}
 			compareJSON(t, "result_summary", got, want)
 		})
+	}
+}
+
+// TestReferenceSampleWithoutComplete: a reference run whose event log ends with a
+// sample issued and never completed (the request in flight when the run ended,
+// for which the reference publishes no complete and no error event). The turn
+// reads as cancelled (issued, cut); result_summary counts it as the reference's
+// aggregator does: issued, neither completed nor failed; the inline accuracy
+// keeps it in the denominator (issued) and scores it 0.
+func TestReferenceSampleWithoutComplete(t *testing.T) {
+	tk, err := tokens.Load(testenv.Tokenizer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(testenv.RepoRoot(t), "testdata", "refruns", "c004")
+	dir := filepath.Join(t.TempDir(), "c004-cut")
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+	evPath := filepath.Join(dir, "events.jsonl")
+	data, err := os.ReadFile(evPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(string(data), "\n"), "\n")
+	// Drop the first complete event of a sample that completed ok (issued in the
+	// performance window: the run issues past the window only at its end).
+	cut, cutUUID := -1, ""
+	for i := 0; i < len(lines) && cut < 0; i++ {
+		var e struct {
+			Type string          `json:"event_type"`
+			UUID string          `json:"sample_uuid"`
+			Data json.RawMessage `json:"data"`
+		}
+		if json.Unmarshal([]byte(lines[i]), &e) == nil && e.Type == "sample.complete" && string(e.Data) != "null" {
+			cut, cutUUID = i, e.UUID
+		}
+	}
+	if cut < 0 {
+		t.Fatal("no completed sample in the event log")
+	}
+	lines = append(lines[:cut:cut], lines[cut+1:]...)
+	if err := os.WriteFile(evPath, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	run, err := archive.OpenRun(dir, archive.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Source.Close()
+	statuses := map[string]int{}
+	var cutRec schemas.TurnRecord
+	if _, err := score.ScanTurns(context.Background(), run, func(rec *schemas.TurnRecord) error {
+		statuses[rec.Status]++
+		if rec.Status == schemas.StatusCancelled {
+			cutRec = *rec
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if statuses[schemas.StatusCancelled] != 1 || !schemas.Issued(cutRec.Status) || cutRec.CompletedNs != 0 || !strings.Contains(cutRec.Error, "no complete event") {
+		t.Fatalf("the sample without a complete event (%s): statuses %v, record %+v", cutUUID, statuses, cutRec)
+	}
+
+	var pub struct {
+		Issued    int `json:"n_samples_issued"`
+		Completed int `json:"n_samples_completed"`
+		Failed    int `json:"n_samples_failed"`
+	}
+	b, err := os.ReadFile(filepath.Join(src, "performance", "result_summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &pub); err != nil {
+		t.Fatal(err)
+	}
+	p, err := LoadRun(context.Background(), run, tk, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := p.Summary
+	if s.NSamplesIssued != pub.Issued || s.NSamplesCompleted != pub.Completed-1 || s.NSamplesFailed != pub.Failed {
+		t.Errorf("issued/completed/failed %d/%d/%d, want %d/%d/%d (the published counts less one completion)",
+			s.NSamplesIssued, s.NSamplesCompleted, s.NSamplesFailed, pub.Issued, pub.Completed-1, pub.Failed)
+	}
+
+	ds := filepath.Join(testenv.RepoRoot(t), "testdata", "refruns", "dataset.jsonl")
+	full, err := score.ScoreRun(context.Background(), score.Options{Run: src, Dataset: ds, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cutSc, err := score.ScoreRun(context.Background(), score.Options{Run: dir, Dataset: ds, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cutSc.Turns.Issued != full.Turns.Issued {
+		t.Errorf("inline accuracy over %d issued turns, the whole run's %d: the cut turn must stay in the denominator", cutSc.Turns.Issued, full.Turns.Issued)
 	}
 }

@@ -55,7 +55,11 @@ var ErrNoTurns = errors.New("no turn log or event log")
 // fields mean what they mean in a turn log; in_window is "issued while tracking
 // was on"; a complete with a TextModelOutput is ok, a null one an error (its
 // error event's type and message in Error), one skipped after an earlier failure
-// (TurnAbortedByPriorFailure) aborted, a sample without a complete event an error.
+// (TurnAbortedByPriorFailure) aborted, and a sample issued without a complete
+// event cancelled: a request in flight when the log ended, which the reference's
+// aggregator counts as issued but neither completed nor failed (it publishes no
+// complete or error event for it), and its inline accuracy scores 0 (an issued
+// turn without output).
 // Session ids carry the __repeat_N suffix; trajectories are numbered by first
 // appearance and client_index counts a session's issued turns. first_token_ns is
 // the recv_first event, chunk_times the recv events. Server usage is unknown (-1).
@@ -174,7 +178,8 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, fn func(*s
 			return err
 		}
 	}
-	// Samples never completed: cut before the end of the log.
+	// Samples never completed: in flight when the log ended (the reference
+	// publishes nothing for a request the end of its run cut), so cancelled.
 	for _, u := range et.order {
 		p := et.pending[u]
 		if p != nil && p.uuid != u {
@@ -183,8 +188,8 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, fn func(*s
 		if p == nil {
 			continue
 		}
-		p.rec.Status = schemas.StatusError
-		p.rec.Error = "no complete event in the event log (still in flight when the log ended)"
+		p.rec.Status = schemas.StatusCancelled
+		p.rec.Error = "cancelled: no complete event in the event log (still in flight when the log ended)"
 		if err := et.emit(p); err != nil {
 			return err
 		}
