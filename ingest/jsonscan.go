@@ -18,10 +18,10 @@ const maxDepth = 512
 func parseObject(b []byte, field func(key, val []byte)) error {
 	s := jsonscan.NewScanner(b, jsonscan.JSON)
 	s.LimitDepth(maxDepth)
-	if s.End() == nil {
-		return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "empty line"}
-	}
 	if s.Peek() != '{' {
+		if s.End() == nil {
+			return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "empty line"}
+		}
 		if _, err := s.Value(); err != nil {
 			return err
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/internal/jsonscan"
 )
 
 // slowApply decodes a chunk with encoding/json, the reference for the scanner.
@@ -13,7 +15,7 @@ func slowApply(data []byte) (*response, error) {
 	r.reset()
 	var c chunk
 	if err := json.Unmarshal(data, &c); err != nil {
-		return &r, errSyntax
+		return &r, err
 	}
 	r.apply(&c, 7, true)
 	return &r, nil
@@ -23,12 +25,12 @@ func fastApply(data []byte) (*response, error) {
 	var r response
 	r.reset()
 	var s chunkScanner
-	chs, u, e, err := s.parse(data)
+	c, err := s.parse(data)
 	if err != nil {
 		return &r, err
 	}
 	var scratch []byte
-	return &r, r.applyRaw(chs, u, e, 7, &scratch)
+	return &r, r.applyRaw(c, 7, &scratch)
 }
 
 func sameResponse(a, b *response) bool {
@@ -56,6 +58,16 @@ var chunkSeeds = []string{
 	`{"choices":[{"delta":null,"message":{"content":"m"}}]}`,
 	`[1,2]`,
 	`{"a":[1,{"b":-0.5e+3,"c":[true,false,null]}],"choices":[{"index":-0,"delta":{"content":"z"}}]}`,
+	// Trailing bytes after the value (issue 15 item 11: these were accepted).
+	"{\"a\":1}\x00 garbage", "{}\x00", "null\x00", `{"choices":[{"delta":{"content":"a"}}]}` + "\x00",
+	// Where encoding/json decodes into what is there: a null choice, repeated
+	// usage and error keys (the scanner differed on these).
+	`{"choices":[null]}`, `{"choices":[{"delta":{"content":"a"}}],"choices":[null,{"delta":{"content":"b"}}]}`,
+	`{"choices":[],"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2}}`,
+	`{"choices":[],"usage":{"prompt_tokens":1},"usage":null,"usage":{"completion_tokens":2}}`,
+	`{"choices":[{"delta":{"content":"a"}}],"error":{"message":"x"},"error":{"type":"y"}}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c"}],"tool_calls":null,"tool_calls":[{"index":0,"type":"function"}]}}]}`,
+	`{"ch\u006fices":[{"d\u0065lta":{"c\u006Fntent":"esc"}}]}`, `{"choices":[{"index":null,"delta":{"content":"n"}}]}`,
 }
 
 func TestChunkScannerMatchesEncodingJSON(t *testing.T) {
@@ -66,8 +78,12 @@ func TestChunkScannerMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%s:\n fast %v %q %q\n slow %v %q %q", s, errA, a.content.String(), a.reasoning.String(), errB, b.content.String(), b.reasoning.String())
 		}
 	}
-	if _, err := fastApply([]byte(`{"choices":[{"delta":{"content":"x"}`)); !errors.Is(err, errSyntax) {
+	var se *jsonscan.SyntaxError
+	if _, err := fastApply([]byte(`{"choices":[{"delta":{"content":"x"}`)); !errors.As(err, &se) {
 		t.Fatalf("truncated chunk: %v", err)
+	}
+	if _, err := fastApply([]byte(`{"a":1}` + "\x00 garbage")); !errors.As(err, &se) || !strings.Contains(err.Error(), "trailing data") {
+		t.Fatalf("trailing bytes: %v", err)
 	}
 }
 

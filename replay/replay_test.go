@@ -367,7 +367,7 @@ func TestStreamTolerance(t *testing.T) {
 	}{
 		{"stream ends early", chunk("half"), "half", "no [DONE]", "no_done"},
 		{"malformed chunk", chunk("ok") + "data: {\"choices\":[{\"delta\":\n\n" + chunk("then") + "data: [DONE]\n\n", "okthen",
-			`malformed_frame x1 (first: "{\"choices\":[{\"delta\":": invalid JSON)`, "malformed_frame"},
+			`malformed_frame x1 (first: "{\"choices\":[{\"delta\":": invalid JSON at byte 22: unexpected end of input)`, "malformed_frame"},
 		{"error event", "data: {\"error\":{\"message\":\"overloaded\",\"type\":\"server\"}}\n\n" + chunk("x") + "data: [DONE]\n\n", "x",
 			"error_frame: server: overloaded", "error_frame"},
 	} {

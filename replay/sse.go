@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -320,18 +321,23 @@ func (r *response) addText(content, reasoningContent, reasoning string) bool {
 // apply does for a chunk decoded by encoding/json. It returns an error wrapping
 // errMalformed, having merged nothing, when a structured part (usage, error,
 // tool_calls) does not decode.
-func (r *response) applyRaw(chs []fastChoice, usageRaw, errRaw []byte, now int64, scratch *[]byte) error {
+func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte) error {
+	chs := c.choices
 	var e *errorBody
-	if errRaw != nil {
-		e = new(errorBody)
-		if err := json.Unmarshal(errRaw, e); err != nil {
+	for i, raw := range c.errs {
+		if i == 0 {
+			e = new(errorBody)
+		}
+		if err := json.Unmarshal(raw, e); err != nil {
 			return fmt.Errorf("%w: error object: %v", errMalformed, err)
 		}
 	}
 	var u *usage
-	if usageRaw != nil {
-		u = new(usage)
-		if err := json.Unmarshal(usageRaw, u); err != nil {
+	for i, raw := range c.usage {
+		if i == 0 {
+			u = new(usage)
+		}
+		if err := json.Unmarshal(raw, u); err != nil {
 			return fmt.Errorf("%w: usage: %v", errMalformed, err)
 		}
 	}
@@ -362,10 +368,10 @@ func (r *response) applyRaw(chs []fastChoice, usageRaw, errRaw []byte, now int64
 		if len(tok) <= 2 {
 			return ""
 		}
-		if plainToken(tok) {
-			return unsafeString(tok[1 : len(tok)-1])
+		if body, ok := jsonscan.Verbatim(tok); ok {
+			return unsafeString(body)
 		}
-		*scratch = appendUnquoted((*scratch)[:0], tok)
+		*scratch = jsonscan.AppendUnquote((*scratch)[:0], tok)
 		return unsafeString(*scratch)
 	}
 	for i := range chs {
@@ -606,7 +612,7 @@ func (s *sseReader) read(r *response, now func() int64) error {
 			if len(v) > 0 && v[0] == ' ' {
 				v = v[1:]
 			}
-			if len(s.data) > 0 && json.Valid(s.data) {
+			if len(s.data) > 0 && jsonscan.Valid(s.data, jsonscan.JSON) {
 				// The previous event had no blank line after it.
 				if err := s.dispatch(r, dataAt); err != nil {
 					return err
@@ -716,9 +722,9 @@ func (s *sseReader) dispatch(r *response, at int64) error {
 		return nil
 	}
 	errs := r.errorFrames
-	chs, usageRaw, errRaw, err := s.scan.parse(data)
+	c, err := s.scan.parse(data)
 	if err == nil {
-		err = r.applyRaw(chs, usageRaw, errRaw, at, &s.scratch)
+		err = r.applyRaw(c, at, &s.scratch)
 	}
 	if err != nil {
 		if s.strict {

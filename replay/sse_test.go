@@ -102,7 +102,7 @@ func TestSSE(t *testing.T) {
 		{name: "malformed frames skipped", in: "data: {\"choices\":[}\n\n" + `data: {"choices":[{"index":0,"delta":{"content":"a"}}]}` + "\n\n" +
 			`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":"zero"}]},"finish_reason":"x"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}` + "\n\n" + done,
 			content: "a", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1,
-			warn: `malformed_frame x2 (first: "{\"choices\":[}": invalid JSON)`, strictErr: "malformed"},
+			warn: `malformed_frame x2 (first: "{\"choices\":[}": invalid JSON at byte 13: unexpected '}')`, strictErr: "malformed"},
 		{name: "error object ignored", in: `data: {"error":{"message":"KV cache full","type":"InternalServerError"}}` + "\n\n" +
 			`data: {"choices":[{"index":0,"delta":{"content":"b"},"finish_reason":"stop"}]}` + "\n\n" + done,
 			content: "b", finish: "stop", chunks: 1, firstContent: 1, prompt: -1, completion: -1, hit: -1,

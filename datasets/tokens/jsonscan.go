@@ -16,10 +16,10 @@ import (
 // into raw bytes.
 func scanVocab(data []byte) (map[string]int32, error) {
 	vocab := make(map[string]int32, 1<<17)
-	var text, raw []byte
+	var buf, raw []byte
 	s := jsonscan.NewScanner(data, jsonscan.JSON)
 	err := s.Object(func(key []byte) error {
-		text = jsonscan.AppendUnquote(text[:0], key)
+		text := unquote(&buf, key)
 		var ok bool
 		if raw, ok = appendByteLevel(raw[:0], text); !ok {
 			return fmt.Errorf("vocabulary entry %q is not in byte-level form", text)
@@ -44,6 +44,17 @@ func scanVocab(data []byte) (map[string]int32, error) {
 	return vocab, nil
 }
 
+// unquote returns a string token's text: the bytes between its quotes when it
+// has no escapes (the byte-level check refuses invalid UTF-8), else the token
+// decoded into *buf.
+func unquote(buf *[]byte, tok []byte) []byte {
+	if body := tok[1 : len(tok)-1]; bytes.IndexByte(body, '\\') < 0 {
+		return body
+	}
+	*buf = jsonscan.AppendUnquote((*buf)[:0], tok)
+	return *buf
+}
+
 // scanMerges reads merges as ["a b", ...] or [["a", "b"], ...] (or null) and
 // returns the pairs in raw-byte form.
 func scanMerges(data []byte) ([][2]string, error) {
@@ -52,8 +63,8 @@ func scanMerges(data []byte) ([][2]string, error) {
 		return nil, s.End()
 	}
 	var out [][2]string
-	var text, a, b []byte
-	var pair [2][]byte
+	var a, b []byte
+	var bufs, pair [2][]byte
 	err := s.Array(func(i int) error {
 		switch s.Peek() {
 		case '"':
@@ -61,18 +72,18 @@ func scanMerges(data []byte) ([][2]string, error) {
 			if err != nil {
 				return err
 			}
-			text = jsonscan.AppendUnquote(text[:0], tok)
+			text := unquote(&bufs[0], tok)
 			x, y, ok := bytes.Cut(text, []byte{' '})
 			if !ok || bytes.IndexByte(y, ' ') >= 0 {
 				return fmt.Errorf("merge %d %q is not two tokens separated by a space", i, text)
 			}
-			pair[0], pair[1] = append(pair[0][:0], x...), append(pair[1][:0], y...)
+			pair = [2][]byte{x, y}
 		case '[':
 			n := 0
 			if err := s.Array(func(j int) error {
 				tok, err := s.String()
 				if err == nil && j < 2 {
-					pair[j] = jsonscan.AppendUnquote(pair[j][:0], tok)
+					pair[j] = unquote(&bufs[j], tok)
 				}
 				n++
 				return err

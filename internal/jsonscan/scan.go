@@ -328,31 +328,7 @@ func (s *Scanner) skip(i int) (int, error) {
 	case '{':
 		return s.skipObject(i, nil)
 	case '[':
-		if err := s.enter(i); err != nil {
-			return i, err
-		}
-		if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
-			s.depth--
-			return i + 1, nil
-		}
-		for {
-			var err error
-			if i, err = s.skip(i); err != nil {
-				return i, err
-			}
-			if i = skipSpace(b, i); i >= len(b) {
-				return i, s.errAt(i, "unterminated array")
-			}
-			switch b[i] {
-			case ']':
-				s.depth--
-				return i + 1, nil
-			case ',':
-				i = skipSpace(b, i+1)
-			default:
-				return i, s.errAt(i, fmt.Sprintf("expected ',' or ']', found %s", quoteByte(b, i)))
-			}
-		}
+		return s.skipArray(i, nil)
 	case 't':
 		return s.literal(i, "true")
 	case 'f':
@@ -425,6 +401,42 @@ func (s *Scanner) skipObject(i int, member func(key, val []byte)) (int, error) {
 			i = skipSpace(b, i+1)
 		default:
 			return i, s.errAt(i, fmt.Sprintf("expected ',' or '}', found %s", quoteByte(b, i)))
+		}
+	}
+}
+
+// skipArray validates the array starting at b[i] == '[' and returns the offset
+// just past it, calling elem (when not nil) with each element's index and raw
+// value; when elem returns false, it stops there and returns errStop.
+func (s *Scanner) skipArray(i int, elem func(k int, val []byte) bool) (int, error) {
+	b := s.data
+	if err := s.enter(i); err != nil {
+		return i, err
+	}
+	if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
+		s.depth--
+		return i + 1, nil
+	}
+	for k := 0; ; k++ {
+		vs := i
+		var err error
+		if i, err = s.skip(i); err != nil {
+			return i, err
+		}
+		if elem != nil && !elem(k, b[vs:i]) {
+			return i, errStop
+		}
+		if i = skipSpace(b, i); i >= len(b) {
+			return i, s.errAt(i, "unterminated array")
+		}
+		switch b[i] {
+		case ']':
+			s.depth--
+			return i + 1, nil
+		case ',':
+			i = skipSpace(b, i+1)
+		default:
+			return i, s.errAt(i, fmt.Sprintf("expected ',' or ']', found %s", quoteByte(b, i)))
 		}
 	}
 }

@@ -66,13 +66,9 @@ func EachMember(obj []byte, fn func(key, val []byte)) {
 // anything malformed.
 func EachElement(arr []byte, fn func(i int, val []byte) bool) {
 	s := spanScanner(arr)
-	_ = s.Array(func(i int) error {
-		v, err := s.Value()
-		if err == nil && !fn(i, v) {
-			return errStop
-		}
-		return err
-	})
+	if i := skipSpace(arr, 0); i < len(arr) && arr[i] == '[' {
+		_, _ = s.skipArray(i, fn)
+	}
 }
 
 var errStop = errors.New("stop")
