@@ -50,6 +50,8 @@ func rows() []func(Env) (Row, error) {
 		benchEventsScan,
 		benchEventsRSS,
 		benchRescoreTree,
+		benchAuditScan,
+		benchAuditRSS,
 	}
 }
 
@@ -62,6 +64,9 @@ func run() int {
 	flag.Parse()
 	if *scanChild != "" {
 		return runScanChild(*scanChild)
+	}
+	if *auditChild != "" {
+		return runAuditChild(*auditChild)
 	}
 	env, err := setup()
 	if err != nil {
@@ -133,6 +138,8 @@ var rowGoals = []string{
 	">= 300 MB/s per core each",
 	"< 500 MB",
 	">= 1.7x (1-job time / 2-job time)",
+	">= 300 MB/s per core on the scan",
+	"< 500 MB",
 }
 
 // oneLine keeps a table cell on one line.
@@ -155,7 +162,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "isl", "diff", "body", "replay", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree"}
+var rowNames = []string{"ingest", "isl", "diff", "body", "replay", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {
