@@ -50,8 +50,8 @@ func failedFields(res *Result) []string {
 
 // TestAuditReferenceRunsAgree audits the genuine reference run folders: every
 // number the client published that agentrace can re-derive agrees, the counts
-// of the faults point included (76 issued, 76 completed, 17 failed); only the
-// ISL block is unchecked (the reference counts it from its events' prompts).
+// of the faults point included (76 issued, 76 completed, 17 failed), and the ISL
+// block, counted from the prompts the events carry as the reference counts it.
 func TestAuditReferenceRunsAgree(t *testing.T) {
 	res := runAudit(t, Options{Inputs: []string{refruns(t)}, Tokenizer: testenv.Tokenizer(t)})
 	if bad := res.Failed(); len(bad) > 0 {
@@ -88,10 +88,15 @@ func TestAuditReferenceRunsAgree(t *testing.T) {
 			t.Errorf("c004-faults %s = %+v, want %v both", f.field, r, f.want)
 		}
 	}
+	// Nothing is left unchecked: ISL too is re-derived, from the prompts the events
+	// carry, as the reference counts it.
 	for _, r := range res.Rows {
-		if r.Status == Unchecked && !strings.HasPrefix(r.Field, "input_sequence_lengths") {
+		if r.Status == Unchecked {
 			t.Errorf("%s %s unchecked: %s", r.Run, r.Field, r.Note)
 		}
+	}
+	if r := rowsOf(res, "c048", "input_sequence_lengths.avg"); len(r) != 1 || r[0].Status != Agree {
+		t.Errorf("c048 ISL mean: %+v", r)
 	}
 	// The reference at ea332753 writes no full-run OSL block: re-derived, not published.
 	if r := rowsOf(res, "c001", "output_sequence_lengths_full_run.output_sequence_lengths.avg"); len(r) != 1 || r[0].Status != NotPublished || r[0].Recomputed == nil {

@@ -443,19 +443,22 @@ func (pt *point) derived(d jsonDoc, file, field string, rec float64, why string,
 }
 
 func (pt *point) islWhy() string {
-	if pt.p != nil && strings.HasPrefix(pt.p.ISLSource, "tokenizer") && pt.run.Kind == archive.KindAgentrace {
+	if pt.p == nil {
 		return ""
 	}
-	if pt.run.Kind == archive.KindAgentrace {
-		if pt.oslWhy != "" {
-			return "input tokens need the reference tokenizer (--tokenizer) and the run's dataset"
-		}
-		if pt.p != nil && pt.p.ISLSource == "server_usage" {
-			return ""
-		}
-		return "the run's dataset could not be read to count input tokens"
+	switch {
+	case strings.HasPrefix(pt.p.ISLSource, "tokenizer"):
+		return ""
+	case pt.run.Kind == archive.KindAgentrace && pt.p.ISLSource == "server_usage" && pt.oslWhy == "":
+		return ""
+	case pt.run.Kind != archive.KindAgentrace && pt.oslWhy != "":
+		return "input tokens need the reference tokenizer (--tokenizer): they are counted from the prompts the events carry"
+	case pt.run.Kind != archive.KindAgentrace:
+		return "the events carry no prompt agentrace can count (token ids or structured messages)"
+	case pt.oslWhy != "":
+		return "input tokens need the reference tokenizer (--tokenizer) and the run's dataset"
 	}
-	return "the reference counts input tokens from the prompts its events carry; agentrace counts them from an agentrace run's dataset only"
+	return "the run's dataset could not be read to count input tokens"
 }
 
 // followInputs turns a derived row that disagrees because one of its published

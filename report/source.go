@@ -1,12 +1,16 @@
 package report
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
 	"strings"
 
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
@@ -162,8 +166,17 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		mi.Config.Dataset, mi.Config.DatasetAbs = score.DatasetOf(run, facts), ""
 		isl, islErr = islFor(mi)
 	}
+	// An event log carries each turn's prompt: its ISL is counted from it, as the
+	// reference's aggregator counts it (agentrace runs count theirs from the dataset).
+	var so score.ScanOptions
+	var cur score.TurnExtra
+	if pc, ok := tok.(promptCounter); ok && facts.Manifest == nil && isl == nil {
+		so.Prompt = func(data json.RawMessage) (int, bool) { return promptISL(pc, data) }
+		isl = func(*schemas.TurnRecord) (int, bool, error) { return cur.ISL, cur.HasISL, nil }
+	}
 	a := NewAccumulator(m, tok, isl)
-	scan, err := score.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error {
+	scan, err := score.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x score.TurnExtra) error {
+		cur = x
 		a.Add(rec)
 		return nil
 	})
@@ -271,4 +284,84 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		p.SWEBench = &v
 	}
 	return p, nil
+}
+
+// promptCounter counts a rendered prompt's tokens (*tokens.Tokenizer).
+type promptCounter interface {
+	CountISL(messagesJSON, toolsJSON []byte, kwargs map[string]any) (int, error)
+	Encode(text string, addSpecial bool) []int
+}
+
+// promptISL counts the input tokens of a reference PromptData (["PromptData",
+// text, token_ids, messages, tools, chat_template_kwargs, chat_template,
+// tool_choice]) as the reference's IslTrigger does for structured messages: the
+// messages (history tool-call arguments parsed into objects) rendered with the
+// chat template (tools and chat_template_kwargs included) and a generation
+// prompt; token ids are counted as given. When the reference's render fails it
+// counts the tokens of the prompt's JSON text instead ({"messages": ..., "tools":
+// ...}, as msgspec writes it): Python's Jinja2 fails on a message whose content is
+// null (an assistant turn of tool calls alone), which the Qwen3 chat template
+// concatenates as a string, so such prompts are counted that way too (agentrace's
+// own renderer reads a null content as ""). A prompt with its own chat template,
+// or only text, is not counted here (ok false).
+func promptISL(pc promptCounter, data json.RawMessage) (int, bool) {
+	var arr []json.RawMessage
+	if json.Unmarshal(data, &arr) != nil || len(arr) < 4 {
+		return 0, false
+	}
+	isNull := func(i int) bool {
+		return i >= len(arr) || len(bytes.TrimSpace(arr[i])) == 0 || string(bytes.TrimSpace(arr[i])) == "null"
+	}
+	if !isNull(2) {
+		var ids []json.RawMessage
+		if json.Unmarshal(arr[2], &ids) == nil {
+			return len(ids), true
+		}
+		return 0, false
+	}
+	if isNull(3) || !isNull(6) {
+		return 0, false
+	}
+	var tools []byte
+	if !isNull(4) {
+		tools = arr[4]
+	}
+	var kwargs map[string]any
+	if !isNull(5) && json.Unmarshal(arr[5], &kwargs) != nil {
+		return 0, false
+	}
+	if nullContent(arr[3]) {
+		var b bytes.Buffer
+		// As msgspec writes it, whatever re-encoding the log went through (the
+		// submission tools' detail log is indented, with ASCII escapes).
+		b.WriteString(`{"messages":`)
+		b.Write(datasets.AppendCompact(nil, tokens.NormalizeToolCallArguments(arr[3])))
+		if tools != nil {
+			b.WriteString(`,"tools":`)
+			b.Write(datasets.AppendCompact(nil, tools))
+		}
+		b.WriteByte('}')
+		return len(pc.Encode(b.String(), false)), true
+	}
+	n, err := pc.CountISL(arr[3], tools, kwargs)
+	if err != nil {
+		return 0, false
+	}
+	return n, true
+}
+
+// nullContent tells whether a message of a JSON message list has a null (or no)
+// content.
+func nullContent(messages json.RawMessage) bool {
+	var ms []map[string]json.RawMessage
+	if json.Unmarshal(messages, &ms) != nil {
+		return false
+	}
+	for _, m := range ms {
+		c, ok := m["content"]
+		if !ok || string(bytes.TrimSpace(c)) == "null" {
+			return true
+		}
+	}
+	return false
 }

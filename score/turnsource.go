@@ -65,6 +65,30 @@ var ErrNoTurns = errors.New("no turn log or event log")
 // the recv_first event, chunk_times the recv events. Server usage is unknown (-1).
 // Lines the reference would reject are skipped and counted, as scoring does.
 func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecord) error) (TurnScan, error) {
+	return ScanTurnsWith(ctx, run, ScanOptions{}, func(rec *schemas.TurnRecord, _ TurnExtra) error { return fn(rec) })
+}
+
+// ScanOptions configure ScanTurnsWith.
+type ScanOptions struct {
+	// Prompt, when set, counts the input tokens of an event log's issued sample
+	// from the prompt its sample.issued event carries (the reference's PromptData:
+	// ["PromptData", text, token_ids, messages, tools, chat_template_kwargs,
+	// chat_template, tool_choice]), as the reference's metrics aggregator counts
+	// ISL. It is called once per sample issued while performance tracking was on;
+	// ok false means no count. Turn logs carry no prompt: it is never called.
+	Prompt func(promptData json.RawMessage) (isl int, ok bool)
+}
+
+// TurnExtra is what an event log says of a record beyond the turn log's columns.
+type TurnExtra struct {
+	// ISL is the input token count ScanOptions.Prompt gave (HasISL false when none).
+	ISL    int
+	HasISL bool
+}
+
+// ScanTurnsWith is ScanTurns with options; fn also receives what the event log
+// says of each record beyond its columns.
+func ScanTurnsWith(ctx context.Context, run *archive.Run, o ScanOptions, fn func(*schemas.TurnRecord, TurnExtra) error) (TurnScan, error) {
 	var scan TurnScan
 	if run.Kind == archive.KindAgentrace || run.Has(archive.TurnLogFile) {
 		scan.File = archive.TurnLogFile
@@ -84,7 +108,7 @@ func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecor
 				return err
 			}
 			for i := range buf {
-				if err := fn(&buf[i]); err != nil {
+				if err := fn(&buf[i], TurnExtra{}); err != nil {
 					return err
 				}
 			}
@@ -114,7 +138,7 @@ func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecor
 	if format == archive.EventsArray {
 		r = newArrayLines(rc)
 	}
-	if err := scanEventTurns(ctx, r, &scan, fn); err != nil {
+	if err := scanEventTurns(ctx, r, &scan, o, fn); err != nil {
 		return scan, fmt.Errorf("read event log %q: %w", run.FileLabel(name), err)
 	}
 	return scan, nil
@@ -123,6 +147,7 @@ func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecor
 // pendingTurn is a sample issued and not yet completed.
 type pendingTurn struct {
 	rec      schemas.TurnRecord
+	extra    TurnExtra
 	uuid     string
 	issuedTs int64
 	errType  string
@@ -132,7 +157,8 @@ type pendingTurn struct {
 // eventTurns turns a stream of events into turn records.
 type eventTurns struct {
 	scan      *TurnScan
-	fn        func(*schemas.TurnRecord) error
+	fn        func(*schemas.TurnRecord, TurnExtra) error
+	opts      ScanOptions
 	origin    int64
 	originSet bool
 	start     int64 // start_performance_tracking, -1 until seen
@@ -144,8 +170,8 @@ type eventTurns struct {
 	out       schemas.TurnRecord
 }
 
-func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, fn func(*schemas.TurnRecord) error) error {
-	et := &eventTurns{scan: scan, fn: fn, start: -1, stop: -1, pending: map[string]*pendingTurn{},
+func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, o ScanOptions, fn func(*schemas.TurnRecord, TurnExtra) error) error {
+	et := &eventTurns{scan: scan, fn: fn, opts: o, start: -1, stop: -1, pending: map[string]*pendingTurn{},
 		traj: map[string]int32{}, nextIndex: map[string]int32{}}
 	br := bufio.NewReaderSize(r, 1<<20)
 	lineNo := 0
@@ -305,6 +331,9 @@ func (et *eventTurns) issued(e *rawEvent) error {
 	rec.IssuedNs, rec.ScheduledNs = t, t
 	rec.InWindow = (et.start < 0 || e.ts >= et.start) && (et.stop < 0 || e.ts <= et.stop)
 	rec.UsagePromptTokens, rec.UsageCompletionTokens, rec.UsageCachedTokens = -1, -1, -1
+	if et.opts.Prompt != nil && rec.InWindow {
+		p.extra.ISL, p.extra.HasISL = et.opts.Prompt(e.data)
+	}
 	et.pending[e.uuid] = p
 	et.order = append(et.order, e.uuid)
 	return nil
@@ -313,7 +342,7 @@ func (et *eventTurns) issued(e *rawEvent) error {
 func (et *eventTurns) emit(p *pendingTurn) error {
 	delete(et.pending, p.uuid)
 	et.out = p.rec
-	return et.fn(&et.out)
+	return et.fn(&et.out, p.extra)
 }
 
 // turnOutput is a TextModelOutput rebuilt for the turn log.
