@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"math"
 	"strconv"
-	"unicode/utf16"
+	"strings"
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -87,122 +88,15 @@ func DecodeString(raw []byte) (string, bool) {
 // AppendString(nil, s) equals raw (raw must be valid UTF-8), so that a caller can
 // copy raw instead of re-encoding.
 func DecodeStringCanonical(raw []byte) (s string, canonical, ok bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+	sc := jsonscan.NewScanner(raw, jsonscan.JSON)
+	if len(raw) == 0 || raw[0] != '"' {
 		return "", false, false
 	}
-	body := raw[1 : len(raw)-1]
-	canonical = true
-	esc := -1
-	for i := 0; i < len(body); i++ {
-		c := body[i]
-		if c == '\\' {
-			esc = i
-			break
-		}
-		if c == '"' || c < 0x20 {
-			return "", false, false
-		}
+	if tok, err := sc.String(); err != nil || len(tok) != len(raw) {
+		return "", false, false
 	}
-	if esc < 0 {
-		return string(body), canonical, true
-	}
-	out := make([]byte, 0, len(body))
-	out = append(out, body[:esc]...)
-	for i := esc; i < len(body); {
-		c := body[i]
-		if c != '\\' {
-			if c == '"' || c < 0x20 {
-				return "", false, false
-			}
-			out = append(out, c)
-			i++
-			continue
-		}
-		if i+1 >= len(body) {
-			return "", false, false
-		}
-		if b, ok := unescapeSimple(body[i+1]); ok {
-			out = append(out, b)
-			canonical = canonical && b != '/'
-			i += 2
-			continue
-		}
-		switch body[i+1] {
-		case 'u':
-			r, ok := hex4(body, i+2)
-			if !ok {
-				return "", false, false
-			}
-			if canonical {
-				if r >= 0x20 || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' {
-					canonical = false
-				}
-				for _, h := range body[i+2 : i+6] {
-					if h >= 'A' && h <= 'F' {
-						canonical = false
-					}
-				}
-			}
-			i += 6
-			if utf16.IsSurrogate(r) {
-				canonical = false
-				if r2, ok := hex4(body, i+2); ok && i+1 < len(body) && body[i] == '\\' && body[i+1] == 'u' {
-					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
-						out = utf8.AppendRune(out, dec)
-						i += 6
-						continue
-					}
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return "", false, false
-		}
-	}
-	return string(out), canonical, true
-}
-
-// unescapeSimple returns the byte that the one-character escape \c stands for, and
-// false for \u and anything that is not an escape. "\/" is valid but not the
-// canonical form of "/".
-func unescapeSimple(c byte) (byte, bool) {
-	switch c {
-	case '"', '\\', '/':
-		return c, true
-	case 'b':
-		return '\b', true
-	case 'f':
-		return '\f', true
-	case 'n':
-		return '\n', true
-	case 'r':
-		return '\r', true
-	case 't':
-		return '\t', true
-	}
-	return 0, false
-}
-
-func hex4(b []byte, i int) (rune, bool) {
-	if i+4 > len(b) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[i : i+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
+	s, canonical = DecodeValidString(raw)
+	return s, canonical, true
 }
 
 // AppendCompact appends the valid JSON value raw to dst in the wire encoding: no
@@ -426,7 +320,9 @@ func AppendPyFloat(dst []byte, v float64) []byte {
 }
 
 // canonicalToken reports whether the valid string token raw is in the wire
-// encoding already (DecodeValidString's canonical), without decoding it.
+// encoding already (DecodeValidString's canonical), without decoding it: its only
+// escapes are \" \\ \b \f \n \r \t and \u00xx (lowercase) for the other control
+// characters.
 func canonicalToken(raw []byte) bool {
 	if len(raw) < 2 {
 		return false
@@ -444,17 +340,8 @@ func canonicalToken(raw []byte) bool {
 		case '"', '\\', 'b', 'f', 'n', 'r', 't':
 			body = body[i+2:]
 		case 'u':
-			if i+6 > len(body) {
+			if i+6 > len(body) || string(body[i+2:i+4]) != "00" || !strings.Contains(controlEscapes, string(body[i+4:i+6])) {
 				return false
-			}
-			r, ok := hex4(body, i+2)
-			if !ok || r >= 0x20 || r == '\b' || r == '\f' || r == '\n' || r == '\r' || r == '\t' {
-				return false
-			}
-			for _, h := range body[i+2 : i+6] {
-				if h >= 'A' && h <= 'F' {
-					return false
-				}
 			}
 			body = body[i+6:]
 		default:
@@ -462,6 +349,10 @@ func canonicalToken(raw []byte) bool {
 		}
 	}
 }
+
+// controlEscapes lists the xx of the control characters written as \u00xx: all
+// but \b, \t, \n, \f and \r, which have their own escapes.
+const controlEscapes = "00 01 02 03 04 05 06 07 0b 0e 0f 10 11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f"
 
 // stringEnd returns the offset just past the string token starting at raw[i].
 func stringEnd(raw []byte, i int) int {
@@ -538,18 +429,14 @@ func DecodeValidString(raw []byte) (s string, canonical bool) {
 		if esc+1 >= len(body) {
 			return string(out), false
 		}
-		c := body[esc+1]
-		b, ok := unescapeSimple(c)
+		b, ok := jsonscan.Unescape(body[esc+1])
 		if !ok {
-			if c != 'u' {
-				return string(out), false
-			}
-			// Rare: decode the rest exactly.
-			rest, canon, ok := DecodeStringCanonical(append(append([]byte{'"'}, body[esc:]...), '"'))
-			if !ok {
-				return string(out), false
-			}
-			return string(out) + rest, canonical && canon
+			// Rare (\u): the rest decoded by jsonscan, from the byte before the
+			// backslash (AppendUnquote skips a token's first and last bytes).
+			at := len(raw) - 1 - len(body) + esc // the backslash
+			rest := raw[at-1:]
+			out = jsonscan.AppendUnquote(out, rest)
+			return unsafe.String(unsafe.SliceData(out), len(out)), canonical && canonicalToken(rest)
 		}
 		out = append(out, b)
 		canonical = canonical && b != '/'

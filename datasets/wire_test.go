@@ -178,18 +178,25 @@ func TestAppendPyFloat(t *testing.T) {
 	}
 }
 
+// FuzzDecodeValidString: DecodeValidString never panics, and on a valid string
+// token of valid UTF-8 it decodes as encoding/json does and says canonical exactly
+// when AppendString writes the token back as it is.
 func FuzzDecodeValidString(f *testing.F) {
-	for _, s := range []string{`""`, `"a\"b\\c\/d"`, `"\u00e9 \n\t"`, `"x\u2028y"`, "\"x\u2028y\"", `"\ud83d\ude00 tail\n"`} {
+	for _, s := range []string{`""`, `"a\"b\\c\/d"`, `"\u00e9 \n\t"`, `"x\u2028y"`, "\"x\u2028y\"", `"\ud83d\ude00 tail\n"`,
+		`"\n\u0041"`, `"a\u001f"`, `"\/\u001f"`, `"\ud800\u0041"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		want, wantCanon, ok := DecodeStringCanonical(raw)
 		got, canon := DecodeValidString(raw)
-		if !ok || !utf8.Valid(raw) {
+		var want string
+		if !utf8.Valid(raw) || len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' || json.Unmarshal(raw, &want) != nil {
 			return
 		}
-		if got != want || canon != wantCanon {
-			t.Fatalf("DecodeValidString(%s) = %q, %v; DecodeStringCanonical %q, %v", raw, got, canon, want, wantCanon)
+		if got != want {
+			t.Fatalf("DecodeValidString(%s) = %q, encoding/json %q", raw, got, want)
+		}
+		if enc := AppendString(nil, got); canon != bytes.Equal(enc, raw) {
+			t.Fatalf("DecodeValidString(%s): canonical %v, but AppendString gives %s", raw, canon, enc)
 		}
 	})
 }
@@ -274,17 +281,19 @@ func pyValue(t *testing.T, raw []byte, encoded bool) any {
 	return read()
 }
 
+// FuzzCanonicalToken: on a valid string token of valid UTF-8, canonicalToken
+// tells whether AppendString writes its value back as the same bytes.
 func FuzzCanonicalToken(f *testing.F) {
-	for _, s := range []string{`""`, `"a\"b"`, `"\u001f"`, `"\u001F"`, `"\u0008"`, `"\/"`, `"\u00e9"`, "\"\u2028\"", `"\u2028"`} {
+	for _, s := range []string{`""`, `"a\"b"`, `"\u001f"`, `"\u001F"`, `"\u0008"`, `"\/"`, `"\u00e9"`, "\"\u2028\"", `"\u2028"`, `"\u000b"`, `"\u000a"`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		_, want, ok := DecodeStringCanonical(raw)
-		if !ok || !utf8.Valid(raw) {
+		var s string
+		if !utf8.Valid(raw) || len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' || json.Unmarshal(raw, &s) != nil {
 			return
 		}
-		if got := canonicalToken(raw); got != want {
-			t.Fatalf("canonicalToken(%s) = %v, DecodeStringCanonical says %v", raw, got, want)
+		if got, want := canonicalToken(raw), bytes.Equal(AppendString(nil, s), raw); got != want {
+			t.Fatalf("canonicalToken(%s) = %v, AppendString gives %s", raw, got, AppendString(nil, s))
 		}
 	})
 }
