@@ -272,3 +272,36 @@ func TestAuditWrite(t *testing.T) {
 	}
 	_ = context.Background
 }
+
+// TestAuditBadInput: a summary that is not JSON is an error row naming the file
+// (the rest of the tree is still audited and the audit fails); a garbage line in
+// an event log is skipped as the reference's decoder skips it; a path that holds
+// no run is an error row.
+func TestAuditBadInput(t *testing.T) {
+	root := t.TempDir()
+	for _, c := range []string{"c001", "c002"} {
+		copyTree(t, filepath.Join(refruns(t), c), filepath.Join(root, c))
+	}
+	os.WriteFile(filepath.Join(root, "c001", "performance", "result_summary.json"), []byte("{not json"), 0o644)
+	ev := filepath.Join(root, "c002", "events.jsonl")
+	b, _ := os.ReadFile(ev)
+	os.WriteFile(ev, append([]byte("garbage line\n"), b...), 0o644)
+	empty := t.TempDir()
+	res := runAudit(t, Options{Inputs: []string{root, empty}, Dataset: filepath.Join(refruns(t), "dataset.jsonl")})
+	var errs []Row
+	for _, r := range res.Failed() {
+		errs = append(errs, r)
+	}
+	if len(errs) != 2 {
+		t.Fatalf("failing rows %+v, want the bad summary and the empty input", errs)
+	}
+	if errs[0].Field != "input" || !strings.Contains(errs[0].Note, "holds no run") {
+		t.Errorf("empty input row: %+v", errs[0])
+	}
+	if errs[1].Field != "result_summary" || errs[1].Status != Error || !strings.Contains(errs[1].Note, "c001") {
+		t.Errorf("bad summary row: %+v", errs[1])
+	}
+	if r := rowsOf(res, "c002", "n_samples_issued"); len(r) != 1 || r[0].Status != Agree {
+		t.Errorf("c002 after a garbage line: %+v", r)
+	}
+}
