@@ -11,13 +11,74 @@ import (
 type chatRequest struct {
 	Model               string            `json:"model"`
 	Messages            []json.RawMessage `json:"messages"`
-	Stream              bool              `json:"stream"`
+	Stream              laxBool           `json:"stream"`
 	StreamOptions       *streamOptions    `json:"stream_options"`
-	MaxTokens           *int              `json:"max_tokens"`
-	MaxCompletionTokens *int              `json:"max_completion_tokens"`
+	MaxTokens           *laxInt           `json:"max_tokens"`
+	MaxCompletionTokens *laxInt           `json:"max_completion_tokens"`
 	Tools               json.RawMessage   `json:"tools"`
 	ToolChoice          json.RawMessage   `json:"tool_choice"`
 	CacheSalt           string            `json:"cache_salt"`
+}
+
+// laxBool is a boolean read as vLLM's request model (pydantic, lax mode) reads
+// one: true and false, the numbers 0 and 1 (0.0 and 1.0 too), and the strings
+// pydantic takes ("true", "yes", "on", "1", ... case-insensitive); null is
+// false. Datasets carry stream values such as 1.0, and a server must answer them
+// as vLLM does.
+type laxBool bool
+
+func (b *laxBool) UnmarshalJSON(data []byte) error {
+	v := strings.TrimSpace(string(data))
+	switch v {
+	case "true":
+		*b = true
+		return nil
+	case "false", "null":
+		*b = false
+		return nil
+	}
+	if v != "" && v[0] == '"' {
+		var str string
+		if err := json.Unmarshal(data, &str); err != nil {
+			return err
+		}
+		switch strings.ToLower(strings.TrimSpace(str)) {
+		case "1", "on", "t", "true", "y", "yes":
+			*b = true
+			return nil
+		case "0", "off", "f", "false", "n", "no":
+			*b = false
+			return nil
+		}
+		return fmt.Errorf("input should be a valid boolean, unable to interpret %s", v)
+	}
+	var f float64
+	if err := json.Unmarshal(data, &f); err == nil && (f == 0 || f == 1) {
+		*b = f == 1
+		return nil
+	}
+	return fmt.Errorf("input should be a valid boolean, got %.40s", v)
+}
+
+// laxInt is an integer read as pydantic's lax mode reads one: a JSON integer or
+// a number with no fractional part (8192.0, as datasets typed by pandas carry it).
+type laxInt int
+
+func (n *laxInt) UnmarshalJSON(data []byte) error {
+	var f json.Number
+	if err := json.Unmarshal(data, &f); err != nil {
+		return fmt.Errorf("input should be a valid integer, got %.40s", data)
+	}
+	if i, err := f.Int64(); err == nil {
+		*n = laxInt(i)
+		return nil
+	}
+	v, err := f.Float64()
+	if err != nil || v != float64(int64(v)) || v > 1<<53 || v < -(1<<53) {
+		return fmt.Errorf("input should be a valid integer, got a number with a fractional part: %s", f)
+	}
+	*n = laxInt(int64(v))
+	return nil
 }
 
 type streamOptions struct {

@@ -529,7 +529,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	out := s.planOutput(&a, toks, maxOut)
 	*bp = out.toks
 	out.toks = nil // the pooled buffer is reused once the hashes are computed
-	res := &response{id: "chatcmpl-" + idHex, model: req.Model, created: time.Now().Unix(), stream: req.Stream,
+	res := &response{id: "chatcmpl-" + idHex, model: req.Model, created: time.Now().Unix(), stream: bool(req.Stream),
 		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, fault: fault, out: out}
 	if res.model == "" {
 		res.model = s.prof.Model
@@ -578,10 +578,10 @@ func decodeRequest(b []byte) (*chatRequest, error) {
 
 func (r *chatRequest) maxTokens() int {
 	if r.MaxCompletionTokens != nil {
-		return *r.MaxCompletionTokens
+		return int(*r.MaxCompletionTokens)
 	}
 	if r.MaxTokens != nil {
-		return *r.MaxTokens
+		return int(*r.MaxTokens)
 	}
 	return 0
 }
@@ -591,7 +591,7 @@ func validate(r *chatRequest) string {
 	if len(r.Messages) == 0 {
 		return "messages must be a non-empty list"
 	}
-	for _, p := range []*int{r.MaxTokens, r.MaxCompletionTokens} {
+	for _, p := range []*laxInt{r.MaxTokens, r.MaxCompletionTokens} {
 		if p != nil && *p < 1 {
 			return fmt.Sprintf("max tokens %d must be at least 1", *p)
 		}

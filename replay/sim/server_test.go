@@ -307,3 +307,38 @@ func TestModelsHealthMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestLaxScalars: stream and max tokens are read as vLLM's request model
+// (pydantic, lax mode) reads them, so a dataset's "stream":1.0 or
+// "max_completion_tokens":8.0 (sent as the file carries them) gets the answer a
+// vLLM server gives: a stream for a truthy 1, 1.0 or "yes", a whole response for
+// 0, 0.0 and null, and an error for values pydantic refuses.
+func TestLaxScalars(t *testing.T) {
+	_, hs := startServer(t, tinyConfig(t))
+	const msgs = `"messages":[{"role":"user","content":"hello"}]`
+	for _, tc := range []struct {
+		params string
+		status int
+		stream bool
+	}{
+		{`"stream":1.0,"max_completion_tokens":8.0`, 200, true},
+		{`"stream":1`, 200, true},
+		{`"stream":"yes"`, 200, true},
+		{`"stream":true,"max_tokens":"6"`, 200, true},
+		{`"stream":0.0`, 200, false},
+		{`"stream":0,"max_completion_tokens":8`, 200, false},
+		{`"stream":null`, 200, false},
+		{`"stream":2`, 400, false},
+		{`"stream":0.5`, 400, false},
+		{`"stream":"maybe"`, 400, false},
+		{`"stream":[]`, 400, false},
+		{`"max_completion_tokens":8.5`, 400, false},
+	} {
+		resp := post(t, hs.URL, `{"model":"sim-tiny",`+tc.params+`,`+msgs+`}`)
+		ct := resp.Header.Get("Content-Type")
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || (tc.status == 200 && (ct == "text/event-stream") != tc.stream) {
+			t.Errorf("%s: status %d, content type %q; want %d, streamed %v", tc.params, resp.StatusCode, ct, tc.status, tc.stream)
+		}
+	}
+}
