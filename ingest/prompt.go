@@ -61,9 +61,10 @@ func Prompt(w io.Writer, o PromptOptions) error {
 	}
 	body := d.AppendBody(nil, t, bo)
 	if o.Verbose {
-		accept := "text/event-stream"
-		if o.NoStream {
-			accept = "application/json"
+		// Streamed or not as the body's stream value says, as replay sends it.
+		accept := "application/json"
+		if d.Streams(t, bo) {
+			accept = "text/event-stream"
 		}
 		fmt.Fprintf(w, "POST /v1/chat/completions\nContent-Type: application/json\nAccept: %s\n", accept)
 		if o.APIKey {

@@ -35,7 +35,7 @@ func fastApply(data []byte) (*response, error) {
 
 func sameResponse(a, b *response) bool {
 	return a.content.String() == b.content.String() && a.reasoning.String() == b.reasoning.String() &&
-		a.toolCallsJSON() == b.toolCallsJSON() && a.finish == b.finish && len(a.chunkTimes) == len(b.chunkTimes) &&
+		a.toolCallsJSON() == b.toolCallsJSON() && a.finish == b.finish && len(a.chunkTimes) == len(b.chunkTimes) && len(a.toolChunkTimes) == len(b.toolChunkTimes) &&
 		a.firstContentBytes == b.firstContentBytes && a.firstReasoningBytes == b.firstReasoningBytes &&
 		a.promptTokens == b.promptTokens && a.completionTokens == b.completionTokens && a.cachedTokens == b.cachedTokens &&
 		a.errorFrames == b.errorFrames && a.firstError == b.firstError && a.tpotToolCallsJSON() == b.tpotToolCallsJSON() &&

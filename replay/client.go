@@ -182,7 +182,7 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	}
 	r.HeadersNs = e.now()
 	r.HTTPStatus = int32(resp.StatusCode)
-	err = c.readResponse(e, st, resp)
+	err = c.readResponse(e, st, resp, r.Streamed)
 	// Drain a little so that the connection can be reused, then close.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
@@ -195,12 +195,16 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	}
 }
 
-func (c *client) readResponse(e *engine, st *slotState, resp *http.Response) error {
+// readResponse reads a response into st.resp: as Server-Sent Events when the
+// request asked for a streamed answer, else as one chat.completion body (whose
+// output has no first-token or chunk times: the reference publishes no
+// first-chunk event for a request not streamed).
+func (c *client) readResponse(e *engine, st *slotState, resp *http.Response, streamed bool) error {
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
 		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
 	}
-	if c.s.NoStream {
+	if !streamed {
 		st.raw.Reset()
 		limit := int64(st.sse.frameLimit())
 		n, err := st.raw.ReadFrom(io.LimitReader(resp.Body, limit+1))
@@ -256,13 +260,21 @@ func output(rs *response, r *schemas.TurnRecord, streamed bool) {
 	r.FirstContentBytes = int32(min(rs.firstContentBytes, math.MaxInt32))
 	r.FirstReasoningBytes = int32(min(rs.firstReasoningBytes, math.MaxInt32))
 	r.Chunks = int32(min(rs.chunks, math.MaxInt32))
-	if len(rs.chunkTimes) > 0 {
-		r.ChunkTimesNs = make([]int64, len(rs.chunkTimes))
-		for i, t := range rs.chunkTimes {
-			r.ChunkTimesNs[i] = t - rs.firstTokenNs
-		}
-	}
+	r.ChunkTimesNs = relativeTimes(rs.chunkTimes, rs.firstTokenNs)
+	r.ToolCallChunkTimesNs = relativeTimes(rs.toolChunkTimes, rs.firstTokenNs)
 	r.UsagePromptTokens = rs.promptTokens
 	r.UsageCompletionTokens = rs.completionTokens
 	r.UsageCachedTokens = rs.cachedTokens
+}
+
+// relativeTimes returns the times ts relative to base, nil when there are none.
+func relativeTimes(ts []int64, base int64) []int64 {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := make([]int64, len(ts))
+	for i, t := range ts {
+		out[i] = t - base
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -294,7 +295,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		SchemaVersion:       schemas.Version,
 		ToolVersion:         schemas.ToolVersion,
 		TurnLogVersion:      schemas.TurnLogVersion,
-		Config:              s.config(len(d.Conversations)),
+		Config:              s.config(d),
 		DatasetHash:         d.Manifest.ContentHash,
 		DatasetSize:         len(d.Conversations),
 		StartedAt:           wall.UTC().Format(time.RFC3339Nano),
@@ -551,10 +552,18 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 	turns := e.d.ConversationTurns(ci)
 	sid := datasets.SessionID(conv.ConversationID, repeat)
 	bo := e.s.bodyOptions(repeat)
-	hdr := e.s.header.Clone()
-	for _, h := range e.s.routing {
-		hdr[h] = []string{sid}
+	// Each turn is sent streamed or not as its body's stream value says (the
+	// reference decides per request), with the Accept header to match: one header
+	// set for each, so that a request never shares a map another one changes.
+	var hdrs [2]http.Header // [0]: not streamed, [1]: streamed
+	for i := range hdrs {
+		hdrs[i] = e.s.header.Clone()
+		for _, h := range e.s.routing {
+			hdrs[i][h] = []string{sid}
+		}
 	}
+	hdrs[0].Set("Accept", "application/json")
+	hdrs[1].Set("Accept", "text/event-stream")
 	base := e.now()
 	abort, abortStatus := "", ""
 	p := &st.pipe
@@ -624,6 +633,11 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		}
 		cur := p.freeResp()
 		st.buf, st.resp = st.bufs[body], &st.resps[cur]
+		r.Streamed = e.d.Streams(t, bo)
+		hdr := hdrs[0]
+		if r.Streamed {
+			hdr = hdrs[1]
+		}
 		e.inFlight.Add(1)
 		e.client.do(e, st, hdr, r)
 		e.inFlight.Add(-1)
@@ -741,7 +755,7 @@ func (p *pipeline) freeResp() int {
 
 // finish copies a completed turn's output into its row, counts it and logs it.
 func (e *engine) finish(slot int, rs *response, r *schemas.TurnRecord) {
-	output(rs, r, !e.s.NoStream)
+	output(rs, r, r.Streamed)
 	e.turnsDone.Add(1)
 	if r.UsageCompletionTokens >= 0 {
 		e.outTokens.Add(int64(r.UsageCompletionTokens))

@@ -95,7 +95,12 @@ type Options struct {
 
 	// MaxTokens is max_completion_tokens for rows that set none (0: the profile's).
 	MaxTokens int
-	NoStream  bool
+	// NoStream turns the run's streaming mode off: rows that set no stream value
+	// (and whose conversation's first user row sets none) are sent with "stream":
+	// false and read as whole responses. Each turn is streamed or not as its body's
+	// stream value says (datasets.Dataset.Streams), as the reference decides per
+	// request, whatever the mode.
+	NoStream bool
 	// StreamUsage asks a streamed answer for server usage counts
 	// ("stream_options":{"include_usage":true}), which the reference client never
 	// sends: a run that sets it is not official.
@@ -206,12 +211,7 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		}
 		s.header.Add(k, strings.TrimSpace(v))
 	}
-	s.header.Set("Content-Type", "application/json")
-	if o.NoStream {
-		s.header.Set("Accept", "application/json")
-	} else {
-		s.header.Set("Accept", "text/event-stream")
-	}
+	s.header.Set("Content-Type", "application/json") // Accept is set per turn (engine.trajectory)
 	if s.apiKey != "" {
 		s.header.Set("Authorization", "Bearer "+s.apiKey)
 	}
@@ -282,7 +282,8 @@ func (s *settings) bodyOptions(repeat int) datasets.BodyOptions {
 
 // config is the run's configuration as the manifest records it: never the key,
 // and secret-looking headers redacted.
-func (s *settings) config(n int) schemas.RunConfig {
+func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
+	n := len(d.Conversations)
 	c := schemas.RunConfig{
 		Endpoint:            redact.URL(s.Endpoint),
 		Model:               s.Model,
@@ -303,6 +304,15 @@ func (s *settings) config(n int) schemas.RunConfig {
 		StrictStream:        s.StrictStream,
 		RoutingHeaders:      s.RoutingHeaders,
 		APIKeyEnv:           s.APIKeyEnv,
+	}
+	// Whether a turn streams depends on its row and the mode, not on the repeat.
+	bo := s.bodyOptions(1)
+	for i := range d.Turns {
+		if d.Streams(&d.Turns[i], bo) {
+			c.StreamedTurns++
+		} else {
+			c.NonStreamedTurns++
+		}
 	}
 	c.Dataset, c.DatasetAbs = relpath.Record(s.Out, s.Dataset)
 	if c.Model == "" && s.profile != nil {
@@ -335,8 +345,15 @@ func (s *settings) config(n int) schemas.RunConfig {
 	if s.budget%n != 0 {
 		why = append(why, fmt.Sprintf("budget of %d trajectories is not a positive multiple of the dataset size %d", s.budget, n))
 	}
-	if s.NoStream {
+	switch turns := c.StreamedTurns + c.NonStreamedTurns; {
+	case s.NoStream && c.StreamedTurns > 0:
+		why = append(why, fmt.Sprintf("streaming off (--no-stream): no first-token or per-token times for %d of %d client turns (the other %d stream: their rows set stream)",
+			c.NonStreamedTurns, turns, c.StreamedTurns))
+	case s.NoStream:
 		why = append(why, "streaming off (--no-stream): no first-token or per-token times")
+	case c.NonStreamedTurns > 0:
+		why = append(why, fmt.Sprintf("the dataset turns streaming off on %d of %d client turns (their rows set stream false): no first-token or per-token times for them",
+			c.NonStreamedTurns, turns))
 	}
 	if s.StreamUsage && !s.NoStream {
 		why = append(why, `server usage requested (--stream-usage): requests carry "stream_options", which the reference client does not send`)

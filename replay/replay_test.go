@@ -236,7 +236,8 @@ func TestNonStreaming(t *testing.T) {
 		}
 	}
 	for _, r := range readLog(t, dir) {
-		if r.Status != schemas.StatusOK || r.OutputContent != "reply to a" || r.OutputReasoning != "hmm" || r.Chunks != 1 || r.UsageCachedTokens != 2 || r.FirstTokenNs == 0 {
+		if r.Status != schemas.StatusOK || r.OutputContent != "reply to a" || r.OutputReasoning != "hmm" || r.Chunks != 1 || r.UsageCachedTokens != 2 ||
+			r.Streamed || r.FirstTokenNs != 0 || len(r.ChunkTimesNs) != 0 || r.CompletedNs <= r.IssuedNs {
 			t.Fatalf("row %+v", r)
 		}
 	}

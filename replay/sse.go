@@ -41,11 +41,16 @@ type response struct {
 	toolChunks int // chunks with a non-empty tool_calls list
 	finish     string
 
-	firstTokenNs        int64
-	chunkTimes          []int64 // absolute; made relative to firstTokenNs at the end
-	chunks              int     // output-bearing chunks (chunkTimes may hold fewer)
-	firstContentBytes   int     // the first chunk carrying content
-	firstReasoningBytes int     // the first chunk carrying reasoning
+	firstTokenNs int64
+	// chunkTimes are the chunks the reference publishes a receive event for (the
+	// first output-bearing one, then those carrying content or reasoning),
+	// toolChunkTimes the others (tool calls alone, after the first); absolute, made
+	// relative to firstTokenNs at the end.
+	chunkTimes          []int64
+	toolChunkTimes      []int64
+	chunks              int // output-bearing chunks (the two lists may hold fewer)
+	firstContentBytes   int // the first chunk carrying content
+	firstReasoningBytes int // the first chunk carrying reasoning
 
 	promptTokens, completionTokens, cachedTokens int32
 	sawDone                                      bool
@@ -75,6 +80,10 @@ func (r *response) reset() {
 		r.chunkTimes = nil // give a huge answer's memory back
 	}
 	r.chunkTimes = r.chunkTimes[:0]
+	if cap(r.toolChunkTimes) > 1<<16 {
+		r.toolChunkTimes = nil
+	}
+	r.toolChunkTimes = r.toolChunkTimes[:0]
 	r.chunks = 0
 	r.firstContentBytes, r.firstReasoningBytes = 0, 0
 	r.promptTokens, r.completionTokens, r.cachedTokens = -1, -1, -1
@@ -129,14 +138,24 @@ func keep[T string | []byte](r *response, sb *strings.Builder, s T) int {
 	return len(s)
 }
 
-// bear records an output-bearing chunk at time now.
-func (r *response) bear(now int64) {
-	if r.firstTokenNs == 0 {
+// bear records an output-bearing streamed chunk at time now; text tells that it
+// carried content or reasoning. As the reference's accumulator publishes a
+// receive event for the first output-bearing chunk (a pure tool-call one
+// included) and after it only for chunks carrying text, such chunks go to
+// chunkTimes and the others (tool calls alone) to toolChunkTimes.
+func (r *response) bear(now int64, text bool) {
+	first := r.firstTokenNs == 0
+	if first {
 		r.firstTokenNs = now
 	}
 	r.chunks++
-	if int64(len(r.chunkTimes)) < max(r.limit()/4, 1024) {
+	if int64(len(r.chunkTimes)+len(r.toolChunkTimes)) >= max(r.limit()/4, 1024) {
+		return
+	}
+	if first || text {
 		r.chunkTimes = append(r.chunkTimes, now)
+	} else {
+		r.toolChunkTimes = append(r.toolChunkTimes, now)
 	}
 }
 
@@ -263,7 +282,7 @@ func (r *response) apply(c *chunk, now int64, streamed bool) {
 	if c.Usage != nil {
 		r.applyUsage(c.Usage)
 	}
-	bearing := false
+	bearing, text := false, false
 	for i := range c.Choices {
 		ch := &c.Choices[i]
 		if ch.Index != 0 {
@@ -280,14 +299,19 @@ func (r *response) apply(c *chunk, now int64, streamed bool) {
 			continue
 		}
 		if r.addText(str(m.Content), str(m.ReasoningContent), str(m.Reasoning)) {
-			bearing = true
+			bearing, text = true, true
 		}
 		if r.mergeToolCalls(m.ToolCalls, streamed) {
 			bearing = true
 		}
 	}
-	if bearing {
-		r.bear(now)
+	switch {
+	case bearing && streamed:
+		r.bear(now, text)
+	case bearing:
+		// A whole completion: output, but no first token or chunk time (the
+		// reference times neither for a request not streamed).
+		r.chunks++
 	}
 }
 
@@ -363,7 +387,7 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte) error {
 	if u != nil {
 		r.applyUsage(u)
 	}
-	bearing := false
+	bearing, carried := false, false
 	text := func(tok []byte) string {
 		if len(tok) <= 2 {
 			return ""
@@ -391,21 +415,21 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte) error {
 		}
 		// Each text is copied into its builder before the next one reuses scratch.
 		if c := text(m.content); c != "" && r.addText(c, "", "") {
-			bearing = true
+			bearing, carried = true, true
 		}
 		rs := m.reasoningContent
 		if len(rs) <= 2 {
 			rs = m.reasoning
 		}
 		if c := text(rs); c != "" && r.addText("", c, "") {
-			bearing = true
+			bearing, carried = true, true
 		}
 		if r.mergeToolCalls(calls[i], true) {
 			bearing = true
 		}
 	}
 	if bearing {
-		r.bear(now)
+		r.bear(now, carried)
 	}
 	return nil
 }

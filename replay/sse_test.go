@@ -41,6 +41,7 @@ func TestSSE(t *testing.T) {
 		tools                   string
 		finish                  string
 		chunks                  int
+		toolChunks              int // of chunks: tool calls alone after the first (no receive event in the reference)
 		firstContent, firstReas int
 		prompt, completion, hit int32
 		err                     string // by default
@@ -70,14 +71,14 @@ func TestSSE(t *testing.T) {
 				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ls\"}"}}]}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}` + "\n\n" + done,
 			tools:  `[{"index":0,"id":"call_a","type":"function","function":{"name":"bash","arguments":"{\"cmd\":\"ls\"}"}},{"index":1,"id":"call_b","type":"function","function":{"name":"ls","arguments":"{}"}}]`,
-			finish: "tool_calls", chunks: 3, prompt: -1, completion: -1, hit: -1,
+			finish: "tool_calls", chunks: 3, toolChunks: 2, prompt: -1, completion: -1, hit: -1,
 			// The reference's TPOT drops the first tool-call chunk of an answer with nothing else.
 			tpotTools: `[{"index":0,"type":"function","function":{"name":"","arguments":"{\"cmd\":\"ls\"}"}},{"index":1,"id":"call_b","type":"function","function":{"name":"ls","arguments":"{}"}}]`},
 		{name: "tool calls after content: nothing dropped for TPOT",
 			in: `data: {"choices":[{"index":0,"delta":{"content":"Let me look."}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"bash","arguments":"{}"}}]}}]}` + "\n\n" + done,
 			content: "Let me look.", tools: `[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]`,
-			chunks: 2, firstContent: 12, prompt: -1, completion: -1, hit: -1},
+			chunks: 2, toolChunks: 1, firstContent: 12, prompt: -1, completion: -1, hit: -1},
 		{name: "one whole tool call: nothing left for TPOT",
 			in:    `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}` + "\n\n" + done,
 			tools: `[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{}"}}]`, finish: "tool_calls",
@@ -86,7 +87,7 @@ func TestSSE(t *testing.T) {
 			in: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"a","function":{"name":"x","arguments":"{\"k\":"}}]}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{"tool_calls":[{"id":"b","function":{"name":"y","arguments":"1}"}}]}}]}` + "\n\n" + done,
 			tools:  `[{"index":0,"id":"b","type":"function","function":{"name":"y","arguments":"{\"k\":1}"}}]`,
-			chunks: 2, prompt: -1, completion: -1, hit: -1, tpotTools: `[{"index":0,"id":"b","type":"function","function":{"name":"y","arguments":"1}"}}]`},
+			chunks: 2, toolChunks: 1, prompt: -1, completion: -1, hit: -1, tpotTools: `[{"index":0,"id":"b","type":"function","function":{"name":"y","arguments":"1}"}}]`},
 		{name: "content after a first tool-call chunk: first content chunk counted alone",
 			in: `data: {"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]}}]}` + "\n\n" +
 				`data: {"choices":[{"index":0,"delta":{"content":"ab"}}]}` + "\n\n" +
@@ -134,8 +135,9 @@ func TestSSE(t *testing.T) {
 			if r.content.String() != tc.content || r.reasoning.String() != tc.reasoning || r.toolCallsJSON() != tc.tools || r.finish != tc.finish {
 				t.Fatalf("%s: content %q reasoning %q tools %s finish %q", tc.name, r.content.String(), r.reasoning.String(), r.toolCallsJSON(), r.finish)
 			}
-			if len(r.chunkTimes) != tc.chunks || r.chunks != tc.chunks || r.firstContentBytes != tc.firstContent || r.firstReasoningBytes != tc.firstReas {
-				t.Fatalf("%s: %d chunks, first bytes %d/%d", tc.name, len(r.chunkTimes), r.firstContentBytes, r.firstReasoningBytes)
+			if len(r.chunkTimes) != tc.chunks-tc.toolChunks || len(r.toolChunkTimes) != tc.toolChunks || r.chunks != tc.chunks ||
+				r.firstContentBytes != tc.firstContent || r.firstReasoningBytes != tc.firstReas {
+				t.Fatalf("%s: %d chunks (%d timed, %d tool-call only), first bytes %d/%d", tc.name, r.chunks, len(r.chunkTimes), len(r.toolChunkTimes), r.firstContentBytes, r.firstReasoningBytes)
 			}
 			if tc.chunks > 0 && r.firstTokenNs != r.chunkTimes[0] {
 				t.Fatalf("%s: first token %d, first chunk %d", tc.name, r.firstTokenNs, r.chunkTimes[0])
@@ -154,7 +156,7 @@ func TestReadCompletion(t *testing.T) {
 	if err := readCompletion([]byte(body), &r, 42); err != nil {
 		t.Fatal(err)
 	}
-	if r.reasoning.String() != "why" || r.toolCallsJSON() != `[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]` || r.finish != "tool_calls" || r.firstTokenNs != 42 || r.completionTokens != 6 || r.cachedTokens != -1 {
+	if r.reasoning.String() != "why" || r.toolCallsJSON() != `[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]` || r.finish != "tool_calls" || r.firstTokenNs != 0 || len(r.chunkTimes) != 0 || r.chunks != 1 || r.completionTokens != 6 || r.cachedTokens != -1 {
 		t.Fatalf("%+v %s", r, r.toolCallsJSON())
 	}
 	r.reset()
@@ -182,7 +184,7 @@ func FuzzSSE(f *testing.F) {
 			t.Fatalf("error differs: %v vs %v", errA, errB)
 		}
 		if a.content.String() != b.content.String() || a.reasoning.String() != b.reasoning.String() ||
-			a.toolCallsJSON() != b.toolCallsJSON() || a.finish != b.finish || len(a.chunkTimes) != len(b.chunkTimes) ||
+			a.toolCallsJSON() != b.toolCallsJSON() || a.finish != b.finish || len(a.chunkTimes) != len(b.chunkTimes) || len(a.toolChunkTimes) != len(b.toolChunkTimes) ||
 			a.firstContentBytes != b.firstContentBytes || a.cachedTokens != b.cachedTokens {
 			t.Fatalf("result depends on read sizes")
 		}

@@ -293,3 +293,36 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+// TestITLAndNonStreamedTurns: ITL is measured over chunk_times alone (the chunks
+// the reference publishes a receive event for), never over tool_call_chunk_times;
+// a turn not streamed (first_token_ns 0, as replay logs it) gives no TTFT sample,
+// in points.json and in result_summary.json, as the reference times none.
+func TestITLAndNonStreamedTurns(t *testing.T) {
+	ms := int64(1e6)
+	m := schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 1, Trajectories: 2, Stream: true}, DatasetSize: 2, State: schemas.RunComplete}
+	recs := []schemas.TurnRecord{
+		{SessionID: "a", Trajectory: 0, Domain: "coding", Status: "ok", InWindow: true, Streamed: true,
+			IssuedNs: 1 * ms, FirstTokenNs: 41 * ms, CompletedNs: 141 * ms, OutputContent: "x",
+			ChunkTimesNs: []int64{0, 10 * ms, 30 * ms, 60 * ms}, ToolCallChunkTimesNs: []int64{5 * ms, 15 * ms, 40 * ms},
+			UsagePromptTokens: 10, UsageCompletionTokens: 7, UsageCachedTokens: -1},
+		{SessionID: "b", Trajectory: 1, Domain: "coding", Status: "ok", InWindow: true, Streamed: false,
+			IssuedNs: 2 * ms, CompletedNs: 502 * ms, OutputContent: "y", Chunks: 1,
+			UsagePromptTokens: 10, UsageCompletionTokens: 9, UsageCachedTokens: -1},
+	}
+	p, err := FoldRun(m, recs, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Gaps 10, 20, 30 ms: the lower P50 is 20 (with the tool-call chunks merged in
+	// it would be 5).
+	if !near(float64(p.ITLP50Ms), 20) || !near(float64(p.ITLP99Ms), 20) {
+		t.Errorf("ITL P50 %v, P99 %v ms; want 20, 20 (gaps 10, 20, 30 ms)", p.ITLP50Ms, p.ITLP99Ms)
+	}
+	if !near(float64(p.TTFTP50Ms), 40) || !near(float64(p.TTFTP99Ms), 40) {
+		t.Errorf("TTFT P50 %v, P99 %v ms; want 40 (the streamed turn's only)", p.TTFTP50Ms, p.TTFTP99Ms)
+	}
+	if s := p.Summary; s.TTFT == nil || s.TTFT.Count != 1 || s.Latency == nil || s.Latency.Count != 2 {
+		t.Errorf("result_summary TTFT %+v, latency %+v: want 1 TTFT sample and 2 latencies", s.TTFT, s.Latency)
+	}
+}

@@ -31,7 +31,16 @@ const (
 //     as the reference client's TPOT does; manifest state failed, stop_cause,
 //     stopped_ns, max_duration_s, max_output_bytes, strict_stream, error, and
 //     stream_warnings.
-const TurnLogVersion = "2"
+//   - "3": column streamed (whether the request asked for a streamed answer, decided
+//     per turn from its body's stream value, as the reference client decides it); a
+//     turn not streamed has first_token_ns 0 and no chunk_times (before, a --no-stream
+//     run's turns had first_token_ns at the response's arrival); manifest
+//     config.streamed_turns and config.non_streamed_turns. chunk_times holds the
+//     chunks the reference client publishes a receive event for (the first
+//     output-bearing chunk, then every chunk carrying content or reasoning), and
+//     the new column tool_call_chunk_times the others (tool calls alone, after the
+//     first); before, chunk_times held every output-bearing chunk.
+const TurnLogVersion = "3"
 
 // Turn statuses in the turn log. A turn is issued (a request was sent) when its
 // status is ok, error, timeout or cancelled; aborted and not_issued turns were
@@ -106,14 +115,28 @@ type TurnRecord struct {
 	Warnings string
 
 	// Times.
-	ScheduledNs  int64   // the moment the turn became due (after its delay)
-	IssuedNs     int64   // request sent
-	HeadersNs    int64   // response headers received
-	FirstTokenNs int64   // first non-empty fragment of any kind
-	CompletedNs  int64   // response complete (or failed)
-	DelayNs      int64   // the delay slept before the turn
-	ChunkTimesNs []int64 // arrival of every chunk, relative to FirstTokenNs
-	InWindow     bool    // issued before the performance window ended
+	ScheduledNs  int64 // the moment the turn became due (after its delay)
+	IssuedNs     int64 // request sent
+	HeadersNs    int64 // response headers received
+	FirstTokenNs int64 // first non-empty fragment of any kind
+	CompletedNs  int64 // response complete (or failed)
+	DelayNs      int64 // the delay slept before the turn
+	// ChunkTimesNs is the arrival of every chunk the reference client publishes a
+	// receive event for (its accumulator, with stream_all_chunks): the first
+	// output-bearing chunk and each later chunk carrying content or reasoning,
+	// relative to FirstTokenNs. ITL is measured over them.
+	ChunkTimesNs []int64
+	// ToolCallChunkTimesNs is the arrival of the other output-bearing chunks: those
+	// carrying tool calls alone, after the first chunk (the reference publishes no
+	// event for them), relative to FirstTokenNs.
+	ToolCallChunkTimesNs []int64
+	InWindow             bool // issued before the performance window ended
+	// Streamed tells that the request asked for a streamed answer (Server-Sent
+	// Events): its body's stream value is truthy. A turn not streamed has no first
+	// token time and no chunk times, as the reference publishes no first-chunk event
+	// for it. Logs before version 3 lack the column (read as false): their turns all
+	// followed the manifest's config.stream.
+	Streamed bool
 
 	// Output.
 	OutputContent   string
@@ -184,6 +207,8 @@ func TurnLogSchema() *arrow.Schema {
 		{Name: "request_bytes", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "tpot_tool_calls", Type: arrow.BinaryTypes.String},
 		{Name: "output_truncated_bytes", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "streamed", Type: arrow.FixedWidthTypes.Boolean},
+		{Name: "tool_call_chunk_times", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
 	}, &md)
 }
 
@@ -235,8 +260,13 @@ type RunConfig struct {
 	StopIssuingAtWindow bool    `json:"stop_issuing_at_window_end"`
 	Stream              bool    `json:"stream"`
 	StreamUsage         bool    `json:"stream_usage,omitempty"`
-	MaxTokens           int     `json:"max_tokens"`
-	ClearGeneratedCache bool    `json:"clear_generated_cache"`
+	// StreamedTurns and NonStreamedTurns count the dataset's client turns whose
+	// request asks for a streamed answer and those whose request does not: a row's
+	// own stream value decides, else Stream (absent before turn log version 3).
+	StreamedTurns       int  `json:"streamed_turns,omitempty"`
+	NonStreamedTurns    int  `json:"non_streamed_turns,omitempty"`
+	MaxTokens           int  `json:"max_tokens"`
+	ClearGeneratedCache bool `json:"clear_generated_cache"`
 	// MaxDurationSeconds caps the run (--max-duration; 0: no cap): at the cap no
 	// turn is issued any more and the turns in flight are cancelled, as the
 	// reference's max_duration_ms ends its performance phase.

@@ -34,6 +34,26 @@ func i64Col(name string, f func(r *schemas.TurnRecord) *int64) column {
 		func(a arrow.Array, i int, r *schemas.TurnRecord) { *f(r) = a.(*array.Int64).Value(i) }}
 }
 
+// i64ListCol binds a list<int64> column; an empty or null list reads as nil.
+func i64ListCol(name string, f func(r *schemas.TurnRecord) *[]int64) column {
+	return column{name, arrow.ListOf(arrow.PrimitiveTypes.Int64),
+		func(b array.Builder, r *schemas.TurnRecord) {
+			lb := b.(*array.ListBuilder)
+			lb.Append(true)
+			lb.ValueBuilder().(*array.Int64Builder).AppendValues(*f(r), nil)
+		},
+		func(a arrow.Array, i int, r *schemas.TurnRecord) {
+			l := a.(*array.List)
+			start, end := l.ValueOffsets(i)
+			if l.IsNull(i) || end == start {
+				*f(r) = nil
+				return
+			}
+			vals := l.ListValues().(*array.Int64).Int64Values()
+			*f(r) = append([]int64(nil), vals[start:end]...)
+		}}
+}
+
 // columns lists every column of schemas.TurnLogSchema with its field.
 func columns() []column {
 	return []column{
@@ -54,26 +74,7 @@ func columns() []column {
 		i64Col("first_token_ns", func(r *schemas.TurnRecord) *int64 { return &r.FirstTokenNs }),
 		i64Col("completed_ns", func(r *schemas.TurnRecord) *int64 { return &r.CompletedNs }),
 		i64Col("delay_ns", func(r *schemas.TurnRecord) *int64 { return &r.DelayNs }),
-		{"chunk_times", arrow.ListOf(arrow.PrimitiveTypes.Int64),
-			func(b array.Builder, r *schemas.TurnRecord) {
-				lb := b.(*array.ListBuilder)
-				lb.Append(true)
-				lb.ValueBuilder().(*array.Int64Builder).AppendValues(r.ChunkTimesNs, nil)
-			},
-			func(a arrow.Array, i int, r *schemas.TurnRecord) {
-				l := a.(*array.List)
-				if l.IsNull(i) {
-					r.ChunkTimesNs = nil
-					return
-				}
-				start, end := l.ValueOffsets(i)
-				if end == start {
-					r.ChunkTimesNs = nil
-					return
-				}
-				vals := l.ListValues().(*array.Int64).Int64Values()
-				r.ChunkTimesNs = append([]int64(nil), vals[start:end]...)
-			}},
+		i64ListCol("chunk_times", func(r *schemas.TurnRecord) *[]int64 { return &r.ChunkTimesNs }),
 		{"in_window", arrow.FixedWidthTypes.Boolean,
 			func(b array.Builder, r *schemas.TurnRecord) { b.(*array.BooleanBuilder).Append(r.InWindow) },
 			func(a arrow.Array, i int, r *schemas.TurnRecord) { r.InWindow = a.(*array.Boolean).Value(i) }},
@@ -90,6 +91,10 @@ func columns() []column {
 		i64Col("request_bytes", func(r *schemas.TurnRecord) *int64 { return &r.RequestBytes }),
 		strCol("tpot_tool_calls", func(r *schemas.TurnRecord) *string { return &r.TPOTToolCalls }),
 		i64Col("output_truncated_bytes", func(r *schemas.TurnRecord) *int64 { return &r.OutputTruncatedBytes }),
+		{"streamed", arrow.FixedWidthTypes.Boolean,
+			func(b array.Builder, r *schemas.TurnRecord) { b.(*array.BooleanBuilder).Append(r.Streamed) },
+			func(a arrow.Array, i int, r *schemas.TurnRecord) { r.Streamed = a.(*array.Boolean).Value(i) }},
+		i64ListCol("tool_call_chunk_times", func(r *schemas.TurnRecord) *[]int64 { return &r.ToolCallChunkTimesNs }),
 	}
 }
 

@@ -137,7 +137,7 @@ func (w *Writer) Write(r *schemas.TurnRecord) error {
 func rowBytes(r *schemas.TurnRecord) int {
 	return len(r.SessionID) + len(r.ConversationID) + len(r.Domain) + len(r.Status) + len(r.Error) +
 		len(r.Warnings) + len(r.OutputContent) + len(r.OutputReasoning) + len(r.OutputToolCalls) +
-		len(r.FinishReason) + len(r.TPOTToolCalls) + 8*len(r.ChunkTimesNs)
+		len(r.FinishReason) + len(r.TPOTToolCalls) + 8*len(r.ChunkTimesNs) + 8*len(r.ToolCallChunkTimesNs)
 }
 
 // Buffered returns the number of rows written since the last batch ended.
