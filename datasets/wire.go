@@ -181,12 +181,22 @@ type member struct {
 func appendObjectValue(dst, raw []byte, i int) ([]byte, int) {
 	base := len(dst)
 	dst = append(dst, '{')
-	var ms []member
+	var buf [8]member
+	ms := buf[:0]
 	dup := false
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] != '}' {
 		j := stringEnd(raw, i)
-		key, _ := DecodeValidString(raw[i:j])
+		tok := raw[i:j]
+		var key string
+		plain := len(tok) >= 2 && bytes.IndexByte(tok, '\\') < 0 && utf8.Valid(tok)
+		if plain {
+			// No escapes: the key is the token's body, read in place (raw outlives
+			// this call) and written as it is.
+			key = unsafe.String(unsafe.SliceData(tok[1:]), len(tok)-2)
+		} else {
+			key, _ = DecodeValidString(tok)
+		}
 		start := len(dst)
 		if len(ms) > 0 {
 			dst = append(dst, ',')
@@ -198,7 +208,11 @@ func appendObjectValue(dst, raw []byte, i int) ([]byte, int) {
 				break
 			}
 		}
-		dst = AppendString(dst, key)
+		if plain && canonicalToken(tok) {
+			dst = append(dst, tok...)
+		} else {
+			dst = AppendString(dst, key)
+		}
 		dst = append(dst, ':')
 		i = skipSpace(raw, j)
 		i = skipSpace(raw, i+1) // the colon

@@ -22,7 +22,7 @@ import (
 
 // rowGroupBytes is the approximate size of the messages buffered before a row group
 // is flushed, which bounds the writer's memory.
-const rowGroupBytes = 16 << 20
+const rowGroupBytes = 8 << 20
 
 // Writer writes a dataset directory one conversation at a time. The caller owns the
 // directory (normally a temporary one from atomicfile.Dir). A Writer is owned by one

@@ -258,6 +258,15 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 		sysLen = len(datasets.AppendSystemMessage(nil, c.SystemEscaped, "", ""))
 	}
 	histLen := 0 // bytes of the joined wire fragments so far (with commas)
+	nmsg, nturns := 0, 0
+	for _, r := range rows {
+		nmsg += max(1, len(r.results))
+		if r.role == schemas.RoleUser || r.role == schemas.RoleTool {
+			nturns++
+		}
+	}
+	b.msgs = make([]schemas.Message, 0, nmsg)
+	b.turns = make([]schemas.Turn, 0, nturns)
 	var extra []field
 	var buf []byte
 	for k, r := range rows {
@@ -360,10 +369,12 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 				w = appendOptional(w, "name", r.name, &m.Name, &extra)
 			}
 			if !isNull(r.toolCalls) {
-				tc := datasets.AppendCompact(nil, r.toolCalls)
-				m.ToolCalls = string(tc)
 				w = append(w, `,"tool_calls":`...)
-				w = append(w, tc...)
+				n := len(w)
+				w = datasets.AppendCompact(w, r.toolCalls)
+				// Shared with the wire fragment, whose bytes are never modified once
+				// written (later appends go after them, or to a new array).
+				m.ToolCalls = unsafe.String(&w[n], len(w)-n)
 				if r.role == schemas.RoleAssistant {
 					c.ToolCalls += int32(len(r.toolCallIDs()))
 				}

@@ -44,7 +44,7 @@ const (
 	// minExpansionBytes is what any gzipped input may decompress to, whatever its
 	// size.
 	minExpansionBytes = 64 << 20
-	blockBytes        = 4 << 20
+	blockBytes        = 2 << 20
 )
 
 // Options configures Run.
@@ -533,7 +533,7 @@ func (in *ingester) file(ctx context.Context, path string) error {
 		out chan parsed
 	}
 	jobs := make(chan job)
-	order := make(chan chan parsed, in.opts.Workers+1)
+	order := make(chan chan parsed, in.opts.Workers)
 	readErr := make(chan error, 1)
 	go func() {
 		defer close(order)

@@ -324,8 +324,8 @@ type pandasColumn struct {
 }
 
 func (c *pandasColumn) add(raw []byte) {
-	if isNull(raw) {
-		return
+	if c.other || isNull(raw) {
+		return // a column with a value pandas cannot make a number stays as it is (note)
 	}
 	c.nonNull++
 	switch kind(raw) {

@@ -47,6 +47,9 @@ type row struct {
 	turnSeen bool    // the row has a turn value the reference can sort
 	turnVal  float64 // the number the reference reads (pandas: a float, 2.0 for "2")
 	order    int     // position in the file among the conversation's rows
+	// callIDs are the ids of the tool calls (toolCallIDs, computed once).
+	callIDs     []string
+	callIDsDone bool
 
 	role        string
 	roleRaw     []byte
@@ -540,10 +543,15 @@ func (r *row) checkToolResults() {
 
 // toolCallIDs returns the ids of an assistant row's tool calls.
 func (r *row) toolCallIDs() []string {
+	if r.callIDsDone {
+		return r.callIDs
+	}
+	r.callIDsDone = true
 	var ids []string
 	if kind(r.toolCalls) != "array" {
 		return nil
 	}
+	defer func() { r.callIDs = ids }()
 	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
 		if kind(v) == "object" {
 			jsonscan.EachMember(v, func(key, val []byte) {
