@@ -312,7 +312,7 @@ func (in *ingester) run(parent context.Context) error {
 	defer cancel()
 	in.ctx, in.stop = ctx, cancel
 	in.jobs = make(chan *convJob)
-	in.order = make(chan chan convResult, 2*in.opts.Workers)
+	in.order = make(chan chan convResult, 8*in.opts.Workers)
 	var wg sync.WaitGroup
 	for range in.opts.Workers {
 		wg.Add(1)
