@@ -319,7 +319,7 @@ func appendToolCallsActions(dst []string, toolCallsJSON []byte) []string {
 		return dst
 	}
 	jsonscan.EachElement(toolCallsJSON, func(_ int, call []byte) bool {
-		if name, args, ok := splitToolCall(call); ok && stringIs(name, "bash") {
+		if name, args, ok := splitToolCall(call); ok && jsonscan.StringIs(name, "bash") {
 			if cmd, ok := bashArgsCommand(args); ok {
 				dst = appendCommandActions(dst, cmd)
 			}
@@ -348,15 +348,6 @@ func bashArgsCommand(args []byte) (string, bool) {
 		v = vals[1]
 	}
 	return jsonscan.Unquote(v)
-}
-
-// stringIs tells whether the raw JSON value v is the string text.
-func stringIs(v []byte, text string) bool {
-	if body, ok := jsonscan.Verbatim(v); ok {
-		return string(body) == text
-	}
-	s, ok := jsonscan.Unquote(v)
-	return ok && s == text
 }
 
 // splitToolCall returns a tool call object's function.name and function.arguments

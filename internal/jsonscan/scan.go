@@ -20,6 +20,7 @@
 package jsonscan
 
 import (
+	"bytes"
 	"fmt"
 	"unicode/utf8"
 )
@@ -67,6 +68,7 @@ type Scanner struct {
 	depth    int
 	maxDepth int
 	python   bool
+	trusted  bool // data is known valid: skip values without validating them
 }
 
 // NewScanner returns a scanner of data in dialect d.
@@ -264,13 +266,12 @@ func (s *Scanner) Fields(keys []string, vals [][]byte) error {
 // keyIndex returns the index of the name in keys that the key token decodes to,
 // -1 if none.
 func keyIndex(tok []byte, keys []string) int {
-	body, ok := Verbatim(tok)
-	var text string
+	text, ok := Verbatim(tok)
 	if !ok {
-		text = string(AppendUnquote(nil, tok))
+		text = AppendUnquote(nil, tok)
 	}
 	for k, name := range keys {
-		if ok && string(body) == name || !ok && text == name {
+		if string(text) == name {
 			return k
 		}
 	}
@@ -321,6 +322,9 @@ func (s *Scanner) skip(i int) (int, error) {
 	b := s.data
 	if i >= len(b) {
 		return i, s.errAt(i, "unexpected end of input")
+	}
+	if s.trusted {
+		return skipTrusted(b, i), nil
 	}
 	switch c := b[i]; c {
 	case '"':
@@ -376,7 +380,9 @@ func (s *Scanner) skipObject(i int, member func(key, val []byte)) (int, error) {
 		}
 		ks := i
 		var err error
-		if i, err = scanString(b, i); err != nil {
+		if s.trusted {
+			i = stringEnd(b, i)
+		} else if i, err = scanString(b, i); err != nil {
 			return i, err
 		}
 		ke := i
@@ -437,6 +443,57 @@ func (s *Scanner) skipArray(i int, elem func(k int, val []byte) bool) (int, erro
 			i = skipSpace(b, i+1)
 		default:
 			return i, s.errAt(i, fmt.Sprintf("expected ',' or ']', found %s", quoteByte(b, i)))
+		}
+	}
+}
+
+// skipTrusted returns the offset just past the value at b[i], which is known to
+// be valid JSON (in either dialect): strings end at the first quote not escaped,
+// arrays and objects at their closing bracket; nothing is checked. On anything
+// else it returns some offset in (i, len(b)].
+func skipTrusted(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				j = stringEnd(b, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(b)
+	}
+	j := i + 1
+	for j < len(b) && b[j] != ',' && b[j] != '}' && b[j] != ']' && b[j] != ' ' && b[j] != '\t' && b[j] != '\n' && b[j] != '\r' {
+		j++
+	}
+	return j
+}
+
+// stringEnd returns the offset just past the string starting at b[i] == '"': its
+// first quote that an even number of backslashes precede.
+func stringEnd(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if j++; n%2 == 0 {
+			return j
 		}
 	}
 }

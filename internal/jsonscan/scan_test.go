@@ -282,6 +282,23 @@ func FuzzScanner(f *testing.F) {
 		if Valid(data, JSON) != (err == nil) {
 			t.Fatalf("%q: Valid disagrees with the pull API", data)
 		}
+		// The span helpers never panic, and on a valid value see what the
+		// validating scanner sees.
+		var spans, seen []string
+		EachMember(data, func(k, v []byte) { spans = append(spans, string(k)+"="+string(v)) })
+		EachElement(data, func(i int, v []byte) bool { spans = append(spans, string(v)); return true })
+		if err == nil {
+			s := NewScanner(data, JSON)
+			switch s.Peek() {
+			case '{':
+				_ = s.Members(func(k, v []byte) { seen = append(seen, string(k)+"="+string(v)) })
+			case '[':
+				_ = s.Array(func(int) error { v, err := s.Value(); seen = append(seen, string(v)); return err })
+			}
+			if !reflect.DeepEqual(spans, seen) {
+				t.Fatalf("%q: span helpers %q, scanner %q", data, spans, seen)
+			}
+		}
 		py := Valid(data, Python)
 		if err == nil && !py && !hasLongInt(data) && depth(data) <= PythonMaxDepth {
 			t.Fatalf("%q: valid JSON refused by the Python dialect", data)

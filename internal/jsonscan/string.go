@@ -116,6 +116,16 @@ func Verbatim(tok []byte) (body []byte, ok bool) {
 	return body, bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body)
 }
 
+// StringIs reports whether the raw value v is a string token whose text is
+// text, without decoding it when it has no escapes.
+func StringIs(v []byte, text string) bool {
+	if body, ok := Verbatim(v); ok {
+		return string(body) == text
+	}
+	s, ok := Unquote(v)
+	return ok && s == text
+}
+
 // Unquote decodes a string token (quotes included, as the scanner returns it); ok
 // is false when tok does not start with a quote.
 func Unquote(tok []byte) (s string, ok bool) {

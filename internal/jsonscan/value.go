@@ -49,21 +49,23 @@ func KindOf(v []byte) Kind {
 	return Number
 }
 
-// spanScanner reads values already validated, in either dialect.
+// spanScanner reads values already validated, in either dialect, without
+// validating them again.
 func spanScanner(v []byte) Scanner {
-	return Scanner{data: v, maxDepth: MaxDepth, python: true}
+	return Scanner{data: v, maxDepth: MaxDepth, python: true, trusted: true}
 }
 
 // EachMember calls fn with the key token and raw value of each member of the
-// object obj, a value already read by a Scanner. It stops at anything malformed.
+// object obj, a valid value (one a Scanner read), which it does not validate again;
+// on anything else its calls are unspecified, but it does not panic.
 func EachMember(obj []byte, fn func(key, val []byte)) {
 	s := spanScanner(obj)
 	_ = s.Members(fn)
 }
 
 // EachElement calls fn with the index and raw value of each element of the array
-// arr, a value already read by a Scanner, until fn returns false. It stops at
-// anything malformed.
+// arr, a valid value (one a Scanner read), until fn returns false; as EachMember,
+// it does not validate arr again.
 func EachElement(arr []byte, fn func(i int, val []byte) bool) {
 	s := spanScanner(arr)
 	if i := skipSpace(arr, 0); i < len(arr) && arr[i] == '[' {
@@ -75,7 +77,7 @@ var errStop = errors.New("stop")
 
 // Lookup sets vals[k] to the raw value of the member of the object obj whose key
 // decodes to keys[k], the last of duplicate keys winning (Scanner.Fields); obj is
-// a value already read by a Scanner. It reports false when obj is not an object.
+// a valid value, not validated again. It reports false when obj is not an object.
 func Lookup(obj []byte, keys []string, vals [][]byte) bool {
 	s := spanScanner(obj)
 	return s.Fields(keys, vals) == nil
