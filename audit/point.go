@@ -331,7 +331,7 @@ func (pt *point) compareSummary() {
 		}
 		r := Row{Field: field, File: name, Published: numAt(d, field), Recomputed: fp(v), Tolerance: Tolerance}
 		if w := orEv(why); w != "" {
-			r.Status, r.Note = Unchecked, w
+			r.Status, r.Note, r.Recomputed = Unchecked, w, nil
 		}
 		pt.add(r)
 	}
@@ -434,7 +434,7 @@ func (pt *point) derived(d jsonDoc, file, field string, rec float64, why string,
 		r.Note = note
 	}
 	if why != "" && r.Published != nil {
-		r.Status, r.Note = Unchecked, why
+		r.Status, r.Note, r.Recomputed = Unchecked, why, nil
 	}
 	if r.Published == nil && (why != "" || pt.noEvents) {
 		return

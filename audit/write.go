@@ -130,7 +130,11 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 				fmtVal(r.Published, r.PublishedText), fmtVal(r.Recomputed, r.RecomputedText), noteSuffix(r.Note))
 		}
 	} else {
-		fmt.Fprintln(w, "audit passed: every published number that could be re-derived agrees within the rules' 1%")
+		msg := "audit passed: every published number that could be re-derived agrees within the rules' 1%"
+		if n[Unchecked] > 0 {
+			msg += fmt.Sprintf(" (%d could not be checked: see above)", n[Unchecked])
+		}
+		fmt.Fprintln(w, msg)
 	}
 	return nil
 }
