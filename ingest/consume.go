@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/python"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -126,7 +127,7 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 			v, _ = strconv.ParseFloat(string(e.raw), 64)
 			ok = true
 		case "string":
-			v, ok = pyFloat(e.id)
+			v, ok = python.Float(e.id)
 		}
 		if !ok {
 			numeric = false
@@ -137,7 +138,7 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 	}
 	if numeric {
 		for i, e := range ids {
-			ref := pyReprFloat(vals[i])
+			ref := python.FloatRepr(vals[i])
 			if whole {
 				ref = strconv.FormatInt(int64(vals[i]), 10)
 			}

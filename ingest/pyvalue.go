@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/python"
 )
 
 // The reference client reads a flat trace file with pandas (read_json, lines=True)
@@ -18,115 +19,6 @@ import (
 // ujson decoder (pandas/_libs/src/vendored/ujson/lib/ultrajsondec.c, decode_numeric
 // and createDouble), CPython's float() and float_repr; the reference's use of them:
 // src/inference_endpoint/dataset_manager/agentic_inference_dataset.py at ea332753.
-
-// pyFloat parses s as Python's float(s) does: surrounding whitespace allowed,
-// underscores between digits, "inf", "infinity" and "nan" in any case.
-func pyFloat(s string) (float64, bool) {
-	s = strings.TrimFunc(s, pyIsSpace)
-	if s == "" {
-		return 0, false
-	}
-	body := strings.TrimLeft(s, "+-")
-	switch strings.ToLower(body) {
-	case "inf", "infinity", "nan":
-		if len(s)-len(body) > 1 {
-			return 0, false
-		}
-		v := math.Inf(1)
-		if strings.ToLower(body) == "nan" {
-			v = math.NaN()
-		}
-		if s[0] == '-' {
-			v = -v
-		}
-		return v, true
-	}
-	if strings.Contains(s, "_") {
-		// Underscores are allowed only between digits.
-		for i := 0; i < len(s); i++ {
-			if s[i] != '_' {
-				continue
-			}
-			if i == 0 || i == len(s)-1 || !isDigit(s[i-1]) || !isDigit(s[i+1]) {
-				return 0, false
-			}
-		}
-		s = strings.ReplaceAll(s, "_", "")
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !isDigit(c) && c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-' {
-			return 0, false // hex, "0x", named values other than the above
-		}
-	}
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil && !math.IsInf(v, 0) {
-		return 0, false
-	}
-	return v, true
-}
-
-// pyIsSpace is Python's str.isspace for one character: Unicode White_Space plus
-// the separators U+001C..U+001F.
-func pyIsSpace(r rune) bool {
-	switch r {
-	case '\t', '\n', '\v', '\f', '\r', ' ', 0x1c, 0x1d, 0x1e, 0x1f, 0x85, 0xa0, 0x1680,
-		0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
-}
-
-// pyStrip is Python's str.strip() with no argument.
-func pyStrip(s string) string { return strings.TrimFunc(s, pyIsSpace) }
-
-// pyReprFloat returns Python's repr (and str) of v: the shortest digits that read
-// back as v, positional when the decimal exponent is in [-4, 16), otherwise
-// d.ddde±XX, with ".0" added to whole numbers.
-func pyReprFloat(v float64) string {
-	switch {
-	case math.IsNaN(v):
-		return "nan"
-	case math.IsInf(v, 1):
-		return "inf"
-	case math.IsInf(v, -1):
-		return "-inf"
-	}
-	sign := ""
-	if math.Signbit(v) {
-		sign, v = "-", -v
-	}
-	if v == 0 {
-		return sign + "0.0"
-	}
-	e := strconv.FormatFloat(v, 'e', -1, 64)
-	p := strings.IndexByte(e, 'e')
-	exp, _ := strconv.Atoi(e[p+1:])
-	digits := strings.Replace(e[:p], ".", "", 1)
-	n, decpt := len(digits), exp+1
-	if decpt > -4 && decpt <= 16 {
-		switch {
-		case decpt <= 0:
-			return sign + "0." + strings.Repeat("0", -decpt) + digits
-		case decpt >= n:
-			return sign + digits + strings.Repeat("0", decpt-n) + ".0"
-		default:
-			return sign + digits[:decpt] + "." + digits[decpt:]
-		}
-	}
-	m := digits[:1]
-	if n > 1 {
-		m += "." + digits[1:]
-	}
-	es := "+"
-	if exp < 0 {
-		es, exp = "-", -exp
-	}
-	if exp < 10 {
-		es += "0"
-	}
-	return sign + m + "e" + es + strconv.Itoa(exp)
-}
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
@@ -144,7 +36,7 @@ func pyNumberStr(tok []byte) string {
 		return string(tok)
 	}
 	v, _ := strconv.ParseFloat(string(tok), 64)
-	return pyReprFloat(v)
+	return python.FloatRepr(v)
 }
 
 // pow10 holds the exact powers of ten a double represents.
@@ -235,58 +127,18 @@ func pandasFloatDiffers(tok []byte) (float64, bool) {
 	return f, f != want && !(math.IsNaN(f) && math.IsNaN(want))
 }
 
-// jsonTruthy reports whether a raw JSON value is true in Python's sense (null,
-// false, 0, "", [] and {} are not). Whitespace inside empty containers is allowed.
-func jsonTruthy(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return false
-	}
-	switch raw[0] {
-	case 'n', 'f':
-		return false
-	case 't':
-		return true
-	case '"':
-		return len(raw) > 2
-	case '[', '{':
-		return len(bytes.TrimSpace(raw[1:len(raw)-1])) > 0
-	}
-	v, err := strconv.ParseFloat(string(raw), 64)
-	return err != nil || v != 0
-}
-
 // eachNumber calls fn with every number literal of the valid JSON value raw.
 func eachNumber(raw []byte, fn func(tok []byte)) {
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c == '"':
-			// Skip the string: find its closing quote (one not escaped).
-			j := i + 1
-			for {
-				k := bytes.IndexByte(raw[j:], '"')
-				if k < 0 {
-					return
-				}
-				j += k
-				n := 0
-				for p := j - 1; p > i && raw[p] == '\\'; p-- {
-					n++
-				}
-				if n%2 == 0 {
-					break
-				}
-				j++
-			}
-			i = j
-		case c == '-' || isDigit(c):
-			j := i + 1
-			for j < len(raw) && (isDigit(raw[j]) || raw[j] == '.' || raw[j] == 'e' || raw[j] == 'E' || raw[j] == '+' || raw[j] == '-') {
-				j++
-			}
-			fn(raw[i:j])
-			i = j - 1
-		}
+	switch jsonscan.KindOf(raw) {
+	case jsonscan.Number:
+		fn(bytes.TrimSpace(raw))
+	case jsonscan.Array:
+		jsonscan.EachElement(raw, func(_ int, v []byte) bool {
+			eachNumber(v, fn)
+			return true
+		})
+	case jsonscan.Object:
+		jsonscan.EachMember(raw, func(_, v []byte) { eachNumber(v, fn) })
 	}
 }
 
@@ -304,7 +156,7 @@ func pandasNumberNote(raw []byte) string {
 			note = fmt.Sprintf("the integer %s is beyond the 64 bits the reference's JSON reader (pandas) accepts: the reference refuses the file", tok)
 		} else if !isInt {
 			if f, differs := pandasFloatDiffers(tok); differs {
-				note = fmt.Sprintf("the reference's JSON reader (pandas, fast float mode) reads %s as %s and sends that", tok, pyReprFloat(f))
+				note = fmt.Sprintf("the reference's JSON reader (pandas, fast float mode) reads %s as %s and sends that", tok, python.FloatRepr(f))
 			}
 		}
 	})
@@ -344,7 +196,7 @@ func (c *pandasColumn) add(raw []byte) {
 		}
 	case "string":
 		s, _ := datasets.DecodeString(raw)
-		f, ok := pyFloat(s)
+		f, ok := python.Float(s)
 		switch {
 		case !ok:
 			c.other = true

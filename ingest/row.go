@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/python"
 )
 
 // genParams are the generation parameters a client row may carry, in the order
@@ -206,13 +207,13 @@ func (r *row) turnRaw(v []byte) {
 		}
 	case "string":
 		s, _ := datasets.DecodeString(v)
-		x, ok := pyFloat(s)
+		x, ok := python.Float(s)
 		if !ok {
 			r.problemf("turn %s is not a number", orMissing(v))
 			return
 		}
 		f = x
-		r.warnf("turn %s is a string: the reference reads it as the number %s", v, pyReprFloat(f))
+		r.warnf("turn %s is a string: the reference reads it as the number %s", v, python.FloatRepr(f))
 	case "boolean":
 		if string(v) == "true" {
 			f = 1
@@ -349,9 +350,9 @@ func (r *row) check() {
 		d, why := delayValue(r.delay)
 		switch {
 		case d > MaxDelaySeconds:
-			r.warnf("delay_seconds %s is more than %d s: replay waits %d s (the reference would wait %ss, and never issue the next turn)", orMissing(r.delay), MaxDelaySeconds, MaxDelaySeconds, pyReprFloat(d))
+			r.warnf("delay_seconds %s is more than %d s: replay waits %d s (the reference would wait %ss, and never issue the next turn)", orMissing(r.delay), MaxDelaySeconds, MaxDelaySeconds, python.FloatRepr(d))
 		case why != "":
-			r.warnf("delay_seconds %s %s: the reference waits %ss", orMissing(r.delay), why, pyReprFloat(d))
+			r.warnf("delay_seconds %s %s: the reference waits %ss", orMissing(r.delay), why, python.FloatRepr(d))
 		}
 	}
 	for _, f := range [...]field{{"tools", r.tools}, {"tool_calls", r.toolCalls}, {"tool_results", r.toolResults}, {"content", r.content}} {
@@ -416,7 +417,7 @@ func delayValue(raw []byte) (float64, string) {
 		return d, ""
 	case "string":
 		s, _ := datasets.DecodeString(raw)
-		d, ok := pyFloat(s)
+		d, ok := python.Float(s)
 		if !ok {
 			return 0, "is a string that is not a number"
 		}

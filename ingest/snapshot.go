@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/python"
 )
 
 // snapshot is one line of a snapshot file: a checkpoint of one conversation.
@@ -106,7 +107,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 			top = append(top, field{key, v})
 		}
 	})
-	if !jsonTruthy(tools) {
+	if !jsonscan.Truthy(tools) {
 		tools = nil // the converter leaves empty tools out
 	}
 	// Pass 0: take the system messages out.
@@ -159,7 +160,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 				problems = append(problems, fmt.Sprintf("messages[%d]: consecutive user messages with structured content: the reference's converter would merge their Python repr, which agentrace does not", m.index))
 				continue
 			}
-			prev.content = datasets.AppendString(nil, pyStrip(a+"\n\n"+b))
+			prev.content = datasets.AppendString(nil, python.Strip(a+"\n\n"+b))
 			continue
 		}
 		if n := len(merged); n > 0 && m.role == "tool" && merged[n-1].role == "tool" {
@@ -175,7 +176,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 			roleRaw: datasets.AppendString(nil, m.role), turn: int32(pos + 1), turnVal: float64(pos + 1),
 			turnOK: true, turnSeen: true}
 		rows = append(rows, r)
-		if tc := m.get("tool_calls"); jsonTruthy(tc) {
+		if tc := m.get("tool_calls"); jsonscan.Truthy(tc) {
 			r.toolCalls = tc
 		}
 		if m.role == "user" && firstUser {
@@ -210,7 +211,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 		case "tool":
 			r.results = []toolResult{}
 			msgsOf := append([]*snapMsg{m}, m.more...)
-			if tr := m.get("tool_results"); len(m.more) == 0 && jsonTruthy(tr) || len(m.more) > 0 && !isNull(tr) {
+			if tr := m.get("tool_results"); len(m.more) == 0 && jsonscan.Truthy(tr) || len(m.more) > 0 && !isNull(tr) {
 				// A message carrying its own tool_results list: the converter
 				// uses that list (and appends the merged messages to it).
 				r.toolResults = tr
@@ -271,7 +272,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 // snapText is the text the converter merges for a user message's content: a
 // string, or "" for a missing or empty value; ok is false for other values.
 func snapText(raw []byte) (string, bool) {
-	if !jsonTruthy(raw) {
+	if !jsonscan.Truthy(raw) {
 		return "", true
 	}
 	if kind(raw) != "string" {
