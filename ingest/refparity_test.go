@@ -8,7 +8,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -104,6 +106,29 @@ var refDeviations = map[string]refDeviation{
 		replace: []string{`"name":7.0`, `"name":7`},
 		warning: "name is set on",
 	},
+	// pandas' JSON reader parses decimal fractions the fast, imprecise way
+	// (precise_float off): 0.95 is read as 0.9500000000000001 and sent so; digits
+	// past the 15th are dropped (0.12345678901234567 is read as
+	// 0.12345678901234501). agentrace sends the file's value (as the correctly
+	// rounded double, written as msgspec writes it) and warns.
+	"79-floats-in-tools.jsonl": {
+		replace: []string{`"v0":0.9500000000000001`, `"v0":0.95`, `"v2":0.7000000000000001`, `"v2":0.7`,
+			`"v3":0.30000000000000004`, `"v3":0.3`, `"v6":0.6000000000000001`, `"v6":0.6`,
+			`"v8":-0.9500000000000001`, `"v8":-0.95`, `"v11":0.12345678901234501`, `"v11":0.12345678901234566`,
+			`"v12":0.9500000000000001`, `"v12":0.95`, `"v13":0.000015000000000000002`, `"v13":0.000015`,
+			`"v16":0.9500000000000001`, `"v16":0.95`, `"v17":0.9500000000000001`, `"v17":0.95`},
+		warning: "tools: the reference's JSON reader (pandas, fast float mode) reads 0.95 as 0.9500000000000001 and sends that",
+	},
+	"80-floats-in-tool-results-and-arguments.jsonl": {
+		replace: []string{`"load":[0.9500000000000001,0.7000000000000001,0.30000000000000004,0.1]`, `"load":[0.95,0.7,0.3,0.1]`,
+			`"weight":0.9500000000000001,"score":0.7000000000000001`, `"weight":0.95,"score":0.7`},
+		warning: "tool_results: the reference's JSON reader (pandas, fast float mode) reads 0.95 as 0.9500000000000001 and sends that",
+	},
+	"81-float-sampling-params.jsonl": {
+		replace: []string{`"temperature":0.7000000000000001`, `"temperature":0.7`, `"top_p":0.9500000000000001`, `"top_p":0.95`,
+			`"presence_penalty":0.30000000000000004`, `"presence_penalty":0.3`, `"frequency_penalty":0.6000000000000001`, `"frequency_penalty":0.6`},
+		warning: "top_p: the reference's JSON reader (pandas, fast float mode) reads 0.95 as 0.9500000000000001 and sends that",
+	},
 }
 
 func TestReferenceParityCorpus(t *testing.T) {
@@ -124,7 +149,7 @@ func TestReferenceParityCorpus(t *testing.T) {
 		"qwen_nosalt": {Profile: &qwen, Stream: true, Repeat: 1},
 		"bare":        {MaxTokens: -1, Repeat: 1},
 	}
-	accepted, refused, bodies, deviated := 0, 0, 0, 0
+	accepted, refused, bodies, deviated, fastDelays := 0, 0, 0, 0, 0
 	for _, path := range files {
 		name := filepath.Base(path)
 		t.Run(strings.TrimSuffix(name, ".jsonl"), func(t *testing.T) {
@@ -170,7 +195,11 @@ func TestReferenceParityCorpus(t *testing.T) {
 			if strings.Join(order, " ") != strings.Join(want, " ") {
 				t.Errorf("conversation order %q, the reference's %q", order, want)
 			}
-			// Delays: the reference keeps float(value) > 0.
+			// Delays: the reference keeps float(value) > 0, as pandas' fast float
+			// reader reads it (0.95 as 0.9500000000000001); agentrace keeps the
+			// file's value, without a warning: the two never differ by more than
+			// a nanosecond of sleep (file 82; README, "Differences from the
+			// reference client").
 			for _, tr := range d.Turns {
 				key := tr.ConversationID + "/" + itoa(int(tr.Turn))
 				refKey := key
@@ -179,9 +208,17 @@ func TestReferenceParityCorpus(t *testing.T) {
 						refKey = k
 					}
 				}
-				if got, want := tr.DelaySeconds, v.DelaySecondsByKey[refKey]; got != want {
-					t.Errorf("%s: delay %v, the reference's %v", key, got, want)
+				got, want := tr.DelaySeconds, v.DelaySecondsByKey[refKey]
+				if got == want {
+					continue
 				}
+				fast, _, _ := pandasNumber(strconv.AppendFloat(nil, got, 'g', -1, 64))
+				ns := func(s float64) int64 { return int64(s * 1e9) }
+				if fast != want || ns(got)-ns(want) > 1 || ns(want)-ns(got) > 1 {
+					t.Errorf("%s: delay %v, the reference's %v (pandas' fast reading of ours: %v)", key, got, want, fast)
+					continue
+				}
+				fastDelays++
 			}
 			names := make([]string, 0, len(v.Variants))
 			for k := range v.Variants {
@@ -239,7 +276,11 @@ func TestReferenceParityCorpus(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("%d files: %d accepted (%d bodies equal to the reference's, %d of them after the documented pandas-typing replacements), %d refused, as the reference", len(files), accepted, bodies, deviated, refused)
+	t.Logf("%d files: %d accepted (%d bodies equal to the reference's, %d of them after the documented pandas replacements; %d delays equal to pandas' fast reading of ours), %d refused, as the reference",
+		len(files), accepted, bodies, deviated, fastDelays, refused)
+	if fastDelays == 0 {
+		t.Error("no delay read differently by pandas' fast float reader: the corpus lost its float-delay file")
+	}
 }
 
 func diffAt(a, b string) int {
@@ -340,4 +381,70 @@ func TestReferenceSnapshotParity(t *testing.T) {
 	t.Run("flat", func(t *testing.T) {
 		check(t, ingestFiles(t, flatPath), rec.Flat.ConversationOrder, rec.Flat.Bodies, true)
 	})
+}
+
+// TestPandasFastFloatOracle: ingest's model of pandas' fast float reader
+// (pandasNumber, behind the "reads 0.95 as 0.9500000000000001" warning) against
+// what the reference actually sent for each literal of corpus file 79 (19
+// literals: fractions read imprecisely, exactly, past 15 digits, with exponents,
+// negative): the model gives the reference's double for every one, and says it
+// differs from the file's value exactly where it does.
+func TestPandasFastFloatOracle(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(t), "testdata", "refparity")
+	src, err := os.ReadFile(filepath.Join(dir, "79-floats-in-tools.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v refVerdict
+	b, err := os.ReadFile(filepath.Join(dir, "79-floats-in-tools.verdict.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	// The literals as the file writes them, and the numbers the reference sent.
+	lits := map[string]string{}
+	for _, m := range regexp.MustCompile(`"(v\d+)": ([-0-9.eE+]+)`).FindAllStringSubmatch(string(src), -1) {
+		lits[m[1]] = m[2]
+	}
+	var sent map[string]json.Number
+	for _, rt := range v.Variants["bare"].Turns {
+		if rt.ConversationID != "sim_000001" {
+			continue
+		}
+		i := strings.Index(rt.Body, `"examples":`)
+		if i < 0 {
+			t.Fatal("no examples in the reference's body")
+		}
+		dec := json.NewDecoder(strings.NewReader(rt.Body[i+len(`"examples":`):]))
+		dec.UseNumber()
+		if err := dec.Decode(&sent); err != nil {
+			t.Fatal(err)
+		}
+		break
+	}
+	if len(lits) < 19 || len(sent) != len(lits) {
+		t.Fatalf("%d literals in the file, %d numbers in the reference's body", len(lits), len(sent))
+	}
+	misread := 0
+	for k, lit := range lits {
+		ref, err := sent[k].Float64()
+		if err != nil {
+			t.Fatal(err)
+		}
+		exact, _ := strconv.ParseFloat(lit, 64)
+		model, isInt, ok := pandasNumber([]byte(lit))
+		f, differs := pandasFloatDiffers([]byte(lit))
+		if isInt || !ok || model != ref || differs != (ref != exact) || (differs && f != ref) {
+			t.Errorf("%s = %s: the reference sent %s; the model reads %v (differs %v), the file's value is %v", k, lit, sent[k], model, differs, exact)
+		}
+		if ref != exact {
+			misread++
+		}
+	}
+	t.Logf("%d literals: the model gives the reference's double for every one; %d are read differently from the file", len(lits), misread)
+	if misread == 0 || misread == len(lits) {
+		t.Errorf("%d of %d literals misread: the file no longer tells the two cases apart", misread, len(lits))
+	}
 }
