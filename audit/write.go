@@ -117,17 +117,36 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 		}
 	}
 	if bad := res.Failed(); len(bad) > 0 {
-		fmt.Fprintln(w, "AUDIT FAILED: published numbers that the events do not give:")
+		fmt.Fprintln(w, "AUDIT FAILED")
+		where := func(r Row) string {
+			switch {
+			case r.Run != "":
+				return r.Run
+			case r.Curve != "":
+				return r.Curve
+			}
+			return r.Source
+		}
+		head := false
 		for _, r := range bad {
-			where := r.Run
-			if where == "" {
-				where = r.Curve
+			if r.Status == Disagree {
+				if !head {
+					fmt.Fprintln(w, "published numbers that the events do not give:")
+					head = true
+				}
+				fmt.Fprintf(w, "  %s: %s (%s) published %s, re-derived %s%s\n", where(r), r.Field, orDash(r.File),
+					fmtVal(r.Published, r.PublishedText), fmtVal(r.Recomputed, r.RecomputedText), noteSuffix(r.Note))
 			}
-			if where == "" {
-				where = r.Source
+		}
+		head = false
+		for _, r := range bad {
+			if r.Status == Error {
+				if !head {
+					fmt.Fprintln(w, "could not be read:")
+					head = true
+				}
+				fmt.Fprintf(w, "  %s: %s%s\n", where(r), r.Field, noteSuffix(r.Note))
 			}
-			fmt.Fprintf(w, "  %s: %s (%s) published %s, re-derived %s%s\n", where, r.Field, orDash(r.File),
-				fmtVal(r.Published, r.PublishedText), fmtVal(r.Recomputed, r.RecomputedText), noteSuffix(r.Note))
 		}
 	} else {
 		msg := "audit passed: every published number that could be re-derived agrees within the rules' 1%"
