@@ -43,6 +43,7 @@ func rows() []func(Env) (Row, error) {
 		benchDiff,
 		benchBody,
 		benchReplay,
+		benchLag,
 		benchTokenizer,
 		benchSim,
 		benchScore,
@@ -131,6 +132,7 @@ var rowGoals = []string{
 	"< 2x the time of reading both",
 	"throughput reported next to copy",
 	"turns/s and tokens/s >= 0.8x a minimal Go client",
+	"client lag p99 <= bare timer p99 + 0.5 ms",
 	">= 5x the JS tokenizer",
 	">= 5,000 requests/s per core",
 	"30,000 turns in < 2 s",
@@ -162,7 +164,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "isl", "diff", "body", "replay", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
+var rowNames = []string{"ingest", "isl", "diff", "body", "replay", "lag", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/synth"
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/replay"
+)
+
+const (
+	lagConcurrency = 256
+	lagRounds      = 3
+	lagDuration    = 15 * time.Second
+)
+
+// benchLag measures client lag with delays on: replay keeps 256 trajectories of
+// 256 distinct synthetic conversations (both domains) active against the
+// embedded simulated server in a child process (speedup 60, 64-token answers),
+// delays at scale 1, for 15 s per round; lag is issued minus scheduled over every
+// issued turn. Its yardstick, in alternating rounds of the same length, is a bare
+// Go timer: 256 goroutines sleeping the same delays, in the same order, with a
+// reused time.Timer, each late by wake minus due. Both p99s ("lower") per round;
+// the row compares their medians.
+func benchLag(env Env) (Row, error) {
+	row := Row{Name: fmt.Sprintf("client lag with delays: %d active trajectories, delay scale 1, vs a bare Go timer sleeping the same delays", lagConcurrency),
+		Goal: "client lag p99 <= bare timer p99 + 0.5 ms (medians of the rounds)"}
+	d, err := lagDataset(env)
+	if err != nil {
+		return row, err
+	}
+	bin, err := buildBinary(env)
+	if err != nil {
+		return row, err
+	}
+	endpoint, stop, err := startSim(bin)
+	if err != nil {
+		return row, err
+	}
+	defer stop()
+	var client, bare, clientP50, bareP50 []time.Duration
+	var turns, sleeps []int
+	for round := range lagRounds {
+		sum, err := replay.Run(context.Background(), replay.Options{
+			Data: d, Dataset: filepath.Join(env.Work, "lag-ds"), Endpoint: endpoint,
+			Out:         filepath.Join(env.Work, fmt.Sprintf("lag-run%d", round)),
+			Concurrency: lagConcurrency, Trajectories: 4 * lagConcurrency, MaxDuration: lagDuration,
+			Profile: "qwen3.6-35b-a3b",
+		})
+		if err != nil {
+			return row, err
+		}
+		if sum.Turns == 0 || sum.Counts["ok"] == 0 {
+			return row, fmt.Errorf("replay: no turn completed (%v)", sum.Counts)
+		}
+		client, clientP50 = append(client, sum.LagP99), append(clientP50, sum.LagP50)
+		turns = append(turns, sum.Turns)
+		lags := bareTimer(d, lagConcurrency, lagDuration)
+		bare, bareP50 = append(bare, lowerPct(lags, 0.99)), append(bareP50, lowerPct(lags, 0.5))
+		sleeps = append(sleeps, len(lags))
+	}
+	diff := median(client) - median(bare)
+	row.Measured = fmt.Sprintf("client lag p99 per round %v (p50 %v; %v turns issued); bare timer p99 %v (p50 %v; %v sleeps); %d conversations, %s rounds; GOMAXPROCS %d, load average %s",
+		roundAll(client), roundAll(clientP50), turns, roundAll(bare), roundAll(bareP50), sleeps,
+		len(d.Conversations), lagDuration, goMaxProcs(), loadAverage())
+	row.Ratio = fmt.Sprintf("p99 %v vs %v: +%v", median(client).Round(time.Microsecond), median(bare).Round(time.Microsecond), diff.Round(time.Microsecond))
+	row.Met = diff <= 500*time.Microsecond
+	return row, nil
+}
+
+// lagDataset is 257 synthetic conversations (47 coding, 210 workflow) with the
+// synthesizer's delays.
+func lagDataset(env Env) (*datasets.Dataset, error) {
+	traces := filepath.Join(env.Work, "lag.jsonl")
+	if _, err := synth.WriteFile(context.Background(), traces, synth.Options{Scale: 0.42, Seed: 1}); err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(env.Work, "lag-ds")
+	if err := ingest.Files(context.Background(), dir, traces); err != nil {
+		return nil, err
+	}
+	d, err := datasets.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(d.Conversations) < lagConcurrency {
+		return nil, fmt.Errorf("lag dataset: %d conversations, want at least %d", len(d.Conversations), lagConcurrency)
+	}
+	return d, nil
+}
+
+var simAddr = regexp.MustCompile(`on (http://[^ ]+/v1)`)
+
+// startSim runs `agentrace sim` on a free loopback port and returns its URL.
+func startSim(bin string) (string, func(), error) {
+	cmd := exec.Command(bin, "sim", "--listen", "127.0.0.1:0", "--speedup", "60",
+		"--output-mean", "64", "--output-sigma", "0", "--output-min", "64", "--output-max", "64")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if m := simAddr.FindStringSubmatch(sc.Text()); m != nil {
+			go func() {
+				for sc.Scan() {
+				}
+			}()
+			return m[1], stop, nil
+		}
+	}
+	stop()
+	return "", nil, errors.New("agentrace sim did not say where it listens")
+}
+
+// bareTimer runs n goroutines for dur, goroutine j sleeping the delays of
+// trajectories j, j+n, j+2n, ... (conversation k mod the dataset's size, its
+// client turns in order) one after another with one reused time.Timer, and
+// returns how late each wake was (zero-delay turns count as on time, as an
+// issue with no delay does).
+func bareTimer(d *datasets.Dataset, n int, dur time.Duration) []time.Duration {
+	start := time.Now()
+	deadline := start.Add(dur)
+	var mu sync.Mutex
+	var all []time.Duration
+	var wg sync.WaitGroup
+	for j := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t := time.NewTimer(time.Hour)
+			t.Stop()
+			var lags []time.Duration
+			last := time.Now()
+			for k := j; ; k += n {
+				for _, tr := range d.ConversationTurns(k % len(d.Conversations)) {
+					due := last.Add(time.Duration(tr.DelaySeconds * float64(time.Second)))
+					if due.After(deadline) {
+						mu.Lock()
+						all = append(all, lags...)
+						mu.Unlock()
+						return
+					}
+					if wait := time.Until(due); wait > 0 {
+						t.Reset(wait)
+						<-t.C
+					}
+					now := time.Now()
+					lags = append(lags, max(0, now.Sub(due)))
+					last = now
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return all
+}
+
+// lowerPct is the "lower" percentile p of v.
+func lowerPct(v []time.Duration, p float64) time.Duration {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[int(p*float64(len(s)-1))]
+}
+
+func goMaxProcs() int { return runtime.GOMAXPROCS(0) }
