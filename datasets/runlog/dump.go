@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,7 +20,9 @@ import (
 // number of rows written. Integer times stay integers; chunk_times is an array. A
 // truncated log (a killed run) dumps its complete batches and then returns their
 // count with an error matching ErrTruncated (and ErrNoRows when there were none).
-func Dump(out io.Writer, path string, columns []string) (int, error) {
+//
+// It stops when ctx is done, returning ctx's error.
+func Dump(ctx context.Context, out io.Writer, path string, columns []string) (int, error) {
 	f, err := infile.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("dump turn log: %w", err)
@@ -34,7 +37,7 @@ func Dump(out io.Writer, path string, columns []string) (int, error) {
 	bw := bufio.NewWriterSize(out, 256<<10)
 	var line []byte
 	rows := 0
-	scanErr := Scan(f, memory.DefaultAllocator, func(rec arrow.RecordBatch) error {
+	scanErr := ScanContext(ctx, f, SizeOf(f), memory.DefaultAllocator, func(rec arrow.RecordBatch) error {
 		names := columns
 		if len(names) == 0 {
 			names = make([]string, 0, rec.NumCols())

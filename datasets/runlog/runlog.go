@@ -14,10 +14,12 @@ package runlog
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -313,12 +315,79 @@ func (t *tailReader) Read(p []byte) (int, error) {
 // only during the call). When the stream is truncated, fn has seen every complete
 // batch and the error matches ErrTruncated; a stream that is not a turn log at all
 // (empty, random bytes) gives an error matching ErrUnreadable.
+//
+// Whatever the stream holds, no message larger than the stream itself (a file's
+// size) or MaxMessageBytes (a stream of unknown size) is allocated: random bytes
+// must not make the reader allocate the 2 GiB a garbage length claims.
 func Scan(r io.Reader, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
+	return ScanSize(r, SizeOf(r), mem, fn)
+}
+
+// MaxMessageBytes bounds an IPC message of a turn log of unknown size (a stream):
+// a batch holds at most MaxBatchBytes of data plus one row.
+const MaxMessageBytes = 256 << 20
+
+// maxMetadataBytes bounds an IPC message's metadata (a schema, a batch's
+// buffers): a few KB in a turn log.
+const maxMetadataBytes = 16 << 20
+
+// SizeOf is the size of r when it is a file (it has Stat), else -1.
+func SizeOf(r io.Reader) int64 {
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			return st.Size()
+		}
+	}
+	return -1
+}
+
+// newIPCReader is ipc.NewReader with message sizes bounded by size (the stream's
+// length, < 0 when unknown).
+func newIPCReader(r io.Reader, size int64, mem memory.Allocator) (*ipc.Reader, error) {
+	body := int64(MaxMessageBytes)
+	if size >= 0 {
+		body = max(size, 1)
+	}
+	mr := ipc.NewMessageReader(r, ipc.WithAllocator(mem), ipc.WithMetadataSizeLimit(min(maxMetadataBytes, body)), ipc.WithBodySizeLimit(body))
+	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
+	if err != nil {
+		mr.Release()
+	}
+	return rd, err
+}
+
+// ScanSize is Scan on a stream of size bytes (< 0: unknown).
+func ScanSize(r io.Reader, size int64, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
+	return ScanContext(context.Background(), r, size, mem, fn)
+}
+
+// ctxReader fails its reads once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// ScanContext is ScanSize that stops when ctx is done (checked at every read and
+// every batch), returning ctx's error, never a truncation: a command interrupted
+// while it reads a log stops at once instead of reading it to the end.
+func ScanContext(ctx context.Context, r io.Reader, size int64, mem memory.Allocator, fn func(arrow.RecordBatch) error) (err error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	tr := &tailReader{r: bufio.NewReaderSize(r, 256<<10)}
-	rd, err := ipc.NewReader(tr, ipc.WithAllocator(mem))
+	defer func() {
+		if cerr := ctx.Err(); cerr != nil && err != nil {
+			err = cerr
+		}
+	}()
+	tr := &tailReader{r: bufio.NewReaderSize(ctxReader{ctx, r}, 256<<10)}
+	rd, err := newIPCReader(tr, size, mem)
 	if err != nil {
 		if tr.n == 0 {
 			return fmt.Errorf("%w: empty file", ErrUnreadable)
@@ -327,6 +396,9 @@ func Scan(r io.Reader, mem memory.Allocator, fn func(arrow.RecordBatch) error) e
 	}
 	defer rd.Release()
 	for rd.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := fn(rd.RecordBatch()); err != nil {
 			return err
 		}

@@ -3,12 +3,14 @@ package runlog
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -247,7 +249,7 @@ func TestFileAndDump(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if n, err := Dump(&out, p, []string{"status", "chunk_times", "turn"}); err != nil || n != len(recs) {
+	if n, err := Dump(context.Background(), &out, p, []string{"status", "chunk_times", "turn"}); err != nil || n != len(recs) {
 		t.Fatalf("Dump: %d rows, %v", n, err)
 	}
 	sc := bufio.NewScanner(&out)
@@ -274,7 +276,7 @@ func TestFileAndDump(t *testing.T) {
 		t.Fatalf("dumped %d rows, want %d", i, len(recs))
 	}
 	out.Reset()
-	if _, err := Dump(&out, p, nil); err != nil {
+	if _, err := Dump(context.Background(), &out, p, nil); err != nil {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(out.String(), "\n")
@@ -285,7 +287,7 @@ func TestFileAndDump(t *testing.T) {
 	if len(all) != len(ColumnNames()) {
 		t.Fatalf("full dump has %d keys, want %d", len(all), len(ColumnNames()))
 	}
-	if _, err := Dump(&out, p, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
+	if _, err := Dump(context.Background(), &out, p, []string{"nope"}); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Fatalf("unknown column: err = %v", err)
 	}
 
@@ -295,7 +297,7 @@ func TestFileAndDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	out.Reset()
-	if n, err := Dump(&out, p, []string{"turn"}); !errors.Is(err, ErrTruncated) || errors.Is(err, ErrNoRows) || n != len(recs) {
+	if n, err := Dump(context.Background(), &out, p, []string{"turn"}); !errors.Is(err, ErrTruncated) || errors.Is(err, ErrNoRows) || n != len(recs) {
 		t.Fatalf("%d rows, err = %v, want %d and ErrTruncated", n, err, len(recs))
 	}
 	if n := strings.Count(out.String(), "\n"); n != len(recs) {
@@ -392,7 +394,7 @@ func TestUnreadableLogs(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		n, err := Dump(&out, p, nil)
+		n, err := Dump(context.Background(), &out, p, nil)
 		got, rerr := ReadFile(p)
 		for _, e := range []error{err, rerr} {
 			if tc.want == nil && e != nil {
@@ -424,5 +426,44 @@ func TestREADMEColumns(t *testing.T) {
 	}
 	if !strings.Contains(string(data), want.String()) {
 		t.Fatalf("README.md's turn-log table is not schemas.TurnLogColumns; it should read:\n%s", want.String())
+	}
+}
+
+// TestGarbageLengthsAllocateNothing: the lengths in a turn log's IPC framing come
+// from the file; a garbage one (a metadata or body length near 2 GiB) is refused
+// against the file's size, never allocated (arrow's ipc.NewReader applies no
+// limit).
+func TestGarbageLengthsAllocateNothing(t *testing.T) {
+	p := filepath.Join(t.TempDir(), schemas.TurnLogFile)
+	f, err := Create(p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := sampleRecords(2)
+	for i := range recs {
+		f.Write(&recs[i])
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.ReadFile(p)
+	schemaLen := 8 + int(whole[4]) | int(whole[5])<<8 | int(whole[6])<<16
+	// A metadata length of 2 GiB - 16 at the start; a batch whose metadata claims
+	// a 1.9 GB body after a valid schema.
+	hugeMeta := append([]byte{0xff, 0xff, 0xff, 0xff, 0xf0, 0xff, 0xff, 0x7f}, make([]byte, 1024)...)
+	for name, data := range map[string][]byte{"metadata": hugeMeta, "legacy length": {0xf0, 0xff, 0xff, 0x7f, 1, 2, 3, 4}, "body": append(append([]byte(nil), whole[:schemaLen]...), hugeMeta...)} {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := ReadFile(p)
+		runtime.ReadMemStats(&after)
+		if err == nil {
+			t.Errorf("%s: read", name)
+		}
+		if d := after.TotalAlloc - before.TotalAlloc; d > 16<<20 {
+			t.Errorf("%s: %d MiB allocated reading a %d-byte file", name, d>>20, len(data))
+		}
 	}
 }

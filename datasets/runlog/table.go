@@ -288,7 +288,7 @@ func (p *tablePlan) logSchema() (*arrow.Schema, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rd, err := ipc.NewReader(bufio.NewReader(f))
+	rd, err := newIPCReader(bufio.NewReader(f), SizeOf(f), memory.DefaultAllocator)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log %q: %w: no Arrow IPC schema at its start: %v", path, ErrUnreadable, err)
 	}
@@ -623,7 +623,7 @@ func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[str
 		release()
 		return nil
 	}
-	serr := Scan(f, mem, func(b arrow.RecordBatch) error {
+	serr := ScanContext(ctx, f, SizeOf(f), mem, func(b arrow.RecordBatch) error {
 		n := int(b.NumRows())
 		if n == 0 {
 			return nil

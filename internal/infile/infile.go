@@ -14,6 +14,7 @@
 package infile
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -87,6 +88,15 @@ func Check(path string) error {
 // limit bytes (the error wraps ErrTooLarge). A file that grows while it is read is
 // cut off at limit+1 bytes and refused the same way.
 func ReadFile(path string, limit int64) ([]byte, error) {
+	return ReadFileContext(context.Background(), path, limit)
+}
+
+// readChunk is the most one read asks for: a read of hundreds of MB takes a
+// second or more, which an interrupt should not wait for.
+const readChunk = 16 << 20
+
+// ReadFileContext is ReadFile that stops, with ctx's error, once ctx is done.
+func ReadFileContext(ctx context.Context, path string, limit int64) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
@@ -99,7 +109,29 @@ func ReadFile(path string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, tooLarge(path, st.Size(), limit)
 	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	// One buffer of the file's size plus a byte (to see it grow), read in place:
+	// no doubling copies, and no huge non-preemptible copy that would hold up
+	// the process (an interrupt, the garbage collector) for seconds.
+	buf := make([]byte, st.Size()+1)
+	n := 0
+	for n < len(buf) && err == nil {
+		if err = ctx.Err(); err != nil {
+			return nil, err
+		}
+		var m int
+		m, err = f.Read(buf[n:min(len(buf), n+readChunk)])
+		n += m
+	}
+	data := buf[:n]
+	switch {
+	case err == io.ErrUnexpectedEOF || err == io.EOF:
+		err = nil
+	case err == nil:
+		// The file grew while read: the rest, up to the limit.
+		var rest []byte
+		rest, err = io.ReadAll(io.LimitReader(f, limit+1-int64(n)))
+		data = append(data, rest...)
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
 	}
@@ -135,6 +167,12 @@ func describe(m fs.FileMode) string {
 
 // ReadParquet reads every row of the Parquet file path, opened as Open opens it.
 func ReadParquet[T any](path string) ([]T, error) {
+	return ReadParquetContext[T](context.Background(), path)
+}
+
+// ReadParquetContext is ReadParquet that stops, with ctx's error, once ctx is
+// done (its reads fail).
+func ReadParquetContext[T any](ctx context.Context, path string) ([]T, error) {
 	f, err := Open(path)
 	if err != nil {
 		return nil, err
@@ -144,5 +182,22 @@ func ReadParquet[T any](path string) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parquet.Read[T](f, st.Size())
+	rows, err := parquet.Read[T](ctxReaderAt{ctx, f}, st.Size())
+	if cerr := ctx.Err(); err != nil && cerr != nil {
+		return nil, cerr
+	}
+	return rows, err
+}
+
+// ctxReaderAt fails its reads once ctx is done.
+type ctxReaderAt struct {
+	ctx context.Context
+	r   io.ReaderAt
+}
+
+func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.ReadAt(p, off)
 }
