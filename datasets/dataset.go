@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -51,6 +52,11 @@ type wireData struct {
 // Open reads the dataset directory dir: manifest.json and the three Parquet tables.
 // It checks that they agree with each other.
 func Open(dir string) (*Dataset, error) {
+	return OpenContext(context.Background(), dir)
+}
+
+// OpenContext is Open that stops, with ctx's error, once ctx is done.
+func OpenContext(ctx context.Context, dir string) (*Dataset, error) {
 	d := &Dataset{Dir: dir}
 	mb, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
@@ -67,14 +73,14 @@ func Open(dir string) (*Dataset, error) {
 	if d.Manifest.SchemaVersion != schemas.Version {
 		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, d.Manifest.SchemaVersion, schemas.Version)
 	}
-	if d.Conversations, err = infile.ReadParquet[schemas.Conversation](filepath.Join(dir, schemas.ConversationsFile)); err != nil {
+	if d.Conversations, err = infile.ReadParquetContext[schemas.Conversation](ctx, filepath.Join(dir, schemas.ConversationsFile)); err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.ConversationsFile, err)
 	}
-	msgs, err := infile.ReadParquet[schemas.Message](filepath.Join(dir, schemas.MessagesFile))
+	msgs, err := infile.ReadParquetContext[schemas.Message](ctx, filepath.Join(dir, schemas.MessagesFile))
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.MessagesFile, err)
 	}
-	if d.Turns, err = infile.ReadParquet[schemas.Turn](filepath.Join(dir, schemas.TurnsFile)); err != nil {
+	if d.Turns, err = infile.ReadParquetContext[schemas.Turn](ctx, filepath.Join(dir, schemas.TurnsFile)); err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.TurnsFile, err)
 	}
 	if err := d.index(msgs); err != nil {

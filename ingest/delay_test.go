@@ -55,7 +55,7 @@ func TestAbsurdDelayIsCapped(t *testing.T) {
 		}
 	}
 	back := filepath.Join(dir, "back.jsonl")
-	if err := Export(ExportOptions{Dataset: out, Out: back}); err != nil {
+	if err := Export(context.Background(), ExportOptions{Dataset: out, Out: back}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(back)

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -29,19 +30,25 @@ const exportGenerator = outguard.TraceGenerator + " export"
 // dataset_metadata record of its own (generator "agentrace export", the dataset's
 // content hash), then the inputs' dataset_metadata records, then the rows.
 // Re-ingesting the file gives a dataset with the same content hash.
-func Export(o ExportOptions) error {
+//
+// It stops when ctx is done, leaving no file behind.
+func Export(ctx context.Context, o ExportOptions) error {
 	if err := outguard.Check(o.Out, outguard.Traces, o.Overwrite, o.Dataset); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	d, err := datasets.Open(o.Dataset)
+	d, err := datasets.OpenContext(ctx, o.Dataset)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(o.Out, func(w io.Writer) error { return WriteFlat(w, d) })
+	return atomicfile.Write(o.Out, func(w io.Writer) error { return writeFlat(ctx, w, d) })
 }
 
 // WriteFlat writes d as flat JSONL to w.
 func WriteFlat(w io.Writer, d *datasets.Dataset) error {
+	return writeFlat(context.Background(), w, d)
+}
+
+func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 	b := []byte(`{"_type":"dataset_metadata","generator":`)
 	b = datasets.AppendString(b, exportGenerator)
 	b = append(b, `,"version":`...)
@@ -64,6 +71,9 @@ func WriteFlat(w io.Writer, d *datasets.Dataset) error {
 		}
 	}
 	for ci := range d.Conversations {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		c := &d.Conversations[ci]
 		msgs := d.Messages(ci)
 		turns := d.ConversationTurns(ci)

@@ -119,25 +119,25 @@ func TestExportOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, out := range []string{ds, filepath.Join(ds, "back.jsonl"), filepath.Join(ds, "manifest.json")} {
-		if err := Export(ExportOptions{Dataset: ds, Out: out, Overwrite: true}); !errors.Is(err, outguard.ErrOverlap) {
+		if err := Export(context.Background(), ExportOptions{Dataset: ds, Out: out, Overwrite: true}); !errors.Is(err, outguard.ErrOverlap) {
 			t.Errorf("export to %s: %v, want ErrOverlap", out, err)
 		}
 	}
 	// The user's own trace file is never replaced.
-	if err := Export(ExportOptions{Dataset: ds, Out: in, Overwrite: true}); !errors.Is(err, outguard.ErrNotOurs) {
+	if err := Export(context.Background(), ExportOptions{Dataset: ds, Out: in, Overwrite: true}); !errors.Is(err, outguard.ErrNotOurs) {
 		t.Errorf("export over the user's trace: %v, want ErrNotOurs", err)
 	}
 	if b, _ := os.ReadFile(in); string(b) != good {
 		t.Fatalf("the user's trace changed: %q", b)
 	}
 	back := filepath.Join(root, "back.jsonl")
-	if err := Export(ExportOptions{Dataset: ds, Out: back}); err != nil {
+	if err := Export(context.Background(), ExportOptions{Dataset: ds, Out: back}); err != nil {
 		t.Fatal(err)
 	}
-	if err := Export(ExportOptions{Dataset: ds, Out: back}); !errors.Is(err, outguard.ErrExists) {
+	if err := Export(context.Background(), ExportOptions{Dataset: ds, Out: back}); !errors.Is(err, outguard.ErrExists) {
 		t.Errorf("second export without overwrite: %v, want ErrExists", err)
 	}
-	if err := Export(ExportOptions{Dataset: ds, Out: back, Overwrite: true}); err != nil {
+	if err := Export(context.Background(), ExportOptions{Dataset: ds, Out: back, Overwrite: true}); err != nil {
 		t.Errorf("second export with overwrite: %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -32,8 +33,8 @@ type PromptOptions struct {
 
 // Prompt writes the exact JSON request body replay sends for one client turn,
 // followed by a newline; with Verbose, the request headers come first.
-func Prompt(w io.Writer, o PromptOptions) error {
-	d, err := datasets.Open(o.Dataset)
+func Prompt(ctx context.Context, w io.Writer, o PromptOptions) error {
+	d, err := datasets.OpenContext(ctx, o.Dataset)
 	if err != nil {
 		return err
 	}

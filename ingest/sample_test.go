@@ -126,7 +126,7 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := ingestFiles(t, tc.file(t))
 			out := filepath.Join(t.TempDir(), "export.jsonl")
-			if err := Export(ExportOptions{Dataset: d.Dir, Out: out}); err != nil {
+			if err := Export(context.Background(), ExportOptions{Dataset: d.Dir, Out: out}); err != nil {
 				t.Fatal(err)
 			}
 			referenceAccepts(t, out)
@@ -143,7 +143,7 @@ func TestExportRoundTrip(t *testing.T) {
 			}
 			// A second export is byte-identical to the first.
 			out2 := filepath.Join(t.TempDir(), "export2.jsonl")
-			if err := Export(ExportOptions{Dataset: again.Dir, Out: out2}); err != nil {
+			if err := Export(context.Background(), ExportOptions{Dataset: again.Dir, Out: out2}); err != nil {
 				t.Fatal(err)
 			}
 			a, _ := os.ReadFile(out)
@@ -390,7 +390,7 @@ func TestPrompt(t *testing.T) {
 			o := tc.o
 			o.Dataset, o.Conversation = d.Dir, id
 			var out bytes.Buffer
-			if err := Prompt(&out, o); err != nil {
+			if err := Prompt(context.Background(), &out, o); err != nil {
 				t.Fatal(err)
 			}
 			body := out.Bytes()
@@ -412,7 +412,7 @@ func TestPrompt(t *testing.T) {
 		})
 	}
 	var out bytes.Buffer
-	if err := Prompt(&out, PromptOptions{Dataset: d.Dir, Conversation: id, Turn: 2}); err == nil {
+	if err := Prompt(context.Background(), &out, PromptOptions{Dataset: d.Dir, Conversation: id, Turn: 2}); err == nil {
 		t.Error("prompt for an assistant row succeeded")
 	}
 }

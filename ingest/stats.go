@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -165,8 +166,8 @@ type StatsOptions struct {
 
 // WriteStats writes the statistics of a dataset directory to w, as a table or as
 // JSON.
-func WriteStats(w io.Writer, o StatsOptions) error {
-	d, err := datasets.Open(o.Dataset)
+func WriteStats(ctx context.Context, w io.Writer, o StatsOptions) error {
+	d, err := datasets.OpenContext(ctx, o.Dataset)
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ func TestStatsSample(t *testing.T) {
 		t.Errorf("history %+v (max want %v), system prompts %d, shared prefix %d", tot.HistoryBytes, maxHist, tot.SystemPrompts, tot.SharedPrefixBytes)
 	}
 	var text bytes.Buffer
-	if err := WriteStats(&text, StatsOptions{Dataset: d.Dir}); err != nil {
+	if err := WriteStats(context.Background(), &text, StatsOptions{Dataset: d.Dir}); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"trajectories", "1007", "total delay (s)", "distinct system prompts", "shared prefix (bytes)", "tool calls"} {
@@ -76,7 +76,7 @@ func TestStatsSample(t *testing.T) {
 		}
 	}
 	var js bytes.Buffer
-	if err := WriteStats(&js, StatsOptions{Dataset: d.Dir, JSON: true}); err != nil {
+	if err := WriteStats(context.Background(), &js, StatsOptions{Dataset: d.Dir, JSON: true}); err != nil {
 		t.Fatal(err)
 	}
 	var back Stats

@@ -287,7 +287,7 @@ func TestValidationWarnings(t *testing.T) {
 			}
 			// Exported and ingested again, the dataset is the same.
 			flat := filepath.Join(dir, "export.jsonl")
-			if err := Export(ExportOptions{Dataset: filepath.Join(dir, "ds"), Out: flat}); err != nil {
+			if err := Export(context.Background(), ExportOptions{Dataset: filepath.Join(dir, "ds"), Out: flat}); err != nil {
 				t.Fatal(err)
 			}
 			m2, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds2"), Inputs: []string{flat}})

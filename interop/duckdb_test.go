@@ -103,7 +103,7 @@ func build(t *testing.T) *workspace {
 	}
 	c8 := filepath.Join(w.dir, "runs", "c8")
 	if err := atomicfile.Write(filepath.Join(w.dir, "turns-c8.jsonl"), func(f io.Writer) error {
-		_, err := runlog.Dump(f, filepath.Join(c8, schemas.TurnLogFile), nil)
+		_, err := runlog.Dump(context.Background(), f, filepath.Join(c8, schemas.TurnLogFile), nil)
 		return err
 	}); err != nil {
 		t.Fatal(err)

@@ -256,7 +256,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	d := opts.Data
 	if d == nil {
 		var err error
-		if d, err = datasets.Open(opts.Dataset); err != nil {
+		if d, err = datasets.OpenContext(ctx, opts.Dataset); err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 	}

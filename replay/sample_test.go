@@ -44,7 +44,7 @@ func TestSampleBodiesAreThePrompts(t *testing.T) {
 			continue
 		}
 		var out bytes.Buffer
-		if err := ingest.Prompt(&out, ingest.PromptOptions{Dataset: sample.dir, Conversation: tr.ConversationID, Turn: int(tr.Turn),
+		if err := ingest.Prompt(context.Background(), &out, ingest.PromptOptions{Dataset: sample.dir, Conversation: tr.ConversationID, Turn: int(tr.Turn),
 			Repeat: repeat, Model: model, Profile: "qwen3.6-35b-a3b"}); err != nil {
 			t.Fatal(err)
 		}

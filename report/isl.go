@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"fmt"
 	"sync"
 
@@ -17,6 +18,8 @@ import (
 // replay the same turns.
 type islSource struct {
 	tok *tokens.Tokenizer
+	// ctx stops a dataset being read when the command is interrupted.
+	ctx context.Context
 
 	mu       sync.Mutex
 	datasets map[string]*datasets.Dataset
@@ -39,7 +42,7 @@ func NewISLSource(tok *tokens.Tokenizer) func(schemas.RunManifest) (ISLCounter, 
 }
 
 func newISLSource(tok *tokens.Tokenizer) *islSource {
-	return &islSource{tok: tok, datasets: map[string]*datasets.Dataset{}, failed: map[string]error{}, counts: map[islKey]int{}}
+	return &islSource{tok: tok, ctx: context.Background(), datasets: map[string]*datasets.Dataset{}, failed: map[string]error{}, counts: map[islKey]int{}}
 }
 
 func (s *islSource) dataset(dir string) (*datasets.Dataset, error) {
@@ -49,7 +52,7 @@ func (s *islSource) dataset(dir string) (*datasets.Dataset, error) {
 	if err, ok := s.failed[dir]; ok {
 		return nil, err
 	}
-	d, err := datasets.Open(dir)
+	d, err := datasets.OpenContext(s.ctx, dir)
 	if err != nil {
 		s.failed[dir] = err
 		return nil, err

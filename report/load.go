@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,7 +98,7 @@ func RunDirs(args []string) ([]string, error) {
 // LoadPoint reads one run directory (turns.arrows, manifest.json and scores.json
 // when present) and folds it into a Point.
 // islFor, when not nil, gives the run's ISL counter from its manifest.
-func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error)) (*Point, error) {
+func LoadPoint(ctx context.Context, dir string, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error)) (*Point, error) {
 	m, err := runlog.ReadManifest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest of run %q: %w", dir, err)
@@ -110,7 +111,7 @@ func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (I
 		mi.Config.Dataset, mi.Config.DatasetAbs = runlog.DatasetDir(dir, m.Config), ""
 		isl, islErr = islFor(mi)
 	}
-	p, err := foldLog(filepath.Join(dir, schemas.TurnLogFile), m, tok, isl)
+	p, err := foldLog(ctx, filepath.Join(dir, schemas.TurnLogFile), m, tok, isl)
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", dir, err)
 	}
@@ -135,7 +136,7 @@ func LoadPoint(dir string, tok TokenCounter, islFor func(schemas.RunManifest) (I
 // foldLog streams a turn log batch by batch through an Accumulator, so a run's
 // records are never all in memory. A truncated log (a killed run) is folded as far
 // as it goes and noted on the point.
-func foldLog(path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounter) (*Point, error) {
+func foldLog(ctx context.Context, path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounter) (*Point, error) {
 	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
@@ -144,7 +145,7 @@ func foldLog(path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounte
 	a := NewAccumulator(m, tok, isl)
 	var buf []schemas.TurnRecord
 	rows := 0
-	serr := runlog.Scan(f, memory.DefaultAllocator, func(b arrow.RecordBatch) error {
+	serr := runlog.ScanContext(ctx, f, runlog.SizeOf(f), memory.DefaultAllocator, func(b arrow.RecordBatch) error {
 		var err error
 		if buf, err = runlog.AppendRecords(buf[:0], b); err != nil {
 			return err

@@ -105,7 +105,9 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		islFor = func(schemas.RunManifest) (ISLCounter, error) { return o.ISL, nil }
 	} else {
 		tk, _ := o.Tokenizer.(*tokens.Tokenizer)
-		islFor = newISLSource(tk).forRun
+		src := newISLSource(tk)
+		src.ctx = ctx
+		islFor = src.forRun
 	}
 	r := &Report{Options: o, Notes: Notes()}
 	for _, g := range groups {

@@ -504,7 +504,7 @@ func TestTruncatedLog(t *testing.T) {
 	if err := os.Truncate(path, st.Size()-100); err != nil {
 		t.Fatal(err)
 	}
-	p, err := LoadPoint(dir, nil, nil)
+	p, err := LoadPoint(context.Background(), dir, nil, nil)
 	if err != nil {
 		t.Fatalf("LoadPoint of a truncated log: %v", err)
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +79,7 @@ func TestLoadPointRefusesDisagreement(t *testing.T) {
 	m, recs := fakeRun(fakeOpts{c: 2, trajectories: 4, datasetSize: 4, model: "Qwen/Qwen3.6-35B-A3B"})
 	dir := filepath.Join(t.TempDir(), "c2")
 	writeRun(t, dir, m, recs)
-	if _, err := LoadPoint(dir, nil, nil); err != nil {
+	if _, err := LoadPoint(context.Background(), dir, nil, nil); err != nil {
 		t.Fatalf("agreeing run: %v", err)
 	}
 	// A whole log holding half the rows the manifest counts (rows lost).
@@ -86,7 +87,7 @@ func TestLoadPointRefusesDisagreement(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeRun(t, dir, m, recs[:len(recs)/2])
-	_, err := LoadPoint(dir, nil, nil)
+	_, err := LoadPoint(context.Background(), dir, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), runlog.ErrDisagree.Error()) {
 		t.Fatalf("lost log: %v", err)
 	}

@@ -2,6 +2,7 @@ package score
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,12 +154,12 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 // (aborted) count as issued without output, as its register_skipped publishes
 // them. A run whose log does not hold what its manifest counts is refused
 // (runlog.CheckAgreement).
-func readAgentraceRun(run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
+func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
 	rc, err := run.Open(schemas.TurnLogFile)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
-	recs, release, err := readTurnLogFrom(rc, run.FileLabel(schemas.TurnLogFile), pool, clone)
+	recs, release, err := readTurnLogFrom(ctx, rc, run.FileLabel(schemas.TurnLogFile), pool, clone)
 	rc.Close()
 	dir := run.Label
 	rd := &runData{release: release}

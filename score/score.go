@@ -135,7 +135,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	published := false
 	switch {
 	case info.Kind == KindAgentrace:
-		rd, err = readAgentraceRun(run, info.Facts.Manifest, truth, opts.pool, counter != nil)
+		rd, err = readAgentraceRun(ctx, run, info.Facts.Manifest, truth, opts.pool, counter != nil)
 	case info.Kind != KindAgentrace && (opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }()):
 		// A point that ships no event log: its published numbers are all there is.
 		rd, published = &runData{}, true

@@ -2,6 +2,7 @@ package score
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -157,11 +158,11 @@ func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, r
 		return nil, func() {}, fmt.Errorf("read turn log: %w", err)
 	}
 	defer f.Close()
-	return readTurnLogFrom(f, path, pool, clone)
+	return readTurnLogFrom(context.Background(), f, path, pool, clone)
 }
 
 // readTurnLogFrom is readTurnLog on an open turn log; path names it in errors.
-func readTurnLogFrom(f io.Reader, path string, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), err error) {
+func readTurnLogFrom(ctx context.Context, f io.Reader, path string, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), err error) {
 	var batches []arrow.RecordBatch
 	release = func() {
 		for _, b := range batches {
@@ -212,7 +213,7 @@ func readTurnLogFrom(f io.Reader, path string, pool *bufferPool, clone bool) (ro
 		}
 		return a.Value(i)
 	}
-	err = runlog.Scan(in, alloc, func(rec arrow.RecordBatch) error {
+	err = runlog.ScanContext(ctx, in, runlog.SizeOf(f), alloc, func(rec arrow.RecordBatch) error {
 		c, err := bindTurnLog(rec)
 		if err != nil {
 			return err

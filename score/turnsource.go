@@ -99,7 +99,7 @@ func ScanTurnsWith(ctx context.Context, run *archive.Run, o ScanOptions, fn func
 		defer rc.Close()
 		var buf []schemas.TurnRecord
 		rows := 0
-		err = runlog.Scan(bufio.NewReaderSize(rc, 256<<10), memory.DefaultAllocator, func(b arrow.RecordBatch) error {
+		err = runlog.ScanContext(ctx, bufio.NewReaderSize(rc, 256<<10), runlog.SizeOf(rc), memory.DefaultAllocator, func(b arrow.RecordBatch) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}

@@ -165,7 +165,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if _, err := ingest.Run(ctx, ingest.Options{Out: dsDir, Inputs: []string{tracePath}, Overwrite: true}); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	d, err := datasets.Open(dsDir)
+	d, err := datasets.OpenContext(ctx, dsDir)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}

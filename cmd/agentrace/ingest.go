@@ -105,7 +105,7 @@ func promptCommand() *cli.Command {
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the request line and headers before the body"},
 		}, requestFlags()...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			return ingest.Prompt(c.Root().Writer, ingest.PromptOptions{
+			return ingest.Prompt(ctx, c.Root().Writer, ingest.PromptOptions{
 				Dataset: c.String("dataset"), Conversation: c.String("conversation"), Turn: int(c.Int("turn")),
 				Repeat: int(c.Int("repeat")), NoSalt: c.Bool("no-salt"), Model: c.String("model"),
 				Profile: c.String("profile"), NoStream: c.Bool("no-stream"), StreamUsage: c.Bool("stream-usage"), MaxTokens: int(c.Int("max-tokens")),
@@ -154,7 +154,7 @@ func statsCommand() *cli.Command {
 						return argsError("stats", "--%s goes with --card", name)
 					}
 				}
-				return ingest.WriteStats(c.Root().Writer, ingest.StatsOptions{Dataset: c.String("dataset"), JSON: c.Bool("json")})
+				return ingest.WriteStats(ctx, c.Root().Writer, ingest.StatsOptions{Dataset: c.String("dataset"), JSON: c.Bool("json")})
 			}
 			if c.String("out") == "" {
 				return argsError("stats", "--card needs --out CARDDIR")
@@ -219,7 +219,7 @@ func exportCommand() *cli.Command {
 			outFlag("JSONL file to write"),
 		}, overwriteFlags("a JSONL file agentrace wrote")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			return ingest.Export(ingest.ExportOptions{Dataset: c.String("dataset"), Out: c.String("out"), Overwrite: overwrite(c)})
+			return ingest.Export(ctx, ingest.ExportOptions{Dataset: c.String("dataset"), Out: c.String("out"), Overwrite: overwrite(c)})
 		},
 	}
 }

@@ -198,7 +198,7 @@ func logCommand() *cli.Command {
 						cols = append(cols, s)
 					}
 				}
-				n, err := runlog.Dump(c.Root().Writer, path, cols)
+				n, err := runlog.Dump(ctx, c.Root().Writer, path, cols)
 				if err != nil && errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
 					fmt.Fprintf(c.Root().ErrWriter, "agentrace log dump: warning: printed the %d rows of the log's complete batches: %v\n", n, err)
 					return nil

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"unsafe"
 
 	"github.com/agentrace/agentrace/internal/infile"
 )
@@ -50,13 +51,26 @@ type TokenizeResult struct {
 // file name when there are several (with IDs: {"n", "ids"} lines, with "file"
 // when there are several).
 func Tokenize(ctx context.Context, o TokenizeOptions) error {
-	tok, err := Load(o.Tokenizer)
-	if err != nil {
-		return err
+	// Loading takes a second or two: an interrupt meanwhile returns at once.
+	var tok *Tokenizer
+	loaded := make(chan error, 1)
+	go func() {
+		var err error
+		tok, err = Load(o.Tokenizer)
+		loaded <- err
+	}()
+	select {
+	case err := <-loaded:
+		if err != nil {
+			return err
+		}
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	w := bufio.NewWriterSize(o.Out, 1<<20)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
+	var err error
 	if o.JSONL != "" {
 		err = tokenizeJSONL(ctx, tok, o, w, enc)
 	} else {
@@ -71,7 +85,13 @@ func Tokenize(ctx context.Context, o TokenizeOptions) error {
 
 func tokenizeFiles(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bufio.Writer, enc *json.Encoder) error {
 	emit := func(name string, data []byte) error {
-		ids := tok.Encode(string(data), false)
+		// The text is the file's bytes, not a copy of them (they are not touched
+		// again): a copy of hundreds of MB is a long pause nothing can interrupt.
+		text := unsafe.String(unsafe.SliceData(data), len(data))
+		ids, err := encodeContext(ctx, func() []int { return tok.Encode(text, false) })
+		if err != nil {
+			return err
+		}
 		if o.IDs && len(o.Files) <= 1 {
 			return enc.Encode(TokenizeResult{N: len(ids), IDs: ids})
 		}
@@ -98,7 +118,7 @@ func tokenizeFiles(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, err := infile.ReadFile(f, infile.LargeFile)
+		data, err := infile.ReadFileContext(ctx, f, infile.LargeFile)
 		if err != nil {
 			return fmt.Errorf("tokenize: %w", err)
 		}
@@ -107,6 +127,24 @@ func tokenizeFiles(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bu
 		}
 	}
 	return nil
+}
+
+// encodeContext runs encode (a whole file's text: a minute for hundreds of MB) so
+// that an interrupt returns at once, with ctx's error: the command then ends, and
+// the encoding is dropped with the process (in a library caller, its goroutine
+// finishes the text, then ends).
+func encodeContext(ctx context.Context, encode func() []int) ([]int, error) {
+	if ctx.Done() == nil {
+		return encode(), nil
+	}
+	done := make(chan []int, 1)
+	go func() { done <- encode() }()
+	select {
+	case ids := <-done:
+		return ids, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func tokenizeJSONL(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bufio.Writer, enc *json.Encoder) error {
