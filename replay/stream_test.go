@@ -127,7 +127,7 @@ func TestPerTurnStreaming(t *testing.T) {
 			for i, s := range reqs {
 				tr := &d.Turns[i]
 				var out bytes.Buffer
-				if err := ingest.Prompt(&out, ingest.PromptOptions{Dataset: ds, Conversation: tr.ConversationID, Turn: int(tr.Turn), Profile: o.Profile,
+				if err := ingest.Prompt(context.Background(), &out, ingest.PromptOptions{Dataset: ds, Conversation: tr.ConversationID, Turn: int(tr.Turn), Profile: o.Profile,
 					NoSalt: o.NoSalt, NoStream: o.NoStream, MaxTokens: o.MaxTokens, Verbose: true}); err != nil {
 					t.Fatal(err)
 				}
