@@ -4,12 +4,15 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +21,14 @@ import (
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay"
 )
+
+// lagEndpoint, when set, is the endpoint the lag row replays against instead of
+// a local `agentrace sim` child: a server on another machine, or one started by
+// hand with its own scheduling (on a shared machine, run the bench under a
+// real-time policy, `chrt -f 10`, and the sim at normal priority, so that the
+// client and the bare timer see an idle-like machine and the server does not
+// compete with them at equal real-time priority, which does not timeslice).
+var lagEndpoint = flag.String("lag-endpoint", "", "the lag row's endpoint (an OpenAI-compatible /v1 URL); default: a local agentrace sim child at speedup 60, 64-token answers")
 
 const (
 	lagConcurrency = 256
@@ -44,11 +55,16 @@ func benchLag(env Env) (Row, error) {
 	if err != nil {
 		return row, err
 	}
-	endpoint, stop, err := startSim(bin)
-	if err != nil {
-		return row, err
+	endpoint, where := *lagEndpoint, "the endpoint "+*lagEndpoint
+	if endpoint == "" {
+		var stop func()
+		endpoint, stop, err = startSim(bin)
+		if err != nil {
+			return row, err
+		}
+		defer stop()
+		where = "a local agentrace sim child (speedup 60, 64-token answers)"
 	}
-	defer stop()
 	var client, bare, clientP50, bareP50 []time.Duration
 	var turns, sleeps []int
 	for round := range lagRounds {
@@ -71,9 +87,9 @@ func benchLag(env Env) (Row, error) {
 		sleeps = append(sleeps, len(lags))
 	}
 	diff := median(client) - median(bare)
-	row.Measured = fmt.Sprintf("client lag p99 per round %v (p50 %v; %v turns issued); bare timer p99 %v (p50 %v; %v sleeps); %d conversations, %s rounds; GOMAXPROCS %d, load average %s",
+	row.Measured = fmt.Sprintf("client lag p99 per round %v (p50 %v; %v turns issued); bare timer p99 %v (p50 %v; %v sleeps); %d conversations, %s rounds against %s; GOMAXPROCS %d, scheduling policy %s, load average %s",
 		roundAll(client), roundAll(clientP50), turns, roundAll(bare), roundAll(bareP50), sleeps,
-		len(d.Conversations), lagDuration, goMaxProcs(), loadAverage())
+		len(d.Conversations), lagDuration, where, goMaxProcs(), schedPolicy(), loadAverage())
 	row.Ratio = fmt.Sprintf("p99 %v vs %v: +%v", median(client).Round(time.Microsecond), median(bare).Round(time.Microsecond), diff.Round(time.Microsecond))
 	row.Met = diff <= 500*time.Microsecond
 	return row, nil
@@ -185,3 +201,32 @@ func lowerPct(v []time.Duration, p float64) time.Duration {
 }
 
 func goMaxProcs() int { return runtime.GOMAXPROCS(0) }
+
+// schedPolicy is this process's Linux scheduling policy and priority as
+// /proc/self/sched states them ("normal" where it cannot tell).
+func schedPolicy() string {
+	data, err := os.ReadFile("/proc/self/sched")
+	if err != nil {
+		return "normal"
+	}
+	policy, prio := "", ""
+	for _, l := range strings.Split(string(data), "\n") {
+		k, v, ok := strings.Cut(l, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(k) {
+		case "policy":
+			policy = strings.TrimSpace(v)
+		case "prio":
+			prio = strings.TrimSpace(v)
+		}
+	}
+	switch policy {
+	case "1":
+		return "SCHED_FIFO (kernel prio " + prio + ")"
+	case "2":
+		return "SCHED_RR (kernel prio " + prio + ")"
+	}
+	return "normal (kernel prio " + prio + ")"
+}
