@@ -97,3 +97,15 @@ func Chromium(t testing.TB) string {
 	missing(t, "chromium", "`make testdeps` installs it with apt as root or with sudo")
 	return ""
 }
+
+// JSModule is JS for a test that needs one pinned npm package (a folder under
+// node_modules), skipping (or failing under AGENTRACE_REQUIRE_DEPS) when it is absent:
+// a node_modules installed from an older package-lock.json lacks it.
+func JSModule(t testing.TB, name string) (dir, node string) {
+	t.Helper()
+	dir, node = JS(t)
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", filepath.FromSlash(name), "package.json")); err != nil {
+		missing(t, "npm package "+name+" in "+dir, "run `make testdeps`")
+	}
+	return dir, node
+}

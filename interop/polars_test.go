@@ -1,0 +1,269 @@
+package interop
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/audit"
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// polarsTable is what testdata/js/polars-read.mjs says of one file.
+type polarsTable struct {
+	Rows    int            `json:"rows"`
+	Columns []polarsColumn `json:"columns"`
+}
+
+type polarsColumn struct {
+	Name     string `json:"name"`
+	DType    string `json:"dtype"`
+	Nulls    int    `json:"nulls"`
+	Min      any    `json:"min"`
+	Max      any    `json:"max"`
+	Trues    any    `json:"trues"`
+	Distinct *int   `json:"distinct"`
+	Total    any    `json:"total"`
+}
+
+// polars reads files (relative to dir) with nodejs-polars.
+func polars(t *testing.T, dir string, files []string) map[string]polarsTable {
+	t.Helper()
+	js, node := testenv.JSModule(t, "nodejs-polars")
+	cmd := exec.Command(node, append([]string{filepath.Join(js, "polars-read.mjs")}, files...)...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("polars-read.mjs: %v\n%s", err, stderr.String())
+	}
+	var res map[string]polarsTable
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("polars-read.mjs output: %v\n%s", err, out)
+	}
+	return res
+}
+
+var polarsList = regexp.MustCompile(`^DataType\(List\((.*)\)\)$`)
+
+// polarsKind names a polars dtype in the words duckKind uses.
+func polarsKind(dtype string) string {
+	if m := polarsList.FindStringSubmatch(dtype); m != nil {
+		return "list<" + polarsKind(m[1]) + ">"
+	}
+	d := strings.TrimSuffix(strings.TrimPrefix(dtype, "DataType("), ")")
+	switch {
+	case d == "String" || d == "Utf8" || d == "Categorical" || strings.HasPrefix(d, "Categorical("):
+		return "string"
+	case d == "Bool":
+		return "bool"
+	case strings.HasPrefix(d, "Datetime("):
+		return "timestamp"
+	case d == "Binary":
+		return "binary"
+	}
+	return strings.ToLower(d) // Int32, UInt8, Float64, ...
+}
+
+// duckKind names a DuckDB column type in the words polarsKind uses.
+func duckKind(typ string) string {
+	if strings.HasSuffix(typ, "[]") {
+		return "list<" + duckKind(strings.TrimSuffix(typ, "[]")) + ">"
+	}
+	switch {
+	case strings.HasPrefix(typ, "TIMESTAMP"):
+		return "timestamp"
+	}
+	return map[string]string{
+		"TINYINT": "int8", "SMALLINT": "int16", "INTEGER": "int32", "BIGINT": "int64",
+		"UTINYINT": "uint8", "USMALLINT": "uint16", "UINTEGER": "uint32", "UBIGINT": "uint64",
+		"FLOAT": "float32", "DOUBLE": "float64", "VARCHAR": "string", "BOOLEAN": "bool", "BLOB": "binary",
+	}[typ]
+}
+
+// duckStats is the SQL that computes, with DuckDB, what polars-read.mjs prints for
+// each column of a table: null counts, exact integer and timestamp extremes (as
+// text; timestamps in microseconds, DuckDB's TIMESTAMPTZ unit), float extremes
+// without NaN, true counts, distinct strings, summed list and binary lengths.
+func duckStats(table string, cols []map[string]any) string {
+	sel := []string{"count(*) AS \"rows\""}
+	for _, c := range cols {
+		name, typ := c["column_name"].(string), c["column_type"].(string)
+		q := `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
+		a := func(stat, expr string) { sel = append(sel, fmt.Sprintf("%s AS \"%s:%s\"", expr, stat, name)) }
+		a("nulls", "count(*) - count("+q+")")
+		switch k := duckKind(typ); {
+		case strings.HasPrefix(k, "list<"):
+			a("total", "CAST(coalesce(sum(len("+q+")), 0) AS VARCHAR)")
+		case k == "timestamp":
+			a("min", "CAST(epoch_us(min("+q+")) AS VARCHAR)")
+			a("max", "CAST(epoch_us(max("+q+")) AS VARCHAR)")
+		case strings.Contains(k, "int"):
+			a("min", "CAST(min("+q+") AS VARCHAR)")
+			a("max", "CAST(max("+q+") AS VARCHAR)")
+		case strings.HasPrefix(k, "float"):
+			a("min", "min("+q+") FILTER (WHERE NOT isnan("+q+"))")
+			a("max", "max("+q+") FILTER (WHERE NOT isnan("+q+"))")
+		case k == "bool":
+			a("trues", "CAST(count(*) FILTER (WHERE "+q+") AS VARCHAR)")
+		case k == "string":
+			a("distinct", "count(DISTINCT "+q+")")
+		case k == "binary":
+			a("total", "CAST(coalesce(sum(octet_length("+q+")), 0) AS VARCHAR)")
+		}
+	}
+	return "SELECT " + strings.Join(sel, ", ") + " FROM '" + table + "'"
+}
+
+// TestPolarsReadsEverything reads every table agentrace writes with polars
+// (nodejs-polars, the Rust engine Python's polars also runs): the dataset's three
+// tables, a run's turns.parquet and scores.parquet, the rescore table, the report's
+// sweep-wide turns.parquet and points.parquet, audit.parquet, and the Arrow IPC
+// turn log itself. For each Parquet table, DuckDB must agree with polars on the
+// row count, every column's name and kind, its null count and, by kind, its
+// minimum and maximum, distinct strings, true count, or summed list and binary
+// lengths. The turn log read by polars must agree the same way with its own
+// turns.parquet read by DuckDB, column by column (its `turn` is `client_turn`).
+func TestPolarsReadsEverything(t *testing.T) {
+	testenv.JSModule(t, "nodejs-polars")
+	w := build(t)
+	ctx := context.Background()
+	if _, err := report.Build(ctx, report.Options{Out: filepath.Join(w.dir, "report"), Runs: []string{filepath.Join(w.dir, "runs")}}); err != nil {
+		t.Fatal(err)
+	}
+	runs := filepath.Join(w.dir, "runs")
+	res, err := audit.Run(ctx, audit.Options{Inputs: []string{runs}, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.Write(filepath.Join(w.dir, "audit"), false, []string{runs}, res); err != nil {
+		t.Fatal(err)
+	}
+	tables := []string{
+		"dataset/conversations.parquet", "dataset/messages.parquet", "dataset/turns.parquet",
+		"runs/c8/turns.parquet", "runs/c8/scores.parquet", "rescore.parquet",
+		"report/turns.parquet", "report/points.parquet", "audit/audit.parquet",
+	}
+	turnLog := "runs/c8/" + schemas.TurnLogFile
+	pl := polars(t, w.dir, append(slices.Clone(tables), turnLog))
+
+	describe := map[string]string{}
+	for _, f := range tables {
+		describe[f] = "DESCRIBE SELECT * FROM '" + f + "'"
+	}
+	desc := duckdb(t, w.dir, describe)
+	stats := map[string]string{}
+	for _, f := range tables {
+		stats[f] = duckStats(f, desc[f])
+	}
+	duck := duckdb(t, w.dir, stats)
+
+	// compare checks one polars table against DuckDB's statistics of a table whose
+	// columns are described by desc; rename maps a polars column to DuckDB's name.
+	compare := func(label string, p polarsTable, d map[string]any, desc []map[string]any, rename map[string]string, all bool) int {
+		t.Helper()
+		if int(num(t, d, "rows")) != p.Rows {
+			t.Errorf("%s: polars reads %d rows, DuckDB %v", label, p.Rows, d["rows"])
+		}
+		kinds := map[string]string{}
+		for _, c := range desc {
+			kinds[c["column_name"].(string)] = duckKind(c["column_type"].(string))
+		}
+		if all && len(p.Columns) != len(desc) {
+			t.Errorf("%s: polars reads %d columns, DuckDB %d", label, len(p.Columns), len(desc))
+		}
+		checked := 0
+		for _, c := range p.Columns {
+			name := c.Name
+			if r, ok := rename[name]; ok {
+				name = r
+			}
+			dk, ok := kinds[name]
+			if !ok {
+				if all {
+					t.Errorf("%s: polars reads a column %s that DuckDB does not", label, c.Name)
+				}
+				continue
+			}
+			pk := polarsKind(c.DType)
+			if pk != dk {
+				if all {
+					t.Errorf("%s: column %s is %s (%s) to polars, %s to DuckDB", label, c.Name, pk, c.DType, dk)
+				}
+				continue
+			}
+			got := map[string]any{"nulls": c.Nulls, "min": c.Min, "max": c.Max, "trues": c.Trues, "total": c.Total}
+			if c.Distinct != nil {
+				got["distinct"] = *c.Distinct
+			}
+			for _, stat := range []string{"nulls", "min", "max", "trues", "distinct", "total"} {
+				want, ok := d[stat+":"+name]
+				if !ok {
+					continue
+				}
+				g := got[stat]
+				if pk == "timestamp" && g != nil && (stat == "min" || stat == "max") {
+					// polars keeps nanoseconds; DuckDB's TIMESTAMPTZ microseconds
+					ns, ok := new(big.Int).SetString(g.(string), 10)
+					if !ok {
+						t.Fatalf("%s: %s %s = %v", label, c.Name, stat, g)
+					}
+					g = new(big.Int).Div(ns, big.NewInt(1000)).String()
+				}
+				if fmt.Sprint(g) != fmt.Sprint(want) {
+					t.Errorf("%s: column %s %s: polars %v, DuckDB %v", label, c.Name, stat, g, want)
+				}
+				checked++
+			}
+		}
+		return checked
+	}
+	total := 0
+	for _, f := range tables {
+		p, ok := pl[f]
+		if !ok || len(duck[f]) != 1 {
+			t.Fatalf("%s: polars %v, DuckDB %v", f, ok, duck[f])
+		}
+		n := compare(f, p, duck[f][0], desc[f], nil, true)
+		var categorical []string
+		for _, c := range p.Columns {
+			if strings.Contains(c.DType, "Categorical") {
+				categorical = append(categorical, c.Name)
+			}
+		}
+		t.Logf("%s: %d rows, %d columns, %d statistics agree; categorical to polars: %v", f, p.Rows, len(p.Columns), n, categorical)
+		total += n
+		if strings.HasSuffix(f, "/turns.parquet") && !strings.HasPrefix(f, "dataset/") {
+			// the analysis tables' low-cardinality strings are dictionary-encoded
+			for _, c := range []string{"status", "domain", "error_kind"} {
+				if !slices.Contains(categorical, c) {
+					t.Errorf("%s: %s is not dictionary-encoded (polars reads it as plain text)", f, c)
+				}
+			}
+		}
+	}
+	// the Arrow IPC turn log, read by polars, against its turns.parquet in DuckDB
+	lp := pl[turnLog]
+	if lp.Rows != len(w.recs) {
+		t.Errorf("%s: polars reads %d rows, the turn log has %d", turnLog, lp.Rows, len(w.recs))
+	}
+	n := compare(turnLog, lp, duck["runs/c8/turns.parquet"][0], desc["runs/c8/turns.parquet"], map[string]string{"turn": "client_turn"}, false)
+	if n < 3*len(lp.Columns)/2 {
+		t.Errorf("%s: only %d statistics compared for %d columns", turnLog, n, len(lp.Columns))
+	}
+	total += n
+	t.Logf("%s: %d rows, %d columns, %d statistics agree with DuckDB's reading of turns.parquet", turnLog, lp.Rows, len(lp.Columns), n)
+	if total < 300 {
+		t.Errorf("only %d statistics compared", total)
+	}
+}
