@@ -2,7 +2,6 @@ package jsonscan
 
 import (
 	"bytes"
-	"errors"
 	"strconv"
 )
 
@@ -49,38 +48,87 @@ func KindOf(v []byte) Kind {
 	return Number
 }
 
-// spanScanner reads values already validated, in either dialect, without
-// validating them again.
-func spanScanner(v []byte) Scanner {
-	return Scanner{data: v, maxDepth: MaxDepth, python: true, trusted: true}
-}
+// The span helpers below read values already validated, in either dialect,
+// without validating them again: strings end at their first quote not escaped,
+// containers at their bracket (skipTrusted). They are kept apart from the
+// validating scanner so that its loops carry no test for them.
 
 // EachMember calls fn with the key token and raw value of each member of the
 // object obj, a valid value (one a Scanner read), which it does not validate again;
 // on anything else its calls are unspecified, but it does not panic.
 func EachMember(obj []byte, fn func(key, val []byte)) {
-	s := spanScanner(obj)
-	_ = s.Members(fn)
+	spanMembers(obj, fn)
+}
+
+// spanMembers walks the valid object obj as EachMember, reporting false when obj
+// is not an object or its walk breaks off.
+func spanMembers(obj []byte, fn func(key, val []byte)) bool {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
+	if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
+		return true
+	}
+	for i < len(obj) && obj[i] == '"' {
+		ke := stringEnd(obj, i)
+		key := obj[i:ke]
+		if i = skipSpace(obj, ke); i >= len(obj) || obj[i] != ':' {
+			return false
+		}
+		vs := skipSpace(obj, i+1)
+		if vs >= len(obj) {
+			return false
+		}
+		ve := skipTrusted(obj, vs)
+		fn(key, obj[vs:ve])
+		if i = skipSpace(obj, ve); i >= len(obj) {
+			return false
+		}
+		switch obj[i] {
+		case '}':
+			return true
+		case ',':
+			i = skipSpace(obj, i+1)
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 // EachElement calls fn with the index and raw value of each element of the array
 // arr, a valid value (one a Scanner read), until fn returns false; as EachMember,
 // it does not validate arr again.
 func EachElement(arr []byte, fn func(i int, val []byte) bool) {
-	s := spanScanner(arr)
-	if i := skipSpace(arr, 0); i < len(arr) && arr[i] == '[' {
-		_, _ = s.skipArray(i, fn)
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return
+	}
+	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
+		return
+	}
+	for k := 0; i < len(arr); k++ {
+		ve := skipTrusted(arr, i)
+		if !fn(k, arr[i:ve]) {
+			return
+		}
+		if i = skipSpace(arr, ve); i >= len(arr) || arr[i] != ',' {
+			return
+		}
+		i = skipSpace(arr, i+1)
 	}
 }
-
-var errStop = errors.New("stop")
 
 // Lookup sets vals[k] to the raw value of the member of the object obj whose key
 // decodes to keys[k], the last of duplicate keys winning (Scanner.Fields); obj is
 // a valid value, not validated again. It reports false when obj is not an object.
 func Lookup(obj []byte, keys []string, vals [][]byte) bool {
-	s := spanScanner(obj)
-	return s.Fields(keys, vals) == nil
+	return spanMembers(obj, func(key, val []byte) {
+		if k := keyIndex(key, keys); k >= 0 {
+			vals[k] = val
+		}
+	})
 }
 
 // Truthy is Python's bool() of the value json.loads gives for the raw value v:
