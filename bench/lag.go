@@ -90,7 +90,11 @@ func benchLag(env Env) (Row, error) {
 	row.Measured = fmt.Sprintf("client lag p99 per round %v (p50 %v; %v turns issued); bare timer p99 %v (p50 %v; %v sleeps); %d conversations, %s rounds against %s; GOMAXPROCS %d, scheduling policy %s, load average %s",
 		roundAll(client), roundAll(clientP50), turns, roundAll(bare), roundAll(bareP50), sleeps,
 		len(d.Conversations), lagDuration, where, goMaxProcs(), schedPolicy(), loadAverage())
-	row.Ratio = fmt.Sprintf("p99 %v vs %v: +%v", median(client).Round(time.Microsecond), median(bare).Round(time.Microsecond), diff.Round(time.Microsecond))
+	sign := "+"
+	if diff < 0 {
+		sign = "" // a Duration prints its own minus
+	}
+	row.Ratio = fmt.Sprintf("p99 %v vs %v: %s%v", median(client).Round(time.Microsecond), median(bare).Round(time.Microsecond), sign, diff.Round(time.Microsecond))
 	row.Met = diff <= 500*time.Microsecond
 	return row, nil
 }
