@@ -38,7 +38,8 @@ const (
 
 // benchLag measures client lag with delays on: replay keeps 256 trajectories of
 // 256 distinct synthetic conversations (both domains) active against the
-// embedded simulated server in a child process (speedup 60, 64-token answers),
+// embedded simulated server in a child process (speedup 60, 64-token answers;
+// or the -lag-endpoint server),
 // delays at scale 1, for 15 s per round; lag is issued minus scheduled over every
 // issued turn. Its yardstick, in alternating rounds of the same length, is a bare
 // Go timer: 256 goroutines sleeping the same delays, in the same order, with a
