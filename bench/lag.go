@@ -38,13 +38,14 @@ const (
 
 // benchLag measures client lag with delays on: replay keeps 256 trajectories of
 // 256 distinct synthetic conversations (both domains) active against the
-// embedded simulated server in a child process (speedup 60, 64-token answers;
-// or the -lag-endpoint server),
-// delays at scale 1, for 15 s per round; lag is issued minus scheduled over every
-// issued turn. Its yardstick, in alternating rounds of the same length, is a bare
-// Go timer: 256 goroutines sleeping the same delays, in the same order, with a
-// reused time.Timer, each late by wake minus due. Both p99s ("lower") per round;
-// the row compares their medians.
+// embedded simulated server in a child process (speedup 60, 64-token answers),
+// or the -lag-endpoint server, delays at scale 1, for 15 s per round; lag is
+// issued minus scheduled over every issued turn. Its yardstick, in alternating
+// rounds of the same length, is a bare Go timer: 256 goroutines sleeping the
+// delays of the same trajectories (goroutine j walks trajectories j, j+256, ...;
+// the client's closed loop hands them to whichever slot is free), with a reused
+// time.Timer, each late by wake minus due. Both p99s ("lower") per round; the
+// row compares their medians.
 func benchLag(env Env) (Row, error) {
 	row := Row{Name: fmt.Sprintf("client lag with delays: %d active trajectories, delay scale 1, vs a bare Go timer sleeping the same delays", lagConcurrency),
 		Goal: "client lag p99 <= bare timer p99 + 0.5 ms (medians of the rounds)"}
