@@ -116,17 +116,18 @@ func writeParquet[T any](path string, kind outguard.Kind, rows []T) error {
 }
 
 // ScoreAndWrite scores a run (ScoreRun) and writes its scores.json and
-// scores.parquet into the run directory (WriteScores): `agentrace score`.
+// scores.parquet into the run directory (WriteScores): `agentrace score`. A run
+// read from an archive (the archive itself, or a folder inside one) is scored and
+// never written into: its scores are in the returned Scores (the verdict table),
+// and a warning says so.
 func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	// The scores go into the run folder, beside the files scored: they may be none
-	// of the inputs, nor inside an input folder (internal/outguard).
-	inputs := []string{opts.Dataset, opts.Tokenizer, opts.SWEBench, opts.Ruleset}
-	for _, f := range []string{schemas.TurnLogFile, schemas.RunManifestFile, EventsFile, ReferenceConfigFile} {
-		inputs = append(inputs, filepath.Join(opts.Run, f))
-	}
-	for _, o := range scoresOutputs(opts.Run) {
-		if err := o.Check(inputs...); err != nil {
-			return nil, fmt.Errorf("score %q: %w", opts.Run, err)
+	// of the inputs, nor inside an input folder (internal/outguard). Checked before
+	// scoring when the run is a folder on disk, so that a refusal costs nothing; a
+	// run inside an archive has no output to check.
+	if isDir(opts.Run) {
+		if err := checkScoresOutputs(opts.Run, opts); err != nil {
+			return nil, err
 		}
 	}
 	s, err := ScoreRun(ctx, opts)
@@ -135,12 +136,36 @@ func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	}
 	// The scores go beside the run: into its folder when that is a folder on disk.
 	// A run read from an archive is never written into.
-	if st, err := os.Stat(s.Run.Path); err != nil || !st.IsDir() {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s is inside an archive: scores.json and scores.parquet not written (rescore writes a table for archived runs)", s.Run.Path))
+	if !isDir(s.Run.Path) {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s is inside an archive: scores.json and scores.parquet not written (rescore --out TABLE writes a table for archived runs)", s.Run.Path))
 		return s, nil
+	}
+	if err := checkScoresOutputs(s.Run.Path, opts); err != nil {
+		return nil, err
 	}
 	if err := WriteScores(s.Run.Path, s); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// isDir reports whether path names a directory on disk (not a path into an
+// archive, whose first existing ancestor is a regular file).
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// checkScoresOutputs checks runDir's scores outputs against score's inputs.
+func checkScoresOutputs(runDir string, opts Options) error {
+	inputs := []string{opts.Dataset, opts.Tokenizer, opts.SWEBench, opts.Ruleset}
+	for _, f := range []string{schemas.TurnLogFile, schemas.RunManifestFile, EventsFile, ReferenceConfigFile} {
+		inputs = append(inputs, filepath.Join(runDir, f))
+	}
+	for _, o := range scoresOutputs(runDir) {
+		if err := o.Check(inputs...); err != nil {
+			return fmt.Errorf("score %q: %w", opts.Run, err)
+		}
+	}
+	return nil
 }

@@ -35,7 +35,9 @@ func scoreCommand() *cli.Command {
 			"(the mean of one result per mandatory region).\n" +
 			"It writes RUNDIR/scores.json (the reference's fields score, turns, domains, per_turn,\n" +
 			"excluded_turns, plus osl, swebench, verdict) and RUNDIR/scores.parquet (one row per scored\n" +
-			"turn), and prints the verdict table; a run inside an archive is never written into.\n\n" +
+			"turn), and prints the verdict table. A run inside an archive is never written into: its\n" +
+			"verdict table is printed (standard output) and nothing is written; `agentrace rescore --out\n" +
+			"TABLE` writes the scores of archived runs as a table.\n\n" +
 			"The default ruleset is " + score.DefaultRuleset + "; `auto` picks the newest ruleset\n" +
 			"naming the run's model. `agentrace rulesets` lists them; a JSON file in the same format\n" +
 			"is accepted.\n\n" +
@@ -43,6 +45,7 @@ func scoreCommand() *cli.Command {
 			"Example:\n" +
 			"  agentrace score --tokenizer .cache/tokenizers/qwen3 runs/c8\n" +
 			"  agentrace score runs/c*\n" +
+			"  agentrace score --dataset ds.jsonl sub.tgz/sys/model/r8   # printed, not written\n" +
 			"  agentrace score --dataset agentic_combined.jsonl --ruleset checker-2026-10-qwen3.6 ref-logs/qwen_agentic",
 		Flags: []cli.Flag{
 			datasetFlag("dataset directory or trace file (default: the dataset the run names)", false),
