@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +18,8 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// polarsTable is what testdata/js/polars-read.mjs says of one file.
+// polarsTable is what testdata/js/polars-read.mjs (or testdata/python/pyarrow_read.py,
+// in the same shape) says of one file.
 type polarsTable struct {
 	Rows    int            `json:"rows"`
 	Columns []polarsColumn `json:"columns"`
@@ -54,20 +55,53 @@ func polars(t *testing.T, dir string, files []string) map[string]polarsTable {
 	return res
 }
 
-var polarsList = regexp.MustCompile(`^DataType\(List\((.*)\)\)$`)
-
-// polarsKind names a polars dtype in the words duckKind uses.
-func polarsKind(dtype string) string {
-	if m := polarsList.FindStringSubmatch(dtype); m != nil {
-		return "list<" + polarsKind(m[1]) + ">"
+// pandas reads files (relative to dir) with pandas and pyarrow
+// (testdata/python/pyarrow_read.py). It skips, even in CI, where python3 lacks them:
+// Debian packages python3-pyarrow only in testing and unstable, and PyPI is not a
+// dependency of this repository. AGENTRACE_PYTHON names another python3.
+func pandas(t *testing.T, dir string, files []string) map[string]polarsTable {
+	t.Helper()
+	python := "python3"
+	if p := os.Getenv("AGENTRACE_PYTHON"); p != "" {
+		python = p // a venv's python, or a wrapper running one in a chroot
 	}
-	d := strings.TrimSuffix(strings.TrimPrefix(dtype, "DataType("), ")")
+	py, err := exec.LookPath(python)
+	if err == nil {
+		err = exec.Command(py, "-c", "import pandas, pyarrow").Run()
+	}
+	if err != nil {
+		t.Skipf("skipping: python3 with pandas and pyarrow is missing (%v): Debian has python3-pyarrow in testing and unstable only; `apt-get install python3-pandas python3-pyarrow` there", err)
+	}
+	cmd := exec.Command(py, append([]string{filepath.Join(testenv.RepoRoot(t), "testdata", "python", "pyarrow_read.py")}, files...)...)
+	cmd.Dir = dir
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("pyarrow_read.py: %v\n%s", err, stderr.String())
+	}
+	var res map[string]polarsTable
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("pyarrow_read.py output: %v\n%s", err, out)
+	}
+	return res
+}
+
+// readerKind names a column kind as polars-read.mjs ("DataType(List(DataType(Int64)))")
+// or pyarrow_read.py ("List(Int64)") prints it, in the words duckKind uses.
+func readerKind(dtype string) string {
+	d := dtype
+	if strings.HasPrefix(d, "DataType(") {
+		d = strings.TrimSuffix(strings.TrimPrefix(d, "DataType("), ")")
+	}
 	switch {
+	case strings.HasPrefix(d, "List("):
+		return "list<" + readerKind(strings.TrimSuffix(strings.TrimPrefix(d, "List("), ")")) + ">"
 	case d == "String" || d == "Utf8" || d == "Categorical" || strings.HasPrefix(d, "Categorical("):
 		return "string"
 	case d == "Bool":
 		return "bool"
-	case strings.HasPrefix(d, "Datetime("):
+	case strings.HasPrefix(d, "Datetime"):
 		return "timestamp"
 	case d == "Binary":
 		return "binary"
@@ -75,7 +109,7 @@ func polarsKind(dtype string) string {
 	return strings.ToLower(d) // Int32, UInt8, Float64, ...
 }
 
-// duckKind names a DuckDB column type in the words polarsKind uses.
+// duckKind names a DuckDB column type in the words readerKind uses.
 func duckKind(typ string) string {
 	if strings.HasSuffix(typ, "[]") {
 		return "list<" + duckKind(strings.TrimSuffix(typ, "[]")) + ">"
@@ -125,17 +159,21 @@ func duckStats(table string, cols []map[string]any) string {
 	return "SELECT " + strings.Join(sel, ", ") + " FROM '" + table + "'"
 }
 
-// TestPolarsReadsEverything reads every table agentrace writes with polars
-// (nodejs-polars, the Rust engine Python's polars also runs): the dataset's three
-// tables, a run's turns.parquet and scores.parquet, the rescore table, the report's
-// sweep-wide turns.parquet and points.parquet, audit.parquet, and the Arrow IPC
-// turn log itself. For each Parquet table, DuckDB must agree with polars on the
-// row count, every column's name and kind, its null count and, by kind, its
-// minimum and maximum, distinct strings, true count, or summed list and binary
-// lengths. The turn log read by polars must agree the same way with its own
-// turns.parquet read by DuckDB, column by column (its `turn` is `client_turn`).
-func TestPolarsReadsEverything(t *testing.T) {
-	testenv.JSModule(t, "nodejs-polars")
+// TestNotebookReadersReadEverything reads every table agentrace writes as an
+// analyst's notebook does: with polars (nodejs-polars, the Rust engine Python's
+// polars also runs) and with pandas (pandas.read_parquet on pyarrow, and
+// pyarrow.ipc for the turn log): the dataset's three tables, a run's turns.parquet
+// and scores.parquet, the rescore table, the report's sweep-wide turns.parquet and
+// points.parquet, audit.parquet, and the Arrow IPC turn log itself. For each
+// Parquet table, DuckDB must agree with the reader on the row count, every
+// column's name and kind, its null count and, by kind, its minimum and maximum,
+// distinct strings, true count, or summed list and binary lengths. The turn log
+// must agree the same way with its own turns.parquet read by DuckDB, column by
+// column (its `turn` is `client_turn`). pandas runs where python3 has pandas and
+// pyarrow (python3-pyarrow is packaged in Debian testing and unstable, not in
+// stable, so it is never required: its subtest skips saying so).
+func TestNotebookReadersReadEverything(t *testing.T) {
+	testenv.JSModule(t, "@duckdb/node-api")
 	w := build(t)
 	ctx := context.Background()
 	if _, err := report.Build(ctx, report.Options{Out: filepath.Join(w.dir, "report"), Runs: []string{filepath.Join(w.dir, "runs")}}); err != nil {
@@ -155,7 +193,7 @@ func TestPolarsReadsEverything(t *testing.T) {
 		"report/turns.parquet", "report/points.parquet", "audit/audit.parquet",
 	}
 	turnLog := "runs/c8/" + schemas.TurnLogFile
-	pl := polars(t, w.dir, append(slices.Clone(tables), turnLog))
+	files := append(slices.Clone(tables), turnLog)
 
 	describe := map[string]string{}
 	for _, f := range tables {
@@ -168,19 +206,32 @@ func TestPolarsReadsEverything(t *testing.T) {
 	}
 	duck := duckdb(t, w.dir, stats)
 
-	// compare checks one polars table against DuckDB's statistics of a table whose
+	t.Run("polars", func(t *testing.T) {
+		checkReader(t, "polars", polars(t, w.dir, files), tables, turnLog, desc, duck, len(w.recs))
+	})
+	t.Run("pandas", func(t *testing.T) {
+		checkReader(t, "pandas", pandas(t, w.dir, files), tables, turnLog, desc, duck, len(w.recs))
+	})
+}
+
+// checkReader compares what one reader (polars, pandas) said of the tables with
+// DuckDB's statistics of them; logRows is the turn log's row count.
+func checkReader(t *testing.T, reader string, pl map[string]polarsTable, tables []string, turnLog string,
+	desc, duck map[string][]map[string]any, logRows int) {
+	t.Helper()
+	// compare checks one table as the reader read it against DuckDB's statistics of a table whose
 	// columns are described by desc; rename maps a polars column to DuckDB's name.
 	compare := func(label string, p polarsTable, d map[string]any, desc []map[string]any, rename map[string]string, all bool) int {
 		t.Helper()
 		if int(num(t, d, "rows")) != p.Rows {
-			t.Errorf("%s: polars reads %d rows, DuckDB %v", label, p.Rows, d["rows"])
+			t.Errorf("%s: %s reads %d rows, DuckDB %v", label, reader, p.Rows, d["rows"])
 		}
 		kinds := map[string]string{}
 		for _, c := range desc {
 			kinds[c["column_name"].(string)] = duckKind(c["column_type"].(string))
 		}
 		if all && len(p.Columns) != len(desc) {
-			t.Errorf("%s: polars reads %d columns, DuckDB %d", label, len(p.Columns), len(desc))
+			t.Errorf("%s: %s reads %d columns, DuckDB %d", label, reader, len(p.Columns), len(desc))
 		}
 		checked := 0
 		for _, c := range p.Columns {
@@ -191,14 +242,14 @@ func TestPolarsReadsEverything(t *testing.T) {
 			dk, ok := kinds[name]
 			if !ok {
 				if all {
-					t.Errorf("%s: polars reads a column %s that DuckDB does not", label, c.Name)
+					t.Errorf("%s: %s reads a column %s that DuckDB does not", label, reader, c.Name)
 				}
 				continue
 			}
-			pk := polarsKind(c.DType)
+			pk := readerKind(c.DType)
 			if pk != dk {
 				if all {
-					t.Errorf("%s: column %s is %s (%s) to polars, %s to DuckDB", label, c.Name, pk, c.DType, dk)
+					t.Errorf("%s: column %s is %s (%s) to %s, %s to DuckDB", label, c.Name, pk, c.DType, reader, dk)
 				}
 				continue
 			}
@@ -213,7 +264,7 @@ func TestPolarsReadsEverything(t *testing.T) {
 				}
 				g := got[stat]
 				if pk == "timestamp" && g != nil && (stat == "min" || stat == "max") {
-					// polars keeps nanoseconds; DuckDB's TIMESTAMPTZ microseconds
+					// the readers keep nanoseconds; DuckDB's TIMESTAMPTZ microseconds
 					ns, ok := new(big.Int).SetString(g.(string), 10)
 					if !ok {
 						t.Fatalf("%s: %s %s = %v", label, c.Name, stat, g)
@@ -221,7 +272,7 @@ func TestPolarsReadsEverything(t *testing.T) {
 					g = new(big.Int).Div(ns, big.NewInt(1000)).String()
 				}
 				if fmt.Sprint(g) != fmt.Sprint(want) {
-					t.Errorf("%s: column %s %s: polars %v, DuckDB %v", label, c.Name, stat, g, want)
+					t.Errorf("%s: column %s %s: %s %v, DuckDB %v", label, c.Name, stat, reader, g, want)
 				}
 				checked++
 			}
@@ -232,7 +283,7 @@ func TestPolarsReadsEverything(t *testing.T) {
 	for _, f := range tables {
 		p, ok := pl[f]
 		if !ok || len(duck[f]) != 1 {
-			t.Fatalf("%s: polars %v, DuckDB %v", f, ok, duck[f])
+			t.Fatalf("%s: %s %v, DuckDB %v", f, reader, ok, duck[f])
 		}
 		n := compare(f, p, duck[f][0], desc[f], nil, true)
 		var categorical []string
@@ -241,21 +292,21 @@ func TestPolarsReadsEverything(t *testing.T) {
 				categorical = append(categorical, c.Name)
 			}
 		}
-		t.Logf("%s: %d rows, %d columns, %d statistics agree; categorical to polars: %v", f, p.Rows, len(p.Columns), n, categorical)
+		t.Logf("%s: %d rows, %d columns, %d statistics agree; categorical to %s: %v", f, p.Rows, len(p.Columns), n, reader, categorical)
 		total += n
 		if strings.HasSuffix(f, "/turns.parquet") && !strings.HasPrefix(f, "dataset/") {
 			// the analysis tables' low-cardinality strings are dictionary-encoded
 			for _, c := range []string{"status", "domain", "error_kind"} {
 				if !slices.Contains(categorical, c) {
-					t.Errorf("%s: %s is not dictionary-encoded (polars reads it as plain text)", f, c)
+					t.Errorf("%s: %s is not dictionary-encoded (%s reads it as plain text)", f, c, reader)
 				}
 			}
 		}
 	}
-	// the Arrow IPC turn log, read by polars, against its turns.parquet in DuckDB
+	// the Arrow IPC turn log, read by the reader, against its turns.parquet in DuckDB
 	lp := pl[turnLog]
-	if lp.Rows != len(w.recs) {
-		t.Errorf("%s: polars reads %d rows, the turn log has %d", turnLog, lp.Rows, len(w.recs))
+	if lp.Rows != logRows {
+		t.Errorf("%s: %s reads %d rows, the turn log has %d", turnLog, reader, lp.Rows, logRows)
 	}
 	n := compare(turnLog, lp, duck["runs/c8/turns.parquet"][0], desc["runs/c8/turns.parquet"], map[string]string{"turn": "client_turn"}, false)
 	if n < 3*len(lp.Columns)/2 {
