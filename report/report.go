@@ -151,7 +151,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			r.Systems = append(r.Systems, s)
 		}
 	}
-	if r.Figures, err = Figures(r.Systems); err != nil {
+	if r.Figures, err = figures(ctx, r.Systems); err != nil {
 		return nil, err
 	}
 	// Check again: the runs were read meanwhile, and a folder may have appeared.
@@ -162,7 +162,12 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		if err := outguard.MarkDir(tmp, outguard.Report); err != nil {
 			return err
 		}
-		return r.Write(tmp)
+		if err := r.write(ctx, tmp); err != nil {
+			return err
+		}
+		// Interrupted while it wrote: the temporary folder is dropped, whatever
+		// was at --out stays.
+		return ctx.Err()
 	}); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
@@ -204,9 +209,17 @@ func systemsOf(o Options) ([]group, error) {
 
 // Figures renders every plot of the report.
 func Figures(systems []*System) ([]Figure, error) {
+	return figures(context.Background(), systems)
+}
+
+// figures is Figures that stops, with ctx's error, once ctx is done.
+func figures(ctx context.Context, systems []*System) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {
 		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		figs = append(figs, f)
@@ -283,6 +296,11 @@ func writeJSON(path string, v any) error {
 
 // Write writes the report folder.
 func (r *Report) Write(out string) error {
+	return r.write(context.Background(), out)
+}
+
+// write is Write that stops, with ctx's error, once ctx is done.
+func (r *Report) write(ctx context.Context, out string) error {
 	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
 		return fmt.Errorf("create report folder %q: %w", out, err)
 	}
@@ -311,7 +329,10 @@ func (r *Report) Write(out string) error {
 	if err := writeJSON(filepath.Join(out, PointsFile), all); err != nil {
 		return err
 	}
-	notes, err := r.writeTables(out)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	notes, err := r.writeTables(ctx, out)
 	for _, n := range notes {
 		if r.Options.Log != nil {
 			fmt.Fprintln(r.Options.Log, "report:", n)
@@ -321,6 +342,9 @@ func (r *Report) Write(out string) error {
 		return err
 	}
 	for _, f := range r.Figures {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := atomicfile.WriteBytes(filepath.Join(out, PlotsDir, f.Name+".png"), f.PNG); err != nil {
 			return err
 		}

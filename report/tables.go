@@ -121,7 +121,7 @@ func pointRowOf(s *System, p *Point) pointRow {
 // writeTables writes points.parquet and turns.parquet into the report folder out.
 // Points read from reference runs have no turn log of agentrace's: they are in
 // points.parquet only (notes says so).
-func (r *Report) writeTables(out string) (notes []string, err error) {
+func (r *Report) writeTables(ctx context.Context, out string) (notes []string, err error) {
 	var rows []pointRow
 	var runs []runlog.TableRun
 	expected := map[string]runlog.ExpectedTurns{}
@@ -168,7 +168,7 @@ func (r *Report) writeTables(out string) (notes []string, err error) {
 	if len(runs) == 0 {
 		return notes, nil
 	}
-	info, err := runlog.WriteTable(context.Background(), filepath.Join(out, TurnsTable), runs, runlog.TableOptions{RunColumns: true})
+	info, err := runlog.WriteTable(ctx, filepath.Join(out, TurnsTable), runs, runlog.TableOptions{RunColumns: true})
 	notes = append(notes, info.Warnings...)
 	if err != nil {
 		return notes, fmt.Errorf("write %s: %w", TurnsTable, err)

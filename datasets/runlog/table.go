@@ -206,7 +206,8 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 		if err := pw.Close(); err != nil {
 			return fmt.Errorf("write turns table %q: %w", path, err)
 		}
-		return nil
+		// Interrupted meanwhile: the temporary file is dropped, nothing replaced.
+		return ctx.Err()
 	})
 	return info, err
 }

@@ -182,11 +182,46 @@ func ReadParquetContext[T any](ctx context.Context, path string) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := parquet.Read[T](ctxReaderAt{ctx, f}, st.Size())
+	rows, err := readParquet[T](ctx, ctxReaderAt{ctx, f}, st.Size())
 	if cerr := ctx.Err(); err != nil && cerr != nil {
 		return nil, cerr
 	}
 	return rows, err
+}
+
+// parquetStep is how many rows ReadParquetContext decodes between two looks at its
+// context: a table's pages are read first, then decoded without further reads, and
+// decoding a large table whole takes seconds.
+const parquetStep = 4096
+
+// readParquet is parquet.Read decoding parquetStep rows at a time, stopping once
+// ctx is done.
+func readParquet[T any](ctx context.Context, r io.ReaderAt, size int64) ([]T, error) {
+	file, err := parquet.OpenFile(r, size)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]T, file.NumRows())
+	reader := parquet.NewGenericReader[T](file)
+	defer reader.Close()
+	n := 0
+	for n < len(rows) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		m, err := reader.Read(rows[n:min(len(rows), n+parquetStep)])
+		n += m
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if m == 0 {
+			return nil, fmt.Errorf("read parquet: no progress after %d of %d rows", n, len(rows))
+		}
+	}
+	return rows[:n], nil
 }
 
 // ctxReaderAt fails its reads once ctx is done.
