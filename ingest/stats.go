@@ -84,6 +84,12 @@ type Stats struct {
 
 // ComputeStats computes d's statistics.
 func ComputeStats(d *datasets.Dataset) Stats {
+	st, _ := computeStats(context.Background(), d)
+	return st
+}
+
+// computeStats is ComputeStats that stops, with ctx's error, once ctx is done.
+func computeStats(ctx context.Context, d *datasets.Dataset) (Stats, error) {
 	st := Stats{Dataset: d.Dir, ContentHash: d.Manifest.ContentHash, Tokenizer: d.Manifest.Tokenizer}
 	for _, dom := range []string{schemas.DomainCoding, schemas.DomainWorkflow} {
 		var idx []int
@@ -93,24 +99,32 @@ func ComputeStats(d *datasets.Dataset) Stats {
 			}
 		}
 		if len(idx) > 0 {
-			st.Domains = append(st.Domains, domainStats(d, dom, idx))
+			ds, err := domainStats(ctx, d, dom, idx)
+			if err != nil {
+				return st, err
+			}
+			st.Domains = append(st.Domains, ds)
 		}
 	}
 	all := make([]int, len(d.Conversations))
 	for i := range all {
 		all[i] = i
 	}
-	st.Total = domainStats(d, "total", all)
-	return st
+	var err error
+	st.Total, err = domainStats(ctx, d, "total", all)
+	return st, err
 }
 
-func domainStats(d *datasets.Dataset, name string, idx []int) DomainStats {
+func domainStats(ctx context.Context, d *datasets.Dataset, name string, idx []int) (DomainStats, error) {
 	s := DomainStats{Domain: name, Trajectories: len(idx)}
 	var turns, hist, delays, delaySum, sysBytes, calls, isl []float64
 	systems := map[string]bool{}
 	var prefix []byte
 	first := true
 	for _, i := range idx {
+		if err := ctx.Err(); err != nil {
+			return s, err
+		}
 		c := &d.Conversations[i]
 		s.ClientTurns += int(c.ClientTurns)
 		s.AssistantTurns += int(c.AssistantTurns)
@@ -155,7 +169,7 @@ func domainStats(d *datasets.Dataset, name string, idx []int) DomainStats {
 		dist := newDist(isl)
 		s.ISL = &dist
 	}
-	return s
+	return s, nil
 }
 
 // StatsOptions configures WriteStats.
@@ -171,7 +185,10 @@ func WriteStats(ctx context.Context, w io.Writer, o StatsOptions) error {
 	if err != nil {
 		return err
 	}
-	st := ComputeStats(d)
+	st, err := computeStats(ctx, d)
+	if err != nil {
+		return err
+	}
 	if o.JSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

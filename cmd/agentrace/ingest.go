@@ -187,7 +187,7 @@ func writeCard(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := card.Write(cd, card.WriteOptions{Out: out, Overwrite: overwrite(c), Inputs: inputs}); err != nil {
+	if err := card.Write(cd, card.WriteOptions{Out: out, Overwrite: overwrite(c), Inputs: inputs, Context: ctx}); err != nil {
 		return err
 	}
 	for _, n := range cd.Notes {

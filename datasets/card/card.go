@@ -260,6 +260,9 @@ func Build(ctx context.Context, o Options) (*Card, error) {
 		}
 	}
 	for _, dom := range []string{schemas.DomainCoding, schemas.DomainWorkflow, "total"} {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		var idx []int
 		for i := range d.Conversations {
 			if dom == "total" || d.Conversations[i].Domain == dom {
@@ -269,6 +272,9 @@ func Build(ctx context.Context, o Options) (*Card, error) {
 		if len(idx) > 0 || dom == "total" {
 			c.Domains = append(c.Domains, domain(d, dom, idx, osl))
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	c.Published = compare(c.Domains)
 	c.Rules = countingRules

@@ -1,6 +1,7 @@
 package card
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"image/color"
@@ -29,6 +30,9 @@ type WriteOptions struct {
 	// Inputs are the paths the card was made from (the dataset, the tokenizer):
 	// Out may not be, contain or sit inside one.
 	Inputs []string
+	// Context, when set, stops the write once it is done (an interrupt): nothing
+	// is left at Out, an earlier card stays.
+	Context context.Context
 }
 
 // Write writes the card folder: CARD.md, card.json and plots/, built in a
@@ -37,8 +41,15 @@ func Write(c *Card, o WriteOptions) error {
 	if err := outguard.Check(o.Out, Kind, o.Overwrite, o.Inputs...); err != nil {
 		return err
 	}
+	ctx := o.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	figs, err := plots(c)
 	if err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	c.Plots = nil
@@ -68,7 +79,10 @@ func Write(c *Card, o WriteOptions) error {
 		if err := os.WriteFile(filepath.Join(tmp, JSONFile), append(js, '\n'), 0o644); err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(tmp, MarkdownFile), []byte(md), 0o644)
+		if err := os.WriteFile(filepath.Join(tmp, MarkdownFile), []byte(md), 0o644); err != nil {
+			return err
+		}
+		return ctx.Err()
 	})
 }
 
