@@ -12,7 +12,7 @@ SHARED    ?= $(abspath ../shared)
 # reference skips with its reason.
 REQUIRE_DEPS ?= $(if $(CI),1,)
 
-.PHONY: all build test test-go testdeps sysdeps tokenizers bench demo fuzz clean
+.PHONY: all build test test-go testdeps sysdeps tokenizers bench demo fuzz chaos clean
 
 all: build
 
@@ -63,3 +63,17 @@ demo: build
 
 clean:
 	rm -rf bin demo-out bench-out $(CACHE)
+
+# chaos runs every fault of issue 15 as a bounded test (package chaos, see its doc):
+# each command a child process under a memory limit (RLIMIT_AS), asserting nothing
+# lost, true manifests and prompt exits on SIGINT and SIGTERM. .ci/run runs it after
+# make test.
+chaos:
+	AGENTRACE_CHAOS=1 AGENTRACE_TOKENIZER=$(if $(wildcard $(TOKDIR)/tokenizer.json),$(abspath $(TOKDIR)),) \
+	$(GO) test -count=1 -timeout 20m ./chaos/
+
+# fuzz runs every fuzz target of the module for FUZZTIME each (default 60s);
+# crashers land in the package's testdata/fuzz (scripts/fuzz.sh).
+FUZZTIME ?= 60s
+fuzz:
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh

@@ -1,0 +1,46 @@
+// Package chaos runs agentrace's faults as bounded tests (`make chaos`, also run in
+// CI by .ci/run): every failure of issue 15 (data loss, hangs, unbounded growth,
+// wrong answers), each in a child process under a memory limit so that growth
+// fails the test instead of the machine, each asserting that nothing was lost,
+// that manifests tell the truth, and that the command exited promptly.
+//
+// The tests:
+//   - TestChaosOutputOverInput (items 1, 2): every command that writes, pointed at
+//     its input, inside it, over a symlink to it, over a user's file or folder, over
+//     an agentrace output of another kind, with --overwrite: exit 1, every file
+//     under the test's folder byte for byte as it was, no temporary left.
+//   - TestChaosSignals (item 5): each command, on an input that keeps it busy, gets
+//     SIGTERM, then in a second run SIGINT, a third of the way through its
+//     uninterrupted duration (runs: once their manifest exists): exit 143 or 130
+//     within promptExit, no output left (a run: a whole log and an interrupted
+//     manifest), no temporary file; and the sim stops on SIGTERM.
+//   - TestChaosCrash (items 4, 15): a replay killed by SIGKILL keeps its flushed
+//     rows (log dump exits 0, the manifest says running, score reads it); a replay
+//     on a full disk (RLIMIT_FSIZE) exits 1 with a failed manifest counting exactly
+//     the rows its log holds.
+//   - TestChaosHostileRuns (items 5, 14): rescore of a FIFO manifest, a /dev/zero
+//     dataset, an empty and a random-bytes turn log beside a good run: an error row
+//     each, promptly.
+//   - TestChaosInProcess (items 3, 4, 6-15): the other packages' fault tests (a
+//     2 GiB answer, an endless stream, a log write failing like a full disk, a gzip
+//     bomb, absurd delays, the sim's hostile bodies and connections, hostile
+//     files, the fuzz crashers, secrets, Ctrl-C) run in their test binaries under
+//     a memory budget.
+//
+// The package has tests only. They run when AGENTRACE_CHAOS=1 (the Makefile sets
+// it) and skip otherwise, so `go test ./...` stays fast.
+//
+// How a case runs: the harness builds the agentrace binary (CGO_ENABLED=0) and,
+// for faults reproduced by another package's tests, those packages' test binaries
+// (one go build). Each is started as a child of this test binary re-executed with
+// AGENTRACE_CHAOS_EXEC=1: TestMain then sets RLIMIT_AS (the Go runtime's own
+// reservation, baseAS, plus the case's budget) and RLIMIT_FSIZE when asked, and
+// execs the target, which keeps them. A child over its budget fails to allocate
+// and dies; the harness also checks its peak resident set (VmHWM, sampled) against
+// the budget, and kills its process group when it outlives its deadline.
+//
+// To add a case: a Test function that calls chaos(t) first, then h.run (a command
+// to completion) or h.start (a process to signal, kill or serve), and asserts on
+// the exit status, the elapsed time, the peak RSS, and the files. To run a test of
+// another package under a limit, add it to inProcess (see inprocess_test.go).
+package chaos

@@ -1,0 +1,29 @@
+package chaos
+
+import (
+	"path/filepath"
+	"time"
+)
+
+const (
+	small  = 256 << 20 // budget of a command on a small input
+	minute = time.Minute
+)
+
+// dataset writes synthetic traces (both domains, a few hundred client turns)
+// and ingests them: the traces file and the dataset folder, under root.
+func (h *harness) dataset(root string) (traces, ds string) {
+	h.t.Helper()
+	traces, ds = filepath.Join(root, "traces.jsonl"), filepath.Join(root, "ds")
+	h.run(spec{budget: small}, minute, "agentrace", "synth", "--scale", "0.02", "--seed", "3", "--out", traces).expectExit(0)
+	h.run(spec{budget: small}, minute, "agentrace", "ingest", "--out", ds, traces).expectExit(0)
+	return traces, ds
+}
+
+// sim starts `agentrace sim` on a free loopback port and returns its endpoint.
+func (h *harness) sim(budget int64, args ...string) (*proc, string) {
+	h.t.Helper()
+	p := h.start(spec{budget: budget}, append([]string{"agentrace", "sim", "--listen", "127.0.0.1:0"}, args...)...)
+	m := p.waitFor(`on (http://[0-9.:]+)/v1`, 30*time.Second)
+	return p, m[1]
+}

@@ -1,0 +1,82 @@
+package chaos
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// inProcess are the faults reproduced by other packages' own tests (a fake
+// endpoint streaming 2 GB, a log writer failing like a full disk, ...): each test
+// binary runs those tests under the memory budget, so that growth fails them here
+// even where their own in-process measurements would not. Add a fault's tests
+// here when its package has them.
+var inProcess = []struct {
+	issue  string // issue 15 item(s)
+	pkg    string
+	run    []string // test names
+	budget int64
+	env    []string
+}{
+	// 3, 8: one streamed answer of 2 GiB, an endless stream: output capped, log whole.
+	{"3, 8", "./replay", []string{"TestHugeAnswer", "TestEndlessStreamTimeout", "TestOversizedFrame", "TestOutputCapUTF8"},
+		512 << 20, []string{"AGENTRACE_HUGE_ANSWER_BYTES=2147483648"}},
+	// 4, 7: a log write failing with ENOSPC stops issuing, keeps the flushed rows, a
+	// true manifest; --max-duration ends any run.
+	{"4, 7", "./replay", []string{"TestLogWriteFailure", "TestMaxDuration", "TestSecondInterrupt"}, 256 << 20, nil},
+	// 2: a run never replaces its dataset.
+	{"2", "./replay", []string{"TestRunNeverOverwritesItsDataset", "TestSweepFolder"}, 256 << 20, nil},
+	// 1, 6, 7: ingest never replaces its input; gzip bomb; absurd delays.
+	{"1, 6, 7", "./ingest", []string{"TestOutputNeverOverlapsInput", "TestOverwriteOnlyADataset", "TestExportOutput", "TestGzipBomb", "TestAbsurdDelayIsCapped"},
+		768 << 20, nil},
+	// 9, 10: the sim's bodies, slow clients, connection limit.
+	{"9, 10", "./replay/sim", []string{"TestBodyLimits", "TestSlowClients"}, 512 << 20, nil},
+	// 5, 14: FIFOs and devices as inputs; unreadable turn logs.
+	{"5, 14", "./score", []string{"TestRescoreHostileFiles", "TestUnreadableTurnLogIsAnError", "TestScoresNeverReplaceOthersFiles", "TestRescoreOutput"}, 512 << 20, nil},
+	{"5", "./internal/infile", []string{"TestOpenRefusesWhatIsNotARegularFile", "TestReadFileLimit"}, 64 << 20, nil},
+	{"1, 2", "./internal/outguard", []string{"TestCheckPaths", "TestCheckReplace", "TestBeginFinishAbandon"}, 64 << 20, nil},
+	// 4, 14, 15: a full disk under the log (manifest and flushed rows kept);
+	// unreadable, garbage-length and cut logs.
+	{"4, 14, 15", "./datasets/runlog", []string{"TestManifestOnFullDisk", "TestAbortKeepsFlushedRows", "TestUnreadableLogs",
+		"TestGarbageLengthsAllocateNothing", "TestTruncated", "TestUnclosed"}, 256 << 20, nil},
+	// 11, 12: the JSON core refuses trailing garbage; the fuzz crashers stay fixed.
+	{"11, 12", "./internal/jsonscan", []string{"TestValid", "TestUnquote", "FuzzScanner", "FuzzUnquote"}, 256 << 20, nil},
+	{"11", "./replay", []string{"FuzzChunk", "FuzzSSE", "TestChunkScannerMatchesEncodingJSON", "TestStreamTolerance"}, 256 << 20, nil},
+	{"12", "./ingest", []string{"FuzzParseLine"}, 256 << 20, nil},
+	{"12", "./datasets", []string{"FuzzAppendCompact"}, 256 << 20, nil},
+	// 13, 15, Ctrl-C: secrets never written; log dump of a cut log; Ctrl-C and a
+	// second Ctrl-C.
+	{"13, 15", "./cmd/agentrace", []string{"TestSecretsNeverWritten", "TestLogDumpOfACutLog", "TestReplayCtrlC"}, 512 << 20, nil},
+}
+
+// TestChaosInProcess runs the inProcess tests, each package's test binary under
+// its budget.
+func TestChaosInProcess(t *testing.T) {
+	h := chaos(t)
+	for _, c := range inProcess {
+		name := strings.TrimPrefix(c.pkg, "./") + ":" + strings.Join(c.run, ",")
+		t.Run(name, func(t *testing.T) {
+			h := &harness{t: t}
+			bin := testBinary(t, c.pkg)
+			p := h.run(spec{budget: c.budget, dir: filepath.Join(repoRoot, c.pkg), env: c.env}, 10*time.Minute,
+				bin, "-test.run", "^("+strings.Join(c.run, "|")+")$", "-test.v", "-test.count=1")
+			p.expectExit(0)
+			out := p.stdout.String()
+			for _, name := range c.run {
+				if !strings.Contains(out, "--- PASS: "+name) && !strings.Contains(out, "--- SKIP: "+name) {
+					t.Errorf("item %s: %s did not run:\n%s", c.issue, name, tail(out))
+				}
+				if strings.Contains(out, "--- SKIP: "+name) {
+					t.Errorf("item %s: %s skipped:\n%s", c.issue, name, tail(out))
+				}
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if strings.Contains(l, "MiB") || strings.Contains(l, "heap grew") {
+					t.Log(strings.TrimSpace(l))
+				}
+			}
+		})
+	}
+	_ = h
+}
