@@ -1,7 +1,9 @@
 package report
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -44,6 +46,20 @@ func TestReportSubmissionTree(t *testing.T) {
 		}
 		if p.Issued == 0 || !p.TTFTP90Ms.Valid() || p.GatesPass == nil {
 			t.Errorf("c=%d: issued %d, TTFT P90 %v, gates %v", p.Concurrency, p.Issued, p.TTFTP90Ms, p.GatesPass)
+		}
+		// Reference events carry no usage and no tokenizer was given: no output token
+		// was counted, so the output rates were not evaluated: null, not 0.
+		if p.MissingOSL == 0 || p.SystemTPS.Valid() || p.E2EAvgInteractivity.Valid() || p.TPSPerUser.Valid() {
+			t.Errorf("c=%d without token counts (%d turns missing OSL): system_tps %v, e2e_avg_interactivity %v, tps_per_user %v; want null",
+				p.Concurrency, p.MissingOSL, p.SystemTPS, p.E2EAvgInteractivity, p.TPSPerUser)
+		}
+		for name, d := range p.Domains {
+			if d.Completed > 0 && d.E2EAvgInteractivity.Valid() {
+				t.Errorf("c=%d domain %s: e2e_avg_interactivity %v without token counts; want null", p.Concurrency, name, d.E2EAvgInteractivity)
+			}
+		}
+		if b, err := json.Marshal(p); err != nil || !bytes.Contains(b, []byte(`"system_tps":null`)) || !bytes.Contains(b, []byte(`"e2e_avg_interactivity":null`)) {
+			t.Errorf("c=%d points.json element: %s (%v)", p.Concurrency, b, err)
 		}
 	}
 	if g := s.SWEBench; g == nil || !g.Pass || g.Value < 0.6974 || g.Value > 0.6976 || s.SWEBenchMean.N != 4 {

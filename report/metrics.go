@@ -209,6 +209,7 @@ type DomainMetrics struct {
 
 	ttft, tpot, lat Series
 	outTokens       float64
+	outTurns        int // completed window turns with a token count
 	turnTimeNs      int64
 }
 
@@ -483,6 +484,7 @@ func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 	if haveOSL {
 		a.outTokens += osl
 		dm.outTokens += osl
+		dm.outTurns++
 		a.oslS.Add(osl)
 		s.OSL = osl
 	} else {
@@ -582,6 +584,12 @@ func (a *Accumulator) Close() (*Point, error) {
 	p.E2ETurnTimeSecondsTotal = Num(float64(a.turnTimeNs) / 1e9)
 	p.SystemTPS = Num(a.outTokens / float64(p.WindowDurationS))
 	p.E2EAvgInteractivity = div(a.outTokens, float64(a.turnTimeNs)/1e9)
+	if a.oslS.Len() == 0 && p.MissingOSL > 0 {
+		// Turns completed and none had a token count (reference events carry no
+		// usage, and no tokenizer was given): the output rates were not evaluated,
+		// and are null, not a measured 0.
+		p.SystemTPS, p.E2EAvgInteractivity = Num(math.NaN()), Num(math.NaN())
+	}
 
 	p.TTFTP50Ms, p.TTFTP90Ms, p.TTFTP99Ms = Num(a.ttft.P(50)), Num(a.ttft.P(90)), Num(a.ttft.P(99))
 	p.TPOTP50Ms, p.TPOTP90Ms, p.TPOTP99Ms = Num(a.tpot.P(50)), Num(a.tpot.P(90)), Num(a.tpot.P(99))
@@ -592,6 +600,9 @@ func (a *Accumulator) Close() (*Point, error) {
 	for _, d := range p.Domains {
 		d.OutputTokensPerTurnTotal = int64(d.outTokens)
 		d.E2EAvgInteractivity = div(d.outTokens, float64(d.turnTimeNs)/1e9)
+		if d.outTurns == 0 && d.Completed > 0 {
+			d.E2EAvgInteractivity = Num(math.NaN()) // no token counted: not evaluated
+		}
 		d.TTFTP50Ms, d.TTFTP90Ms, d.TTFTP99Ms = Num(d.ttft.P(50)), Num(d.ttft.P(90)), Num(d.ttft.P(99))
 		d.TPOTP50Ms, d.TPOTP90Ms, d.TPOTP99Ms = Num(d.tpot.P(50)), Num(d.tpot.P(90)), Num(d.tpot.P(99))
 		d.LatencyP50Ms, d.LatencyP90Ms, d.LatencyP99Ms = Num(d.lat.P(50)), Num(d.lat.P(90)), Num(d.lat.P(99))

@@ -130,8 +130,12 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 				if err != nil {
 					return nil, err
 				}
-				fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %.1f\n",
-					(*run).Label, p.Concurrency, p.Issued, float64(p.SystemTPS))
+				tps := "not evaluated (no output token counted)"
+				if p.SystemTPS.Valid() {
+					tps = fmt.Sprintf("%.1f", float64(p.SystemTPS))
+				}
+				fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %s\n",
+					(*run).Label, p.Concurrency, p.Issued, tps)
 				return p, nil
 			})
 			if err != nil {
