@@ -277,11 +277,11 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 // appendMaxTokens appends the max_completion_tokens value of a turn with own
 // parameters ps and inherited inh (AppendBody).
 func (d *Dataset) appendMaxTokens(dst []byte, ps, inh paramSet, o *BodyOptions) []byte {
-	if v := ps.get("max_new_tokens"); v != nil || inh.get("max_new_tokens") != nil {
+	if v, t := ps.lookup("max_new_tokens"); v != nil || inh.get("max_new_tokens") != nil {
 		if v == nil {
-			v = inh.get("max_new_tokens")
+			v, t = inh.lookup("max_new_tokens")
 		}
-		if truthy(v) {
+		if t {
 			return append(dst, v...)
 		}
 	}
@@ -292,19 +292,19 @@ func (d *Dataset) appendMaxTokens(dst []byte, ps, inh paramSet, o *BodyOptions) 
 	if run == 0 {
 		run = DefaultRunMaxTokens
 	}
-	switch v := ps.get("max_completion_tokens"); {
+	switch v, t := ps.lookup("max_completion_tokens"); {
 	case v != nil:
-		if truthy(v) {
+		if t {
 			return append(dst, v...)
 		}
 	case run > 0:
 		return strconv.AppendInt(dst, int64(run), 10)
 	case inh.get("max_completion_tokens") != nil:
-		if v := inh.get("max_completion_tokens"); truthy(v) {
+		if v, t := inh.lookup("max_completion_tokens"); t {
 			return append(dst, v...)
 		}
 	}
-	if v := ps.get("max_tokens"); v != nil && truthy(v) {
+	if v, t := ps.lookup("max_tokens"); v != nil && t {
 		return append(dst, v...)
 	}
 	return strconv.AppendInt(dst, DefaultMaxTokens, 10)
@@ -373,7 +373,20 @@ type paramSet []param
 
 type param struct {
 	key string
-	val []byte
+	val []byte // the wire form
+	// truth is Python's truth of the value: true for an infinity, whose wire
+	// form is null (parseParams).
+	truth bool
+}
+
+// lookup returns the wire form of parameter k and its truth.
+func (ps paramSet) lookup(k string) ([]byte, bool) {
+	for i := range ps {
+		if ps[i].key == k {
+			return ps[i].val, ps[i].truth
+		}
+	}
+	return nil, false
 }
 
 func (ps paramSet) get(k string) []byte {

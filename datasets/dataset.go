@@ -202,8 +202,8 @@ func joinWire(msgs []schemas.Message, size int, alt func(m *schemas.Message) []b
 	return w
 }
 
-// parseParams splits a turn's params object into compact key/value pairs, nulls
-// left out.
+// parseParams splits a turn's params object into key/value pairs in the wire
+// encoding, nulls left out.
 func parseParams(s string) (paramSet, error) {
 	if s == "" {
 		return nil, nil
@@ -217,7 +217,9 @@ func parseParams(s string) (paramSet, error) {
 		if string(v) == "null" {
 			continue
 		}
-		ps = append(ps, param{key: k, val: AppendCompact(nil, v)})
+		// An infinity is kept as 1e999 or -1e999 (ingest): a value, true in
+		// Python's sense, that the wire writes as null, as msgspec writes inf.
+		ps = append(ps, param{key: k, val: AppendCompact(nil, v), truth: truthy(v)})
 	}
 	return ps, nil
 }

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"unsafe"
@@ -43,7 +44,7 @@ func turnLess(a, b *row) bool {
 // each other as the reference's loader does (role order, tool rows after tool
 // calls, turns 1..N), reporting each problem through report; warn gets what the
 // reference does not check (a tool_call_id answering no call of the assistant row
-// before it).
+// before it, a tool call that the tool row after it does not answer).
 func validateSequence(rows []*row, report, warn func(r *row, msg string)) {
 	numbered := true
 	for _, r := range rows {
@@ -101,6 +102,15 @@ func validateSequence(rows []*row, report, warn func(r *row, msg string)) {
 						warn(r, fmt.Sprintf("tool_results[%d].tool_call_id %q answers no tool call of the assistant row before it (turn %d)", i, res.callID, prev.turn))
 					}
 				}
+				for _, id := range calls {
+					answered := false
+					for _, res := range r.results {
+						answered = answered || res.callID == id
+					}
+					if !answered {
+						warn(prev, fmt.Sprintf("tool call %q has no result in the tool row after it (turn %d): the reference sends the call unanswered", id, r.turn))
+					}
+				}
 			}
 		default:
 			continue // an unknown role is reported with its row
@@ -134,6 +144,36 @@ func appendObject(dst []byte, fs []field) []byte {
 		dst = datasets.AppendCompact(dst, f.val)
 	}
 	return append(dst, '}')
+}
+
+// appendParamObject is appendObject for generation parameters (appendParamValue).
+func appendParamObject(dst []byte, fs []field) []byte {
+	dst = append(dst, '{')
+	for i, f := range fs {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = datasets.AppendString(dst, f.key)
+		dst = append(dst, ':')
+		dst = appendParamValue(dst, f.val)
+	}
+	return append(dst, '}')
+}
+
+// appendParamValue appends a generation parameter's raw value compacted, except
+// that a number that overflows to an infinity (Infinity in the file, read as
+// 1e999) is kept as 1e999 or -1e999: the reference sends such a value as null but
+// takes it as set (and true), where a null parameter is unset.
+func appendParamValue(dst, raw []byte) []byte {
+	if kind(raw) == "number" {
+		if f, err := strconv.ParseFloat(string(raw), 64); err != nil && math.IsInf(f, 0) {
+			if f < 0 {
+				return append(dst, "-1e999"...)
+			}
+			return append(dst, "1e999"...)
+		}
+	}
+	return datasets.AppendCompact(dst, raw)
 }
 
 func strPtr(raw []byte) *string {
@@ -249,7 +289,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			}
 		}
 		if len(fs) > 0 {
-			inherited = string(appendObject(nil, fs))
+			inherited = string(appendParamObject(nil, fs))
 		}
 	}
 	// Unsalted system message, for HistoryBytes.
@@ -491,7 +531,7 @@ func encodeParams(ps []field) (string, int32) {
 			}
 			b = datasets.AppendString(b, key)
 			b = append(b, ':')
-			b = datasets.AppendCompact(b, p.val)
+			b = appendParamValue(b, p.val)
 			switch key {
 			case "max_new_tokens", "max_completion_tokens", "max_tokens":
 				if maxTokens == 0 {

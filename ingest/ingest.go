@@ -814,6 +814,16 @@ func parseLine(l []byte, line int64, format string) item {
 		return it
 	}
 	r, err := parseFlatLine(l, line)
+	if err != nil {
+		// Not JSON: pandas' reader may still take it (NaN, raw control characters).
+		if l2, warnings, ok := pandasLine(l); ok {
+			if r2, err2 := parseFlatLine(l2, line); err2 == nil {
+				r, err = r2, nil
+				r.size = len(l)
+				r.warnings = append(warnings, r.warnings...)
+			}
+		}
+	}
 	it.row, it.err = r, err
 	if r != nil && r.metadata {
 		it.meta = l

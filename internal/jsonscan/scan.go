@@ -4,13 +4,17 @@
 // (tokenizer.json), the scorer (tool calls, the reference's event logs) and the
 // streaming client (chat.completion chunks) all read JSON through it.
 //
-// It reads two dialects:
+// It reads three dialects:
 //   - JSON: RFC 8259, exactly what encoding/json's Valid accepts. Nesting is limited
 //     to MaxDepth, encoding/json's limit.
 //   - Python: what Python's json.loads accepts: JSON plus the constants NaN,
 //     Infinity and -Infinity. Nesting is limited to PythonMaxDepth, about where
 //     Python's recursion limit stops json.loads. Duplicate keys: the last wins, as
 //     in a Python dict (Fields).
+//   - Pandas: what pandas' JSON reader (read_json, its ujson decoder) accepts in a
+//     line: JSON plus NaN, Infinity and -Infinity, and raw control characters
+//     (U+0000..U+001F) inside strings. Nesting is limited to MaxDepth. Lowercase
+//     nan and inf are refused, as pandas refuses them.
 //
 // Anything after a value other than JSON whitespace is an error (End, Document).
 // Strings decode as encoding/json decodes them (Unquote): escapes resolved,
@@ -34,6 +38,9 @@ const (
 	// Python is JSON as Python's json.loads reads it: also NaN, Infinity and
 	// -Infinity.
 	Python
+	// Pandas is JSON as pandas' read_json reads a line: also NaN, Infinity and
+	// -Infinity, and raw control characters inside strings.
+	Pandas
 )
 
 const (
@@ -63,17 +70,22 @@ func (e *SyntaxError) Error() string {
 // The zero value reads nothing; make one with NewScanner. Methods that read a
 // value skip the whitespace before it.
 type Scanner struct {
-	data     []byte
-	pos      int
-	depth    int
-	maxDepth int
-	python   bool
+	data      []byte
+	pos       int
+	depth     int
+	maxDepth  int
+	python    bool // Python's integer digit limit
+	nonFinite bool // NaN, Infinity and -Infinity
+	rawCtl    bool // raw control characters inside strings
 }
 
 // NewScanner returns a scanner of data in dialect d.
 func NewScanner(data []byte, d Dialect) Scanner {
-	if d == Python {
-		return Scanner{data: data, maxDepth: PythonMaxDepth, python: true}
+	switch d {
+	case Python:
+		return Scanner{data: data, maxDepth: PythonMaxDepth, python: true, nonFinite: true}
+	case Pandas:
+		return Scanner{data: data, maxDepth: MaxDepth, nonFinite: true, rawCtl: true}
 	}
 	return Scanner{data: data, maxDepth: MaxDepth}
 }
@@ -134,7 +146,7 @@ func (s *Scanner) String() ([]byte, error) {
 	if i >= len(s.data) || s.data[i] != '"' {
 		return nil, s.errFound(i, "a string")
 	}
-	end, err := scanString(s.data, i)
+	end, err := s.scanString(s.data, i)
 	if err != nil {
 		return nil, err
 	}
@@ -175,7 +187,7 @@ func (s *Scanner) Object(member func(key []byte) error) error {
 		if b[i] != '"' {
 			return s.errFound(i, "a key")
 		}
-		end, err := scanString(b, i)
+		end, err := s.scanString(b, i)
 		if err != nil {
 			return err
 		}
@@ -324,7 +336,7 @@ func (s *Scanner) skip(i int) (int, error) {
 	}
 	switch c := b[i]; c {
 	case '"':
-		return scanString(b, i)
+		return s.scanString(b, i)
 	case '{':
 		return s.skipObject(i, nil)
 	case '[':
@@ -336,15 +348,15 @@ func (s *Scanner) skip(i int) (int, error) {
 	case 'n':
 		return s.literal(i, "null")
 	case 'N':
-		if s.python {
+		if s.nonFinite {
 			return s.literal(i, "NaN")
 		}
 	case 'I':
-		if s.python {
+		if s.nonFinite {
 			return s.literal(i, "Infinity")
 		}
 	case '-':
-		if s.python && i+1 < len(b) && b[i+1] == 'I' {
+		if s.nonFinite && i+1 < len(b) && b[i+1] == 'I' {
 			return s.literal(i, "-Infinity")
 		}
 		return s.number(i)
@@ -376,7 +388,7 @@ func (s *Scanner) skipObject(i int, member func(key, val []byte)) (int, error) {
 		}
 		ks := i
 		var err error
-		if i, err = scanString(b, i); err != nil {
+		if i, err = s.scanString(b, i); err != nil {
 			return i, err
 		}
 		ke := i

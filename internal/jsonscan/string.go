@@ -64,6 +64,44 @@ func scanString(b []byte, i int) (int, error) {
 	}
 }
 
+// scanString validates the string at b[i] == '"' in the scanner's dialect.
+func (s *Scanner) scanString(b []byte, i int) (int, error) {
+	if s.rawCtl {
+		return scanStringRawControls(b, i)
+	}
+	return scanString(b, i)
+}
+
+// scanStringRawControls is scanString that lets raw control characters through
+// (the Pandas dialect).
+func scanStringRawControls(b []byte, i int) (int, error) {
+	start := i
+	for i++; i < len(b); {
+		switch b[i] {
+		case '"':
+			return i + 1, nil
+		case '\\':
+			if i+1 >= len(b) {
+				return i, &SyntaxError{i, "unterminated escape"}
+			}
+			switch b[i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				i += 2
+			case 'u':
+				if _, ok := hex4(b[i+2:]); !ok {
+					return i, &SyntaxError{i, "bad \\u escape"}
+				}
+				i += 6
+			default:
+				return i, &SyntaxError{i, fmt.Sprintf("bad escape \\%c", b[i+1])}
+			}
+		default:
+			i++
+		}
+	}
+	return i, &SyntaxError{start, "unterminated string"}
+}
+
 // hex4 decodes the four hex digits at the start of h.
 func hex4(h []byte) (rune, bool) {
 	if len(h) < 4 {
