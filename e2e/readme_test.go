@@ -2,46 +2,204 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentrace/agentrace/internal/testenv"
 )
 
-// readmeBlocks returns the README's runnable blocks: every ```sh block whose first
-// line is "# from FOLDER/", keyed by folder, in README order.
-func readmeBlocks(t *testing.T) (folders []string, blocks []string) {
+// readmeBlock is one fenced block of README.md.
+type readmeBlock struct {
+	line int    // line of the opening fence (1-based)
+	lang string // sh, sql, or "" (an output or a synopsis)
+	text string // the lines between the fences
+	from string // the folder of a leading "# from FOLDER/" line, else ""
+}
+
+// key is what identifies a block in readmePlans: its first line that is neither
+// blank nor a comment.
+func (b readmeBlock) key() string {
+	for _, l := range strings.Split(b.text, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			return l
+		}
+	}
+	return ""
+}
+
+// commands returns the block's shell commands: lines joined across trailing
+// backslashes, blank and comment lines left out.
+func (b readmeBlock) commands() []string {
+	var cmds []string
+	cur := ""
+	for _, l := range strings.Split(b.text, "\n") {
+		l = strings.TrimSpace(l)
+		if cur == "" && (l == "" || strings.HasPrefix(l, "#")) {
+			continue
+		}
+		if strings.HasSuffix(l, `\`) {
+			cur += strings.TrimSuffix(l, `\`)
+			continue
+		}
+		cmds = append(cmds, cur+l)
+		cur = ""
+	}
+	return cmds
+}
+
+// readmeBlocks returns every fenced block of the README, in order.
+func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := regexp.MustCompile("(?s)```sh\n# from ([^\n]+?)/?\n(.*?)```")
-	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
-		folders = append(folders, m[1])
-		blocks = append(blocks, m[2])
+	var blocks []readmeBlock
+	var cur *readmeBlock
+	var body []string
+	from := regexp.MustCompile(`^# from ([^ ]+?)/?$`)
+	for i, l := range strings.Split(string(data), "\n") {
+		if !strings.HasPrefix(l, "```") {
+			if cur != nil {
+				body = append(body, l)
+			}
+			continue
+		}
+		if cur == nil {
+			cur = &readmeBlock{line: i + 1, lang: strings.TrimSpace(strings.TrimPrefix(l, "```"))}
+			body = nil
+			continue
+		}
+		cur.text = strings.Join(body, "\n")
+		if len(body) > 0 {
+			if m := from.FindStringSubmatch(strings.TrimSpace(body[0])); m != nil {
+				cur.from = m[1]
+			}
+		}
+		blocks = append(blocks, *cur)
+		cur = nil
 	}
-	return folders, blocks
+	if cur != nil {
+		t.Fatalf("README.md line %d: a fenced block is never closed", cur.line)
+	}
+	return blocks
 }
 
-// TestReadmeCommands runs the demo, then every command of the README's runnable
-// blocks (```sh blocks starting "# from FOLDER/"), as written, in the folder they
-// say, with the agentrace just built first on PATH; any command that fails (a
-// pipeline included) fails the test. The demo runs with two points (1 and 8) to keep
-// the test short; its output has the layout `make demo` leaves.
+// standIn replaces, in a README command before it runs, what this machine cannot
+// provide (a GPU server, the official dataset, hours of sweep) by what stands in for
+// it; why says what and why. A stand-in that matches nothing in its block fails the
+// test: the README changed and the plan must follow.
+type standIn struct{ from, to, why string }
+
+// readmePlan says how the test treats one README block, found by the block's key
+// (its first command line, or first line) starting with prefix.
+type readmePlan struct {
+	prefix string
+	// one of: "run" (every command, in dir), "synopsis" (each line's subcommand and
+	// flags exist: its --help lists them), "demo-output" (the demo's closing table
+	// has the block's layout), "make" (the make targets exist), "not run" (reason).
+	how    string
+	dir    string // for "run": demo-out (the demo's output), or a scratch folder laid out as the repository root
+	prep   string // for "run": a bash script run in dir first (the stand-ins' files)
+	stands []standIn
+	reason string // for "not run", and what stands in for it
+}
+
+// readmePlans lists every non-SQL block of the README (the SQL blocks are all run
+// with DuckDB in demo-out/). A block that no plan matches fails the test.
+var readmePlans = []readmePlan{
+	{prefix: "make demo", how: "make",
+		reason: "`make test` runs this test (it cannot run itself) and `make demo` is `agentrace demo --out demo-out`, " +
+			"which this test runs with two points (--concurrency 1,8 --speedup 200) to stay short; " +
+			"checked: both targets exist and `make -n demo` runs the demo into demo-out"},
+	{prefix: "ruleset ", how: "demo-output"},
+	{prefix: "# from demo-out/", how: "run", dir: "demo-out"},
+	{prefix: "agentrace synth    --scale 1", how: "synopsis"},
+	{prefix: "sglang serve", how: "not run",
+		reason: "starts SGLang on GPUs with the real model weights; the embedded sim stands in for it in the next block"},
+	{prefix: "agentrace ingest --out ds --tokenizer", how: "run", dir: "repo",
+		prep: "cp ../demo-out/traces.jsonl official.jsonl",
+		stands: []standIn{
+			{"official.jsonl", "official.jsonl", "the official dataset is not public: the demo's synthetic traces (copied to official.jsonl) stand in"},
+			{"http://HOST:30000", "http://SIMADDR", "the embedded sim (agentrace sim on a free loopback port, answering from the demo's dataset) stands in for the GPU server"},
+			{"--concurrency 1,2,4,8,16,32,64,128", "--concurrency 1,8", "two points instead of eight, to keep the test short"},
+			{"--trajectories 613", "--trajectories 11", "the stand-in dataset's size (11) instead of the official 613"},
+			{"--out sweep", "--out sweep --delay-scale 0.005", "the synthetic delays scaled as the demo scales them (the sim runs 200x faster)"},
+		}},
+	{prefix: "agentrace rescore --out results.parquet", how: "run", dir: "repo-archives",
+		prep:   "tar czf sub.tgz -C testdata/submission-tree .",
+		stands: []standIn{{"sub.tgz", "sub.tgz", "sub.tgz is testdata/submission-tree archived (tar czf sub.tgz -C testdata/submission-tree .)"}}},
+	{prefix: "agentrace audit --tokenizer .cache/tokenizers/qwen3 testdata/refruns", how: "run", dir: "repo",
+		prep: "tar czf acme.tar.gz -C testdata/refruns . && cp testdata/refruns/dataset.jsonl agentic_combined.jsonl",
+		stands: []standIn{
+			{"acme.tar.gz", "acme.tar.gz", "the reference client's genuine run folders (testdata/refruns) archived stand in for a submitter's archive"},
+			{"agentic_combined.jsonl", "agentic_combined.jsonl", "their dataset (testdata/refruns/dataset.jsonl) stands in for the official one"},
+			// "sweep" is the sweep the real-endpoint block made in the same folder.
+		}},
+}
+
+// TestReadmeCommands runs the demo, then every command block of the README as
+// written, in the folder the README runs it from, with the agentrace just built
+// first on PATH; any command that fails (a pipeline included) fails the test. Blocks
+// run from demo-out/ run on the demo's output; blocks run from the repository root
+// run in a scratch folder laid out as one (testdata's fixtures copied, .cache linked to
+// the tokenizer), with the stand-ins of readmePlans for what needs the official
+// dataset or a GPU server. The README's SQL blocks run with DuckDB in demo-out/, the
+// subcommand synopsis is checked against each subcommand's --help, and the demo's
+// printed table against the README's. A block that is neither run nor listed with a
+// reason fails the test. The demo runs with two points (1 and 8) to keep the test
+// short; its output has the layout `make demo` leaves.
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the demo and the README's commands")
 	}
-	folders, blocks := readmeBlocks(t)
+	blocks := readmeBlocks(t)
 	if len(blocks) == 0 {
-		t.Fatal("the README has no runnable block (```sh starting with \"# from FOLDER/\")")
+		t.Fatal("the README has no fenced block")
 	}
+	// Every block is planned, and every plan matches a block.
+	plans := make([]*readmePlan, len(blocks))
+	used := make([]int, len(readmePlans))
+	for i, b := range blocks {
+		if b.lang == "sql" {
+			continue
+		}
+		key := b.key()
+		if b.from != "" {
+			key = "# from " + b.from + "/"
+		}
+		for j := range readmePlans {
+			// A block saying "# from FOLDER/" is matched by that line, and one plan
+			// may serve several such blocks; any other plan serves one block.
+			if p := &readmePlans[j]; strings.HasPrefix(key, p.prefix) && (used[j] == 0 || b.from != "") {
+				plans[i] = p
+				used[j]++
+				break
+			}
+		}
+		if plans[i] == nil {
+			t.Errorf("README.md line %d: a new block (%q) that this test neither runs nor lists with a reason: add it to readmePlans", b.line, key)
+		}
+	}
+	for j, n := range used {
+		if n == 0 {
+			t.Errorf("readmePlans[%d] (%q) matches no README block: the README changed, update the plan", j, readmePlans[j].prefix)
+		}
+	}
+	if t.Failed() {
+		t.FailNow()
+	}
+
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "agentrace"), "./cmd/agentrace")
@@ -58,42 +216,307 @@ func TestReadmeCommands(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	if out, err := run(root, "agentrace demo --out demo-out --concurrency 1,8 --speedup 200"); err != nil {
-		t.Fatalf("demo: %v\n%s", err, out)
+	start := time.Now()
+	demoOut, err := run(root, "agentrace demo --out demo-out --concurrency 1,8 --speedup 200")
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, demoOut)
 	}
-	for i, block := range blocks {
-		dir := filepath.Join(root, filepath.FromSlash(folders[i]))
-		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-			t.Errorf("README block %d runs from %s/, which the demo did not make", i+1, folders[i])
+	t.Logf("demo: %s", time.Since(start).Round(time.Millisecond))
+
+	// The scratch folders laid out as the repository root, made on first use: the
+	// fixtures the README names copied (never the repository's own, which the
+	// commands would write beside), .cache/tokenizers/qwen3 linked to the tokenizer
+	// (the parent of demo-out/ has it too, as after `make tokenizers && make demo`).
+	repoRoot := testenv.RepoRoot(t)
+	made := map[string]bool{}
+	var tokDir string
+	layout := func(t *testing.T, name string) string {
+		dir := filepath.Join(root, name)
+		if name == "demo-out" || made[name] {
+			return dir
+		}
+		if out, err := run(root, fmt.Sprintf("mkdir -p %[1]s/testdata && cp -r %[2]s/testdata/refruns %[2]s/testdata/reference-run %[2]s/testdata/submission-tree %[1]s/testdata/",
+			name, repoRoot)); err != nil {
+			t.Fatalf("lay out %s: %v\n%s", name, err, out)
+		}
+		made[name] = true
+		return dir
+	}
+	linkTokenizer := func(t *testing.T, dir string) {
+		if tokDir == "" {
+			tokDir = testenv.Tokenizer(t) // skips, or fails under AGENTRACE_REQUIRE_DEPS
+		}
+		link := filepath.Join(dir, ".cache", "tokenizers", "qwen3")
+		if _, err := os.Lstat(link); err == nil {
+			return
+		}
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(tokDir, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var simAddr string // the sim standing in for the GPU server, started on first use
+	startSim := func(t *testing.T) string {
+		if simAddr != "" {
+			return simAddr
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		addr := l.Addr().String()
+		l.Close()
+		cmd := exec.Command(filepath.Join(bin, "agentrace"), "sim", "--listen", addr, "--speedup", "200",
+			"--dataset", filepath.Join(root, "demo-out", "dataset"))
+		var log strings.Builder
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if resp, err := http.Get("http://" + addr + "/health"); err == nil {
+				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					break
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the sim on %s did not answer /health in 30 s:\n%s", addr, log.String())
+			}
+		}
+		simAddr = addr
+		return addr
+	}
+
+	var sqlRows map[int][]map[string]any // the SQL blocks' answers, run together
+	for i, b := range blocks {
+		p := plans[i]
+		name := fmt.Sprintf("line%d", b.line)
+		t.Run(name, func(t *testing.T) {
+			switch {
+			case b.lang == "sql":
+				if sqlRows == nil {
+					sqlRows = runSQL(t, filepath.Join(root, "demo-out"), blocks)
+				}
+				rows := sqlRows[b.line]
+				if len(rows) == 0 {
+					t.Fatalf("README.md line %d: the query returns no row on the demo's output:\n%s", b.line, b.text)
+				}
+				first := fmt.Sprint(rows[0])
+				if len(first) > 200 {
+					first = first[:200] + "..."
+				}
+				t.Logf("README.md line %d (%s): %d rows on the demo's output, first %s", b.line, strings.SplitN(b.text, "\n", 2)[0], len(rows), first)
+			case p.how == "not run":
+				t.Logf("README.md line %d (%q) not run: %s", b.line, b.key(), p.reason)
+			case p.how == "make":
+				checkMake(t, repoRoot, b, p)
+			case p.how == "demo-output":
+				checkDemoOutput(t, b, demoOut)
+			case p.how == "synopsis":
+				checkSynopsis(t, run, root, b)
+			case p.how == "run":
+				if b.from != "" && b.from != p.dir {
+					t.Fatalf("README.md line %d says it runs from %s/, the plan from %s", b.line, b.from, p.dir)
+				}
+				dir := layout(t, p.dir)
+				if strings.Contains(b.text, ".cache/tokenizers/") {
+					if p.dir != "demo-out" {
+						linkTokenizer(t, dir)
+					}
+					linkTokenizer(t, root) // demo-out/../.cache
+				}
+				if p.prep != "" {
+					if out, err := run(dir, p.prep); err != nil {
+						t.Fatalf("prepare the stand-ins: %s: %v\n%s", p.prep, err, out)
+					}
+				}
+				cmds := b.commands()
+				if len(cmds) == 0 {
+					t.Fatalf("README.md line %d: a block with no command", b.line)
+				}
+				for _, s := range p.stands {
+					hit := false
+					for k, c := range cmds {
+						if strings.Contains(c, s.from) {
+							hit = true
+							to := s.to
+							if strings.Contains(to, "SIMADDR") {
+								to = strings.ReplaceAll(to, "SIMADDR", startSim(t))
+							}
+							cmds[k] = strings.ReplaceAll(c, s.from, to)
+						}
+					}
+					if !hit {
+						t.Fatalf("README.md line %d: the stand-in for %q matches no command: the README changed, update readmePlans", b.line, s.from)
+					}
+					t.Logf("stand-in: %s", s.why)
+				}
+				for _, c := range cmds {
+					t0 := time.Now()
+					out, err := run(dir, c)
+					if err != nil {
+						t.Errorf("README.md line %d, from %s/: %s\n%v\n%s", b.line, p.dir, c, err, out)
+						continue
+					}
+					t.Logf("from %s/: %s: ok in %s (%d bytes of output)", p.dir, c, time.Since(t0).Round(time.Millisecond), len(out))
+					checkOutput(t, c, out)
+				}
+			}
+		})
+	}
+	t.Logf("all of the README in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// checkOutput asserts what a README command must show beyond exiting 0.
+func checkOutput(t *testing.T, cmd, out string) {
+	t.Helper()
+	want := ""
+	switch {
+	case strings.HasPrefix(cmd, "agentrace rescore"):
+		want = " 0 could not be scored"
+	case strings.HasPrefix(cmd, "agentrace score"):
+		want = "inline accuracy"
+	case strings.HasPrefix(cmd, "agentrace audit"):
+		want = "audit passed"
+	case strings.HasPrefix(cmd, "agentrace report"):
+		want = "report.html"
+	case strings.HasPrefix(cmd, "agentrace sweep"):
+		want = "trajectories finished"
+	}
+	if want != "" && !strings.Contains(out, want) {
+		t.Errorf("%s: output lacks %q:\n%s", cmd, want, out)
+	}
+}
+
+// runSQL runs the README's ```sql blocks with DuckDB (the pinned @duckdb/node-api),
+// all in one process, in demo-out/, after the commands of "After the demo" wrote the
+// files they read, and returns each block's rows by its line.
+func runSQL(t *testing.T, dir string, blocks []readmeBlock) map[int][]map[string]any {
+	js, node := testenv.JS(t)
+	queries := map[string]string{}
+	for _, b := range blocks {
+		if b.lang == "sql" {
+			queries[fmt.Sprint(b.line)] = b.text
+		}
+	}
+	qf := filepath.Join(t.TempDir(), "q.json")
+	data, err := json.Marshal(queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(qf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, filepath.Join(js, "duckdb-interop.mjs"), dir, qf)
+	cmd.Dir = js
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the README's queries, with DuckDB in demo-out/: %v\n%s", err, stderr.String())
+	}
+	var res map[string][]map[string]any
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("duckdb-interop.mjs output: %v\n%s", err, out)
+	}
+	rows := map[int][]map[string]any{}
+	for _, b := range blocks {
+		if b.lang == "sql" {
+			rows[b.line] = res[fmt.Sprint(b.line)]
+		}
+	}
+	return rows
+}
+
+// checkMake checks that the README's make targets exist and that `make demo` runs
+// the demo this test runs (with more points).
+func checkMake(t *testing.T, repo string, b readmeBlock, p *readmePlan) {
+	t.Logf("README.md line %d not run as written: %s", b.line, p.reason)
+	for _, c := range b.commands() {
+		target := strings.Fields(c)[1]
+		cmd := exec.Command("make", "-n", target)
+		cmd.Dir = repo
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("make -n %s: %v\n%s", target, err, out)
 			continue
 		}
-		n := 0
-		for _, line := range strings.Split(block, "\n") {
-			line = strings.TrimSpace(line)
-			if line == "" || strings.HasPrefix(line, "#") {
-				continue
-			}
-			n++
-			out, err := run(dir, line)
-			if err != nil {
-				t.Errorf("README, from %s/: %s\n%v\n%s", folders[i], line, err, out)
-				continue
-			}
-			t.Logf("from %s/: %s: ok (%d bytes of output)", folders[i], line, len(out))
-			// what the commands must show, beyond exiting 0
-			switch {
-			case strings.HasPrefix(line, "agentrace rescore"):
-				if !strings.Contains(out, " 0 could not be scored") {
-					t.Errorf("%s: some run could not be scored:\n%s", line, out)
-				}
-			case strings.HasPrefix(line, "agentrace score"):
-				if !strings.Contains(out, "inline accuracy") {
-					t.Errorf("%s: no accuracy:\n%s", line, out)
-				}
-			}
-		}
-		if n == 0 {
-			t.Errorf("README block %d (from %s/) has no command", i+1, folders[i])
+		if target == "demo" && !regexp.MustCompile(`agentrace demo --out demo-out\b`).Match(out) {
+			t.Errorf("make -n demo does not run `agentrace demo --out demo-out`:\n%s", out)
 		}
 	}
+}
+
+// checkDemoOutput checks that the demo printed the README's sample table's layout:
+// the same header and the same kinds of lines (the figures differ).
+func checkDemoOutput(t *testing.T, b readmeBlock, demoOut string) {
+	lines := strings.Split(b.text, "\n")
+	for _, prefix := range []string{"ruleset checker-2026-10-qwen3.6; OSL counted with ", "the simulated server ran ", "report verdict: ",
+		"  (a demo is never official", "demo finished in ", "report: demo-out/report/report.html"} {
+		inReadme := false
+		for _, l := range lines {
+			inReadme = inReadme || strings.HasPrefix(l, prefix)
+		}
+		if !inReadme {
+			t.Errorf("README.md line %d: the sample demo output has no line starting %q", b.line, prefix)
+		}
+		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(prefix)).MatchString(demoOut) {
+			t.Errorf("the demo printed no line starting %q:\n%s", prefix, demoOut)
+		}
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "concurrency  system tokens/s") && !strings.Contains(demoOut, l+"\n") {
+			t.Errorf("the demo's table header differs from the README's %q:\n%s", l, demoOut)
+		}
+	}
+}
+
+// checkSynopsis checks each line of the subcommand list: the subcommand exists and
+// its --help lists every --flag the line shows. The --help runs go four at a time.
+func checkSynopsis(t *testing.T, run func(dir, script string) (string, error), dir string, b readmeBlock) {
+	flag := regexp.MustCompile(`--[a-z][a-z0-9-]*`)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	n := 0
+	for _, l := range strings.Split(b.text, "\n") {
+		l = strings.SplitN(l, "#", 2)[0]
+		f := strings.Fields(l)
+		if len(f) < 2 || f[0] != "agentrace" {
+			continue
+		}
+		sub := f[1]
+		if len(f) > 2 && (sub == "log" || sub == "rulesets") && regexp.MustCompile(`^[a-z]+$`).MatchString(f[2]) {
+			sub += " " + f[2] // log dump, log export, rulesets derive
+		}
+		n++
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			help, err := run(dir, "agentrace "+sub+" --help")
+			if err != nil {
+				t.Errorf("README.md line %d: agentrace %s --help: %v\n%s", b.line, sub, err, help)
+				return
+			}
+			for _, fl := range flag.FindAllString(l, -1) {
+				if !regexp.MustCompile(regexp.QuoteMeta(fl) + `\b`).MatchString(help) {
+					t.Errorf("README.md synopsis: agentrace %s shows %s, which its --help does not list", sub, fl)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n == 0 {
+		t.Errorf("README.md line %d: the synopsis has no agentrace line", b.line)
+	}
+	t.Logf("synopsis: %d lines checked against their --help", n)
 }
