@@ -134,7 +134,7 @@ var readmePlans = []readmePlan{
 			{"http://HOST:30000", "http://SIMADDR", "the embedded sim (agentrace sim on a free loopback port, answering from the demo's dataset) stands in for the GPU server"},
 			{"--concurrency 1,2,4,8,16,32,64,128", "--concurrency 1,8", "two points instead of eight, to keep the test short"},
 			{"--trajectories 613", "--trajectories 11", "the stand-in dataset's size (11) instead of the official 613"},
-			{"--out sweep", "--out sweep --delay-scale 0.005", "the synthetic delays scaled as the demo scales them (the sim runs 200x faster)"},
+			{"--out sweep", "--out sweep --delay-scale 0.001", "the synthetic delays scaled by 1/1000, as the sim runs 1000x faster than modelled"},
 		}},
 	{prefix: "agentrace rescore --out results.parquet", how: "run", dir: "repo-archives",
 		prep:   "tar czf sub.tgz -C testdata/submission-tree .",
@@ -269,7 +269,7 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		addr := l.Addr().String()
 		l.Close()
-		cmd := exec.Command(filepath.Join(bin, "agentrace"), "sim", "--listen", addr, "--speedup", "200",
+		cmd := exec.Command(filepath.Join(bin, "agentrace"), "sim", "--listen", addr, "--speedup", "1000",
 			"--dataset", filepath.Join(root, "demo-out", "dataset"))
 		var log strings.Builder
 		cmd.Stdout, cmd.Stderr = &log, &log
