@@ -124,6 +124,38 @@ func TestValid(t *testing.T) {
 	}
 }
 
+// TestValidPandas: the Pandas dialect (what pandas' read_json takes in a line, as
+// recorded from the reference's loader in testdata/refparity files 83-98) is JSON
+// plus NaN, Infinity, -Infinity and raw control characters inside strings; lowercase
+// nan and inf, and control characters outside strings, stay refused.
+func TestValidPandas(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		pandas bool
+	}{
+		{`{"a":[1,2.5e-3,-0,true,false,null,{}],"b":"\u00e9\n\"\\\/"}`, true},
+		{`{"d":NaN,"e":Infinity,"f":-Infinity,"g":[NaN,{"h":Infinity}]}`, true},
+		{"{\"c\":\"a\x01b\x1fc\td\re\x00\"}", true},
+		{"{\"na\x01me\":1}", true},
+		{`{"d":nan}`, false},
+		{`{"d":inf}`, false},
+		{`{"d":-NaN}`, false},
+		{`{"d":Inf}`, false},
+		{"{\"a\":1,\x01\"b\":2}", false},
+		{`"\x"`, false},
+		{"\"a\x01", false},
+		{"\"a\\", false},
+		{`"\u12"`, false},
+	} {
+		if got := Valid([]byte(tc.in), Pandas); got != tc.pandas {
+			t.Errorf("Valid(%q, Pandas) = %v, want %v", tc.in, got, tc.pandas)
+		}
+		if tc.pandas && Valid([]byte(tc.in), JSON) != json.Valid([]byte(tc.in)) {
+			t.Errorf("Valid(%q, JSON) disagrees with encoding/json", tc.in)
+		}
+	}
+}
+
 func TestPullAPI(t *testing.T) {
 	data := []byte(` {"choices": [{"delta": {"content": "a\nb"}}, {"delta": null}], "usage": {"n": 1}, "x": [1, "y"]} `)
 	s := NewScanner(data, JSON)

@@ -1,0 +1,73 @@
+package ingest
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// TestPandasLine: a line that pandas' reader takes but that is not JSON is
+// rewritten into JSON of the same meaning for the reference (NaN as null, the
+// infinities as overflowing numbers, raw control characters escaped), with a
+// warning per kind; lowercase nan and inf, and lines that are not even pandas',
+// are left to the strict error.
+func TestPandasLine(t *testing.T) {
+	for _, tc := range []struct {
+		in, out string
+		warn    []string // substrings, one per warning, in order
+	}{
+		{`{"d": NaN, "a": [NaN, {"x": Infinity}], "b": -Infinity}`, `{"d": null, "a": [null, {"x": 1e999}], "b": -1e999}`,
+			[]string{"NaN (2 on this line)", "Infinity or -Infinity (2 on this line)"}},
+		{"{\"c\": \"a\x01b\tc\x1f\rd\", \"k\\\"NaN\": \"Infinity\\\\\"}", `{"c": "a\u0001b\u0009c\u001f\u000dd", "k\"NaN": "Infinity\\"}`,
+			[]string{"raw control character U+0001, U+0009, U+000D, U+001F in a string"}},
+		{`{"d": nan}`, "", nil},
+		{`{"d": inf}`, "", nil},
+		{`{"d": NaN`, "", nil},
+		{"{\"c\": \"a\nb\"}", `{"c": "a\u000ab"}`, []string{"U+000A"}},
+	} {
+		out, warns, ok := pandasLine([]byte(tc.in))
+		if ok != (tc.out != "") {
+			t.Errorf("pandasLine(%q): ok %v", tc.in, ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if string(out) != tc.out {
+			t.Errorf("pandasLine(%q) = %s, want %s", tc.in, out, tc.out)
+		}
+		if !json.Valid(out) {
+			t.Errorf("pandasLine(%q) = %s: not JSON", tc.in, out)
+		}
+		if len(warns) != len(tc.warn) {
+			t.Errorf("pandasLine(%q): warnings %q, want %d", tc.in, warns, len(tc.warn))
+			continue
+		}
+		for i, w := range tc.warn {
+			if !strings.Contains(warns[i], w) {
+				t.Errorf("pandasLine(%q): warning %q lacks %q", tc.in, warns[i], w)
+			}
+		}
+	}
+}
+
+// FuzzPandasLine: whatever pandas' dialect accepts is rewritten into valid JSON,
+// and a line that is already JSON is never rewritten (ingest only calls pandasLine
+// after the strict scan failed, but the rewrite must not change JSON's meaning).
+func FuzzPandasLine(f *testing.F) {
+	f.Add(`{"d": NaN, "a": [Infinity, -Infinity, "x\u0001"]}`)
+	f.Add("{\"c\": \"a\x01b\"}")
+	f.Add(`{"a": "NaN\\", "b": 1}`)
+	f.Fuzz(func(t *testing.T, in string) {
+		out, _, ok := pandasLine([]byte(in))
+		if !ok {
+			return
+		}
+		if !json.Valid(out) {
+			t.Fatalf("pandasLine(%q) = %q: not JSON", in, out)
+		}
+		if json.Valid([]byte(in)) && string(out) != in {
+			t.Fatalf("pandasLine(%q) = %q: JSON rewritten", in, out)
+		}
+	})
+}
