@@ -3,18 +3,23 @@ package score_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/scoretest"
 )
 
@@ -44,6 +49,10 @@ const (
 func buildFixtures(t *testing.T, root string) {
 	t.Helper()
 	repo := testenv.RepoRoot(t)
+	tk, err := tokens.Load(testenv.Tokenizer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
 	src := filepath.Join(repo, "testdata", "reference-run", "dataset.jsonl")
 	ds := filepath.Join(t.TempDir(), "ds")
 	if err := ingest.Files(context.Background(), ds, src); err != nil {
@@ -74,6 +83,19 @@ func buildFixtures(t *testing.T, root string) {
 			DatasetPath: "reference-run/dataset.jsonl",
 		})
 		if err != nil {
+			t.Fatal(err)
+		}
+		// The published summary, counted from the events as the reference client's
+		// metrics aggregator counts them (report folds them so, and equals the
+		// reference's own summaries on testdata/refruns:
+		// TestResultSummaryMatchesReferenceRuns), token counts by the reference
+		// tokenizer.
+		sum := referenceSummary(t, tmp, tk)
+		if err := scoretest.WriteSummary(tmp, sum, c, run.WindowStopNs); err != nil {
+			t.Fatal(err)
+		}
+		var sm map[string]any
+		if err := json.Unmarshal(sum, &sm); err != nil {
 			t.Fatal(err)
 		}
 		s, err := score.ScoreRun(context.Background(), score.Options{Run: tmp, Truth: truth})
@@ -131,18 +153,48 @@ func buildFixtures(t *testing.T, root string) {
 			"runtime_settings:\n  load_pattern: agentic_inference\n  min_duration_ms: 0\n  stream_all_chunks: true\n  runtime:\n    scheduler_rng_seed: 42\n    sample_index_rng_seed: 42\n"+
 			"warmup:\n  duration_s: 0\n  requests_issued: 0\n  requests_completed: 0\n  data_source: none\n  concurrency: %d\n", c, region, fixtureModel, c)
 		os.WriteFile(filepath.Join(pt, "point.yaml"), []byte(py), 0o644)
-		sm := run.Summary
-		p90 := func(k string) any { return sm[k].(map[string]any)["percentiles"].(map[string]float64)["90.0"] }
+		f := func(v any) string { return strconv.FormatFloat(v.(float64), 'f', -1, 64) }
+		pcts := func(k string) map[string]any { return sm[k].(map[string]any)["percentiles"].(map[string]any) }
 		full := sm["output_sequence_lengths_full_run"].(map[string]any)["output_sequence_lengths"].(map[string]any)["avg"]
-		fmt.Fprintf(&sweep, "%d,%s,%v,%v,%.4f,%v,%v,%.4f\n", c, region, sm["n_samples_completed"], sm["duration_ns"], sm["tps"], p90("ttft"), p90("tpot"), full)
+		fmt.Fprintf(&sweep, "%d,%s,%s,%s,%.4f,%s,%s,%.4f\n", c, region, f(sm["n_samples_completed"]), f(sm["duration_ns"]),
+			sm["system_tps"], f(pcts("ttft")["90.0"]), f(pcts("tpot")["90.0"]), full)
 		for _, k := range []string{"ttft", "tpot", "latency"} {
-			pc := sm[k].(map[string]any)["percentiles"].(map[string]float64)
-			fmt.Fprintf(&dist, "%d,%s,%v,%v,%v\n", c, k, pc["50.0"], pc["90.0"], pc["99.0"])
+			pc := pcts(k)
+			fmt.Fprintf(&dist, "%d,%s,%s,%s,%s\n", c, k, f(pc["50.0"]), f(pc["90.0"]), f(pc["99.0"]))
 		}
 	}
 	os.WriteFile(filepath.Join(curve, "sweep_summary.csv"), []byte(sweep.String()), 0o644)
 	os.WriteFile(filepath.Join(curve, "sweep_distributions.csv"), []byte(dist.String()), 0o644)
 	scoretest.WriteJSON(filepath.Join(tree, fixtureSystem, "system_desc.json"), sysDesc)
+}
+
+// referenceSummary folds a reference run folder's events into the
+// result_summary.json the reference client writes (report.LoadRun's summary), plus
+// the agentic fields the submission checker reads (output_sequence_lengths_full_run
+// among them). agentrace's own notes are left out and the version is "synthetic",
+// so that the fixture does not change with agentrace's version.
+func referenceSummary(t *testing.T, dir string, tk *tokens.Tokenizer) []byte {
+	t.Helper()
+	run, err := archive.OpenRun(dir, archive.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Source.Close()
+	p, err := report.LoadRunWith(context.Background(), run, report.LoadOptions{Tokenizer: tk, NoScores: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Summary.Version = "synthetic"
+	b, err := json.Marshal(p.Summary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The notes are the last member: {..., "agentrace": {...}}.
+	i := bytes.LastIndex(b, []byte(`,"agentrace":{`))
+	if i < 0 {
+		t.Fatalf("result summary without agentrace's notes: %s", b)
+	}
+	return append(b[:i:i], '}')
 }
 
 func copyFile(t *testing.T, from, to string) {

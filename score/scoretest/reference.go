@@ -58,6 +58,12 @@ type ReferenceRun struct {
 // accuracy/accuracy_results.json is not written (its inline score needs the
 // scorer: see the caller). Token counts are the usage-style estimate of
 // fillOutput, which the published OSL figures use.
+//
+// The result summary it writes is an approximation of the reference's (ten
+// linear histogram buckets, latency over the turns that completed ok, no
+// early-stopping estimates, no ISL): enough for scoring tests, not for an audit.
+// A fixture that must read as the reference wrote it replaces it (WriteSummary)
+// with a summary folded from the events as the reference's aggregator folds them.
 func WriteReferenceRun(dir string, d *datasets.Dataset, o ReferenceOptions) (*ReferenceRun, error) {
 	if o.Repeats <= 0 {
 		o.Repeats = 1
@@ -205,24 +211,74 @@ report_dir: results/c%d
 		return nil, err
 	}
 	out.Summary = summary(turns, stop, o)
-	if err := writeJSON(filepath.Join(dir, "performance", "result_summary.json"), out.Summary); err != nil {
+	b, err := json.Marshal(out.Summary)
+	if err != nil {
 		return nil, err
+	}
+	if err := WriteSummary(dir, b, o.Concurrency, stop); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// WriteSummary writes a run folder's published summary files from a
+// result_summary.json: performance/result_summary.json (indented by 2, its key
+// order kept), the tracked counters of metrics/final_snapshot.json and
+// metrics/.ready, and report.txt's summary lines. A fixture builder calls it
+// again to replace the approximate summary WriteReferenceRun writes with one
+// counted as the reference counts (agentrace's report folds the events so: see
+// score/fixture_test.go).
+func WriteSummary(dir string, summaryJSON []byte, concurrency int, stopNs int64) error {
+	var sm struct {
+		Issued    int64    `json:"n_samples_issued"`
+		Completed int64    `json:"n_samples_completed"`
+		Failed    int64    `json:"n_samples_failed"`
+		Duration  *int64   `json:"duration_ns"`
+		QPS       *float64 `json:"qps"`
+		TPS       *float64 `json:"tps"`
+	}
+	if err := json.Unmarshal(summaryJSON, &sm); err != nil {
+		return fmt.Errorf("result summary: %w", err)
+	}
+	var ind bytes.Buffer
+	if err := json.Indent(&ind, summaryJSON, "", "  "); err != nil {
+		return fmt.Errorf("result summary: %w", err)
+	}
+	ind.WriteByte('\n')
+	for _, d := range []string{"performance", "metrics"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "performance", "result_summary.json"), ind.Bytes(), 0o644); err != nil {
+		return err
 	}
 	if err := writeJSON(filepath.Join(dir, "metrics", "final_snapshot.json"), map[string]any{
-		"state": "complete", "n_pending_tasks": 0, "timestamp_ns": stop,
+		"state": "complete", "n_pending_tasks": 0, "timestamp_ns": stopNs,
 		"metrics": []map[string]any{
-			{"type": "counter", "name": "tracked_samples_issued", "value": out.Summary["n_samples_issued"]},
-			{"type": "counter", "name": "tracked_samples_completed", "value": out.Summary["n_samples_completed"]},
-			{"type": "counter", "name": "tracked_samples_failed", "value": out.Summary["n_samples_failed"]},
-			{"type": "counter", "name": "tracked_duration_ns", "value": out.Summary["duration_ns"]},
+			{"type": "counter", "name": "tracked_samples_issued", "value": sm.Issued},
+			{"type": "counter", "name": "tracked_samples_completed", "value": sm.Completed},
+			{"type": "counter", "name": "tracked_samples_failed", "value": sm.Failed},
+			{"type": "counter", "name": "tracked_duration_ns", "value": sm.Duration},
 		}}); err != nil {
-		return nil, err
+		return err
 	}
-	os.WriteFile(filepath.Join(dir, "metrics", ".ready"), nil, 0o644)
-	rep := fmt.Sprintf("----------------- Summary -----------------\nConcurrency: %d\nSamples issued: %v\nSamples completed: %v\nSamples failed: %v\nDuration (ns): %v\nQPS: %.4f\nTPS: %.4f\n",
-		o.Concurrency, out.Summary["n_samples_issued"], out.Summary["n_samples_completed"], out.Summary["n_samples_failed"],
-		out.Summary["duration_ns"], out.Summary["qps"], out.Summary["tps"])
-	return out, os.WriteFile(filepath.Join(dir, "report.txt"), []byte(rep), 0o644)
+	if err := os.WriteFile(filepath.Join(dir, "metrics", ".ready"), nil, 0o644); err != nil {
+		return err
+	}
+	num := func(v *float64) string {
+		if v == nil {
+			return "None"
+		}
+		return strconv.FormatFloat(*v, 'f', 4, 64)
+	}
+	dur := "None"
+	if sm.Duration != nil {
+		dur = strconv.FormatInt(*sm.Duration, 10)
+	}
+	rep := fmt.Sprintf("----------------- Summary -----------------\nConcurrency: %d\nSamples issued: %d\nSamples completed: %d\nSamples failed: %d\nDuration (ns): %s\nQPS: %s\nTPS: %s\n",
+		concurrency, sm.Issued, sm.Completed, sm.Failed, dur, num(sm.QPS), num(sm.TPS))
+	return os.WriteFile(filepath.Join(dir, "report.txt"), []byte(rep), 0o644)
 }
 
 // writeEvents writes the event log: session events, and per sample its issued,
