@@ -259,6 +259,7 @@ func TestReadmeCommands(t *testing.T) {
 	}
 
 	var simAddr string // the sim standing in for the GPU server, started on first use
+	parent := t        // the sim lives until the whole test ends, not the first block using it
 	startSim := func(t *testing.T) string {
 		if simAddr != "" {
 			return simAddr
@@ -276,7 +277,7 @@ func TestReadmeCommands(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() {
+		parent.Cleanup(func() {
 			cmd.Process.Kill()
 			cmd.Wait()
 		})
