@@ -373,7 +373,9 @@ func (r *row) check() {
 		}
 		switch p.key {
 		case "max_new_tokens", "max_completion_tokens", "max_tokens":
-			if n, err := strconv.ParseInt(string(p.val), 10, 32); err != nil || n < 1 {
+			if f, err := strconv.ParseFloat(string(p.val), 64); kind(p.val) == "number" && err != nil && math.IsInf(f, 0) {
+				r.warnf("%s %s is infinite: the reference takes it as set and sends null", p.key, orMissing(p.val))
+			} else if n, err := strconv.ParseInt(string(p.val), 10, 32); err != nil || n < 1 {
 				r.warnf("%s %s is not a positive integer: the reference sends it as is (a zero or empty value falls through to the next max-tokens setting)", p.key, orMissing(p.val))
 			}
 		case "stream":
