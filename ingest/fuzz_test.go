@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"unicode/utf8"
@@ -12,9 +13,10 @@ import (
 )
 
 // FuzzParseLine feeds arbitrary lines to the line parsers. They must never panic;
-// a line must be accepted exactly when it is one JSON object (by encoding/json's
-// grammar, nested at most maxDepth deep), a blank line skipped; and every accepted
-// flat row must have a role and a conversation id or a problem.
+// a flat line must be accepted exactly when it is one object (by encoding/json's
+// grammar, or by pandas' with a warning; nested at most maxDepth deep), a blank
+// line skipped; and every accepted flat row must have a role and a conversation
+// id or a problem.
 func FuzzParseLine(f *testing.F) {
 	for _, s := range []string{u1, a2, t3, a4, other, `{"_type": "dataset_metadata"}`, `{"a": [1, {"b": null}], "c": "\u00e9\ud83d\ude00"}`,
 		`{"conversation_id": "x", "turn": 1e3}`, `[]`, `{"a":1,}`, `{"a" 1}`, `"x"`, `{"a": "\q"}`, `{"a": -01}`, `{}`,
@@ -38,9 +40,21 @@ func FuzzParseLine(f *testing.F) {
 			}
 			return
 		}
-		object := json.Valid(text) && bytes.TrimLeft(text, " \t\n\r")[0] == '{' && nesting(text) <= maxDepth
-		if object != (it.err == nil) {
-			t.Fatalf("%q: a JSON object: %v; ingest's error: %v", line, object, it.err)
+		// A flat line is read as pandas' reader reads it: JSON, plus NaN, Infinity
+		// and -Infinity as values and raw control characters inside strings,
+		// each such line accepted with a warning.
+		isObject := func(v []byte) bool {
+			return json.Valid(v) && bytes.TrimLeft(v, " \t\n\r")[0] == '{' && nesting(v) <= maxDepth
+		}
+		object, pandas := isObject(text), false
+		if !object {
+			pandas = isObject(pandasAsJSON(text))
+		}
+		if (object || pandas) != (it.err == nil) {
+			t.Fatalf("%q: a JSON object: %v, a pandas object: %v; ingest's error: %v", line, object, pandas, it.err)
+		}
+		if pandas && !it.row.metadata && len(it.row.warnings) == 0 {
+			t.Fatalf("%q: a line pandas reads but JSON does not was accepted without a warning", line)
 		}
 		var se *jsonscan.SyntaxError
 		if errors.As(it.err, &se) && (se.Offset < 0 || se.Offset > len(line)) {
@@ -53,6 +67,45 @@ func FuzzParseLine(f *testing.F) {
 			t.Fatalf("row %q has no conversation id and no problem", line)
 		}
 	})
+}
+
+// pandasAsJSON writes the text that pandas' JSON reader takes as JSON of the same
+// shape: NaN, Infinity and -Infinity outside strings as null (null cannot be a
+// key nor run into a neighbouring token), raw control characters inside strings
+// as \u escapes.
+func pandasAsJSON(v []byte) []byte {
+	var out []byte
+	inString := false
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if inString {
+			switch {
+			case c == '\\' && i+1 < len(v):
+				out = append(out, c, v[i+1])
+				i++
+			case c == '"':
+				inString = false
+				out = append(out, c)
+			case c < 0x20:
+				out = fmt.Appendf(out, "\\u%04x", c)
+			default:
+				out = append(out, c)
+			}
+			continue
+		}
+		matched := false
+		for _, k := range []string{"-Infinity", "Infinity", "NaN"} {
+			if bytes.HasPrefix(v[i:], []byte(k)) {
+				out, i, matched = append(out, "null"...), i+len(k)-1, true
+				break
+			}
+		}
+		if !matched {
+			inString = c == '"'
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // nesting is how deep arrays and objects nest in the valid JSON value v, by
