@@ -53,7 +53,11 @@ func failedFields(res *Result) []string {
 // of the faults point included (76 issued, 76 completed, 17 failed), and the ISL
 // block, counted from the prompts the events carry as the reference counts it.
 func TestAuditReferenceRunsAgree(t *testing.T) {
-	res := runAudit(t, Options{Inputs: []string{refruns(t)}, Tokenizer: testenv.Tokenizer(t)})
+	// The runs' config.yaml names the dataset where they were recorded
+	// (/tmp/refrun/runs/dataset.jsonl), absent on any other machine: the copy beside
+	// them is the same file.
+	res := runAudit(t, Options{Inputs: []string{refruns(t)}, Tokenizer: testenv.Tokenizer(t),
+		Dataset: filepath.Join(refruns(t), "dataset.jsonl")})
 	if bad := res.Failed(); len(bad) > 0 {
 		var b bytes.Buffer
 		PrintTable(&b, res, false)
