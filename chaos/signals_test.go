@@ -102,23 +102,37 @@ func TestChaosSignals(t *testing.T) {
 				t.Logf("%s: runs %v uninterrupted; signalled at %v", c.name, whole.elapsed.Round(time.Millisecond), after.Round(time.Millisecond))
 			}
 			for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-				clean(c)
-				pr := h.start(spec{budget: 1 << 30}, append([]string{"agentrace"}, c.argv...)...)
-				if c.run != "" {
-					// A run is signalled once it has begun (its manifest written:
-					// the dataset is read), after more turns.
-					waitFile(t, pr, filepath.Join(c.run, "manifest.json"))
+				// A second run may go faster than the first (a warm page cache)
+				// and finish just as the signal comes: such a try (exit 0 within
+				// 100 ms of the signal) is repeated with the signal twice as early,
+				// up to three times. A command that ignores the signal fails them
+				// all.
+				var pr *proc
+				var took time.Duration
+				at := after
+				for try := 1; ; try++ {
+					clean(c)
+					pr = h.start(spec{budget: 1 << 30}, append([]string{"agentrace"}, c.argv...)...)
+					if c.run != "" {
+						// A run is signalled once it has begun (its manifest
+						// written: the dataset is read), after more turns.
+						waitFile(t, pr, filepath.Join(c.run, "manifest.json"))
+					}
+					select {
+					case <-pr.done:
+						t.Fatalf("%s ended (exit %d) before the %s at %v", c.name, pr.exitCode, sig, at)
+					case <-time.After(at):
+					}
+					sent := time.Now()
+					pr.signal(sig)
+					pr.wait(time.Minute)
+					took = time.Since(sent)
+					t.Logf("%s: exit %d, %v after %s at %v", c.name, pr.exitCode, took.Round(time.Millisecond), sig, at.Round(time.Millisecond))
+					if pr.exitCode != 0 || took > 100*time.Millisecond || try == 3 || c.after != 0 {
+						break
+					}
+					at /= 2
 				}
-				select {
-				case <-pr.done:
-					t.Fatalf("%s ended (exit %d) before the %s at %v", c.name, pr.exitCode, sig, after)
-				case <-time.After(after):
-				}
-				sent := time.Now()
-				pr.signal(sig)
-				pr.wait(time.Minute)
-				took := time.Since(sent)
-				t.Logf("%s: exit %d, %v after %s", c.name, pr.exitCode, took.Round(time.Millisecond), sig)
 				if took > promptExit {
 					t.Errorf("%s took %v to exit after %s", c.name, took, sig)
 				}
