@@ -209,6 +209,7 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 			problem(s.line, s.id, 0, "snapshot has no messages besides the system prompt")
 			continue
 		}
+		rows[0].warnings = append(s.warnings, rows[0].warnings...)
 		md := ""
 		if !isNull(metadata) {
 			md = string(datasets.AppendCompact(nil, metadata))

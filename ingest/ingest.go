@@ -20,6 +20,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/internal/relpath"
@@ -734,15 +735,20 @@ func detectFormat(c *chunk) string {
 			continue
 		}
 		messages, metadata := false, false
-		if err := parseObject(line, func(k, v []byte) {
+		member := func(k, v []byte) {
 			switch keyString(k) {
 			case "messages":
 				messages = true
 			case "_type":
 				metadata = string(v) == `"dataset_metadata"`
 			}
-		}); err != nil {
-			return FormatFlat
+		}
+		if err := parseObject(line, member); err != nil {
+			// NaN or a raw control character: read the keys of what pandas takes.
+			l2, _, ok := pandasLine(bytes.TrimSuffix(line, []byte{'\r'}))
+			if !ok || parseObject(l2, member) != nil {
+				return FormatFlat
+			}
 		}
 		if metadata {
 			continue
@@ -807,6 +813,18 @@ func parseLine(l []byte, line int64, format string) item {
 	}
 	if format == FormatSnapshot {
 		s, r, err := parseSnapshotHead(l, line)
+		if err != nil && jsonscan.Valid(l, jsonscan.Python) {
+			// Not JSON, but the reference's converter (json.loads) takes NaN and
+			// Infinity, and writes them back for pandas to read.
+			if l2, warnings, ok := pandasLine(l); ok {
+				if s2, r2, err2 := parseSnapshotHead(l2, line); err2 == nil {
+					s, r, err = s2, r2, nil
+					if s != nil {
+						s.warnings = warnings
+					}
+				}
+			}
+		}
 		it.snap, it.row, it.err = s, r, err
 		if r != nil && r.metadata {
 			it.meta, it.snap = l, nil

@@ -1,9 +1,14 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // TestPandasLine: a line that pandas' reader takes but that is not JSON is
@@ -70,4 +75,52 @@ func FuzzPandasLine(f *testing.F) {
 			t.Fatalf("pandasLine(%q) = %q: JSON rewritten", in, out)
 		}
 	})
+}
+
+// TestNonFiniteSnapshotAndFlat: NaN and -Infinity in a snapshot (which the
+// reference's converter reads with json.loads and writes back for pandas) and in
+// its flat form give the same dataset, the one of the same files with null and
+// -1e999 written in their place, with the warnings.
+func TestNonFiniteSnapshotAndFlat(t *testing.T) {
+	root := testenv.RepoRoot(t)
+	dir := t.TempDir()
+	hash := func(name, nan, ninf string) (string, []string) {
+		b, err := os.ReadFile(filepath.Join(root, "testdata/ingest", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.Replace(string(b), `"delay_seconds": 0.25`, `"delay_seconds": `+nan, 1)
+		s = strings.Replace(s, `"delay_seconds": 2.5`, `"delay_seconds": `+ninf, 1)
+		if s == string(b) {
+			t.Fatalf("%s: nothing replaced", name)
+		}
+		in := filepath.Join(dir, nan+ninf+name)
+		if err := os.WriteFile(in, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		m, err := Run(context.Background(), Options{Out: filepath.Join(dir, "out-"+nan+ninf+name), Inputs: []string{in}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m.ContentHash, m.Warnings
+	}
+	snap, sw := hash("small.snapshot.jsonl", "NaN", "-Infinity")
+	flat, fw := hash("small.flat.jsonl", "NaN", "-Infinity")
+	want, _ := hash("small.flat.jsonl", "null", "-1e999")
+	if snap != flat || flat != want {
+		t.Errorf("content hash: snapshot %s, flat %s, with null and -1e999 %s", snap, flat, want)
+	}
+	for _, ws := range [][]string{sw, fw} {
+		all := strings.Join(ws, "\n")
+		if !strings.Contains(all, "NaN (1 on this line) is not JSON") || !strings.Contains(all, "Infinity or -Infinity (1 on this line) is not JSON") {
+			t.Errorf("warnings:\n%s", all)
+		}
+	}
+	// Raw control characters: the converter's json.loads refuses them.
+	b, _ := os.ReadFile(filepath.Join(root, "testdata/ingest/small.snapshot.jsonl"))
+	in := filepath.Join(dir, "ctl.snapshot.jsonl")
+	os.WriteFile(in, []byte(strings.Replace(string(b), "second part", "second\x01part", 1)), 0o644)
+	if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ctl"), Inputs: []string{in}}); err == nil || !strings.Contains(err.Error(), "control character in string") {
+		t.Errorf("a raw control character in a snapshot: %v", err)
+	}
 }

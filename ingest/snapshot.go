@@ -16,6 +16,9 @@ type snapshot struct {
 	idx    int64
 	raw    []byte // the whole line
 	source string
+	// warnings about the line itself (NaN or Infinity, which the converter's
+	// json.loads takes), given to its first row.
+	warnings []string
 }
 
 // parseSnapshotHead parses a snapshot line far enough to know its conversation and
