@@ -305,8 +305,14 @@ type Derivation struct {
 	// Provenance).
 	MeansSource string `json:"means_source"`
 	// Note explains anything a reviewer should know about the derivation.
-	Note       string                `json:"note,omitempty"`
-	Provenance *DerivationProvenance `json:"provenance,omitempty"`
+	Note string `json:"note,omitempty"`
+	// FollowsRule false records a published ruleset whose thresholds the rule
+	// does not give from its published means (the rule is fitted to other
+	// entries): loading then checks that the rule indeed does not reproduce them
+	// (so the mark cannot go stale) and that Note says how they depart. Absent or
+	// true: loading checks that the rule reproduces the thresholds.
+	FollowsRule *bool                 `json:"follows_rule,omitempty"`
+	Provenance  *DerivationProvenance `json:"provenance,omitempty"`
 }
 
 // DerivationProvenance says what a derived ruleset was derived from, by what and
@@ -378,8 +384,47 @@ func (r *Ruleset) checkDerivation() error {
 	if d.Means.SWEBench != nil && got.SWEBenchMin != r.SWEBenchMin {
 		diffs = append(diffs, fmt.Sprintf("swebench_min %v (file says %v)", got.SWEBenchMin, r.SWEBenchMin))
 	}
+	if !d.Follows() {
+		switch {
+		case len(diffs) == 0:
+			return errors.New("derivation: follows_rule is false, yet the rule applied to the means gives the thresholds")
+		case d.Note == "":
+			return errors.New("derivation: follows_rule is false without a note saying how the thresholds depart from the rule")
+		}
+		return nil
+	}
 	if len(diffs) > 0 {
 		return fmt.Errorf("derivation: the rule applied to the means gives %s", strings.Join(diffs, ", "))
 	}
 	return nil
+}
+
+// Follows tells whether the rule applied to the means gives the ruleset's
+// thresholds (false for a published ruleset marked follows_rule: false).
+func (d *Derivation) Follows() bool { return d.FollowsRule == nil || *d.FollowsRule }
+
+// Departures names, for a ruleset whose thresholds the rule does not give from
+// its means, each threshold the rule gives instead ("" when it follows the rule
+// or has no derivation).
+func (r *Ruleset) Departures() string {
+	d := r.Derivation
+	if d == nil || d.Follows() {
+		return ""
+	}
+	got, err := d.Rule.Derive(d.Means, r.SWEBenchEvaluated)
+	if err != nil {
+		return err.Error()
+	}
+	var diffs []string
+	if got.InlineAccuracyMin != r.InlineAccuracyMin {
+		diffs = append(diffs, fmt.Sprintf("inline accuracy >= %v (published %v)", fmtFloat(got.InlineAccuracyMin), fmtFloat(r.InlineAccuracyMin)))
+	}
+	if got.OSLWindow != r.OSLWindow {
+		diffs = append(diffs, fmt.Sprintf("OSL window [%v, %v] (published [%v, %v])", fmtFloat(got.OSLWindow[0]), fmtFloat(got.OSLWindow[1]),
+			fmtFloat(r.OSLWindow[0]), fmtFloat(r.OSLWindow[1])))
+	}
+	if d.Means.SWEBench != nil && got.SWEBenchMin != r.SWEBenchMin {
+		diffs = append(diffs, fmt.Sprintf("SWE-bench >= %v (published %v)", fmtFloat(got.SWEBenchMin), fmtFloat(r.SWEBenchMin)))
+	}
+	return strings.Join(diffs, ", ")
 }

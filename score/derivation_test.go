@@ -1,7 +1,10 @@
 package score
 
 import (
+	"bytes"
+	"context"
 	"math"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -52,6 +55,79 @@ func TestRederivePublishedRulesets(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestDeepSeekDoesNotFollowTheRule: the checker's third agentic entry
+// (DeepSeek-V4.1-Flash: means 53.16 / 882 / 97.5, thresholds 52.36, [793, 970],
+// 96.4) does not follow the rule fitted to Kimi K3 and Qwen3.6. Its ruleset
+// carries the published thresholds, marks follows_rule false with a note, and
+// loading holds the mark to the truth both ways; deriving from its means gives
+// the rule's thresholds and says so rather than passing them for the published.
+func TestDeepSeekDoesNotFollowTheRule(t *testing.T) {
+	const name = "checker-2026-11-deepseek-v4.1-flash"
+	rs, err := LoadRuleset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs.InlineAccuracyMin != 0.5236 || rs.OSLWindow != [2]float64{793, 970} || rs.SWEBenchMin != 0.964 {
+		t.Errorf("thresholds %v %v %v, the checker publishes 0.5236 [793 970] 0.964", rs.InlineAccuracyMin, rs.OSLWindow, rs.SWEBenchMin)
+	}
+	d := rs.Derivation
+	if d == nil || d.Follows() || d.Means.InlineAccuracy.Mean != 0.5316 || d.Means.OSL.Mean != 882 || d.Means.SWEBench == nil || d.Means.SWEBench.Mean != 0.975 {
+		t.Fatalf("derivation %+v", d)
+	}
+	for _, r := range []DerivationRule{d.Rule, mustRuleset(t, "checker-2026-10-qwen3.6").Derivation.Rule, mustRuleset(t, "checker-2026-10-kimi-k3").Derivation.Rule} {
+		got, err := r.Derive(d.Means, rs.SWEBenchEvaluated)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.InlineAccuracyMin == rs.InlineAccuracyMin && got.OSLWindow == rs.OSLWindow && got.SWEBenchMin == rs.SWEBenchMin {
+			t.Errorf("rule %+v reproduces the DeepSeek thresholds: the file's follows_rule false is stale", r)
+		}
+	}
+	if got, _ := d.Rule.Derive(d.Means, 200); got != (Thresholds{InlineAccuracyMin: 0.5262, OSLWindow: [2]float64{793, 971}, SWEBenchMin: 0.965}) {
+		t.Errorf("its rule gives %+v, want 0.5262 [793 971] 0.965", got)
+	}
+	if dep := rs.Departures(); !strings.Contains(dep, "inline accuracy >= 0.5262 (published 0.5236)") || !strings.Contains(dep, "SWE-bench >= 0.965 (published 0.964)") {
+		t.Errorf("departures %q", dep)
+	}
+	// The mark must be true: without it the file does not load, and on a ruleset
+	// that follows its rule it does not either; a mark without a note neither.
+	raw, err := rulesetFiles.ReadFile("rulesets/" + name + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := parseRuleset(bytes.Replace(raw, []byte(`"follows_rule": false,`), nil, 1), "test"); err == nil ||
+		!strings.Contains(err.Error(), "the rule applied to the means gives inline_accuracy_min 0.5262") {
+		t.Errorf("without follows_rule: %v", err)
+	}
+	if _, err := parseRuleset(regexp.MustCompile(`"note": "[^"]*"`).ReplaceAll(raw, []byte(`"note": ""`)), "test"); err == nil || !strings.Contains(err.Error(), "without a note") {
+		t.Errorf("follows_rule false without a note: %v", err)
+	}
+	kimi, _ := rulesetFiles.ReadFile("rulesets/checker-2026-10-kimi-k3.json")
+	if _, err := parseRuleset(bytes.Replace(kimi, []byte(`"means_source"`), []byte(`"follows_rule": false, "means_source"`), 1), "test"); err == nil ||
+		!strings.Contains(err.Error(), "yet the rule applied to the means gives the thresholds") {
+		t.Errorf("follows_rule false on a ruleset that follows: %v", err)
+	}
+	// Derived from its means with its rule: the rule's thresholds, and a note.
+	m := d.Means
+	got, err := DeriveRuleset(context.Background(), DeriveOptions{Base: name, Means: &m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InlineAccuracyMin != 0.5262 || got.OSLWindow != [2]float64{793, 971} || got.SWEBenchMin != 0.965 || !got.Derivation.Follows() ||
+		!strings.Contains(got.Derivation.Note, "published thresholds do not follow this rule") {
+		t.Errorf("derived %+v note %q", got, got.Derivation.Note)
+	}
+}
+
+func mustRuleset(t *testing.T, name string) Ruleset {
+	t.Helper()
+	r, err := LoadRuleset(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // The Kimi K3 file's note says that the Qwen3.6 rule (lower bounds rounded down)

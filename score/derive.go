@@ -187,6 +187,15 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 	if prov.SWEBenchGiven {
 		r.Derivation.Note = "swebench_min was given, not derived: no SWE-bench result of the reference model was supplied."
 	}
+	if base.Derivation != nil && !base.Derivation.Follows() && rule == base.Derivation.Rule {
+		// The base's published thresholds do not follow the rule it records: a
+		// derivation with that rule cannot reproduce them, and must not read as if it did.
+		if r.Derivation.Note != "" {
+			r.Derivation.Note += " "
+		}
+		r.Derivation.Note += fmt.Sprintf("The base ruleset %s's published thresholds do not follow this rule (from its own published means the rule gives %s); these thresholds are the rule's, not the published ones.",
+			base.Name, base.Departures())
+	}
 	// A round trip through the file format validates it (patterns compile, the
 	// derivation reproduces the thresholds).
 	b, err := RulesetJSON(r)

@@ -22,6 +22,8 @@ func TestRulesetsCoverTheRulesTable(t *testing.T) {
 		"readme-2026-08-qwen3.6":  {0.5586, [2]float64{355, 434}, 0.69, "Qwen3.6-35B-A3B", false},
 		"checker-2026-10-kimi-k3": {0.5832, [2]float64{425, 520}, 0.935, "Kimi-K3", false},
 		"checker-2026-10-qwen3.6": {0.5586, [2]float64{344, 422}, 0.69, "Qwen3.6-35B-A3B", false},
+		// agentic_targets.py at b889565: 52.36, SWE-bench 96.4, OSL (793, 970).
+		"checker-2026-11-deepseek-v4.1-flash": {0.5236, [2]float64{793, 970}, 0.964, "deepseek-ai/DeepSeek-V4.1-Flash", false},
 	}
 	all := Rulesets()
 	if len(all) != len(want) {

@@ -222,6 +222,9 @@ func writeDerived(w io.Writer, r *score.Ruleset) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if d.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", d.Note)
+	}
 	if p != nil {
 		for _, run := range p.Runs {
 			fmt.Fprintf(w, "  run %s (%s, c%d): inline accuracy %.4f over %d turns, OSL mean %.1f over %d turns (%s)\n",

@@ -62,6 +62,22 @@ func TestRulesetsDeriveCommand(t *testing.T) {
 			t.Errorf("%s: %v %+v", tc.like, err, r)
 		}
 	}
+	// DeepSeek-V4.1-Flash's published thresholds do not follow the rule: derive
+	// from its published means gives the rule's thresholds, shows the published
+	// ones beside them and says in a note (and in the file) that they differ.
+	ds := filepath.Join(dir, "deepseek.json")
+	got, err := runApp(t, "rulesets", "derive", "-o", ds, "--like", "checker-2026-11-deepseek-v4.1-flash",
+		"--inline-mean", "0.5316", "--osl-mean", "882", "--swebench-mean", "0.975")
+	const note = "note: The base ruleset checker-2026-11-deepseek-v4.1-flash's published thresholds do not follow this rule " +
+		"(from its own published means the rule gives inline accuracy >= 0.5262 (published 0.5236), OSL window [793, 971] " +
+		"(published [793, 970]), SWE-bench >= 0.965 (published 0.964))"
+	if err != nil || !strings.Contains(got, note) || !strings.Contains(got, "[793, 971]  [793, 970]") {
+		t.Errorf("derive --like the DeepSeek ruleset: %v\n%s", err, got)
+	}
+	if r, err := score.LoadRuleset(ds); err != nil || r.InlineAccuracyMin != 0.5262 || r.OSLWindow != [2]float64{793, 971} || r.SWEBenchMin != 0.965 ||
+		!strings.Contains(r.Derivation.Note, "do not follow this rule") {
+		t.Errorf("derived from the DeepSeek means: %v %+v", err, r)
+	}
 	// A rule flag changes the rule; the file records it.
 	out := filepath.Join(dir, "wide.json")
 	if _, err := runApp(t, "rulesets", "derive", "-o", out, "--inline-mean", "0.5643", "--osl-mean", "383", "--swebench-mean", "0.717",
