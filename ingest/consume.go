@@ -45,11 +45,15 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 		line int64
 	}
 	var ids []idEntry
+	sp := splicer{maxLine: in.opts.MaxLineBytes}
 	for ch := range order {
 		p := <-ch
 		items := p.items
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if len(sp.held) > 0 || hasRaw(items) {
+			items = sp.feed(items)
 		}
 		for i := range items {
 			it := &items[i]
@@ -100,6 +104,10 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 			in.prog.rows.Store(int64(in.rows))
 		}
 		in.prog.rows.Store(int64(in.rows))
+	}
+	for _, it := range sp.flush() {
+		in.rows++
+		problem(it.line, "", 0, it.err.Error())
 	}
 	if err := flush(); err != nil {
 		return err

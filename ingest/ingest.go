@@ -372,6 +372,7 @@ type item struct {
 	snap *snapshot // snapshot line
 	meta []byte    // raw metadata record
 	err  error
+	raw  []byte // a copy of a flat line that is not JSON (splicer)
 }
 
 type chunk struct {
@@ -831,16 +832,11 @@ func parseLine(l []byte, line int64, format string) item {
 		}
 		return it
 	}
-	r, err := parseFlatLine(l, line)
+	r, err := parseFlatPandas(l, line)
 	if err != nil {
-		// Not JSON: pandas' reader may still take it (NaN, raw control characters).
-		if l2, warnings, ok := pandasLine(l); ok {
-			if r2, err2 := parseFlatLine(l2, line); err2 == nil {
-				r, err = r2, nil
-				r.size = len(l)
-				r.warnings = append(warnings, r.warnings...)
-			}
-		}
+		// Kept for the splicer: the line may be a piece of a record that a raw
+		// newline in a string split.
+		it.raw = append([]byte(nil), l...)
 	}
 	it.row, it.err = r, err
 	if r != nil && r.metadata {

@@ -1,8 +1,11 @@
 package ingest
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/agentrace/agentrace/internal/jsonscan"
 )
@@ -89,4 +92,107 @@ func pandasLine(l []byte) (out []byte, warnings []string, ok bool) {
 		warnings = append(warnings, fmt.Sprintf("raw control character %s in a string is not JSON: the reference's reader (pandas) takes it and sends it escaped; so does agentrace", strings.Join(cs, ", ")))
 	}
 	return out, warnings, true
+}
+
+// parseFlatPandas parses a flat line as parseFlatLine does, and when it is not
+// JSON, as pandas' reader would take it (pandasLine), with its warnings.
+func parseFlatPandas(l []byte, line int64) (*row, error) {
+	r, err := parseFlatLine(l, line)
+	if err != nil {
+		// Not JSON: pandas' reader may still take it (NaN, raw control characters).
+		if l2, warnings, ok := pandasLine(l); ok {
+			if r2, err2 := parseFlatLine(l2, line); err2 == nil {
+				r, err = r2, nil
+				r.size = len(l)
+				r.warnings = append(warnings, r.warnings...)
+			}
+		}
+	}
+	return r, err
+}
+
+// endsInString reports whether the line l, which pandas' dialect does not take,
+// ends inside a string: a raw newline in a string split it.
+func endsInString(l []byte) bool {
+	s := jsonscan.NewScanner(l, jsonscan.Pandas)
+	_, err := s.Document()
+	var se *jsonscan.SyntaxError
+	return errors.As(err, &se) && se.Msg == "unterminated string"
+}
+
+// maxSpliceLines bounds the lines one spliced record may span.
+const maxSpliceLines = 1000
+
+// A raw newline inside a string splits a flat line in two. pandas' reader splits
+// the file at every newline, strips each piece of whitespace (Python's
+// str.strip), drops the empty ones and joins the rest with commas into one JSON
+// array: the two pieces become one record whose string has a comma where the
+// newline was (and no whitespace around it). The splicer does the same to the
+// lines that end inside a string, with a warning; lines that do not come
+// together into a record keep their own errors.
+type splicer struct {
+	held    []item // the lines of the record being spliced
+	buf     []byte
+	size    int
+	maxLine int
+}
+
+// pyStrip is Python's str.strip(): Unicode whitespace and U+001C..U+001F.
+func pyStrip(b []byte) []byte {
+	return bytes.TrimFunc(b, func(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) })
+}
+
+// feed takes the next items of a flat file in order and returns them with split
+// records spliced.
+func (sp *splicer) feed(items []item) []item {
+	out := items[:0:0]
+	for _, it := range items {
+		if len(sp.held) > 0 {
+			if it.err != nil && it.raw != nil {
+				sp.held = append(sp.held, it)
+				sp.buf = append(sp.buf, ',')
+				sp.buf = append(sp.buf, pyStrip(it.raw)...)
+				sp.size += len(it.raw)
+				first, last := sp.held[0].line, it.line
+				r, err := parseFlatPandas(sp.buf, first)
+				switch {
+				case err == nil:
+					r.size = sp.size
+					r.warnings = append([]string{fmt.Sprintf("a raw newline inside a string splits this record over lines %d-%d: the reference's reader (pandas) joins the pieces, stripped of whitespace, with a comma, and sends that; so does agentrace", first, last)}, r.warnings...)
+					out = append(out, item{line: first, row: r})
+					sp.held = sp.held[:0]
+				case endsInString(sp.buf) && len(sp.held) < maxSpliceLines && len(sp.buf) <= sp.maxLine:
+				default:
+					out = append(out, sp.flush()...)
+				}
+				continue
+			}
+			out = append(out, sp.flush()...)
+		}
+		if it.err != nil && it.raw != nil && endsInString(it.raw) {
+			sp.held = append(sp.held[:0], it)
+			sp.buf = append(sp.buf[:0], pyStrip(it.raw)...)
+			sp.size = len(it.raw)
+			continue
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// flush gives back the lines held, with their own errors.
+func (sp *splicer) flush() []item {
+	held := append([]item(nil), sp.held...)
+	sp.held = sp.held[:0]
+	return held
+}
+
+// hasRaw reports whether any item keeps its line for the splicer.
+func hasRaw(items []item) bool {
+	for i := range items {
+		if items[i].raw != nil {
+			return true
+		}
+	}
+	return false
 }

@@ -124,3 +124,49 @@ func TestNonFiniteSnapshotAndFlat(t *testing.T) {
 		t.Errorf("a raw control character in a snapshot: %v", err)
 	}
 }
+
+// TestSplicer: a record that raw newlines in a string split over several lines is
+// joined as pandas' reader joins it (pieces stripped of whitespace, empty ones
+// dropped, commas between), also when its lines come in different chunks; lines
+// that never come together keep their own errors.
+func TestSplicer(t *testing.T) {
+	lines := []string{
+		`{"conversation_id": "c", "turn": 1, "role": "user", "content": "a  `,
+		"   b\t",
+		`  c."}`,
+		`{"conversation_id": "c", "turn": 2, "role": "assistant", "content": "ok"}`,
+	}
+	var items []item
+	for i, l := range lines {
+		if it := parseLine([]byte(l), int64(i+1), FormatFlat); it.err != nil || it.row != nil {
+			items = append(items, it)
+		}
+	}
+	for cut := 0; cut <= len(items); cut++ {
+		sp := splicer{maxLine: DefaultMaxLineBytes}
+		got := append(sp.feed(append([]item(nil), items[:cut]...)), sp.feed(append([]item(nil), items[cut:]...))...)
+		got = append(got, sp.flush()...)
+		if len(got) != 2 || got[0].row == nil || got[1].row == nil {
+			t.Fatalf("cut %d: %d items %+v", cut, len(got), got)
+		}
+		if c := string(got[0].row.content); c != `"a,b,c."` || got[0].line != 1 || !strings.Contains(got[0].row.warnings[0], "over lines 1-3") {
+			t.Errorf("cut %d: content %s line %d warnings %q", cut, c, got[0].line, got[0].row.warnings)
+		}
+	}
+
+	dir := t.TempDir()
+	in := filepath.Join(dir, "split.jsonl")
+	os.WriteFile(in, []byte(strings.Join(lines[:2], "\n")+"\n\n"+strings.Join(lines[2:], "\n")+"\n"), 0o644)
+	m, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{in}})
+	if err != nil || !strings.Contains(strings.Join(m.Warnings, "\n"), "split.jsonl:1: conversation \"c\" turn 1 : a raw newline inside a string splits this record over lines 1-4") {
+		t.Errorf("split record: %v %q", err, m.Warnings)
+	}
+	// Never closed: every line keeps its error.
+	os.WriteFile(in, []byte(lines[0]+"\n"+lines[1]+"\n"+lines[3]+"\n"), 0o644)
+	_, err = Run(context.Background(), Options{Out: filepath.Join(dir, "ds2"), Inputs: []string{in}})
+	for _, want := range []string{"split.jsonl:1: invalid JSON at byte 64: unterminated string", "split.jsonl:2: invalid JSON at byte 4: unexpected 'b'"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("unclosed record: want %q in %v", want, err)
+		}
+	}
+}

@@ -78,19 +78,17 @@ var refWarnings = map[string][]string{
 	"92-control-chars-in-content.jsonl":         {`92-control-chars-in-content.jsonl:8: conversation "sim_000001" turn 4 : raw control character U+0001, U+0009 in a string is not JSON`, `92-control-chars-in-content.jsonl:9: conversation "sim_000001" turn 5 : raw control character U+0001, U+0009, U+001F in a string is not JSON`},
 	"93-control-chars-in-names.jsonl":           {`93-control-chars-in-names.jsonl:5: conversation "sim_000001" turn 1 : raw control character U+0009, U+001F`, `93-control-chars-in-names.jsonl:6: conversation "sim_000001" turn 2 : raw control character U+0001, U+0009`, `93-control-chars-in-names.jsonl:7: conversation "sim_000001" turn 3 : raw control character U+0009`},
 	"94-control-chars-in-tool-results.jsonl":    {`94-control-chars-in-tool-results.jsonl:3: conversation "demo__calc-101" turn 3 : raw control character U+0001, U+0009, U+001F`},
-	"98-raw-cr-in-content.jsonl":                {`98-raw-cr-in-content.jsonl:9: conversation "sim_000001" turn 5 : raw control character U+000D`},
+	// A raw newline inside a string: pandas' reader joins the stripped pieces of
+	// the split line with a comma ("Yes", newline, "please." is sent as
+	// "Yes,please."); so does agentrace, with a warning.
+	"97-raw-newline-in-content.jsonl": {`97-raw-newline-in-content.jsonl:9: conversation "sim_000001" turn 5 : a raw newline inside a string splits this record over lines 9-10`},
+	"98-raw-cr-in-content.jsonl":      {`98-raw-cr-in-content.jsonl:9: conversation "sim_000001" turn 5 : raw control character U+000D`},
 }
 
 // refRefusals: corpus files the reference accepts and agentrace refuses, on
 // purpose (README, "Differences from the reference client"), with the error the
-// test requires.
-var refRefusals = map[string]string{
-	// A raw newline inside a string: pandas' line reader joins the stripped
-	// pieces of the split line with a comma ("Yes\nplease." is sent as
-	// "Yes,please."), which changes the content; agentrace reads lines as JSON
-	// lines and refuses the broken one.
-	"97-raw-newline-in-content.jsonl": "97-raw-newline-in-content.jsonl:9: invalid JSON at byte 73: unterminated string",
-}
+// test requires. None today.
+var refRefusals = map[string]string{}
 
 type refVariant struct {
 	StartError *struct{ Type, Message string } `json:"start_error"`
