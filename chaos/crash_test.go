@@ -69,7 +69,11 @@ func TestChaosCrash(t *testing.T) {
 	p := func(s string) string { return filepath.Join(root, s) }
 	h.run(spec{budget: small}, minute, "agentrace", "synth", "--domain", "workflow", "--scale", "0.5", "--seed", "5", "--out", p("wf.jsonl")).expectExit(0)
 	h.run(spec{budget: small}, minute, "agentrace", "ingest", "--out", p("wf"), p("wf.jsonl")).expectExit(0)
-	sim, endpoint := h.sim(small, "--speedup", "20000", "--output-mean", "64")
+	// At speedup 10 the run lasts about 11 s on an idle machine, long past the kill at
+	// 2 to 3 s, and a second's batch of rows (about 200) stays well under the disk-full
+	// case's 512 KB. At 20000 an idle machine finished the whole run in 1.7 s, before
+	// the kill, with its first batch alone over 512 KB.
+	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
 	defer func() {
 		sim.signal(syscall.SIGTERM)
 		sim.wait(minute)
