@@ -2,17 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strings"
-	"syscall"
-	"time"
 
 	"github.com/agentrace/agentrace/audit"
 	"github.com/agentrace/agentrace/report"
@@ -109,23 +104,11 @@ func benchAuditRSS(env Env) (Row, error) {
 		return row, err
 	}
 	defer os.RemoveAll(dir)
-	self, err := os.Executable()
+	out, rssMB, took, err := childPeakRSS(env, "-audit-child", dir)
 	if err != nil {
 		return row, err
 	}
-	start := time.Now()
-	cmd := exec.Command(self, "-audit-child", dir)
-	cmd.Dir = env.Root
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return row, fmt.Errorf("child: %v: %s", err, out)
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return row, errors.New("no rusage for the child")
-	}
-	rssMB := float64(ru.Maxrss) / 1024
-	row.Measured = fmt.Sprintf("%.2f GB audited in %.1f s (%s): peak RSS %.0f MB", float64(size)/1e9, time.Since(start).Seconds(), strings.TrimSpace(string(out)), rssMB)
+	row.Measured = fmt.Sprintf("%.2f GB audited in %.1f s (%s): peak RSS %.0f MB", float64(size)/1e9, took.Seconds(), out, rssMB)
 	row.Ratio = fmt.Sprintf("%.2fx", 500/rssMB)
 	row.Met = rssMB < 500
 	return row, nil
