@@ -253,32 +253,9 @@ func benchRescoreTree(env Env) (Row, error) {
 		os.WriteFile(filepath.Join(pt, archive.PointFile), fmt.Appendf(nil, "concurrency: %d\nmodel_name: model\n", i+1), 0o644)
 		os.WriteFile(filepath.Join(pt, archive.LogSummaryFile), []byte(`{"n_samples_completed": 1, "duration_ns": 1, "output_sequence_lengths_full_run": {"output_sequence_lengths": {"avg": 380}}}`), 0o644)
 	}
-	best := map[int]time.Duration{}
-	cpu := map[int]time.Duration{}
-	for range 5 {
-		for _, jobs := range []int{1, 2} {
-			runtime.GC()
-			cpu0 := cpuTime()
-			start := time.Now()
-			rows, err := score.Rescore(context.Background(), score.RescoreOptions{Archives: []string{filepath.Join(env.Work, "tree")},
-				Jobs: jobs, Dataset: fixtureDataset(env)})
-			if err != nil {
-				return row, err
-			}
-			el := time.Since(start)
-			if len(rows) != 20 {
-				return row, fmt.Errorf("rescore found %d points, want 20", len(rows))
-			}
-			for _, r := range rows {
-				if r.Error != "" {
-					return row, fmt.Errorf("rescore %s: %s", r.Path, r.Error)
-				}
-			}
-			if b, ok := best[jobs]; !ok || el < b {
-				best[jobs] = el
-				cpu[jobs] = cpuTime() - cpu0
-			}
-		}
+	best, cpu, err := rescoreOneVsTwo(5, score.RescoreOptions{Archives: []string{filepath.Join(env.Work, "tree")}, Dataset: fixtureDataset(env)})
+	if err != nil {
+		return row, err
 	}
 	ratio := best[1].Seconds() / best[2].Seconds()
 	row.Measured = fmt.Sprintf("1 job %.2f s (CPU %.2f s), 2 jobs %.2f s (CPU %.2f s) over 480 MB of event logs; a bare CPU loop on 2 goroutines scales %.2fx in the same run; GOMAXPROCS %d, load average %s",
