@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -401,33 +400,13 @@ func checkOutput(t *testing.T, cmd, out string) {
 // all in one process, in demo-out/, after the commands of "After the demo" wrote the
 // files they read, and returns each block's rows by its line.
 func runSQL(t *testing.T, dir string, blocks []readmeBlock) map[int][]map[string]any {
-	js, node := testenv.JS(t)
 	queries := map[string]string{}
 	for _, b := range blocks {
 		if b.lang == "sql" {
 			queries[fmt.Sprint(b.line)] = b.text
 		}
 	}
-	qf := filepath.Join(t.TempDir(), "q.json")
-	data, err := json.Marshal(queries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(qf, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, filepath.Join(js, "duckdb-interop.mjs"), dir, qf)
-	cmd.Dir = js
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("the README's queries, with DuckDB in demo-out/: %v\n%s", err, stderr.String())
-	}
-	var res map[string][]map[string]any
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("duckdb-interop.mjs output: %v\n%s", err, out)
-	}
+	res := testenv.DuckDB(t, dir, queries)
 	rows := map[int][]map[string]any{}
 	for _, b := range blocks {
 		if b.lang == "sql" {

@@ -57,7 +57,7 @@ func TestAnalysisQueries(t *testing.T) {
 	for _, name := range want {
 		all[name] = queries[name]
 	}
-	res := duckdb(t, repDir, all)
+	res := testenv.DuckDB(t, repDir, all)
 
 	var points []map[string]any
 	data, err := os.ReadFile(filepath.Join(repDir, report.PointsFile))
@@ -134,7 +134,7 @@ func TestAnalysisQueries(t *testing.T) {
 	}
 	t.Logf("%d numbers of points.json reproduced exactly by docs/analysis.md's queries", checked)
 	// every run folder's own turns.parquet: the turn log's rows, joined to its scores
-	runs := duckdb(t, w.dir, map[string]string{"c8": `SELECT count(*) AS rows, count(DISTINCT session_id) AS sessions,
+	runs := testenv.DuckDB(t, w.dir, map[string]string{"c8": `SELECT count(*) AS rows, count(DISTINCT session_id) AS sessions,
 		count(s.score) AS scored FROM 'runs/c8/turns.parquet' t
 		LEFT JOIN 'runs/c8/scores.parquet' s USING (session_id, expected_turn)`})
 	if r := runs["c8"][0]; int(num(t, r, "rows")) != len(w.recs) || int(num(t, r, "scored")) != len(w.scores[8].PerTurn) {

@@ -2,17 +2,14 @@ package interop
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -114,33 +111,6 @@ func build(t *testing.T) *workspace {
 	return w
 }
 
-// duckdb runs the queries with DuckDB in dir and returns each one's rows.
-func duckdb(t *testing.T, dir string, queries map[string]string) map[string][]map[string]any {
-	t.Helper()
-	js, node := testenv.JS(t)
-	qf := filepath.Join(t.TempDir(), "queries.json")
-	data, err := json.Marshal(queries)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(qf, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(node, filepath.Join(js, "duckdb-interop.mjs"), dir, qf)
-	cmd.Dir = js
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("duckdb-interop.mjs: %v\n%s", err, stderr.String())
-	}
-	var res map[string][]map[string]any
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("duckdb-interop.mjs output: %v\n%s", err, out)
-	}
-	return res
-}
-
 func num(t *testing.T, row map[string]any, col string) float64 {
 	t.Helper()
 	v, ok := row[col].(float64)
@@ -166,7 +136,7 @@ func TestDuckDBReadsEverything(t *testing.T) {
 		(SELECT count(*) FROM 'dataset/turns.parquet') AS turns,
 		(SELECT count(*) FROM 'runs/c8/scores.parquet') AS scored_c8,
 		(SELECT count(*) FROM 'rescore.parquet') AS runs`
-	res := duckdb(t, w.dir, queries)
+	res := testenv.DuckDB(t, w.dir, queries)
 	for _, name := range []string{"tables", "largest-requests", "isl-growth", "accuracy-by-point", "rescore", "slowest-trajectories"} {
 		t.Logf("%s: %v", name, res[name])
 	}

@@ -199,12 +199,12 @@ func TestNotebookReadersReadEverything(t *testing.T) {
 	for _, f := range tables {
 		describe[f] = "DESCRIBE SELECT * FROM '" + f + "'"
 	}
-	desc := duckdb(t, w.dir, describe)
+	desc := testenv.DuckDB(t, w.dir, describe)
 	stats := map[string]string{}
 	for _, f := range tables {
 		stats[f] = duckStats(f, desc[f])
 	}
-	duck := duckdb(t, w.dir, stats)
+	duck := testenv.DuckDB(t, w.dir, stats)
 
 	t.Run("polars", func(t *testing.T) {
 		checkReader(t, "polars", polars(t, w.dir, files), tables, turnLog, desc, duck, len(w.recs))

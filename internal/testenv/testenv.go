@@ -5,9 +5,11 @@
 package testenv
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -84,6 +86,35 @@ func JS(t testing.TB) (dir, node string) {
 		missing(t, "node", "install Node.js")
 	}
 	return dir, node
+}
+
+// DuckDB runs queries (name to SQL) with DuckDB, the pinned @duckdb/node-api, in one
+// node process whose working folder is dir, and returns each query's rows by name.
+// A failed query fails the test with DuckDB's message.
+func DuckDB(t testing.TB, dir string, queries map[string]string) map[string][]map[string]any {
+	t.Helper()
+	js, node := JS(t)
+	qf := filepath.Join(t.TempDir(), "queries.json")
+	data, err := json.Marshal(queries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(qf, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(node, filepath.Join(js, "duckdb-interop.mjs"), dir, qf)
+	cmd.Dir = js
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("DuckDB in %s: %v\n%s", dir, err, stderr.String())
+	}
+	var res map[string][]map[string]any
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatalf("duckdb-interop.mjs output: %v\n%s", err, out)
+	}
+	return res
 }
 
 // Chromium returns the path of a headless-capable Chromium, skipping when absent.
