@@ -44,19 +44,9 @@ func scanString(b []byte, i int) (int, error) {
 		case '"':
 			return i + 1, nil
 		case '\\':
-			if i+1 >= len(b) {
-				return i, &SyntaxError{i, "unterminated escape"}
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if _, ok := hex4(b[i+2:]); !ok {
-					return i, &SyntaxError{i, "bad \\u escape"}
-				}
-				i += 6
-			default:
-				return i, &SyntaxError{i, fmt.Sprintf("bad escape \\%c", b[i+1])}
+			var err error
+			if i, err = scanEscape(b, i); err != nil {
+				return i, err
 			}
 		default:
 			return i, &SyntaxError{i, "control character in string"}
@@ -81,25 +71,33 @@ func scanStringRawControls(b []byte, i int) (int, error) {
 		case '"':
 			return i + 1, nil
 		case '\\':
-			if i+1 >= len(b) {
-				return i, &SyntaxError{i, "unterminated escape"}
-			}
-			switch b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-				i += 2
-			case 'u':
-				if _, ok := hex4(b[i+2:]); !ok {
-					return i, &SyntaxError{i, "bad \\u escape"}
-				}
-				i += 6
-			default:
-				return i, &SyntaxError{i, fmt.Sprintf("bad escape \\%c", b[i+1])}
+			var err error
+			if i, err = scanEscape(b, i); err != nil {
+				return i, err
 			}
 		default:
 			i++
 		}
 	}
 	return i, &SyntaxError{start, "unterminated string"}
+}
+
+// scanEscape validates the escape at b[i] == '\\' and returns the offset just past
+// it.
+func scanEscape(b []byte, i int) (int, error) {
+	if i+1 >= len(b) {
+		return i, &SyntaxError{i, "unterminated escape"}
+	}
+	switch b[i+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		return i + 2, nil
+	case 'u':
+		if _, ok := hex4(b[i+2:]); !ok {
+			return i, &SyntaxError{i, "bad \\u escape"}
+		}
+		return i + 6, nil
+	}
+	return i, &SyntaxError{i, fmt.Sprintf("bad escape \\%c", b[i+1])}
 }
 
 // hex4 decodes the four hex digits at the start of h.
