@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // Environment of the re-executed child (limitAndExec).
@@ -165,30 +166,13 @@ type proc struct {
 	name     string
 	spec     spec
 	cmd      *exec.Cmd
-	stdout   syncBuffer
-	stderr   syncBuffer
+	stdout   testenv.SyncBuffer
+	stderr   testenv.SyncBuffer
 	started  time.Time
 	done     chan struct{}
 	exitCode int
 	elapsed  time.Duration
 	maxRSS   int64 // bytes
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // start starts argv (argv[0] "agentrace" names the built binary) under sp's

@@ -7,31 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/synth"
+	"github.com/agentrace/agentrace/internal/testenv"
 )
-
-// syncBuffer is a bytes.Buffer safe for the progress goroutine and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestProgressLines ingests gzipped synthetic traces with a slow ISL counter and
 // reads the progress lines: the phase, compressed and decompressed bytes of the
@@ -57,7 +39,7 @@ func TestProgressLines(t *testing.T) {
 	if err := os.WriteFile(gz, zb.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	slow := func(msgs, tools []byte) (int, error) {
 		time.Sleep(3 * time.Millisecond)
 		return len(msgs), nil

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -286,21 +285,3 @@ func cutConn(t testing.TB, w http.ResponseWriter, partial string) {
 }
 
 func readFile(p string) ([]byte, error) { return os.ReadFile(p) }
-
-// lockedBuffer is a bytes.Buffer safe for a child process's two output pipes.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -516,7 +517,7 @@ func TestProgressLines(t *testing.T) {
 	d := makeDataset(t, chat("a", 3), chat("b", 3))
 	f := newFake(t)
 	f.hold = func(seen) { time.Sleep(30 * time.Millisecond) }
-	var out lockedBuffer
+	var out testenv.SyncBuffer
 	if _, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: t.TempDir(), Concurrency: 2, Progress: &out, ProgressEvery: 40 * time.Millisecond}); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/interrupt"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -58,7 +59,7 @@ func TestCtrlC(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			cmd := exec.Command(os.Args[0], "-test.run=^TestSignalChild$", "-test.count=1")
 			cmd.Env = append(os.Environ(), childEnv+"="+dir)
-			out := &lockedBuffer{}
+			out := &testenv.SyncBuffer{}
 			cmd.Stdout, cmd.Stderr = out, out
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -10,11 +10,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -31,23 +31,6 @@ func TestCLIChild(t *testing.T) {
 	}
 	os.Args = append([]string{"agentrace"}, strings.Split(args, "\x1f")...)
 	main()
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestReplayCtrlC (issue 13 item 6) interrupts `agentrace replay` as a user
@@ -89,7 +72,7 @@ func TestReplayCtrlC(t *testing.T) {
 				"--no-delays", "--grace", "30s"}
 			cmd := exec.Command(os.Args[0], "-test.run=^TestCLIChild$", "-test.count=1")
 			cmd.Env = append(os.Environ(), cliChildEnv+"="+strings.Join(args, "\x1f"))
-			var stdout, stderr syncBuffer
+			var stdout, stderr testenv.SyncBuffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

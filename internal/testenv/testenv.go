@@ -2,6 +2,8 @@
 // sample, the Qwen3 tokenizer files, and the pinned JavaScript references. A
 // reference that is absent skips the test with a message saying how to get it,
 // unless AGENTRACE_REQUIRE_DEPS is set (as `make test` and CI do), which fails it.
+// It also runs DuckDB queries for the interop tests and holds SyncBuffer, the
+// goroutine-safe buffer tests capture a command's output in.
 package testenv
 
 import (
