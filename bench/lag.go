@@ -19,6 +19,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/replay"
 )
 
@@ -85,7 +86,7 @@ func benchLag(env Env) (Row, error) {
 		client, clientP50 = append(client, sum.LagP99), append(clientP50, sum.LagP50)
 		turns = append(turns, sum.Turns)
 		lags := bareTimer(d, lagConcurrency, lagDuration)
-		bare, bareP50 = append(bare, lowerPct(lags, 0.99)), append(bareP50, lowerPct(lags, 0.5))
+		bare, bareP50 = append(bare, lowerPct(lags, 99)), append(bareP50, lowerPct(lags, 50))
 		sleeps = append(sleeps, len(lags))
 	}
 	diff := median(client) - median(bare)
@@ -196,14 +197,15 @@ func bareTimer(d *datasets.Dataset, n int, dur time.Duration) []time.Duration {
 	return all
 }
 
-// lowerPct is the "lower" percentile p of v.
+// lowerPct is the "lower" percentile p (0 to 100) of v.
 func lowerPct(v []time.Duration, p float64) time.Duration {
 	if len(v) == 0 {
 		return 0
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return s[int(p*float64(len(s)-1))]
+	d, _ := percentile.Lower(s, p)
+	return d
 }
 
 func goMaxProcs() int { return runtime.GOMAXPROCS(0) }

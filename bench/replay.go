@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/yardstick"
 )
@@ -99,7 +100,8 @@ func p99(v []time.Duration) time.Duration {
 	}
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return s[int(0.99*float64(len(s)-1))]
+	p, _ := percentile.Lower(s, 99)
+	return p
 }
 
 func roundAll(v []time.Duration) []time.Duration {

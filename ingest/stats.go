@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"text/tabwriter"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -36,7 +36,7 @@ func newDist(v []float64) Dist {
 		d.Total += x
 	}
 	d.Mean = d.Total / float64(len(s))
-	pct := func(p float64) float64 { return s[int(math.Floor(p/100*float64(len(s)-1)))] }
+	pct := func(p float64) float64 { v, _ := percentile.Lower(s, p); return v }
 	d.Median, d.P90 = pct(50), pct(90)
 	return d
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -1004,7 +1005,7 @@ func lagStats(lags []int64) (p50, p99, max time.Duration) {
 	}
 	s := append([]int64(nil), lags...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	pick := func(p float64) time.Duration { return time.Duration(s[int(p/100*float64(len(s)-1))]) }
+	pick := func(p float64) time.Duration { v, _ := percentile.Lower(s, p); return time.Duration(v) }
 	return pick(50), pick(99), time.Duration(s[len(s)-1])
 }
 

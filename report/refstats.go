@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/python"
 )
 
 // The reference client's summary statistics (mlcommons/endpoints at ea332753: the
@@ -44,14 +45,9 @@ const (
 	esMinPercentile = 50.0
 )
 
-// PercentileKey writes a percentile as Python's str(float) does: "90.0", "99.9".
-func PercentileKey(p float64) string {
-	s := strconv.FormatFloat(p, 'f', -1, 64)
-	if p == math.Trunc(p) {
-		s += ".0"
-	}
-	return s
-}
+// PercentileKey writes a percentile as Python's str(float) does ("90.0", "99.9"):
+// the keys of result_summary.json's percentile maps.
+func PercentileKey(p float64) string { return python.FloatRepr(p) }
 
 // refSeries is one series of the reference's metrics, with every raw value.
 type refSeries struct {
@@ -176,25 +172,14 @@ func (s *refSeries) block(es bool) *StatBlock {
 	}
 	b.Percentiles = make([]float64, len(refPercentiles))
 	for i, p := range refPercentiles {
-		b.Percentiles[i] = lowerPercentile(v, p)
+		b.Percentiles[i] = Percentile(v, p)
 	}
-	b.Median = lowerPercentile(v, 50)
+	b.Median = Percentile(v, 50)
 	b.HistEdges, b.HistCounts = logHistogram(v, b.Min, b.Max, refHistogramBuckets)
 	if es {
 		b.EarlyStoppingKeys, b.EarlyStopping = esEstimates(v)
 	}
 	return b
-}
-
-// lowerPercentile is numpy's percentile with method="lower" on sorted values:
-// v[floor((n-1) * p/100)].
-func lowerPercentile(v []float64, p float64) float64 {
-	n := len(v)
-	if n == 0 {
-		return math.NaN()
-	}
-	i := int(math.Floor(float64(n-1) * (p / 100)))
-	return v[max(0, min(i, n-1))]
 }
 
 // logEdges are the reference's n+1 log-spaced bucket edges over [low, high].

@@ -152,7 +152,7 @@ func TestEarlyStoppingFloor(t *testing.T) {
 		t.Errorf("P90 estimate of 10 samples = %v, want none", *e)
 	}
 	e := esEstimate(v, 90)
-	if e == nil || *e < lowerPercentile(v, 90) || *e > v[len(v)-1] {
+	if e == nil || *e < Percentile(v, 90) || *e > v[len(v)-1] {
 		t.Errorf("P90 estimate of 1..1000 = %v", e)
 	}
 }

@@ -3,18 +3,18 @@ package report
 import (
 	"math"
 	"slices"
-	"strconv"
+
+	"github.com/agentrace/agentrace/internal/percentile"
 )
 
 // Percentile returns the rules' "lower" percentile of sorted values: the observed
 // value v[floor(p/100*(n-1))], never an interpolation. It returns NaN for no values.
 func Percentile(sorted []float64, p float64) float64 {
-	n := len(sorted)
-	if n == 0 {
+	v, ok := percentile.Lower(sorted, p)
+	if !ok {
 		return math.NaN()
 	}
-	i := int(math.Floor(p / 100 * float64(n-1)))
-	return sorted[max(0, min(i, n-1))]
+	return v
 }
 
 // summaryPercentiles are the percentiles written into every Stats, as the reference
@@ -97,20 +97,11 @@ func (s *Series) Stats(bins int) *Stats {
 		st.StdDev = math.Sqrt(ss / float64(n-1))
 	}
 	for _, p := range summaryPercentiles() {
-		st.Percentiles[percentileKey(p)] = Percentile(v, p)
+		st.Percentiles[PercentileKey(p)] = Percentile(v, p)
 	}
 	st.Median = Percentile(v, 50)
 	st.Histogram = histogram(v, bins)
 	return st
-}
-
-// percentileKey writes p as Python's str(float) does for these values: "90.0", "99.9".
-func percentileKey(p float64) string {
-	s := strconv.FormatFloat(p, 'f', -1, 64)
-	if p == math.Trunc(p) {
-		s += ".0"
-	}
-	return s
 }
 
 // histogram splits sorted values into bins equal-width buckets from min to max.

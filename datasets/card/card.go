@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/sourcegraph/conc/pool"
 )
@@ -175,7 +176,8 @@ func NewDist(v []float64) Dist {
 }
 
 func lower(sorted []float64, p float64) float64 {
-	return sorted[int(math.Floor(p/100*float64(len(sorted)-1)))]
+	v, _ := percentile.Lower(sorted, p)
+	return v
 }
 
 // Comparison sets this dataset's figures beside the published ones.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/internal/plotkit"
 	"github.com/agentrace/agentrace/schemas"
 	"gonum.org/v1/plot"
@@ -165,7 +166,7 @@ func plots(c *Card) ([]figure, error) {
 	if len(all) == 0 {
 		p.Title.Text += " (none)"
 	} else {
-		xmax := all[int(math.Floor(0.995*float64(len(all)-1)))] // lower p99.5
+		xmax, _ := percentile.Lower(all, 99.5)
 		for _, d := range c.Domains {
 			if d.Domain == "total" {
 				continue

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -401,10 +402,8 @@ func orderedEvent(m map[string]any) []byte {
 
 // lower is the rules' "lower" percentile of sorted values.
 func lower(sorted []float64, p float64) float64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	return sorted[int(math.Floor(p/100*float64(len(sorted)-1)))]
+	v, _ := percentile.Lower(sorted, p)
+	return v
 }
 
 // statBlock is a reference stat block of values.
