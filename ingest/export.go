@@ -43,11 +43,6 @@ func Export(ctx context.Context, o ExportOptions) error {
 	return atomicfile.Write(o.Out, func(w io.Writer) error { return writeFlat(ctx, w, d) })
 }
 
-// WriteFlat writes d as flat JSONL to w.
-func WriteFlat(w io.Writer, d *datasets.Dataset) error {
-	return writeFlat(context.Background(), w, d)
-}
-
 func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 	b := []byte(`{"_type":"dataset_metadata","generator":`)
 	b = datasets.AppendString(b, exportGenerator)
@@ -204,13 +199,6 @@ func isExportRecord(m []byte) bool {
 		}
 	})
 	return gen
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 func appendContent(b []byte, m *schemas.Message) []byte {

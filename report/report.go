@@ -211,12 +211,7 @@ func systemsOf(o Options) ([]group, error) {
 	return []group{{name: name, args: o.Runs}}, nil
 }
 
-// Figures renders every plot of the report.
-func Figures(systems []*System) ([]Figure, error) {
-	return figures(context.Background(), systems)
-}
-
-// figures is Figures that stops, with ctx's error, once ctx is done.
+// figures renders every plot of the report; it stops, with ctx's error, once ctx is done.
 func figures(ctx context.Context, systems []*System) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {

@@ -189,21 +189,6 @@ func emptyResponse(r schemas.Response) bool {
 	return r.Content == "" && r.Reasoning == "" && len(r.ToolCalls) == 0
 }
 
-// stats converts a series into the points.json Stats (nil when empty).
-func (s *refSeries) stats() *Stats {
-	var out Series
-	if s.float {
-		for _, v := range s.flts {
-			out.Add(v)
-		}
-	} else {
-		for _, v := range s.ints {
-			out.Add(float64(v))
-		}
-	}
-	return out.Stats(histogramBins)
-}
-
 // ResultSummary is result_summary.json: the reference client's performance summary
 // (metrics/report.py Report, mlcommons/endpoints at ea332753) in its field names,
 // order, units (times in ns) and number format, counted as the reference counts

@@ -30,22 +30,6 @@ const (
 	ReferenceSummaryFile = "result_summary.json"
 )
 
-// RunKind tells which kind of run dir is, "" when neither.
-func RunKind(dir string) string {
-	if fileExists(filepath.Join(dir, schemas.TurnLogFile)) {
-		return KindAgentrace
-	}
-	if fileExists(filepath.Join(dir, EventsFile)) {
-		return KindReference
-	}
-	return ""
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
-}
-
 // RunInfo is what a run says about itself.
 type RunInfo struct {
 	Kind        string

@@ -90,9 +90,6 @@ func NewScanner(data []byte, d Dialect) Scanner {
 	return Scanner{data: data, maxDepth: MaxDepth}
 }
 
-// Reset starts reading data from its beginning, in the same dialect.
-func (s *Scanner) Reset(data []byte) { s.data, s.pos, s.depth = data, 0, 0 }
-
 // LimitDepth sets the nesting limit to n arrays and objects.
 func (s *Scanner) LimitDepth(n int) { s.maxDepth = n }
 
