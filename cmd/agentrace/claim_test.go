@@ -32,12 +32,18 @@ func claimFixture(t *testing.T) (root, traces, ds, runs string) {
 // folderCommands are the commands that write a folder, each given its output.
 func folderCommands(traces, ds, runs string) map[string]func(out string, extra ...string) []string {
 	return map[string]func(string, ...string) []string{
-		"ingest": func(out string, x ...string) []string { return append(append([]string{"ingest", "--out", out}, x...), traces) },
-		"report": func(out string, x ...string) []string { return append(append([]string{"report", "--out", out}, x...), runs) },
+		"ingest": func(out string, x ...string) []string {
+			return append(append([]string{"ingest", "--out", out}, x...), traces)
+		},
+		"report": func(out string, x ...string) []string {
+			return append(append([]string{"report", "--out", out}, x...), runs)
+		},
 		"stats --card": func(out string, x ...string) []string {
 			return append([]string{"stats", "-d", ds, "--card", "--out", out}, x...)
 		},
-		"audit": func(out string, x ...string) []string { return append(append([]string{"audit", "--out", out}, x...), runs) },
+		"audit": func(out string, x ...string) []string {
+			return append(append([]string{"audit", "--out", out}, x...), runs)
+		},
 	}
 }
 

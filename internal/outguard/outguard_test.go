@@ -174,4 +174,3 @@ func writeParquet(t *testing.T, path string, kind *Kind) {
 	}
 	write(t, path, buf.String())
 }
-
