@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/parquet-go/parquet-go"
@@ -224,10 +223,8 @@ func Write(out string, overwrite bool, inputs []string, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("audit: encode %s: %w", JSONFile, err)
 	}
-	return atomicfile.Dir(out, true, func(tmp string) error {
-		if err := outguard.MarkDir(tmp, Kind); err != nil {
-			return err
-		}
+	o := outguard.Output{Path: out, Kind: Kind, Overwrite: overwrite}
+	return outguard.BuildDir(o, inputs, func(tmp string) error {
 		if err := os.WriteFile(filepath.Join(tmp, JSONFile), append(b, '\n'), 0o644); err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/outguard"
 )
 
 // Env is what every row may use: the repository root, the shared sample, the
@@ -110,7 +110,7 @@ func run() int {
 	}
 	doc := "# agentrace benchmarks\n\nMeasured side by side in one run on " + time.Now().UTC().Format(time.DateOnly) +
 		" (" + machine() + ").\n\n" + b.String()
-	if err := atomicfile.Write(*out, func(w io.Writer) error {
+	if err := outguard.AtomicWrite(*out, func(w io.Writer) error {
 		_, err := io.WriteString(w, doc)
 		return err
 	}); err != nil {

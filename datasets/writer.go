@@ -13,7 +13,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/klauspost/compress/s2"
 	"github.com/parquet-go/parquet-go"
@@ -25,7 +25,7 @@ import (
 const rowGroupBytes = 8 << 20
 
 // Writer writes a dataset directory one conversation at a time. The caller owns the
-// directory (normally a temporary one from atomicfile.Dir). A Writer is owned by one
+// directory (normally a temporary one from an output claim (internal/outguard)). A Writer is owned by one
 // goroutine.
 type Writer struct {
 	dir     string
@@ -219,7 +219,7 @@ func (w *Writer) Close(m schemas.DatasetManifest) (schemas.DatasetManifest, erro
 	if err != nil {
 		return m, fmt.Errorf("encode dataset manifest: %w", err)
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(w.dir, schemas.DatasetManifestFile), append(b, '\n')); err != nil {
+	if err := outguard.AtomicWriteBytes(filepath.Join(w.dir, schemas.DatasetManifestFile), append(b, '\n')); err != nil {
 		return m, err
 	}
 	return m, nil

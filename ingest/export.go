@@ -8,7 +8,6 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -33,14 +32,16 @@ const exportGenerator = outguard.TraceGenerator + " export"
 //
 // It stops when ctx is done, leaving no file behind.
 func Export(ctx context.Context, o ExportOptions) error {
-	if err := outguard.Check(o.Out, outguard.Traces, o.Overwrite, o.Dataset); err != nil {
+	claim, err := outguard.Take(outguard.Output{Path: o.Out, Kind: outguard.Traces, Overwrite: o.Overwrite}, o.Dataset)
+	if err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
+	defer claim.Release()
 	d, err := datasets.OpenContext(ctx, o.Dataset)
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(o.Out, func(w io.Writer) error { return writeFlat(ctx, w, d) })
+	return claim.WriteFile(func(w io.Writer) error { return writeFlat(ctx, w, d) })
 }
 
 func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {

@@ -18,7 +18,6 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/tokens"
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -191,16 +190,17 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 			}
 		}
 	}
-	// The output is checked before anything is read: it may not be, contain or
-	// sit inside an input, and an existing one is replaced only when it is a
-	// dataset and Overwrite is set.
-	if err := outguard.Check(opts.Out, outguard.Dataset, opts.Overwrite, append(opts.Inputs, opts.Tokenizer)...); err != nil {
+	// The output is claimed before anything is read (internal/outguard): it may
+	// not be, contain or sit inside an input, nor be written by another command
+	// meanwhile; an existing one is replaced only when it is a dataset and
+	// Overwrite is set, and only once the new one is whole.
+	out := outguard.Output{Path: opts.Out, Kind: outguard.Dataset, Overwrite: opts.Overwrite}
+	claim, err := outguard.Take(out, append(opts.Inputs, opts.Tokenizer)...)
+	if err != nil {
 		return m, fmt.Errorf("ingest: %w", err)
 	}
-	err := atomicfile.Dir(opts.Out, true, func(tmp string) error {
-		if err := outguard.MarkDir(tmp, outguard.Dataset); err != nil {
-			return err
-		}
+	defer claim.Release()
+	err = func(tmp string) error {
 		w, err := datasets.NewWriter(tmp)
 		if err != nil {
 			return err
@@ -234,7 +234,10 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		m, err = w.Close(m)
 		in.prog.phase.Store(phaseDone)
 		return err
-	})
+	}(claim.Dir())
+	if err == nil {
+		err = claim.Commit()
+	}
 	return m, err
 }
 

@@ -16,7 +16,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/ingest"
-	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
@@ -99,7 +99,7 @@ func build(t *testing.T) *workspace {
 		t.Fatal(err)
 	}
 	c8 := filepath.Join(w.dir, "runs", "c8")
-	if err := atomicfile.Write(filepath.Join(w.dir, "turns-c8.jsonl"), func(f io.Writer) error {
+	if err := outguard.AtomicWrite(filepath.Join(w.dir, "turns-c8.jsonl"), func(f io.Writer) error {
 		_, err := runlog.Dump(context.Background(), f, filepath.Join(c8, schemas.TurnLogFile), nil)
 		return err
 	}); err != nil {

@@ -57,6 +57,9 @@ type Summary struct {
 	LagP50, LagP99, LagMax time.Duration
 	Official               bool
 	NonOfficial            []string
+	// Dropped tells that the run replaced an earlier run at RunDir and did not
+	// complete: the earlier run was kept, whole, and this one was dropped.
+	Dropped bool
 }
 
 // TurnsPerSecond is the issued turns over the elapsed time.
@@ -108,10 +111,13 @@ func (s *Summary) String() string {
 	default:
 		off = fmt.Sprintf("not official: %d settings are unofficial (see the manifest)", len(s.NonOfficial))
 	}
-	fmt.Fprintf(&b, "  %.1f turns/s, %.0f output tokens/s; window end %s; client lag p50 %s p99 %s max %s; %s\n"+
-		"  log %s",
-		s.TurnsPerSecond(), s.TokensPerSecond(), win, s.LagP50, s.LagP99, s.LagMax, off,
-		filepath.Join(s.RunDir, schemas.TurnLogFile))
+	fmt.Fprintf(&b, "  %.1f turns/s, %.0f output tokens/s; window end %s; client lag p50 %s p99 %s max %s; %s\n",
+		s.TurnsPerSecond(), s.TokensPerSecond(), win, s.LagP50, s.LagP99, s.LagMax, off)
+	if s.Dropped {
+		fmt.Fprintf(&b, "  the earlier run at %s is kept as it was: this %s run replaced nothing and was dropped", s.RunDir, s.State)
+	} else {
+		fmt.Fprintf(&b, "  log %s", filepath.Join(s.RunDir, schemas.TurnLogFile))
+	}
 	return b.String()
 }
 
@@ -268,23 +274,25 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if opts.Out == "" {
 		return nil, errors.New("replay: no run directory (--out)")
 	}
-	// The run folder may not be, contain or sit inside the dataset, and replaces
-	// only an earlier run, with Overwrite (internal/outguard); checked before the
-	// probe, taken after it, so a run that cannot start leaves it as it was.
-	out := outguard.Output{Path: opts.Out, Kind: outguard.Run, Overwrite: opts.Overwrite}
-	if err := out.Check(opts.Dataset); err != nil {
+	// The run folder is claimed for the run's life (internal/outguard): it may
+	// not be, contain or sit inside the dataset, a second run into it is refused
+	// while this one runs, and it replaces only an earlier run, with Overwrite.
+	// With nothing to keep there the run is written in place (readable while it
+	// runs; an interrupted run stays, as it is a run). Over an earlier run it is
+	// written beside and put in place only when complete: interrupted or failed,
+	// it is dropped and the earlier run stays whole. A run that cannot start
+	// (the probe fails) leaves the folder as it was.
+	claim, err := outguard.Take(outguard.Output{Path: opts.Out, Kind: outguard.Run, Overwrite: opts.Overwrite, Live: true}, opts.Dataset)
+	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	defer claim.Release()
+	dir := claim.Dir()
 	c := newClient(s)
 	defer c.close()
 	if err := c.probe(ctx); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	claim, err := outguard.Begin(out, opts.Dataset)
-	if err != nil {
-		return nil, fmt.Errorf("replay: %w", err)
-	}
-	defer claim.Finish()
 
 	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.Concurrency), logFailed: make(chan struct{})}
 	if w := longestDelay(d, s); w != "" && s.Progress != nil {
@@ -305,13 +313,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		EndpointDescription: s.EndpointDescription,
 	}
 	m.SimSpeedup = c.simSpeedup
-	if err := runlog.WriteManifest(opts.Out, m); err != nil {
-		claim.Abandon()
+	if err := runlog.WriteManifest(dir, m); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	lf, err := runlog.CreateWrapped(filepath.Join(opts.Out, schemas.TurnLogFile), nil, s.wrapLog)
+	lf, err := runlog.CreateWrapped(filepath.Join(dir, schemas.TurnLogFile), nil, s.wrapLog)
 	if err != nil {
-		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
@@ -367,10 +373,18 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 			m.Unlogged = lr.unlogged
 		}
 	}
-	if err := runlog.WriteManifest(opts.Out, m); err != nil && lr.err == nil {
+	if err := runlog.WriteManifest(dir, m); err != nil && lr.err == nil {
 		lr.err = fmt.Errorf("replay: %w", err)
 	}
-	writeTurnTable(opts.Out, &m, d, s.Progress)
+	writeTurnTable(dir, &m, d, s.Progress)
+	dropped := false
+	if claim.InPlace() || m.State == schemas.RunComplete && lr.err == nil {
+		if err := claim.Commit(); err != nil && lr.err == nil {
+			lr.err = fmt.Errorf("replay: %w", err)
+		}
+	} else {
+		dropped = true // Release drops it; the earlier run stays
+	}
 	sum := &Summary{
 		RunDir: opts.Out, State: m.State, Counts: lr.counts, Trajectories: m.Trajectories.Finished,
 		Failed: m.Trajectories.Failed, Cut: m.Trajectories.Cut,
@@ -378,6 +392,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		WindowEnd: time.Duration(m.WindowEndNs), StopCause: m.StopCause, Stopped: time.Duration(m.StoppedNs),
 		MaxDuration: s.MaxDuration, Warnings: lr.warnings, MaxOutputBytes: s.maxOutput, Error: m.Error,
 		OutputTokens: e.outTokens.Load(), Official: m.Config.Official, NonOfficial: m.Config.NonOfficial,
+		Dropped: dropped,
 	}
 	for _, n := range lr.unlogged {
 		sum.Unlogged += n

@@ -2,22 +2,24 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // Sweep runs one replay per concurrency, one after another, each into
 // opts.Out/c<N>/ with the same settings. It prints each point's summary to
 // opts.Progress and stops at the first failed or interrupted point.
 //
-// The sweep folder is an output of its own kind (internal/outguard): with
-// opts.Overwrite an earlier sweep there is replaced as a whole (no stale point
-// survives); without it, new points are added to an earlier sweep, and a point it
-// already holds is refused before anything runs.
+// The sweep folder is an output of its own kind, claimed for the sweep's life
+// (internal/outguard). With opts.Overwrite an earlier sweep there is replaced as
+// a whole (no stale point survives), and only once every point is complete: the
+// new sweep is written beside it, and an interrupted or failed one is dropped,
+// the earlier sweep kept whole. Without it, new points are added to an earlier
+// sweep, and a point it already holds is refused before anything runs.
 func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 	if len(concurrencies) == 0 {
 		return fmt.Errorf("sweep: no concurrencies")
@@ -27,46 +29,45 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 			return fmt.Errorf("sweep: concurrency %d: must be at least 1", c)
 		}
 	}
-	out := opts.Out
-	point := func(c int) string { return filepath.Join(out, fmt.Sprintf("c%d", c)) }
-	guard := outguard.Output{Path: out, Kind: outguard.Sweep, Overwrite: opts.Overwrite}
-	err := guard.Check(opts.Dataset)
-	switch {
-	case errors.Is(err, outguard.ErrExists):
-		// Add points to an earlier sweep: none of them may exist.
-		for _, c := range concurrencies {
-			if _, err := os.Lstat(point(c)); err == nil {
-				return fmt.Errorf("sweep: %q already holds the point c%d: pass --overwrite to replace the whole sweep, or leave c%d out", out, c, c)
-			}
-		}
-	case err != nil:
+	guard := outguard.Output{Path: opts.Out, Kind: outguard.Sweep, Overwrite: opts.Overwrite, Live: true, Add: !opts.Overwrite}
+	claim, err := outguard.Take(guard, opts.Dataset)
+	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
-	default:
-		claim, err := outguard.Begin(guard, opts.Dataset)
-		if err != nil {
-			return fmt.Errorf("sweep: %w", err)
-		}
-		defer func() {
-			// A sweep whose first point never started (endpoint down) puts the
-			// earlier sweep back.
-			if _, err := os.Lstat(point(concurrencies[0])); errors.Is(err, os.ErrNotExist) {
-				claim.Abandon()
-			} else {
-				claim.Finish()
-			}
-		}()
 	}
+	defer claim.Release()
+	dir := claim.Dir()
+	name := func(c int) string { return fmt.Sprintf("c%d", c) }
+	for _, c := range concurrencies {
+		if _, err := os.Lstat(filepath.Join(dir, name(c))); err == nil {
+			return fmt.Errorf("sweep: %q already holds the point c%d: pass --overwrite to replace the whole sweep, or leave c%d out", opts.Out, c, c)
+		}
+	}
+	complete := true
 	for i, c := range concurrencies {
 		o := opts
 		o.Concurrency = c
-		o.Out = point(c)
+		o.Out = filepath.Join(dir, name(c))
 		o.Overwrite = false // a fresh sweep folder, or a point checked absent above
+		shown := filepath.Join(opts.Out, name(c))
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "sweep point %d/%d: concurrency %d -> %s\n", i+1, len(concurrencies), c, o.Out)
+			fmt.Fprintf(o.Progress, "sweep point %d/%d: concurrency %d -> %s\n", i+1, len(concurrencies), c, shown)
+		}
+		if i == 0 && claim.InPlace() {
+			// A sweep whose first point never started (endpoint down) leaves the
+			// folder as it was: commit only once a point exists.
+			defer func() {
+				if _, err := os.Lstat(o.Out); err == nil {
+					claim.Commit()
+				}
+			}()
 		}
 		sum, err := Run(ctx, o)
-		if sum != nil && o.Progress != nil {
-			fmt.Fprintln(o.Progress, sum)
+		if sum != nil {
+			sum.RunDir = shown
+			complete = complete && sum.State == schemas.RunComplete
+			if o.Progress != nil {
+				fmt.Fprintln(o.Progress, sum)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("sweep at concurrency %d: %w", c, err)
@@ -75,5 +76,8 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 			return fmt.Errorf("sweep interrupted at concurrency %d: %w", c, ctx.Err())
 		}
 	}
-	return nil
+	if !claim.InPlace() && !complete {
+		return fmt.Errorf("sweep: a point did not complete: the earlier sweep at %q is kept as it was, this one was dropped", opts.Out)
+	}
+	return claim.Commit()
 }

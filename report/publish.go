@@ -8,13 +8,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/python"
@@ -208,13 +206,10 @@ func publishPoint(s *System, p *Point, tokenizerDir string, log io.Writer) error
 // checks: never over a file agentrace did not write.
 func writePublished(path string, data []byte, ours func(string) bool, inputs ...string) error {
 	out := outguard.Output{Path: path, Kind: PublishedKind, Overwrite: true, Ours: ours}
-	if err := out.Check(inputs...); err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("publish: %w", err)
-	}
-	if err := atomicfile.WriteBytes(path, data); err != nil {
+	if err := outguard.WriteFile(out, inputs, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}); err != nil {
 		return fmt.Errorf("publish: %w", err)
 	}
 	return nil

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -83,9 +82,14 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("report: no output folder")
 	}
 	inputs := append(append([]string{o.TokenizerDir}, o.Runs...), o.Compare...)
-	if err := outguard.Check(o.Out, outguard.Report, o.Overwrite, inputs...); err != nil {
+	// Claimed before the runs are read (internal/outguard): a second report into
+	// the same folder is refused at once; an earlier report stays until this one
+	// is whole.
+	claim, err := outguard.Take(outguard.Output{Path: o.Out, Kind: outguard.Report, Overwrite: o.Overwrite}, inputs...)
+	if err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
+	defer claim.Release()
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
@@ -158,21 +162,15 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 	if r.Figures, err = figures(ctx, r.Systems); err != nil {
 		return nil, err
 	}
-	// Check again: the runs were read meanwhile, and a folder may have appeared.
-	if err := outguard.Check(o.Out, outguard.Report, o.Overwrite, inputs...); err != nil {
+	if err := r.write(ctx, claim.Dir()); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
-	if err := atomicfile.Dir(o.Out, true, func(tmp string) error {
-		if err := outguard.MarkDir(tmp, outguard.Report); err != nil {
-			return err
-		}
-		if err := r.write(ctx, tmp); err != nil {
-			return err
-		}
-		// Interrupted while it wrote: the temporary folder is dropped, whatever
-		// was at --out stays.
-		return ctx.Err()
-	}); err != nil {
+	// Interrupted while it wrote: what was written is dropped, whatever was at
+	// --out stays.
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	if err := claim.Commit(); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	return r, nil
@@ -290,7 +288,7 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", path, err)
 	}
-	return atomicfile.WriteBytes(path, append(b, '\n'))
+	return outguard.AtomicWriteBytes(path, append(b, '\n'))
 }
 
 // Write writes the report folder.
@@ -317,7 +315,7 @@ func (r *Report) write(ctx context.Context, out string) error {
 			if err := writeJSON(filepath.Join(dir, ResultSummaryFile), p.Summary); err != nil {
 				return err
 			}
-			if err := atomicfile.WriteBytes(filepath.Join(dir, PointYAMLFile), PointYAML(s, p)); err != nil {
+			if err := outguard.AtomicWriteBytes(filepath.Join(dir, PointYAMLFile), PointYAML(s, p)); err != nil {
 				return err
 			}
 		}
@@ -344,10 +342,10 @@ func (r *Report) write(ctx context.Context, out string) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := atomicfile.WriteBytes(filepath.Join(out, PlotsDir, f.Name+".png"), f.PNG); err != nil {
+		if err := outguard.AtomicWriteBytes(filepath.Join(out, PlotsDir, f.Name+".png"), f.PNG); err != nil {
 			return err
 		}
-		if err := atomicfile.WriteBytes(filepath.Join(out, PlotsDir, f.Name+".svg"), f.SVG); err != nil {
+		if err := outguard.AtomicWriteBytes(filepath.Join(out, PlotsDir, f.Name+".svg"), f.SVG); err != nil {
 			return err
 		}
 	}
@@ -355,14 +353,14 @@ func (r *Report) write(ctx context.Context, out string) error {
 	if err := r.HTML(&html); err != nil {
 		return err
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(out, HTMLFile), html.Bytes()); err != nil {
+	if err := outguard.AtomicWriteBytes(filepath.Join(out, HTMLFile), html.Bytes()); err != nil {
 		return err
 	}
 	var md bytes.Buffer
 	if err := r.Markdown(&md); err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(filepath.Join(out, SummaryFile), md.Bytes())
+	return outguard.AtomicWriteBytes(filepath.Join(out, SummaryFile), md.Bytes())
 }
 
 // Verdict tells whether every check of every system passed.

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
-	"github.com/agentrace/agentrace/internal/atomicfile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/parquet-go/parquet-go"
@@ -152,10 +152,10 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 			runs = append(runs, tr)
 		}
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(out, MacrosFile), []byte(Macros)); err != nil {
+	if err := outguard.AtomicWriteBytes(filepath.Join(out, MacrosFile), []byte(Macros)); err != nil {
 		return notes, err
 	}
-	if err := atomicfile.Write(filepath.Join(out, PointsTable), func(w io.Writer) error {
+	if err := outguard.AtomicWrite(filepath.Join(out, PointsTable), func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[pointRow](w, parquet.Compression(&zstd.Codec{}),
 			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), parquet.KeyValueMetadata(runlog.TableKindKey, "points-table"))
 		if _, err := pw.Write(rows); err != nil {

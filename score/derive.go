@@ -7,13 +7,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
@@ -512,12 +512,12 @@ func isDerivedRuleset(path string) bool {
 // only when it is a ruleset agentrace derived.
 func WriteRuleset(path string, r *Ruleset, overwrite bool, inputs ...string) error {
 	out := outguard.Output{Path: path, Kind: RulesetKind, Overwrite: overwrite, Ours: isDerivedRuleset}
-	if err := out.Check(inputs...); err != nil {
-		return err
-	}
 	b, err := RulesetJSON(*r)
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteBytes(path, b)
+	return outguard.WriteFile(out, inputs, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
 }

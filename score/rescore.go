@@ -97,9 +97,13 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	out := outguard.Output{Path: opts.Out, Kind: outguard.Rescore, Overwrite: opts.Overwrite, Ours: isAgentraceParquet}
 	inputs := append([]string{opts.Dataset, opts.Tokenizer, opts.Ruleset}, opts.Archives...)
 	if opts.Out != "" {
-		if err := out.Check(inputs...); err != nil {
+		// Claimed for the whole batch (internal/outguard): a second rescore into
+		// the same table is refused at once.
+		claim, err := outguard.Take(out, inputs...)
+		if err != nil {
 			return nil, fmt.Errorf("rescore: %w", err)
 		}
+		defer claim.Release()
 	}
 	if opts.Ruleset != AutoRuleset {
 		if _, err := LoadRuleset(opts.Ruleset); err != nil {
@@ -166,9 +170,6 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	}
 	placeSubmissionPoints(found, rows)
 	if opts.Out != "" {
-		if err := out.Check(inputs...); err != nil {
-			return rows, fmt.Errorf("rescore: %w", err)
-		}
 		if err := WriteRescoreRows(opts.Out, rows); err != nil {
 			return rows, fmt.Errorf("rescore: %w", err)
 		}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
@@ -74,15 +73,17 @@ func isAgentraceParquet(path string) bool {
 // scored turn), each atomically, replacing only scores agentrace wrote.
 func WriteScores(runDir string, s *schemas.Scores) error {
 	for _, o := range scoresOutputs(runDir) {
-		if err := o.Check(); err != nil {
+		claim, err := outguard.Take(o)
+		if err != nil {
 			return fmt.Errorf("write scores: %w", err)
 		}
+		defer claim.Release()
 	}
 	data, err := marshalScores(s)
 	if err != nil {
 		return fmt.Errorf("encode scores of %q: %w", runDir, err)
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(runDir, schemas.ScoresFile), data); err != nil {
+	if err := outguard.AtomicWriteBytes(filepath.Join(runDir, schemas.ScoresFile), data); err != nil {
 		return fmt.Errorf("write scores: %w", err)
 	}
 	if err := WriteTurnScores(filepath.Join(runDir, schemas.ScoresTable), s.PerTurn); err != nil {
@@ -102,7 +103,7 @@ func WriteRescoreRows(path string, rows []schemas.RescoreRow) error {
 }
 
 func writeParquet[T any](path string, kind outguard.Kind, rows []T) error {
-	return atomicfile.Write(path, func(w io.Writer) error {
+	return outguard.AtomicWrite(path, func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[T](w, parquet.Compression(&snappy.Codec{}),
 			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), outguard.ParquetMetadata(kind))
 		if _, err := pw.Write(rows); err != nil {

@@ -127,13 +127,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Out == "" {
 		return nil, errors.New("demo: no output folder")
 	}
-	// An earlier tour's output is replaced (the tour always overwrites its own),
-	// anything else at o.Out is refused (internal/outguard).
-	claim, err := outguard.Begin(outguard.Output{Path: o.Out, Kind: outguard.Demo, Overwrite: true}, o.Tokenizer)
+	// The folder is claimed for the tour's life (internal/outguard). An earlier
+	// tour's output is replaced (the tour always overwrites its own), and only
+	// what a tour writes there (Entries): the user's own files beside it stay,
+	// and a file of the user's inside one of them (runs/, report/) makes it
+	// refuse, naming the file. The earlier tour's entries are moved aside while
+	// this one runs and put back when it fails or is interrupted; anything else
+	// at o.Out is refused.
+	claim, err := outguard.Take(outguard.Output{Path: o.Out, Kind: outguard.Demo, Overwrite: true,
+		Entries: []string{"traces.jsonl", "dataset", "runs", "report"}}, o.Tokenizer)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	defer claim.Finish()
+	defer claim.Release()
 	res := &Result{}
 
 	// 1. Synthesize, ingest, show statistics.
@@ -197,12 +203,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	// 3. Sweep.
 	runsDir := filepath.Join(o.Out, "runs")
-	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+	runs, err := outguard.Take(outguard.Output{Path: runsDir, Kind: outguard.Sweep, Live: true})
+	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	if err := outguard.MarkDir(runsDir, outguard.Sweep); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
+	defer runs.Release()
 	n := len(d.Conversations)
 	for i, c := range o.Concurrencies {
 		// Enough trajectories to keep c slots busy, as a whole number of passes over
@@ -224,6 +229,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return res, fmt.Errorf("demo: interrupted at concurrency %d: %w", c, ctx.Err())
 		}
 		fmt.Fprintf(w, "      %d turns in %s, %.0f output tokens/s\n", sumr.Turns, sumr.Elapsed.Round(time.Millisecond), sumr.TokensPerSecond())
+	}
+
+	if err := runs.Commit(); err != nil {
+		return res, fmt.Errorf("demo: %w", err)
 	}
 
 	// 4. Score each point, then report.
@@ -303,6 +312,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			}
 			res.Points = append(res.Points, pt)
 		}
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("demo: interrupted: %w", err)
+	}
+	if err := claim.Commit(); err != nil {
+		return res, fmt.Errorf("demo: %w", err)
 	}
 	res.Elapsed = time.Since(start)
 	fmt.Fprintln(w)

@@ -156,3 +156,111 @@ func TestInterrupt(t *testing.T) {
 	}
 	serverGone(t, res.Endpoint)
 }
+
+// files is the content of every regular file under root, by path.
+func files(t *testing.T, root string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = string(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestRunOwnsOnlyWhatItWrote: a second tour into a folder where the user wrote
+// files of their own (what "After the demo" writes there) replaces only the
+// tour's entries: the user's files survive byte for byte. A file of the user's
+// inside one of the tour's folders makes it refuse, naming the file.
+func TestRunOwnsOnlyWhatItWrote(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "demo")
+	opts := Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{2}, Speedup: 400}
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	mine := map[string]string{"request.json": `{"mine":1}`, "turns-c8.jsonl": "{}\n", "notes/thesis.tex": "x"}
+	for n, s := range mine {
+		p := filepath.Join(out, n)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Run(context.Background(), opts); err != nil {
+		t.Fatalf("second tour: %v", err)
+	}
+	for n, s := range mine {
+		if b, err := os.ReadFile(filepath.Join(out, n)); err != nil || string(b) != s {
+			t.Errorf("the user's %s: %q, %v", n, b, err)
+		}
+	}
+	inside := filepath.Join(out, "report", "my-notes.md")
+	if err := os.WriteFile(inside, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := files(t, root)
+	if _, err := Run(context.Background(), opts); !errors.Is(err, outguard.ErrNotOurs) || !strings.Contains(err.Error(), "my-notes.md") {
+		t.Fatalf("a tour over report/ holding the user's my-notes.md: %v", err)
+	}
+	if after := files(t, root); len(after) != len(before) {
+		t.Errorf("a refused tour changed the folder: %d files, were %d", len(after), len(before))
+	}
+}
+
+// TestInterruptKeepsTheEarlierTour: a second tour interrupted during its sweep
+// (Ctrl-C, after it wrote its traces and dataset) leaves the first tour's report, runs, dataset and traces as they
+// were, byte for byte, and nothing beside them.
+func TestInterruptKeepsTheEarlierTour(t *testing.T) {
+	root := t.TempDir()
+	out := filepath.Join(root, "demo")
+	if _, err := Run(context.Background(), Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{2}, Speedup: 400}); err != nil {
+		t.Fatal(err)
+	}
+	before := files(t, root)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &signalWriter{want: "sweep point 1/", hit: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		_, err := Run(ctx, Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{1, 2, 4}, Speedup: 1, Progress: w})
+		done <- err
+	}()
+	select {
+	case <-w.hit:
+	case err := <-done:
+		t.Fatalf("the second tour ended before its sweep: %v\n%s", err, w)
+	case <-time.After(90 * time.Second):
+		t.Fatal("the sweep did not start within 90 s")
+	}
+	time.Sleep(500 * time.Millisecond)
+	cancel()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("an interrupted tour returned no error")
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatal("Run did not return within 45 s of the interrupt")
+	}
+	after := files(t, root)
+	for p, s := range before {
+		if after[p] != s {
+			t.Errorf("%s changed or vanished", p)
+		}
+	}
+	for p := range after {
+		if _, ok := before[p]; !ok {
+			t.Errorf("%s appeared", p)
+		}
+	}
+}

@@ -48,9 +48,11 @@ func logExportCommand() *cli.Command {
 				inputs = append(inputs, filepath.Join(d, schemas.TurnLogFile), filepath.Join(d, schemas.RunManifestFile))
 			}
 			write := func(out string, runs []runlog.TableRun, multi bool) error {
-				if err := outguard.Check(out, turnTableKind, overwrite(c), inputs...); err != nil {
+				claim, err := outguard.Take(outguard.Output{Path: out, Kind: turnTableKind, Overwrite: overwrite(c)}, inputs...)
+				if err != nil {
 					return fmt.Errorf("log export: %w", err)
 				}
+				defer claim.Release()
 				info, err := runlog.WriteTable(ctx, out, runs, runlog.TableOptions{RunColumns: multi})
 				for _, w := range info.Warnings {
 					fmt.Fprintln(c.Root().ErrWriter, "agentrace log export: warning:", w)

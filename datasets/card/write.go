@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/internal/plotkit"
@@ -62,10 +61,8 @@ func Write(c *Card, o WriteOptions) error {
 		return fmt.Errorf("encode %s: %w", JSONFile, err)
 	}
 	md := Markdown(c)
-	return atomicfile.Dir(o.Out, o.Overwrite, func(tmp string) error {
-		if err := outguard.MarkDir(tmp, Kind); err != nil {
-			return err
-		}
+	out := outguard.Output{Path: o.Out, Kind: Kind, Overwrite: o.Overwrite}
+	return outguard.BuildDir(out, o.Inputs, func(tmp string) error {
 		if err := os.Mkdir(filepath.Join(tmp, PlotsDir), 0o755); err != nil {
 			return err
 		}

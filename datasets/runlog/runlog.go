@@ -25,8 +25,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
@@ -530,7 +530,7 @@ func WriteManifest(runDir string, m schemas.RunManifest) error {
 		data = append(data, '\n')
 	}
 	p := filepath.Join(runDir, schemas.RunManifestFile)
-	err = atomicfile.WriteBytes(p, data)
+	err = outguard.AtomicWriteBytes(p, data)
 	if err == nil {
 		return nil
 	}

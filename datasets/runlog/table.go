@@ -14,8 +14,8 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -186,7 +186,7 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 		return info, fmt.Errorf("write turns table: %w", err)
 	}
 	schema := parquet.NewSchema("turns", group)
-	err = atomicfile.Write(path, func(w io.Writer) error {
+	err = outguard.AtomicWrite(path, func(w io.Writer) error {
 		pw := parquet.NewWriter(w, schema,
 			parquet.Compression(&zstd.Codec{}),
 			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""),

@@ -11,7 +11,6 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/atomicfile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -230,10 +229,12 @@ func Generate(ctx context.Context, w io.Writer, o Options) (Summary, error) {
 // replaced only when o.Overwrite is set and agentrace wrote it.
 func WriteFile(ctx context.Context, path string, o Options) (Summary, error) {
 	var s Summary
-	if err := outguard.Check(path, outguard.Traces, o.Overwrite); err != nil {
+	claim, err := outguard.Take(outguard.Output{Path: path, Kind: outguard.Traces, Overwrite: o.Overwrite})
+	if err != nil {
 		return Summary{}, fmt.Errorf("synth: %w", err)
 	}
-	err := atomicfile.Write(path, func(w io.Writer) error {
+	defer claim.Release()
+	err = claim.WriteFile(func(w io.Writer) error {
 		var err error
 		s, err = Generate(ctx, w, o)
 		return err

@@ -1,39 +1,50 @@
-// Package outguard keeps agentrace's outputs from destroying anyone's data. Two rules
-// hold for every command that writes:
+// Package outguard is the one way agentrace claims an output, so that no command
+// destroys anyone's data. For every command that writes:
 //
-//  1. An output never is, contains, or sits inside one of the command's inputs.
+//  1. The output's path is made absolute and cleaned first (X/../X is X, dir/ is
+//     dir, . is the working folder).
+//  2. An output never is, contains, or sits inside one of the command's inputs.
 //     Paths are compared as the files they name: symbolic links are resolved and
 //     files are compared by device and inode, so a link, a bind mount or a hard link
 //     to an input is caught too.
-//  2. An existing output is replaced only with --overwrite, and only when agentrace
-//     made it as the same kind of output (a dataset over a dataset, a run over a run).
-//     A folder is agentrace's when it carries the marker file .agentrace naming its
-//     kind (MarkDir writes it); a Parquet file when its footer holds the key
-//     "agentrace.kind" (ParquetKey); a JSONL trace file when its first line is a
-//     dataset_metadata record whose generator starts with "agentrace" (synth and
-//     export write one). Folders written by agentrace before the marker existed are
-//     recognized by their files (a dataset's manifest and tables, a run's manifest
-//     and turn log, a demo's or a report's layout). Anything else is never replaced,
-//     with or without --overwrite. An empty folder may always be written into.
+//  3. An exclusive lock is held on the output for the command's life (an flock on
+//     .X.agentrace-lock beside X, removed when the command ends): a second writer
+//     of the same output is refused at once, with the holder's pid and command.
+//  4. An existing output is replaced only with --overwrite, and only when agentrace
+//     made it as the same kind of output (a dataset over a dataset, a run over a
+//     run). A folder is agentrace's when it carries the marker file .agentrace
+//     naming its kind, a random id and the entries agentrace wrote there; an entry
+//     the marker does not list (a file the user added) makes the folder the
+//     user's too: it is refused, naming that entry (a Shared kind, the demo's
+//     folder, leaves such entries where they are instead). A Parquet file is
+//     agentrace's when its footer holds the key "agentrace.kind" (ParquetKey); a
+//     JSONL trace file when its first line is a dataset_metadata record whose
+//     generator starts with "agentrace" (synth and export write one). Anything
+//     else is never replaced, with or without --overwrite. An empty folder may
+//     always be written into.
+//  5. The earlier output stays, whole, until the new one is: the new one is built
+//     in a hidden folder (or file) beside it, .X.agentrace-new-*, and put in place
+//     at the end (folders swapped at once with renameat2 RENAME_EXCHANGE where the
+//     file system has it, else moved aside and back on failure); the earlier one
+//     is removed only after that. An error, an interrupt or a second interrupt
+//     drops what was built; after a kill, the next claim of X removes it.
 //
-// How a command uses it (check before writing anything, then write):
+// How a command uses it:
 //
-//	out := outguard.Output{Path: o.Out, Kind: outguard.Dataset, Overwrite: o.Overwrite}
-//	if err := out.Check(o.Inputs...); err != nil {
-//		return err // names the path, the input and the way out
+//	c, err := outguard.Take(outguard.Output{Path: o.Out, Kind: outguard.Dataset, Overwrite: o.Overwrite}, o.Inputs...)
+//	if err != nil {
+//		return err // names the path, the input, the holder or the way out
 //	}
-//	// a folder built in a temporary folder and renamed into place (atomicfile.Dir):
-//	atomicfile.Dir(o.Out, true, func(tmp string) error {
-//		if err := outguard.MarkDir(tmp, outguard.Dataset); err != nil { ... }
-//		...
-//	})
+//	defer c.Release()
+//	... write into c.Dir() ...
+//	return c.Commit()
 //
-// A folder written in place while the command runs (a replay run, a sweep, the demo)
-// is taken with Begin, which checks, moves an earlier output aside, creates and marks
-// the folder; Claim.Finish then deletes the earlier output (Claim.Abandon puts it back
-// when the new one never got started). A file output is written with atomicfile after
-// Check; a Parquet output adds ParquetMetadata(kind) to its writer options so that it
-// can be replaced later.
+// BuildDir and WriteFile do the same for an output written in one go. A run (Live)
+// is written at its path itself when nothing is there to keep, so that it can be
+// read while it runs; over an earlier run it is built beside too, and the command
+// commits it only when it is whole. Check answers, without taking anything,
+// whether Take would refuse (a command checks before long work, so that a refusal
+// comes at once). Files inside a claimed output are written with AtomicWrite.
 //
 // Inputs are every path the command reads: trace files, dataset and run folders,
 // tokenizer folders, rulesets. A path that does not exist is skipped (the command
@@ -41,10 +52,13 @@
 // folder is meant to hold (score's scores.json) pass the run's files, not the run
 // folder, as inputs.
 //
-// Errors wrap ErrOverlap, ErrExists or ErrNotOurs, so callers can tell them apart.
+// Errors wrap ErrOverlap, ErrExists, ErrNotOurs or ErrBusy, so callers can tell
+// them apart.
 package outguard
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,7 +66,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
@@ -63,17 +76,21 @@ import (
 type Kind struct {
 	Name   string
 	Folder bool
+	// Shared tells that the folder may hold the user's files beside agentrace's
+	// (the demo's folder): a replacement replaces only the entries agentrace
+	// wrote and leaves the others where they are.
+	Shared bool
 }
 
 // The kinds of output agentrace writes.
 var (
-	Dataset = Kind{"dataset", true}  // ingest
-	Run     = Kind{"run", true}      // replay; each point of a sweep
-	Sweep   = Kind{"sweep", true}    // sweep: c<N>/ runs
-	Report  = Kind{"report", true}   // report
-	Demo    = Kind{"demo", true}     // demo
-	Traces  = Kind{"traces", false}  // JSONL traces: synth, export
-	Rescore = Kind{"rescore", false} // rescore's results table (Parquet)
+	Dataset = Kind{Name: "dataset", Folder: true}            // ingest
+	Run     = Kind{Name: "run", Folder: true}                // replay; each point of a sweep
+	Sweep   = Kind{Name: "sweep", Folder: true}              // sweep: c<N>/ runs
+	Report  = Kind{Name: "report", Folder: true}             // report
+	Demo    = Kind{Name: "demo", Folder: true, Shared: true} // demo
+	Traces  = Kind{Name: "traces"}                           // JSONL traces: synth, export
+	Rescore = Kind{Name: "rescore"}                          // rescore's results table (Parquet)
 )
 
 // MarkerFile is the file in a folder that names the kind of output agentrace wrote
@@ -94,6 +111,8 @@ var (
 	// ErrNotOurs: the output exists and is not agentrace's output of that kind; it
 	// is never replaced.
 	ErrNotOurs = errors.New("output is not agentrace's to replace")
+	// ErrBusy: another process is writing the same output.
+	ErrBusy = errors.New("output is being written by another command")
 )
 
 // Output is one output of a command.
@@ -107,6 +126,26 @@ type Output struct {
 	// Ours, when set, recognizes an existing file as an earlier output of Kind, for
 	// file formats the marks above do not cover.
 	Ours func(path string) bool
+	// Live: the output is a folder written while the command runs, to be read
+	// meanwhile (a run): with nothing at Path to keep it is written at Path itself
+	// (Claim.InPlace), and what was written stays there even when the command
+	// did not finish.
+	Live bool
+	// Add: an earlier output of Kind is extended in place instead of refused
+	// without Overwrite (a sweep given new points).
+	Add bool
+	// Entries are the names a Shared kind writes in its folder: only those are
+	// replaced, the folder's other entries stay.
+	Entries []string
+}
+
+// Abs returns path absolute and cleaned: what every check and claim works on.
+func Abs(path string) (string, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("output %q: %w", path, err)
+	}
+	return abs, nil
 }
 
 // Check is Output{Path: out, Kind: kind, Overwrite: overwrite}.Check(inputs...).
@@ -114,17 +153,29 @@ func Check(out string, kind Kind, overwrite bool, inputs ...string) error {
 	return Output{Path: out, Kind: kind, Overwrite: overwrite}.Check(inputs...)
 }
 
-// Check returns nil when o may be written: it overlaps none of inputs (CheckPaths)
-// and it is absent, an empty folder (folder kinds), or an earlier output of the
-// same kind with Overwrite set.
+// Check returns nil when Take would take o now: it overlaps none of inputs
+// (CheckPaths), no other process holds it, and it is absent, an empty folder
+// (folder kinds), or an earlier output of the same kind with Overwrite set. It
+// takes nothing.
 func (o Output) Check(inputs ...string) error {
 	if o.Path == "" {
 		return errors.New("no output path given")
 	}
-	if err := CheckPaths(o.Path, inputs...); err != nil {
+	abs, err := Abs(o.Path)
+	if err != nil {
 		return err
 	}
-	_, err := o.existing()
+	o.Path = abs
+	if err := CheckPaths(abs, inputs...); err != nil {
+		return err
+	}
+	if err := probe(abs); err != nil {
+		return err
+	}
+	_, err = o.existing()
+	if o.Add && errors.Is(err, ErrExists) {
+		return nil
+	}
 	return err
 }
 
@@ -171,7 +222,16 @@ func (o Output) existing() (string, error) {
 		return got, fmt.Errorf("output %q holds an agentrace %s, not a %s: choose another path (%w)", o.Path, got, o.Kind.Name, ErrNotOurs)
 	case got != o.Kind.Name:
 		return got, fmt.Errorf("output %q already exists and agentrace did not write it: choose another path (%w)", o.Path, ErrNotOurs)
-	case !o.Overwrite:
+	}
+	if st.IsDir() {
+		// Only what agentrace wrote is replaced: an entry of the user's is named.
+		if p, err := foreign(o.Path, o.Kind.Shared); err != nil {
+			return got, fmt.Errorf("output %q: %w", o.Path, err)
+		} else if p != "" {
+			return got, fmt.Errorf("output %q holds %q, which agentrace did not write: move it out of the folder, or choose another path (%w)", o.Path, p, ErrNotOurs)
+		}
+	}
+	if !o.Overwrite {
 		return got, fmt.Errorf("output %q already holds a %s: pass --overwrite to replace it, or choose another path (%w)", o.Path, got, ErrExists)
 	}
 	return got, nil
@@ -300,131 +360,101 @@ type marker struct {
 	Kind        string `json:"kind"`
 	Tool        string `json:"tool"`
 	ToolVersion string `json:"tool_version"`
+	// ID is random, drawn when the output was claimed.
+	ID string `json:"id"`
+	// Entries are the names agentrace wrote in the folder, recorded when the
+	// output was committed; null while it is written in place.
+	Entries []string `json:"entries"`
 }
 
-// MarkDir writes dir's marker: agentrace wrote dir as kind.
-func MarkDir(dir string, kind Kind) error {
-	b, err := json.Marshal(marker{Kind: kind.Name, Tool: "agentrace", ToolVersion: schemas.ToolVersion})
+func newID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func writeMarker(dir string, kind Kind, id string, entries []string) error {
+	b, err := json.MarshalIndent(marker{Kind: kind.Name, Tool: "agentrace", ToolVersion: schemas.ToolVersion, ID: id, Entries: entries}, "", "  ")
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, MarkerFile), append(b, '\n'), 0o644); err != nil {
+	if err := AtomicWriteBytes(filepath.Join(dir, MarkerFile), append(b, '\n')); err != nil {
 		return fmt.Errorf("mark %q as an agentrace %s: %w", dir, kind.Name, err)
 	}
 	return nil
 }
 
-// DirKind returns the kind of output agentrace wrote in dir: its marker's, else
-// the kind its files show (folders written before markers existed), else "".
+func readMarker(dir string) (marker, bool) {
+	var m marker
+	b, err := infile.ReadFile(filepath.Join(dir, MarkerFile), 1<<20)
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Tool != "agentrace" || m.Kind == "" {
+		return marker{}, false
+	}
+	return m, true
+}
+
+// MarkDir marks dir as an agentrace output of kind, written in place (its
+// entries unrecorded): for fixtures; commands claim their outputs with Take.
+func MarkDir(dir string, kind Kind) error { return writeMarker(dir, kind, newID(), nil) }
+
+// DirKind returns the kind of output agentrace wrote in dir, from its marker; ""
+// when it has none.
 func DirKind(dir string) string {
-	if b, err := infile.ReadFile(filepath.Join(dir, MarkerFile), 1<<20); err == nil {
-		var m marker
-		if json.Unmarshal(b, &m) == nil && m.Tool == "agentrace" && m.Kind != "" {
-			return m.Kind
-		}
-		return ""
+	m, _ := readMarker(dir)
+	return m.Kind
+}
+
+// foreign returns the first path under the marked folder dir that agentrace did
+// not write there ("" when none): an entry its marker does not list and that no
+// later command adds (added), searched into every listed entry that is a marked
+// folder itself. With shared, dir's own unlisted entries are allowed (they are
+// left where they are).
+func foreign(dir string, shared bool) (string, error) {
+	m, ok := readMarker(dir)
+	if !ok {
+		return "", nil
 	}
-	return legacyDirKind(dir)
-}
-
-// legacyDirKind recognizes the folders agentrace wrote before MarkerFile.
-func legacyDirKind(dir string) string {
-	switch {
-	case isDatasetDir(dir):
-		return Dataset.Name
-	case isRunDir(dir):
-		return Run.Name
-	case isDemoDir(dir):
-		return Demo.Name
-	case isReportDir(dir):
-		return Report.Name
-	case isSweepDir(dir):
-		return Sweep.Name
-	}
-	return ""
-}
-
-func isRegular(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
-}
-
-// manifestHas reports whether dir/manifest.json is a JSON object with every key.
-func manifestHas(dir string, keys ...string) bool {
-	b, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
-	if err != nil {
-		return false
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(b, &m) != nil {
-		return false
-	}
-	for _, k := range keys {
-		if _, ok := m[k]; !ok {
-			return false
-		}
-	}
-	return true
-}
-
-func isDatasetDir(dir string) bool {
-	return isRegular(filepath.Join(dir, schemas.ConversationsFile)) &&
-		manifestHas(dir, "schema_version", "tool_version", "content_hash", "counts")
-}
-
-func isRunDir(dir string) bool {
-	return isRegular(filepath.Join(dir, schemas.TurnLogFile)) &&
-		manifestHas(dir, "schema_version", "tool_version", "config", "state")
-}
-
-// visible lists the entries of dir that do not start with a dot.
-func visible(dir string) ([]fs.DirEntry, bool) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
-		return nil, false
+		return "", err
 	}
-	var out []fs.DirEntry
-	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), ".") {
-			out = append(out, e)
-		}
-	}
-	return out, true
-}
-
-// isDemoDir: what the demo wrote, and nothing else (hidden files aside).
-func isDemoDir(dir string) bool {
-	ents, ok := visible(dir)
-	if !ok || len(ents) == 0 {
-		return false
-	}
-	ours := map[string]bool{"traces.jsonl": true, "dataset": true, "runs": true, "report": true}
-	for _, e := range ents {
-		if !ours[e.Name()] {
-			return false
-		}
-	}
-	return isDatasetDir(filepath.Join(dir, "dataset")) || FileKind(filepath.Join(dir, "traces.jsonl")) == Traces.Name
-}
-
-func isReportDir(dir string) bool {
-	return isRegular(filepath.Join(dir, "report.html")) && isRegular(filepath.Join(dir, "points.json"))
-}
-
-// isSweepDir: c<N> run folders and nothing else (hidden files aside).
-func isSweepDir(dir string) bool {
-	ents, ok := visible(dir)
-	if !ok || len(ents) == 0 {
-		return false
+	listed := map[string]bool{}
+	for _, n := range m.Entries {
+		listed[n] = true
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if !e.IsDir() || len(n) < 2 || n[0] != 'c' || strings.Trim(n[1:], "0123456789") != "" {
-			return false
+		if ownName(n) {
+			continue
 		}
-		if !isRunDir(filepath.Join(dir, n)) && DirKind(filepath.Join(dir, n)) != Run.Name {
-			return false
+		if m.Entries != nil && !listed[n] && !added(m.Kind, n) {
+			if shared {
+				continue
+			}
+			return filepath.Join(dir, n), nil
+		}
+		if e.IsDir() && DirKind(filepath.Join(dir, n)) != "" {
+			if p, err := foreign(filepath.Join(dir, n), false); p != "" || err != nil {
+				return p, err
+			}
 		}
 	}
-	return true
+	return "", nil
+}
+
+// added tells whether name, in a folder of kind, is an entry other agentrace
+// commands add after the folder was written: a run's scores (score), its turns
+// table (log export) and what publish writes into it (performance/,
+// accuracy/, point.yaml), a sweep's sweep_summary.csv (publish).
+func added(kind, name string) bool {
+	switch kind {
+	case Run.Name:
+		switch name {
+		case schemas.ScoresFile, schemas.ScoresTable, "turns.parquet", "performance", "accuracy", "point.yaml":
+			return true
+		}
+	case Sweep.Name:
+		return name == "sweep_summary.csv"
+	}
+	return false
 }
