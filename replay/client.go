@@ -243,7 +243,6 @@ func (c *client) fail(e *engine, r *schemas.TurnRecord, ctx context.Context, err
 		r.Status = schemas.StatusError
 		r.Error = err.Error()
 	}
-	r.Error = redact.Text(r.Error, c.s.apiKey)
 }
 
 // output copies the accumulated response into r; streamed tells whether it was

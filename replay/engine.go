@@ -252,7 +252,13 @@ func (e *engine) now() int64 { return int64(time.Since(e.start)) }
 // stopped issuing and the in-flight turns have ended or been cancelled a grace
 // period later; the manifest's state tells which. Errors before the first turn
 // (bad options, unreachable endpoint) return without issuing anything.
-func Run(ctx context.Context, opts Options) (*Summary, error) {
+//
+// The run's secrets (Options.scrubber) are masked in everything it writes or
+// says: turn log, manifest, progress lines, summary and errors.
+func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
+	sc := opts.scrubber()
+	defer func() { err = sc.Error(err) }()
+	opts.Progress = sc.Writer(opts.Progress)
 	d := opts.Data
 	if d == nil {
 		var err error
@@ -264,6 +270,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	s.scrub = sc
 	if opts.Out == "" {
 		return nil, errors.New("replay: no run directory (--out)")
 	}
@@ -301,7 +308,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		StartedAt:           wall.UTC().Format(time.RFC3339Nano),
 		StartedUnixNs:       wall.UnixNano(),
 		State:               RunRunning,
-		EndpointDescription: s.EndpointDescription,
+		EndpointDescription: sc.Text(s.EndpointDescription),
 	}
 	m.SimSpeedup = c.simSpeedup
 	if err := runlog.WriteManifest(opts.Out, m); err != nil {
@@ -361,7 +368,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		m.State = schemas.RunInterrupted
 	}
 	if lr.err != nil {
-		m.State, m.Error = schemas.RunFailed, lr.err.Error()
+		m.State, m.Error = schemas.RunFailed, sc.Text(lr.err.Error())
 		if len(lr.unlogged) > 0 {
 			m.Unlogged = lr.unlogged
 		}
@@ -968,7 +975,7 @@ func (e *engine) writeLog(lf *runlog.File) logResult {
 			}
 			if res.err != nil {
 				res.unlogged[r.Status]++
-			} else if err := lf.Write(r); err != nil {
+			} else if err := lf.Write(e.s.scrubRow(r)); err != nil {
 				pending[r.Status]++
 				fail(err)
 			} else {
@@ -995,6 +1002,21 @@ func (e *engine) writeLog(lf *runlog.File) logResult {
 			}
 		}
 	}
+}
+
+// scrubRow masks the run's secrets in a row's text columns before it is logged:
+// the error and warnings (a server's error body or error frame), and the output
+// (a server that echoes a secret in a completion).
+func (s *settings) scrubRow(r *schemas.TurnRecord) *schemas.TurnRecord {
+	sc := s.scrub
+	r.Error = sc.Text(r.Error)
+	r.Warnings = sc.Text(r.Warnings)
+	r.FinishReason = sc.Secrets(r.FinishReason)
+	r.OutputContent = sc.Secrets(r.OutputContent)
+	r.OutputReasoning = sc.Secrets(r.OutputReasoning)
+	r.OutputToolCalls = sc.Secrets(r.OutputToolCalls)
+	r.TPOTToolCalls = sc.Secrets(r.TPOTToolCalls)
+	return r
 }
 
 // lagStats returns the "lower" p50 and p99 and the maximum of lags.
