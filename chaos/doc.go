@@ -21,6 +21,12 @@
 //   - TestChaosHostileRuns (items 5, 14): rescore of a FIFO manifest, a /dev/zero
 //     dataset, an empty and a random-bytes turn log beside a good run: an error row
 //     each, promptly.
+//   - TestChaosSecrets: a server that echoes every header it gets (the API key,
+//     --header values, the Basic form of the endpoint's password) in error
+//     frames, 401 bodies and completions: no file under the test's folder (turn
+//     logs, manifests, scores, the report, log export's table, Parquet decoded)
+//     and no command's output holds a secret; an endpoint whose password makes it
+//     unparsable exits 1 without showing it.
 //   - TestChaosInProcess (items 3, 4, 6-15): the other packages' fault tests (a
 //     2 GiB answer, an endless stream, a log write failing like a full disk, a gzip
 //     bomb, absurd delays, the sim's hostile bodies and connections, hostile
