@@ -84,7 +84,7 @@ func TestScrubber(t *testing.T) {
 	for _, tc := range []struct{ in, gone string }{
 		{`{"error":"bad key sk-live-KEY/1+2"}`, "sk-live-KEY/1+2"},
 		{`{"error":"bad key sk-live-KEY\/1+2"}`, `sk-live-KEY\/1+2`}, // JSON-escaped
-		{`?api=sk-live-KEY%2F1%2B2`, "sk-live-KEY%2F1%2B2"},       // query-escaped
+		{`?api=sk-live-KEY%2F1%2B2`, "sk-live-KEY%2F1%2B2"},          // query-escaped
 		{"echo X-Custom-Auth-value", "X-Custom-Auth-value"},
 		{"401: token tok-BEARER invalid", "tok-BEARER"},
 		{"got user hdr-user:hdr-pass", "hdr-pass"},
