@@ -163,6 +163,8 @@ func stopText(cause string, maxDuration time.Duration) string {
 		return fmt.Sprintf("the run reached --max-duration %s; the turns in flight were cancelled", maxDuration)
 	case schemas.StopLogFailure:
 		return "the turn log could not be written; the turns in flight were cancelled"
+	case schemas.StopClientFault:
+		return "a client fault (not the endpoint's); the turns in flight were cancelled"
 	}
 	return cause
 }
@@ -189,6 +191,7 @@ type engine struct {
 	stopCause string // schemas.Stop*
 	stoppedNs int64
 	cutWhy    string // why in-flight turns were cancelled
+	clientErr error  // the first client fault (clientFail)
 	logFailed chan struct{}
 	logFail   sync.Once
 
@@ -225,6 +228,26 @@ func (e *engine) cut(why string) {
 	}
 	e.stopMu.Unlock()
 	e.cancelWork()
+}
+
+// clientFail stops the run for a fault of the client's own (clientFault): no new
+// turn is issued, the turns in flight are cancelled, and the run ends failed with
+// the first fault as its error.
+func (e *engine) clientFail(err error, why string) {
+	e.stopMu.Lock()
+	if e.clientErr == nil {
+		e.clientErr = fmt.Errorf("replay: a client fault, not the endpoint's: %w: %s", err, why)
+	}
+	e.stopMu.Unlock()
+	e.stop(schemas.StopClientFault)
+	e.cut("a client fault")
+}
+
+// clientError returns the first client fault, nil when none.
+func (e *engine) clientError() error {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	return e.clientErr
 }
 
 // cutReason says why in-flight turns were cancelled.
@@ -366,6 +389,9 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	m.State = schemas.RunComplete
 	if e.interrupted.Load() {
 		m.State = schemas.RunInterrupted
+	}
+	if cerr := e.clientError(); cerr != nil && lr.err == nil {
+		lr.err = cerr
 	}
 	if lr.err != nil {
 		m.State, m.Error = schemas.RunFailed, sc.Text(lr.err.Error())
@@ -652,7 +678,7 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		p.fin, p.finResp = r, cur
 		base = r.CompletedNs
 		if r.Status != schemas.StatusOK {
-			if r.Status == schemas.StatusCancelled {
+			if r.Status == schemas.StatusCancelled || r.Status == schemas.StatusNotIssued {
 				outcome = trajCut
 			} else {
 				e.errors.Add(1)
@@ -782,6 +808,8 @@ func (e *engine) stopReason() string {
 		return fmt.Sprintf("not issued: the run reached --max-duration %s", e.s.MaxDuration)
 	case schemas.StopLogFailure:
 		return notIssuedLog
+	case schemas.StopClientFault:
+		return notIssuedClient
 	}
 	return notIssuedInterrupt
 }
@@ -791,6 +819,7 @@ const (
 	notIssuedInterrupt = "not issued: the run was interrupted"
 	notIssuedWindow    = "not issued: issuing stopped at the window end"
 	notIssuedLog       = "not issued: the turn log could not be written"
+	notIssuedClient    = "not issued: the run stopped at a client fault"
 )
 
 // buildJob asks a slot's builder to finish the row fin (its output in
