@@ -44,8 +44,7 @@
 // (one go build). Each is started as a child of this test binary re-executed with
 // AGENTRACE_CHAOS_EXEC=1: TestMain then sets RLIMIT_AS (the Go runtime's own
 // reservation, baseAS, plus the case's budget), RLIMIT_FSIZE and RLIMIT_NOFILE
-// when asked, and
-// execs the target, which keeps them. A child over its budget fails to allocate
+// when asked, and execs the target, which keeps them. A child over its budget fails to allocate
 // and dies; the harness also checks its peak resident set (VmHWM, sampled) against
 // the budget, and kills its process group when it outlives its deadline.
 //
