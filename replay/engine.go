@@ -319,6 +319,11 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if w := longestDelay(d, s); w != "" && s.Progress != nil {
 		fmt.Fprintln(s.Progress, w)
 	}
+	if s.Progress != nil {
+		for _, n := range s.headerNotes() {
+			fmt.Fprintln(s.Progress, n)
+		}
+	}
 	wall := time.Now()
 	e.start = wall.Add(-time.Microsecond)
 	m := schemas.RunManifest{

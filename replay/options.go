@@ -394,6 +394,20 @@ func (o *Options) publicHeader(name string) bool {
 	return false
 }
 
+// headerNotes says, for each header whose value is kept secret although its name
+// does not look secret (redact.SecretName), that it is and how to record it.
+func (o *Options) headerNotes() []string {
+	var notes []string
+	for _, h := range o.Headers {
+		k, _, _ := strings.Cut(h, ":")
+		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+		if !o.publicHeader(k) && !redact.SecretName(k) {
+			notes = append(notes, fmt.Sprintf("replay: note: the value of --header %s is kept secret (masked wherever it appears, not recorded); --public-header %s records it", k, k))
+		}
+	}
+	return notes
+}
+
 // scrubber returns the run's scrubber: it knows the API key, the value of every
 // header not declared public (with the credential of a Bearer or Basic value),
 // and the endpoint's user information with its Basic form. Every sink of the run

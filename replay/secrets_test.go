@@ -27,9 +27,10 @@ func TestHeaderValuesNeverRecorded(t *testing.T) {
 	d := makeDataset(t, chat("a", 2), chat("b", 1))
 	f := newFake(t)
 	dir := filepath.Join(t.TempDir(), "run")
-	secrets := []string{"custom-auth-value-1", "password-value-2", "credential-value-3"}
-	opts := Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2, NoDelays: true,
-		Headers:       []string{"X-Custom-Auth: " + secrets[0], "X-Password:" + secrets[1], "x-api-credential: Bearer " + secrets[2], "X-Trace-Tag: public-tag-value"},
+	secrets := []string{"custom-auth-value-1", "password-value-2", "credential-value-3", "tenant-value-4"}
+	var progress testenv.SyncBuffer
+	opts := Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2, NoDelays: true, Progress: &progress,
+		Headers:       []string{"X-Custom-Auth: " + secrets[0], "X-Password:" + secrets[1], "x-api-credential: Bearer " + secrets[2], "X-Tenant: " + secrets[3], "X-Trace-Tag: public-tag-value"},
 		PublicHeaders: []string{"x-trace-tag"}}
 	if _, err := Run(context.Background(), opts); err != nil {
 		t.Fatal(err)
@@ -39,11 +40,18 @@ func TestHeaderValuesNeverRecorded(t *testing.T) {
 			t.Fatalf("the server got headers %v", s.headers)
 		}
 	}
+	// Only the header whose name does not look secret gets a note.
+	if note := "the value of --header X-Tenant is kept secret"; !strings.Contains(progress.String(), note) {
+		t.Errorf("progress lacks %q:\n%s", note, progress.String())
+	}
+	if strings.Count(progress.String(), "is kept secret") != 1 {
+		t.Errorf("notes on headers:\n%s", progress.String())
+	}
 	m, err := runlog.ReadManifest(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"X-Custom-Auth": redact.Mask, "X-Password": redact.Mask, "X-Api-Credential": redact.Mask, "X-Trace-Tag": "public-tag-value"}
+	want := map[string]string{"X-Custom-Auth": redact.Mask, "X-Password": redact.Mask, "X-Api-Credential": redact.Mask, "X-Tenant": redact.Mask, "X-Trace-Tag": "public-tag-value"}
 	if fmt.Sprint(m.Config.Headers) != fmt.Sprint(want) {
 		t.Errorf("manifest headers %v, want %v", m.Config.Headers, want)
 	}
