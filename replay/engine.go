@@ -543,6 +543,7 @@ func (e *engine) slot(id int) {
 	st.sse.maxFrame = int(2*e.s.maxOutput + 1<<20)
 	for i := range st.resps {
 		st.resps[i].maxBytes = e.s.maxOutput
+		st.resps[i].scrub = e.s.scrub
 	}
 	st.pipe.finResp = -1
 	st.build, st.built = make(chan buildJob, 1), make(chan buildResult, 1)

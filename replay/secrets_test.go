@@ -175,3 +175,35 @@ func TestUnparsableEndpointPasswordNeverShown(t *testing.T) {
 		}
 	}
 }
+
+// TestCutSecretsMasked: what the log keeps of a server's text is cut at a limit
+// (a 401 body at 2 KiB, an error frame's message at 200 bytes): a secret the cut
+// falls in leaves none of its start behind.
+func TestCutSecretsMasked(t *testing.T) {
+	const key = "sk-cut-in-the-middle-KEY"
+	t.Setenv("AGENTRACE_TEST_KEY", key)
+	d := makeDataset(t, chat("body", 1), chat("frame", 1))
+	f := newFake(t)
+	f.fault = func(w http.ResponseWriter, r *http.Request, s seen) bool {
+		if s.session == "body" {
+			http.Error(w, strings.Repeat("x", 2048-10)+key, http.StatusUnauthorized)
+			return true
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {\"error\":{\"message\":%q}}\n\n", strings.Repeat("y", 190)+key)
+		io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+		return true
+	}
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 1, NoDelays: true, APIKeyEnv: "AGENTRACE_TEST_KEY"}); err != nil {
+		t.Fatal(err)
+	}
+	recs := byKey(t, readLog(t, dir))
+	body, frame := recs["body#1"], recs["frame#1"]
+	if !strings.HasSuffix(body.Error, "x"+redact.Mask) || !strings.Contains(frame.Warnings, "y"+redact.Mask) {
+		t.Errorf("cut texts: error %q..., warnings %q", body.Error[len(body.Error)-40:], frame.Warnings)
+	}
+	if n, leaks := testenv.Leaks(t, dir, key[:6]); n < 3 || len(leaks) > 0 {
+		t.Errorf("%d files read; leaks: %v", n, leaks)
+	}
+}

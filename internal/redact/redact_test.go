@@ -97,6 +97,13 @@ func TestScrubber(t *testing.T) {
 			t.Errorf("Secrets(%q) = %q: %q shows", tc.in, got, tc.gone)
 		}
 	}
+	// A text cut in the middle of a secret keeps none of it.
+	if got := sc.Secrets("HTTP 401: bad key sk-live-K"); got != "HTTP 401: bad key "+Mask {
+		t.Errorf("Secrets of a cut secret = %q", got)
+	}
+	if got := sc.Secrets("use Bearer"); got != "use Bearer" {
+		t.Errorf("Secrets of a text ending in an auth scheme = %q", got)
+	}
 	if got := sc.Secrets("turn 1 of 10, user url-user, http://a:b@h"); got != "turn 1 of 10, user url-user, http://a:b@h" {
 		t.Errorf("Secrets changed what is not a known secret: %q", got)
 	}

@@ -21,22 +21,33 @@ const MinSecret = 4
 // work; the methods that mask are then safe for concurrent use.
 type Scrubber struct {
 	secrets []string
+	cuts    []string // the secrets whose start is masked at the end of a text (Secrets)
 	r       *strings.Replacer
 }
 
 // Add makes secret and the forms it travels in (percent-escaped for a query or a
-// path, JSON-escaped, with or without the solidus) known: each is masked wherever it appears.
-func (s *Scrubber) Add(secret string) {
+// path, JSON-escaped, with or without the solidus) known: each is masked wherever
+// it appears.
+func (s *Scrubber) Add(secret string) { s.add(secret, true) }
+
+// add adds secret's forms; cut tells whether their starts are masked at the end of
+// a text too.
+func (s *Scrubber) add(secret string, cut bool) {
 	forms := []string{secret, url.QueryEscape(secret), url.PathEscape(secret), jsonEscaped(secret, true), jsonEscaped(secret, false)}
 	// Some servers' JSON escapes the solidus too.
 	forms = append(forms, strings.ReplaceAll(jsonEscaped(secret, false), "/", `\/`))
 	for _, f := range forms {
 		if len(f) >= MinSecret && !s.knows(f) {
 			s.secrets = append(s.secrets, f)
+			if cut {
+				s.cuts = append(s.cuts, f)
+			}
 		}
 	}
 	// Longest first: a secret that holds another is masked whole.
-	sort.SliceStable(s.secrets, func(i, j int) bool { return len(s.secrets[i]) > len(s.secrets[j]) })
+	for _, l := range [][]string{s.secrets, s.cuts} {
+		sort.SliceStable(l, func(i, j int) bool { return len(l[i]) > len(l[j]) })
+	}
 	pairs := make([]string, 0, 2*len(s.secrets))
 	for _, f := range s.secrets {
 		pairs = append(pairs, f, Mask)
@@ -71,11 +82,14 @@ func (s *Scrubber) knows(f string) bool {
 // decoded user:password and the password too).
 func (s *Scrubber) AddHeader(value string) {
 	value = strings.TrimSpace(value)
-	s.Add(value)
 	scheme, cred, ok := strings.Cut(value, " ")
 	if !ok || !isToken(scheme) {
+		s.Add(value)
 		return
 	}
+	// Cut short, "Bearer TOKEN" is masked from TOKEN on: a text ending in
+	// "Bearer" holds no secret.
+	s.add(value, false)
 	cred = strings.TrimSpace(cred)
 	s.Add(cred)
 	if strings.EqualFold(scheme, "Basic") {
@@ -138,12 +152,23 @@ func (s *Scrubber) addUser(user, pw string) {
 }
 
 // Secrets returns x with every known secret masked, and nothing else changed: for
-// what a server sent (output text), where a URL is content, not a secret.
+// what a server sent (output text), where a URL is content, not a secret. A text
+// cut short at a limit (an output, an error body read to a limit) may end in the
+// start of a secret: an end of x that is the first MinSecret bytes or more of a
+// secret is masked too.
 func (s *Scrubber) Secrets(x string) string {
 	if s == nil || s.r == nil || x == "" {
 		return x
 	}
-	return s.r.Replace(x)
+	x = s.r.Replace(x)
+	for _, sec := range s.cuts {
+		for k := min(len(sec)-1, len(x)); k >= MinSecret; k-- {
+			if strings.HasSuffix(x, sec[:k]) {
+				return x[:len(x)-k] + Mask
+			}
+		}
+	}
+	return x
 }
 
 // Text returns x with every known secret masked, then what Text masks by form:
