@@ -278,7 +278,7 @@ type RunConfig struct {
 	// 2, instead of skipping it with a warning as the reference does.
 	StrictStream   bool              `json:"strict_stream"`
 	RoutingHeaders []string          `json:"routing_headers"`
-	Headers        map[string]string `json:"headers,omitempty"` // Authorization never recorded
+	Headers        map[string]string `json:"headers,omitempty"` // --header names; values "<redacted>" unless declared public
 	APIKeyEnv      string            `json:"api_key_env,omitempty"`
 	// Official is false when a setting departs from the official agentic settings
 	// (salt and delays on, delay scale 1, stop-issuing off, budget a multiple of the
