@@ -21,6 +21,15 @@
 //   - TestChaosHostileRuns (items 5, 14): rescore of a FIFO manifest, a /dev/zero
 //     dataset, an empty and a random-bytes turn log beside a good run: an error row
 //     each, promptly.
+//   - TestChaosSecrets: a server that echoes every header it gets (the API key,
+//     --header values, the Basic form of the endpoint's password) in error
+//     frames, 401 bodies and completions: no file under the test's folder (turn
+//     logs, manifests, scores, the report, log export's table, Parquet decoded)
+//     and no command's output holds a secret; an endpoint whose password makes it
+//     unparsable exits 1 without showing it.
+//   - TestChaosClientFault: a replay at concurrency 100 under RLIMIT_NOFILE 64
+//     (`ulimit -n 64`) exits 1 naming the client fault (EMFILE), its manifest
+//     failed with stop_cause client_fault, no row logged as an endpoint error.
 //   - TestChaosInProcess (items 3, 4, 6-15): the other packages' fault tests (a
 //     2 GiB answer, an endless stream, a log write failing like a full disk, a gzip
 //     bomb, absurd delays, the sim's hostile bodies and connections, hostile
@@ -34,8 +43,8 @@
 // for faults reproduced by another package's tests, those packages' test binaries
 // (one go build). Each is started as a child of this test binary re-executed with
 // AGENTRACE_CHAOS_EXEC=1: TestMain then sets RLIMIT_AS (the Go runtime's own
-// reservation, baseAS, plus the case's budget) and RLIMIT_FSIZE when asked, and
-// execs the target, which keeps them. A child over its budget fails to allocate
+// reservation, baseAS, plus the case's budget), RLIMIT_FSIZE and RLIMIT_NOFILE
+// when asked, and execs the target, which keeps them. A child over its budget fails to allocate
 // and dies; the harness also checks its peak resident set (VmHWM, sampled) against
 // the budget, and kills its process group when it outlives its deadline.
 //

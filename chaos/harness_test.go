@@ -28,6 +28,9 @@ const (
 	fsizeEnv = "AGENTRACE_CHAOS_FSIZE"
 )
 
+// nofileEnv sets the child's RLIMIT_NOFILE (spec.nofile).
+const nofileEnv = "AGENTRACE_CHAOS_NOFILE"
+
 // baseAS is the address space the Go runtime reserves for itself before a program
 // allocates anything (page summaries, arenas' metadata, thread stacks): about 1.3
 // GB for agentrace built without cgo. A child's RLIMIT_AS is baseAS plus its
@@ -62,9 +65,10 @@ func limitAndExec() {
 	}
 	set(asEnv, syscall.RLIMIT_AS)
 	set(fsizeEnv, syscall.RLIMIT_FSIZE)
+	set(nofileEnv, syscall.RLIMIT_NOFILE)
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, execEnv+"=") && !strings.HasPrefix(kv, asEnv+"=") && !strings.HasPrefix(kv, fsizeEnv+"=") {
+		if !strings.HasPrefix(kv, execEnv+"=") && !strings.HasPrefix(kv, asEnv+"=") && !strings.HasPrefix(kv, fsizeEnv+"=") && !strings.HasPrefix(kv, nofileEnv+"=") {
 			env = append(env, kv)
 		}
 	}
@@ -158,6 +162,9 @@ type spec struct {
 	dir   string   // working directory ("" for the test's)
 	env   []string // added to the environment
 	stdin io.Reader
+
+	// nofile, when set, is RLIMIT_NOFILE (soft and hard), as `ulimit -n` sets it.
+	nofile int64
 }
 
 // proc is a child process.
@@ -198,6 +205,9 @@ func (h *harness) start(sp spec, argv ...string) *proc {
 	}
 	if sp.fsize > 0 {
 		env = append(env, fmt.Sprintf("%s=%d", fsizeEnv, sp.fsize))
+	}
+	if sp.nofile > 0 {
+		env = append(env, fmt.Sprintf("%s=%d", nofileEnv, sp.nofile))
 	}
 	p.cmd.Env = append(env, sp.env...)
 	p.started = time.Now()

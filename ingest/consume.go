@@ -278,6 +278,10 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 			j.bad = true
 		} else {
 			in.seen[id] = location{path, in.input, first.line}
+			if msg := in.repeatCollision(id, in.seen[id]); msg != "" {
+				problem(first.line, id, first.turn, msg)
+				j.bad = true
+			}
 		}
 	} else {
 		j.bad = true
@@ -295,6 +299,26 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 		return in.ctx.Err()
 	}
 	return nil
+}
+
+// repeatCollision checks a new conversation id against the session ids replay
+// sends (datasets.SessionID: C on the first pass, C__repeat_N from the second): an
+// id C__repeat_N beside a conversation C would make two trajectories send the same
+// session id. It returns the problem, naming the other conversation's line, or "".
+func (in *ingester) repeatCollision(id string, at location) string {
+	const why = "two trajectories would send the same session id (X-Session-ID); rename one of them"
+	if base, n := datasets.ParseSessionID(id); n > 1 {
+		if o, ok := in.seen[base]; ok {
+			return fmt.Sprintf("conversation id is the session id of conversation %q (%s:%d) on its repeat %d: %s", base, o.file, o.line, n, why)
+		}
+		if _, ok := in.repeats[base]; !ok {
+			in.repeats[base] = suffixed{id: id, repeat: n, at: at}
+		}
+	}
+	if s, ok := in.repeats[id]; ok {
+		return fmt.Sprintf("conversation %q (%s:%d) is this conversation's session id on its repeat %d: %s", s.id, s.at.file, s.at.line, s.repeat, why)
+	}
+	return ""
 }
 
 // buildJob validates and builds one conversation (in a build worker).

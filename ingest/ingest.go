@@ -205,7 +205,7 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		if err != nil {
 			return err
 		}
-		in := &ingester{opts: opts, w: w, seen: map[string]location{}, problems: problemList{limit: opts.MaxProblems},
+		in := &ingester{opts: opts, w: w, seen: map[string]location{}, repeats: map[string]suffixed{}, problems: problemList{limit: opts.MaxProblems},
 			warnings: problemList{limit: opts.MaxProblems}}
 		in.prog.start(opts.Inputs)
 		var line *progress.Line
@@ -248,6 +248,13 @@ type location struct {
 	line  int64
 }
 
+// suffixed is a conversation id with a repeat suffix, and where it was seen.
+type suffixed struct {
+	id     string
+	repeat int
+	at     location
+}
+
 type ingester struct {
 	opts   Options
 	w      *datasets.Writer
@@ -258,6 +265,11 @@ type ingester struct {
 	rows   int // rows (or snapshot lines) read, metadata records aside
 	bytes  atomic.Int64
 	convs  atomic.Int64
+
+	// repeats holds, by base id, the first conversation whose id has a repeat
+	// suffix (C__repeat_N, datasets.SessionID): such an id collides with C's
+	// session id on its repeat N.
+	repeats map[string]suffixed
 
 	// The build stage: jobs for the build workers, and their results in order
 	// for the write loop.

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/agentrace/agentrace/internal/redact"
@@ -85,6 +86,9 @@ func (c *client) probe(ctx context.Context) error {
 		req.Header.Set("Authorization", auth)
 	}
 	resp, err := c.hc.Do(req)
+	if why := clientFault(err); why != "" {
+		return fmt.Errorf("a client fault, not the endpoint's, before issuing any turn (GET %s): %w: %s", redact.URL(c.s.modelsURL), err, why)
+	}
 	if err != nil {
 		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), err)
 	}
@@ -227,11 +231,22 @@ func (c *client) readResponse(e *engine, st *slotState, resp *http.Response, str
 	return err
 }
 
-// fail records a failed turn: cancelled when the run cut its in-flight turns, a
-// timeout when the turn's own deadline passed, an error otherwise (HTTP status,
-// broken stream).
+// fail records a failed turn: a client fault (clientFault) stops the run, and the
+// turn is not_issued when no answer came (cancelled when one had begun); cancelled
+// when the run cut its in-flight turns, a timeout when the turn's own deadline
+// passed, an error otherwise (HTTP status, broken stream).
 func (c *client) fail(e *engine, r *schemas.TurnRecord, ctx context.Context, err error) {
 	r.CompletedNs = e.now()
+	if why := clientFault(err); why != "" {
+		e.clientFail(err, why)
+		if r.HeadersNs == 0 {
+			r.Status, r.Error = schemas.StatusNotIssued, fmt.Sprintf("not issued: a client fault: %v", err)
+			r.ScheduledNs, r.DelayNs, r.IssuedNs, r.CompletedNs = 0, 0, 0, 0
+		} else {
+			r.Status, r.Error = schemas.StatusCancelled, fmt.Sprintf("cancelled: a client fault: %v", err)
+		}
+		return
+	}
 	switch {
 	case e.workCtx.Err() != nil:
 		r.Status = schemas.StatusCancelled
@@ -243,7 +258,32 @@ func (c *client) fail(e *engine, r *schemas.TurnRecord, ctx context.Context, err
 		r.Status = schemas.StatusError
 		r.Error = err.Error()
 	}
-	r.Error = redact.Text(r.Error, c.s.apiKey)
+}
+
+// clientFault tells, for an error of a request, whether it is the client's own
+// fault rather than the endpoint's, and what to do about it ("" when it is not):
+// the process or the system out of file descriptors, out of socket buffers or
+// kernel memory, or no local address for a new connection (local ports exhausted).
+// Such a turn says nothing about the endpoint: the run stops and fails.
+func clientFault(err error) string {
+	if err == nil {
+		return ""
+	}
+	for _, f := range []struct {
+		errno syscall.Errno
+		why   string
+	}{
+		{syscall.EMFILE, "the process ran out of file descriptors (EMFILE): raise its open-file limit (ulimit -n) or lower --concurrency"},
+		{syscall.ENFILE, "the system ran out of file descriptors (ENFILE): raise fs.file-max or lower --concurrency"},
+		{syscall.ENOBUFS, "the system ran out of socket buffers (ENOBUFS): lower --concurrency or free memory"},
+		{syscall.ENOMEM, "the system ran out of memory for a connection (ENOMEM)"},
+		{syscall.EADDRNOTAVAIL, "no local address or port for a new connection (EADDRNOTAVAIL): local ports are exhausted (lower --concurrency, widen net.ipv4.ip_local_port_range) or the local address is not this machine's"},
+	} {
+		if errors.Is(err, f.errno) {
+			return f.why
+		}
+	}
+	return ""
 }
 
 // output copies the accumulated response into r; streamed tells whether it was

@@ -170,6 +170,8 @@ func stopText(cause string, maxDuration time.Duration) string {
 		return fmt.Sprintf("the run reached --max-duration %s; the turns in flight were cancelled", maxDuration)
 	case schemas.StopLogFailure:
 		return "the turn log could not be written; the turns in flight were cancelled"
+	case schemas.StopClientFault:
+		return "a client fault (not the endpoint's); the turns in flight were cancelled"
 	}
 	return cause
 }
@@ -196,6 +198,7 @@ type engine struct {
 	stopCause string // schemas.Stop*
 	stoppedNs int64
 	cutWhy    string // why in-flight turns were cancelled
+	clientErr error  // the first client fault (clientFail)
 	logFailed chan struct{}
 	logFail   sync.Once
 
@@ -234,6 +237,26 @@ func (e *engine) cut(why string) {
 	e.cancelWork()
 }
 
+// clientFail stops the run for a fault of the client's own (clientFault): no new
+// turn is issued, the turns in flight are cancelled, and the run ends failed with
+// the first fault as its error.
+func (e *engine) clientFail(err error, why string) {
+	e.stopMu.Lock()
+	if e.clientErr == nil {
+		e.clientErr = fmt.Errorf("replay: a client fault, not the endpoint's: %w: %s", err, why)
+	}
+	e.stopMu.Unlock()
+	e.stop(schemas.StopClientFault)
+	e.cut("a client fault")
+}
+
+// clientError returns the first client fault, nil when none.
+func (e *engine) clientError() error {
+	e.stopMu.Lock()
+	defer e.stopMu.Unlock()
+	return e.clientErr
+}
+
 // cutReason says why in-flight turns were cancelled.
 func (e *engine) cutReason() string {
 	e.stopMu.Lock()
@@ -259,7 +282,13 @@ func (e *engine) now() int64 { return int64(time.Since(e.start)) }
 // stopped issuing and the in-flight turns have ended or been cancelled a grace
 // period later; the manifest's state tells which. Errors before the first turn
 // (bad options, unreachable endpoint) return without issuing anything.
-func Run(ctx context.Context, opts Options) (*Summary, error) {
+//
+// The run's secrets (Options.scrubber) are masked in everything it writes or
+// says: turn log, manifest, progress lines, summary and errors.
+func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
+	sc := opts.scrubber()
+	defer func() { err = sc.Error(err) }()
+	opts.Progress = sc.Writer(opts.Progress)
 	d := opts.Data
 	if d == nil {
 		var err error
@@ -271,6 +300,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	s.scrub = sc
 	if opts.Out == "" {
 		return nil, errors.New("replay: no run directory (--out)")
 	}
@@ -298,6 +328,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if w := longestDelay(d, s); w != "" && s.Progress != nil {
 		fmt.Fprintln(s.Progress, w)
 	}
+	if s.Progress != nil {
+		for _, n := range s.headerNotes() {
+			fmt.Fprintln(s.Progress, n)
+		}
+	}
 	wall := time.Now()
 	e.start = wall.Add(-time.Microsecond)
 	m := schemas.RunManifest{
@@ -310,7 +345,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		StartedAt:           wall.UTC().Format(time.RFC3339Nano),
 		StartedUnixNs:       wall.UnixNano(),
 		State:               RunRunning,
-		EndpointDescription: s.EndpointDescription,
+		EndpointDescription: sc.Text(s.EndpointDescription),
 	}
 	m.SimSpeedup = c.simSpeedup
 	if err := runlog.WriteManifest(dir, m); err != nil {
@@ -367,8 +402,11 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if e.interrupted.Load() {
 		m.State = schemas.RunInterrupted
 	}
+	if cerr := e.clientError(); cerr != nil && lr.err == nil {
+		lr.err = cerr
+	}
 	if lr.err != nil {
-		m.State, m.Error = schemas.RunFailed, lr.err.Error()
+		m.State, m.Error = schemas.RunFailed, sc.Text(lr.err.Error())
 		if len(lr.unlogged) > 0 {
 			m.Unlogged = lr.unlogged
 		}
@@ -521,6 +559,7 @@ func (e *engine) slot(id int) {
 	st.sse.maxFrame = int(2*e.s.maxOutput + 1<<20)
 	for i := range st.resps {
 		st.resps[i].maxBytes = e.s.maxOutput
+		st.resps[i].scrub = e.s.scrub
 	}
 	st.pipe.finResp = -1
 	st.build, st.built = make(chan buildJob, 1), make(chan buildResult, 1)
@@ -661,7 +700,7 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		p.fin, p.finResp = r, cur
 		base = r.CompletedNs
 		if r.Status != schemas.StatusOK {
-			if r.Status == schemas.StatusCancelled {
+			if r.Status == schemas.StatusCancelled || r.Status == schemas.StatusNotIssued {
 				outcome = trajCut
 			} else {
 				e.errors.Add(1)
@@ -791,6 +830,8 @@ func (e *engine) stopReason() string {
 		return fmt.Sprintf("not issued: the run reached --max-duration %s", e.s.MaxDuration)
 	case schemas.StopLogFailure:
 		return notIssuedLog
+	case schemas.StopClientFault:
+		return notIssuedClient
 	}
 	return notIssuedInterrupt
 }
@@ -800,6 +841,7 @@ const (
 	notIssuedInterrupt = "not issued: the run was interrupted"
 	notIssuedWindow    = "not issued: issuing stopped at the window end"
 	notIssuedLog       = "not issued: the turn log could not be written"
+	notIssuedClient    = "not issued: the run stopped at a client fault"
 )
 
 // buildJob asks a slot's builder to finish the row fin (its output in
@@ -984,7 +1026,7 @@ func (e *engine) writeLog(lf *runlog.File) logResult {
 			}
 			if res.err != nil {
 				res.unlogged[r.Status]++
-			} else if err := lf.Write(r); err != nil {
+			} else if err := lf.Write(e.s.scrubRow(r)); err != nil {
 				pending[r.Status]++
 				fail(err)
 			} else {
@@ -1011,6 +1053,21 @@ func (e *engine) writeLog(lf *runlog.File) logResult {
 			}
 		}
 	}
+}
+
+// scrubRow masks the run's secrets in a row's text columns before it is logged:
+// the error and warnings (a server's error body or error frame), and the output
+// (a server that echoes a secret in a completion).
+func (s *settings) scrubRow(r *schemas.TurnRecord) *schemas.TurnRecord {
+	sc := s.scrub
+	r.Error = sc.Text(r.Error)
+	r.Warnings = sc.Text(r.Warnings)
+	r.FinishReason = sc.Secrets(r.FinishReason)
+	r.OutputContent = sc.Secrets(r.OutputContent)
+	r.OutputReasoning = sc.Secrets(r.OutputReasoning)
+	r.OutputToolCalls = sc.Secrets(r.OutputToolCalls)
+	r.TPOTToolCalls = sc.Secrets(r.TPOTToolCalls)
+	return r
 }
 
 // lagStats returns the "lower" p50 and p99 and the maximum of lags.

@@ -88,8 +88,13 @@ type Options struct {
 	// APIKeyEnv names the environment variable holding the API key, sent as
 	// "Authorization: Bearer KEY". The key is never written anywhere.
 	APIKeyEnv string
-	// Headers are extra request headers, each "Name: value".
+	// Headers are extra request headers, each "Name: value". Their values are
+	// secrets: never recorded, masked wherever they appear (a server's echo
+	// included), unless PublicHeaders names them.
 	Headers []string
+	// PublicHeaders name the Headers whose values are not secret: recorded in the
+	// manifest, never masked.
+	PublicHeaders []string
 	// RoutingHeaders carry the session id; nil means X-Session-ID.
 	RoutingHeaders []string
 
@@ -140,6 +145,8 @@ type settings struct {
 	budget             int
 	delayScale         float64
 	maxOutput          int64
+	// scrub knows the run's secrets (Options.scrubber).
+	scrub *redact.Scrubber
 }
 
 func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
@@ -203,13 +210,19 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		}
 	}
 	s.header = http.Header{}
-	for _, h := range o.Headers {
+	for i, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")
 		k = strings.TrimSpace(k)
-		if !ok || k == "" {
-			return nil, fmt.Errorf("header %q: want \"Name: value\"", h)
+		if !ok || k == "" || strings.ContainsAny(k, " \t") {
+			// Not quoted: it may be a secret.
+			return nil, fmt.Errorf("header %d of %d: want \"Name: value\" (its text is not shown: it may hold a secret)", i+1, len(o.Headers))
 		}
 		s.header.Add(k, strings.TrimSpace(v))
+	}
+	for _, p := range o.PublicHeaders {
+		if s.header.Values(strings.TrimSpace(p)) == nil {
+			return nil, fmt.Errorf("public header %q: no --header of that name", p)
+		}
 	}
 	s.header.Set("Content-Type", "application/json") // Accept is set per turn (engine.trajectory)
 	if s.apiKey != "" {
@@ -245,9 +258,15 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 }
 
 // endpointURLs returns the chat-completions and models URLs of a base URL, without
-// its user information (returned apart).
+// its user information (returned apart). A URL with an "@" after "://" that does
+// not parse with user information (a password holding #, /, ?, a space or a
+// quote, not percent-encoded) is refused: it would send the secret as a host.
 func endpointURLs(endpoint string) (chat, models string, user *url.Userinfo, err error) {
 	u, err := url.Parse(endpoint)
+	if _, rest, ok := strings.Cut(endpoint, "://"); ok && strings.Contains(rest, "@") && (err != nil || u.User == nil) {
+		return "", "", nil, fmt.Errorf("endpoint %q: its user information does not parse: percent-encode the user name and password "+
+			"(# as %%23, / as %%2F, ? as %%3F, a space as %%20, \" as %%22, @ as %%40)", redact.URL(endpoint))
+	}
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return "", "", nil, fmt.Errorf("endpoint %q: want an http:// or https:// URL", redact.URL(endpoint))
 	}
@@ -281,7 +300,7 @@ func (s *settings) bodyOptions(repeat int) datasets.BodyOptions {
 }
 
 // config is the run's configuration as the manifest records it: never the key,
-// and secret-looking headers redacted.
+// and of the headers their names only (the values of public headers too).
 func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 	n := len(d.Conversations)
 	c := schemas.RunConfig{
@@ -324,10 +343,11 @@ func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 		if c.Headers == nil {
 			c.Headers = map[string]string{}
 		}
-		if secretHeader(k) {
-			v = "<redacted>"
+		v = strings.TrimSpace(v)
+		if !s.publicHeader(k) {
+			v = redact.Mask
 		}
-		c.Headers[k] = strings.TrimSpace(v)
+		c.Headers[k] = v
 	}
 	var why []string
 	if s.NoSalt {
@@ -364,9 +384,49 @@ func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 	return c
 }
 
-// secretHeader tells whether a header's value must not be recorded.
-func secretHeader(name string) bool {
-	l := strings.ToLower(name)
-	return l == "authorization" || l == "proxy-authorization" || l == "cookie" ||
-		strings.Contains(l, "key") || strings.Contains(l, "token") || strings.Contains(l, "secret")
+// publicHeader tells whether PublicHeaders names header name (any case).
+func (o *Options) publicHeader(name string) bool {
+	for _, p := range o.PublicHeaders {
+		if strings.EqualFold(strings.TrimSpace(p), strings.TrimSpace(name)) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerNotes says, for each header whose value is kept secret although its name
+// does not look secret (redact.SecretName), that it is and how to record it.
+func (o *Options) headerNotes() []string {
+	var notes []string
+	for _, h := range o.Headers {
+		k, _, _ := strings.Cut(h, ":")
+		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
+		if !o.publicHeader(k) && !redact.SecretName(k) {
+			notes = append(notes, fmt.Sprintf("replay: note: the value of --header %s is kept secret (masked wherever it appears, not recorded); --public-header %s records it", k, k))
+		}
+	}
+	return notes
+}
+
+// scrubber returns the run's scrubber: it knows the API key, the value of every
+// header not declared public (with the credential of a Bearer or Basic value),
+// and the endpoint's user information with its Basic form. Every sink of the run
+// passes through it: the turn log's text columns, the manifest, the progress
+// lines and the errors.
+func (o *Options) scrubber() *redact.Scrubber {
+	sc := new(redact.Scrubber)
+	if o.APIKeyEnv != "" {
+		sc.Add(os.Getenv(o.APIKeyEnv))
+	}
+	for _, h := range o.Headers {
+		k, v, ok := strings.Cut(h, ":")
+		switch {
+		case !ok:
+			sc.AddHeader(h) // malformed, refused by resolve: all of it may be secret
+		case !o.publicHeader(k):
+			sc.AddHeader(v)
+		}
+	}
+	sc.AddURL(o.Endpoint)
+	return sc
 }

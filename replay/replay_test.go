@@ -48,6 +48,7 @@ func TestClosedLoopOnTheWire(t *testing.T) {
 		Data: d, Dataset: "mem", Endpoint: f.srv.URL, Out: dir, Model: "test-model",
 		Concurrency: 2, Trajectories: 6, NoDelays: true,
 		RoutingHeaders: []string{"X-Session-ID", "x-route"}, Headers: []string{"X-Extra: 1", "X-Api-Key: sekret"},
+		PublicHeaders: []string{"X-Extra"},
 	}
 	sum, err := Run(context.Background(), opts)
 	if err != nil {

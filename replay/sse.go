@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -66,6 +67,10 @@ type response struct {
 	errorFrames    int
 	firstError     string
 	oversized      int
+
+	// scrub masks the run's secrets in what a warning quotes, before it is cut
+	// short (the turn log masks the rest); it survives reset.
+	scrub *redact.Scrubber
 }
 
 func (r *response) reset() {
@@ -163,7 +168,7 @@ func (r *response) bear(now int64, text bool) {
 func (r *response) noteMalformed(data []byte, err error) {
 	r.malformed++
 	if r.firstMalformed == "" {
-		r.firstMalformed = noSemicolons(fmt.Sprintf("%.60q: %v", data, err))
+		r.firstMalformed = noSemicolons(fmt.Sprintf("%.60q: %v", r.scrub.Secrets(string(data)), err))
 	}
 }
 
@@ -171,7 +176,7 @@ func (r *response) noteMalformed(data []byte, err error) {
 func (r *response) noteError(e *errorBody) {
 	r.errorFrames++
 	if r.firstError == "" {
-		msg := e.String()
+		msg := r.scrub.Text(e.String())
 		if len(msg) > 200 {
 			msg = string(utf8Prefix(msg, 200)) + "..."
 		}

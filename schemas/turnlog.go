@@ -50,8 +50,8 @@ const (
 	StatusError   = "error"
 	StatusTimeout = "timeout"
 	// StatusCancelled: the request was in flight and the client cut it: at the end
-	// of the grace after an interrupt, at a second interrupt, at --max-duration, or
-	// when the turn log could no longer be written.
+	// of the grace after an interrupt, at a second interrupt, at --max-duration,
+	// when the turn log could no longer be written, or at a client fault.
 	StatusCancelled = "cancelled"
 	// StatusAborted: not sent because an earlier turn of the trajectory failed
 	// while issuing was still open. The reference client publishes such a turn
@@ -60,7 +60,8 @@ const (
 	// completed and failed counts.
 	StatusAborted = "aborted"
 	// StatusNotIssued: not sent because issuing had stopped (an interrupt,
-	// --stop-issuing-at-window-end, --max-duration, a turn-log write failure). The
+	// --stop-issuing-at-window-end, --max-duration, a turn-log write failure, a
+	// client fault: then also the turn that met it, its request never sent). The
 	// reference publishes nothing for such a turn: it counts nowhere.
 	StatusNotIssued = "not_issued"
 )
@@ -277,7 +278,7 @@ type RunConfig struct {
 	// 2, instead of skipping it with a warning as the reference does.
 	StrictStream   bool              `json:"strict_stream"`
 	RoutingHeaders []string          `json:"routing_headers"`
-	Headers        map[string]string `json:"headers,omitempty"` // Authorization never recorded
+	Headers        map[string]string `json:"headers,omitempty"` // --header names; values "<redacted>" unless declared public
 	APIKeyEnv      string            `json:"api_key_env,omitempty"`
 	// Official is false when a setting departs from the official agentic settings
 	// (salt and delays on, delay scale 1, stop-issuing off, budget a multiple of the
@@ -359,6 +360,9 @@ const (
 	StopWindowEnd   = "window_end"
 	StopMaxDuration = "max_duration"
 	StopLogFailure  = "log_failure"
+	// StopClientFault: the client itself failed (out of file descriptors or
+	// socket buffers, no local address for a connection): the run is failed.
+	StopClientFault = "client_fault"
 )
 
 // RawJSON is a JSON value kept verbatim.

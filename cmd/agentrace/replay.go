@@ -35,7 +35,8 @@ func replayFlags(out *cli.StringFlag) []cli.Flag {
 		&cli.DurationFlag{Name: "max-duration", Usage: "end the run (each sweep point) this long after its start, as the reference's max_duration_ms does: no new turns, turns in flight cancelled (0: no cap; its Qwen example sets 10h)"},
 		&cli.BoolFlag{Name: "strict-stream", Usage: "fail a turn on a malformed SSE frame, an error object in a 200 stream, or a stream without a finish reason or [DONE] (default: tolerate them as the reference does, noted in the warnings column)"},
 		&cli.Int64Flag{Name: "max-output-bytes", Value: replay.DefaultMaxOutputBytes, Usage: "output a turn keeps (content, reasoning, tool calls); the excess is counted in output_truncated_bytes, not kept"},
-		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable)"},
+		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable); its value is a secret: never recorded, masked wherever it appears (a server's echo included) unless --public-header names it"},
+		&cli.StringSliceFlag{Name: "public-header", Usage: "NAME of a --header whose value is not secret: recorded in the manifest, not masked (repeatable)"},
 		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
 	)
 	return append(flags, requestFlags()...)
@@ -62,6 +63,7 @@ func replayOptions(ctx context.Context, c *cli.Command) replay.Options {
 		MaxOutputBytes:         c.Int64("max-output-bytes"),
 		APIKeyEnv:              c.String("api-key-env"),
 		Headers:                c.StringSlice("header"),
+		PublicHeaders:          c.StringSlice("public-header"),
 		RoutingHeaders:         c.StringSlice("routing-header"),
 		MaxTokens:              c.Int("max-tokens"),
 		NoStream:               c.Bool("no-stream"),
@@ -89,6 +91,9 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"failed.\n\n" +
 	"Writes RUNDIR/turns.arrows (one row per client turn; `agentrace log dump RUNDIR` prints it)\n" +
 	"and RUNDIR/manifest.json (settings, never the API key; counts; complete, interrupted or failed).\n" +
+	"Secrets: the API key, every --header value (unless --public-header) and the endpoint's user\n" +
+	"information (with its Basic form) are masked as <redacted> in every file and message, also where\n" +
+	"the server echoes them (an error body, an error frame, a completion); the manifest keeps header names.\n" +
 	"Settings that depart from the official ones are listed in the manifest as non_official.\n\n"
 
 func replayCommand() *cli.Command {

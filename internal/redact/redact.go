@@ -1,14 +1,26 @@
 // Package redact keeps secrets out of everything agentrace writes or prints:
-// manifests, reports, logs and error messages. A secret is the user information of a
-// URL (http://user:secret@host: the user name too, since tokens are often passed
-// that way), a query parameter whose name looks secret (?api_key=..., ?token=...),
-// and any string the caller knows to be secret (an API key).
+// manifests, turn logs, reports and messages. A secret is the user information of a
+// URL (http://user:secret@host), a query parameter whose name looks secret
+// (?api_key=..., ?token=...), and every value a command was given as a secret: an
+// API key, the value of a request header, the password of an endpoint URL.
 //
-//	shown := redact.URL(endpoint)      // "http://<redacted>@host:8000/v1"
-//	msg := redact.Text(err.Error())    // every URL's user information masked
+// Two tools. The functions URL and Text mask what can be told by its form (a URL's
+// user information, a secret-looking query parameter), in any text. A Scrubber
+// knows the secrets of one command (Add, AddHeader, AddURL, with the forms they
+// travel in: Bearer, Basic, percent- and JSON-escaped) and masks every occurrence
+// of each, wherever it appears: what a server echoes back (an error body, an
+// error frame, a completion) included. Every sink of the command passes through
+// it: its files (String, Secrets), its messages (Text, Error, Writer).
+//
+//	sc := new(redact.Scrubber)
+//	sc.Add(apiKey)
+//	sc.AddURL(endpoint)                 // user, password, their Basic form
+//	shown := redact.URL(endpoint)       // "http://<redacted>@host:8000/v1"
+//	row.Error = sc.Text(row.Error)      // known secrets and URL user information masked
+//	return sc.Error(err)                // the same for an error, which still unwraps
 //
 // Commands keep the real value only where it is used (the HTTP client) and record
-// or print the redacted form.
+// or print the masked form.
 package redact
 
 import (
@@ -21,8 +33,15 @@ import (
 const Mask = "<redacted>"
 
 // URL returns raw with its user information and secret-looking query values
-// replaced by Mask. A string that does not parse as a URL is scrubbed as Text.
+// replaced by Mask. A URL whose user information holds a character that should
+// have been percent-encoded (a password with #, /, ?, a space or a quote) does not
+// parse as written, or parses with the secret in its host or fragment: then
+// everything between "://" and the last "@" is masked, which may mask more than
+// the user information but never less. A string without "://" is scrubbed as Text.
 func URL(raw string) string {
+	if pre, _, rest, ok := looseUserinfo(raw); ok {
+		return pre + Mask + "@" + Text(rest)
+	}
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme == "" {
 		return Text(raw)
@@ -39,6 +58,28 @@ func URL(raw string) string {
 		}
 	}
 	return s
+}
+
+// looseUserinfo finds the user information of a URL that does not parse as
+// written, or that parses without user information although an "@" follows its
+// "://" (http://tok#en@host: the host "tok", the rest a fragment): it is what lies
+// between "://" and the last "@". It returns the text up to "://" included, that
+// user information and the rest after the "@"; ok is false for a URL that parses
+// with its user information, or has no "@" after "://".
+func looseUserinfo(raw string) (pre, userinfo, rest string, ok bool) {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return "", "", "", false
+	}
+	tail := raw[i+3:]
+	j := strings.LastIndexByte(tail, '@')
+	if j < 0 {
+		return "", "", "", false
+	}
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		return "", "", "", false
+	}
+	return raw[:i+3], tail[:j], tail[j+1:], true
 }
 
 // query masks the values of secret-looking parameters of a raw query, keeping the
