@@ -16,16 +16,16 @@ import (
 
 // config is the part of tokenizer_config.json that counting needs.
 type config struct {
-	NameOrPath   string                     `json:"name_or_path"`
-	PatStr       string                     `json:"pat_str"` // tiktoken folders: the split pattern (our extension)
-	ChatTemplate json.RawMessage            `json:"chat_template"`
-	AddedTokens  map[string]configAdded     `json:"added_tokens_decoder"`
+	NameOrPath   string                 `json:"name_or_path"`
+	PatStr       string                 `json:"pat_str"` // tiktoken folders: the split pattern (our extension)
+	ChatTemplate json.RawMessage        `json:"chat_template"`
+	AddedTokens  map[string]configAdded `json:"added_tokens_decoder"`
 	// AdditionalSpecial are extra special tokens (strings or token objects).
 	AdditionalSpecial []json.RawMessage `json:"additional_special_tokens"`
 	// AutoMap names the Python classes transformers imports with
 	// trust_remote_code (a tokenizer written in Python: Kimi's).
 	AutoMap map[string]json.RawMessage `json:"auto_map"`
-	Tokens       map[string]json.RawMessage `json:"-"` // bos_token, eos_token, ... as given
+	Tokens  map[string]json.RawMessage `json:"-"` // bos_token, eos_token, ... as given
 }
 
 type configAdded struct {

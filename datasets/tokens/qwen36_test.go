@@ -35,7 +35,9 @@ var qwen36OnlyInConfig = []string{"<tool_response>", "</tool_response>", "<think
 // returns the hub folder and the snapshot folder.
 func qwen36Folder(t testing.TB) (hub, snap string) {
 	t.Helper()
-	qwen36.once.Do(func() { qwen36.hub, qwen36.snap, qwen36.err = buildQwen36(testenv.Tokenizer(t), testenv.SharedData(t, "templates/qwen3.6-35b-a3b.chat_template.jinja")) })
+	qwen36.once.Do(func() {
+		qwen36.hub, qwen36.snap, qwen36.err = buildQwen36(testenv.Tokenizer(t), testenv.SharedData(t, "templates/qwen3.6-35b-a3b.chat_template.jinja"))
+	})
 	if qwen36.err != nil {
 		t.Fatal(qwen36.err)
 	}

@@ -6,8 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"io"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strconv"
 
