@@ -124,11 +124,22 @@ func allPass(cs []Check) bool {
 
 func anyUnofficial(s *System) bool {
 	for _, p := range s.Points {
-		if p.Unofficial {
+		if p.Unofficial && (p.Tokenizer == nil || !p.Tokenizer.StandIn) {
 			return true
 		}
 	}
 	return false
+}
+
+// standIn is the note of the first point counted with a stand-in tokenizer, ""
+// when none was.
+func standIn(s *System) string {
+	for _, p := range s.Points {
+		if p.Tokenizer != nil && p.Tokenizer.StandIn {
+			return p.Tokenizer.Note
+		}
+	}
+	return ""
 }
 
 func templateFuncs() template.FuncMap {
@@ -199,6 +210,7 @@ func templateFuncs() template.FuncMap {
 		"gatesSummary":  gatesSummary,
 		"allPass":       allPass,
 		"anyUnofficial": anyUnofficial,
+		"standIn":       standIn,
 		"regionCSS":     func(r string) template.CSS { return template.CSS(cssColor(regionColor(r))) },
 		"deref":         func(b *bool) bool { return b != nil && *b },
 		"first": func(ps []*Point) *Point {
@@ -292,6 +304,9 @@ func (r *Report) Markdown(w io.Writer) error {
 		}
 		if anyUnofficial(s) {
 			p("\n> Some token counts come from server usage, not the reference tokenizer: those numbers are **unofficial**.\n")
+		}
+		if note := standIn(s); note != "" {
+			p("\n> Token counts: %s. The token-based numbers (OSL gate, system_tps, interactivity, TPOT, ISL) are **unofficial**.\n", mdEscape(note))
 		}
 	}
 	p("\n## Plots\n\n")

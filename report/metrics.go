@@ -142,6 +142,10 @@ type Point struct {
 	// LogNote says the turn log was truncated (a killed run), "" otherwise.
 	LogNote    string `json:"log_note,omitempty"`
 	Unofficial bool   `json:"unofficial"`
+	// Tokenizer is the tokenizer the counts were made with and whether it is a
+	// stand-in for the model's own (which makes the point Unofficial); nil
+	// without one.
+	Tokenizer *schemas.TokenizerUse `json:"tokenizer,omitempty"`
 	// MissingOSL counts completed window turns without any token count.
 	MissingOSL int `json:"missing_osl"`
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -518,6 +519,38 @@ func TestTruncatedLog(t *testing.T) {
 	for _, c := range s.Checks {
 		if c.Name == "runs complete" && (c.Status != CheckFail || !strings.Contains(c.Reason, "truncated")) {
 			t.Errorf("runs complete check = %+v", c)
+		}
+	}
+}
+
+// TestStandInTokenizer: a report counted with a tokenizer that is not the
+// model's own (Qwen3's, for a Qwen3.6 run) names it and its digest in
+// points.json, summary.md and report.html, says it is a stand-in and marks
+// every point unofficial.
+func TestStandInTokenizer(t *testing.T) {
+	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
+	tk, err := tokens.Load(testenv.Tokenizer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, out := buildFake(t, Options{Runs: []string{sweep}, Tokenizer: tk})
+	digest := tk.Identity().TokenizerSHA256
+	for _, p := range r.Systems[0].Points {
+		if !p.Unofficial || p.Tokenizer == nil || !p.Tokenizer.StandIn || p.Tokenizer.TokenizerSHA256 != digest ||
+			!strings.Contains(p.TokenNote, schemas.StandInLabel) {
+			t.Errorf("c=%d: unofficial %v, tokenizer %+v, note %q", p.Concurrency, p.Unofficial, p.Tokenizer, p.TokenNote)
+		}
+	}
+	for _, f := range []string{"points.json", "summary.md", "report.html"} {
+		data, err := os.ReadFile(filepath.Join(out, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(data), "&#39;", "'")
+		for _, want := range []string{schemas.StandInLabel, digest[:12]} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q", f, want)
+			}
 		}
 	}
 }

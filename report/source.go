@@ -283,7 +283,33 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		v := p.scores.SWEBench.Score
 		p.SWEBench = &v
 	}
+	if tok != nil {
+		p.markTokenizer(tok, rs, m.Config.Model)
+	}
 	return p, nil
+}
+
+// markTokenizer records the tokenizer the point's counts were made with and,
+// when it is not the model's own under the point's ruleset (the one its scores
+// name, else rs, else the newest naming the run's model), marks the point's
+// token-based numbers unofficial, saying why.
+func (p *Point) markTokenizer(tok TokenCounter, rs, model string) {
+	name := p.Ruleset
+	if name == "" {
+		name = rs
+	}
+	var rules score.Ruleset
+	var err error
+	if name == "" || name == score.AutoRuleset {
+		rules, _ = score.RulesetForModel(model)
+	} else if rules, err = score.LoadRuleset(name); err != nil {
+		rules, _ = score.RulesetForModel(model)
+	}
+	p.Tokenizer = score.CounterUse(&rules, tok)
+	if p.Tokenizer.StandIn {
+		p.Unofficial = true
+		p.TokenNote = strings.TrimSuffix(p.Tokenizer.Note+"; "+p.TokenNote, "; ")
+	}
 }
 
 // promptCounter counts a rendered prompt's tokens (*tokens.Tokenizer).

@@ -100,10 +100,39 @@ type OSLResult struct {
 	Total      int64   `json:"total"`
 	Source     string  `json:"source"` // "tokenizer:<name>", "server_usage" or "result_summary"
 	Unofficial bool    `json:"unofficial"`
+	// Tokenizer is the tokenizer the counts were made with (source
+	// tokenizer:<name>) and whether it is a stand-in; a stand-in's counts are
+	// Unofficial.
+	Tokenizer *TokenizerUse `json:"tokenizer,omitempty"`
 	// Field is the published summary field the mean was read from (source
 	// result_summary), "" otherwise.
 	Field  string     `json:"field,omitempty"`
 	Window [2]float64 `json:"window"`
+}
+
+// StandInLabel starts the note of counts made with a tokenizer other than the
+// model's own.
+const StandInLabel = "stand-in, not the model's tokenizer"
+
+// TokenizerUse is the tokenizer token counts were made with and whether it is
+// the model's own: the one whose tokenizer file and chat template digests the
+// ruleset records for its model. Counts made with a stand-in are unofficial.
+type TokenizerUse struct {
+	// Name is the tokenizer's name (its config's name_or_path, else its folder's);
+	// Spec what it was asked for (--tokenizer: a folder or a model id).
+	Name string `json:"name"`
+	Spec string `json:"spec,omitempty"`
+	// File is the vocabulary file (tokenizer.json or tiktoken.model); the digests
+	// are SHA-256 in hex of it and of the chat template's text.
+	File            string `json:"file"`
+	TokenizerSHA256 string `json:"tokenizer_sha256"`
+	TemplateSHA256  string `json:"template_sha256"`
+	// Ruleset and Model are the ruleset judged by and its model.
+	Ruleset string `json:"ruleset"`
+	Model   string `json:"model"`
+	StandIn bool   `json:"stand_in"`
+	// Note says it in words: StandInLabel and why, or that it is the model's.
+	Note string `json:"note"`
 }
 
 // SWEBenchResult is a SWE-bench Verified harness report, validated.

@@ -103,9 +103,6 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 		}
 		means.InlineAccuracy, means.OSL = NewSpread(acc), NewSpread(osl)
 		source = fmt.Sprintf("the %d runs of provenance.runs", len(runs))
-		if o.Counter != nil {
-			prov.Tokenizer = o.Counter.Name()
-		}
 	}
 	if o.Model != "" {
 		model = o.Model
@@ -186,6 +183,18 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 	prov.Base = base.Name
 	if prov.SWEBenchGiven {
 		r.Derivation.Note = "swebench_min was given, not derived: no SWE-bench result of the reference model was supplied."
+	}
+	if o.Counter != nil && len(o.Runs) > 0 {
+		// The OSL means are the tokenizer's counts: say which, and whether it is
+		// the model's own.
+		u := CounterUse(&r, o.Counter)
+		prov.Tokenizer = fmt.Sprintf("%s (%s sha256 %s, chat template sha256 %s)", u.Name, u.File, short12(u.TokenizerSHA256), short12(u.TemplateSHA256))
+		if u.StandIn {
+			if r.Derivation.Note != "" {
+				r.Derivation.Note += " "
+			}
+			r.Derivation.Note += "The OSL means were counted with a " + u.Note + "."
+		}
 	}
 	if base.Derivation != nil && !base.Derivation.Follows() && rule == base.Derivation.Rule {
 		// The base's published thresholds do not follow the rule it records: a
@@ -390,7 +399,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 	switch {
 	case s.OSL == nil || s.OSL.Turns == 0:
 		return dr, errors.New("no OSL count: give --tokenizer")
-	case s.OSL.Unofficial:
+	case s.OSL.Unofficial && (s.OSL.Tokenizer == nil || !s.OSL.Tokenizer.StandIn):
 		return dr, errors.New("its OSL would come from the server's usage counts, which are not official: give --tokenizer")
 	}
 	dr.InlineAccuracy, dr.ScoredTurns = s.Score, s.Turns.Scored

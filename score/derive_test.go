@@ -156,7 +156,7 @@ func TestDeriveFromRuns(t *testing.T) {
 		t.Errorf("thresholds %v %v %v, want %v %v %v", r.InlineAccuracyMin, r.OSLWindow, r.SWEBenchMin, wantAcc, wantOSL, wantSWE)
 	}
 	p := d.Provenance
-	if p.DatasetHash != f.d.Manifest.ContentHash || p.Tokenizer != "len/4" || p.DerivedAt != "2026-12-01T09:00:00Z" ||
+	if p.DatasetHash != f.d.Manifest.ContentHash || !strings.HasPrefix(p.Tokenizer, "len/4 (") || p.DerivedAt != "2026-12-01T09:00:00Z" ||
 		p.ToolVersion != schemas.ToolVersion || p.Base != DefaultRuleset || len(p.SWEBench) != 2 || p.SWEBench[0].SHA256 == "" ||
 		p.Runs[0].ScoredTurns == 0 || p.Runs[0].OSLSource != "tokenizer:len/4" {
 		t.Errorf("provenance %+v", p)

@@ -12,7 +12,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // DefaultRuleset is the ruleset used when none is named: the submission checker of
@@ -62,10 +64,65 @@ type Ruleset struct {
 	// for a derived ruleset the runs they came from); loading checks that it
 	// reproduces them.
 	Derivation *Derivation `json:"derivation,omitempty"`
+	// Tokenizer is the model's own tokenizer by the digests of its files: token
+	// counts are official only when made with exactly these (TokenizerUse).
+	// Absent, or with empty digests, no tokenizer can be shown to be the model's.
+	Tokenizer *ModelTokenizer `json:"tokenizer,omitempty"`
 	// File is the path of a user ruleset, "" for an embedded one.
 	File string `json:"-"`
 
 	patterns []*regexp.Regexp
+}
+
+// ModelTokenizer is a model's own tokenizer as the reference client loads it
+// (AutoTokenizer.from_pretrained of the model's name): the SHA-256 of its
+// tokenizer.json (or tiktoken.model) and of its chat template, "" where unknown.
+type ModelTokenizer struct {
+	// Model is the Hugging Face model id the reference loads the tokenizer by.
+	Model              string `json:"model"`
+	TokenizerSHA256    string `json:"tokenizer_sha256"`
+	ChatTemplateSHA256 string `json:"chat_template_sha256"`
+	// Source says where the digests come from, or why they are unknown.
+	Source string `json:"source"`
+}
+
+// TokenizerUse tells what counts made with the tokenizer id are under the
+// ruleset: the model's own when both its digests equal the ones the ruleset
+// records, else a stand-in (also when the ruleset records none).
+func (r *Ruleset) TokenizerUse(id tokens.Identity) *schemas.TokenizerUse {
+	u := &schemas.TokenizerUse{Name: id.Name, Spec: id.Spec, File: id.File, TokenizerSHA256: id.TokenizerSHA256,
+		TemplateSHA256: id.TemplateSHA256, Ruleset: r.Name, StandIn: true}
+	used := fmt.Sprintf("counted with %s (%s sha256 %s, chat template sha256 %s)", id.Name, id.File, short12(id.TokenizerSHA256), short12(id.TemplateSHA256))
+	mt := r.Tokenizer
+	switch {
+	case mt == nil || mt.TokenizerSHA256 == "" || mt.ChatTemplateSHA256 == "":
+		model := r.Model
+		if mt != nil && mt.Model != "" {
+			model = mt.Model
+		}
+		u.Model = model
+		u.Note = fmt.Sprintf("%s: %s; ruleset %s records no digest of %s's tokenizer and chat template (unknown), so no count can be shown to be the model's",
+			schemas.StandInLabel, used, r.Name, model)
+	case mt.TokenizerSHA256 == id.TokenizerSHA256 && mt.ChatTemplateSHA256 == id.TemplateSHA256:
+		u.Model, u.StandIn = mt.Model, false
+		u.Note = fmt.Sprintf("the model's tokenizer: %s, the digests ruleset %s records for %s", used, r.Name, mt.Model)
+	default:
+		u.Model = mt.Model
+		u.Note = fmt.Sprintf("%s: %s; %s's are %s sha256 %s and chat template sha256 %s (ruleset %s)",
+			schemas.StandInLabel, used, mt.Model, tokens.HFTokenizerFile, short12(mt.TokenizerSHA256), short12(mt.ChatTemplateSHA256), r.Name)
+	}
+	return u
+}
+
+// short12 is a digest's first 12 hex digits ("none" for no digest).
+func short12(d string) string {
+	switch {
+	case d == "":
+		return "none"
+	case len(d) > 12:
+		return d[:12]
+	}
+	return d
 }
 
 // MatchesModel tells whether the ruleset names model (false for an empty model).
@@ -152,6 +209,16 @@ func parseRuleset(data []byte, where string) (Ruleset, error) {
 	if r.SWEBenchEvaluated < 0 {
 		return r, fmt.Errorf("ruleset %s: swebench_evaluated %d is negative", where, r.SWEBenchEvaluated)
 	}
+	if t := r.Tokenizer; t != nil {
+		for _, d := range []string{t.TokenizerSHA256, t.ChatTemplateSHA256} {
+			if d != "" && !sha256Hex.MatchString(d) {
+				return r, fmt.Errorf("ruleset %s: tokenizer digest %q is not a SHA-256 in hex", where, d)
+			}
+		}
+		if t.Source == "" {
+			return r, fmt.Errorf("ruleset %s: tokenizer: source is required (where the digests come from, or why they are unknown)", where)
+		}
+	}
 	if err := r.checkDerivation(); err != nil {
 		return r, fmt.Errorf("ruleset %s: %w", where, err)
 	}
@@ -164,6 +231,8 @@ func parseRuleset(data []byte, where string) (Ruleset, error) {
 	}
 	return r, nil
 }
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // Rulesets returns the embedded rulesets, ordered by date, then name.
 func Rulesets() []Ruleset {

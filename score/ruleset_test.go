@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/schemas"
 )
 
 func TestRulesetsCoverTheRulesTable(t *testing.T) {
@@ -125,5 +128,56 @@ func TestRulesetByModelAndFile(t *testing.T) {
 	}
 	if _, err := LoadRuleset("no-such-ruleset"); err == nil || !strings.Contains(err.Error(), "agentrace rulesets") {
 		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// TestTokenizerUse: counts are the model's own only with the tokenizer.json and
+// chat template whose digests the ruleset records; any other tokenizer, and any
+// tokenizer under a ruleset that records no digest (Kimi K3's are unknown), is a
+// stand-in, and the note names the tokenizer used and its digests.
+func TestTokenizerUse(t *testing.T) {
+	const (
+		qwenTok  = "5f9e4d4901a92b997e463c1f46055088b6cca5ca61a6522d1b9f64c4bb81cb42"
+		qwenTmpl = "e84f32a23fdda27689f868aa4a1a5621f41133e51a48d7f3efcbea2839574259"
+		other    = "1111111111111111111111111111111111111111111111111111111111111111"
+	)
+	qwen, err := LoadRuleset("checker-2026-10-qwen3.6")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kimi, err := LoadRuleset("checker-2026-10-kimi-k3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name     string
+		rs       Ruleset
+		tok, tpl string
+		standIn  bool
+		note     []string
+	}{
+		{"the model's own", qwen, qwenTok, qwenTmpl, false, []string{"the model's tokenizer", "5f9e4d4901a9", "e84f32a23fdd"}},
+		{"another vocabulary", qwen, other, qwenTmpl, true, []string{schemas.StandInLabel, "111111111111", "5f9e4d4901a9"}},
+		{"another template", qwen, qwenTok, other, true, []string{schemas.StandInLabel, "e84f32a23fdd"}},
+		{"no template", qwen, qwenTok, "", true, []string{schemas.StandInLabel, "chat template sha256 none"}},
+		{"digests unknown", kimi, qwenTok, qwenTmpl, true, []string{schemas.StandInLabel, "records no digest of moonshotai/Kimi-K3"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u := tt.rs.TokenizerUse(tokens.Identity{Name: "m", File: "tokenizer.json", TokenizerSHA256: tt.tok, TemplateSHA256: tt.tpl})
+			if u.StandIn != tt.standIn {
+				t.Errorf("stand-in %v, want %v (%s)", u.StandIn, tt.standIn, u.Note)
+			}
+			for _, w := range tt.note {
+				if !strings.Contains(u.Note, w) {
+					t.Errorf("note %q lacks %q", u.Note, w)
+				}
+			}
+		})
+	}
+	// Every embedded ruleset says what its model's tokenizer is, or that it is unknown.
+	for _, r := range Rulesets() {
+		if r.Tokenizer == nil || r.Tokenizer.Source == "" {
+			t.Errorf("ruleset %s records nothing of its model's tokenizer", r.Name)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
@@ -160,6 +161,13 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	if osl != nil {
 		osl.Window = rs.OSLWindow
 		s.OSL = osl
+		if strings.HasPrefix(osl.Source, OSLSourceTokenizer) {
+			osl.Tokenizer = CounterUse(&rs, counter)
+			if osl.Tokenizer.StandIn {
+				osl.Unofficial = true
+				s.Warnings = append(s.Warnings, "token counts: "+osl.Tokenizer.Note)
+			}
+		}
 	}
 	s.Warnings = append(s.Warnings, rd.warnings...)
 
@@ -247,9 +255,23 @@ func LoadTruth(ctx context.Context, dataset string) (*Truth, error) {
 
 // OSL sources.
 const (
-	OSLSourceUsage   = "server_usage"
-	OSLSourceSummary = "result_summary"
+	OSLSourceTokenizer = "tokenizer:" // followed by the tokenizer's name
+	OSLSourceUsage     = "server_usage"
+	OSLSourceSummary   = "result_summary"
 )
+
+// CounterUse is rs.TokenizerUse of the counter's tokenizer; a counter that
+// cannot tell its identity (no Identity method) is a stand-in.
+func CounterUse(rs *Ruleset, counter any) *schemas.TokenizerUse {
+	if c, ok := counter.(interface{ Identity() tokens.Identity }); ok {
+		return rs.TokenizerUse(c.Identity())
+	}
+	name := "an unidentified counter"
+	if c, ok := counter.(interface{ Name() string }); ok {
+		name = c.Name()
+	}
+	return rs.TokenizerUse(tokens.Identity{Name: name, File: "no file"})
+}
 
 // computeOSL computes the per-turn OSL mean over every completed turn of the run,
 // and fills each attempt's OSL. It returns nil when no count is available.
@@ -261,7 +283,7 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archi
 	res := &schemas.OSLResult{}
 	switch {
 	case counter != nil && !published:
-		res.Source = "tokenizer:" + counter.Name()
+		res.Source = OSLSourceTokenizer + counter.Name()
 		p := pool.New().WithErrors().WithContext(ctx).WithMaxGoroutines(workers)
 		const chunk = 256
 		for start := 0; start < len(counts); start += chunk {

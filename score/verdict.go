@@ -43,6 +43,8 @@ func Judge(rs Ruleset, s *schemas.Scores) schemas.Verdict {
 		osl.Value = s.OSL.Mean
 		osl.Pass = rs.OSLPass(s.OSL.Mean)
 		switch {
+		case s.OSL.Unofficial && s.OSL.Tokenizer != nil && s.OSL.Tokenizer.StandIn:
+			osl.Note = "unofficial: " + s.OSL.Tokenizer.Note
 		case s.OSL.Unofficial:
 			osl.Note = "unofficial: server usage counts, not the reference tokenizer"
 		case s.OSL.Source == OSLSourceSummary:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -42,8 +43,9 @@ type hfModel struct {
 	ByteFallback            bool            `json:"byte_fallback"`
 }
 
-// loadHF reads a Hugging Face tokenizer.json.
-func loadHF(path string) (*Tokenizer, error) {
+// loadHF reads a Hugging Face tokenizer.json and adds the tokens of the
+// config's added_tokens_decoder that it lacks (addConfigTokens).
+func loadHF(path string, cfg *config) (*Tokenizer, error) {
 	data, err := infile.ReadFile(path, infile.LargeFile)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
@@ -55,14 +57,15 @@ func loadHF(path string) (*Tokenizer, error) {
 	if err := json.Unmarshal(data, &f); err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: not valid JSON (truncated?): %w", path, err)
 	}
-	t, err := buildHF(&f)
+	t, err := buildHF(&f, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
+	t.id.TokenizerSHA256 = sha256Hex(data)
 	return t, nil
 }
 
-func buildHF(f *hfFile) (*Tokenizer, error) {
+func buildHF(f *hfFile, cfg *config) (*Tokenizer, error) {
 	if f.Model == nil {
 		return nil, fmt.Errorf("no model section")
 	}
@@ -120,15 +123,23 @@ func buildHF(f *hfFile) (*Tokenizer, error) {
 		}
 	}
 	t.model = m
+	added := make([]addedToken, 0, len(f.AddedTokens))
 	for _, a := range f.AddedTokens {
-		tok := addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized && !a.Special}
+		added = append(added, addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized})
+	}
+	if added, err = addConfigTokens(added, cfg, vocab, maxID); err != nil {
+		return nil, err
+	}
+	for _, tok := range added {
+		tok.normalized = tok.normalized && !tok.special
 		if tok.normalized {
 			t.normAdded.add(tok)
 		} else {
 			t.rawAdded.add(tok)
 		}
-		maxID = max(maxID, int32(a.ID))
+		maxID = max(maxID, int32(tok.id))
 	}
+	t.addedFromConfig = len(added) - len(f.AddedTokens)
 	t.vocabSize = int(maxID) + 1
 	if t.prefix, t.suffix, err = parsePostProcessor(f.PostProcessor); err != nil {
 		return nil, err
@@ -185,7 +196,7 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 	}
 	switch t.Type {
 	case "NFC":
-		return normForm(norm.NFC), nil
+		return nfc, nil
 	case "NFD":
 		return normForm(norm.NFD), nil
 	case "NFKC":
@@ -267,6 +278,70 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("unsupported normalizer %q", t.Type)
+}
+
+// nfc is NFC as Hugging Face's normalizer (Rust's unicode-normalization)
+// computes it. Go's norm follows the Stream-Safe Text Format, which inserts
+// U+034F (combining grapheme joiner) into a run of more than 30 non-starters
+// and reorders only within each piece; Rust does neither. When Go's result
+// gained a U+034F, the text holds such a run and nfcLong normalizes it whole.
+func nfc(s string) string {
+	if norm.NFC.IsNormalString(s) {
+		return s
+	}
+	out := norm.NFC.String(s)
+	if strings.Count(out, "\u034f") != strings.Count(s, "\u034f") {
+		return nfcLong(s)
+	}
+	return out
+}
+
+// nfcLong is Unicode's NFC without the stream-safe limit: full canonical
+// decomposition, canonical ordering of every run of non-starters (a stable sort
+// by combining class), then canonical composition; a primary composite of two
+// characters is found by composing the pair alone.
+func nfcLong(s string) string {
+	var rs []rune
+	for _, r := range s {
+		p := norm.NFD.PropertiesString(string(r))
+		if d := p.Decomposition(); d != nil {
+			rs = append(rs, []rune(string(d))...)
+		} else {
+			rs = append(rs, r)
+		}
+	}
+	ccc := func(r rune) int { return int(norm.NFD.PropertiesString(string(r)).CCC()) }
+	for i := 0; i < len(rs); {
+		if ccc(rs[i]) == 0 {
+			i++
+			continue
+		}
+		j := i
+		for j < len(rs) && ccc(rs[j]) != 0 {
+			j++
+		}
+		run := rs[i:j]
+		sort.SliceStable(run, func(a, b int) bool { return ccc(run[a]) < ccc(run[b]) })
+		i = j
+	}
+	out := make([]rune, 0, len(rs))
+	starter, last := -1, -1 // last: class of the last character kept after the starter, -1 for none
+	for _, r := range rs {
+		c := ccc(r)
+		if starter >= 0 && (last == -1 || last != 0 && last < c) {
+			if comp := []rune(norm.NFC.String(string(out[starter]) + string(r))); len(comp) == 1 {
+				out[starter] = comp[0]
+				continue
+			}
+		}
+		if c == 0 {
+			starter, last = len(out), -1
+		} else {
+			last = c
+		}
+		out = append(out, r)
+	}
+	return string(out)
 }
 
 func normForm(f norm.Form) func(string) string {

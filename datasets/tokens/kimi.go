@@ -124,7 +124,7 @@ func (kimiMatcher) matchAt(s string, i int) int {
 	}
 	// The rest is the GPT-4 patterns' tail; the rune is not a letter or number.
 	cls, _ := classAt(s, i)
-	return otherOrSpace(s, i, cls)
+	return otherOrSpace(s, i, cls, false)
 }
 
 // kimiUpperLower matches upper* lower+ at i with backtracking and returns its

@@ -15,6 +15,10 @@ const (
 	PatternCL100K = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 	// PatternQwen is Qwen2's and Qwen3's pattern: cl100k with single digits.
 	PatternQwen = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+	// PatternQwen35 is the pattern of the Qwen3.5 tokenizer.json that Qwen3.5
+	// and Qwen3.6 models ship (sha256 5f9e4d49..., see score/rulesets): Qwen's
+	// with combining marks (\p{M}) joined to letters.
+	PatternQwen35 = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 )
 
 // matcher finds the end of the regexp match that starts at i. The known patterns
@@ -32,6 +36,8 @@ func handMatcher(pattern string) matcher {
 		return gpt4Matcher{maxDigits: 3}
 	case PatternQwen:
 		return gpt4Matcher{maxDigits: 1}
+	case PatternQwen35:
+		return gpt4Matcher{maxDigits: 1, marks: true}
 	case PatternKimi:
 		return kimiMatcher{}
 	}
@@ -89,10 +95,27 @@ func classAt(s string, i int) (cls uint8, w int) {
 	return clsOther, w
 }
 
+// classAtM is classAt where, when marks is set, a combining mark (\p{M}) is a
+// letter: PatternQwen35 treats [\p{L}\p{M}] alike everywhere but in the
+// optional prefix of a letter run, where a mark standing first makes the same
+// match either way (it starts the run).
+func classAtM(s string, i int, marks bool) (cls uint8, w int) {
+	cls, w = classAt(s, i)
+	if marks && cls == clsOther && s[i] >= utf8.RuneSelf {
+		if r, _ := utf8.DecodeRuneInString(s[i:]); unicode.IsMark(r) {
+			return clsLetter, w
+		}
+	}
+	return cls, w
+}
+
 // runOf returns the end of the run of class cls starting at i.
-func runOf(s string, i int, cls uint8) int {
+func runOf(s string, i int, cls uint8) int { return runOfM(s, i, cls, false) }
+
+// runOfM is runOf with classAtM's classes.
+func runOfM(s string, i int, cls uint8, marks bool) int {
 	for i < len(s) {
-		c, w := classAt(s, i)
+		c, w := classAtM(s, i, marks)
 		if c != cls {
 			break
 		}
@@ -152,11 +175,15 @@ func spaceRun(s string, i int) int {
 	return j
 }
 
-// gpt4Matcher matches PatternCL100K (maxDigits 3) and PatternQwen (maxDigits 1):
+// gpt4Matcher matches PatternCL100K (maxDigits 3), PatternQwen (maxDigits 1)
+// and, with marks set, PatternQwen35 (\p{L} read as [\p{L}\p{M}]):
 //
 //	(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,maxDigits}|
 //	 ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-type gpt4Matcher struct{ maxDigits int }
+type gpt4Matcher struct {
+	maxDigits int
+	marks     bool
+}
 
 func (m gpt4Matcher) matchAt(s string, i int) int {
 	if s[i] == '\'' {
@@ -164,14 +191,14 @@ func (m gpt4Matcher) matchAt(s string, i int) int {
 			return e
 		}
 	}
-	cls, w := classAt(s, i)
+	cls, w := classAtM(s, i, m.marks)
 	// [^\r\n\p{L}\p{N}]?\p{L}+
 	if cls == clsLetter {
-		return runOf(s, i+w, clsLetter)
+		return runOfM(s, i+w, clsLetter, m.marks)
 	}
 	if cls != clsNumber && !isCRLF(s[i]) && i+w < len(s) {
-		if c2, w2 := classAt(s, i+w); c2 == clsLetter {
-			return runOf(s, i+w+w2, clsLetter)
+		if c2, w2 := classAtM(s, i+w, m.marks); c2 == clsLetter {
+			return runOfM(s, i+w+w2, clsLetter, m.marks)
 		}
 	}
 	// \p{N}{1,maxDigits}
@@ -186,23 +213,23 @@ func (m gpt4Matcher) matchAt(s string, i int) int {
 		}
 		return j
 	}
-	return otherOrSpace(s, i, cls)
+	return otherOrSpace(s, i, cls, m.marks)
 }
 
 // otherOrSpace matches the tail the GPT-4-style patterns share at i, where the
 // rune has class cls (not a letter or number):
 //
 //	?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
-func otherOrSpace(s string, i int, cls uint8) int {
+func otherOrSpace(s string, i int, cls uint8, marks bool) int {
 	start := i
 	if s[i] == ' ' && i+1 < len(s) {
-		if c2, _ := classAt(s, i+1); c2 == clsOther {
+		if c2, _ := classAtM(s, i+1, marks); c2 == clsOther {
 			start = i + 1
 			cls = clsOther
 		}
 	}
 	if cls == clsOther {
-		j := runOf(s, start, clsOther)
+		j := runOfM(s, start, clsOther, marks)
 		for j < len(s) && isCRLF(s[j]) {
 			j++
 		}

@@ -16,7 +16,7 @@ func splitWith(ms *matchSplit, s string) []string {
 // FuzzHandMatchers checks each hand-written matcher against the same pattern run
 // by regexp2, the general backtracking engine.
 func FuzzHandMatchers(f *testing.F) {
-	for _, s := range edgeCases() {
+	for _, s := range append(edgeCases(), marksAndNFC()...) {
 		if len(s) < 400 {
 			f.Add(s)
 		}
@@ -26,7 +26,7 @@ func FuzzHandMatchers(f *testing.F) {
 		hand, slow *matchSplit
 	}
 	var pairs []pair
-	for name, p := range map[string]string{"gpt2": PatternGPT2, "cl100k": PatternCL100K, "qwen": PatternQwen} {
+	for name, p := range map[string]string{"gpt2": PatternGPT2, "cl100k": PatternCL100K, "qwen": PatternQwen, "qwen35": PatternQwen35} {
 		re, err := compileRegexp(p)
 		if err != nil {
 			f.Fatal(err)

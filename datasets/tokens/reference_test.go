@@ -172,6 +172,14 @@ func edgeCases() []string {
 // tokenizers) and returns the ids and the encoding time the script measured.
 func jsReference(t testing.TB, script string, texts []string) ([][]int, float64) {
 	t.Helper()
+	return jsReferenceWith(t, script, filepath.Join(testenv.Tokenizer(t), HFTokenizerFile), "", texts)
+}
+
+// jsReferenceWith is jsReference with the tokenizer.json given, and, when config
+// is not "", a tokenizer_config.json whose added tokens the script adds as
+// transformers does (tokenizer-hf.mjs only).
+func jsReferenceWith(t testing.TB, script, tokenizerJSON, config string, texts []string) ([][]int, float64) {
+	t.Helper()
 	dir, node := testenv.JS(t)
 	var in bytes.Buffer
 	for _, s := range texts {
@@ -179,7 +187,11 @@ func jsReference(t testing.TB, script string, texts []string) ([][]int, float64)
 		in.Write(line)
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command(node, filepath.Join(dir, script), filepath.Join(testenv.Tokenizer(t), HFTokenizerFile))
+	args := []string{filepath.Join(dir, script), tokenizerJSON}
+	if config != "" {
+		args = append(args, config)
+	}
+	cmd := exec.Command(node, args...)
 	cmd.Dir = dir
 	cmd.Stdin = &in
 	var stderr bytes.Buffer

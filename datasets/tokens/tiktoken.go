@@ -3,12 +3,13 @@ package tokens
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"fmt"
+	"io"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
 
 	"github.com/agentrace/agentrace/internal/infile"
 )
@@ -17,8 +18,9 @@ import (
 // "base64-token rank" pair per line, and tokenizer_config.json, whose
 // added_tokens_decoder gives the special tokens. The split pattern is not in
 // either file: it is taken from tokenizer_config.json's "pat_str" when present
-// (an extension of ours), else from the pat_str of a tokenization_*.py beside
-// them, else it is Kimi's (PatternKimi). Ids beyond the ranks that the config
+// (an extension of ours), else it is Kimi's (PatternKimi). A folder whose
+// tokenizer is Python code (tokenization_kimi.py) is refused unless the config
+// gives pat_str: agentrace does not run the code and cannot know what it does. Ids beyond the ranks that the config
 // does not name are Kimi's reserved tokens, "<|reserved_token_N|>", for 256 ids.
 //
 // Encoding follows tiktoken: a pre-token that is itself in the ranks is one
@@ -39,7 +41,8 @@ func loadTiktoken(path string, c *config) (*Tokenizer, error) {
 	}
 	defer f.Close()
 	vocab := make(map[string]int32, 1<<18)
-	sc := bufio.NewScanner(f)
+	hash := sha256.New()
+	sc := bufio.NewScanner(io.TeeReader(f, hash))
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
 	line := 0
 	maxID := int32(-1)
@@ -67,6 +70,7 @@ func loadTiktoken(path string, c *config) (*Tokenizer, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
+	sum := hex.EncodeToString(hash.Sum(nil))
 	if len(vocab) == 0 {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, errTruncated)
 	}
@@ -89,10 +93,8 @@ func loadTiktoken(path string, c *config) (*Tokenizer, error) {
 		}
 	}
 	t := &Tokenizer{model: m, chunk: kimiChunks}
-	pattern, err := tiktokenPattern(filepath.Dir(path), c)
-	if err != nil {
-		return nil, err
-	}
+	t.id.TokenizerSHA256 = sum
+	pattern := tiktokenPattern(c)
 	ms := &matchSplit{behavior: "Isolated"}
 	if ms.m = handMatcher(pattern); ms.m == nil {
 		if ms.re, err = compileRegexp(pattern); err != nil {
@@ -126,36 +128,14 @@ func loadTiktoken(path string, c *config) (*Tokenizer, error) {
 	return t, nil
 }
 
-var patStrPart = regexp.MustCompile(`(?s)r"""(.*?)"""`)
-
-// tiktokenPattern finds the split pattern of a tiktoken folder.
-func tiktokenPattern(dir string, c *config) (string, error) {
+// tiktokenPattern is the split pattern of a tiktoken folder: the config's
+// pat_str, else Kimi's (Load has refused a folder whose tokenizer is Python
+// code and that gives no pat_str).
+func tiktokenPattern(c *config) string {
 	if c != nil && c.PatStr != "" {
-		return c.PatStr, nil
+		return c.PatStr
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "tokenization_*.py"))
-	for _, f := range files {
-		src, err := infile.ReadFile(f, infile.SmallFile)
-		if err != nil {
-			return "", fmt.Errorf("load tokenizer %q: %w", f, err)
-		}
-		_, rest, ok := strings.Cut(string(src), "pat_str = \"|\".join(")
-		if !ok {
-			continue
-		}
-		body, _, ok := strings.Cut(rest, "])")
-		if !ok {
-			continue
-		}
-		var parts []string
-		for _, m := range patStrPart.FindAllStringSubmatch(body, -1) {
-			parts = append(parts, m[1])
-		}
-		if len(parts) > 0 {
-			return strings.Join(parts, "|"), nil
-		}
-	}
-	return PatternKimi, nil
+	return PatternKimi
 }
 
 // kimiChunks cuts text as Kimi's tokenizer does before encoding: slices of at

@@ -1,6 +1,8 @@
 package tokens
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -27,6 +29,9 @@ type Tokenizer struct {
 
 	template *chatTemplate // nil when the folder has no chat template
 
+	id              Identity
+	addedFromConfig int // added tokens only tokenizer_config.json lists
+
 	baseOnce sync.Once // the OSL baseline, rendered once
 	base     int
 	baseErr  error
@@ -41,11 +46,50 @@ const (
 	noTokenizerMsg  = "no " + HFTokenizerFile + " or " + TiktokenFile
 )
 
-// Load reads the tokenizer in dir: a Hugging Face tokenizer.json (byte-level BPE)
-// or a tiktoken-style rank file named tiktoken.model, plus tokenizer_config.json
-// for added tokens and the chat template (chat_template.jinja, when present,
-// overrides the config's template). dir may also name the tokenizer file itself.
-func Load(dir string) (*Tokenizer, error) {
+// Identity is what a loaded tokenizer is: where it was found and the SHA-256
+// of the files that decide its counts. A ruleset records its model's digests
+// (score.Ruleset.Tokenizer): counts made with any other files are a stand-in.
+type Identity struct {
+	// Name is the config's name_or_path, else the folder's name.
+	Name string `json:"name"`
+	// Spec is what the tokenizer was asked for (a folder or a model id); Dir is
+	// the folder it was read from.
+	Spec string `json:"spec,omitempty"`
+	Dir  string `json:"dir,omitempty"`
+	// File is the vocabulary file read (tokenizer.json or tiktoken.model) and
+	// TokenizerSHA256 its digest.
+	File            string `json:"file"`
+	TokenizerSHA256 string `json:"tokenizer_sha256"`
+	// TemplateFrom is where the chat template was read (chat_template.jinja or
+	// tokenizer_config.json's chat_template), TemplateSHA256 the digest of its
+	// text as read; both "" without a template.
+	TemplateFrom   string `json:"template_from,omitempty"`
+	TemplateSHA256 string `json:"template_sha256,omitempty"`
+}
+
+// Load reads the tokenizer spec names (Resolve: a local folder or file, or a
+// Hugging Face model id in the local hub cache at DefaultRevision): a Hugging
+// Face tokenizer.json (byte-level BPE) or a tiktoken-style rank file named
+// tiktoken.model, plus tokenizer_config.json, as transformers loads them: the
+// config's added_tokens_decoder entries that tokenizer.json lacks are added,
+// and the chat template is chat_template.jinja when present, else the config's.
+// A folder whose tokenizer is Python code (Kimi's tokenization_kimi.py, loaded
+// with trust_remote_code) is refused.
+func Load(spec string) (*Tokenizer, error) {
+	dir, err := Resolve(spec, "")
+	if err != nil {
+		return nil, fmt.Errorf("load tokenizer: %w", err)
+	}
+	t, err := LoadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	t.id.Spec = spec
+	return t, nil
+}
+
+// LoadDir is Load of a folder (or a file in it) already resolved.
+func LoadDir(dir string) (*Tokenizer, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		dir = filepath.Dir(dir)
 	} else if err != nil {
@@ -58,12 +102,23 @@ func Load(dir string) (*Tokenizer, error) {
 	var t *Tokenizer
 	hf := filepath.Join(dir, HFTokenizerFile)
 	tk := filepath.Join(dir, TiktokenFile)
+	file := HFTokenizerFile
 	switch {
 	case exists(hf):
-		t, err = loadHF(hf)
+		t, err = loadHF(hf, cfg)
 	case exists(tk):
+		if py := pythonTokenizer(dir, cfg); py != "" && (cfg == nil || cfg.PatStr == "") {
+			return nil, fmt.Errorf("load tokenizer %q: its tokenizer is Python code (%s over %s, which transformers runs with trust_remote_code): "+
+				"agentrace runs no Python and does not reproduce it, so it cannot count as this model does (Kimi K3's tokenizer is such a folder; see docs/tokenizers.md). "+
+				"To count with %s as a stand-in anyway, copy %s and %s to a folder of their own and add the split pattern to the config as \"pat_str\"",
+				dir, py, TiktokenFile, TiktokenFile, TiktokenFile, ConfigFile)
+		}
+		file = TiktokenFile
 		t, err = loadTiktoken(tk, cfg)
 	default:
+		if py := pythonTokenizer(dir, cfg); py != "" {
+			return nil, fmt.Errorf("load tokenizer %q: %s, and its tokenizer is Python code (%s), which agentrace does not run", dir, noTokenizerMsg, py)
+		}
 		return nil, fmt.Errorf("load tokenizer %q: %s", dir, noTokenizerMsg)
 	}
 	if err != nil {
@@ -73,7 +128,8 @@ func Load(dir string) (*Tokenizer, error) {
 	if cfg != nil && cfg.NameOrPath != "" {
 		t.name = cfg.NameOrPath
 	}
-	src, err := templateSource(dir, cfg)
+	t.id.Name, t.id.Dir, t.id.File = t.name, dir, file
+	src, from, err := templateSource(dir, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -81,8 +137,21 @@ func Load(dir string) (*Tokenizer, error) {
 		if t.template, err = newChatTemplate(src, cfg); err != nil {
 			return nil, fmt.Errorf("load tokenizer %q: chat template: %w", dir, err)
 		}
+		t.id.TemplateFrom, t.id.TemplateSHA256 = from, sha256Hex([]byte(src))
 	}
 	return t, nil
+}
+
+// Identity returns what the tokenizer is (see Identity).
+func (t *Tokenizer) Identity() Identity { return t.id }
+
+// AddedFromConfig is the number of added tokens that only tokenizer_config.json
+// lists (Load adds them as transformers does).
+func (t *Tokenizer) AddedFromConfig() int { return t.addedFromConfig }
+
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 func exists(p string) bool {

@@ -4,10 +4,22 @@
 // lines {"text": ...} from stdin, encodes each with the tokenizer.json given as
 // the first argument (no special tokens added, special-token strings in the text
 // recognized), and writes {"ids": [...]} per line, then {"encode_ms": N}.
-import { Tokenizer } from "tokenizers";
+//
+// A tokenizer_config.json given as the second argument is applied as
+// transformers' PreTrainedTokenizerFast does when it loads a tokenizer: each
+// added_tokens_decoder entry, in id order, is added with its options
+// (tokenizers skips the ones tokenizer.json already has).
+import { AddedToken, Tokenizer } from "tokenizers";
 import { readFileSync, writeSync } from "node:fs";
 
 const tok = Tokenizer.fromFile(process.argv[2]);
+if (process.argv[3]) {
+  const cfg = JSON.parse(readFileSync(process.argv[3], "utf8"));
+  const entries = Object.entries(cfg.added_tokens_decoder ?? {}).sort((a, b) => Number(a[0]) - Number(b[0]));
+  tok.addAddedTokens(entries.map(([, t]) => new AddedToken(t.content, !!t.special, {
+    singleWord: !!t.single_word, leftStrip: !!t.lstrip, rightStrip: !!t.rstrip, normalized: t.normalized ?? !t.special,
+  })));
+}
 const lines = readFileSync(0, "utf8").split("\n").filter((l) => l.length > 0);
 const texts = lines.map((l) => JSON.parse(l).text);
 const start = process.hrtime.bigint();
