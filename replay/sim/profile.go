@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 
@@ -9,15 +10,10 @@ import (
 )
 
 // Profile holds the serving parameters of one hardware/model pair: the model
-// names it answers to, the KV pool, the scheduler's limits and the step-time cost
-// model
-//
-//	step time = StepOverhead + PrefillPerToken × prefill tokens
-//	          + DecodePerSeq × decoding sequences + AttendPerToken × context tokens
-//
-// where "context tokens" sums, over every sequence in the step, the tokens whose
-// KV the step reads (its computed tokens plus the ones it computes now). All
-// durations are in seconds of modelled time; Config.Speedup divides them.
+// names it answers to, the hardware's figures, the model's architecture, the
+// precision it is served at, a few efficiencies fitted to published runs, the
+// scheduler's limits and speculative decoding. The step-time cost model (see
+// costModel) derives every duration from these.
 type Profile struct {
 	Name        string
 	Description string
@@ -26,110 +22,264 @@ type Profile struct {
 	Model   string
 	Aliases []string
 
+	Hardware     Hardware
+	Arch         Architecture
+	Precision    Precision
+	Efficiency   Efficiency
+	Speculative  Speculative
+	MemoryBudget MemoryBudget
+
 	// BlockSize is the number of tokens per KV block (vLLM's --block-size).
 	BlockSize int
-	// KVBlocks is the capacity of the KV pool in blocks.
+	// KVBlocks is the capacity of the KV pool in blocks; 0 derives it from the
+	// memory left once weights, the reserve and the linear-attention state pool
+	// are taken (Derive).
 	KVBlocks int
 	// MaxModelLen bounds prompt plus output tokens (vLLM's --max-model-len); a
 	// longer prompt is a 400. It must fit in the pool.
 	MaxModelLen int
 	// MaxBatchedTokens is the token budget of one step (vLLM's
-	// --max-num-batched-tokens): decode tokens plus chunked-prefill tokens.
+	// --max-num-batched-tokens, SGLang's --chunked-prefill-size): decode tokens
+	// (verify tokens with speculation) plus chunked-prefill tokens.
 	MaxBatchedTokens int
-	// MaxNumSeqs bounds the running sequences (vLLM's --max-num-seqs).
+	// MaxNumSeqs bounds the running sequences (vLLM's --max-num-seqs). A model
+	// with linear-attention layers is bounded further by its state slots
+	// (StateSlots): each running sequence holds one.
 	MaxNumSeqs int
 	// MaxWaiting bounds the waiting queue; a request beyond it is answered 429.
 	MaxWaiting int
 
-	StepOverhead    float64 // seconds per step
-	PrefillPerToken float64 // seconds per prompt token computed
-	DecodePerSeq    float64 // seconds per sequence decoding one token
-	AttendPerToken  float64 // seconds per context token read by attention
+	derivedKV bool // KVBlocks came from the memory budget (Derive)
 }
 
-// The H200 / Qwen3.6-35B-A3B profile. Architecture figures are those of the
-// published Qwen3.5-35B-A3B configuration, which Qwen3.6-35B-A3B keeps: 40
-// layers, of which every fourth (10) uses full (gated) attention with 2 KV heads
-// of dimension 256 and the rest Gated DeltaNet linear attention; 256 experts,
-// 8 routed + 1 shared per token, about 3B active parameters of 35B.
+// Hardware holds one accelerator's published figures.
+type Hardware struct {
+	Name string
+	// HBMBytes is the memory the device reports; HBMBandwidth its peak in bytes
+	// per second.
+	HBMBytes     float64
+	HBMBandwidth float64
+	// DenseFLOPS8 and DenseFLOPS16 are the dense (not sparse) tensor-core peaks
+	// in FLOP/s for FP8 and BF16.
+	DenseFLOPS8, DenseFLOPS16 float64
+}
+
+// Architecture is the model's shape, as its published configuration gives it.
+// Parameter counts are per layer where they say so.
+type Architecture struct {
+	Layers int
+	// FullAttentionLayers use softmax attention with a KV cache of KVHeads ×
+	// HeadDim per token (keys and values), read in full by every step.
+	FullAttentionLayers int
+	QueryHeads, KVHeads int
+	HeadDim             int
+	// LinearLayers (Gated DeltaNet) keep a fixed state per sequence instead of a
+	// KV cache: LinearHeads × LinearKeyDim × LinearValueDim values each.
+	LinearLayers                              int
+	LinearHeads, LinearKeyDim, LinearValueDim int
+	// Experts routed per MoE layer (every layer here), ExpertsPerToken of them
+	// per token, ExpertParams parameters each.
+	Experts, ExpertsPerToken int
+	ExpertParams             float64
+	// DenseParams are the parameters every forward pass reads besides the routed
+	// experts and the output head: attention and linear-attention projections,
+	// shared experts, routers and norms. HeadParams is the output head (kept at
+	// 16 bits in FP8 checkpoints); EmbeddingParams the input embedding (only one
+	// row per token is read, so it costs memory, not bandwidth).
+	DenseParams, HeadParams, EmbeddingParams float64
+	// DraftDenseParams are the parameters of the speculative draft layer besides
+	// its routed experts (MTP: one decoder layer; its experts are ExpertParams
+	// each, Experts of them); DraftExperts is 0 for a dense draft (EAGLE-3).
+	DraftDenseParams float64
+	DraftExperts     int
+}
+
+// Precision is how the model is served.
+type Precision struct {
+	// WeightBytes per parameter (1 for FP8, 2 for BF16); FP8 compute when 1.
+	WeightBytes float64
+	// KVBytes per cached key or value element; StateBytes per linear-attention
+	// state element (fp32 in SGLang and vLLM).
+	KVBytes, StateBytes float64
+}
+
+// Efficiency holds the fitted figures: what share of the hardware's peaks the
+// serving stack reaches, and its fixed costs.
+type Efficiency struct {
+	// Bandwidth is the share of HBMBandwidth that weight, KV and state reads reach.
+	Bandwidth float64
+	// Compute is the share of the dense peak that prefill reaches.
+	Compute float64
+	// PassOverhead is the fixed time of one forward pass (the model's or a
+	// draft's): kernel launches, sampling, the scheduler's own work.
+	PassOverhead float64
+	// StateShare is the share of the cache memory (MemoryBudget) the server gives
+	// to linear-attention states; it sets the state slots, hence the running
+	// batch.
+	StateShare float64
+}
+
+// MemoryBudget says how the device's memory is split.
+type MemoryBudget struct {
+	// Utilization is the share of HBMBytes the server takes (vLLM's
+	// --gpu-memory-utilization, SGLang's --mem-fraction-static).
+	Utilization float64
+	// Reserve is what activations, CUDA graphs and the runtime keep, in bytes.
+	Reserve float64
+}
+
+// Speculative decoding methods.
 const (
-	// KV bytes per token: 10 full-attention layers × (K and V) × 2 heads × 256 ×
-	// 2 bytes (BF16 KV cache) = 20,480 bytes. Linear-attention layers keep a fixed
-	// state per sequence instead of per token; that state is not a cached prefix
-	// and is modelled only as memory taken from the pool (below).
-	h200KVBytesPerToken = 10 * 2 * 2 * 256 * 2
-	// Pool bytes: an H200 has 141 GB of HBM3e; vLLM's default
-	// --gpu-memory-utilization 0.9 gives 127 GB; FP8 weights take about 37 GB
-	// (35B parameters at 1 byte, embeddings and norms in BF16); activations, CUDA
-	// graphs and the linear-attention states of up to 1024 sequences take about
-	// 20 GB more. About 70 GB are left for the KV pool: 70e9 / 20,480 B = 3.4M
-	// tokens = 213,623 blocks of 16.
-	h200KVPoolBytes = 70e9
+	SpecOff    = "off"
+	SpecMTP    = "mtp"    // the model's own multi-token-prediction layer (Qwen3.6)
+	SpecEAGLE3 = "eagle3" // a separately trained EAGLE-3 draft head (Kimi)
 )
+
+// Speculative is a profile's speculative decoding: Method off, mtp or eagle3;
+// DraftTokens drafted per step (each one forward pass of the draft layer), and
+// Acceptance, the chance that a draft token is accepted given the ones before it
+// were. A verify step then yields 1 + accepted tokens: on average
+// (1 - a^(k+1)) / (1 - a) for k drafts at acceptance a.
+type Speculative struct {
+	Method      string
+	DraftTokens int
+	Acceptance  float64
+}
+
+// On tells whether speculation is enabled.
+func (s Speculative) On() bool { return s.Method != "" && s.Method != SpecOff && s.DraftTokens > 0 }
+
+// MeanTokensPerStep is the expected number of tokens a verify step yields.
+func (s Speculative) MeanTokensPerStep() float64 {
+	if !s.On() {
+		return 1
+	}
+	a, k := s.Acceptance, float64(s.DraftTokens)
+	if a >= 1 {
+		return k + 1
+	}
+	return (1 - math.Pow(a, k+1)) / (1 - a)
+}
+
+// Published hardware figures (dense tensor-core peaks, i.e. half the "with
+// sparsity" figures of the datasheets).
+var (
+	// NVIDIA H200 SXM datasheet: 141 GB HBM3e (nvidia-smi: 143,771 MiB), 4.8 TB/s,
+	// FP8 3,958 TFLOPS and BF16 1,979 TFLOPS with sparsity.
+	hwH200 = Hardware{Name: "NVIDIA H200 SXM", HBMBytes: 143771 * (1 << 20), HBMBandwidth: 4.8e12,
+		DenseFLOPS8: 1979e12, DenseFLOPS16: 989.5e12}
+	// NVIDIA HGX B200 datasheet, per GPU: 180 GB HBM3e, 8 TB/s, FP8 72 PFLOPS and
+	// BF16 36 PFLOPS with sparsity for eight GPUs (4.5 and 2.25 PFLOPS dense
+	// each).
+	hwB200 = Hardware{Name: "NVIDIA B200", HBMBytes: 180e9, HBMBandwidth: 8e12,
+		DenseFLOPS8: 4.5e15, DenseFLOPS16: 2.25e15}
+)
+
+// The Qwen3.6-35B-A3B architecture, from the published Qwen3.5-35B-A3B
+// configuration that it keeps: hidden size 2048, 40 layers, every fourth (10) full
+// gated attention (16 query heads, 2 KV heads of 256), the other 30 Gated
+// DeltaNet (32 value heads, key and value dimension 128), every layer MoE with 256
+// experts of intermediate size 512 (3 × 2048 × 512 parameters), 8 routed and one
+// shared per token, a vocabulary of 248,320 with untied embeddings, and one MTP
+// layer. Counted: routed experts 32.2B; attention 10 × 27M, DeltaNet 30 × 34M,
+// shared experts 40 × 3.1M, routers 40 × 0.5M: 1.42B dense; head and embedding
+// 0.51B each; about 34.7B in all and 2.9B active per token.
+var archQwen36 = Architecture{
+	Layers: 40, FullAttentionLayers: 10, QueryHeads: 16, KVHeads: 2, HeadDim: 256,
+	LinearLayers: 30, LinearHeads: 32, LinearKeyDim: 128, LinearValueDim: 128,
+	Experts: 256, ExpertsPerToken: 8, ExpertParams: 3 * 2048 * 512,
+	DenseParams: 1.42e9, HeadParams: 248320 * 2048, EmbeddingParams: 248320 * 2048,
+	// The MTP layer: full attention (27M), an input projection (2 × 2048 → 2048)
+	// and a shared expert, with 256 routed experts of its own.
+	DraftDenseParams: 27e6 + 8.4e6 + 3.1e6, DraftExperts: 256,
+}
+
+// effSGLang are the efficiencies fitted to SGLang's published Qwen3.6-35B-A3B
+// runs on one H200 (sgl-project/sglang, docs/src/snippets/configs/Qwen/
+// qwen3.6-benchmarks.jsx, PR #32959: FP8, TP1, random data, ISL 8192, OSL 1024).
+// The cells: MTP (3 drafts) at c=1 TTFT 138 ms, TPOT 1.98 ms, 481 output tok/s;
+// at c=16 189 ms, 6.20 ms, 2,270 tok/s; no speculation at c=1024 TPOT 27.9 ms,
+// 3,356 tok/s. How each was fitted (simulate's TestCalibration checks all three
+// within 15%; fitted by hand, in this order):
+//   - Compute 0.17: the c=1 TTFT is one 8,192-token prefill step of about
+//     54 TFLOP (2 × 2.9B per token plus attention, plus the MTP layer's extend):
+//     about 148 ms modelled at 17% of the FP8 peak.
+//   - PassOverhead 0.85 ms: with 3 drafts a step is four forward passes; at c=1
+//     the reads are small (about 6 GB), so TPOT fixes the overhead.
+//   - Bandwidth 0.85: at c=16 the 64 verify tokens touch 222 of 256 experts a
+//     layer (about 31 GB of reads a step), which fixes the bandwidth share.
+//   - Acceptance 0.80 (the MTP default): 2.95 tokens a verify step, an accept
+//     length near the 3 usually reported for this model's MTP.
+//   - StateShare 0.0625: at c=1024 the output rate × TPOT says about 94
+//     sequences decode at once; the fp32 DeltaNet state is 63 MB a sequence, so
+//     94 slots are 5.9 GB of the 94 GB of cache memory.
+//
+// Modelled (TestCalibration): c=1 148 ms, 1.99 ms, 467 tok/s; c=16 168 ms (p50),
+// 6.83 ms, 2,251 tok/s; c=1024 27.9 ms, 3,313 tok/s.
+var effSGLang = Efficiency{Bandwidth: 0.85, Compute: 0.17, PassOverhead: 0.85e-3, StateShare: 0.0625}
+
+// memSGLang: SGLang's --mem-fraction-static for a 141 GB GPU is about 0.9; the
+// reserve covers activations of an 8k-token chunk and CUDA graphs.
+var memSGLang = MemoryBudget{Utilization: 0.9, Reserve: 5e9}
+
+// mtpQwen is Qwen3.6's MTP as the published runs configure it (3 steps, top-k 1,
+// 4 draft tokens counting the verified one: 3 drafts).
+var mtpQwen = Speculative{Method: SpecMTP, DraftTokens: 3, Acceptance: 0.80}
 
 // Profiles returns the built-in profiles, sorted by name.
 func Profiles() []Profile {
-	ps := []Profile{
-		{
-			Name:        "h200-qwen3.6-35b-a3b",
-			Description: "one NVIDIA H200 (141 GB HBM3e, 4.8 TB/s) serving Qwen3.6-35B-A3B with FP8 weights under vLLM",
-			Model:       "Qwen/Qwen3.6-35B-A3B",
-			Aliases:     []string{"qwen3.6-35b-a3b", "Qwen3.6-35B-A3B-FP8"},
-			BlockSize:   16,
-			KVBlocks:    int(int64(h200KVPoolBytes) / h200KVBytesPerToken / 16),
+	qwen := func(name, desc string, hw Hardware, prec Precision) Profile {
+		return Profile{
+			Name: name, Description: desc,
+			Model:    "Qwen/Qwen3.6-35B-A3B",
+			Aliases:  []string{"qwen3.6-35b-a3b", "Qwen3.6-35B-A3B-FP8"},
+			Hardware: hw, Arch: archQwen36, Precision: prec, Efficiency: effSGLang,
+			Speculative: mtpQwen, MemoryBudget: memSGLang,
+			BlockSize: 16,
 			// The model's native context length.
 			MaxModelLen: 262144,
-			// vLLM V1's defaults for the OpenAI server on a GPU of H100 class or
-			// larger: 8192 batched tokens, 1024 sequences.
-			MaxBatchedTokens: 8192,
+			// SGLang's chunked-prefill size and vLLM V1's batched-token default on
+			// large GPUs: 8192.
+			MaxBatchedTokens: 16384,
 			MaxNumSeqs:       1024,
-			// vLLM has no bound; 4096 waiting requests is far above any sensible
-			// closed-loop concurrency and keeps memory bounded.
+			// No bound in the servers; 4096 is far above any sensible closed-loop
+			// concurrency and keeps memory bounded.
 			MaxWaiting: 4096,
-			// Fixed cost of a step: launching 40 layers of kernels (CUDA graphs),
-			// MoE routing and sampling. Public vLLM figures for the similar
-			// Qwen3-30B-A3B on H100/H200 give 150-220 output tokens/s for a single
-			// stream at short context, 4.5-6.5 ms per token; reading the ~3 GB of
-			// active FP8 weights takes only 0.6 ms at 4.8 TB/s, so the rest is
-			// overhead.
-			StepOverhead: 4.5e-3,
-			// Prefill is compute-bound: 2 × 3B FLOPs = 6 GFLOP per token; at
-			// ~25% of the H200's 1979 FP8 TFLOPS (grouped MoE GEMMs and attention
-			// run well below peak) that is 12 µs; public prefill rates for
-			// Qwen3-30B-A3B are 30-50k tokens/s per GPU, so 25 µs per token.
-			PrefillPerToken: 25e-6,
-			// Each decoding sequence routes to 8 more experts: the batch touches
-			// 256 × (1 - (1 - 8/256)^B) experts, nearly all of them by B = 64, so
-			// expert weights read per step grow from ~3 GB toward ~35 GB (7 ms at
-			// 4.8 TB/s) over the first ~64 sequences, about 0.1 ms per sequence,
-			// flattening beyond; 60 µs per sequence is the linear compromise up to
-			// a few hundred sequences.
-			DecodePerSeq: 60e-6,
-			// Attention reads 20,480 bytes of KV per context token per step; at
-			// ~60% of 4.8 TB/s that is 7 ns per token.
-			AttendPerToken: 7e-9,
-		},
+		}
+	}
+	fp8 := Precision{WeightBytes: 1, KVBytes: 1, StateBytes: 4}
+	bf16 := Precision{WeightBytes: 2, KVBytes: 2, StateBytes: 4}
+	ps := []Profile{
+		qwen("h200-qwen3.6-35b-a3b", "one NVIDIA H200 (141 GB HBM3e, 4.8 TB/s) serving Qwen3.6-35B-A3B with FP8 weights and KV, MTP; fitted to SGLang's published runs",
+			hwH200, fp8),
+		qwen("h200-qwen3.6-35b-a3b-bf16", "one NVIDIA H200 serving Qwen3.6-35B-A3B in BF16 (weights and KV), MTP; derived from the FP8 profile's efficiencies, not fitted",
+			hwH200, bf16),
+		qwen("b200-qwen3.6-35b-a3b", "one NVIDIA B200 (180 GB HBM3e, 8 TB/s) serving Qwen3.6-35B-A3B with FP8 weights and KV, MTP; derived from the H200 efficiencies, not fitted",
+			hwB200, fp8),
 		{
-			Name:             "tiny",
-			Description:      "a small pool and round costs, for tests: 64 blocks of 16 tokens, 4 sequences, 8 waiting",
-			Model:            "sim-tiny",
-			BlockSize:        16,
-			KVBlocks:         64,
-			MaxModelLen:      1024,
-			MaxBatchedTokens: 64,
-			MaxNumSeqs:       4,
-			MaxWaiting:       8,
-			StepOverhead:     1e-3,
-			PrefillPerToken:  10e-6,
-			DecodePerSeq:     100e-6,
-			AttendPerToken:   0,
+			// Round costs for tests: a step is 1 ms, plus 10 µs per token computed
+			// (2 × 5M parameters at 1 TFLOP/s), plus 100 µs per sequence scheduled
+			// (its 50 MB state read and written at 1 TB/s).
+			Name:        "tiny",
+			Description: "a small pool and round costs, for tests: 64 blocks of 16 tokens, 4 sequences, 8 waiting; a step is 1 ms + 10 µs a token + 100 µs a sequence",
+			Model:       "sim-tiny",
+			Hardware:    Hardware{Name: "test device", HBMBytes: 1e12, HBMBandwidth: 1e12, DenseFLOPS8: 1e12, DenseFLOPS16: 1e12},
+			Arch:        Architecture{Layers: 1, DenseParams: 5e6, LinearLayers: 1, LinearHeads: 1, LinearKeyDim: 5000, LinearValueDim: 5000},
+			Precision:   Precision{WeightBytes: 0, KVBytes: 2, StateBytes: 2},
+			Efficiency:  Efficiency{Bandwidth: 1, Compute: 1, PassOverhead: 1e-3},
+			BlockSize:   16, KVBlocks: 64, MaxModelLen: 1024,
+			MaxBatchedTokens: 64, MaxNumSeqs: 4, MaxWaiting: 8,
 		},
+	}
+	for i := range ps {
+		ps[i] = ps[i].Derive()
 	}
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Name < ps[j].Name })
 	return ps
 }
 
-// DefaultProfile is the profile `agentrace sim` uses unless told otherwise.
+// DefaultProfile is the profile `agentrace sim` and `agentrace simulate` use
+// unless told otherwise.
 const DefaultProfile = "h200-qwen3.6-35b-a3b"
 
 // LookupProfile returns the built-in profile with the given name.
@@ -144,28 +294,124 @@ func LookupProfile(name string) (Profile, error) {
 	return Profile{}, fmt.Errorf("unknown sim profile %q (known: %s)", name, strings.Join(names, ", "))
 }
 
+// KVBytesPerToken is the KV cache one token takes: keys and values of every
+// full-attention layer.
+func (p Profile) KVBytesPerToken() float64 {
+	return float64(p.Arch.FullAttentionLayers*2*p.Arch.KVHeads*p.Arch.HeadDim) * p.Precision.KVBytes
+}
+
+// StateBytesPerSeq is the linear-attention state one sequence holds.
+func (p Profile) StateBytesPerSeq() float64 {
+	a := p.Arch
+	return float64(a.LinearLayers*a.LinearHeads*a.LinearKeyDim*a.LinearValueDim) * p.Precision.StateBytes
+}
+
+// WeightBytes is the memory the weights take (the draft layer included when
+// speculation is on).
+func (p Profile) WeightBytes() float64 {
+	a := p.Arch
+	b := (a.DenseParams+float64(a.Layers*a.Experts)*a.ExpertParams)*p.Precision.WeightBytes + (a.HeadParams+a.EmbeddingParams)*max(p.Precision.WeightBytes, 2)
+	if p.Speculative.On() {
+		b += (a.DraftDenseParams + float64(a.DraftExperts)*a.ExpertParams) * p.Precision.WeightBytes
+	}
+	return b
+}
+
+// CacheBytes is the memory left for the KV pool and the linear-attention states.
+func (p Profile) CacheBytes() float64 {
+	return p.Hardware.HBMBytes*p.MemoryBudget.Utilization - p.MemoryBudget.Reserve - p.WeightBytes()
+}
+
+// StateSlots is the number of sequences whose linear-attention state fits in the
+// state pool (0: no linear-attention layers, no bound).
+func (p Profile) StateSlots() int {
+	sb := p.StateBytesPerSeq()
+	if sb == 0 || p.Efficiency.StateShare == 0 {
+		return 0
+	}
+	return int(p.Efficiency.StateShare * p.CacheBytes() / sb)
+}
+
+// Derive fills the KV pool when KVBlocks is 0: the cache memory less the state
+// pool, in blocks.
+func (p Profile) Derive() Profile {
+	if (p.KVBlocks == 0 || p.derivedKV) && p.KVBytesPerToken() > 0 {
+		kv := p.CacheBytes() * (1 - p.Efficiency.StateShare)
+		p.KVBlocks = int(kv / p.KVBytesPerToken() / float64(p.BlockSize))
+		p.derivedKV = true
+	}
+	return p
+}
+
+// RunningLimit is the most sequences that run at once: MaxNumSeqs, or fewer
+// when the linear-attention state slots run out first.
+func (p Profile) RunningLimit() int {
+	if s := p.StateSlots(); s > 0 && s < p.MaxNumSeqs {
+		return s
+	}
+	return p.MaxNumSeqs
+}
+
+// WithSpeculative returns the profile with speculation set: method off, or the
+// profile's method (mtp, eagle3) with acceptance a (0 keeps the profile's).
+func (p Profile) WithSpeculative(method string, acceptance float64) (Profile, error) {
+	switch method {
+	case "":
+	case SpecOff:
+		p.Speculative.Method = SpecOff
+	case SpecMTP, SpecEAGLE3:
+		if p.Speculative.Method != method || p.Speculative.DraftTokens == 0 {
+			return p, fmt.Errorf("profile %q has no %s draft (its speculation: %s)", p.Name, method, p.Speculative.String())
+		}
+	default:
+		return p, fmt.Errorf("speculative %q: want off, mtp or eagle3", method)
+	}
+	if acceptance != 0 {
+		if acceptance < 0 || acceptance > 1 || math.IsNaN(acceptance) {
+			return p, fmt.Errorf("acceptance %v is not in [0, 1]", acceptance)
+		}
+		p.Speculative.Acceptance = acceptance
+	}
+	return p.Derive(), nil
+}
+
+// String says what speculation a profile does.
+func (s Speculative) String() string {
+	if !s.On() {
+		return SpecOff
+	}
+	return fmt.Sprintf("%s, %d drafts at acceptance %.2f (%.2f tokens a step)", s.Method, s.DraftTokens, s.Acceptance, s.MeanTokensPerStep())
+}
+
 // Validate checks that the profile's parameters are usable.
 func (p Profile) Validate() error {
+	e, h := p.Efficiency, p.Hardware
 	switch {
 	case p.Model == "":
 		return fmt.Errorf("profile %q: no model name", p.Name)
 	case p.BlockSize <= 0:
 		return fmt.Errorf("profile %q: block size %d, want > 0", p.Name, p.BlockSize)
+	case p.KVBlocks <= 0:
+		return fmt.Errorf("profile %q: no KV pool (%d blocks; the weights take %.1f GB of %.1f GB)", p.Name, p.KVBlocks, p.WeightBytes()/1e9, h.HBMBytes/1e9)
 	case p.MaxModelLen <= 0 || p.MaxModelLen > p.KVBlocks*p.BlockSize:
 		return fmt.Errorf("profile %q: max model length %d must be positive and fit the pool of %d tokens", p.Name, p.MaxModelLen, p.KVBlocks*p.BlockSize)
 	case p.MaxBatchedTokens <= 0 || p.MaxNumSeqs <= 0 || p.MaxWaiting < 0:
 		return fmt.Errorf("profile %q: batched tokens %d, sequences %d and waiting %d must be positive", p.Name, p.MaxBatchedTokens, p.MaxNumSeqs, p.MaxWaiting)
-	case p.StepOverhead < 0 || p.PrefillPerToken < 0 || p.DecodePerSeq < 0 || p.AttendPerToken < 0:
-		return fmt.Errorf("profile %q: negative cost", p.Name)
-	case p.StepOverhead+p.PrefillPerToken+p.DecodePerSeq == 0:
-		return fmt.Errorf("profile %q: steps cost nothing", p.Name)
+	case h.HBMBandwidth <= 0 || h.DenseFLOPS8 <= 0 || h.DenseFLOPS16 <= 0:
+		return fmt.Errorf("profile %q: hardware figures must be positive", p.Name)
+	case e.Bandwidth <= 0 || e.Bandwidth > 1 || e.Compute <= 0 || e.Compute > 1 || e.PassOverhead < 0:
+		return fmt.Errorf("profile %q: efficiencies must be in (0, 1] and the overhead >= 0", p.Name)
+	case p.Speculative.On() && (p.Speculative.Acceptance < 0 || p.Speculative.Acceptance > 1):
+		return fmt.Errorf("profile %q: acceptance %v is not in [0, 1]", p.Name, p.Speculative.Acceptance)
+	case p.Speculative.On() && p.Speculative.DraftTokens+1 > p.MaxBatchedTokens:
+		return fmt.Errorf("profile %q: %d drafts do not fit a step of %d tokens", p.Name, p.Speculative.DraftTokens, p.MaxBatchedTokens)
 	}
 	return nil
 }
 
-// servesModel tells whether the profile answers to a requested model name ("" is
-// the default model).
-func (p Profile) servesModel(name string) bool {
+// Serves tells whether the profile answers to a requested model name ("" and
+// the reference client's placeholder are the default model).
+func (p Profile) Serves(name string) bool {
 	if name == "" || name == datasets.DefaultModelName {
 		return true // no model named: the reference client's placeholder
 	}

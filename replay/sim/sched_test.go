@@ -54,8 +54,8 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 func TestStepTimes(t *testing.T) {
 	for _, speedup := range []float64{1, 10} {
 		synctest.Test(t, func(t *testing.T) {
-			p := tinyProfile(t) // budget 64; step 1 ms + 10 µs/prefill token + 100 µs/decode
-			e := newEngine(p, speedup, newMetrics(p, speedup))
+			p := tinyProfile(t) // budget 64; step 1 ms + 10 µs a token + 100 µs a sequence
+			e := newEngine(p, speedup, newMetrics(p, speedup), 1)
 			defer e.close()
 			start := time.Now()
 			a := newSeq(10, 5, nil)
@@ -68,11 +68,11 @@ func TestStepTimes(t *testing.T) {
 			wg.Wait()
 			// Step 1: a's 10 + b's 54 prompt tokens. Steps 2-4: a decodes, b
 			// prefills 63. Step 5: a decodes its last, b's last 57. Step 6: b decodes.
-			step1 := 1e-3 + 64*10e-6
-			mixed := 1e-3 + 63*10e-6 + 100e-6
-			last := 1e-3 + 57*10e-6 + 100e-6
+			step1 := 1e-3 + 64*10e-6 + 2*100e-6
+			mixed := 1e-3 + 64*10e-6 + 2*100e-6
+			last := 1e-3 + 58*10e-6 + 2*100e-6
 			wantA := []float64{step1, step1 + mixed, step1 + 2*mixed, step1 + 3*mixed, step1 + 3*mixed + last}
-			wantB := []float64{wantA[4], wantA[4] + 1e-3 + 100e-6}
+			wantB := []float64{wantA[4], wantA[4] + 1e-3 + 10e-6 + 100e-6}
 			for i := range wantA {
 				if !near(ta[i], wantA[i]/speedup) {
 					t.Errorf("speedup %g: a's token %d at %.6f s, want %.6f", speedup, i, ta[i], wantA[i]/speedup)
@@ -96,7 +96,7 @@ func TestStepTimes(t *testing.T) {
 func TestPreemption(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := tinyProfile(t)
-		e := newEngine(p, 1, newMetrics(p, 1))
+		e := newEngine(p, 1, newMetrics(p, 1), 1)
 		defer e.close()
 		var seqs []*seq
 		for i := range 4 {
@@ -183,7 +183,7 @@ func TestQueueLimit(t *testing.T) {
 func TestCancelFreesBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := tinyProfile(t)
-		e := newEngine(p, 1, newMetrics(p, 1))
+		e := newEngine(p, 1, newMetrics(p, 1), 1)
 		defer e.close()
 		s := newSeq(100, 500, nil)
 		submitTogether(e, s)

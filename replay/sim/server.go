@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/schemas"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -181,7 +182,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("no route %s %s", r.Method, r.URL.Path))
 	})
-	s.eng = newEngine(s.prof, cfg.Speedup, s.met)
+	s.eng = newEngine(s.prof, cfg.Speedup, s.met, uint64(cfg.Seed))
 	return s, nil
 }
 
@@ -313,6 +314,36 @@ type output struct {
 	events []event
 	tokEnd []int32 // token k streams events[tokEnd[k-1]:tokEnd[k]]
 	calls  []answerCall
+}
+
+// text is the answer as its first target tokens stream it: reasoning, content
+// and tool calls (one per call begun, a call cut before its name with no name).
+func (o *output) text(target int) (reasoning, content string, calls []schemas.ToolCall) {
+	var r, c strings.Builder
+	type call struct{ name, args strings.Builder }
+	cs := make([]call, len(o.calls))
+	end := int32(0)
+	if target > 0 {
+		end = o.tokEnd[target-1]
+	}
+	for _, ev := range o.events[:end] {
+		switch ev.kind {
+		case segReasoning:
+			r.WriteString(ev.text)
+		case segContent:
+			c.WriteString(ev.text)
+		case segToolName:
+			cs[ev.call].name.WriteString(ev.text)
+		case segToolArgs:
+			cs[ev.call].args.WriteString(ev.text)
+		}
+	}
+	calls = make([]schemas.ToolCall, len(cs))
+	for i := range cs {
+		calls[i] = schemas.ToolCall{Index: i, ID: o.calls[i].ID, Type: "function",
+			Function: schemas.ToolFunction{Name: cs[i].name.String(), Arguments: cs[i].args.String()}}
+	}
+	return r.String(), c.String(), calls
 }
 
 // tokenEvents returns the events of token k.
@@ -469,7 +500,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
 		return
 	}
-	if !s.prof.servesModel(req.Model) {
+	if !s.prof.Serves(req.Model) {
 		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist; this server serves `%s`.", req.Model, s.prof.Model))
 		return
 	}
@@ -497,12 +528,39 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			s.bufs.Put(bp)
 		}
 	}()
+	res, msg := s.prepare(req, session, rng, bp)
+	if msg != "" {
+		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
+		return
+	}
+	res.fault = fault
+	// The body is no longer needed: its budget goes back before the answer.
+	s.bodyBytes.Add(-reserved)
+	reserved = 0
+	switch err := s.eng.submit(res.q); {
+	case errors.Is(err, errQueueFull):
+		writeError(w, http.StatusTooManyRequests, "TooManyRequestsError", fmt.Sprintf("server busy: %d requests waiting", s.prof.MaxWaiting))
+		return
+	case err != nil:
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", err.Error())
+		return
+	}
+	if res.stream {
+		s.streamResponse(w, r, res)
+	} else {
+		s.fullResponse(w, r, res)
+	}
+}
+
+// prepare tokenizes a valid request for a model the server serves, picks and
+// plans its answer and makes its sequence; msg says why a request is refused
+// (a 400), "" when it is not. *bp is a scratch token buffer.
+func (s *Server) prepare(req *chatRequest, session string, rng *rand.Rand, bp *[]uint64) (res *response, msg string) {
 	// Tokenizing stops at the context length: a longer prompt is refused without
 	// being counted whole.
 	toks, bad, complete := s.promptTokensUpTo((*bp)[:0], req, s.prof.MaxModelLen)
 	if bad != "" {
-		writeError(w, http.StatusBadRequest, "BadRequestError", bad)
-		return
+		return nil, bad
 	}
 	promptLen := len(toks)
 	if promptLen >= s.prof.MaxModelLen {
@@ -511,14 +569,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if !complete {
 			more = "at least "
 		}
-		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
-			"This model's maximum context length is %d tokens. However, your request has %s%d input tokens.", s.prof.MaxModelLen, more, promptLen))
-		return
+		return nil, fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %s%d input tokens.", s.prof.MaxModelLen, more, promptLen)
 	}
-	// The body is no longer needed: its budget goes back before the answer.
-	s.bodyBytes.Add(-reserved)
-	reserved = 0
-
 	maxOut := s.prof.MaxModelLen - promptLen
 	if m := req.maxTokens(); m > 0 && m < maxOut {
 		maxOut = m
@@ -529,8 +581,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	out := s.planOutput(&a, toks, maxOut)
 	*bp = out.toks
 	out.toks = nil // the pooled buffer is reused once the hashes are computed
-	res := &response{id: "chatcmpl-" + idHex, model: req.Model, created: time.Now().Unix(), stream: bool(req.Stream),
-		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, fault: fault, out: out}
+	res = &response{id: "chatcmpl-" + idHex, model: req.Model, created: time.Now().Unix(), stream: bool(req.Stream),
+		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, out: out}
 	if res.model == "" {
 		res.model = s.prof.Model
 	}
@@ -553,19 +605,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	all := (*bp)[:promptLen+res.target]
 	hashes := blockHashes(make([]uint64, 0, len(all)/s.prof.BlockSize), seed, all, s.prof.BlockSize)
 	res.q = newSeq(promptLen, res.target, hashes)
-	switch err := s.eng.submit(res.q); {
-	case errors.Is(err, errQueueFull):
-		writeError(w, http.StatusTooManyRequests, "TooManyRequestsError", fmt.Sprintf("server busy: %d requests waiting", s.prof.MaxWaiting))
-		return
-	case err != nil:
-		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", err.Error())
-		return
-	}
-	if res.stream {
-		s.streamResponse(w, r, res)
-	} else {
-		s.fullResponse(w, r, res)
-	}
+	return res, ""
 }
 
 func decodeRequest(b []byte) (*chatRequest, error) {
@@ -674,22 +714,8 @@ func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, res *respo
 			return
 		}
 	}
-	var reasoning, content strings.Builder
-	type call struct{ name, args strings.Builder }
-	calls := make([]call, len(res.out.calls))
-	for _, ev := range res.out.events[:res.out.tokEnd[res.target-1]] {
-		switch ev.kind {
-		case segReasoning:
-			reasoning.WriteString(ev.text)
-		case segContent:
-			content.WriteString(ev.text)
-		case segToolName:
-			calls[ev.call].name.WriteString(ev.text)
-		case segToolArgs:
-			calls[ev.call].args.WriteString(ev.text)
-		}
-	}
-	b := make([]byte, 0, 512+reasoning.Len()+content.Len())
+	reasoning, content, calls := res.out.text(res.target)
+	b := make([]byte, 0, 512+len(reasoning)+len(content))
 	b = append(b, `{"id":"`...)
 	b = append(b, res.id...)
 	b = append(b, `","object":"chat.completion","created":`...)
@@ -697,18 +723,18 @@ func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, res *respo
 	b = append(b, `,"model":`...)
 	b = datasets.AppendString(b, res.model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	if content.Len() == 0 && len(calls) > 0 {
+	if content == "" && len(calls) > 0 {
 		b = append(b, "null"...)
 	} else {
-		b = datasets.AppendString(b, content.String())
+		b = datasets.AppendString(b, content)
 	}
-	if reasoning.Len() > 0 {
+	if reasoning != "" {
 		b = append(b, `,"reasoning_content":`...)
-		b = datasets.AppendString(b, reasoning.String())
+		b = datasets.AppendString(b, reasoning)
 	}
 	ncalls := 0
 	for i := range calls {
-		if calls[i].name.Len() == 0 {
+		if calls[i].Function.Name == "" {
 			continue // cut off by max tokens before its name
 		}
 		if ncalls == 0 {
@@ -718,11 +744,11 @@ func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, res *respo
 		}
 		ncalls++
 		b = append(b, `{"id":`...)
-		b = datasets.AppendString(b, res.out.calls[i].ID)
+		b = datasets.AppendString(b, calls[i].ID)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = datasets.AppendString(b, calls[i].name.String())
+		b = datasets.AppendString(b, calls[i].Function.Name)
 		b = append(b, `,"arguments":`...)
-		b = datasets.AppendString(b, calls[i].args.String())
+		b = datasets.AppendString(b, calls[i].Function.Arguments)
 		b = append(b, "}}"...)
 	}
 	if ncalls > 0 {

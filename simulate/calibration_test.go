@@ -1,0 +1,66 @@
+package simulate
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/agentrace/agentrace/replay/sim"
+)
+
+// publishedCell is one of SGLang's published Qwen3.6-35B-A3B runs on one H200
+// (sgl-project/sglang, docs/src/snippets/configs/Qwen/qwen3.6-benchmarks.jsx,
+// PR #32959): FP8, TP1, random data, ISL 8192, OSL 1024. The page's throughput is
+// total tokens/s; output tokens/s is that divided by (8192+1024)/1024 = 9.
+type publishedCell struct {
+	name        string
+	concurrency int
+	speculative string
+	ttftMs      float64 // 0: not compared (queueing at c=1024)
+	tpotMs      float64
+	outputTPS   float64
+}
+
+var sglangCells = []publishedCell{
+	{"MTP c=1", 1, sim.SpecMTP, 138, 1.98, 481},
+	{"MTP c=16", 16, sim.SpecMTP, 189, 6.20, 2270},
+	{"no speculation c=1024", 1024, sim.SpecOff, 0, 27.9, 3356},
+}
+
+// calibrationPoint simulates a published cell's workload on a profile.
+func calibrationPoint(t testing.TB, profile string, c publishedCell) *Point {
+	t.Helper()
+	p, err := sim.LookupProfile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err = p.WithSpeculative(c.speculative, 0); err != nil {
+		t.Fatal(err)
+	}
+	pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Requests: min(max(10*c.concurrency, 16), 4096), Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pt
+}
+
+// TestCalibration reproduces the three published H200 FP8 cells within 15%
+// each: TTFT at c=1 and c=16, TPOT and output tokens/s at all three.
+func TestCalibration(t *testing.T) {
+	for _, c := range sglangCells {
+		pt := calibrationPoint(t, sim.DefaultProfile, c)
+		t.Logf("%s: TTFT p50 %.1f ms (mean %.1f), TPOT p50 %.2f ms, output %.0f tok/s; running limit %d, %d steps",
+			c.name, float64(pt.TTFTP50Ms), float64(pt.TTFTMeanMs), float64(pt.TPOTP50Ms), float64(pt.OutputTPS), pt.RunningLimit, pt.Steps)
+		check := func(what string, got, want float64) {
+			if want == 0 {
+				return
+			}
+			if d := math.Abs(got-want) / want; d > 0.15 {
+				t.Errorf("%s: %s %.2f, published %.2f: off by %.0f%% (> 15%%)", c.name, what, got, want, 100*d)
+			}
+		}
+		check("TTFT ms", float64(pt.TTFTP50Ms), c.ttftMs)
+		check("TPOT ms", float64(pt.TPOTP50Ms), c.tpotMs)
+		check("output tok/s", float64(pt.OutputTPS), c.outputTPS)
+	}
+}

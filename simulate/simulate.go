@@ -1,0 +1,436 @@
+package simulate
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// Routing policies across replicas.
+const (
+	RouteSession     = "session"      // a trajectory's turns go to one replica (hash of its session id)
+	RouteRoundRobin  = "round-robin"  // turns in turn to each replica
+	RouteLeastLoaded = "least-loaded" // to the replica holding the fewest turns (running and waiting)
+)
+
+// Options configure one simulation point (Run) or a sweep (Sweep).
+type Options struct {
+	// Profile is the simulated hardware and model; speculation as it says
+	// (Profile.WithSpeculative).
+	Profile sim.Profile
+	// Data is the agentic workload; nil means random prompts of ISL tokens with
+	// OSL output tokens, Requests of them (0: 4 × concurrency, at least 16).
+	Data          *datasets.Dataset
+	ISL, OSL      int
+	Requests      int
+	Concurrency   int
+	Replicas      int    // 0 means 1
+	Routing       string // "" means RouteSession
+	Seed          int64
+	Fidelity      float64 // probability of the exact recorded answer (dataset workload)
+	Tokenizer     sim.Tokenizer
+	SamplingModel string // the request's model name ("": the sampling profile's)
+
+	// The closed loop's settings, as replay's.
+	Trajectories        int // 0: one per conversation
+	NoSalt, NoDelays    bool
+	DelayScale          float64 // 0 means 1
+	ClearGeneratedCache bool
+	MaxTokens           int
+	// Sampling is the datasets sampling profile of the bodies; nil picks the one
+	// whose model the sim profile serves.
+	Sampling *datasets.Profile
+
+	// Records, when set, receives every turn's record once the run is over, in
+	// completion order (the turn log).
+	Records func(*schemas.TurnRecord) error
+}
+
+// Point is one simulated point: its settings, report's point metrics over the
+// performance window, and the model's own figures. Its JSON form is one element
+// of `agentrace simulate --json`.
+type Point struct {
+	Profile     string `json:"profile"`
+	Speculative string `json:"speculative"`
+	Workload    string `json:"workload"`
+	Concurrency int    `json:"concurrency"`
+	Replicas    int    `json:"replicas"`
+	Routing     string `json:"routing,omitempty"`
+
+	TTFTP50Ms           report.Num `json:"ttft_p50_ms"`
+	TTFTP90Ms           report.Num `json:"ttft_p90_ms"`
+	TTFTP99Ms           report.Num `json:"ttft_p99_ms"`
+	TTFTMeanMs          report.Num `json:"ttft_mean_ms"`
+	TPOTP50Ms           report.Num `json:"tpot_p50_ms"`
+	TPOTP90Ms           report.Num `json:"tpot_p90_ms"`
+	TPOTP99Ms           report.Num `json:"tpot_p99_ms"`
+	ITLP50Ms            report.Num `json:"itl_p50_ms"`
+	ITLP99Ms            report.Num `json:"itl_p99_ms"`
+	LatencyP50Ms        report.Num `json:"latency_p50_ms"`
+	OutputTPS           report.Num `json:"output_tps"`
+	SystemTPS           report.Num `json:"system_tps"`
+	E2EAvgInteractivity report.Num `json:"e2e_avg_interactivity"`
+	TPSPerUser          report.Num `json:"tps_per_user"`
+	PrefixCacheHitRatio report.Num `json:"prefix_cache_hit_ratio"`
+
+	Turns           int        `json:"turns"`
+	WindowTurns     int        `json:"window_turns"`
+	WindowDurationS report.Num `json:"window_duration_s"`
+	ModelledSeconds float64    `json:"modelled_seconds"`
+	WallSeconds     float64    `json:"wall_seconds"`
+	Failed          int        `json:"failed"`
+	Steps           int64      `json:"steps"`
+	Preemptions     int64      `json:"preemptions"`
+	RunningLimit    int        `json:"running_limit"`
+	KVPoolTokens    int        `json:"kv_pool_tokens"`
+
+	// Report is report's point, for callers that want every metric.
+	Report *report.Point `json:"-"`
+}
+
+// Sweep runs one point per concurrency, in order.
+func Sweep(ctx context.Context, o Options, concurrencies []int) ([]*Point, error) {
+	var pts []*Point
+	for _, c := range concurrencies {
+		o.Concurrency = c
+		p, err := Run(ctx, o)
+		if err != nil {
+			return pts, err
+		}
+		pts = append(pts, p)
+	}
+	return pts, nil
+}
+
+// event is a turn that becomes due at a modelled time.
+type event struct {
+	at  float64
+	seq int64 // ties break in order of scheduling
+	tr  *traj
+}
+
+type events []event
+
+func (h events) Len() int { return len(h) }
+func (h events) Less(i, j int) bool {
+	if h[i].at != h[j].at {
+		return h[i].at < h[j].at
+	}
+	return h[i].seq < h[j].seq
+}
+func (h events) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *events) Push(x any)   { *h = append(*h, x.(event)) }
+func (h *events) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// traj is one slot's trajectory in flight.
+type traj struct {
+	k       int // start order
+	conv    int // conversation index (dataset workload)
+	repeat  int
+	session string
+	turns   []schemas.Turn
+	next    int     // index of the next turn
+	base    float64 // completion of the previous turn (or the trajectory's start)
+	bo      datasets.BodyOptions
+	failed  bool
+	replica int // the replica the session routes to
+	delay   float64
+}
+
+// run is one point's state.
+type run struct {
+	o        Options
+	srv      *sim.Server
+	reps     []*sim.Replica
+	q        events
+	seq      int64
+	next     int // next trajectory to start
+	budget   int
+	windowAt float64 // end of the performance window; +Inf until it closes
+	recs     []*schemas.TurnRecord
+	rr       int
+	body     []byte
+	inflight map[*sim.Turn]*inflight
+	failed   int
+}
+
+type inflight struct {
+	tr  *traj
+	rec *schemas.TurnRecord
+}
+
+// Run simulates one point.
+func Run(ctx context.Context, o Options) (*Point, error) {
+	wall := time.Now()
+	if o.Concurrency < 1 {
+		return nil, fmt.Errorf("simulate: concurrency %d, want >= 1", o.Concurrency)
+	}
+	if o.Replicas == 0 {
+		o.Replicas = 1
+	}
+	if o.Replicas < 1 {
+		return nil, fmt.Errorf("simulate: replicas %d, want >= 1", o.Replicas)
+	}
+	switch o.Routing {
+	case "":
+		o.Routing = RouteSession
+	case RouteSession, RouteRoundRobin, RouteLeastLoaded:
+	default:
+		return nil, fmt.Errorf("simulate: routing %q, want %s, %s or %s", o.Routing, RouteSession, RouteRoundRobin, RouteLeastLoaded)
+	}
+	if o.DelayScale == 0 {
+		o.DelayScale = 1
+	}
+	if o.Data == nil && (o.ISL < 1 || o.OSL < 1) {
+		return nil, errors.New("simulate: give a dataset, or --isl and --osl (both >= 1)")
+	}
+	cfg := sim.Config{Profile: o.Profile, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
+	srv, err := sim.New(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
+	defer srv.Close()
+	r := &run{o: o, srv: srv, windowAt: math.Inf(1), inflight: map[*sim.Turn]*inflight{}}
+	for i := range o.Replicas {
+		r.reps = append(r.reps, srv.NewReplica(uint64(o.Seed)+uint64(i)*0x9e3779b97f4a7c15))
+	}
+	if o.Data != nil {
+		if len(o.Data.Conversations) == 0 {
+			return nil, errors.New("simulate: the dataset has no conversations")
+		}
+		if o.Sampling == nil {
+			o.Sampling = samplingFor(o.Profile)
+			r.o.Sampling = o.Sampling
+		}
+		r.budget = o.Trajectories
+		if r.budget == 0 {
+			r.budget = len(o.Data.Conversations)
+		}
+	} else {
+		r.budget = o.Requests
+		if r.budget == 0 {
+			r.budget = max(4*o.Concurrency, 16)
+		}
+	}
+	for range min(o.Concurrency, r.budget) {
+		r.startTrajectory(0)
+	}
+	if err := r.loop(ctx); err != nil {
+		return nil, err
+	}
+	return r.point(o, time.Since(wall))
+}
+
+// samplingFor is the datasets sampling profile of the sim profile's model.
+func samplingFor(p sim.Profile) *datasets.Profile {
+	for _, sp := range datasets.Profiles() {
+		if p.Serves(sp.Model) {
+			return &sp
+		}
+	}
+	return nil
+}
+
+// startTrajectory takes the next trajectory (false when none is left) and
+// schedules its first turn after its delay from at.
+func (r *run) startTrajectory(at float64) bool {
+	if r.next >= r.budget {
+		return false
+	}
+	k := r.next
+	r.next++
+	tr := &traj{k: k, base: at}
+	if d := r.o.Data; d != nil {
+		n := len(d.Conversations)
+		tr.conv, tr.repeat = k%n, k/n+1
+		conv := &d.Conversations[tr.conv]
+		tr.turns = d.ConversationTurns(tr.conv)
+		tr.session = datasets.SessionID(conv.ConversationID, tr.repeat)
+		tr.bo = datasets.BodyOptions{Model: r.o.SamplingModel, Profile: r.o.Sampling, Salt: !r.o.NoSalt, Repeat: tr.repeat,
+			Stream: true, MaxTokens: r.o.MaxTokens, ClearGeneratedCache: r.o.ClearGeneratedCache}
+	} else {
+		tr.session = fmt.Sprintf("random_%06d", k)
+		tr.turns = make([]schemas.Turn, 1)
+	}
+	tr.replica = r.route(tr)
+	r.schedule(tr)
+	return true
+}
+
+// schedule puts the trajectory's next turn on the queue, its delay after base.
+func (r *run) schedule(tr *traj) {
+	tr.delay = 0
+	if t := &tr.turns[tr.next]; !r.o.NoDelays && t.DelaySeconds > 0 {
+		tr.delay = t.DelaySeconds * r.o.DelayScale
+	}
+	r.seq++
+	heap.Push(&r.q, event{at: tr.base + tr.delay, seq: r.seq, tr: tr})
+}
+
+// route picks the replica for a trajectory's turn.
+func (r *run) route(tr *traj) int {
+	n := len(r.reps)
+	if n == 1 {
+		return 0
+	}
+	switch r.o.Routing {
+	case RouteRoundRobin:
+		r.rr++
+		return (r.rr - 1) % n
+	case RouteLeastLoaded:
+		best := 0
+		for i, rep := range r.reps {
+			if rep.Load() < r.reps[best].Load() {
+				best = i
+			}
+		}
+		return best
+	}
+	h := fnv.New64a()
+	h.Write([]byte(tr.session))
+	return int(h.Sum64() % uint64(n))
+}
+
+// loop runs the discrete-event loop until every trajectory is done.
+func (r *run) loop(ctx context.Context) error {
+	steps := 0
+	for {
+		if steps++; steps&4095 == 0 && ctx.Err() != nil {
+			return ctx.Err()
+		}
+		// The next event: a turn due, or a replica's step end; turns due at the
+		// same moment as a step end are submitted first, so the next step sees
+		// them.
+		rep, end := -1, math.Inf(1)
+		for i, x := range r.reps {
+			if x.Busy() && x.Next() < end {
+				rep, end = i, x.Next()
+			}
+		}
+		if len(r.q) > 0 && r.q[0].at <= end {
+			ev := heap.Pop(&r.q).(event)
+			if err := r.issue(ev.tr, ev.at); err != nil {
+				return err
+			}
+			continue
+		}
+		if rep < 0 {
+			return nil
+		}
+		x := r.reps[rep]
+		x.Finish(func(t *sim.Turn) { r.complete(t) })
+		x.Start(end)
+	}
+}
+
+// issue sends a trajectory's next turn at modelled time at.
+func (r *run) issue(tr *traj, at float64) error {
+	t := &tr.turns[tr.next]
+	rec := &schemas.TurnRecord{SessionID: tr.session, Repeat: int32(max(tr.repeat, 1)), Trajectory: int32(tr.k), Turn: t.Turn,
+		ClientIndex: t.ClientIndex, Status: schemas.StatusOK, Streamed: true,
+		DelayNs: ns(tr.delay), ScheduledNs: ns(at), IssuedNs: ns(at), InWindow: at < r.windowAt,
+		UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1}
+	var turn *sim.Turn
+	var err error
+	if d := r.o.Data; d != nil {
+		conv := &d.Conversations[tr.conv]
+		rec.ConversationID, rec.Domain = conv.ConversationID, conv.Domain
+		r.body = d.AppendBody(r.body[:0], t, tr.bo)
+		rec.RequestBytes = int64(len(r.body))
+		turn, err = r.srv.PrepareTurn(r.body, tr.session)
+	} else {
+		rec.ConversationID, rec.Domain = tr.session, "random"
+		turn = r.srv.RandomTurn(r.o.ISL, r.o.OSL, uint64(r.o.Seed)<<32^uint64(tr.k))
+	}
+	if err != nil {
+		// The HTTP server answers 400 (a prompt over the context length): the
+		// turn fails and, as replay does, the rest of its trajectory is aborted.
+		rec.Status, rec.Error, rec.HTTPStatus, rec.CompletedNs = schemas.StatusError, err.Error(), 400, rec.IssuedNs
+		r.recs = append(r.recs, rec)
+		r.failed++
+		tr.failed = true
+		r.afterTurn(tr, at)
+		return nil
+	}
+	rep := tr.replica
+	if r.o.Routing != RouteSession {
+		rep = r.route(tr)
+	}
+	turn.Replica = rep
+	if err := r.reps[rep].Submit(turn, at); err != nil {
+		rec.Status, rec.Error, rec.HTTPStatus, rec.CompletedNs = schemas.StatusError, "server busy: waiting queue full", 429, rec.IssuedNs
+		r.recs = append(r.recs, rec)
+		r.failed++
+		tr.failed = true
+		r.afterTurn(tr, at)
+		return nil
+	}
+	r.inflight[turn] = &inflight{tr: tr, rec: rec}
+	r.reps[rep].Start(at)
+	return nil
+}
+
+// complete records a finished turn and schedules what follows it.
+func (r *run) complete(t *sim.Turn) {
+	f := r.inflight[t]
+	delete(r.inflight, t)
+	rec := f.rec
+	first := ns(t.FirstTokenAt)
+	rec.FirstTokenNs, rec.HeadersNs, rec.CompletedNs = first, first, ns(t.DoneAt)
+	rec.UsagePromptTokens, rec.UsageCompletionTokens, rec.UsageCachedTokens = int32(t.PromptTokens), int32(t.OutputTokens), int32(t.CachedTokens)
+	rec.FinishReason = t.Finish
+	rec.Chunks = int32(1 + len(t.ChunkAt))
+	rec.ChunkTimesNs = make([]int64, 1, 1+len(t.ChunkAt))
+	for _, c := range t.ChunkAt {
+		rec.ChunkTimesNs = append(rec.ChunkTimesNs, ns(c)-first)
+	}
+	if r.o.Records != nil {
+		reasoning, content, calls := t.Answer()
+		rec.OutputReasoning, rec.OutputContent = reasoning, content
+		if len(calls) > 0 {
+			rec.OutputToolCalls = toolCallsJSON(calls)
+		}
+	}
+	r.recs = append(r.recs, rec)
+	r.afterTurn(f.tr, t.DoneAt)
+}
+
+// afterTurn moves a trajectory on after its turn ended at modelled time at: its
+// next turn, or (finished or failed) the slot's next trajectory. When none is
+// left, the performance window closes.
+func (r *run) afterTurn(tr *traj, at float64) {
+	tr.next++
+	if !tr.failed && tr.next < len(tr.turns) {
+		tr.base = at
+		r.schedule(tr)
+		return
+	}
+	if tr.failed {
+		// The rest is aborted, not sent, as replay logs it.
+		for ; tr.next < len(tr.turns); tr.next++ {
+			t := &tr.turns[tr.next]
+			r.recs = append(r.recs, &schemas.TurnRecord{SessionID: tr.session, Repeat: int32(max(tr.repeat, 1)), Trajectory: int32(tr.k),
+				Turn: t.Turn, ClientIndex: t.ClientIndex, Status: schemas.StatusAborted, Error: "aborted: an earlier turn failed",
+				InWindow: at < r.windowAt, UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1})
+		}
+	}
+	if !r.startTrajectory(at) && math.IsInf(r.windowAt, 1) {
+		r.windowAt = at
+	}
+}
+
+func ns(s float64) int64 { return int64(math.Round(s * 1e9)) }
