@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -629,6 +630,18 @@ func (pt *point) compareScores() {
 	if err != nil {
 		pt.fail("scores", schemas.ScoresFile, fmt.Errorf("parse %s: %w", pt.run.FileLabel(schemas.ScoresFile), err))
 		return
+	}
+	if pt.run.Kind == archive.KindAgentrace && pt.p != nil {
+		// Its figures are of the log it scored: another state of it is no input.
+		var sc schemas.Scores
+		err := json.Unmarshal(b, &sc)
+		if err == nil {
+			err = pt.p.CheckScores(&sc, pt.run.FileLabel(schemas.ScoresFile))
+		}
+		if err != nil {
+			pt.fail("scores", schemas.ScoresFile, err)
+			return
+		}
 	}
 	s := pt.scores
 	why := ""

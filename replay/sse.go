@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -26,8 +27,16 @@ var errMalformed = errors.New("malformed response")
 const DefaultMaxOutputBytes = 4 << 20
 
 // toolCallCost is what a new tool call (one more index) counts against the
-// output limit, so that a stream of empty calls cannot grow without bound.
-const toolCallCost = 64
+// output limit, so that a stream of empty calls cannot grow without bound: at
+// least what an empty call adds to the output_tool_calls JSON
+// ({"index":N,"id":"","type":"","function":{"name":"","arguments":""}}, and a
+// comma: 66 bytes and the index's up to 20 digits). Its id, type and name count
+// too, as they are set.
+const toolCallCost = 96
+
+// maxIndexedCalls is the number of tool calls above which reset drops the index
+// a hostile answer grew, as it drops other huge buffers.
+const maxIndexedCalls = 1 << 12
 
 // response accumulates one turn's response, chunk by chunk. Times are run-clock
 // nanoseconds. What it keeps is bounded: at most maxBytes of output (the rest is
@@ -35,10 +44,10 @@ const toolCallCost = 64
 type response struct {
 	content   strings.Builder
 	reasoning strings.Builder
-	tools     []schemas.ToolCall // merged by index, in order of first appearance
+	tools     callList // merged by index, in order of first appearance
 	// tpotTools merges the tool-call chunks after the first, as the reference's
 	// TPOT counts a response that has nothing but tool calls.
-	tpotTools  []schemas.ToolCall
+	tpotTools  callList
 	toolChunks int // chunks with a non-empty tool_calls list
 	finish     string
 
@@ -67,6 +76,8 @@ type response struct {
 	errorFrames    int
 	firstError     string
 	oversized      int
+	// bom tells that the body began with a UTF-8 byte order mark (stripped).
+	bom bool
 
 	// scrub masks the run's secrets in what a warning quotes, before it is cut
 	// short (the turn log masks the rest); it survives reset.
@@ -76,8 +87,8 @@ type response struct {
 func (r *response) reset() {
 	r.content.Reset()
 	r.reasoning.Reset()
-	r.tools = r.tools[:0]
-	r.tpotTools = r.tpotTools[:0]
+	r.tools.reset()
+	r.tpotTools.reset()
 	r.toolChunks = 0
 	r.finish = ""
 	r.firstTokenNs = 0
@@ -97,6 +108,7 @@ func (r *response) reset() {
 	r.malformed, r.firstMalformed = 0, ""
 	r.errorFrames, r.firstError = 0, ""
 	r.oversized = 0
+	r.bom = false
 }
 
 func (r *response) limit() int64 {
@@ -192,6 +204,9 @@ func noSemicolons(s string) string { return strings.ReplaceAll(s, "; ", ", ") }
 // lacks [DONE] for a reason already given).
 func (r *response) warnings(streamed, ok bool) string {
 	var parts []string
+	if r.bom {
+		parts = append(parts, "leading_bom (the body began with a UTF-8 byte order mark: stripped)")
+	}
 	if r.malformed > 0 {
 		parts = append(parts, fmt.Sprintf("malformed_frame x%d (first: %s)", r.malformed, r.firstMalformed))
 	}
@@ -457,52 +472,97 @@ func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
 		case d.Index != nil:
 			idx = *d.Index
 		case !streamed:
-			idx = len(r.tools)
+			idx = len(r.tools.calls)
 		}
 		args := argString(d.Function.Arguments)
-		var ok bool
-		if r.tools, ok = r.mergeOne(r.tools, idx, d, &args, true); !ok {
+		if ok := r.mergeOne(&r.tools, idx, d, &args, true); !ok {
 			continue
 		}
 		if r.toolChunks > 1 {
-			r.tpotTools, _ = r.mergeOne(r.tpotTools, idx, d, &args, false)
+			// what the limit let into tools, no more
+			kept := *d
+			tc := &r.tools.calls[r.tools.at[idx]]
+			if kept.ID != tc.ID {
+				kept.ID = ""
+			}
+			if kept.Type != tc.Type {
+				kept.Type = ""
+			}
+			if kept.Function.Name != tc.Function.Name {
+				kept.Function.Name = ""
+			}
+			r.mergeOne(&r.tpotTools, idx, &kept, &args, false)
 		}
 	}
 	return true
 }
 
-// mergeOne merges delta d (its arguments args) into the call of index idx of
-// list. With charge, a new call and the arguments count against the output
-// limit, args being cut to what is kept; it reports false when no room was left
-// for a new call (the delta is dropped).
-func (r *response) mergeOne(list []schemas.ToolCall, idx int, d *toolCallDelta, args *string, charge bool) ([]schemas.ToolCall, bool) {
-	var tc *schemas.ToolCall
-	for i := range list {
-		if list[i].Index == idx {
-			tc = &list[i]
-			break
-		}
+// callList is a turn's tool calls merged by index: the calls in order of first
+// appearance, at mapping an index to its position, and each call's arguments as
+// they grow. Merging a delta costs the same however many calls and deltas came
+// before it: no search, and no copy of what was kept.
+type callList struct {
+	calls []schemas.ToolCall
+	at    map[int]int
+	args  [][]byte
+}
+
+func (l *callList) reset() {
+	if len(l.calls) > maxIndexedCalls {
+		*l = callList{} // give a hostile answer's memory back
+		return
 	}
-	if tc == nil {
+	l.calls = l.calls[:0]
+	l.args = l.args[:0]
+	clear(l.at)
+}
+
+// mergeOne merges delta d (its arguments args) into the call of index idx of
+// list. With charge, a new call, its id, type and name and the arguments count
+// against the output limit, args being cut to what is kept and an id, type or
+// name without room left as it was; it reports false when no room was left for
+// a new call (the delta is dropped).
+func (r *response) mergeOne(list *callList, idx int, d *toolCallDelta, args *string, charge bool) bool {
+	pos, ok := list.at[idx]
+	if !ok {
 		if charge {
 			if r.limit()-r.kept < toolCallCost {
 				r.truncated += int64(len(*args))
-				return list, false
+				return false
 			}
 			r.kept += toolCallCost
 		}
-		list = append(list, schemas.ToolCall{Index: idx, Type: "function"})
-		tc = &list[len(list)-1]
+		if list.at == nil {
+			list.at = map[int]int{}
+		}
+		pos = len(list.calls)
+		list.at[idx] = pos
+		list.calls = append(list.calls, schemas.ToolCall{Index: idx, Type: "function"})
+		if pos < cap(list.args) { // reuse an earlier turn's buffer
+			list.args = list.args[:pos+1]
+			list.args[pos] = list.args[pos][:0]
+		} else {
+			list.args = append(list.args, nil)
+		}
 	}
-	if d.ID != "" {
-		tc.ID = d.ID
+	tc := &list.calls[pos]
+	set := func(field *string, v string) {
+		if v == "" || v == *field {
+			return
+		}
+		if charge {
+			grow := int64(len(v) - len(*field))
+			if grow > 0 && r.limit()-r.kept < grow {
+				r.truncated += int64(len(v))
+				return
+			}
+			r.kept += grow
+		}
+		*field = v
 	}
-	if d.Type != "" {
-		tc.Type = d.Type
-	}
-	if d.Function.Name != "" {
-		tc.Function.Name = d.Function.Name
-	}
+	set(&tc.ID, d.ID)
+	set(&tc.Type, d.Type)
+	set(&tc.Function.Name, d.Function.Name)
 	if charge {
 		n := r.room(len(*args))
 		part := utf8Prefix(*args, n)
@@ -510,8 +570,8 @@ func (r *response) mergeOne(list []schemas.ToolCall, idx int, d *toolCallDelta, 
 		r.kept += int64(len(part))
 		*args = part
 	}
-	tc.Function.Arguments += *args
-	return list, true
+	list.args[pos] = append(list.args[pos], *args...)
+	return true
 }
 
 // argString returns tool-call arguments as a string: a JSON string is unquoted,
@@ -532,7 +592,7 @@ func argString(raw json.RawMessage) string {
 
 // toolCallsJSON returns the merged tool calls ordered by index as a JSON array,
 // "" when there are none.
-func (r *response) toolCallsJSON() string { return callsJSON(r.tools, false) }
+func (r *response) toolCallsJSON() string { return r.tools.json(false) }
 
 // tpotToolCallsJSON is the tpot_tool_calls value: when the response has tool
 // calls and neither content nor reasoning, its tool calls without the first
@@ -541,15 +601,21 @@ func (r *response) tpotToolCallsJSON() string {
 	if r.toolChunks == 0 || r.content.Len() > 0 || r.reasoning.Len() > 0 {
 		return ""
 	}
-	return callsJSON(r.tpotTools, true)
+	return r.tpotTools.json(true)
 }
 
-func callsJSON(calls []schemas.ToolCall, empty bool) string {
-	if len(calls) == 0 {
+// json returns the calls ordered by index as a JSON array; none are "[]" with
+// empty, else "".
+func (l *callList) json(empty bool) string {
+	if len(l.calls) == 0 {
 		if empty {
 			return "[]"
 		}
 		return ""
+	}
+	calls := slices.Clone(l.calls)
+	for i := range calls {
+		calls[i].Function.Arguments = string(l.args[i])
 	}
 	sort.SliceStable(calls, func(i, j int) bool { return calls[i].Index < calls[j].Index })
 	var b bytes.Buffer
@@ -573,8 +639,9 @@ func callsJSON(calls []schemas.ToolCall, empty bool) string {
 // as truncated output), or with strict fails the turn.
 type sseReader struct {
 	br   *bufio.Reader
-	line []byte // a line longer than br's buffer
-	data []byte // the data of the event being read
+	line []byte   // a line longer than br's buffer
+	data []byte   // the data of the event being read
+	end  eventEnd // where data's first JSON value ends
 
 	strict   bool
 	maxFrame int  // 0: 2 × DefaultMaxOutputBytes + 1 MiB
@@ -603,6 +670,10 @@ func (s *sseReader) read(r *response, now func() int64) error {
 	s.data = s.data[:0]
 	s.skipping = false
 	defer s.release()
+	if b, err := s.br.Peek(len(utf8BOM)); err == nil && string(b) == utf8BOM {
+		s.br.Discard(len(utf8BOM))
+		r.bom = true
+	}
 	var dataAt int64
 	for {
 		line, long, err := s.readLine()
@@ -641,7 +712,7 @@ func (s *sseReader) read(r *response, now func() int64) error {
 			if len(v) > 0 && v[0] == ' ' {
 				v = v[1:]
 			}
-			if len(s.data) > 0 && jsonscan.Valid(s.data, jsonscan.JSON) {
+			if len(s.data) > 0 && s.end.whole(s.data) {
 				// The previous event had no blank line after it.
 				if err := s.dispatch(r, dataAt); err != nil {
 					return err
@@ -666,10 +737,13 @@ func (s *sseReader) read(r *response, now func() int64) error {
 					return nil
 				}
 				dataAt = now()
+				s.end = eventEnd{}
 			} else {
 				s.data = append(s.data, '\n')
 			}
+			from := len(s.data)
 			s.data = append(s.data, v...)
+			s.end.feed(s.data, from-min(from, 1))
 		default:
 			// event:, id:, retry: and unknown fields carry nothing for the client.
 		}
@@ -768,10 +842,96 @@ func (s *sseReader) dispatch(r *response, at int64) error {
 	return nil
 }
 
+// utf8BOM is the UTF-8 byte order mark, which a body may begin with: it is
+// stripped, with the turn warning leading_bom.
+const utf8BOM = "\xef\xbb\xbf"
+
+// eventEnd follows where the first JSON value of an event's data ends, as data
+// lines are appended, so that telling whether the data read so far is one whole
+// value (an event not followed by a blank line) costs nothing per line: the
+// value is checked once, by jsonscan.Valid, when it closes. Data that is a
+// whole value followed by anything but whitespace is never one.
+type eventEnd struct {
+	mode     byte // 0 before the value; '{' inside an object or array; '"' in a string; 'a' in another scalar; 'c' closed
+	depth    int
+	inStr    bool // in a string inside an object or array
+	esc      bool
+	valid    bool // the closed value is valid JSON
+	trailing bool // something but whitespace came after it
+}
+
+// feed follows data[from:], the bytes just appended.
+func (e *eventEnd) feed(data []byte, from int) {
+	for i := from; i < len(data); i++ {
+		c := data[i]
+		space := c == ' ' || c == '\t' || c == '\n' || c == '\r'
+		switch e.mode {
+		case 0:
+			switch {
+			case space:
+			case c == '{' || c == '[':
+				e.mode, e.depth = '{', 1
+			case c == '"':
+				e.mode = '"'
+			default:
+				e.mode = 'a'
+			}
+		case '{':
+			switch {
+			case e.esc:
+				e.esc = false
+			case e.inStr:
+				e.esc, e.inStr = c == '\\', c != '"'
+			case c == '"':
+				e.inStr = true
+			case c == '{' || c == '[':
+				e.depth++
+			case c == '}' || c == ']':
+				if e.depth--; e.depth == 0 {
+					e.close(data[:i+1])
+				}
+			}
+		case '"':
+			switch {
+			case e.esc:
+				e.esc = false
+			case c == '\\':
+				e.esc = true
+			case c == '"':
+				e.close(data[:i+1])
+			}
+		case 'a':
+			if space {
+				e.close(data[:i])
+			}
+		case 'c':
+			e.trailing = e.trailing || !space
+		}
+	}
+}
+
+func (e *eventEnd) close(value []byte) {
+	e.mode, e.valid = 'c', jsonscan.Valid(value, jsonscan.JSON)
+}
+
+// whole tells whether data, all of it fed, is one JSON value and whitespace.
+func (e *eventEnd) whole(data []byte) bool {
+	switch e.mode {
+	case 'c':
+		return e.valid && !e.trailing
+	case 'a': // a number or a literal on the event's one line so far
+		return jsonscan.Valid(data, jsonscan.JSON)
+	}
+	return false
+}
+
 // readCompletion parses a non-streamed chat.completion body into r at time now.
 // An error object or a body without choices fails the turn, as the reference's
-// decoding of a whole response does.
+// decoding of a whole response does. A leading byte order mark is stripped.
 func readCompletion(body []byte, r *response, now int64) error {
+	if bytes.HasPrefix(body, []byte(utf8BOM)) {
+		body, r.bom = body[len(utf8BOM):], true
+	}
 	var c chunk
 	if err := json.Unmarshal(body, &c); err != nil {
 		return fmt.Errorf("%w: body %.200q: %v", errMalformed, body, err)

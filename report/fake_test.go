@@ -1,6 +1,8 @@
 package report
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -194,4 +196,34 @@ func writeFakeSweep(t testing.TB, root string, o fakeOpts) string {
 		writeRun(t, filepath.Join(root, fmt.Sprintf("c%d", c)), m, recs)
 	}
 	return root
+}
+
+// writeScores writes sc as runDir's scores.json, recording the run's turn log
+// as it is (what `agentrace score` records), so that readers take it as fresh.
+func writeScores(t *testing.T, runDir string, sc schemas.Scores) {
+	t.Helper()
+	sc.Run.TurnLog = logIdentity(t, runDir)
+	b, err := json.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(runDir, schemas.ScoresFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logIdentity reads runDir's turn log as every reader does and returns what
+// identifies it.
+func logIdentity(t *testing.T, runDir string) *schemas.TurnLogIdentity {
+	t.Helper()
+	f, err := os.Open(filepath.Join(runDir, schemas.TurnLogFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lr, err := runlog.ScanRun(context.Background(), f, runlog.SizeOf(f), nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lr.Log
 }

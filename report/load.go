@@ -128,6 +128,9 @@ func LoadPoint(ctx context.Context, dir string, tok TokenCounter, islFor func(sc
 		return nil, err
 	}
 	if sc != nil {
+		if err := p.CheckScores(sc, filepath.Join(dir, schemas.ScoresFile)); err != nil {
+			return nil, err
+		}
 		p.attachScores(sc)
 	}
 	return p, nil
@@ -144,8 +147,9 @@ func foldLog(ctx context.Context, path string, m schemas.RunManifest, tok TokenC
 	defer f.Close()
 	a := NewAccumulator(m, tok, isl)
 	var buf []schemas.TurnRecord
-	rows := 0
-	serr := runlog.ScanContext(ctx, f, runlog.SizeOf(f), memory.DefaultAllocator, func(b arrow.RecordBatch) error {
+	// A log with no row to read, or one that does not hold the rows its manifest
+	// counts, is an error, never a point (runlog.ScanRun).
+	lr, serr := runlog.ScanRun(ctx, f, runlog.SizeOf(f), &m, memory.DefaultAllocator, func(b arrow.RecordBatch) error {
 		var err error
 		if buf, err = runlog.AppendRecords(buf[:0], b); err != nil {
 			return err
@@ -153,28 +157,30 @@ func foldLog(ctx context.Context, path string, m schemas.RunManifest, tok TokenC
 		for i := range buf {
 			a.Add(&buf[i])
 		}
-		rows += len(buf)
 		return nil
 	})
-	// A log with no row to read (empty, not a turn log, cut before its first
-	// batch) is an error, never a point with nothing in it.
-	serr = runlog.CheckRecovered(serr, rows)
-	if serr != nil && (!errors.Is(serr, runlog.ErrTruncated) || errors.Is(serr, runlog.ErrNoRows)) {
+	if serr != nil {
 		return nil, fmt.Errorf("read turn log %q: %w", path, serr)
 	}
 	p, err := a.Close()
 	if err != nil {
 		return nil, err
 	}
-	// A run whose manifest says it ended must hold exactly the rows it counts:
-	// a lost or cut log is refused, never reported as a (failing) point.
-	if err := runlog.CheckAgreement(m, p.Counts, serr); err != nil {
-		return nil, fmt.Errorf("read turn log %q: %w", path, err)
-	}
-	if serr != nil {
-		p.LogNote = serr.Error()
-	}
+	p.LogNote = lr.Note
+	p.log = &lr.Log
 	return p, nil
+}
+
+// CheckScores refuses a scores.json (named label) that did not score the turn
+// log the point was folded from (runlog.CheckScored).
+func (p *Point) CheckScores(sc *schemas.Scores, label string) error {
+	if p.log == nil {
+		return nil
+	}
+	if err := runlog.CheckScored(sc.Run.TurnLog, *p.log); err != nil {
+		return fmt.Errorf("run %q: %s: %w; run `agentrace score` on it again", p.RunDir, label, err)
+	}
+	return nil
 }
 
 // FoldRun folds a run's records into a Point.

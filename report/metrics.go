@@ -139,7 +139,8 @@ type Point struct {
 	// turns, "" when they were.
 	ISLNote   string `json:"isl_note,omitempty"`
 	TokenNote string `json:"token_note,omitempty"`
-	// LogNote says the turn log was truncated (a killed run), "" otherwise.
+	// LogNote says the turn log was cut short or is not a finished run's (a killed
+	// run, one still being written), "" otherwise.
 	LogNote    string `json:"log_note,omitempty"`
 	Unofficial bool   `json:"unofficial"`
 	// Tokenizer is the tokenizer the counts were made with and whether it is a
@@ -190,7 +191,13 @@ type Point struct {
 	// Summary is the reference-shaped result_summary.json of the point.
 	Summary *ResultSummary `json:"-"`
 
+	// ScoresNote says the run's scores.json was stale (another state of its turn
+	// log) and the run was scored again on the spot, "" otherwise.
+	ScoresNote string `json:"scores_note,omitempty"`
+
 	scores *schemas.Scores
+	// log identifies the turn log the point was folded from (an agentrace run).
+	log *schemas.TurnLogIdentity
 }
 
 // DomainMetrics are a point's window metrics over one domain's turns.

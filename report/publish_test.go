@@ -3,7 +3,6 @@ package report
 import (
 	"context"
 	"encoding/csv"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -29,10 +28,7 @@ func TestPublishLaysRunsOutAsTheReference(t *testing.T) {
 		if c == 64 {
 			sc.SWEBench = &schemas.SWEBenchResult{Score: 0.705, Submitted: 200, Resolved: 141, Evaluated: 200}
 		}
-		b, _ := json.Marshal(sc)
-		if err := os.WriteFile(filepath.Join(sweep, "c"+itoa(c), schemas.ScoresFile), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeScores(t, filepath.Join(sweep, "c"+itoa(c)), sc)
 	}
 	systems, err := Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128})
 	if err != nil {

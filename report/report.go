@@ -140,6 +140,11 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 				}
 				fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %s\n",
 					(*run).Label, p.Concurrency, p.Issued, tps)
+				for _, note := range []string{p.LogNote, p.ScoresNote} {
+					if note != "" {
+						fmt.Fprintf(o.Log, "report: %s: warning: %s\n", (*run).Label, note)
+					}
+				}
 				return p, nil
 			})
 			if err != nil {

@@ -174,10 +174,7 @@ func TestBuildWithScores(t *testing.T) {
 				{Name: "inline_accuracy", Value: 0.6, Threshold: ">= 0.5586", Pass: true},
 				{Name: "osl_window", Value: 400, Threshold: "[355, 434]", Pass: i != 3},
 			}}}
-		b, _ := json.Marshal(sc)
-		if err := os.WriteFile(filepath.Join(sweep, "c"+itoa(c), schemas.ScoresFile), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeScores(t, filepath.Join(sweep, "c"+itoa(c)), sc)
 	}
 	r, out := buildFake(t, Options{Runs: []string{sweep}})
 	html, _ := os.ReadFile(filepath.Join(out, HTMLFile))
@@ -295,10 +292,7 @@ func TestHTMLEscapesTraceText(t *testing.T) {
 		}
 		writeRun(t, filepath.Join(root, "c"+itoa(c)), m, recs)
 		sc := schemas.Scores{Verdict: schemas.Verdict{Ruleset: script, Gates: []schemas.Gate{{Name: img, Threshold: script, Note: img}}}}
-		b, _ := json.Marshal(sc)
-		if err := os.WriteFile(filepath.Join(root, "c"+itoa(c), schemas.ScoresFile), b, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeScores(t, filepath.Join(root, "c"+itoa(c)), sc)
 	}
 	_, out := buildFake(t, Options{Runs: []string{root}})
 	html, err := os.ReadFile(filepath.Join(out, HTMLFile))

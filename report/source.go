@@ -201,9 +201,13 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if scan.File == "" {
 		p.LogNote = "no event log: the point's metrics are not re-derived (only its published files are read)"
 	}
-	if scan.Truncated != nil {
+	switch {
+	case scan.Note != "":
+		p.LogNote = scan.Note
+	case scan.Truncated != nil:
 		p.LogNote = scan.Truncated.Error()
 	}
+	p.log = scan.Log
 	if scan.Skipped > 0 {
 		p.LogNote = strings.TrimPrefix(p.LogNote+fmt.Sprintf("; %s: skipped %d malformed lines, as the reference does (first: %s)", scan.File, scan.Skipped, scan.FirstSkipped), "; ")
 	}
@@ -250,6 +254,20 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 			sc, err := parseScores(data, run.FileLabel(schemas.ScoresFile))
 			if err != nil {
 				return nil, err
+			}
+			if serr := p.CheckScores(sc, run.FileLabel(schemas.ScoresFile)); serr != nil {
+				// Never the scores of another state of the log: score it again
+				// here, or refuse.
+				opts := score.Options{Source: run, Run: run.Label, Ruleset: rs, Workers: 1}
+				if c, ok := tok.(score.OSLCounter); ok && tok != nil {
+					opts.Counter = c
+				}
+				fresh, err := score.ScoreRun(ctx, opts)
+				if err != nil {
+					return nil, fmt.Errorf("%w; scoring it again here failed: %v", serr, err)
+				}
+				sc = fresh
+				p.ScoresNote = fmt.Sprintf("%v: scored again here instead (not written)", serr)
 			}
 			p.attachScores(sc)
 		}

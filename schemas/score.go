@@ -32,6 +32,18 @@ type RunIdentity struct {
 	Concurrency int    `json:"concurrency,omitempty"`
 	DatasetHash string `json:"dataset_hash,omitempty"`
 	Ruleset     string `json:"ruleset"`
+	// TurnLog identifies the turn log scored (an agentrace run), so that a reader
+	// can tell a scores.json of another state of the run (one scored while it was
+	// still going) from one of its log as it is.
+	TurnLog *TurnLogIdentity `json:"turn_log,omitempty"`
+}
+
+// TurnLogIdentity identifies a turn log exactly: the complete rows read from it,
+// and the size and SHA-256 of the whole file.
+type TurnLogIdentity struct {
+	Rows   int    `json:"rows"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
 }
 
 // TurnCounts are the reference scorer's turn counts.

@@ -113,6 +113,8 @@ type runData struct {
 	// logged (JSON), decoded only when a tokenizer needs them.
 	rawCalls []string
 	warnings []string
+	// log identifies the turn log read (an agentrace run), nil for an event log.
+	log *schemas.TurnLogIdentity
 	// release frees what the outputs point into; nil when nothing.
 	release func()
 }
@@ -143,30 +145,19 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
-	recs, release, err := readTurnLogFrom(ctx, rc, run.FileLabel(schemas.TurnLogFile), pool, clone)
+	recs, release, lr, err := readTurnLogFrom(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, pool, clone)
 	rc.Close()
 	dir := run.Label
-	rd := &runData{release: release}
-	if err != nil && !errors.Is(err, runlog.ErrTruncated) {
-		release()
+	if err != nil {
+		if errors.Is(err, runlog.ErrDisagree) {
+			return nil, fmt.Errorf("run %q: %w; it cannot be scored as it is (replay it again)", dir, err)
+		}
 		return nil, err
 	}
-	counts := map[string]int{}
-	for i := range recs {
-		counts[recs[i].status]++
-	}
-	if m != nil {
-		if aerr := runlog.CheckAgreement(*m, counts, err); aerr != nil {
-			release()
-			return nil, fmt.Errorf("run %q: %w; it cannot be scored as it is (replay it again)", dir, aerr)
-		}
-	}
-	if err = runlog.CheckRecovered(err, len(recs)); err != nil {
-		if errors.Is(err, runlog.ErrNoRows) {
-			release()
-			return nil, err
-		}
-		rd.warnings = append(rd.warnings, fmt.Sprintf("turn log truncated, scored its %d complete rows: %v", len(recs), err))
+	rd := &runData{release: release, log: &lr.Log}
+	counts := lr.Counts
+	if lr.Note != "" {
+		rd.warnings = append(rd.warnings, "scored as read: "+lr.Note)
 	}
 	if n := counts[schemas.StatusNotIssued]; n > 0 {
 		rd.warnings = append(rd.warnings, fmt.Sprintf("%d turns were never issued (not_issued: issuing stopped) and are not counted, as the reference publishes nothing for them", n))

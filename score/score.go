@@ -170,6 +170,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		}
 	}
 	s.Warnings = append(s.Warnings, rd.warnings...)
+	s.Run.TurnLog = rd.log
 
 	acc := scoreAccuracy(truth, rd.attempts, opts.Workers)
 	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded

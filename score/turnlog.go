@@ -1,9 +1,7 @@
 package score
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math/bits"
@@ -27,8 +25,6 @@ type bufferPool struct {
 	mu      sync.Mutex
 	free    map[int][][]byte
 	backing memory.GoAllocator
-	// readers holds the buffered readers that turn logs are read through.
-	readers sync.Pool
 }
 
 func newBufferPool() *bufferPool { return &bufferPool{free: map[int][][]byte{}} }
@@ -158,11 +154,17 @@ func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, r
 		return nil, func() {}, fmt.Errorf("read turn log: %w", err)
 	}
 	defer f.Close()
-	return readTurnLogFrom(context.Background(), f, path, pool, clone)
+	rows, release, lr, err := readTurnLogFrom(context.Background(), f, path, nil, pool, clone)
+	if err == nil && lr.Truncated != nil {
+		err = fmt.Errorf("read turn log %q: %w", path, lr.Truncated)
+	}
+	return rows, release, err
 }
 
-// readTurnLogFrom is readTurnLog on an open turn log; path names it in errors.
-func readTurnLogFrom(ctx context.Context, f io.Reader, path string, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), err error) {
+// readTurnLogFrom is readTurnLog on an open turn log, checked against the run's
+// manifest m (when not nil) by runlog.ScanRun; path names it in errors. A log
+// cut short gives the rows of its complete batches, lr.Truncated saying so.
+func readTurnLogFrom(ctx context.Context, f io.Reader, path string, m *schemas.RunManifest, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), lr runlog.LogRead, err error) {
 	var batches []arrow.RecordBatch
 	release = func() {
 		for _, b := range batches {
@@ -171,19 +173,8 @@ func readTurnLogFrom(ctx context.Context, f io.Reader, path string, pool *buffer
 		batches = nil
 	}
 	var alloc memory.Allocator = memory.DefaultAllocator
-	var in io.Reader = f
 	if pool != nil {
 		alloc = pool
-		// runlog.Scan reads through a 256 KiB bufio.Reader and takes one that is
-		// already that big as is: reuse them across runs.
-		br, _ := pool.readers.Get().(*bufio.Reader)
-		if br == nil {
-			br = bufio.NewReaderSize(f, 256<<10)
-		} else {
-			br.Reset(f)
-		}
-		defer pool.readers.Put(br)
-		in = br
 	}
 	intern := map[string]string{}
 	small := func(a *array.String, i int) string {
@@ -213,7 +204,7 @@ func readTurnLogFrom(ctx context.Context, f io.Reader, path string, pool *buffer
 		}
 		return a.Value(i)
 	}
-	err = runlog.ScanContext(ctx, in, runlog.SizeOf(f), alloc, func(rec arrow.RecordBatch) error {
+	lr, err = runlog.ScanRun(ctx, f, runlog.SizeOf(f), m, alloc, func(rec arrow.RecordBatch) error {
 		c, err := bindTurnLog(rec)
 		if err != nil {
 			return err
@@ -242,11 +233,8 @@ func readTurnLogFrom(ctx context.Context, f io.Reader, path string, pool *buffer
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, runlog.ErrTruncated) {
-			return rows, release, fmt.Errorf("read turn log %q: %w", path, err)
-		}
 		release()
-		return nil, release, fmt.Errorf("read turn log %q: %w", path, err)
+		return nil, release, lr, fmt.Errorf("read turn log %q: %w", path, err)
 	}
-	return rows, release, nil
+	return rows, release, lr, nil
 }

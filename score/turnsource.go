@@ -26,6 +26,12 @@ type TurnScan struct {
 	// Truncated is set when a turn log was cut short (the turns before the cut were
 	// read).
 	Truncated error
+	// Note says what a reader must tell of a turn log that is not a finished
+	// run's (runlog.LogRead.Note), "" otherwise.
+	Note string
+	// Log identifies the turn log read (runlog.ScanRun), nil for an event log:
+	// what a scores.json must have scored to be of this run as it is.
+	Log *schemas.TurnLogIdentity
 	// Skipped counts event lines the reference's decoder would reject; FirstSkipped
 	// describes the first.
 	Skipped      int
@@ -92,14 +98,21 @@ func ScanTurnsWith(ctx context.Context, run *archive.Run, o ScanOptions, fn func
 	var scan TurnScan
 	if run.Kind == archive.KindAgentrace || run.Has(archive.TurnLogFile) {
 		scan.File = archive.TurnLogFile
+		var m *schemas.RunManifest
+		if run.Has(archive.ManifestFile) {
+			facts, err := run.Facts()
+			if err != nil {
+				return scan, fmt.Errorf("run %q: %w", run.Label, err)
+			}
+			m = facts.Manifest
+		}
 		rc, err := run.Open(archive.TurnLogFile)
 		if err != nil {
 			return scan, err
 		}
 		defer rc.Close()
 		var buf []schemas.TurnRecord
-		rows := 0
-		err = runlog.ScanContext(ctx, bufio.NewReaderSize(rc, 256<<10), runlog.SizeOf(rc), memory.DefaultAllocator, func(b arrow.RecordBatch) error {
+		lr, err := runlog.ScanRun(ctx, rc, runlog.SizeOf(rc), m, memory.DefaultAllocator, func(b arrow.RecordBatch) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -112,16 +125,12 @@ func ScanTurnsWith(ctx context.Context, run *archive.Run, o ScanOptions, fn func
 					return err
 				}
 			}
-			rows += len(buf)
 			return nil
 		})
-		err = runlog.CheckRecovered(err, rows)
-		if errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
-			scan.Truncated, err = err, nil
-		}
 		if err != nil {
 			return scan, fmt.Errorf("read turn log %q: %w", run.FileLabel(archive.TurnLogFile), err)
 		}
+		scan.Truncated, scan.Note, scan.Log = lr.Truncated, lr.Note, &lr.Log
 		return scan, nil
 	}
 	name, format := run.EventsName()

@@ -30,7 +30,7 @@ func writeRunDir(t *testing.T, dir string, c int) {
 		t.Fatal(err)
 	}
 	if err := runlog.WriteManifest(dir, schemas.RunManifest{SchemaVersion: schemas.Version, ToolVersion: schemas.ToolVersion,
-		State: schemas.RunComplete, Config: schemas.RunConfig{Concurrency: c}}); err != nil {
+		State: schemas.RunComplete, Counts: map[string]int{schemas.StatusOK: 3}, Config: schemas.RunConfig{Concurrency: c}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -116,6 +116,10 @@ type TableRun struct {
 	// Extra are columns computed elsewhere (the report's per-turn token counts),
 	// one value per log row in log order; NaN is null. They follow the log's.
 	Extra []ExtraColumn
+	// Rows, when > 0, is how many rows an earlier read of the log took (the
+	// report's points): the table takes those, no more, from a log that grew
+	// meanwhile (a run still being written; its batches only ever append).
+	Rows int
 }
 
 // ExtraColumn is a float64 column added to a run's rows.
@@ -139,8 +143,10 @@ type TableInfo struct {
 	Warnings []string
 }
 
-// WriteTable writes the analysis table of runs to path, atomically. A turn log cut
-// short (a killed run) contributes its complete batches and a warning.
+// WriteTable writes the analysis table of runs to path, atomically. Each log is
+// read and checked by ScanRun: a run whose log and manifest disagree is refused,
+// and a turn log cut short (a killed run, or one still being written)
+// contributes its complete batches and a warning.
 func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOptions) (TableInfo, error) {
 	var info TableInfo
 	if len(runs) == 0 {
@@ -624,9 +630,12 @@ func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[str
 		release()
 		return nil
 	}
-	serr := ScanContext(ctx, f, SizeOf(f), mem, func(b arrow.RecordBatch) error {
+	lr, serr := ScanRun(ctx, f, SizeOf(f), p.run.Manifest, mem, func(b arrow.RecordBatch) error {
 		n := int(b.NumRows())
-		if n == 0 {
+		if p.run.Rows > 0 {
+			n = min(n, p.run.Rows-(total+len(rows)))
+		}
+		if n <= 0 {
 			return nil
 		}
 		b.Retain() // the rows point into its strings until they are written
@@ -649,8 +658,7 @@ func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[str
 		}
 		return nil
 	})
-	serr = CheckRecovered(serr, total)
-	if serr != nil && (!errors.Is(serr, ErrTruncated) || errors.Is(serr, ErrNoRows)) {
+	if serr != nil {
 		return total, "", serr
 	}
 	if err := flush(); err != nil {
@@ -661,8 +669,11 @@ func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[str
 			return total, "", fmt.Errorf("column %s has %d values for %d rows", x.Name, len(x.Values), total)
 		}
 	}
-	if serr != nil {
-		return total, fmt.Sprintf("run %q: the turn log is cut short (%v): its %d complete rows are in the table", p.run.Dir, serr, total), nil
+	switch {
+	case total < lr.Log.Rows:
+		return total, fmt.Sprintf("run %q: %s; the table holds the first %d, read earlier with the rest of its figures", p.run.Dir, lr.Note, total), nil
+	case lr.Note != "":
+		return total, fmt.Sprintf("run %q: %s; they are in the table", p.run.Dir, lr.Note), nil
 	}
 	return total, "", nil
 }

@@ -1,0 +1,94 @@
+package chaos
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestChaosKilledRunReaders: the readers of a run take a run killed by SIGKILL,
+// and one still being written, as far as its log's whole batches go, saying so,
+// as the README promises. While the replay runs, report and log export read it
+// as it is then, with a warning that it is still being written; once it is
+// killed (its manifest says running, its log lacks its end), report, log export
+// and score read the rows log dump reads, with a warning that it did not end.
+// Before, report and log export stopped with "no complete row".
+func TestChaosKilledRunReaders(t *testing.T) {
+	h := chaos(t)
+	root := t.TempDir()
+	p := func(s string) string { return filepath.Join(root, s) }
+	h.run(spec{budget: small}, minute, "agentrace", "synth", "--domain", "workflow", "--scale", "0.5", "--seed", "5", "--out", p("wf.jsonl")).expectExit(0)
+	h.run(spec{budget: small}, minute, "agentrace", "ingest", "--out", p("wf"), p("wf.jsonl")).expectExit(0)
+	// As TestChaosCrash: at speedup 10 the run lasts about 11 s on an idle machine.
+	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
+	defer func() {
+		sim.signal(syscall.SIGTERM)
+		sim.wait(minute)
+	}()
+	run := p("run")
+	r := h.start(spec{budget: small}, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "16",
+		"--no-delays", "--out", run)
+	deadline := time.Now().Add(minute)
+	for {
+		if st, err := os.Stat(filepath.Join(run, "turns.arrows")); err == nil && st.Size() > 64<<10 {
+			break
+		}
+		select {
+		case <-r.done:
+			t.Fatalf("replay ended (exit %d) before it was read:\n%s", r.exitCode, tail(r.stderr.String()))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("replay wrote no batch within a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+
+	// Being written: read as it is now.
+	live := h.run(spec{budget: small}, minute, "agentrace", "report", "--out", p("rep-live"), run)
+	select {
+	case <-r.done:
+		t.Logf("the replay ended while report read it: the live case is not checked (exit %d)", r.exitCode)
+	default:
+		live.expectExit(0)
+		if !strings.Contains(live.stderr.String()+live.stdout.String(), "still being written") {
+			t.Errorf("report of a run being written does not say so:\n%s", tail(live.stderr.String()))
+		}
+	}
+
+	r.kill()
+	r.wait(minute)
+	r.expectExit(128 + int(syscall.SIGKILL))
+	if m := readRunManifest(t, run); m.State != "running" {
+		t.Fatalf("killed run's manifest state %q, want running", m.State)
+	}
+	// Killed a minute ago: its log no longer changes.
+	ago := time.Now().Add(-time.Minute)
+	if err := os.Chtimes(filepath.Join(run, "turns.arrows"), ago, ago); err != nil {
+		t.Fatal(err)
+	}
+	counts, _ := logStatuses(t, h, run)
+	rows := total(counts)
+	if rows == 0 {
+		t.Fatal("the killed run's log gave no rows")
+	}
+	want := fmt.Sprintf("up to its last whole batch, %d rows", rows)
+	for _, argv := range [][]string{
+		{"report", "--out", p("rep"), run},
+		{"log", "export", "--out", p("turns.parquet"), run},
+		{"score", run},
+	} {
+		c := h.run(spec{budget: small}, minute, append([]string{"agentrace"}, argv...)...)
+		c.expectExit(0)
+		msg := c.stderr.String() + c.stdout.String()
+		if !strings.Contains(msg, "did not end") || !strings.Contains(msg, want) {
+			t.Errorf("%s of a killed run (%d rows by log dump) does not warn %q:\n%s", argv[0], rows, want, tail(msg))
+		}
+	}
+	t.Logf("killed run: %d rows read by log dump, report, log export and score", rows)
+	noTemps(t, root)
+}
