@@ -45,6 +45,10 @@ var inProcess = []struct {
 	{"11", "./replay", []string{"FuzzChunk", "FuzzSSE", "TestChunkScannerMatchesEncodingJSON", "TestStreamTolerance"}, 256 << 20, nil},
 	{"12", "./ingest", []string{"FuzzParseLine"}, 256 << 20, nil},
 	{"12", "./datasets", []string{"FuzzAppendCompact"}, 256 << 20, nil},
+	// Secrets a server echoes (whole or cut), header values, unparsable endpoint
+	// passwords; client faults (EMFILE, ENOBUFS, EADDRNOTAVAIL) fail the run.
+	{"secrets, client faults", "./replay", []string{"TestHeaderValuesNeverRecorded", "TestEchoedSecretsMasked", "TestCutSecretsMasked",
+		"TestUnparsableEndpointPasswordNeverShown", "TestClientFaultFailsTheRun"}, 256 << 20, nil},
 	// 13, 15, Ctrl-C: secrets never written; log dump of a cut log; Ctrl-C and a
 	// second Ctrl-C.
 	{"13, 15", "./cmd/agentrace", []string{"TestSecretsNeverWritten", "TestLogDumpOfACutLog", "TestReplayCtrlC"}, 512 << 20, nil},

@@ -278,9 +278,12 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 			j.bad = true
 		} else {
 			in.seen[id] = location{path, in.input, first.line}
-			if msg := in.repeatCollision(id, in.seen[id]); msg != "" {
+			switch msg, warning := in.repeatCollision(id, in.seen[id]); {
+			case msg != "":
 				problem(first.line, id, first.turn, msg)
 				j.bad = true
+			case warning != "":
+				first.warnings = append(first.warnings, warning)
 			}
 		}
 	} else {
@@ -304,21 +307,27 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 // repeatCollision checks a new conversation id against the session ids replay
 // sends (datasets.SessionID: C on the first pass, C__repeat_N from the second): an
 // id C__repeat_N beside a conversation C would make two trajectories send the same
-// session id. It returns the problem, naming the other conversation's line, or "".
-func (in *ingester) repeatCollision(id string, at location) string {
+// session id. It returns the problem, naming the other conversation's line; or,
+// for an id C__repeat_N without a conversation C (yet), a warning: what reads a
+// session id back (the sim's recorded answers, the reference's scorer) takes its
+// turns for C's.
+func (in *ingester) repeatCollision(id string, at location) (problem, warning string) {
 	const why = "two trajectories would send the same session id (X-Session-ID); rename one of them"
-	if base, n := datasets.ParseSessionID(id); n > 1 {
-		if o, ok := in.seen[base]; ok {
-			return fmt.Sprintf("conversation id is the session id of conversation %q (%s:%d) on its repeat %d: %s", base, o.file, o.line, n, why)
-		}
-		if _, ok := in.repeats[base]; !ok {
-			in.repeats[base] = suffixed{id: id, repeat: n, at: at}
-		}
-	}
 	if s, ok := in.repeats[id]; ok {
-		return fmt.Sprintf("conversation %q (%s:%d) is this conversation's session id on its repeat %d: %s", s.id, s.at.file, s.at.line, s.repeat, why)
+		return fmt.Sprintf("conversation %q (%s:%d) is this conversation's session id on its repeat %d: %s", s.id, s.at.file, s.at.line, s.repeat, why), ""
 	}
-	return ""
+	base, n := datasets.ParseSessionID(id)
+	if n < 2 {
+		return "", ""
+	}
+	if o, ok := in.seen[base]; ok {
+		return fmt.Sprintf("conversation id is the session id of conversation %q (%s:%d) on its repeat %d: %s", base, o.file, o.line, n, why), ""
+	}
+	if _, ok := in.repeats[base]; !ok {
+		in.repeats[base] = suffixed{id: id, repeat: n, at: at}
+	}
+	return "", fmt.Sprintf("conversation id ends like the session id of a conversation %q on its repeat %d (__repeat_N): "+
+		"the sim looks its recorded answers up under %q, and the reference's scorer scores its turns as that conversation's; rename it", base, n, base)
 }
 
 // buildJob validates and builds one conversation (in a build worker).

@@ -275,6 +275,8 @@ func TestValidationWarnings(t *testing.T) {
 		{"integer column with gaps", jsonl(withTurn(u1, `"max_new_tokens": 100`), a2, t3, a4), "max_new_tokens is set on 1 of 4 rows: the reference's pandas reads the column as floats"},
 		{"boolean column with gaps", jsonl(withTurn(u1, `"stream": false`), a2, t3, a4), "stream is set on 1 of 4 rows: the reference's pandas reads the column as floats"},
 		{"imprecise float", jsonl(withTurn(u1, `"top_p": 0.95`)), "top_p: the reference's JSON reader (pandas, fast float mode) reads 0.95 as 0.9500000000000001"},
+		{"id that reads as a repeat's session id", jsonl(strings.Replace(u1, `"c1"`, `"c0__repeat_2"`, 1)),
+			`in.jsonl:1: conversation "c0__repeat_2" turn 1 : conversation id ends like the session id of a conversation "c0" on its repeat 2`},
 		{"user row with tool_results", jsonl(withTurn(u1, `"tool_results": [{"tool_call_id": "t1", "content": "ok"}]`)), "tool_results on a user row: the reference sends its results as tool messages"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -220,7 +220,10 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		s.header.Add(k, strings.TrimSpace(v))
 	}
 	for _, p := range o.PublicHeaders {
-		if s.header.Values(strings.TrimSpace(p)) == nil {
+		switch k := http.CanonicalHeaderKey(strings.TrimSpace(p)); {
+		case k == "Authorization" || k == "Proxy-Authorization" || k == "Cookie":
+			return nil, fmt.Errorf("public header %q: it carries credentials, its value stays secret", p)
+		case s.header.Values(k) == nil:
 			return nil, fmt.Errorf("public header %q: no --header of that name", p)
 		}
 	}

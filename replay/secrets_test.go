@@ -63,6 +63,11 @@ func TestHeaderValuesNeverRecorded(t *testing.T) {
 	if _, err := Run(context.Background(), opts); err == nil || !strings.Contains(err.Error(), `public header "X-Trace-Tga": no --header of that name`) {
 		t.Errorf("a public header naming no header: %v", err)
 	}
+	// Credentials cannot be declared public.
+	opts.Headers, opts.PublicHeaders = append(opts.Headers, "Authorization: Basic eDp5"), []string{"authorization"}
+	if _, err := Run(context.Background(), opts); err == nil || !strings.Contains(err.Error(), "it carries credentials") {
+		t.Errorf("Authorization declared public: %v", err)
+	}
 	// A malformed header is refused without quoting it.
 	opts.PublicHeaders, opts.Headers = nil, []string{"Authorization Bearer " + secrets[0]}
 	if _, err := Run(context.Background(), opts); err == nil || strings.Contains(err.Error(), secrets[0]) {

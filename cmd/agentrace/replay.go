@@ -35,7 +35,7 @@ func replayFlags(out *cli.StringFlag) []cli.Flag {
 		&cli.DurationFlag{Name: "max-duration", Usage: "end the run (each sweep point) this long after its start, as the reference's max_duration_ms does: no new turns, turns in flight cancelled (0: no cap; its Qwen example sets 10h)"},
 		&cli.BoolFlag{Name: "strict-stream", Usage: "fail a turn on a malformed SSE frame, an error object in a 200 stream, or a stream without a finish reason or [DONE] (default: tolerate them as the reference does, noted in the warnings column)"},
 		&cli.Int64Flag{Name: "max-output-bytes", Value: replay.DefaultMaxOutputBytes, Usage: "output a turn keeps (content, reasoning, tool calls); the excess is counted in output_truncated_bytes, not kept"},
-		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable); its value is a secret: never recorded, masked wherever it appears (a server's echo included) unless --public-header names it"},
+		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable); its value is a secret: never recorded, masked wherever it appears (a server's echo included; a value under 4 bytes is not searched for) unless --public-header names it"},
 		&cli.StringSliceFlag{Name: "public-header", Usage: "NAME of a --header whose value is not secret: recorded in the manifest, not masked (repeatable)"},
 		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
 	)
@@ -88,7 +88,9 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"once; either way the log is closed and the manifest says interrupted (exit status 130); a third\n" +
 	"Ctrl-C exits at once. --max-duration ends the run the same way at its cap. If the turn log cannot\n" +
 	"be written (a full disk), issuing stops at once, every flushed row is kept and the manifest says\n" +
-	"failed.\n\n" +
+	"failed. So it does at a client fault, which is the client's, not the endpoint's (out of file\n" +
+	"descriptors EMFILE/ENFILE, of socket buffers ENOBUFS, no local address EADDRNOTAVAIL): the turns\n" +
+	"in flight are cancelled, no turn is logged as an endpoint error, stop_cause client_fault.\n\n" +
 	"Writes RUNDIR/turns.arrows (one row per client turn; `agentrace log dump RUNDIR` prints it)\n" +
 	"and RUNDIR/manifest.json (settings, never the API key; counts; complete, interrupted or failed).\n" +
 	"Secrets: the API key, every --header value (unless --public-header) and the endpoint's user\n" +
@@ -107,7 +109,9 @@ func replayCommand() *cli.Command {
 			"  agentrace replay --dataset ds --endpoint http://127.0.0.1:8000 --concurrency 32 --out run-c32 \\\n" +
 			"      --profile qwen3.6-35b-a3b --model Qwen/Qwen3.6-35B-A3B\n" +
 			"  agentrace replay --dataset ds --endpoint https://api.example.com/v1 --api-key-env MY_KEY \\\n" +
-			"      --concurrency 4 --out run --no-delays --trajectories 8",
+			"      --concurrency 4 --out run --no-delays --trajectories 8\n" +
+			"  agentrace replay --dataset ds --endpoint https://gw.example.com --header 'X-Gateway-Key: abc123' \\\n" +
+			"      --header 'X-Tenant: team-a' --public-header X-Tenant --concurrency 8 --out run",
 		Flags: flags,
 		Action: func(ctx context.Context, c *cli.Command) error {
 			o := replayOptions(ctx, c)
