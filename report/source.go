@@ -236,10 +236,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 					p.PublishedSummary = b
 				}
 			}
-			if pa, err := score.ReadPublishedAccuracy(run); err == nil && pa.SWEBench != nil {
-				v := *pa.SWEBench
-				p.SWEBench = &v
-			}
+			p.publishedSWEBench(run)
 		}
 	case run.Kind == archive.KindAgentrace:
 		if run.Has(schemas.ScoresFile) {
@@ -274,16 +271,29 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 				p.PublishedSummary = b
 			}
 		}
-		if pa, err := score.ReadPublishedAccuracy(run); err == nil && pa.SWEBench != nil {
-			v := *pa.SWEBench
-			p.SWEBench = &v
-		}
+		p.publishedSWEBench(run)
 	}
 	if p.scores != nil && p.scores.SWEBench != nil && p.SWEBench == nil {
 		v := p.scores.SWEBench.Score
 		p.SWEBench = &v
 	}
 	return p, nil
+}
+
+// publishedSWEBench reads a reference run's or submission point's published
+// swe_bench entry, as the submission checker reads it: a malformed one is
+// recorded with its problem, and a malformed inline entry beside it does not
+// drop it.
+func (p *Point) publishedSWEBench(run *archive.Run) {
+	pa, err := score.ReadPublishedAccuracy(run)
+	switch {
+	case err != nil:
+	case pa.SWEBench != nil:
+		v := *pa.SWEBench
+		p.SWEBench = &v
+	case pa.SWEBenchProblem != nil && pa.SWEBenchProblem.Severity == schemas.SeverityError:
+		p.SWEBenchProblem = pa.SWEBenchProblem
+	}
 }
 
 // promptCounter counts a rendered prompt's tokens (*tokens.Tokenizer).

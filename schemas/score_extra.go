@@ -84,3 +84,17 @@ func (t TurnScore) MarshalJSON() ([]byte, error) {
 		common
 	}{t.ConversationID, t.Repeat, t.Turn, t.Domain, t.Missing, gt, got, t.Score, extra})
 }
+
+// MarshalJSON writes a gate that was not evaluated with "value": null and
+// "pass": null, so that a reader never takes nothing for a measured zero.
+func (g Gate) MarshalJSON() ([]byte, error) {
+	type plain Gate
+	if g.Outcome != OutcomeNotEvaluated {
+		return marshalNoHTML(plain(g))
+	}
+	return marshalNoHTML(struct {
+		Value *float64 `json:"value"`
+		Pass  *bool    `json:"pass"`
+		plain
+	}{nil, nil, plain(g)})
+}
