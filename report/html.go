@@ -239,6 +239,7 @@ func templateFuncs() template.FuncMap {
 		},
 		"statP":         statP,
 		"counts":        countsString,
+		"publishedNote": func(p *Point) string { return p.publishedNote() },
 		"gatesSummary":  gatesSummary,
 		"allPass":       allPass,
 		"anyUnofficial": anyUnofficial,
@@ -355,7 +356,8 @@ func (r *Report) Markdown(w io.Writer) error {
 				region = "outside"
 			}
 			p("| %d | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s | %s / %s / %s | %s | %s / %s | %s / %s / %s | %s | %s | %d / %d / %d | %d | %s | %s |\n",
-				pt.Concurrency, region, fmtNum(pt.SystemTPS, 1), fmtNum(pt.E2EAvgInteractivity, 2), fmtNum(pt.TPSPerUser, 2),
+				pt.Concurrency, region, pt.labelled("system_tps", pt.SystemTPS, 1), pt.labelled("e2e_avg_interactivity", pt.E2EAvgInteractivity, 2),
+				pt.labelled("tps_per_user", pt.TPSPerUser, 2),
 				fmtNum(pt.TTFTP50Ms, 1), fmtNum(pt.TTFTP90Ms, 1), fmtNum(pt.TTFTP99Ms, 1),
 				fmtNum(pt.TPOTP50Ms, 2), fmtNum(pt.TPOTP90Ms, 2), fmtNum(pt.TPOTP99Ms, 2),
 				fmtNum(pt.LatencyP50Ms/1000, 2), fmtNum(pt.LatencyP90Ms/1000, 2), fmtNum(pt.LatencyP99Ms/1000, 2),
@@ -364,6 +366,12 @@ func (r *Report) Markdown(w io.Writer) error {
 				cache, fmtNum(pt.ClientLagP99Ms, 1), pt.Issued, pt.Completed, pt.Failed, pt.TurnsExcludedByWindow,
 				fmtNum(pt.WindowDurationS, 1), gates)
 		}
+		for _, pt := range s.Points {
+			if n := pt.publishedNote(); n != "" {
+				p("\n- c=%d: %s", pt.Concurrency, mdEscape(n))
+			}
+		}
+		p("\n")
 	}
 	p("\n## Settings\n")
 	for _, s := range r.Systems {

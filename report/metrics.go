@@ -172,6 +172,13 @@ type Point struct {
 	// not used, with the checker's severity (an error fails the curve's gate).
 	SWEBenchProblem *schemas.Problem `json:"swebench_problem,omitempty"`
 
+	// AsPublished lists the metrics taken from the point's published result
+	// summary because nothing re-derived them (no token counts: give --tokenizer);
+	// PublishedDiffers holds the published value of each metric re-derived more
+	// than 1% away from it (the re-derived value is the one shown).
+	AsPublished      []string           `json:"as_published,omitempty"`
+	PublishedDiffers map[string]float64 `json:"published_differs,omitempty"`
+
 	// PublishedSummary is a reference run's or submission point's published result
 	// summary, as read (nil for agentrace runs).
 	PublishedSummary json.RawMessage `json:"-"`

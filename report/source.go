@@ -277,6 +277,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		v := p.scores.SWEBench.Score
 		p.SWEBench = &v
 	}
+	p.applyPublished()
 	return p, nil
 }
 

@@ -1,0 +1,114 @@
+package report
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/internal/testenv"
+)
+
+// publishedField reads one number of a point's published summary.
+func publishedField(t *testing.T, p *Point, field string) float64 {
+	t.Helper()
+	var s map[string]any
+	if err := json.Unmarshal(p.PublishedSummary, &s); err != nil {
+		t.Fatal(err)
+	}
+	f, ok := s[field].(float64)
+	if !ok {
+		t.Fatalf("c=%d: no published %s", p.Concurrency, field)
+	}
+	return f
+}
+
+// TestPublishedFiguresWithoutTokenizer reports the submission tree without a
+// tokenizer: nothing can count output tokens, so each point shows its published
+// system_tps, interactivity and tps_per_user (and its TPOT percentiles) labelled
+// "as published", and the Pareto curve is drawn from them (8 points, not an
+// empty plot).
+func TestPublishedFiguresWithoutTokenizer(t *testing.T) {
+	tree := filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree")
+	out := filepath.Join(t.TempDir(), "rep")
+	r, err := Build(context.Background(), Options{Out: out, Runs: []string{tree}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r.Systems[0]
+	for _, p := range s.Points {
+		for _, f := range []string{"system_tps", "e2e_avg_interactivity", "tps_per_user"} {
+			if !strings.Contains(strings.Join(p.AsPublished, ","), f) {
+				t.Errorf("c=%d: %s not labelled as published (%v)", p.Concurrency, f, p.AsPublished)
+			}
+		}
+		if got, want := float64(p.SystemTPS), publishedField(t, p, "system_tps"); got != want {
+			t.Errorf("c=%d: system_tps %v, published %v", p.Concurrency, got, want)
+		}
+		if got, want := float64(p.E2EAvgInteractivity), publishedField(t, p, "e2e_avg_interactivity"); got != want {
+			t.Errorf("c=%d: e2e_avg_interactivity %v, published %v", p.Concurrency, got, want)
+		}
+	}
+	if n := len(stepXY(s.Points)); n != len(s.Points) {
+		t.Errorf("the Pareto curve draws %d of %d points", n, len(s.Points))
+	}
+	md, _ := os.ReadFile(filepath.Join(out, SummaryFile))
+	if !strings.Contains(string(md), "(as published)") || !strings.Contains(string(md), "as published (not re-derived): e2e_avg_interactivity") {
+		t.Errorf("summary.md does not label the published figures")
+	}
+	var pts []map[string]any
+	b, _ := os.ReadFile(filepath.Join(out, PointsFile))
+	if err := json.Unmarshal(b, &pts); err != nil || len(pts) != 8 || pts[0]["system_tps"] == nil || pts[0]["as_published"] == nil {
+		t.Errorf("points.json: %v %v", err, pts[0]["system_tps"])
+	}
+}
+
+// TestPublishedFiguresBesideRederived reports the submission tree with the
+// reference tokenizer, r64's published system_tps raised by half: every figure
+// is re-derived, none is labelled as published, and r64's system_tps (more than
+// 1% from the published one) is shown beside its published value.
+func TestPublishedFiguresBesideRederived(t *testing.T) {
+	tok := testenv.Tokenizer(t)
+	tree := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(tree, os.DirFS(filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree"))); err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(tree, "h200-sim", "qwen3_6-35b-a3b", "r64", "mlperf_endpoints_log_summary.json")
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	raised := doc["system_tps"].(float64) * 1.5
+	doc["system_tps"] = raised
+	b, _ = json.Marshal(doc)
+	if err := os.WriteFile(sum, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "rep")
+	r, err := Build(context.Background(), Options{Out: out, Runs: []string{tree}, TokenizerDir: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Systems[0].Points {
+		if p.Concurrency == 200 {
+			continue // ships no event log: its figures are as published
+		}
+		if len(p.AsPublished) != 0 {
+			t.Errorf("c=%d: as published with a tokenizer: %v", p.Concurrency, p.AsPublished)
+		}
+		pub, differs := p.PublishedDiffers["system_tps"]
+		if differs != (p.Concurrency == 64) || (differs && pub != raised) {
+			t.Errorf("c=%d: published_differs %v (system_tps %v)", p.Concurrency, p.PublishedDiffers, p.SystemTPS)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, SummaryFile))
+	if !strings.Contains(string(md), "(published ") {
+		t.Error("summary.md does not show the published system_tps beside the re-derived one")
+	}
+}
