@@ -112,3 +112,54 @@ func TestPublishedFiguresBesideRederived(t *testing.T) {
 		t.Error("summary.md does not show the published system_tps beside the re-derived one")
 	}
 }
+
+// TestPublishedParetoOfReferenceSweep reports a sweep of reference client run
+// folders (testdata/reference-runfolder at three concurrencies, each with its own
+// published system_tps and interactivity) without a tokenizer: the events carry no
+// token counts, so the Pareto curve is the published figures, one point per run.
+func TestPublishedParetoOfReferenceSweep(t *testing.T) {
+	src := filepath.Join(testenv.RepoRoot(t), "testdata", "reference-runfolder")
+	sweep := filepath.Join(t.TempDir(), "sweep")
+	want := map[int][2]float64{8: {400, 60}, 16: {700, 45}, 64: {900, 20}}
+	for c, fig := range want {
+		dir := filepath.Join(sweep, "c"+itoa(c))
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		cfg := filepath.Join(dir, "config.yaml")
+		b, _ := os.ReadFile(cfg)
+		if err := os.WriteFile(cfg, []byte(strings.Replace(string(b), "target_concurrency: 64", "target_concurrency: "+itoa(c), 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum := filepath.Join(dir, "performance", "result_summary.json")
+		b, _ = os.ReadFile(sum)
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc["system_tps"], doc["e2e_avg_interactivity"] = fig[0], fig[1]
+		doc["run_config"].(map[string]any)["load_pattern"].(map[string]any)["target_concurrency"] = c
+		b, _ = json.Marshal(doc)
+		if err := os.WriteFile(sum, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep"), Runs: []string{sweep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := r.Systems[0].Points
+	if len(pts) != 3 {
+		t.Fatalf("%d points", len(pts))
+	}
+	for _, p := range pts {
+		fig := want[p.Concurrency]
+		if float64(p.SystemTPS) != fig[0] || float64(p.E2EAvgInteractivity) != fig[1] || !strings.Contains(strings.Join(p.AsPublished, ","), "system_tps") {
+			t.Errorf("c=%d: system_tps %v, interactivity %v, as published %v; want %v", p.Concurrency, p.SystemTPS, p.E2EAvgInteractivity, p.AsPublished, fig)
+		}
+	}
+	xy := stepXY(pts)
+	if len(xy) != 3 || xy[0].X != 20 || xy[2].Y != 400 {
+		t.Errorf("Pareto points %v", xy)
+	}
+}
