@@ -39,6 +39,8 @@ type corpusCase struct {
 	Verdict       string `json:"verdict"`
 	SWEBenchN     int    `json:"swebench_n"`
 	SWEBenchCheck string `json:"swebench_check"`
+	// CoverageCheck is the curve's accuracy-coverage check (base's when empty).
+	CoverageCheck string `json:"coverage_check"`
 }
 
 // corpusOp is one edit of a file of the tree: set a JSON value, merge keys into
@@ -204,6 +206,9 @@ func TestCheckerCorpus(t *testing.T) {
 			if want.Ruleset == "" {
 				want.Ruleset = c.Base.Ruleset
 			}
+			if want.CoverageCheck == "" {
+				want.CoverageCheck = c.Base.CoverageCheck
+			}
 			// The variant sits where the dataset its config names resolves, so
 			// that all three re-derive beside the published figures.
 			work := t.TempDir()
@@ -250,9 +255,13 @@ func TestCheckerCorpus(t *testing.T) {
 				if strings.Contains(ch.Name, "agentic-accuracy-swebench") {
 					got["swebench_check"] = ch.Status
 				}
+				if strings.Contains(ch.Name, "(accuracy-coverage)") {
+					got["coverage_check"] = ch.Status
+				}
 			}
 			wantMap := map[string]string{"ruleset": want.Ruleset, "inline": want.Inline, "osl": want.OSL, "verdict": want.Verdict,
-				"swebench_n": fmt.Sprint(want.SWEBenchN), "swebench_check": want.SWEBenchCheck}
+				"swebench_n": fmt.Sprint(want.SWEBenchN), "swebench_check": want.SWEBenchCheck,
+				"coverage_check": want.CoverageCheck}
 			for k, w := range wantMap {
 				if got[k] != w {
 					t.Errorf("report: %s = %q, the checker's %q", k, got[k], w)
@@ -327,9 +336,14 @@ func TestCheckerCorpus(t *testing.T) {
 					if m := meanOfN.FindStringSubmatch(r.Note); m != nil {
 						ag["swebench_n"] = m[1]
 					}
+				case r.Field == "curve.verdict":
+					ag["coverage_check"] = "pass"
+					if strings.Contains(r.Note, "(accuracy-coverage)") {
+						ag["coverage_check"] = "fail"
+					}
 				}
 			}
-			for _, k := range []string{"inline", "osl", "verdict", "swebench_n"} {
+			for _, k := range []string{"inline", "osl", "verdict", "swebench_n", "coverage_check"} {
 				if ag[k] != wantMap[k] {
 					t.Errorf("audit: %s = %q, the checker's %q", k, ag[k], wantMap[k])
 				}

@@ -195,7 +195,7 @@ func Coverage(s *System) []Check {
 	if s.Regions != nil {
 		covered := map[string]bool{}
 		for _, p := range s.Points {
-			if p.GatesOutcome == "" && p.SWEBench == nil {
+			if !carriesAccuracy(p) {
 				continue
 			}
 			if p.Concurrency <= score.UltraLowMax {
@@ -602,4 +602,15 @@ func swebenchErrors(s *System) []string {
 		}
 	}
 	return bad
+}
+
+// carriesAccuracy tells whether a point counts for accuracy-coverage: a
+// submission point when its accuracy results file is present and validates (the
+// checker's accuracy_by_point), another point when it was scored or has a
+// SWE-bench result.
+func carriesAccuracy(p *Point) bool {
+	if p.scores != nil && p.scores.Published != nil {
+		return p.scores.Published.AccuracyProblem == nil
+	}
+	return p.GatesOutcome != "" || p.SWEBench != nil
 }

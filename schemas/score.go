@@ -39,8 +39,11 @@ const ScoresVersion = "3"
 // PublishedFigures are the gate inputs a submission point publishes. A nil value
 // is absent or malformed; its Problem says which, with the checker's severity.
 type PublishedFigures struct {
-	// AccuracyFile is the accuracy results file ("" when the point has none).
-	AccuracyFile string `json:"accuracy_file,omitempty"`
+	// AccuracyFile is the accuracy results file ("" when the point has none);
+	// AccuracyProblem is set when it is absent or does not validate (the point
+	// then carries no accuracy results).
+	AccuracyFile    string   `json:"accuracy_file,omitempty"`
+	AccuracyProblem *Problem `json:"accuracy_problem,omitempty"`
 	// Inline is the inline entry's score (the entry of dataset_type
 	// "performance", else an untyped entry named "performance"), a fraction.
 	Inline        *float64 `json:"inline"`

@@ -40,6 +40,10 @@ const (
 // A score must be a fraction in [0, 1]: a percentage is an error, never rescaled.
 type PublishedAccuracy struct {
 	File string
+	// FileProblem is set when the file is absent (a warning) or does not validate
+	// (an error): the point then carries no accuracy results, as the checker
+	// counts them for accuracy-coverage.
+	FileProblem *schemas.Problem
 	// Inline and SWEBench are nil when the results have no usable such entry; the
 	// Problem beside each says why (absent: a warning; malformed: an error).
 	Inline          *float64
@@ -64,8 +68,8 @@ func ReadPublishedAccuracy(run *archive.Run) (PublishedAccuracy, error) {
 	var pa PublishedAccuracy
 	name := run.AccuracyName()
 	if name == "" {
-		pa.InlineProblem = warning("no accuracy results (accuracy/accuracy_results.json)")
-		pa.SWEBenchProblem = warning("no accuracy results (accuracy/accuracy_results.json)")
+		pa.FileProblem = warning("no accuracy results (accuracy/accuracy_results.json)")
+		pa.InlineProblem, pa.SWEBenchProblem = pa.FileProblem, pa.FileProblem
 		return pa, nil
 	}
 	pa.File = name
@@ -76,8 +80,8 @@ func ReadPublishedAccuracy(run *archive.Run) (PublishedAccuracy, error) {
 	label := run.FileLabel(name)
 	entries, err := accuracyEntries(bytes.TrimSpace(data))
 	if err != nil {
-		p := fault("%s: %v", label, err)
-		pa.InlineProblem, pa.SWEBenchProblem = p, p
+		pa.FileProblem = fault("%s: %v", label, err)
+		pa.InlineProblem, pa.SWEBenchProblem = pa.FileProblem, pa.FileProblem
 		return pa, nil
 	}
 	perf := ""
@@ -89,8 +93,8 @@ func ReadPublishedAccuracy(run *archive.Run) (PublishedAccuracy, error) {
 	}
 	switch {
 	case len(typed) > 1:
-		p := fault("%s: %d entries have dataset_type %q (%s): the client writes one", label, len(typed), PerformanceDatasetType, strings.Join(typed, ", "))
-		pa.InlineProblem, pa.SWEBenchProblem = p, p
+		pa.FileProblem = fault("%s: %d entries have dataset_type %q (%s): the client writes one", label, len(typed), PerformanceDatasetType, strings.Join(typed, ", "))
+		pa.InlineProblem, pa.SWEBenchProblem = pa.FileProblem, pa.FileProblem
 		return pa, nil
 	case len(typed) == 1:
 		perf = typed[0]

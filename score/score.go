@@ -237,7 +237,7 @@ func modelFolderWarning(run *archive.Run, named string) string {
 
 // publishedFigures gathers a submission point's published gate inputs.
 func publishedFigures(run *archive.Run, pa PublishedAccuracy) *schemas.PublishedFigures {
-	pf := &schemas.PublishedFigures{AccuracyFile: pa.File, Inline: pa.Inline, InlineDataset: pa.InlineDataset,
+	pf := &schemas.PublishedFigures{AccuracyFile: pa.File, AccuracyProblem: pa.FileProblem, Inline: pa.Inline, InlineDataset: pa.InlineDataset,
 		InlineProblem: pa.InlineProblem, SWEBench: pa.SWEBench, SWEBenchProblem: pa.SWEBenchProblem}
 	so, _, err := ReadSummaryOSL(run)
 	switch {
