@@ -258,6 +258,12 @@ func TestCheckerCorpus(t *testing.T) {
 				if strings.Contains(ch.Name, "(accuracy-coverage)") {
 					got["coverage_check"] = ch.Status
 				}
+				if strings.Contains(ch.Name, "model folder") {
+					got["model_warning"] = ch.Status
+				}
+			}
+			if (got["model_warning"] == report.CheckWarn) != want.ModelWarning {
+				t.Errorf("report: model folder check %q, want a warning: %v", got["model_warning"], want.ModelWarning)
 			}
 			wantMap := map[string]string{"ruleset": want.Ruleset, "inline": want.Inline, "osl": want.OSL, "verdict": want.Verdict,
 				"swebench_n": fmt.Sprint(want.SWEBenchN), "swebench_check": want.SWEBenchCheck,

@@ -189,6 +189,10 @@ func Coverage(s *System) []Check {
 		}
 	}
 	cs = append(cs, check("one model (config-consistency-model)", len(models) <= 1, "models: "+strings.Join(sortedKeys(models), ", ")))
+	if w := modelFolderWarnings(s); len(w) > 0 {
+		cs = append(cs, Check{Name: "the model folder names the ruleset's model (agentic-accuracy)", Status: CheckWarn,
+			Reason: strings.Join(w, "; ")})
+	}
 	cs = append(cs, check("one dataset (config-consistency-dataset)", len(dss) <= 1, "datasets: "+strings.Join(sortedKeys(dss), ", ")))
 
 	// accuracy-coverage: an accuracy result at each of the 4 mandatory bands.
@@ -613,4 +617,22 @@ func carriesAccuracy(p *Point) bool {
 		return p.scores.Published.AccuracyProblem == nil
 	}
 	return p.GatesOutcome != "" || p.SWEBench != nil
+}
+
+// modelFolderWarnings lists the submission points whose config names a model of
+// another ruleset than their model folder's name: the checker chooses the
+// thresholds by the folder's name, and so does agentrace (score.ScoreRun warns).
+func modelFolderWarnings(s *System) []string {
+	var out []string
+	for _, p := range s.Points {
+		if p.scores == nil {
+			continue
+		}
+		for _, w := range p.scores.Warnings {
+			if strings.HasPrefix(w, score.ModelFolderWarningPrefix) {
+				out = append(out, fmt.Sprintf("c=%d: %s", p.Concurrency, w))
+			}
+		}
+	}
+	return out
 }

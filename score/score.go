@@ -221,6 +221,10 @@ func rulesetModel(run *archive.Run, named string) string {
 	return named
 }
 
+// ModelFolderWarningPrefix begins the warning of a submission point whose config
+// names a model of another ruleset than its model folder's name.
+const ModelFolderWarningPrefix = "the model folder is"
+
 // modelFolderWarning reports a submission point whose config names a model of
 // another ruleset than its folder's name.
 func modelFolderWarning(run *archive.Run, named string) string {
@@ -232,7 +236,7 @@ func modelFolderWarning(run *archive.Run, named string) string {
 	if okDir == okName && byDir.Name == byName.Name {
 		return ""
 	}
-	return fmt.Sprintf("the model folder is %q and the run's config names model %q (another ruleset): the ruleset is chosen by the folder's name, as the submission checker chooses it", run.Model, named)
+	return fmt.Sprintf("%s %q and the run's config names model %q (another ruleset): the ruleset is chosen by the folder's name, as the submission checker chooses it", ModelFolderWarningPrefix, run.Model, named)
 }
 
 // publishedFigures gathers a submission point's published gate inputs.

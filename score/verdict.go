@@ -114,7 +114,7 @@ func judgePublished(rs Ruleset, s *schemas.Scores) []schemas.Gate {
 		notEvaluated(&acc, p.Severity, p.Reason)
 	}
 	if acc.Rederived != nil {
-		acc.Note = fmt.Sprintf("judged on the published value, as the submission checker judges it; re-derived from the events: %.4f", *acc.Rederived)
+		acc.Note = fmt.Sprintf("the gate judges the published value, as the submission checker does; re-derived from the events: %.4f", *acc.Rederived)
 	}
 
 	osl := schemas.Gate{Name: GateOSL, Threshold: rs.OSLThreshold(), Source: OSLSourceSummary}
@@ -133,7 +133,7 @@ func judgePublished(rs Ruleset, s *schemas.Scores) []schemas.Gate {
 	}
 	switch {
 	case osl.Rederived != nil:
-		osl.Note = fmt.Sprintf("judged on the published output_sequence_lengths_full_run, as the submission checker judges it; re-derived (%s): %.2f", s.OSL.Source, *osl.Rederived)
+		osl.Note = fmt.Sprintf("the gate judges the published output_sequence_lengths_full_run, as the submission checker does; re-derived (%s): %.2f", s.OSL.Source, *osl.Rederived)
 		if s.OSL.Unofficial {
 			osl.Note += ", unofficial"
 		}
