@@ -133,7 +133,7 @@ func Coverage(s *System) []Check {
 		}
 		if len(wrong) > 0 {
 			// The checker warns (region-placement).
-			cs = append(cs, Check{Name: "declared region matches (region-placement)", Status: CheckInfo, Reason: strings.Join(wrong, "; ")})
+			cs = append(cs, Check{Name: "declared region matches (region-placement)", Status: CheckWarn, Reason: strings.Join(wrong, "; ")})
 		}
 	}
 
@@ -409,7 +409,11 @@ func Coverage(s *System) []Check {
 	if len(short) > 0 {
 		reason = strings.Join(short, "; ")
 	}
-	cs = append(cs, Check{Name: "minimum duration (§6; how it applies to agentic points is not stated)", Status: CheckInfo, Reason: reason})
+	c = Check{Name: "minimum duration (§6; how it applies to agentic points is not stated)", Status: CheckInfo, Reason: reason}
+	if len(short) > 0 {
+		c.Status = CheckWarn // the checker warns (point-duration)
+	}
+	cs = append(cs, c)
 
 	var unoff []string
 	for _, p := range s.Points {
