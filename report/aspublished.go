@@ -3,8 +3,10 @@ package report
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // publishedMetric is one metric a published result summary gives: the point's
@@ -152,13 +154,50 @@ func (p *Point) publishedNote() string {
 // re-derived one more than 1% away.
 func (p *Point) labelled(name string, n Num, prec int) string {
 	out := fmtNum(n, prec)
-	for _, a := range p.AsPublished {
-		if a == name {
-			return out + " (as published)"
-		}
+	if p.asPublished(name) {
+		return out + " (as published)"
 	}
 	if pub, ok := p.PublishedDiffers[name]; ok {
 		out += " (published " + fmtNum(Num(pub), prec) + ")"
 	}
 	return out
+}
+
+// paretoNote says which of the Pareto plot's points are as published and which
+// points it cannot draw (no system_tps or no interactivity), "" when every point
+// is drawn from re-derived figures.
+func paretoNote(systems []*System) string {
+	var published, missing []string
+	for _, s := range systems {
+		for _, p := range s.Points {
+			name := fmt.Sprintf("c=%d", p.Concurrency)
+			if len(systems) > 1 {
+				name = s.Name + " " + name
+			}
+			switch {
+			case !p.E2EAvgInteractivity.Valid() || !p.SystemTPS.Valid():
+				missing = append(missing, name)
+			case p.asPublished("system_tps") || p.asPublished("e2e_avg_interactivity"):
+				published = append(published, name)
+			}
+		}
+	}
+	note := ""
+	if len(published) > 0 {
+		note += " As published (the result summary's figures, not re-derived: give --tokenizer): " + strings.Join(published, ", ") + "."
+	}
+	if len(missing) > 0 {
+		note += " Not drawn (no system_tps or e2e_avg_interactivity, re-derived or published): " + strings.Join(missing, ", ") + "."
+	}
+	return note
+}
+
+// asPublished tells whether the point's metric name is as published.
+func (p *Point) asPublished(name string) bool {
+	for _, a := range p.AsPublished {
+		if a == name {
+			return true
+		}
+	}
+	return false
 }

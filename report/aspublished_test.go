@@ -162,4 +162,16 @@ func TestPublishedParetoOfReferenceSweep(t *testing.T) {
 	if len(xy) != 3 || xy[0].X != 20 || xy[2].Y != 400 {
 		t.Errorf("Pareto points %v", xy)
 	}
+	found := false
+	for _, f := range r.Figures {
+		if f.Name == "pareto" {
+			found = true
+			if !strings.Contains(f.Caption, "As published (the result summary's figures, not re-derived: give --tokenizer): c=") {
+				t.Errorf("the Pareto caption does not say its points are as published: %s", f.Caption)
+			}
+		}
+	}
+	if !found {
+		t.Error("no Pareto figure")
+	}
 }
