@@ -16,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"go.yaml.in/yaml/v3"
 )
 
 // corpus is testdata/checker-corpus/cases.json: one-edit variants of the
@@ -41,11 +42,15 @@ type corpusCase struct {
 	SWEBenchCheck string `json:"swebench_check"`
 	// CoverageCheck is the curve's accuracy-coverage check (base's when empty).
 	CoverageCheck string `json:"coverage_check"`
+	// Checks are further report checks (a part of the check's name) and their
+	// status.
+	Checks map[string]string `json:"checks"`
 }
 
 // corpusOp is one edit of a file of the tree: set a JSON value, merge keys into
-// an object, delete a key, move a value from one path to another, remove a file
-// or rename a folder. MODEL stands for the tree's model folder.
+// an object, delete a key, move a value from one path to another, set a top-level
+// YAML key, remove a file or rename a folder. MODEL stands for the tree's model
+// folder.
 type corpusOp struct {
 	Op    string `json:"op"`
 	File  string `json:"file"`
@@ -61,6 +66,24 @@ func (op corpusOp) apply(t *testing.T, root string) {
 	t.Helper()
 	file := filepath.Join(root, filepath.FromSlash(strings.Replace(op.File, "MODEL", corpusModel, 1)))
 	switch op.Op {
+	case "yaml-set":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc[op.Path[0].(string)] = op.Value
+		out, err := yaml.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
 	case "remove":
 		if err := os.Remove(file); err != nil {
 			t.Fatal(err)
@@ -260,6 +283,20 @@ func TestCheckerCorpus(t *testing.T) {
 				}
 				if strings.Contains(ch.Name, "model folder") {
 					got["model_warning"] = ch.Status
+				}
+			}
+			for part, status := range want.Checks {
+				found := false
+				for _, ch := range sys.Checks {
+					if strings.Contains(ch.Name, part) {
+						found = true
+						if ch.Status != status {
+							t.Errorf("report: check %q is %s (%s), the checker's %s", ch.Name, ch.Status, ch.Reason, status)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("report: no check %q", part)
 				}
 			}
 			if (got["model_warning"] == report.CheckWarn) != want.ModelWarning {
