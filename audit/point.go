@@ -82,18 +82,29 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 			}
 		}
 	}
-	if pt.noEvents {
-		return pt
-	}
-	// Inline accuracy from the events and the dataset; the OSL gate from the
-	// re-derived full-run block (not the usage counts ScoreRun falls back to).
 	rsName := o.Ruleset
 	if rsName == "" {
 		rsName = score.AutoRuleset
 	}
+	// The gates on the published figures alone, as report judges a point it
+	// cannot re-derive (no event log, or no dataset at hand).
+	publishedOnly := func() {
+		if s, err := score.ScoreRun(ctx, score.Options{Source: run, Run: run.Label, Ruleset: rsName, Workers: 1, PublishedOnly: true}); err == nil {
+			p.AttachScores(s)
+		}
+	}
+	if pt.noEvents {
+		publishedOnly()
+		return pt
+	}
+	// Inline accuracy from the events and the dataset; the OSL gate from the
+	// re-derived full-run block (not the usage counts ScoreRun falls back to).
 	s, err := score.ScoreRun(ctx, score.Options{Source: run, Run: run.Label, Dataset: o.Dataset, Ruleset: rsName, Workers: 1})
 	if err != nil {
 		pt.scoreErr = err
+		if run.Kind == archive.KindSubmission {
+			publishedOnly()
+		}
 		return pt
 	}
 	rules, err := score.LoadRuleset(s.Run.Ruleset)
@@ -158,6 +169,39 @@ func (pt *point) compare() {
 	pt.compareScores()
 	pt.comparePointYAML()
 	pt.followInputs()
+	pt.gateRows()
+}
+
+// gateRows lists the point's gates as agentrace judges them (nothing published
+// to compare): each gate's outcome (pass, fail, or not evaluated with the
+// submission checker's severity), the figure it judged and agentrace's
+// re-derived value beside it, then the point's verdict.
+func (pt *point) gateRows() {
+	if pt.p.GatesOutcome == "" {
+		return
+	}
+	for _, g := range pt.p.Gates {
+		if g.Informational {
+			continue
+		}
+		r := Row{Field: "gate." + g.Name, RecomputedText: g.Outcome, Recomputed: g.Rederived, Status: NotPublished}
+		if g.Evaluated() {
+			r.Published = fp(g.Value)
+		} else {
+			r.RecomputedText += " (" + g.Severity + ")"
+		}
+		r.Note = strings.TrimSuffix(strings.TrimPrefix(g.Reason+"; "+g.Note, "; "), "; ")
+		if g.Source != "" {
+			r.Note = strings.TrimPrefix(r.Note+"; judged on: "+g.Source, "; ")
+		}
+		pt.add(r)
+	}
+	c := pt.p.GateCounts
+	r := Row{Field: "point.verdict", RecomputedText: pt.p.GatesOutcome, Status: NotPublished}
+	if c != nil {
+		r.Note = fmt.Sprintf("%d pass, %d fail, %d not evaluated", c.Pass, c.Fail, c.NotEvaluated)
+	}
+	pt.add(r)
 }
 
 // blockRows compares a published stat block with the re-derived one.

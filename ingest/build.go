@@ -458,10 +458,12 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 		default:
 			t.Tools = firstTools
 		}
-		t.Params, t.MaxTokens = encodeParams(r.params)
-		if t.MaxTokens == 0 && firstUser != nil && !hasParam(r.params, "max_new_tokens") {
-			_, t.MaxTokens = encodeParams(paramsNamed(firstUser.params, "max_new_tokens"))
+		t.Params, _ = encodeParams(r.params)
+		var inherited []field
+		if firstUser != nil {
+			inherited = firstUser.params
 		}
+		t.MaxTokens = sentMaxTokens(r.params, inherited)
 		if k+1 < len(rows) && rows[k+1].role == schemas.RoleAssistant {
 			t.ExpectedTurn = rows[k+1].turn
 		}
@@ -492,22 +494,36 @@ func mergeExtra(ex []byte, f field) []byte {
 	return append(ex, '}')
 }
 
-func hasParam(ps []field, key string) bool {
-	for _, p := range ps {
-		if p.key == key && !isNull(p.val) {
-			return true
+// sentMaxTokens is the max_completion_tokens a request of a row with own
+// parameters ps sends, in the order datasets.AppendBody resolves it (the
+// reference loader's): the row's max_new_tokens, else the one the
+// conversation's first user row passes on (inh), else the row's
+// max_completion_tokens, each when it is a positive integer; 0 when none, for
+// the run's setting then applies (--max-tokens, the profile's, else
+// datasets.DefaultRunMaxTokens). A later row's own max_completion_tokens never
+// overrides an inherited max_new_tokens.
+func sentMaxTokens(ps, inh []field) int32 {
+	positive := func(fs []field, key string) (n int32, present bool) {
+		for _, p := range fs {
+			if p.key != key || isNull(p.val) {
+				continue
+			}
+			if v, err := strconv.ParseInt(string(p.val), 10, 32); err == nil && v > 0 {
+				return int32(v), true
+			}
+			return 0, true
 		}
+		return 0, false
 	}
-	return false
-}
-
-func paramsNamed(ps []field, key string) []field {
-	for _, p := range ps {
-		if p.key == key {
-			return []field{p}
-		}
+	n, own := positive(ps, "max_new_tokens")
+	if !own {
+		n, _ = positive(inh, "max_new_tokens")
 	}
-	return nil
+	if n > 0 {
+		return n
+	}
+	n, _ = positive(ps, "max_completion_tokens")
+	return n
 }
 
 // encodeParams returns the non-null generation parameters as a JSON object in

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 )
 
@@ -17,6 +18,9 @@ const (
 	CheckFail = "fail"
 	// CheckInfo marks a check the rules leave open: shown, never failing.
 	CheckInfo = "info"
+	// CheckWarn marks a check the submission checker warns on (an input absent,
+	// so not evaluated): shown, never failing.
+	CheckWarn = "warning"
 )
 
 // Check is one coverage or consistency check of a curve (§5.3, §9.1).
@@ -129,7 +133,7 @@ func Coverage(s *System) []Check {
 		}
 		if len(wrong) > 0 {
 			// The checker warns (region-placement).
-			cs = append(cs, Check{Name: "declared region matches (region-placement)", Status: CheckInfo, Reason: strings.Join(wrong, "; ")})
+			cs = append(cs, Check{Name: "declared region matches (region-placement)", Status: CheckWarn, Reason: strings.Join(wrong, "; ")})
 		}
 	}
 
@@ -185,13 +189,17 @@ func Coverage(s *System) []Check {
 		}
 	}
 	cs = append(cs, check("one model (config-consistency-model)", len(models) <= 1, "models: "+strings.Join(sortedKeys(models), ", ")))
+	if w := modelFolderWarnings(s); len(w) > 0 {
+		cs = append(cs, Check{Name: "the model folder names the ruleset's model (agentic-accuracy)", Status: CheckWarn,
+			Reason: strings.Join(w, "; ")})
+	}
 	cs = append(cs, check("one dataset (config-consistency-dataset)", len(dss) <= 1, "datasets: "+strings.Join(sortedKeys(dss), ", ")))
 
 	// accuracy-coverage: an accuracy result at each of the 4 mandatory bands.
 	if s.Regions != nil {
 		covered := map[string]bool{}
 		for _, p := range s.Points {
-			if p.GatesPass == nil && p.SWEBench == nil {
+			if !carriesAccuracy(p) {
 				continue
 			}
 			if p.Concurrency <= score.UltraLowMax {
@@ -219,8 +227,12 @@ func Coverage(s *System) []Check {
 	case s.SWEBench == nil:
 		cs = append(cs, Check{Name: "SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", Status: CheckInfo,
 			Reason: "no point carries a SWE-bench result (score --swebench, or a published swe_bench entry)"})
-	case strings.HasPrefix(s.SWEBench.Note, "not evaluated"):
-		cs = append(cs, check("SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", false, s.SWEBench.Note))
+	case !s.SWEBench.Evaluated():
+		c := Check{Name: "SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", Status: CheckWarn, Reason: s.SWEBench.Note}
+		if s.SWEBench.Severity == schemas.SeverityError {
+			c.Status = CheckFail
+		}
+		cs = append(cs, c)
 	default:
 		reason := fmt.Sprintf("%.4f %s: %s", s.SWEBench.Value, s.SWEBench.Threshold, s.SWEBench.Note)
 		if m := s.SWEBenchMean; m != nil {
@@ -233,7 +245,15 @@ func Coverage(s *System) []Check {
 				reason += "; " + strings.Join(m.Warnings, "; ")
 			}
 		}
-		cs = append(cs, check("SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", s.SWEBench.Pass, reason))
+		c := check("SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", s.SWEBench.Pass, reason)
+		if m := s.SWEBenchMean; c.Status == CheckPass && m != nil && m.N != len(score.MandatoryRegions()) {
+			c.Status = CheckWarn // the checker warns on a short set that clears the threshold
+		}
+		if bad := swebenchErrors(s); len(bad) > 0 {
+			// The checker errors on a malformed result; the others still count.
+			c.Status, c.Reason = CheckFail, c.Reason+"; malformed: "+strings.Join(bad, "; ")
+		}
+		cs = append(cs, c)
 	}
 
 	var bad, notOfficialDS, unknownDS []string
@@ -326,19 +346,28 @@ func Coverage(s *System) []Check {
 	}
 	cs = append(cs, check("runs complete", len(notDone) == 0, reason))
 
-	var unscored, failing []string
+	var unscored, failing, open []string
 	for _, p := range s.Points {
-		switch {
-		case p.GatesPass == nil:
-			unscored = append(unscored, fmt.Sprintf("c=%d", p.Concurrency))
-		case !*p.GatesPass:
-			var g []string
-			for _, gt := range p.Gates {
-				if !gt.Pass && !gt.Informational {
-					g = append(g, fmt.Sprintf("%s %.4g not %s", gt.Name, gt.Value, gt.Threshold))
-				}
+		var g, ne []string
+		for _, gt := range p.Gates {
+			switch {
+			case gt.Informational:
+			case gt.Outcome == schemas.OutcomeFail:
+				g = append(g, fmt.Sprintf("%s %.4g not %s", gt.Name, gt.Value, gt.Threshold))
+			case gt.Blocking():
+				g = append(g, fmt.Sprintf("%s not evaluated (error): %s", gt.Name, gt.Reason))
+			case !gt.Evaluated():
+				ne = append(ne, fmt.Sprintf("%s (%s): %s", gt.Name, gt.Severity, gt.Reason))
 			}
+		}
+		switch {
+		case p.GatesOutcome == "":
+			unscored = append(unscored, fmt.Sprintf("c=%d", p.Concurrency))
+		case len(g) > 0:
 			failing = append(failing, fmt.Sprintf("c=%d (%s)", p.Concurrency, strings.Join(g, ", ")))
+		}
+		if len(ne) > 0 {
+			open = append(open, fmt.Sprintf("c=%d (%s)", p.Concurrency, strings.Join(ne, ", ")))
 		}
 	}
 	switch {
@@ -353,10 +382,17 @@ func Coverage(s *System) []Check {
 			why = append(why, "not scored: "+strings.Join(unscored, ", "))
 		}
 		reason = "every point passes its gates"
-		if len(why) > 0 {
-			reason = strings.Join(why, "; ")
+		c := check("accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)", len(why) == 0, reason)
+		if len(open) > 0 {
+			why = append(why, "not evaluated: "+strings.Join(open, "; "))
+			if c.Status == CheckPass {
+				c.Status = CheckWarn
+			}
 		}
-		cs = append(cs, check("accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)", len(why) == 0, reason))
+		if len(why) > 0 {
+			c.Reason = strings.Join(why, "; ")
+		}
+		cs = append(cs, c)
 	}
 
 	var short []string
@@ -373,7 +409,11 @@ func Coverage(s *System) []Check {
 	if len(short) > 0 {
 		reason = strings.Join(short, "; ")
 	}
-	cs = append(cs, Check{Name: "minimum duration (§6; how it applies to agentic points is not stated)", Status: CheckInfo, Reason: reason})
+	c = Check{Name: "minimum duration (§6; how it applies to agentic points is not stated)", Status: CheckInfo, Reason: reason}
+	if len(short) > 0 {
+		c.Status = CheckWarn // the checker warns (point-duration)
+	}
+	cs = append(cs, c)
 
 	var unoff []string
 	for _, p := range s.Points {
@@ -555,6 +595,47 @@ func PublishedConsistency(c int, data []byte) []string {
 	if rs.SystemTPS != nil && v(rs.DurNs) > 0 {
 		if d := relDiff(v(rs.OSL.Total)/(v(rs.DurNs)/1e9), *rs.SystemTPS); d > consistencyTol {
 			bad("stored system_tps %.6g differs from output tokens / duration by %.2f%%", *rs.SystemTPS, 100*d)
+		}
+	}
+	return out
+}
+
+// swebenchErrors lists the points whose published SWE-bench result is
+// malformed (the checker's error), left out of the curve's mean.
+func swebenchErrors(s *System) []string {
+	var bad []string
+	for _, p := range s.Points {
+		if pr := p.SWEBenchProblem; pr != nil && pr.Severity == schemas.SeverityError {
+			bad = append(bad, fmt.Sprintf("c=%d: %s", p.Concurrency, pr.Reason))
+		}
+	}
+	return bad
+}
+
+// carriesAccuracy tells whether a point counts for accuracy-coverage: a
+// submission point when its accuracy results file is present and validates (the
+// checker's accuracy_by_point), another point when it was scored or has a
+// SWE-bench result.
+func carriesAccuracy(p *Point) bool {
+	if p.scores != nil && p.scores.Published != nil {
+		return p.scores.Published.AccuracyProblem == nil
+	}
+	return p.GatesOutcome != "" || p.SWEBench != nil
+}
+
+// modelFolderWarnings lists the submission points whose config names a model of
+// another ruleset than their model folder's name: the checker chooses the
+// thresholds by the folder's name, and so does agentrace (score.ScoreRun warns).
+func modelFolderWarnings(s *System) []string {
+	var out []string
+	for _, p := range s.Points {
+		if p.scores == nil {
+			continue
+		}
+		for _, w := range p.scores.Warnings {
+			if strings.HasPrefix(w, score.ModelFolderWarningPrefix) {
+				out = append(out, fmt.Sprintf("c=%d: %s", p.Concurrency, w))
+			}
 		}
 	}
 	return out

@@ -90,17 +90,22 @@ func countsString(m map[string]int) string {
 }
 
 func gatesSummary(s *System) string {
-	scored, pass := 0, 0
+	scored, pass, fail, open := 0, 0, 0, 0
 	for _, p := range s.Points {
-		if p.GatesPass != nil {
-			scored++
-			if *p.GatesPass {
-				pass++
-			}
+		switch p.GatesOutcome {
+		case schemas.OutcomePass:
+			pass++
+		case schemas.OutcomeFail:
+			fail++
+		case schemas.OutcomeNotEvaluated:
+			open++
+		default:
+			continue
 		}
+		scored++
 	}
 	sw := ""
-	if g := s.SWEBench; g != nil && !strings.HasPrefix(g.Note, "not evaluated") {
+	if g := s.SWEBench; g != nil && g.Evaluated() {
 		res := "fails"
 		if g.Pass {
 			res = "passes"
@@ -110,7 +115,39 @@ func gatesSummary(s *System) string {
 	if scored == 0 {
 		return "not scored" + sw
 	}
-	return fmt.Sprintf("%d of %d scored points pass (%d not scored)%s", pass, scored, len(s.Points)-scored, sw)
+	return fmt.Sprintf("%d of %d scored points pass, %d fail, %d not evaluated (%d not scored)%s", pass, scored, fail, open, len(s.Points)-scored, sw)
+}
+
+// gatesCell is a point's verdict for tables: pass, fail, not evaluated or not
+// scored.
+func gatesCell(p *Point) string {
+	switch p.GatesOutcome {
+	case schemas.OutcomePass:
+		return "pass"
+	case schemas.OutcomeFail:
+		return "fail"
+	case schemas.OutcomeNotEvaluated:
+		return "not evaluated"
+	}
+	return "not scored"
+}
+
+// gateValue is a gate's value for tables ("-" when not evaluated), with a
+// re-derived value beside it.
+func gateValue(g schemas.Gate) string {
+	v := "-"
+	if g.Evaluated() {
+		v = fmt.Sprintf("%.4g", g.Value)
+	}
+	if g.Rederived != nil {
+		v += fmt.Sprintf(" (re-derived %.4g)", *g.Rederived)
+	}
+	return v
+}
+
+// gateNote is a gate's reason and note together.
+func gateNote(g schemas.Gate) string {
+	return strings.TrimSuffix(strings.TrimPrefix(g.Reason+"; "+g.Note, "; "), "; ")
 }
 
 func allPass(cs []Check) bool {
@@ -197,9 +234,15 @@ func templateFuncs() template.FuncMap {
 			return nil
 		},
 		"datasetShown": datasetShown,
+		"gatesCell":    gatesCell,
+		"gateValue":    gateValue,
+		"gateNote":     gateNote,
+		"gateClass": func(g schemas.Gate) string {
+			return map[string]string{schemas.OutcomePass: "pass", schemas.OutcomeFail: "fail"}[g.Outcome] + map[bool]string{true: "fail"}[g.Blocking() && g.Outcome != schemas.OutcomeFail]
+		},
 		"anyScored": func(s *System) bool {
 			for _, p := range s.Points {
-				if p.GatesPass != nil {
+				if p.GatesOutcome != "" {
 					return true
 				}
 			}
@@ -207,6 +250,7 @@ func templateFuncs() template.FuncMap {
 		},
 		"statP":         statP,
 		"counts":        countsString,
+		"publishedNote": func(p *Point) string { return p.publishedNote() },
 		"gatesSummary":  gatesSummary,
 		"allPass":       allPass,
 		"anyUnofficial": anyUnofficial,
@@ -282,10 +326,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		p("\n### Checks: %s\n\n", mdEscape(s.Name))
 		p("Ruleset %s; points placed by region form %s.", mdEscape(s.Ruleset), s.RegionForm)
 		if g := s.SWEBench; g != nil {
-			res := "fail"
-			if g.Pass {
-				res = "pass"
-			}
+			res := g.OutcomeText()
 			p(" SWE-bench (curve): %.4f %s %s (%s).", g.Value, g.Threshold, res, mdEscape(g.Note))
 		}
 		p("\n\n")
@@ -320,13 +361,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		p("| c | region | system_tps | e2e_avg_interactivity | tps_per_user | TTFT p50/p90/p99 ms | TPOT p50/p90/p99 ms | latency p50/p90/p99 s | ISL mean | OSL mean window / full run | progress p10/p50/p90 tok/s | cache hit | lag p99 ms | issued/ok/failed | excluded | window s | gates |\n")
 		p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, pt := range s.Points {
-			gates := "not scored"
-			if pt.GatesPass != nil {
-				gates = "fail"
-				if *pt.GatesPass {
-					gates = "pass"
-				}
-			}
+			gates := gatesCell(pt)
 			cache := "not reported"
 			if pt.PrefixCacheHitRatio.Valid() {
 				cache = fmt.Sprintf("%.1f%%", 100*float64(pt.PrefixCacheHitRatio))
@@ -336,7 +371,8 @@ func (r *Report) Markdown(w io.Writer) error {
 				region = "outside"
 			}
 			p("| %d | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s | %s / %s / %s | %s | %s / %s | %s / %s / %s | %s | %s | %d / %d / %d | %d | %s | %s |\n",
-				pt.Concurrency, region, fmtNum(pt.SystemTPS, 1), fmtNum(pt.E2EAvgInteractivity, 2), fmtNum(pt.TPSPerUser, 2),
+				pt.Concurrency, region, pt.labelled("system_tps", pt.SystemTPS, 1), pt.labelled("e2e_avg_interactivity", pt.E2EAvgInteractivity, 2),
+				pt.labelled("tps_per_user", pt.TPSPerUser, 2),
 				fmtNum(pt.TTFTP50Ms, 1), fmtNum(pt.TTFTP90Ms, 1), fmtNum(pt.TTFTP99Ms, 1),
 				fmtNum(pt.TPOTP50Ms, 2), fmtNum(pt.TPOTP90Ms, 2), fmtNum(pt.TPOTP99Ms, 2),
 				fmtNum(pt.LatencyP50Ms/1000, 2), fmtNum(pt.LatencyP90Ms/1000, 2), fmtNum(pt.LatencyP99Ms/1000, 2),
@@ -345,6 +381,12 @@ func (r *Report) Markdown(w io.Writer) error {
 				cache, fmtNum(pt.ClientLagP99Ms, 1), pt.Issued, pt.Completed, pt.Failed, pt.TurnsExcludedByWindow,
 				fmtNum(pt.WindowDurationS, 1), gates)
 		}
+		for _, pt := range s.Points {
+			if n := pt.publishedNote(); n != "" {
+				p("\n- c=%d: %s", pt.Concurrency, mdEscape(n))
+			}
+		}
+		p("\n")
 	}
 	p("\n## Settings\n")
 	for _, s := range r.Systems {

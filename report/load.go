@@ -208,6 +208,7 @@ func parseScores(b []byte, name string) (*schemas.Scores, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("parse %s: %w", name, err)
 	}
+	s.Verdict.ReadOutcomes()
 	return &s, nil
 }
 
@@ -223,8 +224,14 @@ func (p *Point) AttachScores(s *schemas.Scores) {
 
 func (p *Point) attachScores(s *schemas.Scores) {
 	p.Gates = s.Verdict.Gates
-	pass := s.Verdict.Pass
-	p.GatesPass = &pass
+	p.GatesOutcome = s.Verdict.Outcome
+	c := s.Verdict.Counts
+	p.GateCounts = &c
+	p.GatesPass = nil
+	if s.Verdict.Outcome != schemas.OutcomeNotEvaluated {
+		pass := s.Verdict.Pass
+		p.GatesPass = &pass
+	}
 	p.Ruleset = s.Verdict.Ruleset
 	if p.Ruleset == "" {
 		p.Ruleset = s.Run.Ruleset

@@ -151,9 +151,13 @@ type Point struct {
 	MissingOSL int `json:"missing_osl"`
 
 	// Gates are the accuracy gates of scores.json when present.
-	Gates     []schemas.Gate `json:"gates,omitempty"`
-	GatesPass *bool          `json:"gates_pass,omitempty"`
-	Ruleset   string         `json:"ruleset,omitempty"`
+	// GatesPass is null when the point was not scored or its verdict is "not
+	// evaluated" (GatesOutcome); GateCounts counts the gates by outcome.
+	Gates        []schemas.Gate      `json:"gates,omitempty"`
+	GatesPass    *bool               `json:"gates_pass,omitempty"`
+	GatesOutcome string              `json:"gates_outcome,omitempty"`
+	GateCounts   *schemas.GateCounts `json:"gate_counts,omitempty"`
+	Ruleset      string              `json:"ruleset,omitempty"`
 
 	// Kind is the run's kind (agentrace, reference, submission).
 	Kind string `json:"kind,omitempty"`
@@ -169,6 +173,16 @@ type Point struct {
 	// SWEBench is the point's SWE-bench result (its scores.json, or a submission's
 	// published accuracy results), one input to the curve's mean; nil when none.
 	SWEBench *float64 `json:"swebench,omitempty"`
+	// SWEBenchProblem says why a submission point's published swe_bench entry was
+	// not used, with the checker's severity (an error fails the curve's gate).
+	SWEBenchProblem *schemas.Problem `json:"swebench_problem,omitempty"`
+
+	// AsPublished lists the metrics taken from the point's published result
+	// summary because nothing re-derived them (no token counts: give --tokenizer);
+	// PublishedDiffers holds the published value of each metric re-derived more
+	// than 1% away from it (the re-derived value is the one shown).
+	AsPublished      []string           `json:"as_published,omitempty"`
+	PublishedDiffers map[string]float64 `json:"published_differs,omitempty"`
 
 	// PublishedSummary is a reference run's or submission point's published result
 	// summary, as read (nil for agentrace runs).

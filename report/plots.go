@@ -181,7 +181,7 @@ func ParetoPlot(systems []*System) (Figure, error) {
 		"system_tps (y) against e2e_avg_interactivity (x). The line is the official step function: going up in "+
 			"concurrency (right to left), the curve holds the last measured throughput until the next point, so it never "+
 			"shows a throughput at an interactivity that was not measured (no interpolation, no dominance filtering). "+
-			"Points are labelled by concurrency and coloured by region."), p)
+			"Points are labelled by concurrency and coloured by region."+paretoNote(systems)), p)
 }
 
 // addPointLabels writes each point's label above right of it, or above left when

@@ -365,6 +365,8 @@ func SweepSummaryCSV(s *System) []byte {
 		}
 		if p.GatesPass != nil {
 			gates = strconv.FormatBool(*p.GatesPass)
+		} else if p.GatesOutcome == schemas.OutcomeNotEvaluated {
+			gates = "not_evaluated"
 		}
 		cells := []string{strconv.Itoa(p.Concurrency), pointRegion(s, p),
 			strconv.Itoa(rs.NSamplesIssued), strconv.Itoa(rs.NSamplesCompleted), strconv.Itoa(rs.NSamplesFailed),

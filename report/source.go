@@ -240,10 +240,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 					p.PublishedSummary = b
 				}
 			}
-			if pa, err := score.ReadPublishedAccuracy(run); err == nil && pa.SWEBench != nil {
-				v := *pa.SWEBench
-				p.SWEBench = &v
-			}
+			p.publishedSWEBench(run)
 		}
 	case run.Kind == archive.KindAgentrace:
 		if run.Has(schemas.ScoresFile) {
@@ -292,10 +289,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 				p.PublishedSummary = b
 			}
 		}
-		if pa, err := score.ReadPublishedAccuracy(run); err == nil && pa.SWEBench != nil {
-			v := *pa.SWEBench
-			p.SWEBench = &v
-		}
+		p.publishedSWEBench(run)
 	}
 	if p.scores != nil && p.scores.SWEBench != nil && p.SWEBench == nil {
 		v := p.scores.SWEBench.Score
@@ -304,6 +298,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if tok != nil {
 		p.markTokenizer(tok, rs, m.Config.Model)
 	}
+	p.applyPublished()
 	return p, nil
 }
 
@@ -327,6 +322,22 @@ func (p *Point) markTokenizer(tok TokenCounter, rs, model string) {
 	if p.Tokenizer.StandIn {
 		p.Unofficial = true
 		p.TokenNote = strings.TrimSuffix(p.Tokenizer.Note+"; "+p.TokenNote, "; ")
+	}
+}
+
+// publishedSWEBench reads a reference run's or submission point's published
+// swe_bench entry, as the submission checker reads it: a malformed one is
+// recorded with its problem, and a malformed inline entry beside it does not
+// drop it.
+func (p *Point) publishedSWEBench(run *archive.Run) {
+	pa, err := score.ReadPublishedAccuracy(run)
+	switch {
+	case err != nil:
+	case pa.SWEBench != nil:
+		v := *pa.SWEBench
+		p.SWEBench = &v
+	case pa.SWEBenchProblem != nil && pa.SWEBenchProblem.Severity == schemas.SeverityError:
+		p.SWEBenchProblem = pa.SWEBenchProblem
 	}
 }
 

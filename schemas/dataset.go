@@ -117,10 +117,12 @@ type Turn struct {
 	// when it sets none of them. A request resolves each value as the row's own,
 	// else the run's default, else the inherited one (datasets.AppendBody).
 	Inherited string `parquet:"inherited,dict" json:"inherited,omitempty"`
-	// MaxTokens is the first positive integer among the row's own max_new_tokens,
-	// max_completion_tokens and max_tokens, else the inherited max_new_tokens, else
-	// 0 (the run's setting applies). The request's max_completion_tokens is resolved
-	// by datasets.AppendBody.
+	// MaxTokens is the max_completion_tokens the row's request sends, resolved as
+	// datasets.AppendBody resolves it: the row's own max_new_tokens, else the
+	// inherited one, else the row's own max_completion_tokens (each a positive
+	// integer), else 0 (the run's setting applies: --max-tokens, the profile's,
+	// else datasets.DefaultRunMaxTokens). A first user row's max_new_tokens 256
+	// and a later row's own max_completion_tokens 100 send 256, and record 256.
 	MaxTokens int32 `parquet:"max_tokens" json:"max_tokens"`
 	// ExpectedTurn is the turn number of the assistant row that immediately follows,
 	// 0 when none (no ground truth).

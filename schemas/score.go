@@ -1,5 +1,7 @@
 package schemas
 
+import "strings"
+
 // Scores is scores.json of a run directory. The inline-accuracy fields use the
 // reference scorer's names (score, turns, domains, per_turn, excluded_turns); osl,
 // swebench and verdict are agentrace's own sections.
@@ -22,6 +24,46 @@ type Scores struct {
 	// Warnings are problems that did not stop scoring (a truncated turn log, a
 	// model the ruleset does not name, ...).
 	Warnings []string `json:"warnings,omitempty"`
+	// Published is what a submission point's own files give the gates, read as
+	// the submission checker reads them; the verdict judges these, and Score and
+	// OSL (agentrace's re-derivation) stand beside them. Nil for other runs.
+	Published *PublishedFigures `json:"published,omitempty"`
+}
+
+// ScoresVersion is the schema version of scores.json (Scores.SchemaVersion):
+// version 3 added the gates' outcomes (value and pass null when not evaluated,
+// severity, reason, source, rederived), the verdict's outcome and counts, and
+// the published figures of a submission point.
+const ScoresVersion = "3"
+
+// PublishedFigures are the gate inputs a submission point publishes. A nil value
+// is absent or malformed; its Problem says which, with the checker's severity.
+type PublishedFigures struct {
+	// AccuracyFile is the accuracy results file ("" when the point has none);
+	// AccuracyProblem is set when it is absent or does not validate (the point
+	// then carries no accuracy results).
+	AccuracyFile    string   `json:"accuracy_file,omitempty"`
+	AccuracyProblem *Problem `json:"accuracy_problem,omitempty"`
+	// Inline is the inline entry's score (the entry of dataset_type
+	// "performance", else an untyped entry named "performance"), a fraction.
+	Inline        *float64 `json:"inline"`
+	InlineDataset string   `json:"inline_dataset,omitempty"`
+	InlineProblem *Problem `json:"inline_problem,omitempty"`
+	// SWEBench is the swe_bench entry's score, a fraction.
+	SWEBench        *float64 `json:"swebench"`
+	SWEBenchProblem *Problem `json:"swebench_problem,omitempty"`
+	// OSL is output_sequence_lengths_full_run.output_sequence_lengths.avg of the
+	// result summary (OSLFile), never the windowed block.
+	OSL        *float64 `json:"osl"`
+	OSLFile    string   `json:"osl_file,omitempty"`
+	OSLProblem *Problem `json:"osl_problem,omitempty"`
+}
+
+// Problem is why a published value was not used: its severity is the
+// submission checker's (SeverityWarning or SeverityError).
+type Problem struct {
+	Severity string `json:"severity"`
+	Reason   string `json:"reason"`
 }
 
 // RunIdentity names a scored run.
@@ -157,24 +199,140 @@ type SWEBenchResult struct {
 	Incomplete bool    `json:"incomplete"`
 }
 
-// Gate is one accuracy gate of a verdict.
+// Outcomes of a gate and of a verdict. A gate is not evaluated when its input is
+// absent or malformed: its value is then null (never 0), Reason says why and
+// Severity is what the submission checker reports for it (SeverityWarning: the
+// checker warns and does not fail the submission; SeverityError: it errors).
+const (
+	OutcomePass         = "pass"
+	OutcomeFail         = "fail"
+	OutcomeNotEvaluated = "not_evaluated"
+
+	SeverityWarning = "warning"
+	SeverityError   = "error"
+)
+
+// Gate is one accuracy gate of a verdict. Its JSON form writes value and pass as
+// null when the gate was not evaluated.
 type Gate struct {
 	Name      string  `json:"name"`
 	Value     float64 `json:"value"`
 	Threshold string  `json:"threshold"` // e.g. ">= 0.5586" or "[355, 434]"
 	Pass      bool    `json:"pass"`
-	Note      string  `json:"note,omitempty"` // e.g. "unofficial: server usage counts"
+	// Outcome is OutcomePass, OutcomeFail or OutcomeNotEvaluated.
+	Outcome string `json:"outcome"`
+	// Severity and Reason are set when the gate was not evaluated.
+	Severity string `json:"severity,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	// Source says where Value comes from: "published" (the upload's own file, as
+	// the submission checker reads it), "events" (re-derived from the run's log),
+	// "tokenizer:<name>", "server_usage" or "result_summary".
+	Source string `json:"source,omitempty"`
+	// Rederived is agentrace's own value, shown beside a published Value (or
+	// beside a published value that is absent or malformed); it never decides the
+	// gate.
+	Rederived *float64 `json:"rederived,omitempty"`
+	Note      string   `json:"note,omitempty"` // e.g. "unofficial: server usage counts"
 	// Informational marks a gate shown with a run but judged elsewhere (a run's
 	// SWE-bench result, one input to its curve's mean): it does not count in the
 	// run's verdict.
 	Informational bool `json:"informational,omitempty"`
 }
 
-// Verdict is the result of a run's gates under a ruleset.
+// Evaluated tells whether the gate had an input to judge.
+func (g Gate) Evaluated() bool { return g.Outcome != OutcomeNotEvaluated }
+
+// Blocking tells whether the gate fails its verdict: it failed, or it was not
+// evaluated with the checker's severity error.
+func (g Gate) Blocking() bool {
+	return g.Outcome == OutcomeFail || (g.Outcome == OutcomeNotEvaluated && g.Severity == SeverityError)
+}
+
+// OutcomeText is the gate's outcome for tables: "pass", "fail", or "not
+// evaluated (warning)" / "not evaluated (error)".
+func (g Gate) OutcomeText() string {
+	switch g.Outcome {
+	case OutcomePass:
+		return "pass"
+	case OutcomeNotEvaluated:
+		return "not evaluated (" + g.Severity + ")"
+	}
+	return "fail"
+}
+
+// GateCounts counts a verdict's gates by outcome (informational gates apart).
+type GateCounts struct {
+	Pass         int `json:"pass"`
+	Fail         int `json:"fail"`
+	NotEvaluated int `json:"not_evaluated"`
+}
+
+// Verdict is the result of a run's gates under a ruleset. Outcome is OutcomeFail
+// when a gate blocks (failed, or not evaluated with severity error),
+// OutcomeNotEvaluated when none blocks but one was not evaluated, else
+// OutcomePass; Pass is Outcome == OutcomePass.
 type Verdict struct {
-	Ruleset string `json:"ruleset"`
-	Gates   []Gate `json:"gates"`
-	Pass    bool   `json:"pass"`
+	Ruleset string     `json:"ruleset"`
+	Gates   []Gate     `json:"gates"`
+	Pass    bool       `json:"pass"`
+	Outcome string     `json:"outcome"`
+	Counts  GateCounts `json:"counts"`
+}
+
+// ReadOutcomes fills the outcomes of a verdict read from a scores.json older than
+// ScoresVersion 3, which has none: a gate whose note begins "not evaluated" was
+// not evaluated (a warning), the others passed or failed as Pass says; then
+// Tally.
+func (v *Verdict) ReadOutcomes() {
+	if v.Outcome != "" {
+		return
+	}
+	for i := range v.Gates {
+		g := &v.Gates[i]
+		if g.Outcome != "" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(g.Note, "not evaluated"):
+			g.Outcome, g.Severity = OutcomeNotEvaluated, SeverityWarning
+			g.Reason = strings.TrimPrefix(strings.TrimPrefix(g.Note, "not evaluated"), ": ")
+		case g.Pass:
+			g.Outcome = OutcomePass
+		default:
+			g.Outcome = OutcomeFail
+		}
+	}
+	v.Tally()
+}
+
+// Tally fills the verdict's Outcome, Counts and Pass from its gates.
+func (v *Verdict) Tally() {
+	v.Counts = GateCounts{}
+	blocked, open := false, false
+	for _, g := range v.Gates {
+		if g.Informational {
+			continue
+		}
+		switch g.Outcome {
+		case OutcomePass:
+			v.Counts.Pass++
+		case OutcomeFail:
+			v.Counts.Fail++
+		default:
+			v.Counts.NotEvaluated++
+			open = true
+		}
+		blocked = blocked || g.Blocking()
+	}
+	switch {
+	case blocked:
+		v.Outcome = OutcomeFail
+	case open:
+		v.Outcome = OutcomeNotEvaluated
+	default:
+		v.Outcome = OutcomePass
+	}
+	v.Pass = v.Outcome == OutcomePass
 }
 
 // RescoreRow is one row of rescore's results table: one archived run. A value that
@@ -213,4 +371,14 @@ type RescoreRow struct {
 	Region            string   `parquet:"region,dict" json:"region"`
 	AccuracySource    string   `parquet:"accuracy_source,dict" json:"accuracy_source"`
 	PublishedAccuracy *float64 `parquet:"published_accuracy,optional" json:"published_accuracy"`
+	// The gates' outcomes (pass, fail, not_evaluated), the verdict's, and for each
+	// gate not evaluated "gate (severity): reason", joined with "; ". A submission
+	// point is judged on its published figures, as the submission checker judges
+	// it; agentrace's re-derived inline accuracy and OSL mean are beside them.
+	AccuracyOutcome   string   `parquet:"accuracy_outcome,dict" json:"accuracy_outcome"`
+	OSLOutcome        string   `parquet:"osl_outcome,dict" json:"osl_outcome"`
+	Outcome           string   `parquet:"outcome,dict" json:"outcome"`
+	NotEvaluated      string   `parquet:"not_evaluated" json:"not_evaluated"`
+	RederivedAccuracy *float64 `parquet:"rederived_accuracy,optional" json:"rederived_accuracy"`
+	RederivedOSLMean  *float64 `parquet:"rederived_osl_mean,optional" json:"rederived_osl_mean"`
 }

@@ -84,3 +84,27 @@ func (t TurnScore) MarshalJSON() ([]byte, error) {
 		common
 	}{t.ConversationID, t.Repeat, t.Turn, t.Domain, t.Missing, gt, got, t.Score, extra})
 }
+
+// MarshalJSON writes a gate that was not evaluated with "value": null and
+// "pass": null, so that a reader never takes nothing for a measured zero; the
+// default decoding reads it back (null leaves 0 and false).
+func (g Gate) MarshalJSON() ([]byte, error) {
+	var value *float64
+	var pass *bool
+	if g.Outcome != OutcomeNotEvaluated {
+		value, pass = &g.Value, &g.Pass
+	}
+	return marshalNoHTML(struct {
+		Name          string   `json:"name"`
+		Value         *float64 `json:"value"`
+		Threshold     string   `json:"threshold"`
+		Pass          *bool    `json:"pass"`
+		Outcome       string   `json:"outcome"`
+		Severity      string   `json:"severity,omitempty"`
+		Reason        string   `json:"reason,omitempty"`
+		Source        string   `json:"source,omitempty"`
+		Rederived     *float64 `json:"rederived,omitempty"`
+		Note          string   `json:"note,omitempty"`
+		Informational bool     `json:"informational,omitempty"`
+	}{g.Name, value, g.Threshold, pass, g.Outcome, g.Severity, g.Reason, g.Source, g.Rederived, g.Note, g.Informational})
+}

@@ -207,7 +207,10 @@ func TestRescoreBadInput(t *testing.T) {
 	if r := pt("36"); r.Error != "" || !strings.Contains(r.Warnings, "skipped 1 malformed lines") || r.Score == nil {
 		t.Errorf("r36 (garbage lines skipped as the reference does): %+v", r)
 	}
-	if r := pt("40"); r.Error != "" || r.OSLMean != nil || r.OSLPass != nil || r.Pass != nil || !strings.Contains(r.Warnings, "no OSL") {
+	// No result summary is the checker's error (result-summary-present): the OSL
+	// gate is not evaluated with severity error, so the verdict fails.
+	if r := pt("40"); r.Error != "" || r.OSLMean != nil || r.OSLPass != nil || r.OSLOutcome != schemas.OutcomeNotEvaluated ||
+		r.Pass == nil || *r.Pass || !strings.Contains(r.NotEvaluated, "osl_window (error): no result summary") {
 		t.Errorf("r40 (no summary): %+v", r)
 	}
 	if r := pt("48"); r.Error != "" || r.OSLMean != nil || r.Pass != nil {

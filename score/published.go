@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"math"
 	"strconv"
+	"strings"
 
+	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 )
 
@@ -28,25 +30,46 @@ const (
 )
 
 // PublishedAccuracy is what a run's published accuracy results say, read as the
-// submission checker reads them: accuracy_scores as a list of per-dataset
-// entries (or a mapping by dataset name), the inline entry found by dataset_type
-// "performance" (else an untyped entry named "performance"), SWE-bench by the
-// dataset name swe_bench; a score is the entry's scalar "score", or its "score"
-// metric, or its first metric; scores are fractions in [0, 1].
+// submission checker reads them (models/file/accuracy.py): accuracy_scores as a
+// list of per-dataset entries (each a mapping with a dataset_name and a score) or a
+// mapping by dataset name; the inline entry found by dataset_type "performance"
+// (at most one), else an untyped entry named "performance"; SWE-bench by the
+// dataset name swe_bench. A score is the entry's scalar score, or the "score"
+// metric of its mapping, or the mapping's first metric in file order, each read as
+// Python's float() reads it; without a score key, the entry's own numeric keys.
+// A score must be a fraction in [0, 1]: a percentage is an error, never rescaled.
 type PublishedAccuracy struct {
 	File string
-	// Inline and SWEBench are nil when the results have no such entry.
-	Inline        *float64
-	InlineDataset string
-	SWEBench      *float64
+	// FileProblem is set when the file is absent (a warning) or does not validate
+	// (an error): the point then carries no accuracy results, as the checker
+	// counts them for accuracy-coverage.
+	FileProblem *schemas.Problem
+	// Inline and SWEBench are nil when the results have no usable such entry; the
+	// Problem beside each says why (absent: a warning; malformed: an error).
+	Inline          *float64
+	InlineDataset   string
+	InlineProblem   *schemas.Problem
+	SWEBench        *float64
+	SWEBenchProblem *schemas.Problem
 }
 
-// ReadPublishedAccuracy reads a run's published accuracy results; a run without
-// any gives an empty result and no error.
+func warning(format string, a ...any) *schemas.Problem {
+	return &schemas.Problem{Severity: schemas.SeverityWarning, Reason: fmt.Sprintf(format, a...)}
+}
+
+func fault(format string, a ...any) *schemas.Problem {
+	return &schemas.Problem{Severity: schemas.SeverityError, Reason: fmt.Sprintf(format, a...)}
+}
+
+// ReadPublishedAccuracy reads a run's published accuracy results. A run without
+// any, or results that do not parse, give problems rather than an error; only a
+// file that cannot be read is an error.
 func ReadPublishedAccuracy(run *archive.Run) (PublishedAccuracy, error) {
 	var pa PublishedAccuracy
 	name := run.AccuracyName()
 	if name == "" {
+		pa.FileProblem = warning("no accuracy results (accuracy/accuracy_results.json)")
+		pa.InlineProblem, pa.SWEBenchProblem = pa.FileProblem, pa.FileProblem
 		return pa, nil
 	}
 	pa.File = name
@@ -54,122 +77,328 @@ func ReadPublishedAccuracy(run *archive.Run) (PublishedAccuracy, error) {
 	if err != nil {
 		return pa, err
 	}
+	label := run.FileLabel(name)
 	entries, err := accuracyEntries(bytes.TrimSpace(data))
 	if err != nil {
-		return pa, fmt.Errorf("parse %q: %w", run.FileLabel(name), err)
+		pa.FileProblem = fault("%s: %v", label, err)
+		pa.InlineProblem, pa.SWEBenchProblem = pa.FileProblem, pa.FileProblem
+		return pa, nil
 	}
-	names := make([]string, 0, len(entries))
-	for n := range entries {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	perf := ""
-	for _, n := range names {
-		if entries[n]["dataset_type"] == PerformanceDatasetType {
-			perf = n
-			break
+	var typed []string
+	for _, e := range entries {
+		if t, ok := e.fields["dataset_type"].(string); ok && t == PerformanceDatasetType {
+			typed = append(typed, e.name)
 		}
 	}
-	if e, ok := entries[PerformanceDatasetType]; perf == "" && ok {
-		if _, typed := e["dataset_type"]; !typed {
-			perf = PerformanceDatasetType
-		}
-	}
-	score := func(ds string) (*float64, error) {
-		e := entries[ds]
-		var v any
-		switch sc := e["score"].(type) {
-		case map[string]any:
-			if x, ok := sc["score"]; ok {
-				v = x
-			} else {
-				keys := make([]string, 0, len(sc))
-				for k := range sc {
-					keys = append(keys, k)
-				}
-				sort.Strings(keys)
-				if len(keys) > 0 {
-					v = sc[keys[0]]
-				}
+	switch {
+	case len(typed) > 1:
+		pa.FileProblem = fault("%s: %d entries have dataset_type %q (%s): the client writes one", label, len(typed), PerformanceDatasetType, strings.Join(typed, ", "))
+		pa.InlineProblem, pa.SWEBenchProblem = pa.FileProblem, pa.FileProblem
+		return pa, nil
+	case len(typed) == 1:
+		perf = typed[0]
+	default:
+		if e := entries.get(PerformanceDatasetType); e != nil {
+			if _, has := e.fields["dataset_type"]; !has {
+				perf = PerformanceDatasetType
 			}
-		default:
-			v = sc
 		}
-		f, ok := toFloat(v)
+	}
+	read := func(ds string) (*float64, *schemas.Problem) {
+		e := entries.get(ds)
+		f, ok := e.score()
 		if !ok {
-			return nil, nil
+			return nil, warning("%s: dataset %q has no numeric score", label, ds)
 		}
-		if f < 0 || f > 1 {
-			return nil, fmt.Errorf("%s: dataset %q score %v is not a fraction in [0, 1]", run.FileLabel(name), ds, f)
+		if math.IsNaN(f) || f < 0 || f > 1 {
+			return nil, fault("%s: dataset %q score %v is not a fraction in [0, 1]", label, ds, f)
 		}
 		return &f, nil
 	}
-	if perf != "" {
+	if perf == "" {
+		why := "no entry of dataset_type \"performance\" (nor an untyped entry named \"performance\")"
+		if e := entries.get(PerformanceDatasetType); e != nil {
+			why = fmt.Sprintf("the entry named \"performance\" has dataset_type %v, so it is not the inline result", pyRepr(e.fields["dataset_type"]))
+		}
+		pa.InlineProblem = warning("%s: inline result absent: %s", label, why)
+	} else {
 		pa.InlineDataset = perf
-		if pa.Inline, err = score(perf); err != nil {
-			return pa, err
-		}
+		pa.Inline, pa.InlineProblem = read(perf)
 	}
-	if _, ok := entries[SWEBenchDataset]; ok {
-		if pa.SWEBench, err = score(SWEBenchDataset); err != nil {
-			return pa, err
-		}
+	if entries.get(SWEBenchDataset) != nil {
+		pa.SWEBench, pa.SWEBenchProblem = read(SWEBenchDataset)
+	} else {
+		pa.SWEBenchProblem = warning("%s: no %q entry", label, SWEBenchDataset)
 	}
 	return pa, nil
 }
 
-// accuracyEntries indexes accuracy results by dataset name.
-func accuracyEntries(data []byte) (map[string]map[string]any, error) {
-	var root any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&root); err != nil {
-		return nil, err
-	}
-	if m, ok := root.(map[string]any); ok {
-		if sc, ok := m["accuracy_scores"]; ok {
-			root = sc
-		}
-	}
-	out := map[string]map[string]any{}
-	switch r := root.(type) {
-	case []any:
-		for i, it := range r {
-			e, ok := it.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("accuracy_scores[%d] is not an object", i)
-			}
-			n, _ := e["dataset_name"].(string)
-			if n == "" {
-				return nil, fmt.Errorf("accuracy_scores[%d] has no dataset_name", i)
-			}
-			if _, dup := out[n]; dup {
-				return nil, fmt.Errorf("dataset %q is listed twice", n)
-			}
-			out[n] = e
-		}
-	case map[string]any:
-		for n, it := range r {
-			if e, ok := it.(map[string]any); ok {
-				out[n] = e
-			}
-		}
-	default:
-		return nil, fmt.Errorf("neither a list nor a mapping of per-dataset entries")
-	}
-	return out, nil
+// accuracyEntry is one per-dataset entry, its keys in file order.
+type accuracyEntry struct {
+	name   string
+	fields map[string]any
+	keys   []string
+	// scoreKeys are the keys of a mapping score, in file order.
+	scoreKeys []string
 }
 
-func toFloat(v any) (float64, bool) {
+type entryList []accuracyEntry
+
+func (l entryList) get(name string) *accuracyEntry {
+	for i := range l {
+		if l[i].name == name {
+			return &l[i]
+		}
+	}
+	return nil
+}
+
+// metaKeys are the bookkeeping keys of an entry that are not metrics (the
+// checker's AccuracyResult._META_KEYS).
+var metaKeys = map[string]bool{"dataset_name": true, "num_samples": true, "status": true, "extractor": true,
+	"ground_truth_column": true, "n_repeats": true, "complete": true, "unit_samples": true, "total_samples": true,
+	"num_repeats": true, "duration_s": true, "dataset_type": true, "response_counts": true}
+
+// score is the entry's score as the checker's metric_scores and _dataset_score
+// read it: the "score" metric, else the first metric that converts.
+func (e *accuracyEntry) score() (float64, bool) {
+	var metrics []string
+	var values map[string]any
+	switch sc := e.fields["score"].(type) {
+	case map[string]any:
+		metrics, values = e.scoreKeys, sc
+	case nil:
+		for _, k := range e.keys {
+			if !metaKeys[k] {
+				metrics = append(metrics, k)
+			}
+		}
+		values = e.fields
+	default:
+		metrics, values = []string{"score"}, map[string]any{"score": sc}
+	}
+	first, found := 0.0, false
+	for _, k := range metrics {
+		f, ok := pyFloat(values[k])
+		if !ok {
+			continue
+		}
+		if k == "score" {
+			return f, true
+		}
+		if !found {
+			first, found = f, true
+		}
+	}
+	return first, found
+}
+
+// pyFloat converts a JSON value as Python's float() does: numbers, booleans
+// (True is 1.0) and numeric strings (surrounding white space allowed); nil, lists
+// and mappings do not convert.
+func pyFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case json.Number:
 		f, err := x.Float64()
 		return f, err == nil
 	case float64:
 		return x, true
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
 	case string:
-		f, err := strconv.ParseFloat(x, 64)
+		t := strings.TrimSpace(x)
+		switch strings.ToLower(strings.TrimLeft(t, "+-")) {
+		case "inf", "infinity", "nan":
+		default:
+			if strings.ContainsAny(t, "xXpP") {
+				return 0, false // Go reads hex floats, Python's float() does not
+			}
+		}
+		f, err := strconv.ParseFloat(strings.ReplaceAll(t, "_", ""), 64)
 		return f, err == nil
 	}
 	return 0, false
+}
+
+func pyRepr(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case nil:
+		return "null"
+	}
+	return fmt.Sprint(v)
+}
+
+// accuracyEntries lists accuracy results by dataset, in file order, as the
+// checker validates them: a list entry must be a mapping with a non-empty
+// dataset_name and a score, names are unique, and a mapping's entries are
+// mappings.
+func accuracyEntries(data []byte) (entryList, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	root, err := decodeOrdered(dec)
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := root.(*ordered); ok {
+		if sc, ok := m.get("accuracy_scores"); ok {
+			root = sc
+			if _, isList := sc.([]any); !isList {
+				if _, isMap := sc.(*ordered); !isMap {
+					return nil, fmt.Errorf("accuracy_scores is neither a list nor a mapping")
+				}
+			}
+		}
+	}
+	var out entryList
+	add := func(name string, v any, where string) error {
+		m, ok := v.(*ordered)
+		if !ok {
+			return fmt.Errorf("%s is not an object", where)
+		}
+		if out.get(name) != nil {
+			return fmt.Errorf("dataset %q is listed twice", name)
+		}
+		e := accuracyEntry{name: name, fields: m.plain(), keys: m.keys}
+		if sc, ok := m.get("score"); ok {
+			if sm, ok := sc.(*ordered); ok {
+				e.scoreKeys = sm.keys
+			}
+		}
+		out = append(out, e)
+		return nil
+	}
+	switch r := root.(type) {
+	case []any:
+		for i, it := range r {
+			m, ok := it.(*ordered)
+			if !ok {
+				return nil, fmt.Errorf("accuracy_scores[%d] is not an object", i)
+			}
+			nv, _ := m.get("dataset_name")
+			n, _ := nv.(string)
+			if strings.TrimSpace(n) == "" {
+				return nil, fmt.Errorf("accuracy_scores[%d] has no dataset_name", i)
+			}
+			if _, ok := m.get("score"); !ok {
+				return nil, fmt.Errorf("dataset %q has no score", n)
+			}
+			if err := add(n, m, fmt.Sprintf("accuracy_scores[%d]", i)); err != nil {
+				return nil, err
+			}
+		}
+	case *ordered:
+		for i, k := range r.keys {
+			if err := add(k, r.values[i], fmt.Sprintf("dataset %q", k)); err != nil {
+				return nil, err
+			}
+		}
+	default:
+		return nil, fmt.Errorf("neither a list nor a mapping of per-dataset entries")
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no per-dataset entry")
+	}
+	return out, nil
+}
+
+// ordered is a JSON object with its keys in file order (the last of a repeated
+// key wins, as in Python's json).
+type ordered struct {
+	keys   []string
+	values []any
+}
+
+func (o *ordered) get(k string) (any, bool) {
+	for i, kk := range o.keys {
+		if kk == k {
+			return o.values[i], true
+		}
+	}
+	return nil, false
+}
+
+// plain is the object as a map, nested objects included.
+func (o *ordered) plain() map[string]any {
+	m := make(map[string]any, len(o.keys))
+	for i, k := range o.keys {
+		m[k] = plainValue(o.values[i])
+	}
+	return m
+}
+
+func plainValue(v any) any {
+	switch x := v.(type) {
+	case *ordered:
+		return x.plain()
+	case []any:
+		out := make([]any, len(x))
+		for i, it := range x {
+			out[i] = plainValue(it)
+		}
+		return out
+	}
+	return v
+}
+
+// decodeOrdered decodes one JSON value, objects as *ordered.
+func decodeOrdered(dec *json.Decoder) (any, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := &ordered{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := decodeOrdered(dec)
+				if err != nil {
+					return nil, err
+				}
+				if i := indexOf(o.keys, k); i >= 0 {
+					o.values[i] = v
+				} else {
+					o.keys, o.values = append(o.keys, k), append(o.values, v)
+				}
+			}
+			_, err := dec.Token()
+			return o, err
+		case '[':
+			var l []any
+			for dec.More() {
+				v, err := decodeOrdered(dec)
+				if err != nil {
+					return nil, err
+				}
+				l = append(l, v)
+			}
+			_, err := dec.Token()
+			if l == nil {
+				l = []any{}
+			}
+			return l, err
+		}
+	}
+	return tok, nil
+}
+
+func indexOf(l []string, s string) int {
+	for i, x := range l {
+		if x == s {
+			return i
+		}
+	}
+	return -1
 }

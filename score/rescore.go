@@ -217,18 +217,24 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	}
 	row.Dataset = ds
 	var truth *Truth
+	publishedOnly := false
 	switch {
 	case ds != "":
 		if truth, err = cache.get(ctx, ds); err != nil {
-			return fail(err)
+			if fr.Kind != KindSubmission || opts.Dataset != "" {
+				return fail(err)
+			}
+			// A submission point is judged on its published figures, as the
+			// submission checker judges it, when the dataset it names is not at hand.
+			truth, publishedOnly = &Truth{}, true
 		}
-	case fr.Kind == KindSubmission && func() bool { n, _ := fr.EventsName(); return n == "" }():
-		truth = &Truth{} // published figures only
+	case fr.Kind == KindSubmission:
+		truth, publishedOnly = &Truth{}, true // published figures only
 	default:
 		return fail(errors.New("the run names no dataset; give --dataset"))
 	}
 	s, err := ScoreRun(ctx, Options{Run: fr.Label, Source: fr, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, pool: pool,
-		MaxExpansion: opts.MaxExpansion})
+		MaxExpansion: opts.MaxExpansion, PublishedOnly: publishedOnly})
 	if err != nil {
 		return fail(err)
 	}
@@ -263,22 +269,47 @@ func fillRow(row *schemas.RescoreRow, s *schemas.Scores) {
 	if s.SWEBench != nil {
 		row.SWEBenchScore, row.SWEBenchIncomplete = f64(s.SWEBench.Score), bptr(s.SWEBench.Incomplete)
 	}
+	var open []string
 	for _, g := range s.Verdict.Gates {
-		evaluated := !strings.HasPrefix(g.Note, "not evaluated")
-		switch {
-		case !evaluated:
-		case g.Name == GateAccuracy:
+		switch g.Name {
+		case GateAccuracy:
+			row.AccuracyOutcome, row.RederivedAccuracy = g.Outcome, g.Rederived
+		case GateOSL:
+			row.OSLOutcome, row.RederivedOSLMean = g.Outcome, g.Rederived
+		}
+		if !g.Evaluated() {
+			open = append(open, fmt.Sprintf("%s (%s): %s", g.Name, g.Severity, g.Reason))
+			continue
+		}
+		switch g.Name {
+		case GateAccuracy:
 			row.AccuracyPass = bptr(g.Pass)
-		case g.Name == GateOSL:
+			if s.Published != nil {
+				row.Score = f64(g.Value) // the published figure the gate judged
+			}
+		case GateOSL:
 			row.OSLPass = bptr(g.Pass)
-		case g.Name == GateSWEBench:
+			if s.Published != nil {
+				row.OSLMean, row.OSLSource = f64(g.Value), g.Source
+			}
+		case GateSWEBench:
 			row.SWEBenchPass = bptr(g.Pass)
 		}
 	}
-	if row.AccuracyPass != nil && row.OSLPass != nil {
-		row.Pass = bptr(s.Verdict.Pass)
-	} else if (row.AccuracyPass != nil && !*row.AccuracyPass) || (row.OSLPass != nil && !*row.OSLPass) {
-		row.Pass = bptr(false) // a gate failed: the rest cannot save it
+	if s.Published != nil {
+		if row.AccuracyPass == nil {
+			row.Score = nil
+		}
+		if row.OSLPass == nil {
+			row.OSLMean, row.OSLUnofficial, row.OSLSource = nil, nil, ""
+		}
+	}
+	row.Outcome, row.NotEvaluated = s.Verdict.Outcome, strings.Join(open, "; ")
+	switch s.Verdict.Outcome {
+	case schemas.OutcomePass:
+		row.Pass = bptr(true)
+	case schemas.OutcomeFail:
+		row.Pass = bptr(false) // a gate failed (or errored): the rest cannot save it
 	}
 	warn := append([]string(nil), s.Warnings...)
 	sort.Strings(warn)

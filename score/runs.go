@@ -254,53 +254,80 @@ type SummaryOSL struct {
 	N int
 	// Field is the JSON path the mean was read from.
 	Field string
+	// Checker tells that Mean is the submission checker's field; otherwise Problem
+	// says why that field gives no value, with the checker's severity.
+	Checker bool
+	Problem *schemas.Problem
 }
 
 // ReadSummaryOSL reads the full-run OSL per-turn mean from a run's published
-// result summary as the submission checker does:
-// output_sequence_lengths_full_run.output_sequence_lengths.avg, never the
-// windowed output_sequence_lengths. A summary with the stat block directly under
-// output_sequence_lengths_full_run (agentrace's earlier drafts) is read too, and
-// Field says so. ok is false when the summary has no such field.
+// result summary as the submission checker does (its agentic OSL gate):
+// output_sequence_lengths_full_run.output_sequence_lengths.avg, a JSON number
+// (a boolean reads as 0 or 1, as Python's isinstance(avg, int) takes it), never
+// the windowed output_sequence_lengths. An absent or non-numeric field is a
+// warning there, never a fallback. For reference runs a summary with the stat
+// block directly under output_sequence_lengths_full_run (agentrace's earlier
+// drafts) is read too, with Checker false and Field saying so. ok is false when
+// the summary has neither.
 func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
 	name := run.SummaryName()
 	if name == "" {
-		return SummaryOSL{}, false, nil
+		return SummaryOSL{Problem: &schemas.Problem{Severity: schemas.SeverityError, Reason: "no result summary"}}, false, nil
 	}
 	data, err := run.ReadFile(name)
 	if err != nil {
 		return SummaryOSL{}, false, err
 	}
-	type block struct {
-		Total *float64 `json:"total"`
-		Avg   *float64 `json:"avg"`
-	}
-	var s struct {
-		Full *struct {
-			OSL *block `json:"output_sequence_lengths"`
-			block
-		} `json:"output_sequence_lengths_full_run"`
-		Completed *int `json:"n_samples_completed"`
-	}
-	if err := json.Unmarshal(bytes.TrimSpace(data), &s); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(data)))
+	dec.UseNumber()
+	var s map[string]any
+	if err := dec.Decode(&s); err != nil {
 		return SummaryOSL{}, false, fmt.Errorf("parse %q: %w", run.FileLabel(name), err)
 	}
-	if s.Full == nil {
-		return SummaryOSL{}, false, nil
+	const field = "output_sequence_lengths_full_run.output_sequence_lengths.avg"
+	out := SummaryOSL{Field: name + ": " + field}
+	if n, ok := s["n_samples_completed"].(json.Number); ok {
+		if v, err := n.Int64(); err == nil {
+			out.N = int(v)
+		}
 	}
-	b, field := s.Full.OSL, name+": output_sequence_lengths_full_run.output_sequence_lengths.avg"
-	if b == nil || b.Avg == nil {
-		b, field = &s.Full.block, name+": output_sequence_lengths_full_run.avg (not the checker's field)"
+	number := func(v any) (float64, bool) {
+		switch x := v.(type) {
+		case json.Number:
+			f, err := x.Float64()
+			return f, err == nil
+		case bool:
+			if x {
+				return 1, true
+			}
+			return 0, true
+		}
+		return 0, false
 	}
-	if b.Avg == nil {
-		return SummaryOSL{}, false, nil
+	full, _ := s["output_sequence_lengths_full_run"].(map[string]any)
+	inner, _ := full["output_sequence_lengths"].(map[string]any)
+	avg, has := inner["avg"]
+	if f, ok := number(avg); ok {
+		out.Mean, out.Checker = f, true
+		if t, ok := number(inner["total"]); ok {
+			out.Total = int64(t)
+		}
+		return out, true, nil
 	}
-	out := SummaryOSL{Mean: *b.Avg, Field: field}
-	if b.Total != nil {
-		out.Total = int64(*b.Total)
+	switch {
+	case full == nil:
+		out.Problem = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: run.FileLabel(name) + ": no output_sequence_lengths_full_run block (the windowed output_sequence_lengths is never used in its place)"}
+	case !has || avg == nil:
+		out.Problem = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: run.FileLabel(name) + ": no " + field}
+	default:
+		out.Problem = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: fmt.Sprintf("%s: %s is %s, not a number", run.FileLabel(name), field, pyRepr(avg))}
 	}
-	if s.Completed != nil {
-		out.N = *s.Completed
+	if f, ok := number(full["avg"]); ok {
+		out.Mean, out.Field = f, name+": output_sequence_lengths_full_run.avg (not the checker's field)"
+		if t, ok := number(full["total"]); ok {
+			out.Total = int64(t)
+		}
+		return out, true, nil
 	}
-	return out, true, nil
+	return out, false, nil
 }

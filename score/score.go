@@ -88,17 +88,20 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}
-	s := &schemas.Scores{SchemaVersion: schemas.Version}
+	s := &schemas.Scores{SchemaVersion: schemas.ScoresVersion}
 	s.Run = schemas.RunIdentity{Path: run.Label, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
 
 	if info.Kind == KindAgentrace && info.State != "" && info.State != schemas.RunComplete {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run's state is %q, not complete: turns it never issued (not_issued) are not counted", info.State))
 	}
-	rs, warn, err := chooseRuleset(opts.Ruleset, info.Model)
+	rs, warn, err := chooseRuleset(opts.Ruleset, rulesetModel(run, info.Model))
 	if err != nil {
 		return nil, err
 	}
 	s.Warnings = append(s.Warnings, warn...)
+	if w := modelFolderWarning(run, info.Model); w != "" {
+		s.Warnings = append(s.Warnings, w)
+	}
 	s.Run.Ruleset = rs.Name
 
 	truth := opts.Truth
@@ -175,13 +178,18 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	acc := scoreAccuracy(truth, rd.attempts, opts.Workers)
 	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded
 	s.AccuracySource = AccuracyFromEvents
+	var pa PublishedAccuracy
+	if info.Kind == KindSubmission || published {
+		if pa, err = ReadPublishedAccuracy(run); err != nil {
+			s.Warnings = append(s.Warnings, err.Error())
+		}
+	}
+	if info.Kind == KindSubmission {
+		s.Published = publishedFigures(run, pa)
+	}
 	if published {
 		s.AccuracySource = ""
-		pa, err := ReadPublishedAccuracy(run)
-		switch {
-		case err != nil:
-			s.Warnings = append(s.Warnings, err.Error())
-		case pa.Inline != nil:
+		if pa.Inline != nil {
 			s.Score, s.AccuracySource = *pa.Inline, AccuracyPublished
 		}
 		why := "the point ships no event log"
@@ -210,6 +218,51 @@ func short(h string) string {
 		return h[:12]
 	}
 	return h
+}
+
+// rulesetModel is the model a run's ruleset is chosen by: a submission point's
+// model folder name, as the submission checker matches it
+// (get_agentic_targets(model_dir.name)), else the model the run names.
+func rulesetModel(run *archive.Run, named string) string {
+	if run.Kind == KindSubmission && run.Model != "" {
+		return run.Model
+	}
+	return named
+}
+
+// ModelFolderWarningPrefix begins the warning of a submission point whose config
+// names a model of another ruleset than its model folder's name.
+const ModelFolderWarningPrefix = "the model folder is"
+
+// modelFolderWarning reports a submission point whose config names a model of
+// another ruleset than its folder's name.
+func modelFolderWarning(run *archive.Run, named string) string {
+	if run.Kind != KindSubmission || run.Model == "" || named == "" {
+		return ""
+	}
+	byDir, okDir := RulesetForModel(run.Model)
+	byName, okName := RulesetForModel(named)
+	if okDir == okName && byDir.Name == byName.Name {
+		return ""
+	}
+	return fmt.Sprintf("%s %q and the run's config names model %q (another ruleset): the ruleset is chosen by the folder's name, as the submission checker chooses it", ModelFolderWarningPrefix, run.Model, named)
+}
+
+// publishedFigures gathers a submission point's published gate inputs.
+func publishedFigures(run *archive.Run, pa PublishedAccuracy) *schemas.PublishedFigures {
+	pf := &schemas.PublishedFigures{AccuracyFile: pa.File, AccuracyProblem: pa.FileProblem, Inline: pa.Inline, InlineDataset: pa.InlineDataset,
+		InlineProblem: pa.InlineProblem, SWEBench: pa.SWEBench, SWEBenchProblem: pa.SWEBenchProblem}
+	so, _, err := ReadSummaryOSL(run)
+	switch {
+	case err != nil:
+		pf.OSLProblem = &schemas.Problem{Severity: schemas.SeverityError, Reason: err.Error()}
+	case so.Checker:
+		v := so.Mean
+		pf.OSL, pf.OSLFile = &v, run.SummaryName()
+	default:
+		pf.OSLProblem, pf.OSLFile = so.Problem, run.SummaryName()
+	}
+	return pf
 }
 
 // chooseRuleset resolves the ruleset option for a run's model.

@@ -220,16 +220,19 @@ func SWEBenchMeanOfN(points []SWEBenchPoint, cmax int, form string) (*SWEBenchMe
 func JudgeSWEBenchCurve(rs Ruleset, points []SWEBenchPoint, cmax int) (schemas.Gate, *SWEBenchMean) {
 	g := schemas.Gate{Name: GateSWEBench, Threshold: rs.SWEBenchThreshold()}
 	if len(points) == 0 {
-		g.Note = "not evaluated: no point has a SWE-bench result"
+		// The checker warns ("No point reports a swe_bench accuracy score").
+		notEvaluated(&g, schemas.SeverityWarning, "no point has a SWE-bench result")
+		g.Note = "not evaluated: " + g.Reason
 		return g, nil
 	}
 	m, err := SWEBenchMeanOfN(points, cmax, rs.RegionForm())
 	if err != nil {
-		g.Note = "not evaluated: " + err.Error()
+		notEvaluated(&g, schemas.SeverityWarning, err.Error())
+		g.Note = "not evaluated: " + g.Reason
 		return g, nil
 	}
 	g.Value = m.Mean
-	g.Pass = rs.SWEBenchPass(m.Mean)
+	decide(&g, rs.SWEBenchPass(m.Mean))
 	g.Note = fmt.Sprintf("mean of %d region results", m.N)
 	if m.N != len(MandatoryRegions()) {
 		g.Note += fmt.Sprintf(" (the rules ask %d)", len(MandatoryRegions()))

@@ -17,58 +17,132 @@ const (
 )
 
 // Judge applies a ruleset's gates to a run's scores: inline accuracy, the OSL
-// window (not evaluated, so failing, when no count is available; unofficial with
-// server usage counts) and, when a report was given, SWE-bench.
+// window and, when a report was given, SWE-bench. Each gate passes, fails or is
+// not evaluated (no input: a null value, a reason and the submission checker's
+// severity). A submission point is judged on its published figures
+// (s.Published), as the checker judges it, with agentrace's re-derived values
+// beside them; other runs on what agentrace derives (OSL unofficial with server
+// usage counts).
 func Judge(rs Ruleset, s *schemas.Scores) schemas.Verdict {
-	v := schemas.Verdict{Ruleset: rs.Name, Pass: true}
-	acc := schemas.Gate{Name: GateAccuracy, Value: s.Score, Threshold: rs.AccuracyThreshold()}
-	switch {
-	case s.AccuracySource == AccuracyPublished:
-		acc.Pass = rs.AccuracyPass(s.Score)
-		acc.Note = "published accuracy_results.json, not re-derived (no event log)"
-	case s.Turns.Scored == 0:
-		acc.Note = "not evaluated: no scorable turn was issued"
-	default:
-		acc.Pass = rs.AccuracyPass(s.Score)
-	}
-	v.Gates = append(v.Gates, acc)
-
-	osl := schemas.Gate{Name: GateOSL, Threshold: rs.OSLThreshold()}
-	switch {
-	case s.OSL == nil:
-		osl.Note = "not evaluated: no output token counts (give --tokenizer)"
-	case s.OSL.Turns == 0:
-		osl.Note = "not evaluated: no completed turn"
-	default:
-		osl.Value = s.OSL.Mean
-		osl.Pass = rs.OSLPass(s.OSL.Mean)
-		switch {
-		case s.OSL.Unofficial && s.OSL.Tokenizer != nil && s.OSL.Tokenizer.StandIn:
-			osl.Note = "unofficial: " + s.OSL.Tokenizer.Note
-		case s.OSL.Unofficial:
-			osl.Note = "unofficial: server usage counts, not the reference tokenizer"
-		case s.OSL.Source == OSLSourceSummary:
-			osl.Note = "from the reference's result_summary.json, not re-derived"
-		}
-	}
-	v.Gates = append(v.Gates, osl)
-
-	for _, g := range v.Gates {
-		v.Pass = v.Pass && g.Pass
+	v := schemas.Verdict{Ruleset: rs.Name}
+	if s.Published != nil {
+		v.Gates = append(v.Gates, judgePublished(rs, s)...)
+	} else {
+		v.Gates = append(v.Gates, judgeAccuracy(rs, s), judgeOSL(rs, s))
 	}
 	if s.SWEBench != nil {
 		// SWE-bench is judged per curve, on the mean of one result per mandatory
 		// region (SWEBenchMeanOfN): a single run's result is one input to that mean
 		// and never fails the run's own verdict.
 		g := schemas.Gate{Name: GateSWEBench, Value: s.SWEBench.Score, Threshold: rs.SWEBenchThreshold(),
-			Pass: rs.SWEBenchPass(s.SWEBench.Score), Informational: true,
+			Informational: true, Source: "swebench_report",
 			Note: "one input to the curve's mean of 4 region results (judged by report), not this run's verdict"}
+		decide(&g, rs.SWEBenchPass(s.SWEBench.Score))
 		if s.SWEBench.Incomplete {
 			g.Note += fmt.Sprintf("; incomplete: %d of %d submitted", s.SWEBench.Submitted, s.SWEBench.Evaluated)
 		}
 		v.Gates = append(v.Gates, g)
 	}
+	v.Tally()
 	return v
+}
+
+// decide sets an evaluated gate's outcome.
+func decide(g *schemas.Gate, pass bool) {
+	g.Pass = pass
+	g.Outcome = schemas.OutcomeFail
+	if pass {
+		g.Outcome = schemas.OutcomePass
+	}
+}
+
+// notEvaluated marks a gate without an input.
+func notEvaluated(g *schemas.Gate, severity, reason string) {
+	g.Value, g.Pass, g.Outcome, g.Severity, g.Reason = 0, false, schemas.OutcomeNotEvaluated, severity, reason
+}
+
+func judgeAccuracy(rs Ruleset, s *schemas.Scores) schemas.Gate {
+	g := schemas.Gate{Name: GateAccuracy, Value: s.Score, Threshold: rs.AccuracyThreshold(), Source: s.AccuracySource}
+	switch {
+	case s.AccuracySource == AccuracyPublished:
+		decide(&g, rs.AccuracyPass(s.Score))
+		g.Note = "published accuracy_results.json, not re-derived (no event log)"
+	case s.Turns.Scored == 0:
+		notEvaluated(&g, schemas.SeverityWarning, "no scorable turn was issued")
+	default:
+		decide(&g, rs.AccuracyPass(s.Score))
+	}
+	return g
+}
+
+func judgeOSL(rs Ruleset, s *schemas.Scores) schemas.Gate {
+	g := schemas.Gate{Name: GateOSL, Threshold: rs.OSLThreshold()}
+	switch {
+	case s.OSL == nil:
+		notEvaluated(&g, schemas.SeverityWarning, "no output token counts (give --tokenizer)")
+	case s.OSL.Turns == 0:
+		notEvaluated(&g, schemas.SeverityWarning, "no completed turn")
+	default:
+		g.Value, g.Source = s.OSL.Mean, s.OSL.Source
+		decide(&g, rs.OSLPass(s.OSL.Mean))
+		switch {
+		case s.OSL.Unofficial && s.OSL.Tokenizer != nil && s.OSL.Tokenizer.StandIn:
+			g.Note = "unofficial: " + s.OSL.Tokenizer.Note
+		case s.OSL.Unofficial:
+			g.Note = "unofficial: server usage counts, not the reference tokenizer"
+		case s.OSL.Source == OSLSourceSummary:
+			g.Note = "from the reference's result_summary.json, not re-derived"
+		}
+	}
+	return g
+}
+
+// judgePublished judges a submission point's inline accuracy and OSL gates on
+// its published figures, re-derived values beside them.
+func judgePublished(rs Ruleset, s *schemas.Scores) []schemas.Gate {
+	pf := s.Published
+	acc := schemas.Gate{Name: GateAccuracy, Threshold: rs.AccuracyThreshold(), Source: AccuracyPublished}
+	if s.AccuracySource == AccuracyFromEvents && s.Turns.Scored > 0 {
+		acc.Rederived = f64(s.Score)
+	}
+	if pf.Inline != nil {
+		acc.Value = *pf.Inline
+		decide(&acc, rs.AccuracyPass(*pf.Inline))
+	} else {
+		p := pf.InlineProblem
+		if p == nil {
+			p = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: "no inline accuracy result"}
+		}
+		notEvaluated(&acc, p.Severity, p.Reason)
+	}
+	if acc.Rederived != nil {
+		acc.Note = fmt.Sprintf("the gate judges the published value, as the submission checker does; re-derived from the events: %.4f", *acc.Rederived)
+	}
+
+	osl := schemas.Gate{Name: GateOSL, Threshold: rs.OSLThreshold(), Source: OSLSourceSummary}
+	if s.OSL != nil && s.OSL.Turns > 0 && s.OSL.Source != OSLSourceSummary {
+		osl.Rederived = f64(s.OSL.Mean)
+	}
+	if pf.OSL != nil {
+		osl.Value = *pf.OSL
+		decide(&osl, rs.OSLPass(*pf.OSL))
+	} else {
+		p := pf.OSLProblem
+		if p == nil {
+			p = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: "no published full-run OSL"}
+		}
+		notEvaluated(&osl, p.Severity, p.Reason)
+	}
+	switch {
+	case osl.Rederived != nil:
+		osl.Note = fmt.Sprintf("the gate judges the published output_sequence_lengths_full_run, as the submission checker does; re-derived (%s): %.2f", s.OSL.Source, *osl.Rederived)
+		if s.OSL.Unofficial {
+			osl.Note += ", unofficial"
+		}
+	case pf.OSL != nil:
+		osl.Note = "from the published result summary, not re-derived"
+	}
+	return []schemas.Gate{acc, osl}
 }
 
 // WriteVerdict prints the verdict table: each gate, its value, its threshold,
@@ -82,22 +156,29 @@ func WriteVerdict(w io.Writer, s *schemas.Scores) error {
 		if g.Name == GateOSL {
 			val = fmt.Sprintf("%.2f", g.Value)
 		}
-		if strings.HasPrefix(g.Note, "not evaluated") {
+		if !g.Evaluated() {
 			val = "-"
 		}
-		res := "FAIL"
-		if g.Pass {
-			res = "pass"
+		res := g.OutcomeText()
+		if res == "fail" {
+			res = "FAIL"
 		}
 		if g.Informational {
 			res = "(" + map[bool]string{true: "above", false: "below"}[g.Pass] + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Name, val, g.Threshold, res, g.Note)
+		note := g.Note
+		if g.Reason != "" {
+			note = strings.TrimSuffix(g.Reason+"; "+note, "; ")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Name, val, g.Threshold, res, note)
 	}
-	overall := "FAIL"
-	if s.Verdict.Pass {
-		overall = "PASS"
+	overall := map[string]string{schemas.OutcomePass: "PASS", schemas.OutcomeFail: "FAIL",
+		schemas.OutcomeNotEvaluated: "NOT EVALUATED"}[s.Verdict.Outcome]
+	if overall == "" {
+		overall = "FAIL"
 	}
+	c := s.Verdict.Counts
+	overall += fmt.Sprintf(" (%d pass, %d fail, %d not evaluated)", c.Pass, c.Fail, c.NotEvaluated)
 	fmt.Fprintf(tw, "verdict\t\t\t%s\t\n", overall)
 	return tw.Flush()
 }

@@ -153,8 +153,11 @@ func rescoreCommand() *cli.Command {
 			"config.yaml names, or --dataset). Scores them N at a time, and writes one row per run: path, kind,\n" +
 			"model, concurrency, ruleset, every gate's value and pass, the verdict, and the error if the run\n" +
 			"could not be scored (a broken run is a row, never a crash). A value that was not evaluated is\n" +
-			"null, never 0 or false. A submission point that ships no event log is judged on its published\n" +
-			"accuracy_results.json and result summary (accuracy_source says which). Symbolic links are never\n" +
+			"null, never 0 or false; each gate's outcome is pass, fail or not_evaluated, and not_evaluated\n" +
+			"says why with the submission checker's severity (warning; error fails the verdict). A submission\n" +
+			"point is judged on its published accuracy_results.json and result summary, as the checker judges\n" +
+			"it (its ruleset by its model folder's name), agentrace's re-derived values beside them\n" +
+			"(rederived_accuracy, rederived_osl_mean). Symbolic links are never\n" +
 			"followed out of a tree; archive entries with absolute or ../ paths and links are refused, and an\n" +
 			"archive expanding past --max-expansion times its size is one error row. Each dataset is loaded\n" +
 			"once. The runs are not modified; the results table may not be inside an archive, and an\n" +

@@ -90,8 +90,12 @@ func TestScoreRunInArchive(t *testing.T) {
 			t.Errorf("score of a folder on disk did not write %s: %v", f, err)
 		}
 	}
-	verdict := func(out string) string { // the table, without the run's name and warnings
+	// The table, without the run's name, warnings and notes (a run inside
+	// sys/model/r8 is a submission point, judged on its published figures with a
+	// note saying so: the outcomes are the same).
+	verdict := func(out string) string {
 		var keep []string
+		note := -1
 		for _, l := range strings.Split(out, "\n") {
 			if strings.Contains(l, "warning:") {
 				continue
@@ -99,6 +103,13 @@ func TestScoreRunInArchive(t *testing.T) {
 			if i := strings.Index(l, " run): "); i >= 0 {
 				l = l[i:]
 			}
+			if i := strings.Index(l, "NOTE"); i >= 0 && strings.HasPrefix(l, "GATE") {
+				note = i
+			}
+			if note >= 0 && len(l) > note {
+				l = l[:note]
+			}
+			l = strings.TrimRight(l, " ")
 			keep = append(keep, l)
 		}
 		return strings.Join(keep, "\n")

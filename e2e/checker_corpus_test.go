@@ -1,0 +1,396 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/audit"
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
+	"go.yaml.in/yaml/v3"
+)
+
+// corpus is testdata/checker-corpus/cases.json: one-edit variants of the
+// submission tree with the submission checker's outcome for each.
+type corpus struct {
+	Base  corpusCase   `json:"base"`
+	Cases []corpusCase `json:"cases"`
+}
+
+type corpusCase struct {
+	Name         string     `json:"name"`
+	Ops          []corpusOp `json:"ops"`
+	Point        string     `json:"point"`
+	Ruleset      string     `json:"ruleset"`
+	ModelWarning bool       `json:"model_warning"`
+	// Inline and OSL are "pass", "fail" or "not_evaluated:<severity>"; Verdict is
+	// the point's verdict; SWEBenchN and SWEBenchCheck the curve's SWE-bench mean
+	// (results counted) and its check (pass, fail, warning).
+	Inline        string `json:"inline"`
+	OSL           string `json:"osl"`
+	Verdict       string `json:"verdict"`
+	SWEBenchN     int    `json:"swebench_n"`
+	SWEBenchCheck string `json:"swebench_check"`
+	// CoverageCheck is the curve's accuracy-coverage check (base's when empty).
+	CoverageCheck string `json:"coverage_check"`
+	// Checks are further report checks (a part of the check's name) and their
+	// status.
+	Checks map[string]string `json:"checks"`
+}
+
+// corpusOp is one edit of a file of the tree: set a JSON value, merge keys into
+// an object, delete a key, move a value from one path to another, set a top-level
+// YAML key, remove a file or rename a folder. MODEL stands for the tree's model
+// folder.
+type corpusOp struct {
+	Op    string `json:"op"`
+	File  string `json:"file"`
+	Path  []any  `json:"path"`
+	From  []any  `json:"from"`
+	Value any    `json:"value"`
+	To    string `json:"to"`
+}
+
+const corpusModel = "h200-sim/qwen3_6-35b-a3b"
+
+func (op corpusOp) apply(t *testing.T, root string) {
+	t.Helper()
+	file := filepath.Join(root, filepath.FromSlash(strings.Replace(op.File, "MODEL", corpusModel, 1)))
+	switch op.Op {
+	case "yaml-set":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		doc[op.Path[0].(string)] = op.Value
+		out, err := yaml.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case "remove":
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case "rename":
+		if err := os.Rename(file, filepath.Join(root, filepath.FromSlash(op.To))); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var value any
+	switch op.Op {
+	case "set", "merge":
+		value = op.Value
+	case "move":
+		value = jsonAt(t, doc, op.From)
+	}
+	parent, last := jsonAt(t, doc, op.Path[:len(op.Path)-1]), op.Path[len(op.Path)-1]
+	switch p := parent.(type) {
+	case map[string]any:
+		k := last.(string)
+		switch op.Op {
+		case "delete":
+			delete(p, k)
+		case "merge":
+			for mk, mv := range value.(map[string]any) {
+				p[k].(map[string]any)[mk] = mv
+			}
+		default:
+			p[k] = value
+		}
+	case []any:
+		i := int(last.(float64))
+		if op.Op == "merge" {
+			for mk, mv := range value.(map[string]any) {
+				p[i].(map[string]any)[mk] = mv
+			}
+		} else {
+			p[i] = value
+		}
+	default:
+		t.Fatalf("%s: %v is not a container", op.File, op.Path)
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func jsonAt(t *testing.T, doc any, path []any) any {
+	t.Helper()
+	for _, k := range path {
+		switch d := doc.(type) {
+		case map[string]any:
+			doc = d[k.(string)]
+		case []any:
+			doc = d[int(k.(float64))]
+		default:
+			t.Fatalf("no %v in the document", path)
+		}
+	}
+	return doc
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gateText is a gate's outcome in the corpus's notation.
+func gateText(g schemas.Gate) string {
+	if g.Outcome == schemas.OutcomeNotEvaluated {
+		return g.Outcome + ":" + g.Severity
+	}
+	return g.Outcome
+}
+
+func gateOf(gates []schemas.Gate, name string) schemas.Gate {
+	for _, g := range gates {
+		if g.Name == name {
+			return g
+		}
+	}
+	return schemas.Gate{Outcome: "absent"}
+}
+
+var meanOfN = regexp.MustCompile(`mean of (\d+) region results`)
+
+// TestCheckerCorpus builds each one-edit variant of the submission tree and
+// asserts that report, rescore and audit all reach the submission checker's
+// outcome (recorded in the corpus from the checker's code): the edited point's
+// inline and OSL gates (pass, fail, or not evaluated with the checker's
+// severity), its verdict and ruleset, and the curve's SWE-bench mean.
+func TestCheckerCorpus(t *testing.T) {
+	repo := testenv.RepoRoot(t)
+	data, err := os.ReadFile(filepath.Join(repo, "testdata", "checker-corpus", "cases.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c corpus
+	if err := json.Unmarshal(data, &c); err != nil {
+		t.Fatal(err)
+	}
+	cases := append([]corpusCase{{Name: "base"}}, c.Cases...)
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			want := tc
+			if tc.Name == "base" {
+				want = c.Base
+			}
+			if want.Point == "" {
+				want.Point = c.Base.Point
+			}
+			if want.Ruleset == "" {
+				want.Ruleset = c.Base.Ruleset
+			}
+			if want.CoverageCheck == "" {
+				want.CoverageCheck = c.Base.CoverageCheck
+			}
+			// The variant sits where the dataset its config names resolves, so
+			// that all three re-derive beside the published figures.
+			work := t.TempDir()
+			tree := filepath.Join(work, "testdata", "variant")
+			copyDir(t, filepath.Join(repo, "testdata", "submission-tree"), tree)
+			copyDir(t, filepath.Join(repo, "testdata", "reference-run"), filepath.Join(work, "testdata", "reference-run"))
+			for _, op := range tc.Ops {
+				op.apply(t, tree)
+			}
+			ds := filepath.Join(work, "testdata", "reference-run", "dataset.jsonl")
+			ctx := context.Background()
+			suffix := "/" + want.Point
+
+			// report
+			rep, err := report.Build(ctx, report.Options{Out: filepath.Join(work, "report"), Runs: []string{tree}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(rep.Systems) != 1 {
+				t.Fatalf("report: %d systems", len(rep.Systems))
+			}
+			sys := rep.Systems[0]
+			var pt *report.Point
+			for _, p := range sys.Points {
+				if strings.HasSuffix(p.RunDir, suffix) {
+					pt = p
+				}
+			}
+			if pt == nil {
+				t.Fatalf("report: no point %s", want.Point)
+			}
+			got := map[string]string{
+				"ruleset": pt.Ruleset,
+				"inline":  gateText(gateOf(pt.Gates, score.GateAccuracy)),
+				"osl":     gateText(gateOf(pt.Gates, score.GateOSL)),
+				"verdict": pt.GatesOutcome,
+			}
+			n := 0
+			if sys.SWEBenchMean != nil {
+				n = sys.SWEBenchMean.N
+			}
+			got["swebench_n"] = fmt.Sprint(n)
+			for _, ch := range sys.Checks {
+				if strings.Contains(ch.Name, "agentic-accuracy-swebench") {
+					got["swebench_check"] = ch.Status
+				}
+				if strings.Contains(ch.Name, "(accuracy-coverage)") {
+					got["coverage_check"] = ch.Status
+				}
+				if strings.Contains(ch.Name, "model folder") {
+					got["model_warning"] = ch.Status
+				}
+			}
+			for part, status := range want.Checks {
+				found := false
+				for _, ch := range sys.Checks {
+					if strings.Contains(ch.Name, part) {
+						found = true
+						if ch.Status != status {
+							t.Errorf("report: check %q is %s (%s), the checker's %s", ch.Name, ch.Status, ch.Reason, status)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("report: no check %q", part)
+				}
+			}
+			if (got["model_warning"] == report.CheckWarn) != want.ModelWarning {
+				t.Errorf("report: model folder check %q, want a warning: %v", got["model_warning"], want.ModelWarning)
+			}
+			wantMap := map[string]string{"ruleset": want.Ruleset, "inline": want.Inline, "osl": want.OSL, "verdict": want.Verdict,
+				"swebench_n": fmt.Sprint(want.SWEBenchN), "swebench_check": want.SWEBenchCheck,
+				"coverage_check": want.CoverageCheck}
+			for k, w := range wantMap {
+				if got[k] != w {
+					t.Errorf("report: %s = %q, the checker's %q", k, got[k], w)
+				}
+			}
+			if pts, err := os.ReadFile(filepath.Join(work, "report", report.PointsFile)); err != nil {
+				t.Error(err)
+			} else if strings.Contains(want.Inline+want.OSL, "not_evaluated") && !strings.Contains(string(pts), `"value": null`) {
+				t.Errorf("report: points.json writes no null value for a gate not evaluated")
+			}
+
+			// rescore
+			rows, err := score.Rescore(ctx, score.RescoreOptions{Archives: []string{tree}, Dataset: ds, Jobs: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var row *schemas.RescoreRow
+			for i := range rows {
+				if strings.HasSuffix(rows[i].Path, suffix) {
+					row = &rows[i]
+				}
+			}
+			if row == nil {
+				t.Fatalf("rescore: no row for %s", want.Point)
+			}
+			if row.Error != "" {
+				t.Fatalf("rescore: %s", row.Error)
+			}
+			rsGate := func(outcome, name string) string {
+				if outcome != schemas.OutcomeNotEvaluated {
+					return outcome
+				}
+				m := regexp.MustCompile(regexp.QuoteMeta(name) + ` \((\w+)\)`).FindStringSubmatch(row.NotEvaluated)
+				if m == nil {
+					return outcome + ":?"
+				}
+				return outcome + ":" + m[1]
+			}
+			for k, pair := range map[string][2]string{
+				"ruleset": {row.Ruleset, want.Ruleset},
+				"inline":  {rsGate(row.AccuracyOutcome, score.GateAccuracy), want.Inline},
+				"osl":     {rsGate(row.OSLOutcome, score.GateOSL), want.OSL},
+				"verdict": {row.Outcome, want.Verdict},
+			} {
+				if pair[0] != pair[1] {
+					t.Errorf("rescore: %s = %q, the checker's %q", k, pair[0], pair[1])
+				}
+			}
+			if (row.AccuracyOutcome == schemas.OutcomeNotEvaluated) != (row.Score == nil) || (row.OSLOutcome == schemas.OutcomeNotEvaluated) != (row.OSLMean == nil) {
+				t.Errorf("rescore: a gate not evaluated must have a null value: score %v osl %v", row.Score, row.OSLMean)
+			}
+			hasWarning := strings.Contains(row.Warnings, "the ruleset is chosen by the folder's name")
+			if hasWarning != want.ModelWarning {
+				t.Errorf("rescore: model folder warning %v, want %v (%s)", hasWarning, want.ModelWarning, row.Warnings)
+			}
+
+			// audit
+			res, err := audit.Run(ctx, audit.Options{Inputs: []string{tree}, Dataset: ds, Jobs: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ag := map[string]string{}
+			for _, r := range res.Rows {
+				switch {
+				case strings.HasSuffix(r.Run, suffix) && r.Field == "gate."+score.GateAccuracy:
+					ag["inline"] = strings.NewReplacer(" (", ":", ")", "").Replace(r.RecomputedText)
+				case strings.HasSuffix(r.Run, suffix) && r.Field == "gate."+score.GateOSL:
+					ag["osl"] = strings.NewReplacer(" (", ":", ")", "").Replace(r.RecomputedText)
+				case strings.HasSuffix(r.Run, suffix) && r.Field == "point.verdict":
+					ag["verdict"] = r.RecomputedText
+				case r.Field == "curve.swe_bench_mean":
+					if m := meanOfN.FindStringSubmatch(r.Note); m != nil {
+						ag["swebench_n"] = m[1]
+					}
+				case r.Field == "curve.verdict":
+					ag["coverage_check"] = "pass"
+					if strings.Contains(r.Note, "(accuracy-coverage)") {
+						ag["coverage_check"] = "fail"
+					}
+				}
+			}
+			for _, k := range []string{"inline", "osl", "verdict", "swebench_n", "coverage_check"} {
+				if ag[k] != wantMap[k] {
+					t.Errorf("audit: %s = %q, the checker's %q", k, ag[k], wantMap[k])
+				}
+			}
+		})
+	}
+}

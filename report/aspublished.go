@@ -1,0 +1,203 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// publishedMetric is one metric a published result summary gives: the point's
+// field and how the summary holds it.
+type publishedMetric struct {
+	name string
+	// same tells that the published field is the rules' metric itself, so a
+	// re-derived value more than 1% away is shown beside it; the stat blocks
+	// (TTFT, TPOT, latency) are the reference's, over other turns than the rules'
+	// window metrics, and are only filled in.
+	same bool
+	of   func(p *Point) *Num
+	read func(s map[string]any) (float64, bool)
+}
+
+func sumNum(s map[string]any, keys ...string) (float64, bool) {
+	var v any = s
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		v = m[k]
+	}
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := n.Float64()
+	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// percentileMs reads a stat block's percentile (nanoseconds) in milliseconds.
+func percentileMs(block, pct string) func(s map[string]any) (float64, bool) {
+	return func(s map[string]any) (float64, bool) {
+		f, ok := sumNum(s, block, "percentiles", pct)
+		return f / 1e6, ok
+	}
+}
+
+// publishedMetrics are the metrics a point shows as published when nothing
+// re-derives them. system_tps, when the summary has no such field, is derived
+// from it as the submission checker derives it (output_sequence_lengths.total
+// over duration_ns).
+var publishedMetrics = []publishedMetric{
+	{"system_tps", true, func(p *Point) *Num { return &p.SystemTPS }, func(s map[string]any) (float64, bool) {
+		if f, ok := sumNum(s, "system_tps"); ok {
+			return f, true
+		}
+		total, ok1 := sumNum(s, "output_sequence_lengths", "total")
+		ns, ok2 := sumNum(s, "duration_ns")
+		return total / (ns / 1e9), ok1 && ok2 && ns > 0
+	}},
+	{"e2e_avg_interactivity", true, func(p *Point) *Num { return &p.E2EAvgInteractivity }, func(s map[string]any) (float64, bool) {
+		return sumNum(s, "e2e_avg_interactivity")
+	}},
+	{"tps_per_user", true, func(p *Point) *Num { return &p.TPSPerUser }, func(s map[string]any) (float64, bool) {
+		return sumNum(s, "tps_per_user")
+	}},
+	{"ttft_p50_ms", false, func(p *Point) *Num { return &p.TTFTP50Ms }, percentileMs("ttft", "50.0")},
+	{"ttft_p90_ms", false, func(p *Point) *Num { return &p.TTFTP90Ms }, percentileMs("ttft", "90.0")},
+	{"ttft_p99_ms", false, func(p *Point) *Num { return &p.TTFTP99Ms }, percentileMs("ttft", "99.0")},
+	{"tpot_p50_ms", false, func(p *Point) *Num { return &p.TPOTP50Ms }, percentileMs("tpot", "50.0")},
+	{"tpot_p90_ms", false, func(p *Point) *Num { return &p.TPOTP90Ms }, percentileMs("tpot", "90.0")},
+	{"tpot_p99_ms", false, func(p *Point) *Num { return &p.TPOTP99Ms }, percentileMs("tpot", "99.0")},
+	{"latency_p50_ms", false, func(p *Point) *Num { return &p.LatencyP50Ms }, percentileMs("latency", "50.0")},
+	{"latency_p90_ms", false, func(p *Point) *Num { return &p.LatencyP90Ms }, percentileMs("latency", "90.0")},
+	{"latency_p99_ms", false, func(p *Point) *Num { return &p.LatencyP99Ms }, percentileMs("latency", "99.0")},
+}
+
+// publishedTolerance is the relative difference past which a re-derived metric
+// is shown beside its published value (the rules' 1%).
+const publishedTolerance = 0.01
+
+// applyPublished fills, from a reference run's or submission point's published
+// result summary, each metric the point could not re-derive (no token counts:
+// system_tps, interactivity, TPOT, ...), listing it in AsPublished; a metric
+// re-derived more than 1% away from its published value keeps the re-derived one
+// and has the published one in PublishedDiffers.
+func (p *Point) applyPublished() {
+	if len(p.PublishedSummary) == 0 {
+		return
+	}
+	dec := json.NewDecoder(bytes.NewReader(p.PublishedSummary))
+	dec.UseNumber()
+	var s map[string]any
+	if dec.Decode(&s) != nil {
+		return
+	}
+	for _, m := range publishedMetrics {
+		pub, ok := m.read(s)
+		if !ok {
+			continue
+		}
+		v := m.of(p)
+		switch {
+		case !v.Valid():
+			*v = Num(pub)
+			p.AsPublished = append(p.AsPublished, m.name)
+		case m.same && math.Abs(float64(*v)-pub) > publishedTolerance*math.Max(math.Abs(float64(*v)), math.Abs(pub)):
+			if p.PublishedDiffers == nil {
+				p.PublishedDiffers = map[string]float64{}
+			}
+			p.PublishedDiffers[m.name] = pub
+		}
+	}
+	sort.Strings(p.AsPublished)
+}
+
+// publishedNote says which of the point's metrics are as published and which
+// differ from their published values, "" when neither.
+func (p *Point) publishedNote() string {
+	note := ""
+	if len(p.AsPublished) > 0 {
+		note = "as published (not re-derived): "
+		for i, n := range p.AsPublished {
+			if i > 0 {
+				note += ", "
+			}
+			note += n
+		}
+	}
+	if len(p.PublishedDiffers) > 0 {
+		keys := make([]string, 0, len(p.PublishedDiffers))
+		for k := range p.PublishedDiffers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if note != "" {
+			note += "; "
+		}
+		note += "re-derived, more than 1% from the published value: "
+		for i, k := range keys {
+			if i > 0 {
+				note += ", "
+			}
+			note += k + " published " + thousandsNum(Num(p.PublishedDiffers[k]), 2)
+		}
+	}
+	return note
+}
+
+// labelled formats one of the point's metrics for a table, labelled "as
+// published" when it was not re-derived, with the published value beside a
+// re-derived one more than 1% away.
+func (p *Point) labelled(name string, n Num, prec int) string {
+	out := fmtNum(n, prec)
+	if p.asPublished(name) {
+		return out + " (as published)"
+	}
+	if pub, ok := p.PublishedDiffers[name]; ok {
+		out += " (published " + fmtNum(Num(pub), prec) + ")"
+	}
+	return out
+}
+
+// paretoNote says which of the Pareto plot's points are as published and which
+// points it cannot draw (no system_tps or no interactivity), "" when every point
+// is drawn from re-derived figures.
+func paretoNote(systems []*System) string {
+	var published, missing []string
+	for _, s := range systems {
+		for _, p := range s.Points {
+			name := fmt.Sprintf("c=%d", p.Concurrency)
+			if len(systems) > 1 {
+				name = s.Name + " " + name
+			}
+			switch {
+			case !p.E2EAvgInteractivity.Valid() || !p.SystemTPS.Valid():
+				missing = append(missing, name)
+			case p.asPublished("system_tps") || p.asPublished("e2e_avg_interactivity"):
+				published = append(published, name)
+			}
+		}
+	}
+	note := ""
+	if len(published) > 0 {
+		note += " As published (the result summary's figures, not re-derived: give --tokenizer): " + strings.Join(published, ", ") + "."
+	}
+	if len(missing) > 0 {
+		note += " Not drawn (no system_tps or e2e_avg_interactivity, re-derived or published): " + strings.Join(missing, ", ") + "."
+	}
+	return note
+}
+
+// asPublished tells whether the point's metric name is as published.
+func (p *Point) asPublished(name string) bool {
+	for _, a := range p.AsPublished {
+		if a == name {
+			return true
+		}
+	}
+	return false
+}
