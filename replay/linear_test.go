@@ -3,6 +3,8 @@ package replay
 import (
 	"bufio"
 	"fmt"
+	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -131,20 +133,30 @@ func TestToolCallDeltasLinear(t *testing.T) {
 }
 
 // scaling returns how many times longer run(4n) takes than run(n), each timed
-// as the best of three, so that a loaded machine's pauses do not decide it.
+// as the best of five rounds that alternate the two sizes, each after a
+// collection, so that a loaded machine's pauses do not decide it.
 func scaling(t *testing.T, n int, prepare func(n int) func()) float64 {
 	t.Helper()
-	best := func(run func()) time.Duration {
-		d := time.Duration(1<<63 - 1)
-		for range 3 {
+	runs := [2]func(){prepare(n), prepare(4 * n)}
+	best := [2]time.Duration{1<<63 - 1, 1<<63 - 1}
+	for range 5 {
+		for i, run := range runs {
+			runtime.GC()
 			start := time.Now()
 			run()
-			d = min(d, time.Since(start))
+			best[i] = min(best[i], time.Since(start))
 		}
-		return d
 	}
-	small, big := best(prepare(n)), best(prepare(4*n))
-	ratio := float64(big) / float64(max(small, time.Microsecond))
-	t.Logf("n=%d: %v, 4n: %v, ratio %.2f", n, small, big, ratio)
+	ratio := float64(best[1]) / float64(max(best[0], time.Microsecond))
+	t.Logf("n=%d: %v, 4n: %v, ratio %.2f (load average %s)", n, best[0], best[1], ratio, loadAverage())
 	return ratio
+}
+
+// loadAverage is the first field of /proc/loadavg, "?" when unreadable.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
