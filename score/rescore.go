@@ -150,24 +150,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	p := pool.New().WithMaxGoroutines(opts.Jobs)
 	// Runs are scored in the order their logs lie in their archive, so that a
 	// .tgz is decompressed in one pass; rows keep the order found.
-	type place struct{ source, position int }
-	first := map[*archive.Source]int{}
-	places := make([]place, len(found))
-	order := make([]int, len(found))
-	for i, fr := range found {
-		order[i] = i
-		if _, ok := first[fr.Source]; !ok {
-			first[fr.Source] = i
-		}
-		places[i] = place{first[fr.Source], 0}
-		if fr.Source != nil {
-			places[i].position = fr.Position()
-		}
-	}
-	sort.SliceStable(order, func(a, b int) bool {
-		x, y := places[order[a]], places[order[b]]
-		return x.source < y.source || x.source == y.source && x.position < y.position
-	})
+	order := archive.ReadOrder(found)
 	for _, i := range order {
 		fr := found[i]
 		p.Go(func() {
