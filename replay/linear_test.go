@@ -3,11 +3,10 @@ package replay
 import (
 	"bufio"
 	"fmt"
-	"os"
-	"runtime"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // TestSSEBOM: a body that begins with a UTF-8 byte order mark keeps its first
@@ -79,7 +78,7 @@ func TestSSEEventOfManyLines(t *testing.T) {
 	if r.content.String() != "ab" || r.malformed != 0 || r.finish != "stop" {
 		t.Fatalf("content %q, %d malformed, finish %q", r.content.String(), r.malformed, r.finish)
 	}
-	ratio := scaling(t, 5000, func(n int) func() {
+	ratio := testenv.Scaling(t, 10000, func(n int) func() {
 		in := event(n)
 		return func() { parse(in) }
 	})
@@ -123,40 +122,11 @@ func TestToolCallDeltasLinear(t *testing.T) {
 			t.Errorf("name of %d bytes: %d calls kept, %d bytes truncated", len(name), len(r.tools.calls), r.truncated)
 		}
 	}
-	ratio := scaling(t, 10000, func(n int) func() {
+	ratio := testenv.Scaling(t, 10000, func(n int) func() {
 		in := stream(n, "f")
 		return func() { read(in, 64<<20) }
 	})
 	if ratio > 8 {
 		t.Errorf("4 times the tool-call deltas took %.1f times as long (linear: 4, quadratic: 16)", ratio)
 	}
-}
-
-// scaling returns how many times longer run(4n) takes than run(n), each timed
-// as the best of five rounds that alternate the two sizes, each after a
-// collection, so that a loaded machine's pauses do not decide it.
-func scaling(t *testing.T, n int, prepare func(n int) func()) float64 {
-	t.Helper()
-	runs := [2]func(){prepare(n), prepare(4 * n)}
-	best := [2]time.Duration{1<<63 - 1, 1<<63 - 1}
-	for range 5 {
-		for i, run := range runs {
-			runtime.GC()
-			start := time.Now()
-			run()
-			best[i] = min(best[i], time.Since(start))
-		}
-	}
-	ratio := float64(best[1]) / float64(max(best[0], time.Microsecond))
-	t.Logf("n=%d: %v, 4n: %v, ratio %.2f (load average %s)", n, best[0], best[1], ratio, loadAverage())
-	return ratio
-}
-
-// loadAverage is the first field of /proc/loadavg, "?" when unreadable.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
-		return f[0]
-	}
-	return "?"
 }

@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // bigRuns writes a .tgz of n agentrace run folders (run000/ ...), written in
@@ -101,24 +100,10 @@ func TestTarReadInOnePass(t *testing.T) {
 	wg.Wait()
 	src.Close()
 
-	// n and 4n runs, timed as the best of three alternating rounds, each after a
-	// collection, so that a loaded machine's pauses do not decide it.
-	var archives [2]string
-	var contents [2]map[string]string
-	archives[0], contents[0] = bigRuns(t, 8)
-	archives[1], contents[1] = bigRuns(t, 32)
-	best := [2]time.Duration{1<<63 - 1, 1<<63 - 1}
-	for range 3 {
-		for i := range archives {
-			runtime.GC()
-			start := time.Now()
-			readAll(archives[i], contents[i], byPosition)
-			best[i] = min(best[i], time.Since(start))
-		}
-	}
-	load, _ := os.ReadFile("/proc/loadavg")
-	ratio := float64(best[1]) / float64(best[0])
-	t.Logf("8 runs: %v, 32 runs: %v, ratio %.2f (load average %.5s)", best[0], best[1], ratio, load)
+	ratio := testenv.Scaling(t, 8, func(n int) func() {
+		p, logs := bigRuns(t, n)
+		return func() { readAll(p, logs, byPosition) }
+	})
 	if ratio > 8 {
 		t.Errorf("4 times the runs took %.1f times as long (one pass: 4, from the start each time: 16)", ratio)
 	}
