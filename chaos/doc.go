@@ -18,6 +18,10 @@
 //     rows (log dump exits 0, the manifest says running, score reads it); a replay
 //     on a full disk (RLIMIT_FSIZE) exits 1 with a failed manifest counting exactly
 //     the rows its log holds.
+//   - TestChaosKilledRunReaders: report reads a run still being written, as it
+//     is then, saying so; once the replay is killed by SIGKILL, report, log export
+//     and score read the rows log dump reads (its whole batches), each warning
+//     that the run did not end.
 //   - TestChaosHostileRuns (items 5, 14): rescore of a FIFO manifest, a /dev/zero
 //     dataset, an empty and a random-bytes turn log beside a good run: an error row
 //     each, promptly.

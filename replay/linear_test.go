@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // TestSSEBOM: a body that begins with a UTF-8 byte order mark keeps its first
@@ -77,7 +78,7 @@ func TestSSEEventOfManyLines(t *testing.T) {
 	if r.content.String() != "ab" || r.malformed != 0 || r.finish != "stop" {
 		t.Fatalf("content %q, %d malformed, finish %q", r.content.String(), r.malformed, r.finish)
 	}
-	ratio := scaling(t, 5000, func(n int) func() {
+	ratio := testenv.Scaling(t, 10000, func(n int) func() {
 		in := event(n)
 		return func() { parse(in) }
 	})
@@ -121,30 +122,11 @@ func TestToolCallDeltasLinear(t *testing.T) {
 			t.Errorf("name of %d bytes: %d calls kept, %d bytes truncated", len(name), len(r.tools.calls), r.truncated)
 		}
 	}
-	ratio := scaling(t, 10000, func(n int) func() {
+	ratio := testenv.Scaling(t, 10000, func(n int) func() {
 		in := stream(n, "f")
 		return func() { read(in, 64<<20) }
 	})
 	if ratio > 8 {
 		t.Errorf("4 times the tool-call deltas took %.1f times as long (linear: 4, quadratic: 16)", ratio)
 	}
-}
-
-// scaling returns how many times longer run(4n) takes than run(n), each timed
-// as the best of three, so that a loaded machine's pauses do not decide it.
-func scaling(t *testing.T, n int, prepare func(n int) func()) float64 {
-	t.Helper()
-	best := func(run func()) time.Duration {
-		d := time.Duration(1<<63 - 1)
-		for range 3 {
-			start := time.Now()
-			run()
-			d = min(d, time.Since(start))
-		}
-		return d
-	}
-	small, big := best(prepare(n)), best(prepare(4*n))
-	ratio := float64(big) / float64(max(small, time.Microsecond))
-	t.Logf("n=%d: %v, 4n: %v, ratio %.2f", n, small, big, ratio)
-	return ratio
 }

@@ -125,8 +125,15 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			scoreRuleset = score.AutoRuleset
 		}
 		for _, rg := range splitCurves(g.name, set.runs) {
-			// Points fold in parallel (token counting dominates); results keep order.
-			pts, err := iter.MapErr(rg.runs, func(run **archive.Run) (*Point, error) {
+			// Points fold in parallel (token counting dominates), started in the
+			// order the runs lie in their archive (one pass over a .tgz); results
+			// keep the runs' order.
+			order := archive.ReadOrder(rg.runs)
+			byRead := make([]*archive.Run, len(order))
+			for k, i := range order {
+				byRead[k] = rg.runs[i]
+			}
+			read, err := iter.MapErr(byRead, func(run **archive.Run) (*Point, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
@@ -149,6 +156,10 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			})
 			if err != nil {
 				return nil, err
+			}
+			pts := make([]*Point, len(read))
+			for k, i := range order {
+				pts[i] = read[k]
 			}
 			for _, p := range pts {
 				p.ApplySLO(o.SLOTTFTMs, o.SLOTPSPerUser)

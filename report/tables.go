@@ -124,6 +124,7 @@ func pointRowOf(s *System, p *Point) pointRow {
 func (r *Report) writeTables(ctx context.Context, out string) (notes []string, err error) {
 	var rows []pointRow
 	var runs []runlog.TableRun
+	var sources []*archive.Run // of runs
 	expected := map[string]runlog.ExpectedTurns{}
 	for _, s := range r.Systems {
 		for _, p := range s.Points {
@@ -150,6 +151,7 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 				tr.Expected = func(string, int32) (int32, bool) { return 0, false }
 			}
 			runs = append(runs, tr)
+			sources = append(sources, src)
 		}
 	}
 	if err := outguard.AtomicWriteBytes(filepath.Join(out, MacrosFile), []byte(Macros)); err != nil {
@@ -168,7 +170,13 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 	if len(runs) == 0 {
 		return notes, nil
 	}
-	info, err := runlog.WriteTable(ctx, filepath.Join(out, TurnsTable), runs, runlog.TableOptions{RunColumns: true})
+	// Runs from an archive go in the order they lie in it: one pass over a .tgz.
+	order := archive.ReadOrder(sources)
+	inOrder := make([]runlog.TableRun, len(runs))
+	for k, i := range order {
+		inOrder[k] = runs[i]
+	}
+	info, err := runlog.WriteTable(ctx, filepath.Join(out, TurnsTable), inOrder, runlog.TableOptions{RunColumns: true})
 	notes = append(notes, info.Warnings...)
 	if err != nil {
 		return notes, fmt.Errorf("write %s: %w", TurnsTable, err)

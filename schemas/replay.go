@@ -25,7 +25,7 @@ func TurnLogColumns() []Column {
 		{"status", "ok; error (HTTP error status, transport error, broken stream, or with --strict-stream a malformed or error frame); timeout (turn timeout); cancelled (in flight and cut: end of the grace after Ctrl-C, a second Ctrl-C, --max-duration, a turn-log failure); aborted (never sent: an earlier turn of the trajectory failed; the reference counts it as issued and failed); not_issued (never sent: issuing had stopped; counted nowhere). Issued = ok, error, timeout, cancelled"},
 		{"error", "what went wrong, empty when ok"},
 		{"http_status", "HTTP status of the response, 0 when none arrived"},
-		{"warnings", "what the client tolerated in the response, '; '-separated: malformed_frame xN (skipped), error_frame: MESSAGE (ignored), oversized_frame xN (skipped), no [DONE]; empty when none (version 2; older logs: empty)"},
+		{"warnings", "what the client tolerated in the response, '; '-separated: leading_bom (a UTF-8 byte order mark the body began with, stripped), malformed_frame xN (skipped), error_frame: MESSAGE (ignored), oversized_frame xN (skipped), no [DONE]; empty when none (version 2; older logs: empty)"},
 		{"scheduled_ns", "when the turn became due: the previous turn's completion (or the trajectory's start) plus the delay"},
 		{"issued_ns", "when the request was sent; issued minus scheduled is the client's own lag"},
 		{"headers_ns", "when the response headers arrived"},

@@ -152,7 +152,11 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	buffers := newBufferPool()
 	rows := make([]schemas.RescoreRow, len(found))
 	p := pool.New().WithMaxGoroutines(opts.Jobs)
-	for i, fr := range found {
+	// Runs are scored in the order their logs lie in their archive, so that a
+	// .tgz is decompressed in one pass; rows keep the order found.
+	order := archive.ReadOrder(found)
+	for _, i := range order {
+		fr := found[i]
 		p.Go(func() {
 			rows[i] = rescoreOne(ctx, fr, opts, counter, cache, buffers)
 			done.Add(1)

@@ -138,8 +138,9 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 // Turns never sent because issuing stopped (not_issued) are left out, as the
 // reference publishes nothing for them; turns skipped after a failure
 // (aborted) count as issued without output, as its register_skipped publishes
-// them. A run whose log does not hold what its manifest counts is refused
-// (runlog.CheckAgreement).
+// them. The log is read and checked as every reader does (runlog.ScanRun): a run
+// whose log does not hold what its manifest counts is refused, and the log read
+// is recorded (runData.log) for scores.json.
 func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
 	rc, err := run.Open(schemas.TurnLogFile)
 	if err != nil {

@@ -70,6 +70,8 @@ var ErrNoTurns = errors.New("no turn log or event log")
 // appearance and client_index counts a session's issued turns. first_token_ns is
 // the recv_first event, chunk_times the recv events. Server usage is unknown (-1).
 // Lines the reference would reject are skipped and counted, as scoring does.
+// A turn log is checked against the run's manifest as every reader checks it
+// (runlog.ScanRun): one that disagrees with a finished run's is refused.
 func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecord) error) (TurnScan, error) {
 	return ScanTurnsWith(ctx, run, ScanOptions{}, func(rec *schemas.TurnRecord, _ TurnExtra) error { return fn(rec) })
 }

@@ -40,8 +40,10 @@
 // a run's folder sets that run's Err; one elsewhere becomes a run of Kind "" with
 // Err, so that a table of runs names it. An archive whose entries expand past
 // Limits.MaxExpansion (default 10) times its size is refused whole (ErrExpansion),
-// and ReadFile reads at most Limits.MaxFileBytes (64 MiB) of a file. Opening a big
-// entry of a .tar.gz decompresses the archive from its start to it (a tar.gz has
-// no index); small entries (up to 1 MiB each, 64 MiB in all) are kept in memory by
-// the first pass.
+// and ReadFile reads at most Limits.MaxFileBytes (64 MiB) of a file. A tar.gz has
+// no index: small entries (up to 1 MiB each, 64 MiB in all) are kept in memory by
+// the first pass, and opening a big one goes on decompressing from where an
+// earlier read of the archive ended, when that is not past it, else from the
+// start. Runs read in the order of Run.Position (rescore reads them so) thus read
+// a .tar.gz in one more pass, whatever its number of runs.
 package archive

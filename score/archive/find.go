@@ -101,6 +101,46 @@ func (r *Run) rel(name string) string {
 	return r.Dir + "/" + name
 }
 
+// Position is where the run's log (its turn log, else its event log) lies in a
+// tar archive: reading runs in order of Position reads the archive in one pass
+// (Source.Open goes on from where the last read ended). 0 in a directory or a
+// zip, where any order costs the same.
+func (r *Run) Position() int {
+	name := r.First(TurnLogFile)
+	if name == "" {
+		name, _ = r.EventsName()
+	}
+	if e, ok := r.Source.entries[r.rel(name)]; ok && name != "" {
+		return e.order
+	}
+	return 0
+}
+
+// ReadOrder returns the indexes of runs in the order to read them: each
+// source's runs (in the order the sources first appear) by Position, so that a
+// tar archive is read in one pass; runs of the same position keep their order.
+func ReadOrder(runs []*Run) []int {
+	type place struct{ source, position int }
+	first := map[*Source]int{}
+	places := make([]place, len(runs))
+	order := make([]int, len(runs))
+	for i, r := range runs {
+		order[i] = i
+		if _, ok := first[r.Source]; !ok {
+			first[r.Source] = i
+		}
+		places[i].source = first[r.Source]
+		if r.Source != nil {
+			places[i].position = r.Position()
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		x, y := places[order[a]], places[order[b]]
+		return x.source < y.source || x.source == y.source && x.position < y.position
+	})
+	return order
+}
+
 // Has tells whether the run folder holds the regular file name.
 func (r *Run) Has(name string) bool { return r.Source.IsFile(r.rel(name)) }
 

@@ -11,8 +11,10 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/klauspost/compress/gzip"
 )
@@ -102,6 +104,24 @@ type Source struct {
 	file    *os.File    // zip, tar
 	size    int64       // archive size
 	gz      bool
+
+	// mu guards idle and closed: the tar streams left where their last read
+	// ended, for the next entry opened after them.
+	mu     sync.Mutex
+	idle   []*tarCursor
+	closed bool
+}
+
+// maxIdleCursors bounds the tar streams kept open between reads (as many as
+// readers working through an archive at once: rescore's --jobs).
+const maxIdleCursors = 16
+
+// tarCursor is a stream of a tar archive, decompressed as far as it has been
+// read: its next header is the entry of order next.
+type tarCursor struct {
+	tr    *tar.Reader
+	next  int
+	close func()
 }
 
 // ArchiveKind tells which archive form a file name has ("" when none).
@@ -173,6 +193,12 @@ func Open(p string, lim Limits) (*Source, error) {
 
 // Close releases the source's files.
 func (s *Source) Close() error {
+	s.mu.Lock()
+	for _, c := range s.idle {
+		c.close()
+	}
+	s.idle, s.closed = nil, true
+	s.mu.Unlock()
 	var err error
 	if s.root != nil {
 		err = s.root.Close()
@@ -486,8 +512,9 @@ func (s *Source) Label(name string) string {
 	return s.Path + "/" + name
 }
 
-// Open opens a regular file of the source for streaming. In a compressed tar
-// archive this decompresses from the archive's start to the entry.
+// Open opens a regular file of the source for streaming. In a tar archive this
+// reads (decompresses) on from where an earlier read of the source ended when it
+// has not passed the entry, else from the archive's start.
 func (s *Source) Open(name string) (io.ReadCloser, error) {
 	e, ok := s.entries[name]
 	if !ok || e.dir {
@@ -515,31 +542,101 @@ func (s *Source) Open(name string) (io.ReadCloser, error) {
 	if e.data != nil {
 		return io.NopCloser(bytes.NewReader(e.data)), nil
 	}
-	tr, _, closeAll, err := s.tarStream()
+	c, err := s.cursorTo(e.order)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("open %q: %w", s.Label(name), err)
 	}
-	for order := 0; ; order++ {
-		_, err := tr.Next()
+	return &cursorReader{r: io.LimitReader(c.tr, e.size), c: c, s: s}, nil
+}
+
+// cursorTo returns a tar stream whose next read is the data of the entry of
+// order: an idle one that has not passed it, the furthest along, else one from
+// the archive's start. Entries opened in archive order (rescore reads its runs
+// so) thus decompress the archive once, not once per entry.
+func (s *Source) cursorTo(order int) (*tarCursor, error) {
+	s.mu.Lock()
+	best := -1
+	for i, c := range s.idle {
+		if c.next <= order && (best < 0 || c.next > s.idle[best].next) {
+			best = i
+		}
+	}
+	var c *tarCursor
+	if best >= 0 {
+		c = s.idle[best]
+		s.idle = slices.Delete(s.idle, best, best+1)
+	}
+	s.mu.Unlock()
+	if c == nil {
+		tr, _, closeAll, err := s.tarStream()
 		if err != nil {
-			closeAll()
+			return nil, err
+		}
+		c = &tarCursor{tr: tr, close: closeAll}
+	}
+	for c.next <= order {
+		if _, err := c.tr.Next(); err != nil {
+			c.close()
 			if err == io.EOF {
 				err = io.ErrUnexpectedEOF
 			}
-			return nil, fmt.Errorf("open %q: %w", s.Label(name), err)
+			return nil, err
 		}
-		if order == e.order {
-			return &readCloser{Reader: io.LimitReader(tr, e.size), close: closeAll}, nil
+		c.next++
+	}
+	return c, nil
+}
+
+// park keeps a stream for the next entry opened after it; past maxIdleCursors
+// the one furthest behind is closed.
+func (s *Source) park(c *tarCursor) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.close()
+		return
+	}
+	s.idle = append(s.idle, c)
+	if len(s.idle) > maxIdleCursors {
+		last := 0
+		for i, x := range s.idle {
+			if x.next < s.idle[last].next {
+				last = i
+			}
 		}
+		s.idle[last].close()
+		s.idle = slices.Delete(s.idle, last, last+1)
 	}
 }
 
-type readCloser struct {
-	io.Reader
-	close func()
+// cursorReader reads one entry from a tar stream; Close hands the stream back
+// to its source (closed instead when a read failed).
+type cursorReader struct {
+	r      io.Reader
+	c      *tarCursor
+	s      *Source
+	failed bool
 }
 
-func (r *readCloser) Close() error { r.close(); return nil }
+func (r *cursorReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if err != nil && err != io.EOF {
+		r.failed = true
+	}
+	return n, err
+}
+
+func (r *cursorReader) Close() error {
+	switch {
+	case r.c == nil:
+	case r.failed:
+		r.c.close()
+	default:
+		r.s.park(r.c)
+	}
+	r.c = nil
+	return nil
+}
 
 // ReadFile reads a whole regular file, refusing one larger than the source's
 // MaxFileBytes (a summary or a config is small; a huge one is not read into
