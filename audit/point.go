@@ -104,7 +104,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	s.OSL = nil
 	if full := p.Summary.OSLFullRun; full != nil && pt.oslWhy == "" {
 		s.OSL = &schemas.OSLResult{Mean: full.Avg, Turns: full.Count, Total: int64(full.Total),
-			Source: p.TokenSource, Unofficial: p.Unofficial, Window: rules.OSLWindow}
+			Source: p.TokenSource, Unofficial: p.Unofficial, Tokenizer: p.Tokenizer, Window: rules.OSLWindow}
 	}
 	s.Verdict = score.Judge(rules, s)
 	pt.scores = s
@@ -157,6 +157,23 @@ func (pt *point) compare() {
 	pt.compareScores()
 	pt.comparePointYAML()
 	pt.followInputs()
+	pt.tokenizerRow()
+}
+
+// tokenizerRow records the tokenizer the point's token figures were re-derived
+// with (its name and digests) and whether it is the model's own: with a
+// stand-in, the re-derived token figures are unofficial.
+func (pt *point) tokenizerRow() {
+	u := pt.p.Tokenizer
+	if u == nil {
+		return
+	}
+	status := Agree
+	if u.StandIn {
+		status = Unchecked
+	}
+	pt.add(Row{Field: "point.tokenizer", Status: status, Note: u.Note,
+		RecomputedText: fmt.Sprintf("%s %s sha256 %s, chat template sha256 %s", u.Name, u.File, u.TokenizerSHA256, u.TemplateSHA256)})
 }
 
 // blockRows compares a published stat block with the re-derived one.
