@@ -18,6 +18,10 @@ import (
 //     text's count is the number of its added tokens plus the counts of its
 //     pieces. The counter remembers each piece's count by its content; the
 //     history's pieces recur turn after turn and are encoded once.
+//   - Template values kept. For any template, each message is parsed into
+//     template values (its tool-call arguments normalized) once, when it is first
+//     seen, and the turn is rendered by the engine from those values
+//     (renderCached); the engine still walks the whole history each turn.
 //   - Incremental rendering. For a chat template agentrace knows (the Qwen3
 //     template, recognized by its exact source), the rendered text is built in
 //     Go from the messages, each parsed once, instead of running the template
