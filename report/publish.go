@@ -122,6 +122,9 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 		name := filepath.Base(filepath.Clean(arg))
 		s := NewSystemWith(name, pts, o.CMax, rs)
 		systems = append(systems, s)
+		if note := standIn(s); note != "" {
+			fmt.Fprintf(o.Log, "publish: %s: token counts %s; the published token figures are unofficial (result_summary.json agentrace.tokenizer says so)\n", name, note)
+		}
 		// A sweep folder named as such gets the curve's table.
 		sweep := ""
 		if len(runs) > 1 || runs[0].Dir != inner {

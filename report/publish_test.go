@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
@@ -84,5 +86,34 @@ func TestPublishLaysRunsOutAsTheReference(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(mine); string(b) != "concurrency: 8\nregion: med_concurrency\n" {
 		t.Errorf("the submitter's point.yaml was changed: %q", b)
+	}
+}
+
+// TestPublishStandIn: a sweep published with a tokenizer that is not the model's
+// own says so in its log and in each point's result_summary.json.
+func TestPublishStandIn(t *testing.T) {
+	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
+	var log bytes.Buffer
+	if _, err := Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128, TokenizerDir: testenv.Tokenizer(t), Log: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), schemas.StandInLabel) {
+		t.Errorf("publish log lacks %q:\n%s", schemas.StandInLabel, log.String())
+	}
+	data, err := os.ReadFile(filepath.Join(sweep, "c1", archive.PerfSummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		Agentrace struct {
+			Unofficial bool                  `json:"unofficial"`
+			Tokenizer  *schemas.TokenizerUse `json:"tokenizer"`
+		} `json:"agentrace"`
+	}
+	if err := json.Unmarshal(data, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if a := sum.Agentrace; !a.Unofficial || a.Tokenizer == nil || !a.Tokenizer.StandIn || len(a.Tokenizer.TokenizerSHA256) != 64 {
+		t.Errorf("result_summary.json agentrace block: %+v", a)
 	}
 }

@@ -323,6 +323,9 @@ func (p *Point) markTokenizer(tok TokenCounter, rs, model string) {
 		p.Unofficial = true
 		p.TokenNote = strings.TrimSuffix(p.Tokenizer.Note+"; "+p.TokenNote, "; ")
 	}
+	if p.Summary != nil {
+		p.Summary.Unofficial, p.Summary.Tokenizer = p.Unofficial, p.Tokenizer
+	}
 }
 
 // publishedSWEBench reads a reference run's or submission point's published

@@ -229,7 +229,9 @@ type ResultSummary struct {
 	TokenSource string
 	ISLSource   string
 	Unofficial  bool
-	Statuses    map[string]int
+	// Tokenizer is the tokenizer the counts were made with, nil for none.
+	Tokenizer *schemas.TokenizerUse
+	Statuses  map[string]int
 }
 
 // Counting says, in result_summary.json, which turns its counts include.
@@ -411,6 +413,11 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 	_ = ag.val("token_source", rs.TokenSource)
 	_ = ag.val("isl_source", rs.ISLSource)
 	ag.raw("unofficial", strconv.AppendBool(nil, rs.Unofficial))
+	if rs.Tokenizer != nil {
+		if err := ag.val("tokenizer", rs.Tokenizer); err != nil {
+			return nil, err
+		}
+	}
 	if err := ag.val("turns_by_status", rs.Statuses); err != nil {
 		return nil, err
 	}

@@ -75,9 +75,11 @@ type Options struct {
 	// Fidelity is the probability the server answers with the recorded assistant
 	// message (default 0.9), so inline accuracy passes.
 	Fidelity float64
-	// Tokenizer is a Qwen3 tokenizer folder for the official token counts; "" looks
-	// for .cache/tokenizers/qwen3 and, when absent, counts with the server's usage
-	// (marked unofficial).
+	// Tokenizer is the tokenizer (a folder or a Hugging Face model id in the local
+	// cache) the token counts are made with; "" takes .cache/tokenizers/qwen3
+	// (`make tokenizers`: Qwen3's tokenizer, an offline stand-in for Qwen3.6's,
+	// whose counts are marked unofficial) and, when absent, the server's usage
+	// (unofficial too).
 	Tokenizer string
 	// Progress receives the tour's progress and closing table (nil: discarded);
 	// TTY redraws progress lines in place.
@@ -108,6 +110,9 @@ type Result struct {
 	ReportHTML   string
 	Ruleset      string
 	Tokenizer    string // "" when the server's usage counted output tokens
+	// TokenizerUse says which tokenizer counted, with its digests, and whether it
+	// is a stand-in for the model's own (nil without a tokenizer).
+	TokenizerUse *schemas.TokenizerUse
 	// Endpoint is the simulated server's URL; it no longer answers once Run has
 	// returned. Speedup is the server's speedup.
 	Endpoint string
@@ -308,6 +313,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 				}
 				if s.OSL != nil {
 					pt.OSLMean, pt.OSLUnofficial = s.OSL.Mean, s.OSL.Unofficial
+					if s.OSL.Tokenizer != nil && res.TokenizerUse == nil {
+						res.TokenizerUse = s.OSL.Tokenizer
+					}
 				}
 			}
 			res.Points = append(res.Points, pt)
@@ -369,8 +377,14 @@ func printStats(w io.Writer, st ingest.Stats) {
 // verdict as report.html), then the report's path.
 func WriteTable(w io.Writer, r *Result) {
 	src := "tokenizer " + r.Tokenizer
-	if r.Tokenizer == "" {
-		src = "the server's usage counts: unofficial (run `make tokenizers` for official counts)"
+	switch {
+	case r.Tokenizer == "":
+		src = "the server's usage counts: unofficial (give --tokenizer with the model's tokenizer, e.g. a Hugging Face model id in the local cache)"
+	case r.TokenizerUse != nil && r.TokenizerUse.StandIn:
+		src = fmt.Sprintf("tokenizer %s (%s sha256 %.12s): %s, so every token number below is unofficial", r.Tokenizer,
+			r.TokenizerUse.File, r.TokenizerUse.TokenizerSHA256, schemas.StandInLabel)
+	case r.TokenizerUse != nil:
+		src = fmt.Sprintf("tokenizer %s (%s sha256 %.12s): the model's own", r.Tokenizer, r.TokenizerUse.File, r.TokenizerUse.TokenizerSHA256)
 	}
 	fmt.Fprintf(w, "ruleset %s; OSL counted with %s\n", r.Ruleset, src)
 	if r.Speedup > 0 && r.Speedup != 1 {

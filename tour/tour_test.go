@@ -264,3 +264,33 @@ func TestInterruptKeepsTheEarlierTour(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteTableTokenizer: the closing table names the tokenizer that counted
+// and its digest, and says when it is a stand-in for the model's own.
+func TestWriteTableTokenizer(t *testing.T) {
+	digest := strings.Repeat("ab", 32)
+	for _, tt := range []struct {
+		name string
+		res  Result
+		want []string
+	}{
+		{"stand-in", Result{Tokenizer: "qwen3", TokenizerUse: &schemas.TokenizerUse{Name: "qwen3", File: "tokenizer.json", TokenizerSHA256: digest, StandIn: true}},
+			[]string{"tokenizer qwen3 (tokenizer.json sha256 abababababab)", schemas.StandInLabel, "unofficial"}},
+		{"the model's own", Result{Tokenizer: "Qwen/Qwen3.6-35B-A3B", TokenizerUse: &schemas.TokenizerUse{File: "tokenizer.json", TokenizerSHA256: digest}},
+			[]string{"tokenizer Qwen/Qwen3.6-35B-A3B (tokenizer.json sha256 abababababab): the model's own"}},
+		{"server usage", Result{}, []string{"the server's usage counts: unofficial"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b strings.Builder
+			WriteTable(&b, &tt.res)
+			for _, w := range tt.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("table lacks %q:\n%s", w, b.String())
+				}
+			}
+			if tt.res.TokenizerUse != nil && !tt.res.TokenizerUse.StandIn && strings.Contains(b.String(), schemas.StandInLabel) {
+				t.Errorf("table calls the model's tokenizer a stand-in:\n%s", b.String())
+			}
+		})
+	}
+}

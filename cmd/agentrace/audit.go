@@ -45,6 +45,7 @@ func auditCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			outFlagDefault("folder to write audit.json and audit.parquet into (default: print the table only)", ""),
 			tokenizerFlag("reference tokenizer folder: token counts (OSL, TPOT, system_tps) are re-derived only with it", false),
+			tokenizerRevisionFlag(),
 			datasetFlag("dataset folder or trace file to re-score inline accuracy against (default: each run's own)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the ruleset naming each run's model)", score.AutoRuleset),
 			cmaxFlag("declared maximum supported concurrency C_max when the points declare none (default: the highest point)", false),
@@ -54,6 +55,10 @@ func auditCommand() *cli.Command {
 			maxExpansionFlag(),
 		}, overwriteFlags("an audit")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
+			tokDir, tokErr := tokenizerArg(c)
+			if tokErr != nil {
+				return tokErr
+			}
 			if c.NArg() == 0 {
 				return argsError("audit", "no run folder, sweep, submission tree or archive given")
 			}
@@ -66,7 +71,7 @@ func auditCommand() *cli.Command {
 				}
 			}
 			res, err := audit.Run(ctx, audit.Options{
-				Inputs: inputs, Dataset: c.String("dataset"), Tokenizer: c.String("tokenizer"),
+				Inputs: inputs, Dataset: c.String("dataset"), Tokenizer: tokDir,
 				Ruleset: c.String("ruleset"), CMax: int(c.Int("cmax")), Jobs: int(c.Int("jobs")),
 				Limits: archive.Limits{MaxExpansion: maxExpansion(c)}, Log: c.Root().ErrWriter,
 			})

@@ -19,8 +19,12 @@ func demoCommand() *cli.Command {
 			"loopback port, sweeps the concurrencies, scores each point and writes the report. It ends\n" +
 			"with a table (concurrency, system tokens/s, e2e interactivity, inline accuracy, OSL mean,\n" +
 			"verdict) and the path of report.html. Ctrl-C stops it and shuts the server down.\n\n" +
-			"Token counts are official when the Qwen3 tokenizer is in .cache/tokenizers/qwen3\n" +
-			"(`make tokenizers`, or --tokenizer DIR); otherwise the server's usage counts are used.\n\n" +
+			"Token counts are made with --tokenizer (a model folder, or a Hugging Face model id in the\n" +
+			"local cache), else with .cache/tokenizers/qwen3 when present (`make tokenizers`: Qwen3's\n" +
+			"tokenizer, an offline stand-in for Qwen3.6's), else from the server's usage counts. They\n" +
+			"are official only with the model's own tokenizer (the digests its ruleset records): the\n" +
+			"table says which tokenizer counted, its digest, and \"stand-in, not the model's tokenizer\"\n" +
+			"when it is not the model's.\n\n" +
 			"Example:\n" +
 			"  agentrace demo --out demo-out && xdg-open demo-out/report/report.html",
 		Flags: []cli.Flag{
@@ -32,16 +36,21 @@ func demoCommand() *cli.Command {
 			&cli.StringFlag{Name: "sim-profile", Usage: "simulated server profile (default: the sim's H200 / Qwen3.6-35B-A3B profile)"},
 			&cli.Float64Flag{Name: "speedup", Value: tour.DefaultSpeedup, Usage: "divide modelled server times and the trace delays by `X`"},
 			&cli.Float64Flag{Name: "fidelity", Value: tour.DefaultFidelity, Usage: "probability the server answers with the recorded message"},
-			tokenizerFlag("Qwen3 tokenizer folder for official token counts (default: .cache/tokenizers/qwen3 when present)", false),
+			tokenizerFlag("tokenizer `FOLDER|MODEL-ID` for the token counts (default: .cache/tokenizers/qwen3, the offline stand-in, when present)", false),
+			tokenizerRevisionFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
 				return argsError("demo", "unexpected argument %q (demo takes flags only)", c.Args().First())
 			}
-			_, err := tour.Run(ctx, tour.Options{
+			tok, err := tokenizerArg(c)
+			if err != nil {
+				return err
+			}
+			_, err = tour.Run(ctx, tour.Options{
 				Out: c.String("out"), CodingScale: c.Float64("coding-scale"), WorkflowScale: c.Float64("workflow-scale"), Seed: c.Uint64("seed"),
 				Concurrencies: c.IntSlice("concurrency"), SimProfile: c.String("sim-profile"),
-				Speedup: c.Float64("speedup"), Fidelity: c.Float64("fidelity"), Tokenizer: c.String("tokenizer"),
+				Speedup: c.Float64("speedup"), Fidelity: c.Float64("fidelity"), Tokenizer: tok,
 				Progress: os.Stderr, TTY: progress.IsTerminal(os.Stderr),
 			})
 			return err

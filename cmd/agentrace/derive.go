@@ -66,6 +66,7 @@ func rulesetsDeriveCommand() *cli.Command {
 			&cli.StringFlag{Name: "like", Usage: "base ruleset (name or file): model patterns, region form, SWE-bench instances and the rule's defaults (default: the newest ruleset naming the runs' model)"},
 			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
 			tokenizerFlag("reference tokenizer directory for official OSL counts (required for agentrace runs)", false),
+			tokenizerRevisionFlag(),
 			&cli.StringSliceFlag{Name: "swebench-report", Usage: "SWE-bench harness report of the reference model (repeatable: one per SWE-bench run)", TakesFile: true},
 			&cli.FloatFlag{Name: "swebench-min", HideDefault: true, Usage: "SWE-bench threshold to keep when no report is given (recorded as given, not derived)"},
 			&cli.FloatFlag{Name: "inline-mean", HideDefault: true, Usage: "reference inline accuracy mean (a fraction), instead of runs"},
@@ -92,7 +93,11 @@ func rulesetsDeriveCommand() *cli.Command {
 			&cli.FloatFlag{Name: "swebench-step", Value: d.SWEBench.Step, Usage: "the SWE-bench threshold is a multiple of this (0.005 = one instance in 200)"},
 		}, overwriteFlags("a ruleset file")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			o := score.DeriveOptions{Runs: c.Args().Slice(), Dataset: c.String("dataset"), Tokenizer: c.String("tokenizer"),
+			tokDir, tokErr := tokenizerArg(c)
+			if tokErr != nil {
+				return tokErr
+			}
+			o := score.DeriveOptions{Runs: c.Args().Slice(), Dataset: c.String("dataset"), Tokenizer: tokDir,
 				SWEBench: c.StringSlice("swebench-report"), Base: c.String("like"), Name: c.String("name"), Title: c.String("title"),
 				Model: c.String("model"), Final: c.Bool("final"), AllowFailures: c.Bool("allow-failures"), EditRule: ruleEdits(c)}
 			if c.IsSet("swebench-min") {

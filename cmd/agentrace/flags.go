@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/urfave/cli/v3"
 )
 
@@ -72,9 +73,29 @@ func overwrite(c *cli.Command) bool {
 	return c.Bool("overwrite") || c.Bool("force")
 }
 
-// tokenizerFlag is --tokenizer, a tokenizer folder.
+// tokenizerFlag is --tokenizer: a model folder, or a Hugging Face model id found
+// in the local hub cache (read it with tokenizerArg).
 func tokenizerFlag(usage string, required bool) *cli.StringFlag {
-	return &cli.StringFlag{Name: "tokenizer", Usage: usage, Required: required, TakesFile: true}
+	return &cli.StringFlag{Name: "tokenizer", Usage: usage + "; a model folder, or a Hugging Face model id (ORG/NAME) in the local cache (HF_HUB_CACHE, HF_HOME/hub, ~/.cache/huggingface/hub; never downloaded)",
+		Required: required, TakesFile: true}
+}
+
+// tokenizerRevisionFlag is --tokenizer-revision, the revision of a model id.
+func tokenizerRevisionFlag() *cli.StringFlag {
+	return &cli.StringFlag{Name: "tokenizer-revision", Usage: "revision of the --tokenizer model id in the cache: a branch, a tag or a commit id", Value: tokens.DefaultRevision}
+}
+
+// tokenizerArg resolves --tokenizer (at --tokenizer-revision) to the folder it
+// names, offline; "" when it is not given.
+func tokenizerArg(c *cli.Command) (string, error) {
+	spec, rev := c.String("tokenizer"), c.String("tokenizer-revision")
+	if spec == "" {
+		if rev != "" && rev != tokens.DefaultRevision {
+			return "", argsError(c.Name, "--tokenizer-revision %q needs --tokenizer (a Hugging Face model id)", rev)
+		}
+		return "", nil
+	}
+	return tokens.Resolve(spec, rev)
 }
 
 // rulesetFlag is --ruleset with a default (empty for none).

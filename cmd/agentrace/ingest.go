@@ -52,18 +52,23 @@ func ingestCommand() *cli.Command {
 			&cli.FloatFlag{Name: "max-expansion", Value: ingest.DefaultMaxExpansion, Usage: "refuse a .gz input that decompresses past this many times its size (at least 64 MiB; 0 or less: no limit; traces compress 5 to 15x)"},
 			&cli.IntFlag{Name: "max-line-bytes", Value: ingest.DefaultMaxLineBytes, Usage: "reject longer lines"},
 			tokenizerFlag("tokenizer directory (tokenizer.json, tokenizer_config.json): fill each client turn's ISL", false),
+			tokenizerRevisionFlag(),
 			&cli.StringFlag{Name: "isl-profile", Value: ingest.DefaultISLProfile, Usage: "profile whose chat_template_kwargs render ISL"},
 			&cli.BoolFlag{Name: "strict", Usage: "refuse the inputs on any warning (what the reference client accepts unchecked)"},
 			&cli.BoolFlag{Name: "snapshot-as-reference", Usage: "convert snapshot files exactly as the reference's converter: drop reasoning_content, delay_seconds and intent_codes"},
 		}, overwriteFlags("a dataset directory")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
+			tokDir, tokErr := tokenizerArg(c)
+			if tokErr != nil {
+				return tokErr
+			}
 			if c.NArg() == 0 {
 				return argsError("ingest", "no input files")
 			}
 			m, err := ingest.Run(ctx, ingest.Options{
 				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Overwrite: overwrite(c),
 				MaxProblems: int(c.Int("max-problems")), MaxLineBytes: int(c.Int("max-line-bytes")), MaxExpansion: maxExpansion(c),
-				Tokenizer: c.String("tokenizer"), ISLProfile: c.String("isl-profile"),
+				Tokenizer: tokDir, ISLProfile: c.String("isl-profile"),
 				Strict: c.Bool("strict"), SnapshotAsReference: c.Bool("snapshot-as-reference"),
 				Progress: os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
 			})
@@ -148,6 +153,7 @@ func statsCommand() *cli.Command {
 			&cli.BoolFlag{Name: "card", Usage: "write a dataset card (CARD.md, card.json, plots/) into the folder --out"},
 			outFlagDefault("card folder to write (with --card)", ""),
 			tokenizerFlag("reference tokenizer directory, to count the recorded assistant turns' OSL in the card", false),
+			tokenizerRevisionFlag(),
 		}, overwriteFlags("a card")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if !c.Bool("card") {
@@ -171,7 +177,11 @@ func statsCommand() *cli.Command {
 
 // writeCard builds and writes a dataset card.
 func writeCard(ctx context.Context, c *cli.Command) error {
-	ds, out, tokDir := c.String("dataset"), c.String("out"), c.String("tokenizer")
+	ds, out := c.String("dataset"), c.String("out")
+	tokDir, tokErr := tokenizerArg(c)
+	if tokErr != nil {
+		return tokErr
+	}
 	inputs := []string{ds, tokDir}
 	// Check the output before the work, so a refusal comes at once.
 	if err := outguard.Check(out, card.Kind, overwrite(c), inputs...); err != nil {

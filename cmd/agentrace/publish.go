@@ -36,14 +36,19 @@ func publishCommand() *cli.Command {
 			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),
 			rulesetFlag("ruleset judging the curve (default: the runs' scores.json ruleset)", ""),
 			tokenizerFlag("reference tokenizer folder for official token counts", false),
+			tokenizerRevisionFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			tokDir, tokErr := tokenizerArg(c)
+			if tokErr != nil {
+				return tokErr
+			}
 			if c.NArg() == 0 {
 				return argsError("publish", "no run or sweep folder given")
 			}
 			_, err := report.Publish(ctx, report.PublishOptions{
 				Runs: c.Args().Slice(), CMax: int(c.Int("cmax")), Ruleset: c.String("ruleset"),
-				TokenizerDir: c.String("tokenizer"), Log: c.Root().ErrWriter,
+				TokenizerDir: tokDir, Log: c.Root().ErrWriter,
 			})
 			return err
 		},

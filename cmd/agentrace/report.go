@@ -50,11 +50,16 @@ func reportCommand() *cli.Command {
 			maxExpansionFlag(),
 			rulesetFlag("ruleset whose OSL window the histogram marks when the runs have no scores.json", ""),
 			tokenizerFlag("reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts", false),
+			tokenizerRevisionFlag(),
 			&cli.BoolFlag{Name: "compare", Usage: "draw each argument (a sweep or run directory) as its own system, overlaid"},
 			&cli.FloatFlag{Name: "slo-ttft-ms", HideDefault: true, Usage: "service level: show per point the share of turns whose time to first token is at most this many ms"},
 			&cli.FloatFlag{Name: "slo-tps-per-user", HideDefault: true, Usage: "service level: show per point the share of turns decoding at least this many tokens/s (1000 / the turn's TPOT ms)"},
 		}, overwriteFlags("a report")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
+			tokDir, tokErr := tokenizerArg(c)
+			if tokErr != nil {
+				return tokErr
+			}
 			if c.NArg() == 0 {
 				return argsError("report", "no run or sweep directory given")
 			}
@@ -63,7 +68,7 @@ func reportCommand() *cli.Command {
 				Overwrite:     overwrite(c),
 				CMax:          int(c.Int("cmax")),
 				Ruleset:       c.String("ruleset"),
-				TokenizerDir:  c.String("tokenizer"),
+				TokenizerDir:  tokDir,
 				MaxExpansion:  maxExpansion(c),
 				SLOTTFTMs:     c.Float("slo-ttft-ms"),
 				SLOTPSPerUser: c.Float("slo-tps-per-user"),

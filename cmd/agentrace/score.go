@@ -51,19 +51,24 @@ func scoreCommand() *cli.Command {
 			datasetFlag("dataset directory or trace file (default: the dataset the run names)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.DefaultRuleset),
 			tokenizerFlag("reference tokenizer directory for official OSL counts (default: server usage, unofficial)", false),
+			tokenizerRevisionFlag(),
 			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON) to judge too", TakesFile: true},
 			quietFlag("do not print the verdict table"),
 			maxExpansionFlag(),
 			&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Hidden: true, Deprecated: "give the run directory as an argument: agentrace score RUNDIR"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			tokDir, tokErr := tokenizerArg(c)
+			if tokErr != nil {
+				return tokErr
+			}
 			runs := append(c.StringSlice("run"), c.Args().Slice()...)
 			if len(runs) == 0 {
 				return argsError("score", "no run directory given")
 			}
 			for _, run := range runs {
 				opts := score.Options{Run: run, Dataset: c.String("dataset"), Ruleset: c.String("ruleset"),
-					Tokenizer: c.String("tokenizer"), SWEBench: c.String("swebench"), MaxExpansion: maxExpansion(c)}
+					Tokenizer: tokDir, SWEBench: c.String("swebench"), MaxExpansion: maxExpansion(c)}
 				if err := runScore(ctx, c, opts); err != nil {
 					return err
 				}
@@ -172,15 +177,20 @@ func rescoreCommand() *cli.Command {
 			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.AutoRuleset),
 			tokenizerFlag("reference tokenizer directory for official OSL counts", false),
+			tokenizerRevisionFlag(),
 			maxExpansionFlag(),
 		}, overwriteFlags("a results table")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
+			tokDir, tokErr := tokenizerArg(c)
+			if tokErr != nil {
+				return tokErr
+			}
 			if c.NArg() == 0 {
 				return argsError("rescore", "no archive given")
 			}
 			rows, err := score.Rescore(ctx, score.RescoreOptions{
 				Archives: c.Args().Slice(), Out: c.String("out"), Overwrite: overwrite(c), Jobs: int(c.Int("jobs")),
-				Dataset: c.String("dataset"), Ruleset: c.String("ruleset"), Tokenizer: c.String("tokenizer"),
+				Dataset: c.String("dataset"), Ruleset: c.String("ruleset"), Tokenizer: tokDir,
 				MaxExpansion: maxExpansion(c),
 				Progress:     os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),
 			})

@@ -16,6 +16,7 @@ import (
 // simOptions are the flags of `agentrace sim`.
 type simOptions struct {
 	listen, profile, dataset, fault, tokenizer string
+	tokenizerRevision                          string
 	speedup, fidelity, outMean, outSigma       float64
 	outMin, outMax, maxConns                   int
 	seed                                       uint64
@@ -53,6 +54,7 @@ func simCommand() *cli.Command {
 			&cli.Float64Flag{Name: "fidelity", Value: 0.9, Usage: "with --dataset: probability `P` of the exact recorded answer (else a perturbed one)", Destination: &o.fidelity},
 			&cli.StringFlag{Name: "fault", Usage: "inject faults: `SPEC` is NAME=RATE,... with NAME one of 5xx, 429, cut (stream cut half-way), malformed (one broken chunk), stall (a pause half-way; stall_s=SECONDS, default 60), e.g. 5xx=0.01,cut=0.01,stall=0.01,stall_s=30", Destination: &o.fault},
 			withDest(tokenizerFlag("count and cache with the real tokenizer in `DIR` (tokenizer.json), instead of the pseudo-tokenizer", false), &o.tokenizer),
+			withDest(tokenizerRevisionFlag(), &o.tokenizerRevision),
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of fault and fidelity draws and synthetic answers", Destination: &o.seed},
 			&cli.Float64Flag{Name: "output-mean", Value: def.Mean, Usage: "mean length in tokens of synthetic answers (log-normal)", Destination: &o.outMean},
 			&cli.Float64Flag{Name: "output-sigma", Value: def.Sigma, Usage: "shape of the synthetic answer length's log-normal (0: always the mean)", Destination: &o.outSigma},
@@ -86,7 +88,11 @@ func runSim(ctx context.Context, o simOptions) error {
 		}
 	}
 	if o.tokenizer != "" {
-		tok, err := tokens.Load(o.tokenizer)
+		dir, err := tokens.Resolve(o.tokenizer, o.tokenizerRevision)
+		if err != nil {
+			return err
+		}
+		tok, err := tokens.Load(dir)
 		if err != nil {
 			return err
 		}

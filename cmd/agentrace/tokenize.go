@@ -30,12 +30,17 @@ func tokenizeCommand() *cli.Command {
 			"    agentrace tokenize --tokenizer .cache/tokenizers/qwen3 --jsonl -",
 		Flags: []cli.Flag{
 			tokenizerFlag("tokenizer folder (tokenizer.json or tiktoken.model, tokenizer_config.json)", true),
+			tokenizerRevisionFlag(),
 			&cli.StringFlag{Name: "jsonl", Usage: "JSON Lines input file, - for standard input (default: count plain text)"},
 			&cli.BoolFlag{Name: "ids", Usage: "in plain-text mode, print {\"n\", \"ids\"} lines instead of bare counts"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			tokDir, tokErr := tokenizerArg(c)
+			if tokErr != nil {
+				return tokErr
+			}
 			return tokens.Tokenize(ctx, tokens.TokenizeOptions{
-				Tokenizer: c.String("tokenizer"),
+				Tokenizer: tokDir,
 				JSONL:     c.String("jsonl"),
 				Files:     c.Args().Slice(),
 				IDs:       c.Bool("ids"),

@@ -111,6 +111,22 @@ func Resolve(spec, revision string) (string, error) {
 		spec, revision, strings.Join(tried, "\n  "), FetchCommand(spec, revision))
 }
 
+// hubModel returns the model id of a hub cache snapshot folder
+// (.../models--ORG--NAME/snapshots/COMMIT).
+func hubModel(dir string) (string, bool) {
+	dir = filepath.Clean(dir)
+	snaps := filepath.Dir(dir)
+	repo := filepath.Base(filepath.Dir(snaps))
+	if filepath.Base(snaps) != "snapshots" || !strings.HasPrefix(repo, "models--") {
+		return "", false
+	}
+	org, name, ok := strings.Cut(strings.TrimPrefix(repo, "models--"), "--")
+	if !ok || org == "" || name == "" {
+		return "", false
+	}
+	return org + "/" + name, true
+}
+
 // FetchCommand is the command that puts a model's tokenizer files into the
 // local Hugging Face cache.
 func FetchCommand(model, revision string) string {

@@ -5,6 +5,8 @@ import (
 	"sort"
 	"strings"
 	"unsafe"
+
+	"github.com/ardanlabs/jinja"
 )
 
 // ISLCounter counts the ISL of the client turns of one conversation, one after
@@ -16,6 +18,10 @@ import (
 //     text's count is the number of its added tokens plus the counts of its
 //     pieces. The counter remembers each piece's count by its content; the
 //     history's pieces recur turn after turn and are encoded once.
+//   - Template values kept. For any template, each message is parsed into
+//     template values (its tool-call arguments normalized) once, when it is first
+//     seen, and the turn is rendered by the engine from those values
+//     (renderCached); the engine still walks the whole history each turn.
 //   - Incremental rendering. For a chat template agentrace knows (the Qwen3
 //     template, recognized by its exact source), the rendered text is built in
 //     Go from the messages, each parsed once, instead of running the template
@@ -46,6 +52,15 @@ type ISLCounter struct {
 	prev  string
 	marks []mark
 
+	// The engine path's cache (renderCached): each message's template value,
+	// parsed once, and the tools'.
+	esrc     [][]byte
+	evals    []jinja.Value
+	etools   []byte
+	etoolVal jinja.Value
+	etoolOK  bool
+	items    []jinja.Value
+
 	native, engine int // turns counted each way
 }
 
@@ -73,6 +88,9 @@ func (c *ISLCounter) Count(messages [][]byte, toolsJSON []byte) (int, error) {
 		}
 	}
 	c.engine++
+	if text, ok := c.renderCached(messages, toolsJSON); ok {
+		return c.countText(text), nil
+	}
 	c.joined = append(c.joined[:0], '[')
 	for i, m := range messages {
 		if i > 0 {
@@ -86,6 +104,81 @@ func (c *ISLCounter) Count(messages [][]byte, toolsJSON []byte) (int, error) {
 		return 0, err
 	}
 	return c.countText(text), nil
+}
+
+// renderCached renders the turn with the template engine, as Render would,
+// from template values of the messages and tools kept from turn to turn: each
+// message is parsed (its tool-call arguments normalized) once, not once per
+// turn. ok is false when a message, the tools or a kwarg needs the render's
+// placeholders, or does not parse (the caller renders the turn in full then,
+// and reports any error as Render does).
+func (c *ISLCounter) renderCached(messages [][]byte, toolsJSON []byte) (string, bool) {
+	if c.kwargsPlaceholders() {
+		return "", false
+	}
+	k := len(messages)
+	if len(c.esrc) > k {
+		c.esrc, c.evals = c.esrc[:k], c.evals[:k]
+	}
+	for i, frag := range messages {
+		if i < len(c.esrc) && sameBytes(c.esrc[i], frag) {
+			if c.evals[i].IsUndefined() {
+				return "", false
+			}
+			continue
+		}
+		v := cachedValue(frag, true)
+		if i < len(c.esrc) {
+			c.esrc[i], c.evals[i] = frag, v
+		} else {
+			c.esrc, c.evals = append(c.esrc, frag), append(c.evals, v)
+		}
+		if v.IsUndefined() {
+			return "", false
+		}
+	}
+	if c.etools == nil || !sameBytes(c.etools, toolsJSON) {
+		c.etools, c.etoolVal, c.etoolOK = append([]byte{}, toolsJSON...), jinja.None(), true
+		if len(bytes.TrimSpace(toolsJSON)) > 0 {
+			c.etoolVal = cachedValue(toolsJSON, false)
+			c.etoolOK = !c.etoolVal.IsUndefined()
+		}
+	}
+	if !c.etoolOK {
+		return "", false
+	}
+	c.items = append(c.items[:0], c.evals...)
+	var vb valueBuilder
+	text, err := c.t.renderValues(&vb, jinja.NewList(c.items), c.etoolVal, true, c.kwargs)
+	if err != nil {
+		return "", false
+	}
+	return text, true
+}
+
+// cachedValue parses one message (message set: its tool-call arguments
+// normalized, its content "" when absent) or the tools into a template value
+// that needs no placeholders, or returns Undefined.
+func cachedValue(frag []byte, message bool) jinja.Value {
+	if hasPlaceholderRunes(frag) {
+		return jinja.Undefined()
+	}
+	data := frag
+	if message {
+		data = NormalizeToolCallArguments(append(append([]byte{'['}, frag...), ']'))
+	}
+	var vb valueBuilder
+	v, err := vb.fromJSON(data)
+	if err != nil || len(vb.subst) > 0 {
+		return jinja.Undefined()
+	}
+	if !message {
+		return v
+	}
+	if !v.IsList() || len(v.AsList().Items) != 1 || messageValue(v.AsList().Items[0]) != nil {
+		return jinja.Undefined()
+	}
+	return v.AsList().Items[0]
 }
 
 // Ways returns how many turns were rendered natively (a known template) and

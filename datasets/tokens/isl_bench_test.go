@@ -24,8 +24,9 @@ func islBenchTurns(b *testing.B) (convs []islConv, ends [][]int, turns int) {
 // BenchmarkCountISL counts the ISL of every client turn of the sample (each
 // conversation's messages up to a user or tool message, with its tools and
 // preserve_thinking) the naive way: a full render and encode per turn.
-func BenchmarkCountISL(b *testing.B) {
-	tok := loadQwen3(b)
+func BenchmarkCountISL(b *testing.B) { benchCountISL(b, loadQwen3(b)) }
+
+func benchCountISL(b *testing.B, tok *Tokenizer) {
 	convs, ends, turns := islBenchTurns(b)
 	kw := map[string]any{"preserve_thinking": true}
 	for b.Loop() {
@@ -50,8 +51,16 @@ func BenchmarkCountISL(b *testing.B) {
 
 // BenchmarkISLCounter counts the same turns with one ISLCounter per
 // conversation, as ingest does.
-func BenchmarkISLCounter(b *testing.B) {
-	tok := loadQwen3(b)
+func BenchmarkISLCounter(b *testing.B) { benchISLCounter(b, loadQwen3(b)) }
+
+// BenchmarkISLCounterQwen36 is BenchmarkISLCounter with the Qwen3.6-shaped
+// folder (Qwen3.6's template, which the counter has no native build of).
+func BenchmarkISLCounterQwen36(b *testing.B) { benchISLCounter(b, loadQwen36(b)) }
+
+// BenchmarkCountISLQwen36 is BenchmarkCountISL with the Qwen3.6-shaped folder.
+func BenchmarkCountISLQwen36(b *testing.B) { benchCountISL(b, loadQwen36(b)) }
+
+func benchISLCounter(b *testing.B, tok *Tokenizer) {
 	convs, ends, turns := islBenchTurns(b)
 	kw := map[string]any{"preserve_thinking": true}
 	for b.Loop() {

@@ -138,7 +138,7 @@ func buildQwen36(qwen3Dir, template string) (hub, snap string, err error) {
 // cache, with no network: HF_HUB_CACHE names the cache, the proxies point
 // nowhere and HF_HUB_OFFLINE is set, so a lookup that reached for the network
 // would fail.
-func loadQwen36(t *testing.T) *Tokenizer {
+func loadQwen36(t testing.TB) *Tokenizer {
 	t.Helper()
 	hub, _ := qwen36Folder(t)
 	t.Setenv("HF_HUB_CACHE", hub)
@@ -346,4 +346,38 @@ func marksAndNFC() []string {
 		"a"+strings.Repeat("\u0301", 31)+"\u0323b", "q"+strings.Repeat("\u0307\u0323", 40)+" s"+strings.Repeat("\u0323\u0307\u0308", 20),
 		"e"+strings.Repeat("\u0308", 35)+"\u0301\u0327 \u034f\u0301"+strings.Repeat("\u0301", 33),
 		strings.Repeat("e\u0301", 3000), strings.Repeat(" \u0301", 2000), strings.Repeat("\u0301", 4000))
+}
+
+// TestISLCounterAnyTemplate: with a template the counter has no native build
+// of (Qwen3.6's), counts equal CountISL (a full render and encode) on every
+// client turn of the sample under each set of kwargs, on the edge-case
+// conversations, and on the conversations the cached path leaves to a full
+// render (placeholder characters, invalid messages), errors included.
+func TestISLCounterAnyTemplate(t *testing.T) {
+	tok := loadQwen36(t)
+	if tok.template.qwen3 {
+		t.Fatal("Qwen3.6's template is taken for Qwen3's")
+	}
+	turns := 0
+	for i, conv := range sampleTurns(t) {
+		var frags []json.RawMessage
+		if err := json.Unmarshal(conv.Messages, &frags); err != nil {
+			t.Fatal(err)
+		}
+		ends := clientTurnEnds(t, frags)
+		checkCounter(t, tok, fmt.Sprintf("sample conversation %d", i), frags, conv.Tools, islKwargs[i%len(islKwargs)], ends)
+		turns += len(ends)
+	}
+	for i, c := range islEdgeConversations() {
+		checkCounter(t, tok, c.name, c.frags, c.tools, islKwargs[i%len(islKwargs)], clientTurnEnds(t, c.frags))
+	}
+	for _, c := range []islConv{
+		{name: "placeholder rune", frags: []json.RawMessage{json.RawMessage(`{"role":"user","content":"a` + "\uFDD0" + `0` + "\uFDD1" + `b"}`), json.RawMessage(`{"role":"assistant","content":"x","tool_calls":[{"function":{"name":"f","arguments":{"v":1.0}}}]}`), json.RawMessage(`{"role":"user","content":"r"}`)}},
+		{name: "float arguments", frags: []json.RawMessage{json.RawMessage(`{"role":"user","content":"q"}`), json.RawMessage(`{"role":"assistant","content":"x","tool_calls":[{"function":{"name":"f","arguments":"{\"v\": 1.0, \"w\": 1e22}"}}]}`), json.RawMessage(`{"role":"tool","content":"r\u2028s"}`)}},
+		{name: "invalid message", frags: []json.RawMessage{json.RawMessage(`{"role":"user","content":"q"`)}},
+		{name: "no user query", frags: []json.RawMessage{json.RawMessage(`{"role":"system","content":"s"}`)}},
+	} {
+		checkCounter(t, tok, c.name, c.frags, c.tools, nil, []int{len(c.frags)})
+	}
+	t.Logf("%d client turns of the sample: counts equal to CountISL", turns)
 }

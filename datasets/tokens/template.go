@@ -116,11 +116,8 @@ func (t *Tokenizer) Render(messagesJSON, toolsJSON []byte, addGenerationPrompt b
 		return "", fmt.Errorf("render chat template: messages are not a JSON array")
 	}
 	for _, m := range messages.AsList().Items {
-		if !m.IsDict() {
-			return "", fmt.Errorf("render chat template: a message is not a JSON object")
-		}
-		if c, ok := m.AsDict().Get("content"); !ok || c.IsNone() {
-			m.AsDict().Set("content", jinja.NewString(""))
+		if err := messageValue(m); err != nil {
+			return "", err
 		}
 	}
 	tools := jinja.None()
@@ -129,6 +126,24 @@ func (t *Tokenizer) Render(messagesJSON, toolsJSON []byte, addGenerationPrompt b
 			return "", fmt.Errorf("render chat template: tools: %w", err)
 		}
 	}
+	return t.renderValues(&vb, messages, tools, addGenerationPrompt, kwargs)
+}
+
+// messageValue checks that a message is an object and gives it the content ""
+// when it has none (or null), as Render passes messages to the template.
+func messageValue(m jinja.Value) error {
+	if !m.IsDict() {
+		return fmt.Errorf("render chat template: a message is not a JSON object")
+	}
+	if c, ok := m.AsDict().Get("content"); !ok || c.IsNone() {
+		m.AsDict().Set("content", jinja.NewString(""))
+	}
+	return nil
+}
+
+// renderValues is Render of messages and tools already made template values
+// by vb (which then restores its placeholders in the output).
+func (t *Tokenizer) renderValues(vb *valueBuilder, messages, tools jinja.Value, addGenerationPrompt bool, kwargs map[string]any) (string, error) {
 	data := make(map[string]jinja.Value, len(t.template.specials)+len(kwargs)+3)
 	for k, v := range t.template.specials {
 		data[k] = jinja.NewString(v)

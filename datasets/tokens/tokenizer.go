@@ -125,6 +125,9 @@ func LoadDir(dir string) (*Tokenizer, error) {
 		return nil, err
 	}
 	t.name = filepath.Base(filepath.Clean(dir))
+	if model, ok := hubModel(dir); ok {
+		t.name = model
+	}
 	if cfg != nil && cfg.NameOrPath != "" {
 		t.name = cfg.NameOrPath
 	}
