@@ -8,7 +8,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
 )
 
 // Check statuses.
@@ -272,26 +274,21 @@ func Coverage(s *System) []Check {
 	}
 	cs = append(cs, c)
 
+	// The settings of internal/official but the budget (the check above): an
+	// agentrace run's sampling profile too (a reference run's config records none).
 	var unofficial []string
 	for _, p := range s.Points {
 		c := p.Manifest.Config
-		var why []string
-		if !c.Salt {
-			why = append(why, "salt off")
+		cond := official.Conditions{Salt: official.Bool(c.Salt), Delays: official.Bool(c.Delays), DelayScale: c.DelayScale,
+			StopIssuing: official.Bool(c.StopIssuingAtWindow)}
+		if p.Kind == archive.KindAgentrace {
+			cond.Profile, cond.Model = official.String(c.Profile), c.Model
 		}
-		if !c.Delays {
-			why = append(why, "delays off")
-		} else if c.DelayScale != 1 {
-			why = append(why, fmt.Sprintf("delay scale %.4g", c.DelayScale))
-		}
-		if c.StopIssuingAtWindow {
-			why = append(why, "stop-issuing on")
-		}
-		if len(why) > 0 {
+		if why := official.Reasons(cond); len(why) > 0 {
 			unofficial = append(unofficial, fmt.Sprintf("c=%d: %s", p.Concurrency, strings.Join(why, ", ")))
 		}
 	}
-	reason = "salt on, delays on at scale 1, stop-issuing off at every point"
+	reason = "salt on, delays on at scale 1, stop-issuing off, a sampling profile at every point"
 	if len(unofficial) > 0 {
 		reason = strings.Join(unofficial, "; ")
 	}

@@ -359,6 +359,9 @@ const (
 	StopWindowEnd   = "window_end"
 	StopMaxDuration = "max_duration"
 	StopLogFailure  = "log_failure"
+	// StopRefused: the server refused the run's first failing turn, before any
+	// turn succeeded, in a way it would refuse every turn (HTTP 401, 403, 404).
+	StopRefused = "refused"
 )
 
 // RawJSON is a JSON value kept verbatim.

@@ -127,6 +127,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Out == "" {
 		return nil, errors.New("demo: no output folder")
 	}
+	if err := o.check(); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
 	// An earlier tour's output is replaced (the tour always overwrites its own),
 	// anything else at o.Out is refused (internal/outguard).
 	claim, err := outguard.Begin(outguard.Output{Path: o.Out, Kind: outguard.Demo, Overwrite: true}, o.Tokenizer)
@@ -333,6 +336,34 @@ func (o Options) withDefaults() Options {
 		o.Fidelity = DefaultFidelity
 	}
 	return o
+}
+
+// check validates every option before anything is written: a bad value must
+// not leave a half-made folder behind.
+func (o Options) check() error {
+	if err := replay.CheckConcurrencies(o.Concurrencies); err != nil {
+		return fmt.Errorf("--concurrency: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--coding-scale", o.CodingScale}, {"--workflow-scale", o.WorkflowScale}, {"--speedup", o.Speedup}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s %v: must be a finite positive number", f.name, f.v)
+		}
+	}
+	if !(o.Fidelity >= 0 && o.Fidelity <= 1) {
+		return fmt.Errorf("--fidelity %v: must be a probability, 0 to 1", o.Fidelity)
+	}
+	if _, err := sim.LookupProfile(o.SimProfile); err != nil {
+		return fmt.Errorf("--sim-profile: %w", err)
+	}
+	if o.Tokenizer != "" {
+		if _, err := os.Stat(filepath.Join(o.Tokenizer, "tokenizer.json")); err != nil {
+			return fmt.Errorf("--tokenizer %q: no tokenizer.json there (`make tokenizers` fetches the Qwen3 one)", o.Tokenizer)
+		}
+	}
+	return nil
 }
 
 func step(w io.Writer, n, format string, args ...any) {

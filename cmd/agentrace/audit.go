@@ -92,7 +92,7 @@ func auditCommand() *cli.Command {
 				fmt.Fprintf(c.Root().ErrWriter, "audit: wrote %s and %s in %s\n", audit.JSONFile, audit.ParquetFile, out)
 			}
 			if bad := res.Failed(); len(bad) > 0 {
-				return withStatus(1, fmt.Errorf("audit: %d published numbers disagree with the events or could not be read", len(bad)))
+				return withStatus(exitNo, fmt.Errorf("audit: %d published numbers disagree with the events or could not be read", len(bad)))
 			}
 			return nil
 		},

@@ -38,13 +38,19 @@ func demoCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return argsError("demo", "unexpected argument %q (demo takes flags only)", c.Args().First())
 			}
+			// Zero is the library's "default": given on the command line, it is refused.
+			for _, name := range []string{"speedup", "coding-scale", "workflow-scale"} {
+				if c.IsSet(name) && c.Float64(name) == 0 {
+					return argsError("demo", "--%s 0: want a positive number", name)
+				}
+			}
 			_, err := tour.Run(ctx, tour.Options{
 				Out: c.String("out"), CodingScale: c.Float64("coding-scale"), WorkflowScale: c.Float64("workflow-scale"), Seed: c.Uint64("seed"),
 				Concurrencies: c.IntSlice("concurrency"), SimProfile: c.String("sim-profile"),
 				Speedup: c.Float64("speedup"), Fidelity: c.Float64("fidelity"), Tokenizer: c.String("tokenizer"),
 				Progress: os.Stderr, TTY: progress.IsTerminal(os.Stderr),
 			})
-			return err
+			return runStatus(err)
 		},
 	}
 }

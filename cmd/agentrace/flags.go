@@ -112,25 +112,16 @@ func requestFlags() []cli.Flag {
 	}
 }
 
-// usageError is every command's OnUsageError: "CMD: ERR (see agentrace CMD --help)";
-// path "" is the root command.
-// A command whose Metadata[usageStatusKey] is an int exits with that status on a
-// usage error (diff: 2, as diff(1) does).
+// usageError is every command's OnUsageError: "CMD: ERR (see agentrace CMD --help)",
+// exit status 2 (status.go); path "" is the root command.
 func usageError(path string) cli.OnUsageErrorFunc {
 	return func(ctx context.Context, c *cli.Command, err error, _ bool) error {
 		if path == "" {
-			return fmt.Errorf("%w (see agentrace --help)", err)
+			return withStatus(exitUsage, fmt.Errorf("%w (see agentrace --help)", err))
 		}
-		err = fmt.Errorf("%s: %w (see agentrace %s --help)", path, err, path)
-		if code, ok := c.Metadata[usageStatusKey].(int); ok {
-			return withStatus(code, err)
-		}
-		return err
+		return withStatus(exitUsage, fmt.Errorf("%s: %w (see agentrace %s --help)", path, err, path))
 	}
 }
-
-// usageStatusKey is the Metadata key of a command's usage-error exit status.
-const usageStatusKey = "usage_status"
 
 // withUsageErrors gives every command of the tree (below the root) the one
 // usage-error format, named by its path ("log dump"); a command that only groups
@@ -151,7 +142,11 @@ func withUsageErrors(cmds []*cli.Command, parent string) {
 func groupAction(path string) cli.ActionFunc {
 	return func(ctx context.Context, c *cli.Command) error {
 		if c.NArg() == 0 {
-			return cli.ShowSubcommandHelp(c)
+			// No subcommand is bad usage: the help, and exit status 2.
+			if err := cli.ShowSubcommandHelp(c); err != nil {
+				return err
+			}
+			return withStatus(exitUsage, nil)
 		}
 		if path == "" {
 			return fmt.Errorf("unknown command %q (see agentrace --help)", c.Args().First())

@@ -219,7 +219,27 @@ func exportCommand() *cli.Command {
 			outFlag("JSONL file to write"),
 		}, overwriteFlags("a JSONL file agentrace wrote")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			return ingest.Export(ctx, ingest.ExportOptions{Dataset: c.String("dataset"), Out: c.String("out"), Overwrite: overwrite(c)})
+			out := c.String("out")
+			if err := ingest.Export(ctx, ingest.ExportOptions{Dataset: c.String("dataset"), Out: out, Overwrite: overwrite(c)}); err != nil {
+				return err
+			}
+			st, err := os.Stat(out)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(c.Root().Writer, "wrote %s: dataset %s as flat JSONL, %s\n", out, c.String("dataset"), byteSize(st.Size()))
+			return err
 		},
 	}
+}
+
+// byteSize is a file size for a message: "812 B", "3.4 kB", "12.0 MB".
+func byteSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }

@@ -112,10 +112,10 @@ func replayCommand() *cli.Command {
 				fmt.Fprintln(c.Root().Writer, sum)
 			}
 			if err != nil {
-				return err
+				return runStatus(err)
 			}
 			if sum.State == schemas.RunInterrupted {
-				return errors.New("replay interrupted: the run directory holds the turns done so far")
+				return withStatus(exitIncomplete, errors.New("replay interrupted: the run directory holds the turns done so far"))
 			}
 			return nil
 		},
@@ -140,26 +140,37 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return replay.Sweep(ctx, replayOptions(ctx, c), cs)
+			return runStatus(replay.Sweep(ctx, replayOptions(ctx, c), cs))
 		},
 	}
 }
 
+// runStatus gives a replay's or a sweep's error its exit status: 3 when a run
+// started and is not whole, 2 when it was refused before anything was sent.
+func runStatus(err error) error {
+	if err != nil && replay.IsIncomplete(err) {
+		return withStatus(exitIncomplete, err)
+	}
+	return err
+}
+
+// parseConcurrencies parses sweep's --concurrency list: positive integers
+// separated by commas, none empty, none twice (replay.CheckConcurrencies).
 func parseConcurrencies(s string) ([]int, error) {
 	var out []int
-	for _, f := range strings.Split(s, ",") {
+	for i, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			continue
+			return nil, argsError("sweep", "--concurrency %q: item %d is empty: want positive integers separated by commas", s, i+1)
 		}
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("sweep: --concurrency %q: want positive integers separated by commas", s)
+			return nil, argsError("sweep", "--concurrency %q: %q is not a positive integer: want positive integers separated by commas", s, f)
 		}
 		out = append(out, n)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("sweep: --concurrency %q: no concurrency", s)
+	if err := replay.CheckConcurrencies(out); err != nil {
+		return nil, argsError("sweep", "--concurrency %q: %v", s, err)
 	}
 	return out, nil
 }

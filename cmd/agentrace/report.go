@@ -82,8 +82,13 @@ func reportCommand() *cli.Command {
 			if r.Verdict() {
 				verdict = "PASS"
 			}
-			_, err = fmt.Fprintf(c.Root().Writer, "report: %s (curve checks %s)\n", filepath.Join(o.Out, report.HTMLFile), verdict)
-			return err
+			if _, err := fmt.Fprintf(c.Root().Writer, "report: %s (curve checks %s)\n", filepath.Join(o.Out, report.HTMLFile), verdict); err != nil {
+				return err
+			}
+			if !r.Verdict() {
+				return withStatus(exitNo, nil) // the line above says FAIL; report.html says why
+			}
+			return nil
 		},
 	}
 }
@@ -118,6 +123,9 @@ func regionsCommand() *cli.Command {
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
 				return argsError("regions", "unexpected argument %q (use --cmax and --cmin)", c.Args().First())
+			}
+			if cmax, cmin := c.Int("cmax"), c.Int("cmin"); cmin > cmax {
+				return argsError("regions", "--cmin %d is above --cmax %d: C_min is the curve's lowest point, C_max its declared highest", cmin, cmax)
 			}
 			forms := score.RegionForms()
 			if f := c.String("form"); f != "" {

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/urfave/cli/v3"
 )
@@ -16,7 +18,7 @@ func scoreCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "score",
 		Usage:     "score a run: inline accuracy, OSL window, SWE-bench, verdict",
-		UsageText: "agentrace score [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] [--swebench REPORT.json] RUNDIR...",
+		UsageText: "agentrace score [--overwrite] [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] [--swebench REPORT.json] RUNDIR...",
 		Description: "Scores each run: a replay run (turns.arrows), the MLPerf reference client's run folder\n" +
 			"(events.jsonl, config.yaml, performance/result_summary.json) or a submission point (r<N>/ with\n" +
 			"point.yaml and its event log as mlperf_endpoints_log_detail.json), each a folder, an archive\n" +
@@ -35,7 +37,8 @@ func scoreCommand() *cli.Command {
 			"(the mean of one result per mandatory region).\n" +
 			"It writes RUNDIR/scores.json (the reference's fields score, turns, domains, per_turn,\n" +
 			"excluded_turns, plus osl, swebench, verdict) and RUNDIR/scores.parquet (one row per scored\n" +
-			"turn), and prints the verdict table. A run inside an archive is never written into: its\n" +
+			"turn), and prints the verdict table; scores an earlier score wrote are replaced only with\n" +
+			"--overwrite. Exits 1 when a run's verdict is not PASS. A run inside an archive is never written into: its\n" +
 			"verdict table is printed (standard output) and nothing is written; `agentrace rescore --out\n" +
 			"TABLE` writes the scores of archived runs as a table.\n\n" +
 			"The default ruleset is " + score.DefaultRuleset + "; `auto` picks the newest ruleset\n" +
@@ -55,41 +58,52 @@ func scoreCommand() *cli.Command {
 			quietFlag("do not print the verdict table"),
 			maxExpansionFlag(),
 			&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Hidden: true, Deprecated: "give the run directory as an argument: agentrace score RUNDIR"},
+			&cli.BoolFlag{Name: "overwrite", Usage: "replace the scores.json and scores.parquet an earlier score wrote into the run folder (never a file agentrace did not write)"},
+			&cli.BoolFlag{Name: "force", Hidden: true, Deprecated: "use --overwrite"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			runs := append(c.StringSlice("run"), c.Args().Slice()...)
 			if len(runs) == 0 {
 				return argsError("score", "no run directory given")
 			}
+			var failed []string
 			for _, run := range runs {
 				opts := score.Options{Run: run, Dataset: c.String("dataset"), Ruleset: c.String("ruleset"),
-					Tokenizer: c.String("tokenizer"), SWEBench: c.String("swebench"), MaxExpansion: maxExpansion(c)}
-				if err := runScore(ctx, c, opts); err != nil {
+					Tokenizer: c.String("tokenizer"), SWEBench: c.String("swebench"), MaxExpansion: maxExpansion(c),
+					Overwrite: overwrite(c)}
+				s, err := runScore(ctx, c, opts)
+				if err != nil {
 					return err
 				}
+				if !s.Verdict.Pass {
+					failed = append(failed, run)
+				}
+			}
+			if len(failed) > 0 {
+				return withStatus(exitNo, fmt.Errorf("score: the verdict of %s is not PASS", strings.Join(failed, ", ")))
 			}
 			return nil
 		},
 	}
 }
 
-func runScore(ctx context.Context, c *cli.Command, opts score.Options) error {
+func runScore(ctx context.Context, c *cli.Command, opts score.Options) (*schemas.Scores, error) {
 	s, err := score.ScoreAndWrite(ctx, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, w := range s.Warnings {
 		fmt.Fprintln(c.Root().ErrWriter, "agentrace score: warning:", w)
 	}
 	if c.Bool("quiet") {
-		return nil
+		return s, nil
 	}
 	w := c.Root().Writer
 	// "issued" here is the reference scorer's: every client turn the run logged (sent,
 	// or skipped after its trajectory failed), as scores.json's turns.issued.
 	fmt.Fprintf(w, "%s (%s run): inline accuracy %.4f over %d scored turns (%d with output, %d without); %d turns logged with ground truth (the reference's \"issued\": sent, or skipped after a failure)\n",
 		opts.Run, s.Run.Kind, s.Score, s.Turns.Scored, s.Turns.Observed, s.Turns.Missing, s.Turns.Issued)
-	return score.WriteVerdict(w, s)
+	return s, score.WriteVerdict(w, s)
 }
 
 func rulesetsCommand() *cli.Command {
@@ -203,8 +217,7 @@ func rescoreCommand() *cli.Command {
 				}
 			}
 			if failed > 0 {
-				// main prints the error and exits 1.
-				return fmt.Errorf("rescore: %d of %d runs could not be scored (error column of %s)", failed, len(rows), c.String("out"))
+				return withStatus(exitNo, fmt.Errorf("rescore: %d of %d runs could not be scored (error column of %s)", failed, len(rows), c.String("out")))
 			}
 			return nil
 		},
