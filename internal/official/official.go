@@ -52,7 +52,7 @@ func Reasons(c Conditions) []string {
 	case c.Delays == nil || !*c.Delays:
 		why = append(why, "inter-turn delays off (--no-delays; agentic_inference.inject_tool_delay)")
 	case scale != 1:
-		why = append(why, fmt.Sprintf("delays scaled by %g (--delay-scale)", scale))
+		why = append(why, fmt.Sprintf("delays scaled by %.4g (--delay-scale)", scale))
 	}
 	if c.StopIssuing != nil && *c.StopIssuing {
 		why = append(why, "stops issuing at the window end (--stop-issuing-at-window-end): not every started trajectory finishes")
