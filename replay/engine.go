@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/internal/redact"
@@ -103,26 +104,18 @@ func (s *Summary) String() string {
 		off = "official settings"
 	case s.WindowEnd == 0 && !s.Official:
 		off = fmt.Sprintf("not official: the performance window never closed, and %s (the manifest's non_official): %s",
-			plural(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
+			english.Count(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
 	case s.WindowEnd == 0:
 		off = "not official: the performance window never closed"
 	default:
 		off = fmt.Sprintf("not official: %s (the manifest's non_official): %s",
-			plural(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
+			english.Count(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
 	}
-	fmt.Fprintf(&b, "  %.1f turns/s, %.0f output tokens/s; window end %s; client lag p50 %s p99 %s max %s; %s\n"+
+	fmt.Fprintf(&b, "  %.1f turns/s, %.0f output tokens/s over the whole run (server usage, else chunks; report's system_tps counts the window only); window end %s; client lag p50 %s p99 %s max %s; %s\n"+
 		"  log %s",
 		s.TurnsPerSecond(), s.TokensPerSecond(), win, s.LagP50, s.LagP99, s.LagMax, off,
 		filepath.Join(s.RunDir, schemas.TurnLogFile))
 	return b.String()
-}
-
-// plural is "1 setting is" or "2 settings are": n with the form that agrees.
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 func countsString(c map[string]int) string {

@@ -28,6 +28,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
@@ -226,7 +227,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("demo: interrupted at concurrency %d: %w", c, ctx.Err())
 		}
-		fmt.Fprintf(w, "      %d turns in %s, %.0f output tokens/s\n", sumr.Turns, sumr.Elapsed.Round(time.Millisecond), sumr.TokensPerSecond())
+		fmt.Fprintf(w, "      %d turns in %s, %.0f output tokens/s over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)\n",
+			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), sumr.TokensPerSecond())
 	}
 
 	// 4. Score each point, then report.
@@ -405,20 +407,13 @@ func WriteTable(w io.Writer, r *Result) {
 	if r.Verdict {
 		fmt.Fprintf(w, "\nreport verdict: PASS (every curve check passed)\n")
 	} else {
-		fmt.Fprintf(w, "\nreport verdict: FAIL (%d curve %s failed, as report.html shows)\n", len(r.FailedChecks), plural(len(r.FailedChecks), "check", "checks"))
+		fmt.Fprintf(w, "\nreport verdict: FAIL (%s failed, as report.html shows)\n", english.Count(len(r.FailedChecks), "curve check", "curve checks"))
 		for _, c := range r.FailedChecks {
 			fmt.Fprintf(w, "  - %s: %s\n", c.Name, shorten(c.Reason, 110))
 		}
 		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
 	}
 	fmt.Fprintf(w, "\ndemo finished in %s\nreport: %s\n", r.Elapsed.Round(time.Second), r.ReportHTML)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // shorten cuts s to at most n bytes at a word boundary, marking the cut.

@@ -7,7 +7,6 @@ import (
 	"runtime"
 
 	"github.com/agentrace/agentrace/audit"
-	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/urfave/cli/v3"
 )
@@ -46,7 +45,7 @@ func auditCommand() *cli.Command {
 			outFlagDefault("folder to write audit.json and audit.parquet into (default: print the table only)", ""),
 			tokenizerFlag("reference tokenizer folder: token counts (OSL, TPOT, system_tps) are re-derived only with it", false),
 			datasetFlag("dataset folder or trace file to re-score inline accuracy against (default: each run's own)", false),
-			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the ruleset naming each run's model)", score.AutoRuleset),
+			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the ruleset naming each run's model)"),
 			cmaxFlag("declared maximum supported concurrency C_max when the points declare none (default: the highest point)", false),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "points audited at once"},
 			&cli.BoolFlag{Name: "all", Usage: "print every row, not only the headline figures and what does not agree"},

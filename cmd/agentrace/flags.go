@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentrace/agentrace/score"
 	"github.com/urfave/cli/v3"
 )
 
@@ -77,9 +78,20 @@ func tokenizerFlag(usage string, required bool) *cli.StringFlag {
 	return &cli.StringFlag{Name: "tokenizer", Usage: usage, Required: required, TakesFile: true}
 }
 
-// rulesetFlag is --ruleset with a default (empty for none).
-func rulesetFlag(usage, value string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "ruleset", Usage: usage, Value: value}
+// rulesetFlag is --ruleset, whose default is auto in every command: the newest
+// embedded ruleset naming each run's model (report and publish: the one the runs'
+// scores.json names first).
+func rulesetFlag(usage string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "ruleset", Usage: usage, Value: score.AutoRuleset}
+}
+
+// curveRuleset is --ruleset of report and publish: auto is "" to them (each run's
+// scores.json ruleset, else the newest naming its model).
+func curveRuleset(c *cli.Command) string {
+	if r := c.String("ruleset"); r != score.AutoRuleset {
+		return r
+	}
+	return ""
 }
 
 // jsonFlag is --json.

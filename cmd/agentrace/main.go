@@ -93,16 +93,11 @@ func printError(w io.Writer, err error) {
 }
 
 // interrupted is a command's error after a signal: the cancellation the signal
-// caused is the cause, not a fault, so "context canceled" is not repeated.
+// caused says "interrupted", not Go's "context canceled".
 type interrupted struct{ err error }
 
 func (e interrupted) Error() string {
-	msg := e.err.Error()
-	if errors.Is(e.err, context.Canceled) {
-		msg = strings.ReplaceAll(msg, ": "+context.Canceled.Error(), "")
-		msg = strings.ReplaceAll(msg, context.Canceled.Error(), "interrupted")
-	}
-	return msg
+	return strings.ReplaceAll(e.err.Error(), context.Canceled.Error(), "interrupted")
 }
 
 func (e interrupted) Unwrap() error { return e.err }

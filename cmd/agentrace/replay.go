@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -12,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/replay"
+	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
 )
@@ -182,16 +187,19 @@ func logCommand() *cli.Command {
 		Commands: []*cli.Command{logExportCommand(), {
 			Name:      "dump",
 			Usage:     "print a run's turn log (turns.arrows) as JSON Lines",
-			UsageText: "agentrace log dump RUNDIR|turns.arrows [--columns a,b,...]",
+			UsageText: "agentrace log dump RUNDIR|SWEEPDIR|turns.arrows [--columns a,b,...]",
 			Description: "One JSON object per client turn, keys in column order (all columns, or --columns).\n" +
 				"Times are integer nanoseconds on the run's monotonic clock; chunk_times is a list relative\n" +
 				"to first_token_ns. A log cut short by a crash (kill -9, power loss) prints its complete\n" +
 				"batches, warns on standard error, and exits 0; it fails only when no row could be read\n" +
-				"(an empty file, a file that is not a turn log, a log cut before its first batch).\n\n" +
+				"(an empty file, a file that is not a turn log, a log cut before its first batch).\n" +
+				"A sweep folder (as log export takes it) prints the rows of each c<N>/ run in turn, each\n" +
+				"object starting with \"run\": the run folder.\n\n" +
 				"Columns:\n" + columnHelp() + "\n" +
 				"Examples:\n" +
 				"  agentrace log dump run-c32 | head\n" +
-				"  agentrace log dump run-c32 --columns session_id,turn,status,issued_ns,completed_ns",
+				"  agentrace log dump run-c32 --columns session_id,turn,status,issued_ns,completed_ns\n" +
+				"  agentrace log dump sweep --columns session_id,turn,status | jq -s 'group_by(.run)'",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "columns", Usage: "comma-separated columns to print (default: all)"},
 			},
@@ -200,21 +208,37 @@ func logCommand() *cli.Command {
 					return argsError("log dump", "want exactly one RUNDIR, got %d arguments", c.NArg())
 				}
 				path := c.Args().First()
-				if st, err := os.Stat(path); err == nil && st.IsDir() {
-					path = path + string(os.PathSeparator) + schemas.TurnLogFile
-				}
 				var cols []string
 				for _, s := range strings.Split(c.String("columns"), ",") {
 					if s = strings.TrimSpace(s); s != "" {
 						cols = append(cols, s)
 					}
 				}
-				n, err := runlog.Dump(ctx, c.Root().Writer, path, cols)
-				if err != nil && errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
-					fmt.Fprintf(c.Root().ErrWriter, "agentrace log dump: warning: printed the %d rows of the log's complete batches: %v\n", n, err)
-					return nil
+				dump := func(w io.Writer, path string) error {
+					n, err := runlog.Dump(ctx, w, path, cols)
+					if err != nil && errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
+						fmt.Fprintf(c.Root().ErrWriter, "agentrace log dump: warning: printed the %d rows of the log's complete batches of %s: %v\n", n, path, err)
+						return nil
+					}
+					return err
 				}
-				return err
+				st, err := os.Stat(path)
+				if err != nil || !st.IsDir() {
+					return dump(c.Root().Writer, path)
+				}
+				if report.IsRunDir(path) {
+					return dump(c.Root().Writer, filepath.Join(path, schemas.TurnLogFile))
+				}
+				dirs, err := report.RunDirs([]string{path}) // a sweep: its c<N>/ runs
+				if err != nil {
+					return fmt.Errorf("log dump: %w", err)
+				}
+				for _, d := range dirs {
+					if err := dump(newRunKeyWriter(c.Root().Writer, filepath.ToSlash(d)), filepath.Join(d, schemas.TurnLogFile)); err != nil {
+						return err
+					}
+				}
+				return nil
 			},
 		}},
 	}
@@ -226,4 +250,42 @@ func columnHelp() string {
 		fmt.Fprintf(&b, "  %-24s %s\n", c.Name, c.Meaning)
 	}
 	return b.String()
+}
+
+// runKeyWriter puts "run": RUN first in every JSON object line written through it
+// (log dump of a sweep: which run each row is of).
+type runKeyWriter struct {
+	w     io.Writer
+	key   []byte
+	start bool
+}
+
+func newRunKeyWriter(w io.Writer, run string) *runKeyWriter {
+	key, _ := json.Marshal(run)
+	return &runKeyWriter{w: w, key: append(append([]byte(`{"run":`), key...), ','), start: true}
+}
+
+func (k *runKeyWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		if k.start && p[0] == '{' {
+			if _, err := k.w.Write(k.key); err != nil {
+				return n, err
+			}
+			p, n = p[1:], n+1
+		}
+		k.start = false
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			m, err := k.w.Write(p)
+			return n + m, err
+		}
+		m, err := k.w.Write(p[:i+1])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p, k.start = p[i+1:], true
+	}
+	return n, nil
 }

@@ -41,8 +41,8 @@ func scoreCommand() *cli.Command {
 			"--overwrite. Exits 1 when a run's verdict is not PASS. A run inside an archive is never written into: its\n" +
 			"verdict table is printed (standard output) and nothing is written; `agentrace rescore --out\n" +
 			"TABLE` writes the scores of archived runs as a table.\n\n" +
-			"The default ruleset is " + score.DefaultRuleset + "; `auto` picks the newest ruleset\n" +
-			"naming the run's model. `agentrace rulesets` lists them; a JSON file in the same format\n" +
+			"The default ruleset is auto, as in every command: the newest ruleset naming the run's\n" +
+			"model (" + score.DefaultRuleset + " when none names it). `agentrace rulesets` lists them; a JSON file in the same format\n" +
 			"is accepted.\n\n" +
 			"The run directories are arguments (the old spelling --run DIR still works).\n\n" +
 			"Example:\n" +
@@ -52,7 +52,7 @@ func scoreCommand() *cli.Command {
 			"  agentrace score --dataset agentic_combined.jsonl --ruleset checker-2026-10-qwen3.6 ref-logs/qwen_agentic",
 		Flags: []cli.Flag{
 			datasetFlag("dataset directory or trace file (default: the dataset the run names)", false),
-			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.DefaultRuleset),
+			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the newest naming the run's model)"),
 			tokenizerFlag("reference tokenizer directory for official OSL counts (default: server usage, unofficial)", false),
 			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON) to judge too", TakesFile: true},
 			quietFlag("do not print the verdict table"),
@@ -113,7 +113,8 @@ func rulesetsCommand() *cli.Command {
 		UsageText: "agentrace rulesets [--show NAME|FILE]",
 		Description: "Lists every embedded ruleset: its name (for --ruleset), date, source, the inline\n" +
 			"accuracy threshold, the inclusive OSL per-turn mean window and the SWE-bench threshold.\n" +
-			"The default is " + score.DefaultRuleset + ". A user ruleset is a JSON file with the same\n" +
+			"Every command's --ruleset defaults to auto: the newest naming the run's model, else\n" +
+			score.DefaultRuleset + " (marked auto's fallback). A user ruleset is a JSON file with the same\n" +
 			"fields; --show prints one in that format, to start from. `agentrace rulesets derive` makes a\n" +
 			"new one from the reference model's runs (see its --help).\n\n" +
 			"Example:\n" +
@@ -141,7 +142,7 @@ func rulesetsCommand() *cli.Command {
 			for _, r := range score.Rulesets() {
 				name := r.Name
 				if name == score.DefaultRuleset {
-					name += " (default)"
+					name += " (auto's fallback)"
 				}
 				src := r.Source
 				if r.Tentative {
@@ -181,7 +182,7 @@ func rescoreCommand() *cli.Command {
 			outFlag("results table to write (Parquet; outside the archives)"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "runs scored at once"},
 			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
-			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.AutoRuleset),
+			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the newest naming each run's model)"),
 			tokenizerFlag("reference tokenizer directory for official OSL counts", false),
 			maxExpansionFlag(),
 		}, overwriteFlags("a results table")...),

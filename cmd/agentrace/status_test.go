@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -252,5 +254,16 @@ func TestExitStatusPerCommand(t *testing.T) {
 	out, err = runApp(t, "export", "--dataset", ds, "--out", p("back.jsonl"))
 	if err != nil || !strings.Contains(out, "wrote "+p("back.jsonl")+": dataset") {
 		t.Errorf("export: %v, printed %q; want a line saying what it wrote", err, out)
+	}
+}
+
+// After a signal, an error caused by the cancellation says "interrupted".
+func TestInterruptedMessage(t *testing.T) {
+	err := interrupted{fmt.Errorf("ingest %q: read line 7: %w", "t.jsonl", context.Canceled)}
+	if got, want := err.Error(), `ingest "t.jsonl": read line 7: interrupted`; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if !errors.Is(err, context.Canceled) {
+		t.Error("the cause is lost")
 	}
 }
