@@ -294,6 +294,21 @@ func Coverage(s *System) []Check {
 	}
 	cs = append(cs, check("official settings", len(unofficial) == 0, reason))
 
+	// A point whose scores.json judged it under another ruleset than the curve's:
+	// its gates are not the curve's rules.
+	curveRules, _, _ := strings.Cut(s.Ruleset, ", ")
+	var other []string
+	for _, p := range s.Points {
+		if p.Ruleset != "" && curveRules != "" && p.Ruleset != curveRules {
+			other = append(other, fmt.Sprintf("c=%d: its scores.json judged it under %s", p.Concurrency, p.Ruleset))
+		}
+	}
+	reason = "every point's scores were judged under the curve's ruleset " + curveRules
+	if len(other) > 0 {
+		reason = strings.Join(other, "; ") + fmt.Sprintf(" (the curve's: %s; score --overwrite --ruleset %s re-judges them)", curveRules, curveRules)
+	}
+	cs = append(cs, check("one ruleset for every point", len(other) == 0, reason))
+
 	var incons []string
 	for _, p := range s.Points {
 		if p.PublishedSummary != nil {
