@@ -86,6 +86,12 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"trajectory, logged (status aborted) but not sent. A malformed SSE frame or an error object in a\n" +
 	"200 stream is skipped as the reference client skips it, noted in the warnings column\n" +
 	"(--strict-stream fails the turn instead). Each turn keeps at most --max-output-bytes of output.\n\n" +
+	"Checks before work: the endpoint must answer GET /v1/models before any turn (401 or 403 stops\n" +
+	"the run there), and when it lists its models, every model name the requests carry must be\n" +
+	"among them (exit status 2, nothing written). A first failing turn answered 401, 403 or 404\n" +
+	"before any turn succeeded, which every turn would get, stops the run at once with the server's\n" +
+	"message; that run, and one whose every turn failed, ends failed (exit status 3). A concurrency\n" +
+	"above the trajectory budget runs only as many trajectories at once as the budget holds.\n\n" +
 	"Stopping: Ctrl-C stops issuing (turns never sent: not_issued), says how many turns are in\n" +
 	"flight and waits --grace for them, then cancels them (cancelled); a second Ctrl-C cancels them at\n" +
 	"once; either way the log is closed and the manifest says interrupted (exit status 130); a third\n" +
