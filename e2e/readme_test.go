@@ -350,6 +350,11 @@ func TestReadmeCommands(t *testing.T) {
 				t.Logf("README.md line %d (%s): %d rows on the demo's output, first %s", b.line, strings.SplitN(b.text, "\n", 2)[0], len(rows), first)
 			case p.how == "path":
 				t.Logf("README.md line %d: run first, from the checkout: agentrace is on PATH for every block", b.line)
+				// the other way the README gives: make install
+				out, err := exec.Command("make", "-C", repoRoot, "-n", "install").CombinedOutput()
+				if err != nil || !strings.Contains(string(out), "install ./cmd/agentrace") {
+					t.Errorf("make -n install: %v\n%s", err, out)
+				}
 			case p.how == "not run":
 				t.Logf("README.md line %d (%q) not run: %s", b.line, b.key(), p.reason)
 			case p.how == "make":

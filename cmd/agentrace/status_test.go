@@ -250,6 +250,29 @@ func TestExitStatusPerCommand(t *testing.T) {
 		}
 	}
 
+	// report: a curve that does not pass is 1, after writing the report.
+	out, err = runApp(t, "report", "--out", p("rep"), p("ok"))
+	if exitCode(err) != exitNo || !strings.Contains(out, "(curve checks FAIL)") {
+		t.Errorf("report of one tiny run: status %d, %v; want 1 with the report written\n%s", exitCode(err), err, out)
+	}
+	if _, err := os.Stat(filepath.Join(p("rep"), "report.html")); err != nil {
+		t.Errorf("report exiting 1 wrote no report.html: %v", err)
+	}
+	// Bad input, whatever the command: 2.
+	if err := os.WriteFile(p("bad.jsonl"), []byte("{not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"ingest", "--out", p("bad-ds"), p("bad.jsonl")},
+		{"log", "dump", p("no-such-run")},
+		{"score", p("no-such-run")},
+		{"stats", "--dataset", p("no-such-ds")},
+	} {
+		if _, err := runApp(t, args...); exitCode(err) != exitUsage {
+			t.Errorf("%v: status %d, %v; want 2", args, exitCode(err), err)
+		}
+	}
+
 	// export says what it wrote.
 	out, err = runApp(t, "export", "--dataset", ds, "--out", p("back.jsonl"))
 	if err != nil || !strings.Contains(out, "wrote "+p("back.jsonl")+": dataset") {
