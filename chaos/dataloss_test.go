@@ -11,7 +11,7 @@ import (
 // indir/good.jsonl`, `--out same.jsonl same.jsonl` and `replay --dataset ds --out ds
 // --overwrite` destroyed their input. Every command that writes refuses an output
 // that is, contains or sits inside an input, and one that is not agentrace's of
-// the same kind, with or without --overwrite: exit 1, every input byte for byte
+// the same kind, with or without --overwrite: exit 2, every input byte for byte
 // as it was.
 func TestChaosOutputOverInput(t *testing.T) {
 	h := chaos(t)
