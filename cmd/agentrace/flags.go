@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/score"
 	"github.com/urfave/cli/v3"
 )
@@ -165,6 +166,14 @@ func groupAction(path string) cli.ActionFunc {
 		}
 		return argsError(path, "unknown command %q", c.Args().First())
 	}
+}
+
+// problem prints what is not an error, the one way every command does: "agentrace
+// CMD: warning: MSG" (kind warning, note or error for one item of many), on
+// standard error, secrets masked. An error that ends the command is printed by
+// main as "agentrace: CMD: MSG".
+func problem(c *cli.Command, kind, msg string) {
+	fmt.Fprintf(c.Root().ErrWriter, "%s: %s: %s\n", c.FullName(), kind, redact.Text(msg)) // FullName: "agentrace log dump"
 }
 
 // argsError is the format of an error about positional arguments, as usageError's.

@@ -223,7 +223,7 @@ func logCommand() *cli.Command {
 				dump := func(w io.Writer, path string) error {
 					n, err := runlog.Dump(ctx, w, path, cols)
 					if err != nil && errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
-						fmt.Fprintf(c.Root().ErrWriter, "agentrace log dump: warning: printed the %d rows of the log's complete batches of %s: %v\n", n, path, err)
+						problem(c, "warning", fmt.Sprintf("printed the %d rows of the log's complete batches of %s: %v", n, path, err))
 						return nil
 					}
 					return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -93,7 +94,7 @@ func runScore(ctx context.Context, c *cli.Command, opts score.Options) (*schemas
 		return nil, err
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintln(c.Root().ErrWriter, "agentrace score: warning:", w)
+		problem(c, "warning", w)
 	}
 	if c.Bool("quiet") {
 		return s, nil
@@ -210,11 +211,11 @@ func rescoreCommand() *cli.Command {
 					passed++
 				}
 			}
-			fmt.Fprintf(c.Root().Writer, "wrote %s: %d runs, %d pass, %d fail, %d not judged (a gate not evaluated), %d could not be scored\n",
-				c.String("out"), len(rows), passed, len(rows)-passed-failed-open, open, failed)
+			fmt.Fprintf(c.Root().Writer, "wrote %s: %s, %d pass, %d fail, %d not judged (a gate not evaluated), %d could not be scored\n",
+				c.String("out"), english.Count(len(rows), "run", "runs"), passed, len(rows)-passed-failed-open, open, failed)
 			for _, r := range rows {
 				if r.Error != "" {
-					fmt.Fprintf(c.Root().ErrWriter, "rescore: %s: %s\n", r.Path, r.Error)
+					problem(c, "error", r.Path+": "+r.Error)
 				}
 			}
 			if failed > 0 {

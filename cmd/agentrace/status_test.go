@@ -290,3 +290,24 @@ func TestInterruptedMessage(t *testing.T) {
 		t.Error("the cause is lost")
 	}
 }
+
+// One format for what is not an error ("agentrace CMD: warning: MSG") and counts
+// worded by number.
+func TestOneProblemFormatAndPlurals(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "one.jsonl")
+	rows := `{"conversation_id":"a","turn":1,"role":"user","content":"hi"}` + "\n" + `{"conversation_id":"a","turn":2,"role":"assistant","content":"x"}` + "\n"
+	if err := os.WriteFile(in, []byte(rows), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runApp(t, "ingest", "--out", filepath.Join(dir, "ds"), in)
+	if err != nil {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
+	for _, want := range []string{"agentrace ingest: warning: 1 problem the reference client accepts (--strict refuses them):\n",
+		": 1 conversation (1 coding, 0 workflow), 2 rows, 1 client turn, 2 messages; "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ingest printed no %q:\n%s", want, out)
+		}
+	}
+}
