@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
@@ -42,6 +43,22 @@ func TestExitStatusTableInEveryHelp(t *testing.T) {
 	}
 	check("")
 	visit(app().Commands, "", func(path string, _ *cli.Command) { check(path) })
+
+	// The README shows the same table.
+	readme, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(strings.ReplaceAll(string(readme), "`", ""), "### Exit status\n")
+	if !ok {
+		t.Fatal("README.md has no Exit status section")
+	}
+	for _, r := range exitStatusTable {
+		row := "| " + r.code + " | " + r.meaning[:min(40, len(r.meaning))]
+		if !strings.Contains(section, row) {
+			t.Errorf("README.md's exit status table lacks the row %q", row)
+		}
+	}
 }
 
 // Bad usage is exit status 2 in every command, and so is no command at all.
