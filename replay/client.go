@@ -104,7 +104,7 @@ func (c *client) probe(ctx context.Context) error {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// Every turn would be refused the same way.
 		return fmt.Errorf("endpoint %s refused GET %s with HTTP %d before any turn was issued (check --api-key-env or --header): %s",
-			redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), resp.StatusCode, redact.Text(string(bytes.TrimSpace(body))))
+			redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), resp.StatusCode, redact.Text(string(bytes.TrimSpace(body)), c.s.secrets...))
 	case http.StatusOK:
 		// An OpenAI-style list ({"data":[{"id":...}]}): the names served. A server
 		// that answers anything else is not asked about its models.

@@ -233,7 +233,7 @@ func (e *engine) refuse(r *schemas.TurnRecord) {
 	first := e.refused == ""
 	if first {
 		e.refused = redact.Text(fmt.Sprintf("the server refused the run's first failing turn (conversation %q turn %d) with HTTP %d, which every turn would get; stopped at once: %s",
-			r.ConversationID, r.Turn, r.HTTPStatus, r.Error))
+			r.ConversationID, r.Turn, r.HTTPStatus, r.Error), e.s.secrets...)
 	}
 	e.refusedMu.Unlock()
 	if first {

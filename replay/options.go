@@ -137,7 +137,10 @@ type settings struct {
 	header             http.Header // static request headers
 	routing            []string    // routing header names, canonical
 	profile            *datasets.Profile
-	budget             int
+	// secrets are the values no message may show: the API key, secret headers'
+	// values, the endpoint URL's user information (redact.Text masks them).
+	secrets []string
+	budget  int
 	// slots is how many trajectories can be active at once: the concurrency, or
 	// the budget when that is smaller (a slot beyond it would never start one).
 	slots      int
@@ -224,6 +227,22 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	if user != nil && s.header.Get("Authorization") == "" {
 		pw, _ := user.Password()
 		s.header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(user.Username()+":"+pw)))
+	}
+	if user != nil {
+		pw, _ := user.Password()
+		for _, v := range []string{user.Username(), pw} {
+			if len(v) >= 4 { // a shorter one would mask ordinary words
+				s.secrets = append(s.secrets, v)
+			}
+		}
+	}
+	s.secrets = append(s.secrets, s.apiKey)
+	for k, vs := range s.header {
+		if secretHeader(k) {
+			for _, v := range vs {
+				s.secrets = append(s.secrets, v, strings.TrimPrefix(strings.TrimPrefix(v, "Bearer "), "Basic "))
+			}
+		}
 	}
 	for _, h := range s.RoutingHeaders {
 		if strings.TrimSpace(h) == "" || strings.ContainsAny(h, ": \t") {

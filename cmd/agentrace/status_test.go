@@ -328,3 +328,32 @@ func TestOneProblemFormatAndPlurals(t *testing.T) {
 		}
 	}
 }
+
+// A server that refuses the first turn and echoes the key in its message: the run
+// stops at once with the message, the key masked everywhere.
+func TestRefusedTurnMessageScrubbed(t *testing.T) {
+	const key = "sk-echoed-secret-key-123"
+	t.Setenv("AGENTRACE_TEST_REFUSED_KEY", key)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprintf(w, `{"error":{"message":"Incorrect API key provided: %s"}}`, strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "))
+	}))
+	defer srv.Close()
+	root := t.TempDir()
+	ds := smallDataset(t, root)
+	run := filepath.Join(root, "run")
+	_, err := runApp(t, "replay", "--dataset", ds, "--no-delays", "--endpoint", srv.URL, "--concurrency", "1", "--out", run,
+		"--api-key-env", "AGENTRACE_TEST_REFUSED_KEY")
+	if exitCode(err) != exitIncomplete || !strings.Contains(err.Error(), "Incorrect API key provided: <redacted>") {
+		t.Fatalf("status %d, %v; want 3 with the server's message, the key masked", exitCode(err), err)
+	}
+	m, _ := runlog.ReadManifest(run)
+	b, _ := json.Marshal(m)
+	if strings.Contains(string(b), key) || strings.Contains(err.Error(), key) {
+		t.Errorf("the key reached the manifest or the message: %s", b)
+	}
+}
