@@ -241,16 +241,18 @@ func Coverage(s *System) []Check {
 	var bad, notOfficialDS, unknownDS []string
 	for _, p := range s.Points {
 		t, d := p.Manifest.Config.Trajectories, p.Manifest.DatasetSize
+		size := d
 		if d <= 0 {
-			// A reference run or a submission point does not record its dataset's size.
+			// A reference run or a submission point does not record its dataset's
+			// size: the official one's stands in.
 			unknownDS = append(unknownDS, fmt.Sprintf("c=%d (%d trajectories)", p.Concurrency, t))
-			if t > 0 && t%officialDatasetSize != 0 {
-				bad = append(bad, fmt.Sprintf("c=%d: %d trajectories, not a multiple of %d", p.Concurrency, t, officialDatasetSize))
-			}
-			continue
+			size = officialDatasetSize
 		}
-		if t <= 0 || t%d != 0 {
-			bad = append(bad, fmt.Sprintf("c=%d: %d trajectories, dataset %d", p.Concurrency, t, d))
+		if why := official.Budget(t, size); why != "" {
+			bad = append(bad, fmt.Sprintf("c=%d: %s", p.Concurrency, why))
+		}
+		if d <= 0 {
+			continue
 		}
 		if d != officialDatasetSize {
 			notOfficialDS = append(notOfficialDS, fmt.Sprintf("c=%d: %d", p.Concurrency, d))

@@ -71,13 +71,8 @@ func Reasons(c Conditions) []string {
 	if c.StreamUsage && !noStream {
 		why = append(why, `server usage requested (--stream-usage): requests carry "stream_options", which the reference client does not send`)
 	}
-	if n := c.Trajectories; n != 0 {
-		switch {
-		case c.DatasetSize <= 0:
-			why = append(why, fmt.Sprintf("budget of %d trajectories, and the dataset's size is not known", n))
-		case n < 0 || n%c.DatasetSize != 0:
-			why = append(why, fmt.Sprintf("budget of %d trajectories is not a positive multiple of the dataset size %d", n, c.DatasetSize))
-		}
+	if b := Budget(c.Trajectories, c.DatasetSize); b != "" {
+		why = append(why, b)
 	}
 	if c.Profile != nil && *c.Profile == "" {
 		model := "no model name"
@@ -88,6 +83,20 @@ func Reasons(c Conditions) []string {
 	}
 	sort.Strings(why)
 	return why
+}
+
+// Budget says why a trajectory budget is not official ("" when it is, or was not
+// recorded: 0): it must be a positive multiple of the dataset's size (0: unknown).
+func Budget(trajectories, datasetSize int) string {
+	switch n := trajectories; {
+	case n == 0:
+		return ""
+	case datasetSize <= 0:
+		return fmt.Sprintf("budget of %d trajectories, and the dataset's size is not known", n)
+	case n < 0 || n%datasetSize != 0:
+		return fmt.Sprintf("budget of %d trajectories is not a positive multiple of the dataset size %d", n, datasetSize)
+	}
+	return ""
 }
 
 // Bool is a pointer to v, for Conditions' recorded values.

@@ -43,3 +43,17 @@ func TestReasons(t *testing.T) {
 		}
 	}
 }
+
+// The budget alone, as report's curve check takes it: not recorded (0) is not
+// judged; a size unknown cannot be official.
+func TestBudget(t *testing.T) {
+	for _, tc := range []struct {
+		n, size int
+		want    string
+	}{{0, 613, ""}, {613, 613, ""}, {1226, 613, ""}, {47, 613, "budget of 47 trajectories is not a positive multiple of the dataset size 613"},
+		{-613, 613, "not a positive multiple"}, {8, 0, "dataset's size is not known"}} {
+		if got := Budget(tc.n, tc.size); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("Budget(%d, %d) = %q, want %q", tc.n, tc.size, got, tc.want)
+		}
+	}
+}
