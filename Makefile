@@ -12,12 +12,17 @@ SHARED    ?= $(abspath ../shared)
 # reference skips with its reason.
 REQUIRE_DEPS ?= $(if $(CI),1,)
 
-.PHONY: all build test test-go testdeps sysdeps tokenizers bench demo fuzz chaos clean
+.PHONY: all build install test test-go testdeps sysdeps tokenizers bench demo fuzz chaos clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/agentrace
+
+# install puts agentrace on PATH: into $(go env GOBIN), else $(go env GOPATH)/bin
+# (on PATH if that is; otherwise `export PATH="$$PWD/bin:$$PATH"` after make build).
+install:
+	$(GO) install ./cmd/agentrace
 
 # testdeps installs what the cross-checks need: the pinned npm packages (OpenAI SDK,
 # JS tokenizer, DuckDB, polars, Arrow JS) from testdata/js/package-lock.json, the
@@ -49,11 +54,14 @@ $(TOKDIR)/tokenizer.json:
 
 # test runs every test. Outside CI, a cross-check whose reference could not be
 # installed (or the shared traces, which exist only beside the project's checkout)
-# skips with its reason; in CI (REQUIRE_DEPS) it fails.
+# skips with its reason; in CI (REQUIRE_DEPS) it fails. It prints what go test
+# prints, then one line naming every test that skipped and why (scripts/testsummary).
 test: testdeps
 	@[ -d "$(SHARED)/data" ] || echo "test: $(SHARED)/data not found (it exists only beside the project's own checkout): the tests on the shared traces skip" >&2
-	AGENTRACE_REQUIRE_DEPS=$(REQUIRE_DEPS) AGENTRACE_SHARED=$(SHARED) AGENTRACE_TOKENIZER=$(abspath $(TOKDIR)) \
-	AGENTRACE_JS=$(abspath $(JSDIR)) $(GO) test -timeout 15m ./...
+	@mkdir -p $(CACHE)
+	@{ AGENTRACE_REQUIRE_DEPS=$(REQUIRE_DEPS) AGENTRACE_SHARED=$(SHARED) AGENTRACE_TOKENIZER=$(abspath $(TOKDIR)) \
+	AGENTRACE_JS=$(abspath $(JSDIR)) $(GO) test -json -timeout 15m ./...; echo $$? > $(CACHE)/test.status; } | $(GO) run ./scripts/testsummary; \
+	s=$$?; [ $$s -eq 0 ] && [ "$$(cat $(CACHE)/test.status)" -eq 0 ]
 
 # test-go runs the Go tests alone; cross-checks whose references are absent skip.
 test-go:
@@ -66,8 +74,12 @@ bench: build testdeps
 demo: build
 	./$(BIN) demo --out demo-out
 
+# clean also removes what the README's commands derive in the checkout from its
+# testdata (README_OUTPUTS, git-ignored too). The dataset and sweep a real endpoint's
+# block makes (ds/, sweep/) are git-ignored but kept: hours of GPU time.
+README_OUTPUTS := rep results.parquet tree.parquet sub.tgz audit-acme
 clean:
-	rm -rf bin demo-out bench-out $(CACHE)
+	rm -rf bin demo-out bench-out $(CACHE) $(README_OUTPUTS)
 
 # chaos runs every fault of issue 15 as a bounded test (package chaos, see its doc):
 # each command a child process under a memory limit (RLIMIT_AS), asserting nothing

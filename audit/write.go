@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/parquet-go/parquet-go"
@@ -76,8 +77,9 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 		return err
 	}
 	n := res.Counts()
-	fmt.Fprintf(w, "\n%d points in %d curves, %d fields: %d agree, %d disagree, %d follow a disagreeing input, %d unchecked, %d not published, %d errors\n",
-		res.Points, res.Curves, len(res.Rows), n[Agree], n[Disagree], n[Follows], n[Unchecked], n[NotPublished], n[Error])
+	fmt.Fprintf(w, "\n%s in %s, %s: %d agree, %d disagree, %d follow a disagreeing input, %d unchecked, %d not published, %s\n",
+		english.Count(res.Points, "point", "points"), english.Count(res.Curves, "curve", "curves"), english.Count(len(res.Rows), "field", "fields"),
+		n[Agree], n[Disagree], n[Follows], n[Unchecked], n[NotPublished], english.Count(n[Error], "error", "errors"))
 	if !all {
 		// What could not be checked, by reason.
 		type reason struct {
@@ -112,7 +114,7 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 				fs = append(fs, f)
 			}
 			sort.Strings(fs)
-			fmt.Fprintf(w, "  %d fields (%s): %s\n", why[k].n, strings.Join(fs, ", "), k)
+			fmt.Fprintf(w, "  %s (%s): %s\n", english.Count(why[k].n, "field", "fields"), strings.Join(fs, ", "), k)
 		}
 	}
 	if bad := res.Failed(); len(bad) > 0 {

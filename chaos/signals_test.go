@@ -97,7 +97,7 @@ func TestChaosSignals(t *testing.T) {
 			if after == 0 {
 				clean(c)
 				whole := h.run(spec{budget: 1 << 30}, 5*minute, append([]string{"agentrace"}, c.argv...)...)
-				whole.expectExit(0)
+				whole.expectExit(0, 1) // 1: a verdict that does not pass (score, report of a tiny run)
 				after = whole.elapsed / 3
 				t.Logf("%s: runs %v uninterrupted; signalled at %v", c.name, whole.elapsed.Round(time.Millisecond), after.Round(time.Millisecond))
 			}

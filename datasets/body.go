@@ -50,6 +50,50 @@ type BodyOptions struct {
 // nor the run, nor the conversation's first user row names one.
 const DefaultModelName = "no-model-name"
 
+// appendModel appends a turn's model, as JSON: the row's own, else the run's
+// (model, else the profile's), else the conversation's first user row's, else
+// DefaultModelName.
+func appendModel(dst []byte, ps, inh paramSet, model string, pr *Profile) []byte {
+	switch {
+	case ps.get("model") != nil:
+		return append(dst, ps.get("model")...)
+	case model != "" || pr.Model != "":
+		if model == "" {
+			model = pr.Model
+		}
+		return AppendString(dst, model)
+	case inh.get("model") != nil:
+		return append(dst, inh.get("model")...)
+	}
+	return AppendString(dst, DefaultModelName)
+}
+
+// Models returns the model names the run's requests carry (AppendBody's "model"),
+// each once, in the order of the turns: what a server must serve for every turn
+// to be answered.
+func (d *Dataset) Models(o BodyOptions) []string {
+	pr := o.Profile
+	if pr == nil {
+		pr = &Profile{}
+	}
+	seen := map[string]bool{}
+	var names []string
+	var buf []byte
+	for ti := range d.Turns {
+		buf = appendModel(buf[:0], d.params[ti], d.inherited[ti], o.Model, pr)
+		if seen[string(buf)] {
+			continue
+		}
+		seen[string(buf)] = true
+		var name string
+		if err := json.Unmarshal(buf, &name); err != nil {
+			name = string(buf) // a row's model that is not a JSON string: sent as it is
+		}
+		names = append(names, name)
+	}
+	return names
+}
+
 // DefaultMaxTokens is the reference client's max_completion_tokens when no row
 // value and no run default set one.
 const DefaultMaxTokens = 128
@@ -202,19 +246,7 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 		dst = append(dst, '"', ':')
 	}
 	key("model")
-	switch model := o.Model; {
-	case ps.get("model") != nil:
-		dst = append(dst, ps.get("model")...)
-	case model != "" || pr.Model != "":
-		if model == "" {
-			model = pr.Model
-		}
-		dst = AppendString(dst, model)
-	case inh.get("model") != nil:
-		dst = append(dst, inh.get("model")...)
-	default:
-		dst = AppendString(dst, DefaultModelName)
-	}
+	dst = appendModel(dst, ps, inh, o.Model, pr)
 	key("messages")
 	dst = d.appendMessages(dst, t, &o)
 	float := func(name string, pv *float64) {

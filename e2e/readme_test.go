@@ -104,9 +104,12 @@ type standIn struct{ from, to, why string }
 // (its first command line, or first line) starting with prefix.
 type readmePlan struct {
 	prefix string
-	// one of: "run" (every command, in dir), "synopsis" (each line's subcommand and
-	// flags exist: its --help lists them), "demo-output" (the demo's closing table
-	// has the block's layout), "make" (the make targets exist), "not run" (reason).
+	// one of: "run" (every command, in dir; a command ending in a comment "# exit N"
+	// must exit N), "path" (the line that puts agentrace on PATH: run first, in the
+	// checkout, and the PATH it makes is the only change to the user's environment
+	// every other block runs with), "synopsis" (each line's subcommand and flags
+	// exist: its --help lists them), "demo-output" (the demo's closing table has the
+	// block's layout), "make" (the make targets exist), "not run" (reason).
 	how    string
 	dir    string // for "run": demo-out (the demo's output), or a scratch folder laid out as the repository root
 	prep   string // for "run": a bash script run in dir first (the stand-ins' files)
@@ -122,6 +125,7 @@ var readmePlans = []readmePlan{
 			"which this test runs with two points (--concurrency 1,8 --speedup 200) to stay short; " +
 			"checked: both targets exist and `make -n demo` runs the demo into demo-out"},
 	{prefix: "ruleset ", how: "demo-output"},
+	{prefix: `export PATH="$PWD/bin:$PATH"`, how: "path"},
 	{prefix: "# from demo-out/", how: "run", dir: "demo-out"},
 	{prefix: "agentrace synth    --scale 1", how: "synopsis"},
 	{prefix: "sglang serve", how: "not run",
@@ -134,11 +138,13 @@ var readmePlans = []readmePlan{
 			{"--concurrency 1,2,4,8,16,32,64,128", "--concurrency 1,8", "two points instead of eight, to keep the test short"},
 			{"--trajectories 613", "--trajectories 11", "the stand-in dataset's size (11) instead of the official 613"},
 			{"--out sweep", "--out sweep --delay-scale 0.001", "the synthetic delays scaled by 1/1000, as the sim runs 1000x faster than modelled"},
+			{"--out rep --tokenizer .cache/tokenizers/qwen3 sweep", "--out rep --tokenizer .cache/tokenizers/qwen3 sweep # exit 1",
+				"two stand-in points on a tiny dataset are no official curve: report says FAIL and exits 1"},
 		}},
 	{prefix: "agentrace rescore --out results.parquet", how: "run", dir: "repo-archives",
 		prep:   "tar czf sub.tgz -C testdata/submission-tree .",
 		stands: []standIn{{"sub.tgz", "sub.tgz", "sub.tgz is testdata/submission-tree archived (tar czf sub.tgz -C testdata/submission-tree .)"}}},
-	{prefix: "agentrace audit --tokenizer .cache/tokenizers/qwen3 testdata/refruns", how: "run", dir: "repo",
+	{prefix: "agentrace audit --tokenizer .cache/tokenizers/qwen3 --dataset testdata/refruns/dataset.jsonl testdata/refruns", how: "run", dir: "repo",
 		prep: "tar czf acme.tar.gz -C testdata/refruns . && cp testdata/refruns/dataset.jsonl agentic_combined.jsonl",
 		stands: []standIn{
 			{"acme.tar.gz", "acme.tar.gz", "the reference client's genuine run folders (testdata/refruns) archived stand in for a submitter's archive"},
@@ -148,8 +154,10 @@ var readmePlans = []readmePlan{
 }
 
 // TestReadmeCommands runs the demo, then every command block of the README as
-// written, in the folder the README runs it from, with the agentrace just built
-// first on PATH; any command that fails (a pipeline included) fails the test. Blocks
+// written, in the folder the README runs it from, in a plain shell whose only change
+// is the README's own line putting agentrace on PATH; any command whose exit status
+// is not the one the README gives (0 unless a "# exit N" comment says otherwise; a
+// pipeline included) fails the test. Blocks
 // run from demo-out/ run on the demo's output; blocks run from the repository root
 // run in a scratch folder laid out as one (testdata's fixtures copied, .cache linked to
 // the tokenizer), with the stand-ins of readmePlans for what needs the official
@@ -199,6 +207,9 @@ func TestReadmeCommands(t *testing.T) {
 		t.FailNow()
 	}
 
+	// root stands for the checkout after `make demo`: bin/agentrace built there (as
+	// `make build` does), nothing put on PATH. Only the README's own PATH line
+	// changes the environment the blocks run in.
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin")
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "agentrace"), "./cmd/agentrace")
@@ -206,7 +217,7 @@ func TestReadmeCommands(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	env := append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env := os.Environ()
 	run := func(dir, script string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
@@ -215,8 +226,34 @@ func TestReadmeCommands(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
+	if p, err := exec.LookPath("agentrace"); err == nil {
+		t.Logf("note: an agentrace is already on this machine's PATH (%s); the README's PATH line puts the one built here first", p)
+	}
+	for i, b := range blocks {
+		if plans[i] == nil || plans[i].how != "path" {
+			continue
+		}
+		out, err := run(root, b.text+"\nprintf '%s' \"$PATH\"")
+		if err != nil {
+			t.Fatalf("README.md line %d, from the checkout: %v\n%s", b.line, err, out)
+		}
+		env = append(os.Environ(), "PATH="+out)
+		if where, err := run(root, "command -v agentrace"); err != nil || strings.TrimSpace(where) != filepath.Join(bin, "agentrace") {
+			t.Fatalf("after README.md line %d, agentrace is %q (%v), want the one make built, %s", b.line, strings.TrimSpace(where), err, filepath.Join(bin, "agentrace"))
+		}
+	}
+	// The tokenizer is where `make tokenizers` puts it, before the demo, so the demo
+	// counts with it as a user's does after `make tokenizers` (or `make test`).
+	tokDir := testenv.Tokenizer(t) // skips, or fails under AGENTRACE_REQUIRE_DEPS
+	if err := os.MkdirAll(filepath.Join(root, ".cache", "tokenizers"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(tokDir, filepath.Join(root, ".cache", "tokenizers", "qwen3")); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
-	demoOut, err := run(root, "agentrace demo --out demo-out --concurrency 1,8 --speedup 200")
+	// `make demo` runs ./bin/agentrace demo --out demo-out (checkMake checks it).
+	demoOut, err := run(root, "./bin/agentrace demo --out demo-out --concurrency 1,8 --speedup 200")
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, demoOut)
 	}
@@ -228,7 +265,6 @@ func TestReadmeCommands(t *testing.T) {
 	// (the parent of demo-out/ has it too, as after `make tokenizers && make demo`).
 	repoRoot := testenv.RepoRoot(t)
 	made := map[string]bool{}
-	var tokDir string
 	layout := func(t *testing.T, name string) string {
 		dir := filepath.Join(root, name)
 		if name == "demo-out" || made[name] {
@@ -242,9 +278,6 @@ func TestReadmeCommands(t *testing.T) {
 		return dir
 	}
 	linkTokenizer := func(t *testing.T, dir string) {
-		if tokDir == "" {
-			tokDir = testenv.Tokenizer(t) // skips, or fails under AGENTRACE_REQUIRE_DEPS
-		}
 		link := filepath.Join(dir, ".cache", "tokenizers", "qwen3")
 		if _, err := os.Lstat(link); err == nil {
 			return
@@ -296,6 +329,7 @@ func TestReadmeCommands(t *testing.T) {
 	}
 
 	var sqlRows map[int][]map[string]any // the SQL blocks' answers, run together
+	written := map[string]int{}          // what the blocks run in the checkout wrote there, by block line
 	for i, b := range blocks {
 		p := plans[i]
 		name := fmt.Sprintf("line%d", b.line)
@@ -314,6 +348,13 @@ func TestReadmeCommands(t *testing.T) {
 					first = first[:200] + "..."
 				}
 				t.Logf("README.md line %d (%s): %d rows on the demo's output, first %s", b.line, strings.SplitN(b.text, "\n", 2)[0], len(rows), first)
+			case p.how == "path":
+				t.Logf("README.md line %d: run first, from the checkout: agentrace is on PATH for every block", b.line)
+				// the other way the README gives: make install
+				out, err := exec.Command("make", "-C", repoRoot, "-n", "install").CombinedOutput()
+				if err != nil || !strings.Contains(string(out), "install ./cmd/agentrace") {
+					t.Errorf("make -n install: %v\n%s", err, out)
+				}
 			case p.how == "not run":
 				t.Logf("README.md line %d (%q) not run: %s", b.line, b.key(), p.reason)
 			case p.how == "make":
@@ -342,6 +383,16 @@ func TestReadmeCommands(t *testing.T) {
 				if len(cmds) == 0 {
 					t.Fatalf("README.md line %d: a block with no command", b.line)
 				}
+				if p.dir != "demo-out" {
+					before := topLevel(t, dir)
+					defer func() {
+						for name := range topLevel(t, dir) {
+							if !before[name] {
+								written[name] = b.line
+							}
+						}
+					}()
+				}
 				for _, s := range p.stands {
 					hit := false
 					for k, c := range cmds {
@@ -361,9 +412,19 @@ func TestReadmeCommands(t *testing.T) {
 				}
 				for _, c := range cmds {
 					t0 := time.Now()
+					want := 0 // the exit status a "# exit N" comment announces
+					if m := exitComment.FindStringSubmatch(c); m != nil {
+						fmt.Sscan(m[1], &want)
+					}
 					out, err := run(dir, c)
-					if err != nil {
-						t.Errorf("README.md line %d, from %s/: %s\n%v\n%s", b.line, p.dir, c, err, out)
+					got := 0
+					if ee, ok := err.(*exec.ExitError); ok {
+						got = ee.ExitCode()
+					} else if err != nil {
+						got = -1
+					}
+					if got != want {
+						t.Errorf("README.md line %d, from %s/: %s\nexit status %d (%v), the README says %d\n%s", b.line, p.dir, c, got, err, want, out)
 						continue
 					}
 					t.Logf("from %s/: %s: ok in %s (%d bytes of output)", p.dir, c, time.Since(t0).Round(time.Millisecond), len(out))
@@ -372,16 +433,65 @@ func TestReadmeCommands(t *testing.T) {
 			}
 		})
 	}
+	checkREADMEOutputs(t, repoRoot, written)
 	t.Logf("all of the README in %s", time.Since(start).Round(time.Millisecond))
 }
 
-// checkOutput asserts what a README command must show beyond exiting 0.
+// topLevel returns the names in dir, a folder's with a trailing slash.
+func topLevel(t *testing.T, dir string) map[string]bool {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		if e.IsDir() {
+			name += "/" // as .gitignore names a folder
+		}
+		names[name] = true
+	}
+	return names
+}
+
+// checkREADMEOutputs: what the README's commands write in the checkout is
+// git-ignored, and `make clean` removes it (but a real endpoint's dataset and sweep,
+// ds/ and sweep/: ignored, kept).
+func checkREADMEOutputs(t *testing.T, repo string, written map[string]int) {
+	clean, err := exec.Command("make", "-C", repo, "-n", "clean").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n clean: %v\n%s", err, clean)
+	}
+	removed := map[string]bool{}
+	for _, f := range strings.Fields(string(clean)) {
+		removed[f] = true
+	}
+	for name, line := range written {
+		ignore := exec.Command("git", "-C", repo, "check-ignore", "-q", "--no-index", name)
+		if err := ignore.Run(); err != nil {
+			t.Errorf("README.md line %d writes %s in the checkout, which .gitignore does not ignore", line, name)
+		}
+		if base := strings.TrimSuffix(name, "/"); !removed[base] && base != "ds" && base != "sweep" {
+			t.Errorf("README.md line %d writes %s in the checkout, which make clean does not remove", line, name)
+		}
+	}
+	t.Logf("the README's commands wrote in the checkout, ignored and cleaned: %v", written)
+}
+
+// exitComment is a README command's "# exit N": the exit status it ends with.
+var exitComment = regexp.MustCompile(`#\s*exit (\d+)\b`)
+
+// checkOutput asserts what a README command must show beyond its exit status.
 func checkOutput(t *testing.T, cmd, out string) {
 	t.Helper()
 	want := ""
 	switch {
+	case strings.HasPrefix(cmd, "agentrace rescore") && strings.Contains(cmd, "every point judged and passing"):
+		want = " 0 fail, 0 not judged (a gate not evaluated), 0 could not be scored"
 	case strings.HasPrefix(cmd, "agentrace rescore"):
 		want = " 0 could not be scored"
+	case strings.HasPrefix(cmd, "agentrace score") && strings.Contains(cmd, "verdict PASS"):
+		want = "verdict                              PASS"
 	case strings.HasPrefix(cmd, "agentrace score"):
 		want = "inline accuracy"
 	case strings.HasPrefix(cmd, "agentrace audit"):

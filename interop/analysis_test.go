@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/testenv"
@@ -149,4 +151,51 @@ func TestAnalysisQueries(t *testing.T) {
 			t.Errorf("accuracy-join c=%d: %v, scores %v", c, row, s)
 		}
 	}
+}
+
+// TestAnalysisWithoutDuckDBShell runs docs/analysis.md's way to run its queries on
+// a machine without the DuckDB shell, as written (the node line, from the report
+// folder of a demo's layout), with one of its queries.
+func TestAnalysisWithoutDuckDBShell(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "analysis.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^    (node \.\./\.\./testdata/js/duckdb-sql\.mjs agentrace\.sql query\.sql)$`).FindStringSubmatch(string(data))
+	if line == nil {
+		t.Fatal("docs/analysis.md names no node line to run its queries")
+	}
+	js, node := testenv.JS(t)
+	w := build(t)
+	// the demo's layout: REPO/demo-out/report, testdata/js two folders up
+	root := t.TempDir()
+	repDir := filepath.Join(root, "demo-out", "report")
+	if _, err := report.Build(context.Background(), report.Options{Out: repDir, Runs: []string{filepath.Join(w.dir, "runs")}}); err != nil {
+		t.Fatal(err)
+	}
+	// this checkout's script, with the npm packages make testdeps installed
+	jsDir := filepath.Join(root, "testdata", "js")
+	if err := os.MkdirAll(jsDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "testdata", "js", "duckdb-sql.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(jsDir, "duckdb-sql.mjs"), script, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(js, "node_modules"), filepath.Join(jsDir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(repDir, "query.sql"), []byte(docQueries(t)["window-counts"]), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", strings.Replace(line[1], "node", node, 1))
+	cmd.Dir = repDir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "n_samples_issued") {
+		t.Fatalf("%s: %v\n%s", line[1], err, out)
+	}
+	t.Logf("%s:\n%s", line[1], out)
 }

@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,6 +32,8 @@ type client struct {
 	// simSpeedup is the X-Sim-Speedup the endpoint answered the probe with (the
 	// embedded simulated server's), 0 for a real server.
 	simSpeedup float64
+	// served are the model names GET /v1/models listed (nil: no list).
+	served []string
 }
 
 // newTransport returns the load generator's HTTP transport: a connection kept per
@@ -57,7 +62,7 @@ func newClient(s *settings) *client {
 	c := &client{s: s, chat: s.chatURL}
 	rt := s.Transport
 	if rt == nil {
-		c.own = newTransport(s.Concurrency)
+		c.own = newTransport(s.slots)
 		rt = c.own
 	}
 	// No redirects: a redirected POST would be a hidden second request.
@@ -73,8 +78,9 @@ func (c *client) close() {
 	}
 }
 
-// probe checks that the endpoint answers at all (any HTTP status will do) before
-// the first turn, so that a wrong address fails clearly and at once.
+// probe checks that the endpoint answers before the first turn, so that a wrong
+// address fails clearly and at once: any status will do but 401 and 403 (a key
+// every turn would lack). A list of models it answers is kept for checkModels.
 func (c *client) probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -92,12 +98,64 @@ func (c *client) probe(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), err)
 	}
+	defer resp.Body.Close()
 	// the simulated server says how much faster than modelled it runs
 	if v, err := strconv.ParseFloat(resp.Header.Get("X-Sim-Speedup"), 64); err == nil && v > 0 && !math.IsInf(v, 0) {
 		c.simSpeedup = v
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	switch resp.StatusCode {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		// Every turn would be refused the same way.
+		return fmt.Errorf("endpoint %s refused GET %s with HTTP %d before any turn was issued (check --api-key-env or --header): %s",
+			redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), resp.StatusCode, c.s.scrub.Text(string(bytes.TrimSpace(body))))
+	case http.StatusOK:
+		// An OpenAI-style list ({"data":[{"id":...}]}): the names served. A server
+		// that answers anything else is not asked about its models.
+		var list struct {
+			Data []struct {
+				ID string `json:"id"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(body, &list) == nil && len(list.Data) > 0 {
+			c.served = make([]string, 0, len(list.Data))
+			for _, m := range list.Data {
+				c.served = append(c.served, m.ID)
+			}
+		}
+	}
+	return nil
+}
+
+// checkModels refuses a run that sends a model the server does not list as
+// served (when it listed its models): each of its turns would be answered 404.
+func (c *client) checkModels(sent []string) error {
+	if len(c.served) == 0 {
+		return nil
+	}
+	var missing []string
+	for _, m := range sent {
+		if !slices.Contains(c.served, m) {
+			missing = append(missing, strconv.Quote(m))
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	hint := "give --model with a served name"
+	if c.s.Profile == "" && c.s.Model == "" {
+		hint = "give --profile (its model and sampling parameters) or --model with a served name"
+	}
+	return fmt.Errorf("endpoint %s does not serve the model %s the run's requests name (GET %s lists %s): %s",
+		redact.URL(c.s.Endpoint), strings.Join(missing, ", "), redact.URL(c.s.modelsURL), strings.Join(quoteAll(c.served), ", "), hint)
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
 }
 
 // slotState is one slot's reusable buffers.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/internal/progress"
@@ -105,13 +106,15 @@ func (s *Summary) String() string {
 	case s.official():
 		off = "official settings"
 	case s.WindowEnd == 0 && !s.Official:
-		off = fmt.Sprintf("not official: the performance window never closed, and %d settings are unofficial (see the manifest)", len(s.NonOfficial))
+		off = fmt.Sprintf("not official: the performance window never closed, and %s (the manifest's non_official): %s",
+			english.Count(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
 	case s.WindowEnd == 0:
 		off = "not official: the performance window never closed"
 	default:
-		off = fmt.Sprintf("not official: %d settings are unofficial (see the manifest)", len(s.NonOfficial))
+		off = fmt.Sprintf("not official: %s (the manifest's non_official): %s",
+			english.Count(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
 	}
-	fmt.Fprintf(&b, "  %.1f turns/s, %.0f output tokens/s; window end %s; client lag p50 %s p99 %s max %s; %s\n",
+	fmt.Fprintf(&b, "  %.1f turns/s, %.0f output tokens/s over the whole run (server usage, else chunks; report's system_tps counts the window only); window end %s; client lag p50 %s p99 %s max %s; %s\n",
 		s.TurnsPerSecond(), s.TokensPerSecond(), win, s.LagP50, s.LagP99, s.LagMax, off)
 	if s.Dropped {
 		fmt.Fprintf(&b, "  the earlier run at %s is kept as it was: this %s run replaced nothing and was dropped", s.RunDir, s.State)
@@ -172,6 +175,8 @@ func stopText(cause string, maxDuration time.Duration) string {
 		return "the turn log could not be written; the turns in flight were cancelled"
 	case schemas.StopClientFault:
 		return "a client fault (not the endpoint's); the turns in flight were cancelled"
+	case schemas.StopRefused:
+		return "the server refused the first failing turn in a way it refuses every turn; the turns in flight were cancelled"
 	}
 	return cause
 }
@@ -215,6 +220,42 @@ type engine struct {
 	// live counters
 	trajDone, trajFailed, trajCut, turnsDone, inFlight, errors atomic.Int64
 	outTokens                                                  atomic.Int64
+	okTurns                                                    atomic.Int64
+
+	// refused is the run's error when the server refused its first failing turn
+	// the way it would refuse every turn (refuse), "" otherwise.
+	refusedMu sync.Mutex
+	refused   string
+}
+
+// refusingStatus tells whether an HTTP status on a run's first failing turn,
+// before any turn succeeded, means every turn would fail the same way: no key or
+// a wrong one (401, 403), a model or route the server does not have (404).
+func refusingStatus(code int32) bool {
+	return code == http.StatusUnauthorized || code == http.StatusForbidden || code == http.StatusNotFound
+}
+
+// refuse stops the run at once after turn r failed with a refusing status while
+// no turn had succeeded: the server's message becomes the run's error.
+func (e *engine) refuse(r *schemas.TurnRecord) {
+	e.refusedMu.Lock()
+	first := e.refused == ""
+	if first {
+		e.refused = e.s.scrub.Text(fmt.Sprintf("the server refused the run's first failing turn (conversation %q turn %d) with HTTP %d, which every turn would get; stopped at once: %s",
+			r.ConversationID, r.Turn, r.HTTPStatus, r.Error))
+	}
+	e.refusedMu.Unlock()
+	if first {
+		e.stop(schemas.StopRefused)
+		e.cut("the server refused the run's first failing turn")
+		e.note("replay: " + e.refusedErr())
+	}
+}
+
+func (e *engine) refusedErr() string {
+	e.refusedMu.Lock()
+	defer e.refusedMu.Unlock()
+	return e.refused
 }
 
 // stop ends issuing for cause (a schemas.Stop* value); the first cause is kept.
@@ -323,10 +364,17 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if err := c.probe(ctx); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	if err := c.checkModels(d.Models(s.bodyOptions(1))); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 
-	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.Concurrency), logFailed: make(chan struct{})}
+	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.slots), logFailed: make(chan struct{})}
 	if w := longestDelay(d, s); w != "" && s.Progress != nil {
 		fmt.Fprintln(s.Progress, w)
+	}
+	if s.slots < s.Concurrency && s.Progress != nil {
+		fmt.Fprintf(s.Progress, "replay: note: concurrency %d is above the budget of %d trajectories: at most %d are active at once (the manifest records concurrency %d)\n",
+			s.Concurrency, s.budget, s.slots, s.Concurrency)
 	}
 	if s.Progress != nil {
 		for _, n := range s.headerNotes() {
@@ -371,7 +419,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	go func() { logDone <- e.writeLog(lf) }()
 
 	var slots sync.WaitGroup
-	for i := 0; i < s.Concurrency; i++ {
+	for i := 0; i < s.slots; i++ {
 		slots.Go(func() { e.slot(i) })
 	}
 	slots.Wait()
@@ -405,6 +453,17 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if cerr := e.clientError(); cerr != nil && lr.err == nil {
 		lr.err = cerr
 	}
+	var runErr error // the run went through but is not whole
+	switch ok := lr.counts[schemas.StatusOK]; {
+	case lr.err != nil:
+	case e.refusedErr() != "":
+		runErr = errors.New(e.refusedErr())
+	case ok == 0 && lr.issued > 0 && m.State == schemas.RunComplete:
+		runErr = fmt.Errorf("every one of the %d turns issued failed (see the error column: agentrace log dump %s --columns conversation_id,turn,status,http_status,error)", lr.issued, opts.Out)
+	}
+	if runErr != nil {
+		m.State, m.Error = schemas.RunFailed, sc.Text(runErr.Error())
+	}
 	if lr.err != nil {
 		m.State, m.Error = schemas.RunFailed, sc.Text(lr.err.Error())
 		if len(lr.unlogged) > 0 {
@@ -436,10 +495,30 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		sum.Unlogged += n
 	}
 	sum.LagP50, sum.LagP99, sum.LagMax = lagStats(lr.lags)
-	if lr.err != nil {
-		return sum, lr.err
+	switch {
+	case lr.err != nil:
+		return sum, Incomplete(lr.err)
+	case runErr != nil:
+		return sum, Incomplete(fmt.Errorf("replay: %w", runErr))
 	}
 	return sum, nil
+}
+
+// incomplete is the error of a run that started but is not whole (its manifest
+// says failed): the message is the cause's.
+type incomplete struct{ err error }
+
+func (e incomplete) Error() string { return e.err.Error() }
+func (e incomplete) Unwrap() error { return e.err }
+
+// Incomplete marks err as the error of a run that started but is not whole.
+func Incomplete(err error) error { return incomplete{err} }
+
+// IsIncomplete tells whether err is (or wraps) the error of a run that started
+// but is not whole, as against one refused before anything was sent.
+func IsIncomplete(err error) bool {
+	var ie incomplete
+	return errors.As(err, &ie)
 }
 
 // longestDelay warns when a delay of the dataset, as scaled, is longer than an
@@ -699,6 +778,11 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		p.bufBusy[body] = false
 		p.fin, p.finResp = r, cur
 		base = r.CompletedNs
+		if r.Status == schemas.StatusOK {
+			e.okTurns.Add(1)
+		} else if r.Status != schemas.StatusCancelled && e.okTurns.Load() == 0 && refusingStatus(r.HTTPStatus) {
+			e.refuse(r)
+		}
 		if r.Status != schemas.StatusOK {
 			if r.Status == schemas.StatusCancelled || r.Status == schemas.StatusNotIssued {
 				outcome = trajCut
@@ -832,6 +916,8 @@ func (e *engine) stopReason() string {
 		return notIssuedLog
 	case schemas.StopClientFault:
 		return notIssuedClient
+	case schemas.StopRefused:
+		return notIssuedRefused
 	}
 	return notIssuedInterrupt
 }
@@ -842,6 +928,7 @@ const (
 	notIssuedWindow    = "not issued: issuing stopped at the window end"
 	notIssuedLog       = "not issued: the turn log could not be written"
 	notIssuedClient    = "not issued: the run stopped at a client fault"
+	notIssuedRefused   = "not issued: the server refused the run's first failing turn"
 )
 
 // buildJob asks a slot's builder to finish the row fin (its output in

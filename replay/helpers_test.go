@@ -140,7 +140,8 @@ func newFake(t testing.TB) *fake {
 func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"object":"list","data":[{"id":"test-model","object":"model"}]}`)
+		// the names the tests' runs send (replay checks the run's model is listed)
+		io.WriteString(w, `{"object":"list","data":[{"id":"test-model","object":"model"},{"id":"no-model-name","object":"model"},{"id":"Qwen/Qwen3.6-35B-A3B","object":"model"}]}`)
 		return
 	}
 	body, err := io.ReadAll(r.Body)

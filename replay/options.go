@@ -8,11 +8,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
@@ -143,8 +143,11 @@ type settings struct {
 	routing            []string    // routing header names, canonical
 	profile            *datasets.Profile
 	budget             int
-	delayScale         float64
-	maxOutput          int64
+	// slots is how many trajectories can be active at once: the concurrency, or
+	// the budget when that is smaller (a slot beyond it would never start one).
+	slots      int
+	delayScale float64
+	maxOutput  int64
 	// scrub knows the run's secrets (Options.scrubber).
 	scrub *redact.Scrubber
 }
@@ -252,6 +255,7 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	if s.budget == 0 {
 		s.budget = n
 	}
+	s.slots = min(s.Concurrency, s.budget)
 	if !o.NoSalt {
 		if err := d.CheckSaltable(); err != nil {
 			return nil, fmt.Errorf("salting is on (turn it off with --no-salt, unofficial): %w", err)
@@ -352,38 +356,19 @@ func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 		}
 		c.Headers[k] = v
 	}
-	var why []string
-	if s.NoSalt {
-		why = append(why, "cache salting off (--no-salt)")
+	model := c.Model
+	if model == "" {
+		model = datasets.DefaultModelName
 	}
-	if s.NoDelays {
-		why = append(why, "inter-turn delays off (--no-delays)")
-	}
-	if s.delayScale != 1 {
-		why = append(why, fmt.Sprintf("delays scaled by %g (--delay-scale)", s.delayScale))
-	}
-	if s.StopIssuingAtWindowEnd {
-		why = append(why, "stops issuing at the window end (--stop-issuing-at-window-end): not every started trajectory finishes")
-	}
-	if s.budget%n != 0 {
-		why = append(why, fmt.Sprintf("budget of %d trajectories is not a positive multiple of the dataset size %d", s.budget, n))
-	}
-	switch turns := c.StreamedTurns + c.NonStreamedTurns; {
-	case s.NoStream && c.StreamedTurns > 0:
-		why = append(why, fmt.Sprintf("streaming off (--no-stream): no first-token or per-token times for %d of %d client turns (the other %d stream: their rows set stream)",
-			c.NonStreamedTurns, turns, c.StreamedTurns))
-	case s.NoStream:
-		why = append(why, "streaming off (--no-stream): no first-token or per-token times")
-	case c.NonStreamedTurns > 0:
-		why = append(why, fmt.Sprintf("the dataset turns streaming off on %d of %d client turns (their rows set stream false): no first-token or per-token times for them",
-			c.NonStreamedTurns, turns))
-	}
-	if s.StreamUsage && !s.NoStream {
-		why = append(why, `server usage requested (--stream-usage): requests carry "stream_options", which the reference client does not send`)
-	}
-	sort.Strings(why)
-	c.NonOfficial = why
-	c.Official = len(why) == 0
+	c.NonOfficial = official.Reasons(official.Conditions{
+		Salt: official.Bool(!s.NoSalt), Delays: official.Bool(!s.NoDelays), DelayScale: s.delayScale,
+		StopIssuing: official.Bool(s.StopIssuingAtWindowEnd),
+		Stream:      official.Bool(!s.NoStream), StreamedTurns: c.StreamedTurns, NonStreamedTurns: c.NonStreamedTurns,
+		StreamUsage:  s.StreamUsage,
+		Trajectories: s.budget, DatasetSize: n,
+		Profile: official.String(s.Profile), Model: model,
+	})
+	c.Official = len(c.NonOfficial) == 0
 	return c
 }
 

@@ -10,6 +10,25 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
+// CheckConcurrencies checks a sweep's points before anything runs: at least one,
+// each at least 1, none twice (a point's folder c<N>/ holds one run).
+func CheckConcurrencies(cs []int) error {
+	if len(cs) == 0 {
+		return fmt.Errorf("no concurrency given")
+	}
+	seen := map[int]bool{}
+	for _, c := range cs {
+		if c < 1 {
+			return fmt.Errorf("concurrency %d: must be at least 1", c)
+		}
+		if seen[c] {
+			return fmt.Errorf("concurrency %d given twice: each point is one run folder c%d/", c, c)
+		}
+		seen[c] = true
+	}
+	return nil
+}
+
 // Sweep runs one replay per concurrency, one after another, each into
 // opts.Out/c<N>/ with the same settings. It prints each point's summary to
 // opts.Progress and stops at the first failed or interrupted point.
@@ -21,13 +40,8 @@ import (
 // the earlier sweep kept whole. Without it, new points are added to an earlier
 // sweep, and a point it already holds is refused before anything runs.
 func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
-	if len(concurrencies) == 0 {
-		return fmt.Errorf("sweep: no concurrencies")
-	}
-	for _, c := range concurrencies {
-		if c < 1 {
-			return fmt.Errorf("sweep: concurrency %d: must be at least 1", c)
-		}
+	if err := CheckConcurrencies(concurrencies); err != nil {
+		return fmt.Errorf("sweep: %w", err)
 	}
 	guard := outguard.Output{Path: opts.Out, Kind: outguard.Sweep, Overwrite: opts.Overwrite, Live: true, Add: !opts.Overwrite}
 	claim, err := outguard.Take(guard, opts.Dataset)
@@ -73,7 +87,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 			return fmt.Errorf("sweep at concurrency %d: %w", c, err)
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("sweep interrupted at concurrency %d: %w", c, ctx.Err())
+			return Incomplete(fmt.Errorf("sweep interrupted at concurrency %d (point %d of %d): the points so far are kept", c, i+1, len(concurrencies)))
 		}
 	}
 	if !claim.InPlace() && !complete {

@@ -227,6 +227,7 @@ func TestWindow(t *testing.T) {
 			o := memOptions(d, dir, tr)
 			o.Concurrency = 2
 			o.StopIssuingAtWindowEnd = stop
+			o.Profile = "qwen3.6-35b-a3b" // a sampling profile: one of the official settings
 			if _, err := Run(context.Background(), o); err != nil {
 				t.Fatal(err)
 			}

@@ -8,8 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
 )
 
 // Check statuses.
@@ -259,16 +261,18 @@ func Coverage(s *System) []Check {
 	var bad, notOfficialDS, unknownDS []string
 	for _, p := range s.Points {
 		t, d := p.Manifest.Config.Trajectories, p.Manifest.DatasetSize
+		size := d
 		if d <= 0 {
-			// A reference run or a submission point does not record its dataset's size.
+			// A reference run or a submission point does not record its dataset's
+			// size: the official one's stands in.
 			unknownDS = append(unknownDS, fmt.Sprintf("c=%d (%d trajectories)", p.Concurrency, t))
-			if t > 0 && t%officialDatasetSize != 0 {
-				bad = append(bad, fmt.Sprintf("c=%d: %d trajectories, not a multiple of %d", p.Concurrency, t, officialDatasetSize))
-			}
-			continue
+			size = officialDatasetSize
 		}
-		if t <= 0 || t%d != 0 {
-			bad = append(bad, fmt.Sprintf("c=%d: %d trajectories, dataset %d", p.Concurrency, t, d))
+		if why := official.Budget(t, size); why != "" {
+			bad = append(bad, fmt.Sprintf("c=%d: %s", p.Concurrency, why))
+		}
+		if d <= 0 {
+			continue
 		}
 		if d != officialDatasetSize {
 			notOfficialDS = append(notOfficialDS, fmt.Sprintf("c=%d: %d", p.Concurrency, d))
@@ -292,30 +296,40 @@ func Coverage(s *System) []Check {
 	}
 	cs = append(cs, c)
 
+	// The settings of internal/official but the budget (the check above): an
+	// agentrace run's sampling profile too (a reference run's config records none).
 	var unofficial []string
 	for _, p := range s.Points {
 		c := p.Manifest.Config
-		var why []string
-		if !c.Salt {
-			why = append(why, "salt off")
+		cond := official.Conditions{Salt: official.Bool(c.Salt), Delays: official.Bool(c.Delays), DelayScale: c.DelayScale,
+			StopIssuing: official.Bool(c.StopIssuingAtWindow)}
+		if p.Kind == archive.KindAgentrace {
+			cond.Profile, cond.Model = official.String(c.Profile), c.Model
 		}
-		if !c.Delays {
-			why = append(why, "delays off")
-		} else if c.DelayScale != 1 {
-			why = append(why, fmt.Sprintf("delay scale %.4g", c.DelayScale))
-		}
-		if c.StopIssuingAtWindow {
-			why = append(why, "stop-issuing on")
-		}
-		if len(why) > 0 {
+		if why := official.Reasons(cond); len(why) > 0 {
 			unofficial = append(unofficial, fmt.Sprintf("c=%d: %s", p.Concurrency, strings.Join(why, ", ")))
 		}
 	}
-	reason = "salt on, delays on at scale 1, stop-issuing off at every point"
+	reason = "salt on, delays on at scale 1, stop-issuing off, a sampling profile at every point"
 	if len(unofficial) > 0 {
 		reason = strings.Join(unofficial, "; ")
 	}
 	cs = append(cs, check("official settings", len(unofficial) == 0, reason))
+
+	// A point whose scores.json judged it under another ruleset than the curve's:
+	// its gates are not the curve's rules.
+	curveRules, _, _ := strings.Cut(s.Ruleset, ", ")
+	var other []string
+	for _, p := range s.Points {
+		if p.Ruleset != "" && curveRules != "" && p.Ruleset != curveRules {
+			other = append(other, fmt.Sprintf("c=%d: its scores.json judged it under %s", p.Concurrency, p.Ruleset))
+		}
+	}
+	reason = "every point's scores were judged under the curve's ruleset " + curveRules
+	if len(other) > 0 {
+		reason = strings.Join(other, "; ") + fmt.Sprintf(" (the curve's: %s; score --overwrite --ruleset %s re-judges them)", curveRules, curveRules)
+	}
+	cs = append(cs, check("one ruleset for every point", len(other) == 0, reason))
 
 	var incons []string
 	for _, p := range s.Points {

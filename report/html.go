@@ -358,7 +358,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	p("\n## Points\n")
 	for _, s := range r.Systems {
 		p("\n### %s\n\n", mdEscape(s.Name))
-		p("| c | region | system_tps | e2e_avg_interactivity | tps_per_user | TTFT p50/p90/p99 ms | TPOT p50/p90/p99 ms | latency p50/p90/p99 s | ISL mean | OSL mean window / full run | progress p10/p50/p90 tok/s | cache hit | lag p99 ms | issued/ok/failed | excluded | window s | gates |\n")
+		p("| c | region | system_tps | e2e_avg_interactivity | tps_per_user | TTFT p50/p90/p99 ms | TPOT p50/p90/p99 ms | latency p50/p90/p99 ms | ISL mean | OSL mean window / full run | progress p10/p50/p90 tok/s | cache hit | lag p99 ms | issued/ok/failed | excluded | window s | gates |\n")
 		p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, pt := range s.Points {
 			gates := gatesCell(pt)
@@ -375,7 +375,7 @@ func (r *Report) Markdown(w io.Writer) error {
 				pt.labelled("tps_per_user", pt.TPSPerUser, 2),
 				fmtNum(pt.TTFTP50Ms, 1), fmtNum(pt.TTFTP90Ms, 1), fmtNum(pt.TTFTP99Ms, 1),
 				fmtNum(pt.TPOTP50Ms, 2), fmtNum(pt.TPOTP90Ms, 2), fmtNum(pt.TPOTP99Ms, 2),
-				fmtNum(pt.LatencyP50Ms/1000, 2), fmtNum(pt.LatencyP90Ms/1000, 2), fmtNum(pt.LatencyP99Ms/1000, 2),
+				fmtNum(pt.LatencyP50Ms, 1), fmtNum(pt.LatencyP90Ms, 1), fmtNum(pt.LatencyP99Ms, 1),
 				statAvg(pt.ISL), statAvg(pt.OSL), statAvg(pt.OSLFullRun),
 				statP(pt.ProgressRate, "10.0"), statP(pt.ProgressRate, "50.0"), statP(pt.ProgressRate, "90.0"),
 				cache, fmtNum(pt.ClientLagP99Ms, 1), pt.Issued, pt.Completed, pt.Failed, pt.TurnsExcludedByWindow,

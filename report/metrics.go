@@ -470,12 +470,24 @@ func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 			a.p.Rows.OSL[row] = osl
 		}
 	}
+	// The input tokens of every issued turn, in the window or not (turns.parquet's
+	// isl, like osl, is there for every turn; in_window says which the metrics count).
+	isl, haveISL, err := a.inputTokens(rec)
+	if err != nil {
+		return err
+	}
+	a.cur.isl, a.cur.haveISL, a.cur.triedISL = isl, haveISL, true
+	islValue := math.NaN()
+	if haveISL {
+		islValue = isl
+		a.p.Rows.ISL[row] = isl
+	}
 	a.p.Flight = append(a.p.Flight, [2]int64{rec.IssuedNs, max(rec.CompletedNs, rec.IssuedNs)})
 	if !tracked {
 		a.p.TurnsExcludedByWindow++
 		if ok && haveOSL {
 			a.p.Samples = append(a.p.Samples, TurnSample{Domain: rec.Domain, ClientIndex: int(rec.ClientIndex),
-				ISL: math.NaN(), OSL: osl, TTFTMs: math.NaN(), TPOTMs: math.NaN(), IssuedNs: rec.IssuedNs, CompletedNs: rec.CompletedNs})
+				ISL: islValue, OSL: osl, TTFTMs: math.NaN(), TPOTMs: math.NaN(), IssuedNs: rec.IssuedNs, CompletedNs: rec.CompletedNs})
 		}
 		return nil
 	}
@@ -545,15 +557,9 @@ func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 			prev = ct
 		}
 	}
-	isl, have, err := a.inputTokens(rec)
-	if err != nil {
-		return err
-	}
-	a.cur.isl, a.cur.haveISL, a.cur.triedISL = isl, have, true
-	if have {
+	if haveISL {
 		a.islS.Add(isl)
 		s.ISL = isl
-		a.p.Rows.ISL[row] = isl
 	}
 	if rec.UsageCachedTokens >= 0 && rec.UsagePromptTokens > 0 {
 		a.cached += int64(rec.UsageCachedTokens)

@@ -128,6 +128,14 @@ func TestFoldHandComputed(t *testing.T) {
 	if p.Counts["ok"] != 3 || p.Counts["error"] != 1 || p.Counts["aborted"] != 1 {
 		t.Errorf("counts = %v", p.Counts)
 	}
+	// turns.parquet's isl and osl: there for every turn that has them, in the
+	// window or not (the turn outside it included); in_window tells them apart.
+	for i, want := range [][2]float64{{1000, 101}, {2000, 51}, {math.NaN(), math.NaN()}, {math.NaN(), math.NaN()}, {900, 77}} {
+		if got := [2]float64{p.Rows.ISL[i], p.Rows.OSL[i]}; !(got[0] == want[0] || math.IsNaN(got[0]) && math.IsNaN(want[0])) ||
+			!(got[1] == want[1] || math.IsNaN(got[1]) && math.IsNaN(want[1])) {
+			t.Errorf("row %d (in window %v): isl, osl = %v, want %v", i, recs[i].InWindow, got, want)
+		}
+	}
 	if p.WindowCounts["ok"] != 2 || p.WindowCounts["error"] != 1 || len(p.WindowCounts) != 2 {
 		t.Errorf("window counts = %v", p.WindowCounts)
 	}

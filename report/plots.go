@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentrace/agentrace/internal/plotkit"
 	"github.com/agentrace/agentrace/schemas"
@@ -318,7 +319,11 @@ func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*P
 		pts2.Shape = glyphFor(i)
 		pts2.Radius = vg.Points(3.5)
 		p.Add(line, pts2)
-		p.Legend.Add(s.Name+" (step)", line, pts2)
+		if len(systems) > 1 {
+			p.Legend.Add(s.Name+" (step)", line, pts2)
+		} else {
+			p.Legend.Add("measured, held as a step", line, pts2) // the report's title names the system
+		}
 	}
 	p.X.Min, p.X.Max = cmin/1.4, cmax*1.4
 	if cmin > cmax {
@@ -404,32 +409,59 @@ func ContextGrowthPlot(systems []*System) (Figure, error) {
 		"Input tokens per request against the client turn's position in its trajectory, per domain: median and P10-P90 band over the completed window turns of all points.", p)
 }
 
-// TTFTvsISLPlot scatters TTFT against ISL per domain over all points.
+// TTFTvsISLPlot scatters TTFT against ISL on log axes (the domains' ISLs lie
+// orders of magnitude apart), coloured by concurrency, the domain by the glyph.
 func TTFTvsISLPlot(systems []*System) (Figure, error) {
 	p := newPlot(titled(systems, "TTFT against ISL"), "ISL (input tokens)", "TTFT (ms)")
-	byDomain := map[string]plotter.XYs{}
+	type key struct {
+		c      int
+		domain string
+	}
+	groups := map[key]plotter.XYs{}
+	var cs []int
+	lo, hi := [2]float64{math.Inf(1), math.Inf(1)}, [2]float64{math.Inf(-1), math.Inf(-1)}
 	for _, s := range systems[:1] {
 		for _, pt := range s.Points {
 			for _, t := range pt.Samples {
-				if !t.InWindow || math.IsNaN(t.ISL) || math.IsNaN(t.TTFTMs) {
+				// log axes: only positive values can be drawn
+				if !t.InWindow || !(t.ISL > 0) || !(t.TTFTMs > 0) {
 					continue
 				}
-				byDomain[t.Domain] = append(byDomain[t.Domain], plotter.XY{X: t.ISL, Y: t.TTFTMs})
+				k := key{pt.Concurrency, t.Domain}
+				if len(groups[k]) == 0 && !slices.Contains(cs, pt.Concurrency) {
+					cs = append(cs, pt.Concurrency)
+				}
+				groups[k] = append(groups[k], plotter.XY{X: t.ISL, Y: t.TTFTMs})
+				lo = [2]float64{min(lo[0], t.ISL), min(lo[1], t.TTFTMs)}
+				hi = [2]float64{max(hi[0], t.ISL), max(hi[1], t.TTFTMs)}
 			}
 		}
 	}
-	domains := make([]string, 0, len(byDomain))
-	for d := range byDomain {
-		domains = append(domains, d)
+	slices.Sort(cs)
+	keys := make([]key, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
 	}
-	slices.Sort(domains)
-	const maxPoints = 2500
-	for _, d := range domains {
-		xy := byDomain[d]
-		if len(xy) > maxPoints { // keep the SVG small: every k-th sample
-			k := (len(xy) + maxPoints - 1) / maxPoints
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.c != b.c {
+			return a.c - b.c
+		}
+		return strings.Compare(a.domain, b.domain)
+	})
+	const maxPoints = 2500 // per group: keep the SVG small, every k-th sample
+	shape := func(d string) draw.GlyphDrawer {
+		if d == schemas.DomainWorkflow {
+			return draw.TriangleGlyph{}
+		}
+		return draw.CircleGlyph{}
+	}
+	legended := map[int]bool{}
+	for _, k := range keys {
+		xy := groups[k]
+		if len(xy) > maxPoints {
+			step := (len(xy) + maxPoints - 1) / maxPoints
 			var thin plotter.XYs
-			for i := 0; i < len(xy); i += k {
+			for i := 0; i < len(xy); i += step {
 				thin = append(thin, xy[i])
 			}
 			xy = thin
@@ -438,20 +470,50 @@ func TTFTvsISLPlot(systems []*System) (Figure, error) {
 		if err != nil {
 			return Figure{}, err
 		}
-		sc.GlyphStyle.Color = withAlpha(domainColor(d), 0x90)
-		sc.GlyphStyle.Radius = vg.Points(1.8)
-		sc.GlyphStyle.Shape = draw.CircleGlyph{}
+		sc.GlyphStyle.Color = withAlpha(concurrencyColor(slices.Index(cs, k.c), len(cs)), 0xa0)
+		sc.GlyphStyle.Radius = vg.Points(2)
+		sc.GlyphStyle.Shape = shape(k.domain)
 		p.Add(sc)
-		p.Legend.Add(d, sc)
+		if !legended[k.c] {
+			legended[k.c] = true
+			p.Legend.Add(fmt.Sprintf("c=%d", k.c), sc)
+		}
 	}
-	if len(domains) == 0 {
+	if len(keys) == 0 {
 		p.Title.Text += " (no samples)"
 	} else {
-		padAxes(p)
+		for _, d := range []string{schemas.DomainCoding, schemas.DomainWorkflow} {
+			g := draw.GlyphStyle{Color: color.Gray{Y: 0x55}, Radius: vg.Points(2.5), Shape: shape(d)}
+			p.Legend.Add(d, glyphThumb{g})
+		}
+		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+		p.X.Label.Text, p.Y.Label.Text = "ISL (input tokens, log scale)", "TTFT (ms, log scale)"
+		p.X.Tick.Marker, p.Y.Tick.Marker = plot.LogTicks{Prec: -1}, plot.LogTicks{Prec: -1}
+		p.X.Min, p.X.Max = lo[0]/1.3, hi[0]*1.3
+		p.Y.Min, p.Y.Max = lo[1]/1.3, hi[1]*1.3
 	}
-	p.Legend.Left = true
 	return render("ttft_vs_isl", "TTFT against ISL", captioned(systems,
-		"Time to first token against input tokens of every completed window turn, all concurrencies together, per domain."), p)
+		"Time to first token against input tokens of every completed window turn, on log axes, coloured by concurrency; circles are coding turns, triangles workflow turns."), p)
+}
+
+// glyphThumb is a legend entry's glyph alone (what a shape stands for).
+type glyphThumb struct{ style draw.GlyphStyle }
+
+func (g glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(g.style, c.Center()) }
+
+// concurrencyColor is the i-th of n colours from dark blue (lowest concurrency)
+// through green to orange (highest).
+func concurrencyColor(i, n int) color.RGBA {
+	anchors := []color.RGBA{{R: 0x31, G: 0x36, B: 0x95, A: 0xff}, {R: 0x1a, G: 0x98, B: 0x50, A: 0xff}, {R: 0xf4, G: 0x6d, B: 0x43, A: 0xff}}
+	f := 0.0
+	if n > 1 {
+		f = float64(i) / float64(n-1) * float64(len(anchors)-1)
+	}
+	k := min(int(f), len(anchors)-2)
+	t := f - float64(k)
+	mix := func(a, b uint8) uint8 { return uint8(math.Round(float64(a)*(1-t) + float64(b)*t)) }
+	a, b := anchors[k], anchors[k+1]
+	return color.RGBA{R: mix(a.R, b.R), G: mix(a.G, b.G), B: mix(a.B, b.B), A: 0xff}
 }
 
 // OSLHistogramPlot draws the full-run per-turn OSL histogram with the ruleset's

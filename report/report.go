@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,9 @@ type Options struct {
 	// Compare, when set, holds two or more run or sweep directories, each drawn as
 	// its own system; Runs must then be empty.
 	Compare []string
+	// Name names the system of Runs (the report's title); "" names it from the
+	// runs: the model and the endpoint they ran against (systemName).
+	Name string
 	// CMax is the declared maximum supported concurrency; 0 means the highest point.
 	CMax int
 	// Ruleset names the ruleset (or a ruleset file) whose OSL window the histogram
@@ -168,7 +172,11 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			if err != nil {
 				return nil, fmt.Errorf("report: %w", err)
 			}
-			s := NewSystemWith(rg.name, pts, o.CMax, rs)
+			name := rg.name
+			if name == "" {
+				name = systemName(pts, g.args)
+			}
+			s := NewSystemWith(name, pts, o.CMax, rs)
 			if def {
 				s.Ruleset += ", the default"
 			}
@@ -218,11 +226,7 @@ func systemsOf(o Options) ([]group, error) {
 	case len(o.Runs) == 0:
 		return nil, fmt.Errorf("report: no run or sweep directory given")
 	}
-	name := filepath.Base(filepath.Clean(o.Runs[0]))
-	if len(o.Runs) > 1 {
-		name = "runs"
-	}
-	return []group{{name: name, args: o.Runs}}, nil
+	return []group{{name: o.Name, args: o.Runs}}, nil
 }
 
 // figures renders every plot of the report; it stops, with ctx's error, once ctx is done.
@@ -445,4 +449,35 @@ func systemRuleset(name string, pts []*Point) (rs score.Ruleset, def bool, err e
 	}
 	rs, err = score.LoadRuleset(name)
 	return rs, def, err
+}
+
+// systemName names a system its runs do not name otherwise: the model they served
+// and what served it (the embedded sim's profile, or the endpoint's host), else
+// the folder given.
+func systemName(pts []*Point, args []string) string {
+	folder := filepath.Base(filepath.Clean(args[0]))
+	if len(args) > 1 {
+		folder = "runs"
+	}
+	if len(pts) == 0 {
+		return folder
+	}
+	c := pts[0].Manifest.Config
+	model := c.Model
+	if model == "" {
+		return folder
+	}
+	on := pts[0].Manifest.EndpointDescription
+	if i := strings.Index(on, ", speedup"); i > 0 {
+		on = on[:i] // the sim's settings beyond its profile are in the settings table
+	}
+	if on == "" {
+		if u, err := url.Parse(c.Endpoint); err == nil && u.Host != "" {
+			on = u.Host
+		}
+	}
+	if on == "" {
+		return model
+	}
+	return model + " on " + on
 }

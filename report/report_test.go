@@ -226,10 +226,10 @@ func TestCoverageFailures(t *testing.T) {
 	if c := got["a point in low_concurrency (low-concurrency-coverage)"]; c.Status != CheckFail {
 		t.Errorf("low region check = %+v", c)
 	}
-	if c := got["official settings"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: salt off") {
+	if c := got["official settings"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: cache salting off") {
 		t.Errorf("settings check = %+v", c)
 	}
-	if c := got["trajectory budget a multiple of the dataset size"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: 47 trajectories") {
+	if c := got["trajectory budget a multiple of the dataset size"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: budget of 47 trajectories") {
 		t.Errorf("budget check = %+v", c)
 	}
 	// C_max at or below 32 is rejected with the regions' error.

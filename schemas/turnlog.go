@@ -363,6 +363,9 @@ const (
 	// StopClientFault: the client itself failed (out of file descriptors or
 	// socket buffers, no local address for a connection): the run is failed.
 	StopClientFault = "client_fault"
+	// StopRefused: the server refused the run's first failing turn, before any
+	// turn succeeded, in a way it would refuse every turn (HTTP 401, 403, 404).
+	StopRefused = "refused"
 )
 
 // RawJSON is a JSON value kept verbatim.

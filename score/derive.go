@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
@@ -378,7 +379,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 	if info.DatasetHash != "" && info.DatasetHash != truth.Hash {
 		return dr, fmt.Errorf("it was replayed from dataset %s, the dataset given is %s", short(info.DatasetHash), short(truth.Hash))
 	}
-	if err := official(info, truth.Size); err != nil {
+	if err := checkOfficial(info, truth.Size); err != nil {
 		return dr, err
 	}
 	if err := complete(info); err != nil {
@@ -407,10 +408,9 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 	return dr, nil
 }
 
-// official checks the official agentic settings: salting and delays on,
-// stop-issuing off, a trajectory budget that is a positive multiple of the
-// dataset's size (and, for agentrace runs, every setting its manifest checks).
-func official(info RunInfo, datasetSize int) error {
+// checkOfficial checks the official agentic settings (internal/official): an agentrace
+// run's manifest records its verdict; a reference run's config is judged here.
+func checkOfficial(info RunInfo, datasetSize int) error {
 	f := info.Facts
 	var why []string
 	if m := f.Manifest; m != nil {
@@ -419,21 +419,9 @@ func official(info RunInfo, datasetSize int) error {
 			why = append(why, "the manifest marks it unofficial")
 		}
 	} else {
-		if f.Salt == nil || !*f.Salt {
-			why = append(why, "salting is not enabled (agentic_inference.enable_salt)")
-		}
-		if f.Delays == nil || !*f.Delays {
-			why = append(why, "inter-turn delays are not injected (agentic_inference.inject_tool_delay)")
-		}
-		if f.StopIssuing != nil && *f.StopIssuing {
-			why = append(why, "stop_issuing_on_first_user_complete is on")
-		}
-		if f.Stream != nil && !*f.Stream {
-			why = append(why, "streaming is off")
-		}
-		if n := f.Trajectories; n != 0 && (datasetSize == 0 || n%datasetSize != 0) {
-			why = append(why, fmt.Sprintf("%d trajectories is not a multiple of the dataset's %d", n, datasetSize))
-		}
+		// A reference run: what its config.yaml records (internal/official).
+		why = official.Reasons(official.Conditions{Salt: f.Salt, Delays: f.Delays, StopIssuing: f.StopIssuing,
+			Stream: f.Stream, Trajectories: f.Trajectories, DatasetSize: datasetSize})
 	}
 	if len(why) > 0 {
 		return fmt.Errorf("not an official run: %s", strings.Join(why, "; "))

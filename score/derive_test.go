@@ -310,7 +310,7 @@ func TestDeriveReferenceRun(t *testing.T) {
 		_, err := DeriveRuleset(context.Background(), o)
 		return err
 	}
-	if err := derive(DeriveOptions{}); err == nil || !strings.Contains(err.Error(), "not an official run: inter-turn delays are not injected") {
+	if err := derive(DeriveOptions{}); err == nil || !strings.Contains(err.Error(), "not an official run: ") || !strings.Contains(err.Error(), "inter-turn delays off") {
 		t.Errorf("config without delays: %v", err)
 	}
 	official := strings.Replace(string(cfg), "enable_salt: true", "enable_salt: true\n      inject_tool_delay: true", 1)
@@ -341,7 +341,7 @@ func TestDeriveReferenceRun(t *testing.T) {
 	}
 	// Trajectories not a multiple of the dataset's 4 conversations.
 	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(strings.Replace(official, "num_trajectories_to_issue: 8", "num_trajectories_to_issue: 5", 1)), 0o644)
-	if err := derive(DeriveOptions{AllowFailures: true}); err == nil || !strings.Contains(err.Error(), "5 trajectories is not a multiple of the dataset's 4") {
+	if err := derive(DeriveOptions{AllowFailures: true}); err == nil || !strings.Contains(err.Error(), "budget of 5 trajectories is not a positive multiple of the dataset size 4") {
 		t.Errorf("budget: %v", err)
 	}
 }

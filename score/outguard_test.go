@@ -12,8 +12,8 @@ import (
 )
 
 // TestScoresNeverReplaceOthersFiles: score replaces its own scores.json and
-// scores.parquet, never a file of that name it did not write (a reference scorer's
-// scores.json in a reference run folder), and never an input.
+// scores.parquet only with Overwrite, never a file of that name it did not write (a
+// reference scorer's scores.json in a reference run folder), and never an input.
 func TestScoresNeverReplaceOthersFiles(t *testing.T) {
 	ds, truth := fixtureTruth(t)
 	recs := recordsFromReference(t, truth)
@@ -23,9 +23,20 @@ func TestScoresNeverReplaceOthersFiles(t *testing.T) {
 	if _, err := ScoreAndWrite(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
-	// Again: its own scores are replaced without a flag.
+	// Again: its own scores are kept without Overwrite, replaced with it.
+	before, err := os.ReadFile(filepath.Join(run, schemas.ScoresFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ScoreAndWrite(context.Background(), opts); !errors.Is(err, outguard.ErrExists) {
+		t.Fatalf("re-score without Overwrite: %v, want ErrExists", err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(run, schemas.ScoresFile)); string(after) != string(before) {
+		t.Fatal("re-score without Overwrite changed scores.json")
+	}
+	opts.Overwrite = true
 	if _, err := ScoreAndWrite(context.Background(), opts); err != nil {
-		t.Fatalf("re-score: %v", err)
+		t.Fatalf("re-score with Overwrite: %v", err)
 	}
 	if k := outguard.FileKind(filepath.Join(run, schemas.ScoresTable)); k != ScoresKind.Name {
 		t.Errorf("scores.parquet kind %q", k)

@@ -38,6 +38,9 @@ type Options struct {
 	Tokenizer string
 	// SWEBench is a SWE-bench harness report to judge with the run, "" for none.
 	SWEBench string
+	// Overwrite lets ScoreAndWrite replace the scores.json and scores.parquet an
+	// earlier score wrote into the run folder (never a file agentrace did not write).
+	Overwrite bool
 
 	// Truth and Counter, when set, are used instead of loading Dataset and
 	// Tokenizer (rescore shares them across runs).

@@ -22,11 +22,12 @@ import (
 // reference scorer's scores.json in a reference run folder, say).
 var ScoresKind = outguard.Kind{Name: "scores"}
 
-// scoresOutputs are the outputs WriteScores writes into runDir.
-func scoresOutputs(runDir string) []outguard.Output {
+// scoresOutputs are the outputs WriteScores writes into runDir; overwrite allows
+// replacing earlier scores agentrace wrote there.
+func scoresOutputs(runDir string, overwrite bool) []outguard.Output {
 	return []outguard.Output{
-		{Path: filepath.Join(runDir, schemas.ScoresFile), Kind: ScoresKind, Overwrite: true, Ours: isScoresJSON},
-		{Path: filepath.Join(runDir, schemas.ScoresTable), Kind: ScoresKind, Overwrite: true, Ours: isAgentraceParquet},
+		{Path: filepath.Join(runDir, schemas.ScoresFile), Kind: ScoresKind, Overwrite: overwrite, Ours: isScoresJSON},
+		{Path: filepath.Join(runDir, schemas.ScoresTable), Kind: ScoresKind, Overwrite: overwrite, Ours: isAgentraceParquet},
 	}
 }
 
@@ -70,9 +71,11 @@ func isAgentraceParquet(path string) bool {
 }
 
 // WriteScores writes RUNDIR/scores.json and RUNDIR/scores.parquet (one row per
-// scored turn), each atomically, replacing only scores agentrace wrote.
+// scored turn), each atomically, replacing only scores agentrace wrote (whether
+// earlier scores may be replaced at all is the caller's to check first, as
+// ScoreAndWrite does with Options.Overwrite).
 func WriteScores(runDir string, s *schemas.Scores) error {
-	for _, o := range scoresOutputs(runDir) {
+	for _, o := range scoresOutputs(runDir, true) {
 		claim, err := outguard.Take(o)
 		if err != nil {
 			return fmt.Errorf("write scores: %w", err)
@@ -163,7 +166,7 @@ func checkScoresOutputs(runDir string, opts Options) error {
 	for _, f := range []string{schemas.TurnLogFile, schemas.RunManifestFile, EventsFile, ReferenceConfigFile} {
 		inputs = append(inputs, filepath.Join(runDir, f))
 	}
-	for _, o := range scoresOutputs(runDir) {
+	for _, o := range scoresOutputs(runDir, opts.Overwrite) {
 		if err := o.Check(inputs...); err != nil {
 			return fmt.Errorf("score %q: %w", opts.Run, err)
 		}

@@ -28,6 +28,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
@@ -132,6 +133,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Out == "" {
 		return nil, errors.New("demo: no output folder")
 	}
+	if err := o.check(); err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
 	// The folder is claimed for the tour's life (internal/outguard). An earlier
 	// tour's output is replaced (the tour always overwrites its own), and only
 	// what a tour writes there (Entries): the user's own files beside it stay,
@@ -233,7 +237,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("demo: interrupted at concurrency %d: %w", c, ctx.Err())
 		}
-		fmt.Fprintf(w, "      %d turns in %s, %.0f output tokens/s\n", sumr.Turns, sumr.Elapsed.Round(time.Millisecond), sumr.TokensPerSecond())
+		fmt.Fprintf(w, "      %d turns in %s, %.0f output tokens/s over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)\n",
+			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), sumr.TokensPerSecond())
 	}
 
 	if err := runs.Commit(); err != nil {
@@ -358,6 +363,34 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// check validates every option before anything is written: a bad value must
+// not leave a half-made folder behind.
+func (o Options) check() error {
+	if err := replay.CheckConcurrencies(o.Concurrencies); err != nil {
+		return fmt.Errorf("--concurrency: %w", err)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"--coding-scale", o.CodingScale}, {"--workflow-scale", o.WorkflowScale}, {"--speedup", o.Speedup}} {
+		if !(f.v > 0) || math.IsInf(f.v, 0) {
+			return fmt.Errorf("%s %v: must be a finite positive number", f.name, f.v)
+		}
+	}
+	if !(o.Fidelity >= 0 && o.Fidelity <= 1) {
+		return fmt.Errorf("--fidelity %v: must be a probability, 0 to 1", o.Fidelity)
+	}
+	if _, err := sim.LookupProfile(o.SimProfile); err != nil {
+		return fmt.Errorf("--sim-profile: %w", err)
+	}
+	if o.Tokenizer != "" {
+		if _, err := os.Stat(filepath.Join(o.Tokenizer, "tokenizer.json")); err != nil {
+			return fmt.Errorf("--tokenizer %q: no tokenizer.json there (`make tokenizers` fetches the Qwen3 one)", o.Tokenizer)
+		}
+	}
+	return nil
+}
+
 func step(w io.Writer, n, format string, args ...any) {
 	fmt.Fprintf(w, "demo %s %s\n", n, fmt.Sprintf(format, args...))
 }
@@ -403,20 +436,13 @@ func WriteTable(w io.Writer, r *Result) {
 	if r.Verdict {
 		fmt.Fprintf(w, "\nreport verdict: PASS (every curve check passed)\n")
 	} else {
-		fmt.Fprintf(w, "\nreport verdict: FAIL (%d curve %s failed, as report.html shows)\n", len(r.FailedChecks), plural(len(r.FailedChecks), "check", "checks"))
+		fmt.Fprintf(w, "\nreport verdict: FAIL (%s failed, as report.html shows)\n", english.Count(len(r.FailedChecks), "curve check", "curve checks"))
 		for _, c := range r.FailedChecks {
 			fmt.Fprintf(w, "  - %s: %s\n", c.Name, shorten(c.Reason, 110))
 		}
 		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
 	}
 	fmt.Fprintf(w, "\ndemo finished in %s\nreport: %s\n", r.Elapsed.Round(time.Second), r.ReportHTML)
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // shorten cuts s to at most n bytes at a word boundary, marking the cut.

@@ -65,6 +65,10 @@ func TestRun(t *testing.T) {
 	if len(res.Points) != 2 || res.Points[0].Concurrency != 1 || res.Points[1].Concurrency != 4 {
 		t.Fatalf("points %+v", res.Points)
 	}
+	// Two throughput figures, each saying what it counts.
+	if !strings.Contains(w.String(), "output tokens/s over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)") {
+		t.Errorf("the demo's per-run throughput does not say how it differs from the table's:\n%s", w)
+	}
 	for _, p := range res.Points {
 		if p.Accuracy < 0.5586 || !(p.SystemTPS > 0) || !(p.Interactivity > 0) || p.OSLMean < 100 {
 			t.Errorf("point %+v: want passing accuracy, positive throughput and a plausible OSL", p)

@@ -7,7 +7,6 @@ import (
 	"runtime"
 
 	"github.com/agentrace/agentrace/audit"
-	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/urfave/cli/v3"
 )
@@ -47,7 +46,7 @@ func auditCommand() *cli.Command {
 			tokenizerFlag("reference tokenizer folder: token counts (OSL, TPOT, system_tps) are re-derived only with it", false),
 			tokenizerRevisionFlag(),
 			datasetFlag("dataset folder or trace file to re-score inline accuracy against (default: each run's own)", false),
-			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the ruleset naming each run's model)", score.AutoRuleset),
+			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the ruleset naming each run's model)"),
 			cmaxFlag("declared maximum supported concurrency C_max when the points declare none (default: the highest point)", false),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "points audited at once"},
 			&cli.BoolFlag{Name: "all", Usage: "print every row, not only the headline figures and what does not agree"},
@@ -97,7 +96,7 @@ func auditCommand() *cli.Command {
 				fmt.Fprintf(c.Root().ErrWriter, "audit: wrote %s and %s in %s\n", audit.JSONFile, audit.ParquetFile, out)
 			}
 			if bad := res.Failed(); len(bad) > 0 {
-				return withStatus(1, fmt.Errorf("audit: %d published numbers disagree with the events or could not be read", len(bad)))
+				return withStatus(exitNo, fmt.Errorf("audit: %d published numbers disagree with the events or could not be read", len(bad)))
 			}
 			return nil
 		},

@@ -22,6 +22,9 @@ func TestAuditCommand(t *testing.T) {
 	if !strings.Contains(out, "audit passed") || !strings.Contains(out, "n_samples_completed") {
 		t.Errorf("audit output:\n%s", out)
 	}
+	if !strings.Contains(out, "\n1 point in 1 curve, ") || !strings.Contains(out, ", 0 errors\n") {
+		t.Errorf("audit's counts are not worded by number (1 point in 1 curve):\n%s", out)
+	}
 
 	dir := filepath.Join(t.TempDir(), "c008")
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {

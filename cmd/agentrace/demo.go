@@ -43,6 +43,12 @@ func demoCommand() *cli.Command {
 			if c.NArg() > 0 {
 				return argsError("demo", "unexpected argument %q (demo takes flags only)", c.Args().First())
 			}
+			// Zero is the library's "default": given on the command line, it is refused.
+			for _, name := range []string{"speedup", "coding-scale", "workflow-scale"} {
+				if c.IsSet(name) && c.Float64(name) == 0 {
+					return argsError("demo", "--%s 0: want a positive number", name)
+				}
+			}
 			tok, err := tokenizerArg(c)
 			if err != nil {
 				return err
@@ -53,7 +59,7 @@ func demoCommand() *cli.Command {
 				Speedup: c.Float64("speedup"), Fidelity: c.Float64("fidelity"), Tokenizer: tok,
 				Progress: os.Stderr, TTY: progress.IsTerminal(os.Stderr),
 			})
-			return err
+			return runStatus(err)
 		},
 	}
 }

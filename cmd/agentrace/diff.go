@@ -8,11 +8,11 @@ import (
 	"github.com/urfave/cli/v3"
 )
 
-// Exit statuses of diff, as diff(1) has them.
+// Exit statuses of diff, as diff(1) has them, which the table of every command
+// (status.go) follows.
 const (
-	diffSame      = 0
-	diffDifferent = 1
-	diffTrouble   = 2
+	diffDifferent = exitNo
+	diffTrouble   = exitUsage
 )
 
 func diffCommand() *cli.Command {
@@ -42,7 +42,6 @@ func diffCommand() *cli.Command {
 			jsonFlag("print the comparison as JSON"),
 			quietFlag("print nothing: the exit status says same (0), different (1) or trouble (2)"),
 		},
-		Metadata: map[string]any{usageStatusKey: diffTrouble},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() != 2 {
 				return withStatus(diffTrouble, argsError("diff", "want two dataset directories, DATASET_A and DATASET_B, got %d arguments", c.NArg()))

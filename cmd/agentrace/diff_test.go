@@ -30,7 +30,7 @@ func TestDiffCommandExitStatus(t *testing.T) {
 	b := ingestTrace("b", strings.Replace(diffTrace, "I010", "I011", 1))
 
 	out, err := runApp(t, "diff", a, a)
-	if err != nil || !strings.Contains(out, "same: 1 conversations") {
+	if err != nil || !strings.Contains(out, "same: 1 conversation,") {
 		t.Errorf("same: err %v, output %q", err, out)
 	}
 	out, err = runApp(t, "diff", a, b)
@@ -73,7 +73,7 @@ func TestStatsCardCommand(t *testing.T) {
 	}
 	card := filepath.Join(tmp, "card")
 	out, err := runApp(t, "stats", "-d", ds, "--card", "-o", card)
-	if err != nil || !strings.Contains(out, "wrote "+card+": CARD.md and card.json, 2 plots; 1 trajectories, 1 client turns, 1 assistant turns") {
+	if err != nil || !strings.Contains(out, "wrote "+card+": CARD.md and card.json, 2 plots; 1 trajectory, 1 client turn, 1 assistant turn") {
 		t.Fatalf("stats --card: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(card, "plots", "osl_histogram.svg")); err != nil {

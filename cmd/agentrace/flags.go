@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/redact"
+	"github.com/agentrace/agentrace/score"
 	"github.com/urfave/cli/v3"
 )
 
@@ -98,9 +100,20 @@ func tokenizerArg(c *cli.Command) (string, error) {
 	return tokens.Resolve(spec, rev)
 }
 
-// rulesetFlag is --ruleset with a default (empty for none).
-func rulesetFlag(usage, value string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "ruleset", Usage: usage, Value: value}
+// rulesetFlag is --ruleset, whose default is auto in every command: the newest
+// embedded ruleset naming each run's model (report and publish: the one the runs'
+// scores.json names first).
+func rulesetFlag(usage string) *cli.StringFlag {
+	return &cli.StringFlag{Name: "ruleset", Usage: usage, Value: score.AutoRuleset}
+}
+
+// curveRuleset is --ruleset of report and publish: auto is "" to them (each run's
+// scores.json ruleset, else the newest naming its model).
+func curveRuleset(c *cli.Command) string {
+	if r := c.String("ruleset"); r != score.AutoRuleset {
+		return r
+	}
+	return ""
 }
 
 // jsonFlag is --json.
@@ -133,25 +146,16 @@ func requestFlags() []cli.Flag {
 	}
 }
 
-// usageError is every command's OnUsageError: "CMD: ERR (see agentrace CMD --help)";
-// path "" is the root command.
-// A command whose Metadata[usageStatusKey] is an int exits with that status on a
-// usage error (diff: 2, as diff(1) does).
+// usageError is every command's OnUsageError: "CMD: ERR (see agentrace CMD --help)",
+// exit status 2 (status.go); path "" is the root command.
 func usageError(path string) cli.OnUsageErrorFunc {
 	return func(ctx context.Context, c *cli.Command, err error, _ bool) error {
 		if path == "" {
-			return fmt.Errorf("%w (see agentrace --help)", err)
+			return withStatus(exitUsage, fmt.Errorf("%w (see agentrace --help)", err))
 		}
-		err = fmt.Errorf("%s: %w (see agentrace %s --help)", path, err, path)
-		if code, ok := c.Metadata[usageStatusKey].(int); ok {
-			return withStatus(code, err)
-		}
-		return err
+		return withStatus(exitUsage, fmt.Errorf("%s: %w (see agentrace %s --help)", path, err, path))
 	}
 }
-
-// usageStatusKey is the Metadata key of a command's usage-error exit status.
-const usageStatusKey = "usage_status"
 
 // withUsageErrors gives every command of the tree (below the root) the one
 // usage-error format, named by its path ("log dump"); a command that only groups
@@ -172,13 +176,25 @@ func withUsageErrors(cmds []*cli.Command, parent string) {
 func groupAction(path string) cli.ActionFunc {
 	return func(ctx context.Context, c *cli.Command) error {
 		if c.NArg() == 0 {
-			return cli.ShowSubcommandHelp(c)
+			// No subcommand is bad usage: the help, and exit status 2.
+			if err := cli.ShowSubcommandHelp(c); err != nil {
+				return err
+			}
+			return withStatus(exitUsage, nil)
 		}
 		if path == "" {
 			return fmt.Errorf("unknown command %q (see agentrace --help)", c.Args().First())
 		}
 		return argsError(path, "unknown command %q", c.Args().First())
 	}
+}
+
+// problem prints what is not an error, the one way every command does: "agentrace
+// CMD: warning: MSG" (kind warning, note or error for one item of many), on
+// standard error, secrets masked. An error that ends the command is printed by
+// main as "agentrace: CMD: MSG".
+func problem(c *cli.Command, kind, msg string) {
+	fmt.Fprintf(c.Root().ErrWriter, "%s: %s: %s\n", c.FullName(), kind, redact.Text(msg)) // FullName: "agentrace log dump"
 }
 
 // argsError is the format of an error about positional arguments, as usageError's.

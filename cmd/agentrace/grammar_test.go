@@ -93,6 +93,10 @@ func TestCLIGrammarFlags(t *testing.T) {
 				t.Errorf("%s: --%s is %s here but %s in %s", path, name, typ, prev, typeWhere[name])
 			}
 			flagType[name], typeWhere[name] = typ, path
+			// one default for --ruleset across commands
+			if sf, ok := f.(*cli.StringFlag); ok && name == "ruleset" && sf.Value != "auto" {
+				t.Errorf("%s: --ruleset defaults to %q, want auto as in every command", path, sf.Value)
+			}
 		}
 		// an old spelling only sits beside its new one
 		if names["force"] && !names["overwrite"] {

@@ -8,6 +8,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/card"
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/urfave/cli/v3"
@@ -76,7 +77,8 @@ func ingestCommand() *cli.Command {
 				return err
 			}
 			if m.WarningCount > 0 {
-				fmt.Fprintf(c.Root().ErrWriter, "ingest: %d warning(s): the reference client accepts these; --strict refuses them\n", m.WarningCount)
+				problem(c, "warning", english.Count(m.WarningCount, "problem", "problems")+
+					" the reference client accepts (--strict refuses them):")
 				for _, w := range m.Warnings {
 					fmt.Fprintf(c.Root().ErrWriter, "  %s\n", w)
 				}
@@ -84,9 +86,10 @@ func ingestCommand() *cli.Command {
 					fmt.Fprintf(c.Root().ErrWriter, "  ... and %d more (raise --max-problems to see them)\n", n)
 				}
 			}
-			fmt.Fprintf(c.Root().Writer, "wrote %s: %d conversations (%d coding, %d workflow), %d rows, %d client turns, %d messages; content hash %s\n",
-				c.String("out"), m.Counts.Conversations, m.Counts.Coding, m.Counts.Workflow, m.Counts.Rows,
-				m.Counts.ClientTurns, m.Counts.Messages, m.ContentHash)
+			fmt.Fprintf(c.Root().Writer, "wrote %s: %s (%d coding, %d workflow), %s, %s, %s; content hash %s\n",
+				c.String("out"), english.Count(m.Counts.Conversations, "conversation", "conversations"), m.Counts.Coding, m.Counts.Workflow,
+				english.Count(m.Counts.Rows, "row", "rows"), english.Count(m.Counts.ClientTurns, "client turn", "client turns"),
+				english.Count(m.Counts.Messages, "message", "messages"), m.ContentHash)
 			return nil
 		},
 	}
@@ -203,15 +206,16 @@ func writeCard(ctx context.Context, c *cli.Command) error {
 		return err
 	}
 	for _, n := range cd.Notes {
-		fmt.Fprintln(c.Root().ErrWriter, "agentrace stats: note:", n)
+		problem(c, "note", n)
 	}
 	total := cd.Domains[len(cd.Domains)-1]
 	match := "does not match"
 	if cd.Published.Matches {
 		match = "matches"
 	}
-	fmt.Fprintf(c.Root().Writer, "wrote %s: %s and %s, %d plots; %d trajectories, %d client turns, %d assistant turns (%s the published figures)\n",
-		out, card.MarkdownFile, card.JSONFile, len(cd.Plots), total.Trajectories, total.ClientTurns, total.AssistantTurns, match)
+	fmt.Fprintf(c.Root().Writer, "wrote %s: %s and %s, %s; %s, %s, %s (%s the published figures)\n",
+		out, card.MarkdownFile, card.JSONFile, english.Count(len(cd.Plots), "plot", "plots"), english.Count(total.Trajectories, "trajectory", "trajectories"),
+		english.Count(total.ClientTurns, "client turn", "client turns"), english.Count(total.AssistantTurns, "assistant turn", "assistant turns"), match)
 	return nil
 }
 
@@ -231,7 +235,27 @@ func exportCommand() *cli.Command {
 			outFlag("JSONL file to write"),
 		}, overwriteFlags("a JSONL file agentrace wrote")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			return ingest.Export(ctx, ingest.ExportOptions{Dataset: c.String("dataset"), Out: c.String("out"), Overwrite: overwrite(c)})
+			out := c.String("out")
+			if err := ingest.Export(ctx, ingest.ExportOptions{Dataset: c.String("dataset"), Out: out, Overwrite: overwrite(c)}); err != nil {
+				return err
+			}
+			st, err := os.Stat(out)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(c.Root().Writer, "wrote %s: dataset %s as flat JSONL, %s\n", out, c.String("dataset"), byteSize(st.Size()))
+			return err
 		},
 	}
+}
+
+// byteSize is a file size for a message: "812 B", "3.4 kB", "12.0 MB".
+func byteSize(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 }

@@ -104,6 +104,9 @@ func TestReplayCtrlC(t *testing.T) {
 			if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 				t.Fatalf("exit %v, want status 130; stderr:\n%s", err, stderr.String())
 			}
+			if strings.Contains(stderr.String(), "context canceled") {
+				t.Errorf("Go's cancellation leaks into the interrupt's messages:\n%s", stderr.String())
+			}
 			if !strings.Contains(stderr.String(), "turns in flight get up to 30s (--grace)") || !strings.Contains(stderr.String(), "Press Ctrl-C again") {
 				t.Fatalf("the first Ctrl-C said nothing useful; stderr:\n%s", stderr.String())
 			}

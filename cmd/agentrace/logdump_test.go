@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -61,6 +63,37 @@ func TestLogDumpOfACutLog(t *testing.T) {
 		out, _, err = dump(data)
 		if err == nil || out != "" {
 			t.Errorf("%s log: output %q, err %v; want an error", name, out, err)
+		}
+	}
+}
+
+// log dump takes a sweep folder as log export does: each run's rows in turn, each
+// object led by its run folder.
+func TestLogDumpOfASweep(t *testing.T) {
+	sweep := t.TempDir()
+	for _, c := range []int{1, 8} {
+		writeRunDir(t, filepath.Join(sweep, fmt.Sprintf("c%d", c)), c)
+	}
+	out, err := runApp(t, "log", "dump", sweep, "--columns", "turn,status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 6 {
+		t.Fatalf("%d lines, want 3 rows of each of 2 runs:\n%s", len(lines), out)
+	}
+	for i, l := range lines {
+		var row struct {
+			Run    string `json:"run"`
+			Turn   int    `json:"turn"`
+			Status string `json:"status"`
+		}
+		if err := json.Unmarshal([]byte(l), &row); err != nil {
+			t.Fatalf("line %d %q: %v", i+1, l, err)
+		}
+		wantRun := filepath.ToSlash(filepath.Join(sweep, []string{"c1", "c8"}[i/3]))
+		if row.Run != wantRun || row.Turn != 2*(i%3)+1 || row.Status != "ok" || !strings.HasPrefix(l, `{"run":`) {
+			t.Errorf("line %d: %q, want run %s turn %d", i+1, l, wantRun, 2*(i%3)+1)
 		}
 	}
 }

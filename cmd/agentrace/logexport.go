@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
@@ -55,12 +56,12 @@ func logExportCommand() *cli.Command {
 				defer claim.Release()
 				info, err := runlog.WriteTable(ctx, out, runs, runlog.TableOptions{RunColumns: multi})
 				for _, w := range info.Warnings {
-					fmt.Fprintln(c.Root().ErrWriter, "agentrace log export: warning:", w)
+					problem(c, "warning", w)
 				}
 				if err != nil {
 					return fmt.Errorf("log export: %w", err)
 				}
-				fmt.Fprintf(c.Root().Writer, "wrote %s: %d rows, %d columns\n", out, info.Rows, len(info.Columns))
+				fmt.Fprintf(c.Root().Writer, "wrote %s: %s, %s\n", out, english.Count(info.Rows, "row", "rows"), english.Count(len(info.Columns), "column", "columns"))
 				return nil
 			}
 			if out := c.String("out"); out != "" {

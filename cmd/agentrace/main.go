@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/redact"
@@ -48,7 +49,7 @@ func commands() []*cli.Command {
 func app() *cli.Command {
 	cmds := commands()
 	withUsageErrors(cmds, "")
-	return &cli.Command{
+	root := &cli.Command{
 		Name:    "agentrace",
 		Usage:   "replay, score and report the MLPerf Agentic Inference benchmark",
 		Version: schemas.ToolVersion,
@@ -59,6 +60,8 @@ func app() *cli.Command {
 		OnUsageError: usageError(""),
 		Action:       groupAction(""),
 	}
+	withExitStatusHelp(root)
+	return root
 }
 
 func main() {
@@ -70,11 +73,12 @@ func main() {
 	ctx, h, stop := interrupt.Notify(context.Background())
 	defer stop()
 	if err := app().Run(ctx, os.Args); err != nil {
-		printError(os.Stderr, err)
 		code := exitCode(err)
 		if h.Signalled() {
 			code = h.ExitCode() // 130 after Ctrl-C, 143 after SIGTERM
+			err = interrupted{err}
 		}
+		printError(os.Stderr, err)
 		stop()
 		os.Exit(code)
 	}
@@ -88,7 +92,18 @@ func printError(w io.Writer, err error) {
 	}
 }
 
-// exitStatus is an error that sets the exit status (1 for any other error); an
+// interrupted is a command's error after a signal: the cancellation the signal
+// caused says "interrupted", not Go's "context canceled".
+type interrupted struct{ err error }
+
+func (e interrupted) Error() string {
+	return strings.ReplaceAll(e.err.Error(), context.Canceled.Error(), "interrupted")
+}
+
+func (e interrupted) Unwrap() error { return e.err }
+
+// exitStatus is an error that sets the exit status (exitUsage for any other
+// error: see status.go); an
 // exitStatus with no error exits silently. It is not a cli.ExitCoder, which would
 // make urfave exit from inside Run.
 type exitStatus struct {
@@ -108,11 +123,12 @@ func (e *exitStatus) Unwrap() error { return e.err }
 // withStatus returns err with exit status code (err may be nil).
 func withStatus(code int, err error) error { return &exitStatus{code: code, err: err} }
 
-// exitCode is the exit status for an error returned by the app.
+// exitCode is the exit status for an error returned by the app: its own, else
+// exitUsage (nothing done).
 func exitCode(err error) int {
 	var es *exitStatus
 	if errors.As(err, &es) {
 		return es.code
 	}
-	return 1
+	return exitUsage
 }

@@ -34,7 +34,7 @@ func publishCommand() *cli.Command {
 			"  agentrace audit --tokenizer .cache/tokenizers/qwen3 sweep-out",
 		Flags: []cli.Flag{
 			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),
-			rulesetFlag("ruleset judging the curve (default: the runs' scores.json ruleset)", ""),
+			rulesetFlag("ruleset judging the curve (auto: the runs' scores.json ruleset, else the newest naming their model)"),
 			tokenizerFlag("reference tokenizer folder for official token counts", false),
 			tokenizerRevisionFlag(),
 		},
@@ -47,7 +47,7 @@ func publishCommand() *cli.Command {
 				return argsError("publish", "no run or sweep folder given")
 			}
 			_, err := report.Publish(ctx, report.PublishOptions{
-				Runs: c.Args().Slice(), CMax: int(c.Int("cmax")), Ruleset: c.String("ruleset"),
+				Runs: c.Args().Slice(), CMax: int(c.Int("cmax")), Ruleset: curveRuleset(c),
 				TokenizerDir: tokDir, Log: c.Root().ErrWriter,
 			})
 			return err

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -12,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/replay"
+	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
 )
@@ -83,6 +88,12 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"trajectory, logged (status aborted) but not sent. A malformed SSE frame or an error object in a\n" +
 	"200 stream is skipped as the reference client skips it, noted in the warnings column\n" +
 	"(--strict-stream fails the turn instead). Each turn keeps at most --max-output-bytes of output.\n\n" +
+	"Checks before work: the endpoint must answer GET /v1/models before any turn (401 or 403 stops\n" +
+	"the run there), and when it lists its models, every model name the requests carry must be\n" +
+	"among them (exit status 2, nothing written). A first failing turn answered 401, 403 or 404\n" +
+	"before any turn succeeded, which every turn would get, stops the run at once with the server's\n" +
+	"message; that run, and one whose every turn failed, ends failed (exit status 3). A concurrency\n" +
+	"above the trajectory budget runs only as many trajectories at once as the budget holds.\n\n" +
 	"Stopping: Ctrl-C stops issuing (turns never sent: not_issued), says how many turns are in\n" +
 	"flight and waits --grace for them, then cancels them (cancelled); a second Ctrl-C cancels them at\n" +
 	"once; either way the log is closed and the manifest says interrupted (exit status 130); a third\n" +
@@ -121,10 +132,10 @@ func replayCommand() *cli.Command {
 				fmt.Fprintln(c.Root().Writer, sum)
 			}
 			if err != nil {
-				return err
+				return runStatus(err)
 			}
 			if sum.State == schemas.RunInterrupted {
-				return errors.New("replay interrupted: the run directory holds the turns done so far")
+				return withStatus(exitIncomplete, errors.New("replay interrupted: the run directory holds the turns done so far"))
 			}
 			return nil
 		},
@@ -149,26 +160,37 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return replay.Sweep(ctx, replayOptions(ctx, c), cs)
+			return runStatus(replay.Sweep(ctx, replayOptions(ctx, c), cs))
 		},
 	}
 }
 
+// runStatus gives a replay's or a sweep's error its exit status: 3 when a run
+// started and is not whole, 2 when it was refused before anything was sent.
+func runStatus(err error) error {
+	if err != nil && replay.IsIncomplete(err) {
+		return withStatus(exitIncomplete, err)
+	}
+	return err
+}
+
+// parseConcurrencies parses sweep's --concurrency list: positive integers
+// separated by commas, none empty, none twice (replay.CheckConcurrencies).
 func parseConcurrencies(s string) ([]int, error) {
 	var out []int
-	for _, f := range strings.Split(s, ",") {
+	for i, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
 		if f == "" {
-			continue
+			return nil, argsError("sweep", "--concurrency %q: item %d is empty: want positive integers separated by commas", s, i+1)
 		}
 		n, err := strconv.Atoi(f)
 		if err != nil || n < 1 {
-			return nil, fmt.Errorf("sweep: --concurrency %q: want positive integers separated by commas", s)
+			return nil, argsError("sweep", "--concurrency %q: %q is not a positive integer: want positive integers separated by commas", s, f)
 		}
 		out = append(out, n)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("sweep: --concurrency %q: no concurrency", s)
+	if err := replay.CheckConcurrencies(out); err != nil {
+		return nil, argsError("sweep", "--concurrency %q: %v", s, err)
 	}
 	return out, nil
 }
@@ -180,16 +202,19 @@ func logCommand() *cli.Command {
 		Commands: []*cli.Command{logExportCommand(), {
 			Name:      "dump",
 			Usage:     "print a run's turn log (turns.arrows) as JSON Lines",
-			UsageText: "agentrace log dump RUNDIR|turns.arrows [--columns a,b,...]",
+			UsageText: "agentrace log dump RUNDIR|SWEEPDIR|turns.arrows [--columns a,b,...]",
 			Description: "One JSON object per client turn, keys in column order (all columns, or --columns).\n" +
 				"Times are integer nanoseconds on the run's monotonic clock; chunk_times is a list relative\n" +
 				"to first_token_ns. A log cut short by a crash (kill -9, power loss) prints its complete\n" +
 				"batches, warns on standard error, and exits 0; it fails only when no row could be read\n" +
-				"(an empty file, a file that is not a turn log, a log cut before its first batch).\n\n" +
+				"(an empty file, a file that is not a turn log, a log cut before its first batch).\n" +
+				"A sweep folder (as log export takes it) prints the rows of each c<N>/ run in turn, each\n" +
+				"object starting with \"run\": the run folder.\n\n" +
 				"Columns:\n" + columnHelp() + "\n" +
 				"Examples:\n" +
 				"  agentrace log dump run-c32 | head\n" +
-				"  agentrace log dump run-c32 --columns session_id,turn,status,issued_ns,completed_ns",
+				"  agentrace log dump run-c32 --columns session_id,turn,status,issued_ns,completed_ns\n" +
+				"  agentrace log dump sweep --columns session_id,turn,status | jq -s 'group_by(.run)'",
 			Flags: []cli.Flag{
 				&cli.StringFlag{Name: "columns", Usage: "comma-separated columns to print (default: all)"},
 			},
@@ -198,21 +223,37 @@ func logCommand() *cli.Command {
 					return argsError("log dump", "want exactly one RUNDIR, got %d arguments", c.NArg())
 				}
 				path := c.Args().First()
-				if st, err := os.Stat(path); err == nil && st.IsDir() {
-					path = path + string(os.PathSeparator) + schemas.TurnLogFile
-				}
 				var cols []string
 				for _, s := range strings.Split(c.String("columns"), ",") {
 					if s = strings.TrimSpace(s); s != "" {
 						cols = append(cols, s)
 					}
 				}
-				n, err := runlog.Dump(ctx, c.Root().Writer, path, cols)
-				if err != nil && errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
-					fmt.Fprintf(c.Root().ErrWriter, "agentrace log dump: warning: printed the %d rows of the log's complete batches: %v\n", n, err)
-					return nil
+				dump := func(w io.Writer, path string) error {
+					n, err := runlog.Dump(ctx, w, path, cols)
+					if err != nil && errors.Is(err, runlog.ErrTruncated) && !errors.Is(err, runlog.ErrNoRows) {
+						problem(c, "warning", fmt.Sprintf("printed the %d rows of the log's complete batches of %s: %v", n, path, err))
+						return nil
+					}
+					return err
 				}
-				return err
+				st, err := os.Stat(path)
+				if err != nil || !st.IsDir() {
+					return dump(c.Root().Writer, path)
+				}
+				if report.IsRunDir(path) {
+					return dump(c.Root().Writer, filepath.Join(path, schemas.TurnLogFile))
+				}
+				dirs, err := report.RunDirs([]string{path}) // a sweep: its c<N>/ runs
+				if err != nil {
+					return fmt.Errorf("log dump: %w", err)
+				}
+				for _, d := range dirs {
+					if err := dump(newRunKeyWriter(c.Root().Writer, filepath.ToSlash(d)), filepath.Join(d, schemas.TurnLogFile)); err != nil {
+						return err
+					}
+				}
+				return nil
 			},
 		}},
 	}
@@ -224,4 +265,42 @@ func columnHelp() string {
 		fmt.Fprintf(&b, "  %-24s %s\n", c.Name, c.Meaning)
 	}
 	return b.String()
+}
+
+// runKeyWriter puts "run": RUN first in every JSON object line written through it
+// (log dump of a sweep: which run each row is of).
+type runKeyWriter struct {
+	w     io.Writer
+	key   []byte
+	start bool
+}
+
+func newRunKeyWriter(w io.Writer, run string) *runKeyWriter {
+	key, _ := json.Marshal(run)
+	return &runKeyWriter{w: w, key: append(append([]byte(`{"run":`), key...), ','), start: true}
+}
+
+func (k *runKeyWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		if k.start && p[0] == '{' {
+			if _, err := k.w.Write(k.key); err != nil {
+				return n, err
+			}
+			p, n = p[1:], n+1
+		}
+		k.start = false
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			m, err := k.w.Write(p)
+			return n + m, err
+		}
+		m, err := k.w.Write(p[:i+1])
+		n += m
+		if err != nil {
+			return n, err
+		}
+		p, k.start = p[i+1:], true
+	}
+	return n, nil
 }

@@ -48,10 +48,11 @@ func reportCommand() *cli.Command {
 			outFlag("folder to write the report into (created when absent; an earlier report there is replaced only with --overwrite)"),
 			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),
 			maxExpansionFlag(),
-			rulesetFlag("ruleset whose OSL window the histogram marks when the runs have no scores.json", ""),
+			rulesetFlag("ruleset judging the points that have no scores.json and marking the OSL window (auto: the runs' scores.json ruleset, else the newest naming their model)"),
 			tokenizerFlag("reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts", false),
 			tokenizerRevisionFlag(),
 			&cli.BoolFlag{Name: "compare", Usage: "draw each argument (a sweep or run directory) as its own system, overlaid"},
+			&cli.StringFlag{Name: "name", Usage: "the system's name, the report's title (default: the runs' model and what served it, e.g. Qwen/Qwen3.6-35B-A3B on embedded sim (agentrace demo): profile h200-qwen3.6; with --compare each folder's name)"},
 			&cli.FloatFlag{Name: "slo-ttft-ms", HideDefault: true, Usage: "service level: show per point the share of turns whose time to first token is at most this many ms"},
 			&cli.FloatFlag{Name: "slo-tps-per-user", HideDefault: true, Usage: "service level: show per point the share of turns decoding at least this many tokens/s (1000 / the turn's TPOT ms)"},
 		}, overwriteFlags("a report")...),
@@ -67,11 +68,12 @@ func reportCommand() *cli.Command {
 				Out:           c.String("out"),
 				Overwrite:     overwrite(c),
 				CMax:          int(c.Int("cmax")),
-				Ruleset:       c.String("ruleset"),
+				Ruleset:       curveRuleset(c),
 				TokenizerDir:  tokDir,
 				MaxExpansion:  maxExpansion(c),
 				SLOTTFTMs:     c.Float("slo-ttft-ms"),
 				SLOTPSPerUser: c.Float("slo-tps-per-user"),
+				Name:          c.String("name"),
 				Log:           c.Root().ErrWriter,
 			}
 			if c.Bool("compare") {
@@ -87,8 +89,13 @@ func reportCommand() *cli.Command {
 			if r.Verdict() {
 				verdict = "PASS"
 			}
-			_, err = fmt.Fprintf(c.Root().Writer, "report: %s (curve checks %s)\n", filepath.Join(o.Out, report.HTMLFile), verdict)
-			return err
+			if _, err := fmt.Fprintf(c.Root().Writer, "report: %s (curve checks %s)\n", filepath.Join(o.Out, report.HTMLFile), verdict); err != nil {
+				return err
+			}
+			if !r.Verdict() {
+				return withStatus(exitNo, nil) // the line above says FAIL; report.html says why
+			}
+			return nil
 		},
 	}
 }
@@ -123,6 +130,9 @@ func regionsCommand() *cli.Command {
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
 				return argsError("regions", "unexpected argument %q (use --cmax and --cmin)", c.Args().First())
+			}
+			if cmax, cmin := c.Int("cmax"), c.Int("cmin"); cmin > cmax {
+				return argsError("regions", "--cmin %d is above --cmax %d: C_min is the curve's lowest point, C_max its declared highest", cmin, cmax)
 			}
 			forms := score.RegionForms()
 			if f := c.String("form"); f != "" {

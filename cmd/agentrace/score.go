@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/urfave/cli/v3"
 )
@@ -16,7 +19,7 @@ func scoreCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "score",
 		Usage:     "score a run: inline accuracy, OSL window, SWE-bench, verdict",
-		UsageText: "agentrace score [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] [--swebench REPORT.json] RUNDIR...",
+		UsageText: "agentrace score [--overwrite] [--dataset DS] [--ruleset NAME|FILE|auto] [--tokenizer DIR] [--swebench REPORT.json] RUNDIR...",
 		Description: "Scores each run: a replay run (turns.arrows), the MLPerf reference client's run folder\n" +
 			"(events.jsonl, config.yaml, performance/result_summary.json) or a submission point (r<N>/ with\n" +
 			"point.yaml and its event log as mlperf_endpoints_log_detail.json), each a folder, an archive\n" +
@@ -35,11 +38,12 @@ func scoreCommand() *cli.Command {
 			"(the mean of one result per mandatory region).\n" +
 			"It writes RUNDIR/scores.json (the reference's fields score, turns, domains, per_turn,\n" +
 			"excluded_turns, plus osl, swebench, verdict) and RUNDIR/scores.parquet (one row per scored\n" +
-			"turn), and prints the verdict table. A run inside an archive is never written into: its\n" +
+			"turn), and prints the verdict table; scores an earlier score wrote are replaced only with\n" +
+			"--overwrite. Exits 1 when a run's verdict is not PASS. A run inside an archive is never written into: its\n" +
 			"verdict table is printed (standard output) and nothing is written; `agentrace rescore --out\n" +
 			"TABLE` writes the scores of archived runs as a table.\n\n" +
-			"The default ruleset is " + score.DefaultRuleset + "; `auto` picks the newest ruleset\n" +
-			"naming the run's model. `agentrace rulesets` lists them; a JSON file in the same format\n" +
+			"The default ruleset is auto, as in every command: the newest ruleset naming the run's\n" +
+			"model (" + score.DefaultRuleset + " when none names it). `agentrace rulesets` lists them; a JSON file in the same format\n" +
 			"is accepted.\n\n" +
 			"The run directories are arguments (the old spelling --run DIR still works).\n\n" +
 			"Example:\n" +
@@ -49,13 +53,15 @@ func scoreCommand() *cli.Command {
 			"  agentrace score --dataset agentic_combined.jsonl --ruleset checker-2026-10-qwen3.6 ref-logs/qwen_agentic",
 		Flags: []cli.Flag{
 			datasetFlag("dataset directory or trace file (default: the dataset the run names)", false),
-			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.DefaultRuleset),
+			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the newest naming the run's model)"),
 			tokenizerFlag("reference tokenizer directory for official OSL counts (default: server usage, unofficial)", false),
 			tokenizerRevisionFlag(),
 			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON) to judge too", TakesFile: true},
 			quietFlag("do not print the verdict table"),
 			maxExpansionFlag(),
 			&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Hidden: true, Deprecated: "give the run directory as an argument: agentrace score RUNDIR"},
+			&cli.BoolFlag{Name: "overwrite", Usage: "replace the scores.json and scores.parquet an earlier score wrote into the run folder (never a file agentrace did not write)"},
+			&cli.BoolFlag{Name: "force", Hidden: true, Deprecated: "use --overwrite"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			tokDir, tokErr := tokenizerArg(c)
@@ -66,35 +72,44 @@ func scoreCommand() *cli.Command {
 			if len(runs) == 0 {
 				return argsError("score", "no run directory given")
 			}
+			var failed []string
 			for _, run := range runs {
 				opts := score.Options{Run: run, Dataset: c.String("dataset"), Ruleset: c.String("ruleset"),
-					Tokenizer: tokDir, SWEBench: c.String("swebench"), MaxExpansion: maxExpansion(c)}
-				if err := runScore(ctx, c, opts); err != nil {
+					Tokenizer: tokDir, SWEBench: c.String("swebench"), MaxExpansion: maxExpansion(c),
+					Overwrite: overwrite(c)}
+				s, err := runScore(ctx, c, opts)
+				if err != nil {
 					return err
 				}
+				if !s.Verdict.Pass {
+					failed = append(failed, run)
+				}
+			}
+			if len(failed) > 0 {
+				return withStatus(exitNo, fmt.Errorf("score: the verdict of %s is not PASS", strings.Join(failed, ", ")))
 			}
 			return nil
 		},
 	}
 }
 
-func runScore(ctx context.Context, c *cli.Command, opts score.Options) error {
+func runScore(ctx context.Context, c *cli.Command, opts score.Options) (*schemas.Scores, error) {
 	s, err := score.ScoreAndWrite(ctx, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, w := range s.Warnings {
-		fmt.Fprintln(c.Root().ErrWriter, "agentrace score: warning:", w)
+		problem(c, "warning", w)
 	}
 	if c.Bool("quiet") {
-		return nil
+		return s, nil
 	}
 	w := c.Root().Writer
 	// "issued" here is the reference scorer's: every client turn the run logged (sent,
 	// or skipped after its trajectory failed), as scores.json's turns.issued.
 	fmt.Fprintf(w, "%s (%s run): inline accuracy %.4f over %d scored turns (%d with output, %d without); %d turns logged with ground truth (the reference's \"issued\": sent, or skipped after a failure)\n",
 		opts.Run, s.Run.Kind, s.Score, s.Turns.Scored, s.Turns.Observed, s.Turns.Missing, s.Turns.Issued)
-	return score.WriteVerdict(w, s)
+	return s, score.WriteVerdict(w, s)
 }
 
 func rulesetsCommand() *cli.Command {
@@ -104,7 +119,8 @@ func rulesetsCommand() *cli.Command {
 		UsageText: "agentrace rulesets [--show NAME|FILE]",
 		Description: "Lists every embedded ruleset: its name (for --ruleset), date, source, the inline\n" +
 			"accuracy threshold, the inclusive OSL per-turn mean window and the SWE-bench threshold.\n" +
-			"The default is " + score.DefaultRuleset + ". A user ruleset is a JSON file with the same\n" +
+			"Every command's --ruleset defaults to auto: the newest naming the run's model, else\n" +
+			score.DefaultRuleset + " (marked auto's fallback). A user ruleset is a JSON file with the same\n" +
 			"fields; --show prints one in that format, to start from. `agentrace rulesets derive` makes a\n" +
 			"new one from the reference model's runs (see its --help).\n\n" +
 			"Example:\n" +
@@ -132,7 +148,7 @@ func rulesetsCommand() *cli.Command {
 			for _, r := range score.Rulesets() {
 				name := r.Name
 				if name == score.DefaultRuleset {
-					name += " (default)"
+					name += " (auto's fallback)"
 				}
 				src := r.Source
 				if r.Tentative {
@@ -175,7 +191,7 @@ func rescoreCommand() *cli.Command {
 			outFlag("results table to write (Parquet; outside the archives)"),
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "runs scored at once"},
 			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
-			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.AutoRuleset),
+			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the newest naming each run's model)"),
 			tokenizerFlag("reference tokenizer directory for official OSL counts", false),
 			tokenizerRevisionFlag(),
 			maxExpansionFlag(),
@@ -208,16 +224,15 @@ func rescoreCommand() *cli.Command {
 					passed++
 				}
 			}
-			fmt.Fprintf(c.Root().Writer, "wrote %s: %d runs, %d pass, %d fail, %d not judged (a gate not evaluated), %d could not be scored\n",
-				c.String("out"), len(rows), passed, len(rows)-passed-failed-open, open, failed)
+			fmt.Fprintf(c.Root().Writer, "wrote %s: %s, %d pass, %d fail, %d not judged (a gate not evaluated), %d could not be scored\n",
+				c.String("out"), english.Count(len(rows), "run", "runs"), passed, len(rows)-passed-failed-open, open, failed)
 			for _, r := range rows {
 				if r.Error != "" {
-					fmt.Fprintf(c.Root().ErrWriter, "rescore: %s: %s\n", r.Path, r.Error)
+					problem(c, "error", r.Path+": "+r.Error)
 				}
 			}
 			if failed > 0 {
-				// main prints the error and exits 1.
-				return fmt.Errorf("rescore: %d of %d runs could not be scored (error column of %s)", failed, len(rows), c.String("out"))
+				return withStatus(exitNo, fmt.Errorf("rescore: %d of %d runs could not be scored (error column of %s)", failed, len(rows), c.String("out")))
 			}
 			return nil
 		},

@@ -70,8 +70,9 @@ func packDir(t *testing.T, dir, prefix, out string) {
 
 // TestScoreRunInArchive: `agentrace score` scores a run read from an archive
 // (.tgz and .zip, named alone or by a folder inside it), prints the same verdict
-// as for the folder, exits 0, says the scores were not written, and writes
-// nothing anywhere; a folder on disk still gets scores.json and scores.parquet.
+// as for the folder, exits as it does (1: the fixture's OSL gate fails), says the
+// scores were not written, and writes nothing anywhere; a folder on disk still
+// gets scores.json and scores.parquet.
 func TestScoreRunInArchive(t *testing.T) {
 	repo := testenv.RepoRoot(t)
 	src := filepath.Join(repo, "testdata", "reference-runfolder")
@@ -82,8 +83,8 @@ func TestScoreRunInArchive(t *testing.T) {
 		t.Fatal(err)
 	}
 	want, err := runApp(t, "score", "--dataset", ds, folder)
-	if err != nil {
-		t.Fatalf("score of the folder: %v\n%s", err, want)
+	if exitCode(err) != exitNo || !strings.Contains(want, "verdict                              FAIL") {
+		t.Fatalf("score of the folder (its OSL gate fails): %v (status %d), want exit status 1\n%s", err, exitCode(err), want)
 	}
 	for _, f := range []string{"scores.json", "scores.parquet"} {
 		if _, err := os.Stat(filepath.Join(folder, f)); err != nil {
@@ -125,8 +126,8 @@ func TestScoreRunInArchive(t *testing.T) {
 		packDir(t, src, tc.prefix, filepath.Join(arch, tc.archive))
 		run := filepath.Join(arch, tc.run)
 		out, err := runApp(t, "score", "--dataset", ds, "--max-expansion", "0", run)
-		if err != nil {
-			t.Errorf("score %s: %v\n%s", tc.run, err, out)
+		if exitCode(err) != exitNo {
+			t.Errorf("score %s: %v (status %d), want exit status 1 as the folder's\n%s", tc.run, err, exitCode(err), out)
 			continue
 		}
 		if !strings.Contains(out, "inside an archive: scores.json and scores.parquet not written") {

@@ -90,14 +90,15 @@ func TestSecretsNeverWritten(t *testing.T) {
 		t.Errorf("Authorization headers the server saw: %v", auths)
 	}
 	for _, r := range []string{"run-basic", "run-key"} {
-		if err := run("score", p(r)); err != nil {
+		// the verdict of a tiny unofficial run does not pass: exit status 1
+		if err := run("score", p(r)); err != nil && exitCode(err) != exitNo {
 			t.Fatal(err)
 		}
 		if err := run("log", "dump", p(r)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := run("report", "--out", p("rep"), p("run-basic"), p("run-key")); err != nil {
+	if err := run("report", "--out", p("rep"), p("run-basic"), p("run-key")); err != nil && exitCode(err) != exitNo {
 		t.Fatal(err)
 	}
 	// Errors: an endpoint that does not answer, a malformed one.

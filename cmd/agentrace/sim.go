@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"strings"
@@ -49,7 +50,7 @@ func simCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "serve on this `ADDR` (host:port)", Destination: &o.listen},
 			&cli.StringFlag{Name: "profile", Value: sim.DefaultProfile, Usage: "serving profile `NAME` (" + strings.Join(names, ", ") + ")", Destination: &o.profile},
-			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide every modelled duration by `X`", Destination: &o.speedup},
+			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide every modelled duration by `X` (a positive number: 1 is real time)", Destination: &o.speedup},
 			withDest(datasetFlag("answer with the recorded assistant messages of dataset `DIR` (an ingest output)", false), &o.dataset),
 			&cli.Float64Flag{Name: "fidelity", Value: 0.9, Usage: "with --dataset: probability `P` of the exact recorded answer (else a perturbed one)", Destination: &o.fidelity},
 			&cli.StringFlag{Name: "fault", Usage: "inject faults: `SPEC` is NAME=RATE,... with NAME one of 5xx, 429, cut (stream cut half-way), malformed (one broken chunk), stall (a pause half-way; stall_s=SECONDS, default 60), e.g. 5xx=0.01,cut=0.01,stall=0.01,stall_s=30", Destination: &o.fault},
@@ -65,6 +66,9 @@ func simCommand() *cli.Command {
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
 				return argsError("sim", "unexpected argument %q (sim takes flags only)", c.Args().First())
+			}
+			if !(o.speedup > 0) || math.IsInf(o.speedup, 0) {
+				return argsError("sim", "--speedup %v: want a finite positive number (1: real time, 20: twenty times faster)", o.speedup)
 			}
 			return runSim(ctx, o)
 		},

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/agentrace/agentrace/datasets/synth"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/urfave/cli/v3"
 )
 
@@ -40,8 +41,9 @@ func synthCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(os.Stderr, "synth: wrote %s: %d trajectories (%d coding, %d workflow), %d client turns (%d coding, %d workflow), %d rows, %.1f MB\n",
-				c.String("out"), s.Conversations, s.Coding, s.Workflow, s.ClientTurns(), s.CodingTurns, s.WorkflowTurns, s.Rows, float64(s.Bytes)/1e6)
+			fmt.Fprintf(os.Stderr, "synth: wrote %s: %s (%d coding, %d workflow), %s (%d coding, %d workflow), %s, %.1f MB\n",
+				c.String("out"), english.Count(s.Conversations, "trajectory", "trajectories"), s.Coding, s.Workflow,
+				english.Count(s.ClientTurns(), "client turn", "client turns"), s.CodingTurns, s.WorkflowTurns, english.Count(s.Rows, "row", "rows"), float64(s.Bytes)/1e6)
 			return nil
 		},
 	}

@@ -2,6 +2,7 @@ package diff
 
 import (
 	"fmt"
+	"github.com/agentrace/agentrace/internal/english"
 	"io"
 	"math"
 	"strconv"
@@ -24,7 +25,7 @@ func WriteText(w io.Writer, r *Result) error {
 			r.Order.FirstPosition, r.Order.A, r.Order.B)
 	}
 	if r.Same {
-		fmt.Fprintf(w, "same: %d conversations, identical content, %s\n", r.Unchanged, order)
+		fmt.Fprintf(w, "same: %s, identical content, %s\n", english.Count(r.Unchanged, "conversation", "conversations"), order)
 	} else {
 		fmt.Fprintf(w, "different: %d added, %d removed, %d changed, %d unchanged; %s\n",
 			r.Added, r.Removed, r.Changed, r.Unchanged, order)

@@ -25,8 +25,8 @@ const (
 	DPI    = 110
 )
 
-// New returns a plot with a title, axis labels, a legend at the top, a grid and
-// NiceTicks on both axes.
+// New returns a plot with a title, axis labels, a legend (Render draws it beside
+// the data, never on it), a grid and NiceTicks on both axes.
 func New(title, x, y string) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
@@ -36,7 +36,7 @@ func New(title, x, y string) *plot.Plot {
 	p.X.Label.TextStyle.Font.Size = 12
 	p.Y.Label.TextStyle.Font.Size = 12
 	p.Legend.Top = true
-	p.Legend.TextStyle.Font.Size = 10
+	p.Legend.TextStyle.Font.Size = 11
 	p.X.Tick.Marker = plot.TickerFunc(NiceTicks)
 	p.Y.Tick.Marker = plot.TickerFunc(NiceTicks)
 	p.Add(plotter.NewGrid())
@@ -78,7 +78,7 @@ func NiceTicks(lo, hi float64) []plot.Tick {
 func Render(p *plot.Plot) (png, svg []byte, err error) {
 	img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI),
 		vgimg.UseBackgroundColor(color.White))}
-	p.Draw(draw.New(img))
+	drawBeside(p, draw.New(img))
 	var b bytes.Buffer
 	if _, err := img.WriteTo(&b); err != nil {
 		return nil, nil, fmt.Errorf("render png: %w", err)
@@ -86,9 +86,47 @@ func Render(p *plot.Plot) (png, svg []byte, err error) {
 	png = bytes.Clone(b.Bytes())
 	b.Reset()
 	s := vgsvg.NewWith(vgsvg.UseWH(Width, Height))
-	p.Draw(draw.New(s))
+	drawBeside(p, draw.New(s))
 	if _, err := s.WriteTo(&b); err != nil {
 		return nil, nil, fmt.Errorf("render svg: %w", err)
 	}
 	return png, bytes.Clone(b.Bytes()), nil
 }
+
+// legendGap is the space between the data area and the legend beside it.
+const legendGap = 6 * vg.Millimeter
+
+// drawBeside draws p with its legend in a column right of the axes, below the
+// title (which spans the whole figure), so that no legend entry covers a point.
+func drawBeside(p *plot.Plot, c draw.Canvas) {
+	leg := p.Legend
+	w := leg.Rectangle(c).Size().X
+	if w <= 0 {
+		p.Draw(c)
+		return
+	}
+	title := p.Title.Text
+	if title != "" {
+		descent := p.Title.TextStyle.FontExtents().Descent
+		c.FillText(p.Title.TextStyle, vg.Point{X: c.Center().X, Y: c.Max.Y + descent}, title)
+		c.Max.Y -= p.Title.TextStyle.Rectangle(title).Size().Y + p.Title.Padding
+	}
+	empty := plot.NewLegend() // no entries: Draw leaves it out
+	empty.TextStyle = leg.TextStyle
+	p.Legend, p.Title.Text = empty, ""
+	defer func() { p.Legend, p.Title.Text = leg, title }()
+	leg.Top, leg.Left, leg.XOffs, leg.YOffs = true, true, 0, 0
+	if w <= c.Size().X*maxLegendShare {
+		p.Draw(draw.Crop(c, 0, -(w + legendGap), 0, 0))
+		leg.Draw(draw.Crop(c, c.Size().X-w, 0, 0, 0))
+		return
+	}
+	// too wide to stand beside the data (long names): a strip below the axes
+	h := leg.Rectangle(c).Size().Y + leg.TextStyle.FontExtents().Descent + vg.Millimeter
+	p.Draw(draw.Crop(c, 0, 0, h+legendGap, 0))
+	leg.Draw(draw.Crop(c, 0, 0, vg.Millimeter, -(c.Size().Y - h)))
+}
+
+// maxLegendShare is the widest a legend beside the data may be, as a share of the
+// figure's width.
+const maxLegendShare = 0.3

@@ -273,14 +273,18 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 	return nil
 }
 
+// models lists every name the profile answers to (servesModel): its model, its
+// aliases and the reference client's placeholder, as vLLM lists each
+// --served-model-name, so that a client can check its model name before a run.
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {
-	body := map[string]any{
-		"object": "list",
-		"data": []map[string]any{{
-			"id": s.prof.Model, "object": "model", "created": time.Now().Unix(), "owned_by": "agentrace-sim",
+	var data []map[string]any
+	for _, name := range append(append([]string{s.prof.Model}, s.prof.Aliases...), datasets.DefaultModelName) {
+		data = append(data, map[string]any{
+			"id": name, "object": "model", "created": time.Now().Unix(), "owned_by": "agentrace-sim",
 			"root": s.prof.Model, "max_model_len": s.prof.MaxModelLen,
-		}},
+		})
 	}
+	body := map[string]any{"object": "list", "data": data}
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(body)
 }

@@ -1,0 +1,80 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// TTFT against ISL: log axes (the domains' ISLs lie orders of magnitude apart),
+// a colour per concurrency named in the legend, the domain by the glyph.
+func TestTTFTvsISLLogAxesByConcurrency(t *testing.T) {
+	var pts []*Point
+	for _, c := range []int{1, 8, 64} {
+		p := &Point{Concurrency: c}
+		for i, isl := range []float64{300, 3000, 30000, 120000} {
+			d := schemas.DomainCoding
+			if i%2 == 0 {
+				d = schemas.DomainWorkflow
+			}
+			p.Samples = append(p.Samples, TurnSample{InWindow: true, Domain: d, ISL: isl, TTFTMs: float64(c) * isl / 1000})
+		}
+		pts = append(pts, p)
+	}
+	fig, err := TTFTvsISLPlot([]*System{{Name: "sys", Points: pts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svg := string(fig.SVG)
+	for _, want := range []string{"c=1", "c=8", "c=64", "coding", "workflow", "ISL (input tokens, log scale)", "TTFT (ms, log scale)", ">100000<"} {
+		if !strings.Contains(svg, want) {
+			t.Errorf("the TTFT-ISL plot lacks %q", want)
+		}
+	}
+}
+
+// The system is named from its runs (model, what served it), not "runs".
+func TestSystemName(t *testing.T) {
+	pt := func(model, endpoint, desc string) []*Point {
+		return []*Point{{Manifest: schemas.RunManifest{Config: schemas.RunConfig{Model: model, Endpoint: endpoint}, EndpointDescription: desc}}}
+	}
+	for _, tc := range []struct {
+		pts  []*Point
+		args []string
+		want string
+	}{
+		{pt("Qwen/Qwen3.6-35B-A3B", "http://127.0.0.1:1", "embedded sim (agentrace demo): profile h200-qwen3.6-35b-a3b, speedup 60, fidelity 0.9"),
+			[]string{"demo-out/runs"}, "Qwen/Qwen3.6-35B-A3B on embedded sim (agentrace demo): profile h200-qwen3.6-35b-a3b"},
+		{pt("moonshotai/Kimi-K3", "https://gpu-7.example:8000/v1", ""), []string{"sweep"}, "moonshotai/Kimi-K3 on gpu-7.example:8000"},
+		{pt("", "", ""), []string{"x/sweep-a/"}, "sweep-a"},
+		{nil, []string{"a", "b"}, "runs"},
+	} {
+		if got := systemName(tc.pts, tc.args); got != tc.want {
+			t.Errorf("systemName(%v) = %q, want %q", tc.args, got, tc.want)
+		}
+	}
+}
+
+// A point whose scores.json judged it under another ruleset than the curve's is
+// flagged, naming both.
+func TestPointUnderAnotherRuleset(t *testing.T) {
+	s := &System{Name: "sys", Ruleset: "checker-2026-10-qwen3.6, the default", Points: []*Point{
+		{Concurrency: 1, Ruleset: "checker-2026-10-qwen3.6"}, {Concurrency: 8, Ruleset: "readme-2026-08-qwen3.6"}}}
+	var got *Check
+	for _, c := range Coverage(s) {
+		if c.Name == "one ruleset for every point" {
+			got = &c
+		}
+	}
+	if got == nil || got.Status != CheckFail || !strings.Contains(got.Reason, "c=8: its scores.json judged it under readme-2026-08-qwen3.6") ||
+		strings.Contains(got.Reason, "c=1") || !strings.Contains(got.Reason, "the curve's: checker-2026-10-qwen3.6") {
+		t.Errorf("check %+v", got)
+	}
+	s.Points[1].Ruleset = "checker-2026-10-qwen3.6"
+	for _, c := range Coverage(s) {
+		if c.Name == "one ruleset for every point" && c.Status != CheckPass {
+			t.Errorf("one ruleset: %+v", c)
+		}
+	}
+}
