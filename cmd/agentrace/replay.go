@@ -114,6 +114,9 @@ func replayCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			if sum.State == schemas.RunInterrupted && sum.Dropped {
+				return fmt.Errorf("replay interrupted: the earlier run at %s is kept as it was; this one was dropped", sum.RunDir)
+			}
 			if sum.State == schemas.RunInterrupted {
 				return errors.New("replay interrupted: the run directory holds the turns done so far")
 			}
