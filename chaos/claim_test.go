@@ -84,8 +84,8 @@ func TestChaosClaimSecondWriterRefused(t *testing.T) {
 }
 
 // TestChaosClaimInterruptKeepsEarlier: Ctrl-C half a second into `replay
-// --overwrite` over a complete run (once, then twice) leaves the complete run
-// byte for byte; Ctrl-C during a second demo leaves the first demo's report and
+// --overwrite` over a complete run (once, then twice), or a full disk while it
+// runs, leaves the complete run byte for byte; Ctrl-C during a second demo leaves the first demo's report and
 // runs byte for byte.
 func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 	h := chaos(t)
@@ -110,6 +110,20 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 		sameFiles(t, root, before)
 		noTemps(t, root)
 	}
+
+	// A replacement that fails (its log hits a full disk: RLIMIT_FSIZE at half
+	// the earlier log's size) is dropped too.
+	st, err := os.Stat(filepath.Join(run, "turns.arrows"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := h.run(spec{budget: small, fsize: st.Size() / 2}, minute, replayArgs(ds, endpoint, run, "--overwrite")...)
+	full.expectExit(1)
+	if !strings.Contains(full.stderr.String()+full.stdout.String(), "is kept as it was") {
+		t.Errorf("full disk: the summary does not say the earlier run was kept:\n%s", tail(full.stderr.String()+full.stdout.String()))
+	}
+	sameFiles(t, root, before)
+	noTemps(t, root)
 
 	demo := filepath.Join(root, "demo")
 	demoArgs := func(speedup string) []string {
