@@ -424,7 +424,7 @@ func foreign(dir string, shared bool) (string, error) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if ownName(n) {
+		if OwnName(n) {
 			continue
 		}
 		if m.Entries != nil && !listed[n] && !added(m.Kind, n) {
