@@ -144,6 +144,14 @@ func TestClaimLock(t *testing.T) {
 			t.Errorf("Check while held: %v, want ErrBusy", err)
 		}
 	}
+	// The same output through a link to its folder.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Take(Output{Path: filepath.Join(link, "rep"), Kind: Report}); !errors.Is(err, ErrBusy) {
+		t.Errorf("second Take through a link to the folder: %v, want ErrBusy", err)
+	}
 	if _, err := os.Stat(x); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused claim wrote %s: %v", x, err)
 	}

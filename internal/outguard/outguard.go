@@ -139,11 +139,16 @@ type Output struct {
 	Entries []string
 }
 
-// Abs returns path absolute and cleaned: what every check and claim works on.
+// Abs returns path absolute and cleaned, and its folder's symbolic links
+// resolved (the output itself is not followed): what every check and claim
+// works on, so that one output has one lock however it is spelled.
 func Abs(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", fmt.Errorf("output %q: %w", path, err)
+	}
+	if parent := filepath.Dir(abs); parent != abs {
+		abs = filepath.Join(resolve(parent), filepath.Base(abs))
 	}
 	return abs, nil
 }
