@@ -139,16 +139,13 @@ type Output struct {
 	Entries []string
 }
 
-// Abs returns path absolute and cleaned, and its folder's symbolic links
-// resolved (the output itself is not followed): what every check and claim
-// works on, so that one output has one lock however it is spelled.
+// Abs returns path absolute and cleaned: what every check and claim works on.
+// (Through a link to its folder an output names the same lock file, an flock
+// being on the file, not its name.)
 func Abs(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return "", fmt.Errorf("output %q: %w", path, err)
-	}
-	if parent := filepath.Dir(abs); parent != abs {
-		abs = filepath.Join(resolve(parent), filepath.Base(abs))
 	}
 	return abs, nil
 }
