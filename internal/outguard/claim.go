@@ -408,6 +408,13 @@ func swap(src, dst string) error {
 	if !errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSYS) {
 		return fmt.Errorf("put the new output in place of %q: %w", dst, err)
 	}
+	return swapByRenames(src, dst)
+}
+
+// swapByRenames is swap where the file system cannot exchange two folders: the
+// earlier output is moved aside, the new one renamed into place, and the earlier
+// one moved back when that fails, removed only once it succeeded.
+func swapByRenames(src, dst string) error {
 	aside := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+oldInfix+newID())
 	if err := os.Rename(dst, aside); err != nil {
 		return fmt.Errorf("move the earlier output %q aside: %w", dst, err)

@@ -387,6 +387,30 @@ func TestClaimRecoversAfterKill(t *testing.T) {
 	noLeftovers(t, root)
 }
 
+// TestSwapByRenames: where folders cannot be exchanged at once, a swap whose
+// second rename fails puts the earlier output back (it never removes it before
+// the new one is in place).
+func TestSwapByRenames(t *testing.T) {
+	root := t.TempDir()
+	dst := filepath.Join(root, "x")
+	write(t, filepath.Join(dst, "a"), "first")
+	if err := swapByRenames(filepath.Join(root, "gone"), dst); err == nil {
+		t.Fatal("a swap from a missing folder succeeded")
+	}
+	if got := tree(t, dst)["a"]; got != "first" {
+		t.Fatalf("after a failed swap x/a = %q", got)
+	}
+	src := filepath.Join(root, ".x"+newInfix+"1")
+	write(t, filepath.Join(src, "a"), "second")
+	if err := swapByRenames(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, dst)["a"]; got != "second" {
+		t.Fatalf("after a swap x/a = %q", got)
+	}
+	noLeftovers(t, root)
+}
+
 // TestWriteFile: a file output is replaced at once, never half-written; an
 // error leaves the earlier file.
 func TestWriteFile(t *testing.T) {
