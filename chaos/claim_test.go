@@ -85,7 +85,8 @@ func TestChaosClaimSecondWriterRefused(t *testing.T) {
 
 // TestChaosClaimInterruptKeepsEarlier: Ctrl-C half a second into `replay
 // --overwrite` over a complete run (once, then twice), or a full disk while it
-// runs, leaves the complete run byte for byte; Ctrl-C during a second demo leaves the first demo's report and
+// runs, leaves the complete run byte for byte, as two Ctrl-C leave the dataset
+// an `ingest --overwrite` was replacing; Ctrl-C during a second demo leaves the first demo's report and
 // runs byte for byte.
 func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 	h := chaos(t)
@@ -124,6 +125,35 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 	}
 	sameFiles(t, root, before)
 	noTemps(t, root)
+
+	// A command that does not handle a second Ctrl-C itself (ingest) exits on
+	// it at once: the earlier dataset is untouched, and what it left beside it
+	// the next ingest into it removes.
+	big := filepath.Join(root, "big.jsonl")
+	h.run(spec{budget: small}, minute, "agentrace", "synth", "--scale", "0.6", "--seed", "5", "--out", big).expectExit(0)
+	before = snapshot(t, root)
+	p := h.start(spec{budget: 1 << 30}, "agentrace", "ingest", "--overwrite", "--out", ds, big)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if m, _ := filepath.Glob(filepath.Join(root, ".ds.agentrace-new-*")); len(m) > 0 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // reading its input
+	p.signal(syscall.SIGINT)
+	p.signal(syscall.SIGINT)
+	p.wait(promptExit)
+	p.expectExit(130)
+	after := snapshot(t, root)
+	for f, sum := range before {
+		if after[f] != sum {
+			t.Errorf("ingest, 2 Ctrl-C: %s changed or vanished", f)
+		}
+	}
+	h.run(spec{budget: 1 << 30}, minute, "agentrace", "ingest", "--overwrite", "--out", ds, big).expectExit(0)
+	noTemps(t, root)
+	before = snapshot(t, root)
 
 	demo := filepath.Join(root, "demo")
 	demoArgs := func(speedup string) []string {
