@@ -187,14 +187,17 @@ type document struct {
 	Rows          []Row          `json:"rows"`
 }
 
-// CheckOut checks that out may be written (before the audit runs): it is not, does
-// not contain and does not sit inside an input, and holds no earlier output but
-// an audit (replaced with overwrite).
-func CheckOut(out string, overwrite bool, inputs ...string) error {
-	if err := outguard.Check(out, Kind, overwrite, inputs...); err != nil {
-		return fmt.Errorf("audit: %w", err)
+// Claim claims the audit folder out before the audit runs, for the command's
+// life (internal/outguard): it is not, does not contain and does not sit inside
+// an input, no other command writes it meanwhile, and it holds no earlier
+// output but an audit (replaced with overwrite, once the new one is whole).
+// Release it when done (deferred).
+func Claim(out string, overwrite bool, inputs ...string) (*outguard.Claim, error) {
+	c, err := outguard.Take(outguard.Output{Path: out, Kind: Kind, Overwrite: overwrite}, inputs...)
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
 	}
-	return nil
+	return c, nil
 }
 
 // Document is audit.json's content.
@@ -216,17 +219,23 @@ func Document(inputs []string, res *Result) any {
 // renamed into place. It refuses an output that is, contains or sits inside an
 // input, and replaces only an earlier audit with overwrite.
 func Write(out string, overwrite bool, inputs []string, res *Result) error {
-	if err := CheckOut(out, overwrite, inputs...); err != nil {
+	c, err := Claim(out, overwrite, inputs...)
+	if err != nil {
 		return err
 	}
+	defer c.Release()
+	return WriteClaimed(c, inputs, res)
+}
+
+// WriteClaimed is Write into a folder claimed by Claim.
+func WriteClaimed(c *outguard.Claim, inputs []string, res *Result) error {
 	doc := Document(inputs, res)
 	rows := doc.(document).Rows
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return fmt.Errorf("audit: encode %s: %w", JSONFile, err)
 	}
-	o := outguard.Output{Path: out, Kind: Kind, Overwrite: overwrite}
-	return outguard.BuildDir(o, inputs, func(tmp string) error {
+	err = func(tmp string) error {
 		if err := os.WriteFile(filepath.Join(tmp, JSONFile), append(b, '\n'), 0o644); err != nil {
 			return err
 		}
@@ -245,5 +254,9 @@ func Write(out string, overwrite bool, inputs []string, res *Result) error {
 			return fmt.Errorf("write %s: %w", ParquetFile, err)
 		}
 		return f.Close()
-	})
+	}(c.Dir())
+	if err != nil {
+		return err
+	}
+	return c.Commit()
 }

@@ -34,6 +34,13 @@
 //   - TestChaosClientFault: a replay at concurrency 100 under RLIMIT_NOFILE 64
 //     (`ulimit -n 64`) exits 1 naming the client fault (EMFILE), its manifest
 //     failed with stop_cause client_fault, no row logged as an endpoint error.
+//   - TestChaosClaimSecondWriterRefused: two `replay --overwrite` into one run a
+//     second apart, two `report --out R` at once: the second is refused at once,
+//     naming the first's pid and command; the output is whole.
+//   - TestChaosClaimInterruptKeepsEarlier: Ctrl-C (once, twice) half a second
+//     into `replay --overwrite` over a complete run, or a full disk while it
+//     runs, and Ctrl-C (once, twice) during a second demo: the earlier run and
+//     the first demo stay byte for byte, nothing is left beside them.
 //   - TestChaosInProcess (items 3, 4, 6-15): the other packages' fault tests (a
 //     2 GiB answer, an endless stream, a log write failing like a full disk, a gzip
 //     bomb, absurd delays, the sim's hostile bodies and connections, hostile

@@ -394,12 +394,13 @@ func sameFiles(t *testing.T, root string, before map[string]string) {
 	}
 }
 
-// noTemps fails the test if a temporary file or folder of an atomic write was left
+// noTemps fails the test if what an output claim keeps beside its output (a
+// lock, a folder or file being built, an earlier output moved aside) was left
 // under root.
 func noTemps(t *testing.T, root string) {
 	t.Helper()
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && (strings.Contains(d.Name(), ".tmp-") || strings.Contains(d.Name(), ".replaced-")) {
+		if err == nil && strings.Contains(d.Name(), ".agentrace-") {
 			t.Errorf("left behind: %s", p)
 		}
 		return nil

@@ -140,3 +140,64 @@ func TestSweepFolder(t *testing.T) {
 		t.Errorf("sweep over a run: %v, want ErrNotOurs", err)
 	}
 }
+
+// progressHook calls hook once, the first time the progress written contains
+// want.
+type progressHook struct {
+	want string
+	hook func()
+	buf  bytes.Buffer
+	done bool
+}
+
+func (p *progressHook) Write(b []byte) (int, error) {
+	p.buf.Write(b)
+	if !p.done && bytes.Contains(p.buf.Bytes(), []byte(p.want)) {
+		p.done = true
+		p.hook()
+	}
+	return len(b), nil
+}
+
+// TestSweepOverwriteKeepsTheEarlierSweep: `sweep --overwrite` whose second point
+// fails (the endpoint went away) replaces nothing: the earlier sweep stays byte
+// for byte, and nothing is left beside it.
+func TestSweepOverwriteKeepsTheEarlierSweep(t *testing.T) {
+	d := makeDataset(t, chat("a", 1))
+	f := newFake(t)
+	root := t.TempDir()
+	sweep := filepath.Join(root, "sweep")
+	if err := Sweep(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: sweep}, []int{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]string{}
+	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			before[p] = string(b)
+		}
+		return err
+	})
+	g := newFake(t)
+	o := Options{Data: d, Endpoint: g.srv.URL, Out: sweep, Overwrite: true,
+		Progress: &progressHook{want: "sweep point 2/", hook: g.srv.Close}}
+	if err := Sweep(context.Background(), o, []int{1, 2}); err == nil {
+		t.Fatal("a sweep whose second point could not start succeeded")
+	}
+	after := map[string]string{}
+	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
+		if err == nil && e.Type().IsRegular() {
+			b, _ := os.ReadFile(p)
+			after[p] = string(b)
+		}
+		return err
+	})
+	if len(after) != len(before) {
+		t.Errorf("%d files after, %d before", len(after), len(before))
+	}
+	for p, s := range before {
+		if after[p] != s {
+			t.Errorf("%s changed or vanished", p)
+		}
+	}
+}

@@ -86,6 +86,9 @@ type Options struct {
 	// TTY redraws progress lines in place.
 	Progress io.Writer
 	TTY      bool
+	// Force, when it closes (a second interrupt), cuts the sweep's turns in
+	// flight at once (replay.Options.Force).
+	Force <-chan struct{}
 }
 
 // Point is one line of the closing table.
@@ -229,7 +232,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			// Server usage counts output tokens when no tokenizer is at hand.
 			StreamUsage:         tok == nil,
 			EndpointDescription: "embedded sim (agentrace demo): profile " + prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
-			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second,
+			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force,
 		})
 		if err != nil {
 			return res, fmt.Errorf("demo: concurrency %d: %w", c, err)

@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/agentrace/agentrace/audit"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/urfave/cli/v3"
 )
@@ -64,10 +65,13 @@ func auditCommand() *cli.Command {
 			inputs := c.Args().Slice()
 			out := c.String("out")
 			guarded := append(append([]string(nil), inputs...), c.String("tokenizer"), c.String("dataset"))
+			var claim *outguard.Claim
 			if out != "" {
-				if err := audit.CheckOut(out, overwrite(c), guarded...); err != nil {
+				var err error
+				if claim, err = audit.Claim(out, overwrite(c), guarded...); err != nil {
 					return err
 				}
+				defer claim.Release()
 			}
 			res, err := audit.Run(ctx, audit.Options{
 				Inputs: inputs, Dataset: c.String("dataset"), Tokenizer: tokDir,
@@ -78,7 +82,7 @@ func auditCommand() *cli.Command {
 				return err
 			}
 			if out != "" {
-				if err := audit.Write(out, overwrite(c), guarded, res); err != nil {
+				if err := audit.WriteClaimed(claim, guarded, res); err != nil {
 					return err
 				}
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 
+	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/tour"
 	"github.com/urfave/cli/v3"
@@ -58,6 +59,9 @@ func demoCommand() *cli.Command {
 				Concurrencies: c.IntSlice("concurrency"), SimProfile: c.String("sim-profile"),
 				Speedup: c.Float64("speedup"), Fidelity: c.Float64("fidelity"), Tokenizer: tok,
 				Progress: os.Stderr, TTY: progress.IsTerminal(os.Stderr),
+				// A second Ctrl-C cuts the sweep's turns in flight at once; the tour
+				// still puts the earlier demo's entries back before it exits.
+				Force: interrupt.FromContext(ctx).Force(),
 			})
 			return runStatus(err)
 		},

@@ -186,10 +186,13 @@ func writeCard(ctx context.Context, c *cli.Command) error {
 		return tokErr
 	}
 	inputs := []string{ds, tokDir}
-	// Check the output before the work, so a refusal comes at once.
-	if err := outguard.Check(out, card.Kind, overwrite(c), inputs...); err != nil {
+	// Claim the output before the work, so a refusal comes at once and no other
+	// command writes it meanwhile.
+	claim, err := outguard.Take(outguard.Output{Path: out, Kind: card.Kind, Overwrite: overwrite(c)}, inputs...)
+	if err != nil {
 		return err
 	}
+	defer claim.Release()
 	o := card.Options{Dataset: ds}
 	if tokDir != "" {
 		tok, err := tokens.Load(tokDir)
@@ -202,7 +205,7 @@ func writeCard(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := card.Write(cd, card.WriteOptions{Out: out, Overwrite: overwrite(c), Inputs: inputs, Context: ctx}); err != nil {
+	if err := card.Write(cd, card.WriteOptions{Out: out, Overwrite: overwrite(c), Inputs: inputs, Context: ctx, Claim: claim}); err != nil {
 		return err
 	}
 	for _, n := range cd.Notes {

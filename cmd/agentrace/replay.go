@@ -134,6 +134,9 @@ func replayCommand() *cli.Command {
 			if err != nil {
 				return runStatus(err)
 			}
+			if sum.State == schemas.RunInterrupted && sum.Dropped {
+				return fmt.Errorf("replay interrupted: the earlier run at %s is kept as it was; this one was dropped", sum.RunDir)
+			}
 			if sum.State == schemas.RunInterrupted {
 				return withStatus(exitIncomplete, errors.New("replay interrupted: the run directory holds the turns done so far"))
 			}

@@ -33,13 +33,21 @@ type WriteOptions struct {
 	// Context, when set, stops the write once it is done (an interrupt): nothing
 	// is left at Out, an earlier card stays.
 	Context context.Context
+	// Claim, when set, is Out claimed by the caller before the card was built
+	// (internal/outguard), written and committed here; else Write claims Out.
+	Claim *outguard.Claim
 }
 
 // Write writes the card folder: CARD.md, card.json and plots/, built in a
 // temporary folder beside Out and renamed into place only when complete.
 func Write(c *Card, o WriteOptions) error {
-	if err := outguard.Check(o.Out, Kind, o.Overwrite, o.Inputs...); err != nil {
-		return err
+	if o.Claim == nil {
+		claim, err := outguard.Take(outguard.Output{Path: o.Out, Kind: Kind, Overwrite: o.Overwrite}, o.Inputs...)
+		if err != nil {
+			return err
+		}
+		defer claim.Release()
+		o.Claim = claim
 	}
 	ctx := o.Context
 	if ctx == nil {
@@ -61,8 +69,7 @@ func Write(c *Card, o WriteOptions) error {
 		return fmt.Errorf("encode %s: %w", JSONFile, err)
 	}
 	md := Markdown(c)
-	out := outguard.Output{Path: o.Out, Kind: Kind, Overwrite: o.Overwrite}
-	return outguard.BuildDir(out, o.Inputs, func(tmp string) error {
+	err = func(tmp string) error {
 		if err := os.Mkdir(filepath.Join(tmp, PlotsDir), 0o755); err != nil {
 			return err
 		}
@@ -81,7 +88,11 @@ func Write(c *Card, o WriteOptions) error {
 			return err
 		}
 		return ctx.Err()
-	})
+	}(o.Claim.Dir())
+	if err != nil {
+		return err
+	}
+	return o.Claim.Commit()
 }
 
 type figure struct {

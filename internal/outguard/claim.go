@@ -226,11 +226,7 @@ func (c *Claim) Commit() error {
 		if err := c.unchanged(); err != nil {
 			return c.fail(err)
 		}
-		if c.kind.Shared {
-			if err := c.swapEntries(entries); err != nil {
-				return c.fail(err)
-			}
-		} else if err := swap(c.work, c.Path); err != nil {
+		if err := swap(c.work, c.Path); err != nil {
 			return c.fail(err)
 		}
 	}
@@ -400,25 +396,6 @@ func (c *Claim) moveInto(entries []string) error {
 	return os.Remove(c.work)
 }
 
-// swapEntries puts each entry built beside in place of its namesake at Path (a
-// Shared kind: entries agentrace did not write stay), the marker last.
-func (c *Claim) swapEntries(entries []string) error {
-	for _, n := range append(entries, MarkerFile) {
-		dst := filepath.Join(c.Path, n)
-		src := filepath.Join(c.work, n)
-		if _, err := os.Lstat(dst); err == nil {
-			if err := swap(src, dst); err != nil {
-				return err
-			}
-			continue
-		}
-		if err := os.Rename(src, dst); err != nil {
-			return fmt.Errorf("move %q into %q: %w", n, c.Path, err)
-		}
-	}
-	return os.RemoveAll(c.work)
-}
-
 // swap puts the folder built at src in place of the earlier output at dst, then
 // removes the earlier one: at once where the file system can exchange the two,
 // else by moving the earlier one aside first and back when the second rename
@@ -431,6 +408,13 @@ func swap(src, dst string) error {
 	if !errors.Is(err, errors.ErrUnsupported) && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOSYS) {
 		return fmt.Errorf("put the new output in place of %q: %w", dst, err)
 	}
+	return swapByRenames(src, dst)
+}
+
+// swapByRenames is swap where the file system cannot exchange two folders: the
+// earlier output is moved aside, the new one renamed into place, and the earlier
+// one moved back when that fails, removed only once it succeeded.
+func swapByRenames(src, dst string) error {
 	aside := filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+oldInfix+newID())
 	if err := os.Rename(dst, aside); err != nil {
 		return fmt.Errorf("move the earlier output %q aside: %w", dst, err)
@@ -482,9 +466,10 @@ func globEscape(s string) string {
 	return r.Replace(s)
 }
 
-// ownName tells whether name is a file a claim keeps beside its outputs (a lock,
-// a folder being built or swapped out) or a folder's marker.
-func ownName(name string) bool {
+// OwnName tells whether name is a file a claim keeps beside its outputs (a lock,
+// a folder or file being built or swapped out) or a folder's marker: never an
+// output, nor an input to read.
+func OwnName(name string) bool {
 	return name == MarkerFile || strings.HasPrefix(name, ".") &&
 		(strings.HasSuffix(name, lockSuffix) || strings.Contains(name, newInfix) || strings.Contains(name, oldInfix))
 }
@@ -497,7 +482,7 @@ func listEntries(dir string) ([]string, error) {
 	}
 	out := []string{}
 	for _, e := range ents {
-		if !ownName(e.Name()) {
+		if !OwnName(e.Name()) {
 			out = append(out, e.Name())
 		}
 	}

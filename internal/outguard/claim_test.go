@@ -144,6 +144,14 @@ func TestClaimLock(t *testing.T) {
 			t.Errorf("Check while held: %v, want ErrBusy", err)
 		}
 	}
+	// The same output through a link to its folder.
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(root, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Take(Output{Path: filepath.Join(link, "rep"), Kind: Report}); !errors.Is(err, ErrBusy) {
+		t.Errorf("second Take through a link to the folder: %v, want ErrBusy", err)
+	}
 	if _, err := os.Stat(x); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused claim wrote %s: %v", x, err)
 	}
@@ -375,6 +383,30 @@ func TestClaimRecoversAfterKill(t *testing.T) {
 	c.Release()
 	if got := tree(t, d); got["report/r"] != "first" || got["mine"] != "mine" {
 		t.Errorf("after recovery: %v", got)
+	}
+	noLeftovers(t, root)
+}
+
+// TestSwapByRenames: where folders cannot be exchanged at once, a swap whose
+// second rename fails puts the earlier output back (it never removes it before
+// the new one is in place).
+func TestSwapByRenames(t *testing.T) {
+	root := t.TempDir()
+	dst := filepath.Join(root, "x")
+	write(t, filepath.Join(dst, "a"), "first")
+	if err := swapByRenames(filepath.Join(root, "gone"), dst); err == nil {
+		t.Fatal("a swap from a missing folder succeeded")
+	}
+	if got := tree(t, dst)["a"]; got != "first" {
+		t.Fatalf("after a failed swap x/a = %q", got)
+	}
+	src := filepath.Join(root, ".x"+newInfix+"1")
+	write(t, filepath.Join(src, "a"), "second")
+	if err := swapByRenames(src, dst); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, dst)["a"]; got != "second" {
+		t.Fatalf("after a swap x/a = %q", got)
 	}
 	noLeftovers(t, root)
 }

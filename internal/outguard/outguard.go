@@ -140,6 +140,8 @@ type Output struct {
 }
 
 // Abs returns path absolute and cleaned: what every check and claim works on.
+// (Through a link to its folder an output names the same lock file, an flock
+// being on the file, not its name.)
 func Abs(path string) (string, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -424,7 +426,7 @@ func foreign(dir string, shared bool) (string, error) {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if ownName(n) {
+		if OwnName(n) {
 			continue
 		}
 		if m.Entries != nil && !listed[n] && !added(m.Kind, n) {

@@ -287,3 +287,31 @@ func TestDirectorySymlinksAndSpecialFiles(t *testing.T) {
 		t.Errorf("a link inside the tree: %q %v", b, err)
 	}
 }
+
+// TestClaimFoldersAreNotRuns: a run folder being built beside its output, or an
+// earlier one moved aside (internal/outguard's names), is not found as a run.
+func TestClaimFoldersAreNotRuns(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"sweep/c8", "sweep/.c8.agentrace-new-123", "sweep/.c4.agentrace-old-9"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"turns.arrows", "manifest.json"} {
+			if err := os.WriteFile(filepath.Join(root, d, f), []byte("{}"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	src, err := Open(root, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var found []string
+	for _, r := range Find(src) {
+		found = append(found, r.Dir)
+	}
+	if strings.Join(found, ",") != "sweep/c8" {
+		t.Errorf("runs found: %q, want only sweep/c8", found)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -278,6 +279,9 @@ func (s *Source) indexDir() error {
 			return nil
 		}
 		switch t := d.Type(); {
+		case d.IsDir() && name != "" && outguard.OwnName(d.Name()):
+			// An output being built or swapped out (internal/outguard): not a run.
+			return fs.SkipDir
 		case d.IsDir():
 			if name != "" {
 				s.add(&entry{name: name, dir: true})
