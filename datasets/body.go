@@ -242,7 +242,13 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 		key("stream_options")
 		dst = append(dst, `{"include_usage":true}`...)
 	}
-	raw("seed")
+	if v := ps.get("seed"); v != nil {
+		key("seed")
+		dst = append(dst, v...)
+	} else if pr.Seed != nil {
+		key("seed")
+		dst = strconv.AppendInt(dst, *pr.Seed, 10)
+	}
 	float("top_p", pr.TopP)
 	if v := ps.get("top_k"); v != nil {
 		key("top_k")
@@ -262,9 +268,12 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 	if v := ps.get("chat_template_kwargs"); v != nil {
 		key("chat_template_kwargs")
 		dst = append(dst, v...)
+	} else if pr.ChatTemplateKwargsJSON != "" {
+		key("chat_template_kwargs")
+		dst = append(dst, pr.ChatTemplateKwargsJSON...)
 	} else if len(pr.ChatTemplateKwargs) > 0 {
 		key("chat_template_kwargs")
-		dst = appendKwargs(dst, pr.ChatTemplateKwargs)
+		dst = AppendKwargs(dst, pr.ChatTemplateKwargs)
 	}
 	if t.Tools != "" {
 		key("tools")
@@ -345,8 +354,8 @@ func truthy(v []byte) bool {
 	return true
 }
 
-// appendKwargs appends a profile's chat_template_kwargs with sorted keys.
-func appendKwargs(dst []byte, kw map[string]any) []byte {
+// AppendKwargs appends a profile's chat_template_kwargs with sorted keys.
+func AppendKwargs(dst []byte, kw map[string]any) []byte {
 	keys := make([]string, 0, len(kw))
 	for k := range kw {
 		keys = append(keys, k)

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentrace/agentrace/internal/redact"
@@ -21,10 +22,12 @@ import (
 
 // client sends turns to the endpoint.
 type client struct {
-	s    *settings
-	hc   *http.Client
-	own  *http.Transport // closed at the end when the client made it
-	chat string
+	s   *settings
+	hc  *http.Client
+	own *http.Transport // closed at the end when the client made it
+	// chats are the endpoints' chat URLs; request k goes to chats[k mod n].
+	chats []string
+	next  atomic.Uint64
 	// simSpeedup is the X-Sim-Speedup the endpoint answered the probe with (the
 	// embedded simulated server's), 0 for a real server.
 	simSpeedup float64
@@ -35,13 +38,18 @@ type client struct {
 // client speaks, no transparent compression (bytes are timed as they arrive), no
 // proxy from the environment, and no timeouts of its own beyond dialing: the turn
 // timeout bounds each request.
-func newTransport(concurrency int) *http.Transport {
+func newTransport(s *settings) *http.Transport {
+	idle := s.IdleConnTimeout
+	if idle <= 0 {
+		idle = 90 * time.Second
+	}
 	return &http.Transport{
 		Proxy:                 nil,
 		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConns:          0,
-		MaxIdleConnsPerHost:   concurrency + 16,
-		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   s.Concurrency + 16,
+		MaxConnsPerHost:       max(s.MaxConnections, 0),
+		IdleConnTimeout:       idle,
 		TLSHandshakeTimeout:   30 * time.Second,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
@@ -53,10 +61,10 @@ func newTransport(concurrency int) *http.Transport {
 }
 
 func newClient(s *settings) *client {
-	c := &client{s: s, chat: s.chatURL}
+	c := &client{s: s, chats: s.chatURLs}
 	rt := s.Transport
 	if rt == nil {
-		c.own = newTransport(s.Concurrency)
+		c.own = newTransport(s)
 		rt = c.own
 	}
 	// No redirects: a redirected POST would be a hidden second request.
@@ -75,18 +83,58 @@ func (c *client) close() {
 // probe checks that the endpoint answers at all (any HTTP status will do) before
 // the first turn, so that a wrong address fails clearly and at once.
 func (c *client) probe(ctx context.Context) error {
+	for i, u := range c.s.modelsURLs {
+		if err := c.probeOne(ctx, c.s.endpoints[i], u); err != nil {
+			return err
+		}
+	}
+	return c.warm(ctx)
+}
+
+// warm opens WarmupConnections connections before the first turn, spread over
+// the endpoints, and leaves them idle in the pool for the turns to reuse (the
+// reference's warmup_connections); a connection that cannot be opened is not an
+// error, the turns open their own.
+func (c *client) warm(ctx context.Context) error {
+	n := c.s.WarmupConnections
+	if n <= 0 || c.own == nil {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.s.modelsURL, nil)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.s.modelsURLs[i%len(c.s.modelsURLs)], nil)
+			if err != nil {
+				return
+			}
+			if auth := c.s.header.Get("Authorization"); auth != "" {
+				req.Header.Set("Authorization", auth)
+			}
+			if resp, err := c.hc.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+			}
+		})
+	}
+	wg.Wait()
+	return nil
+}
+
+func (c *client) probeOne(ctx context.Context, endpoint, modelsURL string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, modelsURL, nil)
 	if err != nil {
-		return fmt.Errorf("probe endpoint %s: %w", redact.URL(c.s.Endpoint), err)
+		return fmt.Errorf("probe endpoint %s: %w", redact.URL(endpoint), err)
 	}
 	if auth := c.s.header.Get("Authorization"); auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), err)
+		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", redact.URL(endpoint), redact.URL(modelsURL), err)
 	}
 	// the simulated server says how much faster than modelled it runs
 	if v, err := strconv.ParseFloat(resp.Header.Get("X-Sim-Speedup"), 64); err == nil && v > 0 && !math.IsInf(v, 0) {
@@ -162,7 +210,11 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	defer cancel()
 	body := &reqBody{closed: make(chan struct{})}
 	body.r.Reset(st.buf)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.chat, body)
+	chat := c.chats[0]
+	if len(c.chats) > 1 {
+		chat = c.chats[(c.next.Add(1)-1)%uint64(len(c.chats))]
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, chat, body)
 	if err != nil {
 		body.Close()
 		c.fail(e, r, ctx, fmt.Errorf("build request: %w", err))

@@ -308,6 +308,15 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	if err := writeRefConfig(opts.Out, s, d); err != nil {
+		claim.Abandon()
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
+	}
 	lf, err := runlog.CreateWrapped(filepath.Join(opts.Out, schemas.TurnLogFile), nil, s.wrapLog)
 	if err != nil {
 		claim.Abandon()

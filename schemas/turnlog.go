@@ -279,11 +279,40 @@ type RunConfig struct {
 	RoutingHeaders []string          `json:"routing_headers"`
 	Headers        map[string]string `json:"headers,omitempty"` // Authorization never recorded
 	APIKeyEnv      string            `json:"api_key_env,omitempty"`
+	// Sampling is what the requests carry over the dataset's own parameters:
+	// the profile's settings with the config's and the flags' over them.
+	Sampling *Sampling `json:"sampling,omitempty"`
+	// Endpoints are the further endpoints requests went to round-robin
+	// (redacted); Endpoint is the first.
+	Endpoints []string `json:"endpoints,omitempty"`
+	// TimeoutSeconds interrupts the run (a config's timeout; 0: none).
+	TimeoutSeconds float64 `json:"timeout_s,omitempty"`
+	// The HTTP client's settings (a config's settings.client).
+	IdleConnTimeoutSeconds float64 `json:"max_idle_time_s,omitempty"`
+	MaxConnections         int     `json:"max_connections,omitempty"`
+	WarmupConnections      int     `json:"warmup_connections,omitempty"`
+	// ConfigFile is the reference config the run was built from (--config);
+	// ConfigNotes what it sets that has no effect on an agentrace run.
+	ConfigFile  string   `json:"config_file,omitempty"`
+	ConfigNotes []string `json:"config_notes,omitempty"`
 	// Official is false when a setting departs from the official agentic settings
 	// (salt and delays on, delay scale 1, stop-issuing off, budget a multiple of the
 	// dataset size); NonOfficial lists why.
 	Official    bool     `json:"official"`
 	NonOfficial []string `json:"non_official,omitempty"`
+}
+
+// Sampling is the sampling settings a run sends, as model_params names them.
+type Sampling struct {
+	Temperature        *float64        `json:"temperature,omitempty"`
+	Seed               *int64          `json:"seed,omitempty"`
+	TopK               *int            `json:"top_k,omitempty"`
+	TopP               *float64        `json:"top_p,omitempty"`
+	RepetitionPenalty  *float64        `json:"repetition_penalty,omitempty"`
+	PresencePenalty    *float64        `json:"presence_penalty,omitempty"`
+	FrequencyPenalty   *float64        `json:"frequency_penalty,omitempty"`
+	MaxNewTokens       int             `json:"max_new_tokens,omitempty"`
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs,omitempty"`
 }
 
 // RunManifest is manifest.json of a replay run directory.

@@ -33,6 +33,7 @@ func commands() []*cli.Command {
 		simCommand(),
 		replayCommand(),
 		sweepCommand(),
+		swebenchCommand(),
 		logCommand(),
 		scoreCommand(),
 		rulesetsCommand(),

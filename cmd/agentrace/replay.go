@@ -7,7 +7,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
@@ -20,10 +22,11 @@ import (
 // its --out a sweep folder).
 func replayFlags(out *cli.StringFlag) []cli.Flag {
 	flags := []cli.Flag{
-		datasetFlag("dataset directory written by agentrace ingest or synth", true),
-		&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server, e.g. http://127.0.0.1:8000 (…/v1 and …/v1/chat/completions work too)", Required: true},
+		datasetFlag("dataset directory written by agentrace ingest or synth, or a trace file (the reference's JSONL), ingested first into the cache (required unless --config names it)", false),
+		&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server, e.g. http://127.0.0.1:8000 (…/v1 and …/v1/chat/completions work too; required unless --config names it)"},
 		out,
 	}
+	flags = append(flags, configFlags()...)
 	flags = append(flags, overwriteFlags("a run")...)
 	flags = append(flags,
 		&cli.IntFlag{Name: "trajectories", Usage: "trajectories to start; 0 means one per conversation (official: a positive multiple of the dataset size)"},
@@ -38,38 +41,111 @@ func replayFlags(out *cli.StringFlag) []cli.Flag {
 		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable)"},
 		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
 	)
-	return append(flags, requestFlags()...)
+	flags = append(flags, requestFlags()...)
+	return append(flags, samplingFlagDefs()...)
 }
 
-func replayOptions(ctx context.Context, c *cli.Command) replay.Options {
-	return replay.Options{
-		Force:                  interrupt.FromContext(ctx).Force(),
-		Dataset:                c.String("dataset"),
-		Endpoint:               c.String("endpoint"),
-		Out:                    c.String("out"),
-		Overwrite:              overwrite(c),
-		Model:                  c.String("model"),
-		Profile:                c.String("profile"),
-		Trajectories:           c.Int("trajectories"),
-		NoSalt:                 c.Bool("no-salt"),
-		NoDelays:               c.Bool("no-delays"),
-		DelayScale:             c.Float("delay-scale"),
-		TurnTimeout:            c.Duration("turn-timeout"),
-		StopIssuingAtWindowEnd: c.Bool("stop-issuing-at-window-end"),
-		Grace:                  c.Duration("grace"),
-		MaxDuration:            c.Duration("max-duration"),
-		StrictStream:           c.Bool("strict-stream"),
-		MaxOutputBytes:         c.Int64("max-output-bytes"),
-		APIKeyEnv:              c.String("api-key-env"),
-		Headers:                c.StringSlice("header"),
-		RoutingHeaders:         c.StringSlice("routing-header"),
-		MaxTokens:              c.Int("max-tokens"),
-		NoStream:               c.Bool("no-stream"),
-		StreamUsage:            c.Bool("stream-usage"),
-		ClearGeneratedCache:    c.Bool("clear-generated-cache"),
-		Progress:               c.Root().ErrWriter,
-		ProgressTTY:            progress.IsTerminal(os.Stderr),
+// replayOptions reads the flags, over a --config's settings when one is given:
+// a flag given on the command line wins; one not given keeps the config's value
+// (without --config, every flag's default applies). The dataset may be a trace
+// file, ingested first (datasetDir).
+func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Options, *replay.ConfigRun, error) {
+	cr, err := loadConfig(c)
+	if err != nil {
+		return replay.Options{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	var o replay.Options
+	if cr != nil {
+		o = cr.Options
+		if c.String("mode") == "perf" {
+			for _, d := range cr.Accuracy {
+				fmt.Fprintf(c.Root().ErrWriter, "agentrace %s: accuracy dataset %q (%s) not run in --mode perf\n", path, d.DisplayName(), d.Scorer())
+			}
+		}
+		for _, n := range o.ConfigNotes {
+			fmt.Fprintf(c.Root().ErrWriter, "agentrace %s: config note: %s\n", path, n)
+		}
+	}
+	given := func(name string) bool { return cr == nil || c.IsSet(name) }
+	str := func(dst *string, name string) {
+		if given(name) {
+			*dst = c.String(name)
+		}
+	}
+	boolean := func(dst *bool, name string) {
+		if c.IsSet(name) || cr == nil {
+			*dst = c.Bool(name)
+		}
+	}
+	dur := func(dst *time.Duration, name string) {
+		if given(name) {
+			*dst = c.Duration(name)
+		}
+	}
+	o.Force = interrupt.FromContext(ctx).Force()
+	str(&o.Dataset, "dataset")
+	str(&o.Endpoint, "endpoint")
+	if c.IsSet("endpoint") {
+		o.Endpoints = nil
+	}
+	str(&o.Out, "out")
+	o.Overwrite = overwrite(c)
+	str(&o.Model, "model")
+	str(&o.Profile, "profile")
+	if given("trajectories") {
+		o.Trajectories = int(c.Int("trajectories"))
+	}
+	boolean(&o.NoSalt, "no-salt")
+	boolean(&o.NoDelays, "no-delays")
+	if given("delay-scale") {
+		o.DelayScale = c.Float("delay-scale")
+	}
+	dur(&o.TurnTimeout, "turn-timeout")
+	boolean(&o.StopIssuingAtWindowEnd, "stop-issuing-at-window-end")
+	dur(&o.Grace, "grace")
+	if cr != nil && !c.IsSet("grace") {
+		o.Grace = replay.DefaultGrace
+	}
+	dur(&o.MaxDuration, "max-duration")
+	boolean(&o.StrictStream, "strict-stream")
+	if given("max-output-bytes") {
+		o.MaxOutputBytes = c.Int64("max-output-bytes")
+	}
+	str(&o.APIKeyEnv, "api-key-env")
+	if given("header") {
+		o.Headers = c.StringSlice("header")
+	}
+	if given("routing-header") {
+		o.RoutingHeaders = c.StringSlice("routing-header")
+	}
+	if given("max-tokens") {
+		o.MaxTokens = int(c.Int("max-tokens"))
+	}
+	boolean(&o.NoStream, "no-stream")
+	boolean(&o.StreamUsage, "stream-usage")
+	boolean(&o.ClearGeneratedCache, "clear-generated-cache")
+	sampling, err := samplingFlags(c)
+	if err != nil {
+		return o, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.IsSet("profile") && cr != nil {
+		// a profile given over a config replaces the config's model_params
+		o.Sampling = datasets.Profile{}
+	}
+	o.Sampling = o.Sampling.Overlay(sampling)
+	o.Progress = c.Root().ErrWriter
+	o.ProgressTTY = progress.IsTerminal(os.Stderr)
+	for _, f := range []struct{ name, v string }{{"dataset", o.Dataset}, {"endpoint", o.Endpoint}, {"out", o.Out}} {
+		if f.v == "" {
+			return o, nil, argsError(path, "--%s missing (or give --config with it)", f.name)
+		}
+	}
+	dir, src, err := datasetDir(ctx, o.Dataset, c.Root().ErrWriter)
+	if err != nil {
+		return o, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	o.Dataset, o.DatasetSource = dir, src
+	return o, cr, nil
 }
 
 const replayDescription = "Replays the dataset's trajectories closed-loop, as the MLPerf reference client's agentic\n" +
@@ -92,8 +168,10 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"Settings that depart from the official ones are listed in the manifest as non_official.\n\n"
 
 func replayCommand() *cli.Command {
-	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", Usage: "trajectories active at once (N)", Required: true}},
-		replayFlags(outFlag("run directory to write (turns.arrows, manifest.json)"))...)
+	out := outFlag("run directory to write (turns.arrows, manifest.json, config.yaml; default: a --config's report_dir)")
+	out.Required = false
+	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", Usage: "trajectories active at once (N; required unless --config sets settings.load_pattern.target_concurrency)"}},
+		replayFlags(out)...)
 	return &cli.Command{
 		Name:      "replay",
 		Usage:     "replay a dataset closed-loop against an OpenAI-compatible endpoint at N active trajectories",
@@ -105,8 +183,27 @@ func replayCommand() *cli.Command {
 			"      --concurrency 4 --out run --no-delays --trajectories 8",
 		Flags: flags,
 		Action: func(ctx context.Context, c *cli.Command) error {
-			o := replayOptions(ctx, c)
-			o.Concurrency = c.Int("concurrency")
+			o, cr, err := replayOptions(ctx, c, "replay")
+			if err != nil {
+				return err
+			}
+			if c.IsSet("concurrency") || cr == nil {
+				o.Concurrency = int(c.Int("concurrency"))
+			}
+			if o.Concurrency < 1 {
+				return argsError("replay", "--concurrency missing (or give --config with settings.load_pattern.target_concurrency)")
+			}
+			mode := c.String("mode")
+			switch mode {
+			case "perf", "both":
+			case "acc":
+				return runAccuracy(ctx, c, cr, o)
+			default:
+				return argsError("replay", "--mode %q: want perf, acc or both", mode)
+			}
+			if mode != "perf" && cr == nil {
+				return argsError("replay", "--mode %s needs --config (its accuracy dataset)", mode)
+			}
 			sum, err := replay.Run(ctx, o)
 			if sum != nil {
 				fmt.Fprintln(c.Root().Writer, sum)
@@ -117,14 +214,19 @@ func replayCommand() *cli.Command {
 			if sum.State == schemas.RunInterrupted {
 				return errors.New("replay interrupted: the run directory holds the turns done so far")
 			}
+			if mode == "both" {
+				return runAccuracy(ctx, c, cr, o)
+			}
 			return nil
 		},
 	}
 }
 
 func sweepCommand() *cli.Command {
-	flags := append([]cli.Flag{&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, run in this order, e.g. 1,2,4,8", Required: true}},
-		replayFlags(outFlag("sweep directory to write: one run directory c<N>/ per concurrency"))...)
+	out := outFlag("sweep directory to write: one run directory c<N>/ per concurrency (default: a --config's report_dir)")
+	out.Required = false
+	flags := append([]cli.Flag{&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, run in this order, e.g. 1,2,4,8 (default with --config: its target_concurrency)"}},
+		replayFlags(out)...)
 	return &cli.Command{
 		Name:      "sweep",
 		Usage:     "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
@@ -136,11 +238,20 @@ func sweepCommand() *cli.Command {
 			"      --profile kimi-k3 --out sweep-kimi",
 		Flags: flags,
 		Action: func(ctx context.Context, c *cli.Command) error {
-			cs, err := parseConcurrencies(c.String("concurrency"))
+			o, cr, err := replayOptions(ctx, c, "sweep")
 			if err != nil {
 				return err
 			}
-			return replay.Sweep(ctx, replayOptions(ctx, c), cs)
+			var cs []int
+			if cr != nil && !c.IsSet("concurrency") {
+				cs = []int{o.Concurrency}
+			} else if cs, err = parseConcurrencies(c.String("concurrency")); err != nil {
+				return err
+			}
+			if c.String("mode") != "perf" {
+				return argsError("sweep", "--mode %s: run the accuracy dataset with agentrace replay --mode acc (or agentrace swebench)", c.String("mode"))
+			}
+			return replay.Sweep(ctx, o, cs)
 		},
 	}
 }
