@@ -336,10 +336,7 @@ func (s *settings) refConfig(d *datasets.Dataset) *refconfig.Config {
 		mt = datasets.DefaultRunMaxTokens
 	}
 	mp.MaxNewTokens = &mt
-	mp.ChatTemplateKwargs = nil
-	if len(sm.ChatTemplateKwargs) > 0 {
-		mp.ChatTemplateKwargs = refconfig.NodeOfJSON(sm.ChatTemplateKwargs)
-	}
+	mp.SetKwargsJSON(sm.ChatTemplateKwargs)
 	mp.Streaming = "on"
 	if s.NoStream {
 		mp.Streaming = "off"

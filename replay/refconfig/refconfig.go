@@ -65,7 +65,7 @@ type ModelParams struct {
 	FrequencyPenalty  *float64 `yaml:"frequency_penalty,omitempty"`
 	// ChatTemplateKwargs keeps the file's node, so that its keys stay in the
 	// file's order (KwargsJSON).
-	ChatTemplateKwargs *yaml.Node     `yaml:"chat_template_kwargs,omitempty"`
+	ChatTemplateKwargs yaml.Node      `yaml:"chat_template_kwargs,omitempty"`
 	MaxNewTokens       *int           `yaml:"max_new_tokens,omitempty"`
 	MinNewTokens       *int           `yaml:"min_new_tokens,omitempty"`
 	SkipSpecialTokens  *bool          `yaml:"skip_special_tokens,omitempty"`
@@ -589,7 +589,7 @@ func (c *Config) validate(file string) error {
 	default:
 		return bad("model_params.streaming", "%q: want auto, on or off", c.ModelParams.Streaming)
 	}
-	if k := c.ModelParams.ChatTemplateKwargs; k != nil && k.Kind != yaml.MappingNode && k.Tag != "!!null" {
+	if k := c.ModelParams.ChatTemplateKwargs; k.Kind != 0 && k.Kind != yaml.MappingNode && k.Tag != "!!null" {
 		return bad("model_params.chat_template_kwargs", "want a mapping")
 	}
 	if len(c.EndpointConfig.Endpoints) == 0 {
@@ -664,8 +664,8 @@ func (c *Config) MinDurationMs() Millis {
 // KwargsJSON returns model_params.chat_template_kwargs as compact JSON, keys in
 // the file's order ("" when unset).
 func (m *ModelParams) KwargsJSON() (string, map[string]any, error) {
-	n := m.ChatTemplateKwargs
-	if n == nil || n.Tag == "!!null" {
+	n := &m.ChatTemplateKwargs
+	if n.Kind == 0 || n.Tag == "!!null" {
 		return "", nil, nil
 	}
 	var b bytes.Buffer
@@ -796,12 +796,13 @@ func secretKey(k string) bool {
 		strings.Contains(n, "secret")
 }
 
-// NodeOfJSON returns a JSON value as a YAML node, mappings in their order, in
-// block style; nil when it does not parse.
-func NodeOfJSON(js []byte) *yaml.Node {
+// SetKwargsJSON sets chat_template_kwargs to a JSON object, its keys in their
+// order, in block style; "" (or JSON that does not parse) unsets it.
+func (m *ModelParams) SetKwargsJSON(js []byte) {
+	m.ChatTemplateKwargs = yaml.Node{}
 	var doc yaml.Node
-	if yaml.Unmarshal(js, &doc) != nil || len(doc.Content) != 1 {
-		return nil
+	if len(js) == 0 || yaml.Unmarshal(js, &doc) != nil || len(doc.Content) != 1 {
+		return
 	}
 	n := doc.Content[0]
 	var block func(*yaml.Node)
@@ -812,5 +813,5 @@ func NodeOfJSON(js []byte) *yaml.Node {
 		}
 	}
 	block(n)
-	return n
+	m.ChatTemplateKwargs = *n
 }

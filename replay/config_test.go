@@ -1,0 +1,213 @@
+package replay
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/replay/refconfig"
+)
+
+// refVerdictBodies returns the request bodies the reference client sent for a
+// refparity trace file in one variant, keyed by "session/turn"
+// (testdata/refparity/README.md says how they were recorded).
+func refVerdictBodies(t *testing.T, file, variant string) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "refparity", file+".verdict.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Variants map[string]struct {
+			Turns []struct {
+				Turn    int               `json:"turn"`
+				Headers map[string]string `json:"headers"`
+				Body    string            `json:"body"`
+			} `json:"turns"`
+		} `json:"variants"`
+	}
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, tr := range v.Variants[variant].Turns {
+		out[tr.Headers["X-Session-ID"]+"/"+itoa(tr.Turn)] = tr.Body
+	}
+	if len(out) == 0 {
+		t.Fatalf("%s: no %s bodies", file, variant)
+	}
+	return out
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// configRun loads a testdata config with the dataset, endpoint and out given,
+// runs it, and returns the bodies the fake server saw by "session/turn".
+func configRun(t *testing.T, file, dataset, endpoint, out string, edit func(*Options)) (map[string]string, *Options) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("refconfig", "testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DATASET": dataset, "ENDPOINT": endpoint, "OUT": out}
+	cfg, err := refconfig.Parse(file, data, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := FromConfig(cfg, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cr.Options
+	if edit != nil {
+		edit(&o)
+	}
+	return runBodies(t, o), &o
+}
+
+func runBodies(t *testing.T, o Options) map[string]string {
+	t.Helper()
+	f := fakes[o.Endpoint]
+	before := len(f.requests())
+	sum, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.State != "complete" {
+		t.Fatalf("run %s", sum.State)
+	}
+	got := map[string]string{}
+	for i, r := range f.requests()[before:] {
+		got[r.session+"#"+itoa(i)] = string(r.body)
+	}
+	return got
+}
+
+// fakes maps a fake server's URL to it, for runBodies.
+var fakes = map[string]*fake{}
+
+func ingestRefparity(t *testing.T, file string) string {
+	t.Helper()
+	ds := filepath.Join(t.TempDir(), "ds")
+	if _, err := ingest.Run(context.Background(), ingest.Options{Out: ds, Inputs: []string{filepath.Join("..", "testdata", "refparity", file+".jsonl")}}); err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// The reference's Qwen example config, edited for the dataset, endpoint and run
+// length, sends exactly the bytes the reference sent for the same trace file
+// (recorded in testdata/refparity), and the same as --profile qwen3.6-35b-a3b.
+func TestConfigQwenSendsReferenceBytes(t *testing.T) {
+	f := newFake(t)
+	fakes[f.srv.URL] = f
+	ds := ingestRefparity(t, "00-base")
+	want := refVerdictBodies(t, "00-base", "qwen_salt")
+	got, o := configRun(t, "qwen_agentic_benchmark.yaml", ds, f.srv.URL, filepath.Join(t.TempDir(), "run"), nil)
+	if o.NoSalt || o.NoDelays || o.Concurrency != 8 || o.Trajectories != 2 || o.TurnTimeout.Seconds() != 14400 {
+		t.Errorf("options from the config: %+v", o)
+	}
+	compareBodies(t, "config", got, want)
+	prof := Options{Dataset: ds, Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"), Concurrency: 8, Profile: "qwen3.6-35b-a3b"}
+	compareBodies(t, "--profile", runBodies(t, prof), want)
+}
+
+func compareBodies(t *testing.T, what string, got, want map[string]string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Errorf("%s: %d requests, the reference sent %d", what, len(got), len(want))
+	}
+	n := 0
+	for _, w := range want {
+		found := false
+		for _, g := range got {
+			if g == w {
+				found = true
+				break
+			}
+		}
+		if found {
+			n++
+		} else {
+			t.Errorf("%s: the reference's body not sent:\n%s", what, w)
+		}
+	}
+	t.Logf("%s: %d of %d bodies byte-equal to the reference's", what, n, len(want))
+}
+
+// The Edge example config (temperature 0, seed 42, max_new_tokens 1024, salting
+// and delays off by the schema's defaults) sends, for each turn, the reference's
+// unsalted history and tools (its recorded bare bodies) with the config's fields
+// where the reference's ChatCompletionRequest puts them: temperature after
+// messages (a float: 0.0), max_completion_tokens, stream (true: online streams),
+// then seed.
+func TestConfigEdgeSendsSeedAndTemperature(t *testing.T) {
+	f := newFake(t)
+	fakes[f.srv.URL] = f
+	ds := ingestRefparity(t, "00-base")
+	out := filepath.Join(t.TempDir(), "run")
+	got, o := configRun(t, "online_edge_full_run.yaml", ds, f.srv.URL, out, nil)
+	if !o.NoSalt || !o.NoDelays || o.Concurrency != 1 || o.MaxConnections != 1 || o.WarmupConnections != 0 || o.Timeout.Hours() != 6 {
+		t.Errorf("options from the config: %+v", o)
+	}
+	want := map[string]string{}
+	for k, b := range refVerdictBodies(t, "00-base", "bare") {
+		for _, key := range []string{`"temperature"`, `"seed"`, `"top_p"`, `"top_k"`} {
+			if strings.Contains(b, key) {
+				t.Fatalf("bare body sets %s itself", key)
+			}
+		}
+		const head = `{"model":"no-model-name","messages":`
+		i := strings.Index(b, `],"max_completion_tokens":128,"stream":false`)
+		if !strings.HasPrefix(b, head) || i < 0 {
+			t.Fatalf("unexpected bare body %s", b)
+		}
+		want[k] = `{"model":"Qwen3.6-27B-Q4_K_M","messages":` + b[len(head):i+1] +
+			`,"temperature":0.0,"max_completion_tokens":1024,"stream":true,"seed":42` + b[i+len(`],"max_completion_tokens":128,"stream":false`):]
+	}
+	compareBodies(t, "edge config", got, want)
+
+	// config.yaml holds what was run, in the reference's schema
+	data, err := os.ReadFile(filepath.Join(out, ConfigFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := refconfig.Parse("config.yaml", data, func(string) (string, bool) { return "", false })
+	if err != nil {
+		t.Fatalf("config.yaml does not parse as the reference's schema: %v\n%s", err, data)
+	}
+	mp := back.ModelParams
+	if mp.Name != "Qwen3.6-27B-Q4_K_M" || *mp.Temperature != 0 || *mp.Seed != 42 || *mp.MaxNewTokens != 1024 || mp.Streaming != "on" {
+		t.Errorf("config.yaml model_params: %s", data)
+	}
+	perf := back.Datasets[0]
+	if *perf.Path != ds || perf.AgenticInference.EnableSalt || perf.AgenticInference.InjectToolDelay || *perf.AgenticInference.NumTrajectoriesToIssue != 2 {
+		t.Errorf("config.yaml dataset: %s", data)
+	}
+	if len(back.Datasets) != 2 || back.Datasets[1].Scorer() != "bfcl_v4" || back.Settings.Warmup.Enabled || *back.Settings.LoadPattern.TargetConcurrency != 1 {
+		t.Errorf("config.yaml: %s", data)
+	}
+	if *back.Settings.Runtime.DataloaderRandomSeed != 42 || *back.Settings.Client.MaxConnections != 1 || *back.Settings.Client.NumWorkers != 1 {
+		t.Errorf("config.yaml settings: %s", data)
+	}
+}
+
+// Several endpoints take the requests round-robin, one issued request after
+// another, as the reference's workers pinned to endpoint_urls[worker mod n].
+func TestSeveralEndpointsRoundRobin(t *testing.T) {
+	a, b := newFake(t), newFake(t)
+	d := makeDataset(t, chat("c1", 3), chat("c2", 3))
+	o := Options{Data: d, Dataset: "mem", Endpoint: a.srv.URL, Endpoints: []string{b.srv.URL}, Out: filepath.Join(t.TempDir(), "run"),
+		Concurrency: 1, NoSalt: true}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	na, nb := len(a.requests()), len(b.requests())
+	if na != 3 || nb != 3 {
+		t.Errorf("requests: %d to the first endpoint, %d to the second, want 3 and 3", na, nb)
+	}
+}
