@@ -12,13 +12,13 @@ import (
 // model_params or from flags (replay.Options.Sampling), field by field. A nil
 // pointer leaves the field out of the request body.
 type Profile struct {
-	Name              string
-	Model             string
-	Temperature       *float64
-	TopP              *float64
-	TopK              *int
+	Name        string
+	Model       string
+	Temperature *float64
+	TopP        *float64
+	TopK        *int
 	// Seed is sent as "seed" (an integer) after "stream".
-	Seed *int64
+	Seed              *int64
 	RepetitionPenalty *float64
 	PresencePenalty   *float64
 	FrequencyPenalty  *float64

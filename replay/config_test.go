@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -209,5 +210,80 @@ func TestSeveralEndpointsRoundRobin(t *testing.T) {
 	na, nb := len(a.requests()), len(b.requests())
 	if na != 3 || nb != 3 {
 		t.Errorf("requests: %d to the first endpoint, %d to the second, want 3 and 3", na, nb)
+	}
+}
+
+// FromConfig reads the example configs as the reference's schema does
+// (refconfig/testdata/reference-validated.json: the reference's
+// BenchmarkConfig.from_yaml_file on the same files).
+func TestFromConfigAgreesWithReferenceSchema(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("refconfig", "testdata", "reference-validated.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results map[string]struct {
+			OK          bool            `json:"ok"`
+			ModelParams json.RawMessage `json:"model_params"`
+			Salt        bool            `json:"salt"`
+			Delays      bool            `json:"delays"`
+			Client      struct {
+				WarmupConnections int     `json:"warmup_connections"`
+				MaxConnections    int     `json:"max_connections"`
+				MaxIdleTime       float64 `json:"max_idle_time"`
+			} `json:"client"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"DATASET": "/work/shared/data/deepswe-sample-20.jsonl", "ENDPOINT": "http://127.0.0.1:18731", "OUT": "/tmp/e2e/x"}
+	for _, file := range []string{"qwen_agentic_benchmark.yaml", "online_edge_full_run.yaml"} {
+		want := doc.Results[file]
+		raw, _ := os.ReadFile(filepath.Join("refconfig", "testdata", file))
+		cfg, err := refconfig.Parse(file, raw, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+		if err != nil || !want.OK {
+			t.Fatalf("%s: %v (reference ok %v)", file, err, want.OK)
+		}
+		cr, err := FromConfig(cfg, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := cr.Options
+		var mp struct {
+			Name               string          `json:"name"`
+			Temperature        *float64        `json:"temperature"`
+			Seed               *int64          `json:"seed"`
+			TopK               *int            `json:"top_k"`
+			TopP               *float64        `json:"top_p"`
+			RepetitionPenalty  *float64        `json:"repetition_penalty"`
+			PresencePenalty    *float64        `json:"presence_penalty"`
+			FrequencyPenalty   *float64        `json:"frequency_penalty"`
+			MaxNewTokens       int             `json:"max_new_tokens"`
+			ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
+			Streaming          string          `json:"streaming"`
+		}
+		if err := json.Unmarshal(want.ModelParams, &mp); err != nil {
+			t.Fatal(err)
+		}
+		s := o.Sampling
+		var kw bytes.Buffer
+		if len(mp.ChatTemplateKwargs) > 0 {
+			json.Compact(&kw, mp.ChatTemplateKwargs)
+		}
+		eqf := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+		if o.Model != mp.Name || !eqf(s.Temperature, mp.Temperature) || !eqf(s.TopP, mp.TopP) || !eqf(s.RepetitionPenalty, mp.RepetitionPenalty) ||
+			!eqf(s.PresencePenalty, mp.PresencePenalty) || !eqf(s.FrequencyPenalty, mp.FrequencyPenalty) ||
+			(s.TopK == nil) != (mp.TopK == nil) || (s.Seed == nil) != (mp.Seed == nil) || (s.Seed != nil && *s.Seed != *mp.Seed) ||
+			s.MaxTokens != mp.MaxNewTokens || s.ChatTemplateKwargsJSON != kw.String() || o.NoStream != (mp.Streaming == "off") {
+			t.Errorf("%s: sampling %+v, the reference's model_params %s", file, s, want.ModelParams)
+		}
+		if o.NoSalt == want.Salt || o.NoDelays == want.Delays {
+			t.Errorf("%s: salt %v delays %v, the reference's %v %v", file, !o.NoSalt, !o.NoDelays, want.Salt, want.Delays)
+		}
+		if o.WarmupConnections != want.Client.WarmupConnections || o.IdleConnTimeout.Seconds() != want.Client.MaxIdleTime ||
+			(want.Client.MaxConnections > 0 && o.MaxConnections != want.Client.MaxConnections) {
+			t.Errorf("%s: client warm %d idle %v max %d, the reference's %+v", file, o.WarmupConnections, o.IdleConnTimeout, o.MaxConnections, want.Client)
+		}
 	}
 }

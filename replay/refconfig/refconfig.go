@@ -748,6 +748,7 @@ func Marshal(c *Config) ([]byte, error) {
 	if err := doc.Encode(c); err != nil {
 		return nil, err
 	}
+	floats(reflect.ValueOf(c), &doc)
 	scrub(&doc)
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
@@ -759,6 +760,49 @@ func Marshal(c *Config) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// floats writes the float values of v, encoded as n, as Python writes them
+// (1.0, not yaml.v3's 1), so that they read back as floats.
+func floats(v reflect.Value, n *yaml.Node) {
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return
+		}
+		v = v.Elem()
+	}
+	switch v.Kind() {
+	case reflect.Float64:
+		if n.Kind == yaml.ScalarNode {
+			n.Tag, n.Value = "!!float", string(datasets.AppendPyFloat(nil, v.Float()))
+		}
+	case reflect.Struct:
+		if v.Type() == nodeType || n.Kind != yaml.MappingNode {
+			return
+		}
+		t := v.Type()
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			for f := 0; f < t.NumField(); f++ {
+				if name, _, _ := strings.Cut(t.Field(f).Tag.Get("yaml"), ","); name == n.Content[i].Value {
+					floats(v.Field(f), n.Content[i+1])
+				}
+			}
+		}
+	case reflect.Slice:
+		if n.Kind == yaml.SequenceNode {
+			for i := 0; i < v.Len() && i < len(n.Content); i++ {
+				floats(v.Index(i), n.Content[i])
+			}
+		}
+	case reflect.Map:
+		if n.Kind == yaml.MappingNode && v.Type().Key().Kind() == reflect.String {
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if e := v.MapIndex(reflect.ValueOf(n.Content[i].Value).Convert(v.Type().Key())); e.IsValid() {
+					floats(e, n.Content[i+1])
+				}
+			}
+		}
+	}
 }
 
 // scrub redacts secrets in an encoded config tree.
@@ -807,7 +851,7 @@ func (m *ModelParams) SetKwargsJSON(js []byte) {
 	n := doc.Content[0]
 	var block func(*yaml.Node)
 	block = func(n *yaml.Node) {
-		n.Style &^= yaml.FlowStyle
+		n.Style = 0
 		for _, c := range n.Content {
 			block(c)
 		}

@@ -140,3 +140,20 @@ func TestMarshalRedacts(t *testing.T) {
 		t.Errorf("round trip lost extras: %s", s)
 	}
 }
+
+func TestMarshalFloats(t *testing.T) {
+	y := "type: online\nmodel_params:\n  name: m\n  temperature: 1\n  top_p: 0.95\ndatasets:\n  - path: x\n    agentic_inference:\n      turn_timeout_s: 600\n    accuracy_config:\n      extras:\n        poll_interval_s: 2.0\nendpoint_config:\n  endpoints: [\"http://h\"]\n"
+	c, err := Parse("c", []byte(y), env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"temperature: 1.0\n", "top_p: 0.95\n", "turn_timeout_s: 600.0\n", "poll_interval_s: 2.0\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("want %q in\n%s", want, out)
+		}
+	}
+}
