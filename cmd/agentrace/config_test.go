@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/replay/swebench/swebenchtest"
+	"github.com/agentrace/agentrace/schemas"
+)
+
+// simServer serves the simulated endpoint for the test; its URL.
+func simServer(t *testing.T) string {
+	t.Helper()
+	prof, err := sim.LookupProfile(sim.DefaultProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- sim.Serve(ctx, ln, sim.Config{Profile: prof, Speedup: 2000, Seed: 1}) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+func readManifest(t *testing.T, dir string) schemas.RunManifest {
+	t.Helper()
+	var m schemas.RunManifest
+	b, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	if err != nil || json.Unmarshal(b, &m) != nil {
+		t.Fatalf("manifest of %s: %v", dir, err)
+	}
+	return m
+}
+
+// The reference's Qwen config runs from its JSONL (ingested into the cache),
+// flags win over it, --mode both runs its swe_bench_scorer dataset through the
+// service after the performance run, and score --swebench takes the result.
+func TestReplayConfigEndToEnd(t *testing.T) {
+	root := t.TempDir()
+	p := func(s string) string { return filepath.Join(root, s) }
+	svc := swebenchtest.New(t, "queued", "agent:2", "eval:3", "succeeded")
+	t.Setenv("AGENTRACE_CACHE", p("cache"))
+	t.Setenv("DATASET", filepath.Join("..", "..", "testdata", "refparity", "00-base.jsonl"))
+	t.Setenv("ENDPOINT", simServer(t))
+	t.Setenv("OUT", p("run"))
+	t.Setenv("SWEBENCH_URL", svc.URL())
+	t.Setenv("SB_TOKEN", svc.Token)
+	os.WriteFile(p("instances.jsonl"), []byte(`{"instance_id":"a"}`+"\n"+`{"instance_id":"b"}`+"\n"+`{"instance_id":"c"}`+"\n"), 0o644)
+	cfg := filepath.Join("..", "..", "replay", "refconfig", "testdata", "qwen_agentic_benchmark.yaml")
+
+	out, err := runApp(t, "replay", "--config", cfg, "--no-delays", "--concurrency", "2", "--temperature", "0.5",
+		"--mode", "both", "--instances", p("instances.jsonl"), "--swebench-token-env", "SB_TOKEN")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{"ingesting the trace file", "replay complete", "SWE-bench: resolved 2 / 3 evaluated (66.7%), 3 submitted"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	m := readManifest(t, p("run"))
+	if c := m.Config; c.Concurrency != 2 || *c.Sampling.Temperature != 0.5 || *c.Sampling.TopK != 20 || c.Delays || !c.Salt || c.ConfigFile != cfg {
+		t.Errorf("manifest config: %+v", c)
+	}
+	var req struct {
+		Workers int    `json:"workers"`
+		Tmpl    string `json:"template"`
+		N       int    `json:"num_instances"`
+		Gen     map[string]any
+	}
+	raw, _ := json.Marshal(svc.Request())
+	json.Unmarshal(raw, &req)
+	if req.Workers != 10 || req.Tmpl != "qwen_tools" || req.N != 3 {
+		t.Errorf("RunRequest from the config's extras: %s", raw)
+	}
+	if !strings.Contains(string(svc.Request()["generation_params"]), `"temperature":0.5`) {
+		t.Errorf("generation_params: %s", svc.Request()["generation_params"])
+	}
+	yaml, _ := os.ReadFile(p("run/config.yaml"))
+	for _, want := range []string{"temperature: 0.5", "target_concurrency: 2", "inject_tool_delay: false", "path: " + os.Getenv("DATASET")} {
+		if !strings.Contains(string(yaml), want) {
+			t.Errorf("config.yaml lacks %q:\n%s", want, yaml)
+		}
+	}
+	if out, err := runApp(t, "score", "--swebench", p("run/swebench"), p("run")); err != nil || !strings.Contains(out, "swe") {
+		t.Errorf("score --swebench: %v\n%s", err, out)
+	}
+
+	// the cache is reused
+	t.Setenv("OUT", p("run2"))
+	out, err = runApp(t, "replay", "--config", cfg, "--no-delays")
+	if err != nil || !strings.Contains(out, "from the cache") || !strings.Contains(out, `accuracy dataset "swe_bench" (swe_bench_scorer) not run in --mode perf`) {
+		t.Errorf("second run: %v\n%s", err, out)
+	}
+}
+
+func TestReplayConfigRefusals(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("DATASET", filepath.Join("..", "..", "testdata", "refparity", "00-base.jsonl"))
+	t.Setenv("ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OUT", filepath.Join(root, "run"))
+	base, err := os.ReadFile(filepath.Join("..", "..", "replay", "refconfig", "testdata", "online_edge_full_run.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"warm-up phase", "  client:\n", "  warmup:\n    enabled: true\n  client:\n", "settings.warmup.enabled"},
+		{"unknown key", "  client:\n", "  client:\n    max_idle: 1\n", "settings.client.max_idle: unknown key"},
+		{"other API", "api_type: openai", "api_type: sglang", "endpoint_config.api_type"},
+		{"sample count", "    dataloader_random_seed: 42\n", "    n_samples_to_issue: 5\n", "settings.runtime.n_samples_to_issue"},
+		{"completions control", "  seed: 42\n", "  seed: 42\n  min_new_tokens: 4\n", "model_params.min_new_tokens"},
+	} {
+		f := filepath.Join(root, tc.name+".yaml")
+		os.WriteFile(f, []byte(strings.Replace(string(base), tc.old, tc.new, 1)), 0o644)
+		out, err := runApp(t, "replay", "--config", f)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %q\n%s", tc.name, err, tc.want, out)
+		}
+	}
+	// --mode acc on a config without swe_bench_scorer names the dataset it cannot run
+	f := filepath.Join(root, "edge.yaml")
+	os.WriteFile(f, base, 0o644)
+	if _, err := runApp(t, "replay", "--config", f, "--mode", "acc"); err == nil || !strings.Contains(err.Error(), `"bfcl_v4": agentrace runs the swe_bench_scorer accuracy tier only`) {
+		t.Errorf("mode acc: %v", err)
+	}
+}
+
+func TestSwebenchCommand(t *testing.T) {
+	root := t.TempDir()
+	svc := swebenchtest.New(t, "agent:1", "succeeded")
+	t.Setenv("SB_TOKEN", svc.Token)
+	inst := filepath.Join(root, "i.jsonl")
+	os.WriteFile(inst, []byte(`{"instance_id":"a"}`+"\n"+`{"instance_id":"b"}`+"\n"+`{"instance_id":"c"}`+"\n"+`{"instance_id":"d"}`+"\n"), 0o644)
+	out, err := runApp(t, "swebench", "--service", svc.URL(), "--auth-token-env", "SB_TOKEN", "--endpoint", "http://m:30000",
+		"--profile", "qwen3.6-35b-a3b", "--instances", inst, "--num-instances", "3", "--poll-interval", "1ms", "--out", filepath.Join(root, "sb"))
+	if err != nil || !strings.Contains(out, "resolved 2 / 3 evaluated") {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if m := string(svc.Request()["model_name"]); m != `"Qwen/Qwen3.6-35B-A3B"` {
+		t.Errorf("model from the profile: %s", m)
+	}
+	if ids := string(svc.Request()["evaluated_instance_ids"]); ids != `["a","b","c"]` {
+		t.Errorf("ids %s", ids)
+	}
+}
