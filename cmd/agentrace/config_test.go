@@ -56,7 +56,13 @@ func TestReplayConfigEndToEnd(t *testing.T) {
 	t.Setenv("SWEBENCH_URL", svc.URL())
 	t.Setenv("SB_TOKEN", svc.Token)
 	os.WriteFile(p("instances.jsonl"), []byte(`{"instance_id":"a"}`+"\n"+`{"instance_id":"b"}`+"\n"+`{"instance_id":"c"}`+"\n"), 0o644)
-	cfg := filepath.Join("..", "..", "replay", "refconfig", "testdata", "qwen_agentic_benchmark.yaml")
+	// the example config, polling the stand-in every millisecond (extras.poll_interval_s)
+	ex, err := os.ReadFile(filepath.Join("..", "..", "replay", "refconfig", "testdata", "qwen_agentic_benchmark.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := p("qwen.yaml")
+	os.WriteFile(cfg, []byte(strings.Replace(string(ex), "        workers: 10\n", "        workers: 10\n        poll_interval_s: 0.001\n", 1)), 0o644)
 
 	out, err := runApp(t, "replay", "--config", cfg, "--no-delays", "--concurrency", "2", "--temperature", "0.5",
 		"--mode", "both", "--instances", p("instances.jsonl"), "--swebench-token-env", "SB_TOKEN")

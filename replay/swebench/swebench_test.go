@@ -190,3 +190,30 @@ func TestGenerationParams(t *testing.T) {
 		t.Errorf("none: %s", got)
 	}
 }
+
+// The request agentrace sends is the one the reference's service accepted in a
+// check by hand (testdata/swebench-service), field for field.
+func TestRequestAsTheServiceAcceptedIt(t *testing.T) {
+	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "swebench-service", "accepted-request.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := swebenchtest.New(t, "succeeded")
+	o := options(t, s)
+	q, _ := datasets.LookupProfile("qwen3.6-35b-a3b")
+	o.Endpoint, o.Model, o.Generation = "http://127.0.0.1:18731", q.Model, GenerationParams(q, 0)
+	o.IDs = []string{"astropy__astropy-12907", "django__django-11099", "sympy__sympy-20590"}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var w, g map[string]any
+	json.Unmarshal(want, &w)
+	got, _ := json.Marshal(s.Request())
+	json.Unmarshal(got, &g)
+	delete(w, "endpoint_api_key") // the service model's default, not sent
+	wj, _ := json.Marshal(w)
+	gj, _ := json.Marshal(g)
+	if string(wj) != string(gj) {
+		t.Errorf("request\n%s\nthe service accepted\n%s", gj, wj)
+	}
+}
