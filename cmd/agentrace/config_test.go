@@ -159,3 +159,22 @@ func TestSwebenchCommand(t *testing.T) {
 		t.Errorf("ids %s", ids)
 	}
 }
+
+// The sampling flags reach the body in the reference's key order, prompt's as
+// replay's.
+func TestPromptSamplingFlags(t *testing.T) {
+	ds := filepath.Join(t.TempDir(), "ds")
+	if out, err := runApp(t, "ingest", "--out", ds, filepath.Join("..", "..", "testdata", "refparity", "00-base.jsonl")); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	out, err := runApp(t, "prompt", "--dataset", ds, "--conversation", "demo__calc-101", "--turn", "1", "--no-salt", "--model", "m",
+		"--temperature", "0", "--sampling-seed", "42", "--top-k", "5", "--frequency-penalty", "0.25", "--chat-template-kwargs", `{"b": 1, "a": {"z": 2.0}}`, "--max-tokens", "1024")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, want := range []string{`"temperature":0.0,"max_completion_tokens":1024,"stream":true,"seed":42,"top_k":5,"frequency_penalty":0.25,"chat_template_kwargs":{"b":1,"a":{"z":2.0}},"tools"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("body lacks %s:\n%s", want, out)
+		}
+	}
+}

@@ -41,8 +41,7 @@ func replayFlags(out *cli.StringFlag) []cli.Flag {
 		&cli.StringSliceFlag{Name: "header", Usage: "extra request header 'Name: value' (repeatable)"},
 		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
 	)
-	flags = append(flags, requestFlags()...)
-	return append(flags, samplingFlagDefs()...)
+	return append(flags, requestFlags()...)
 }
 
 // replayOptions reads the flags, over a --config's settings when one is given:
