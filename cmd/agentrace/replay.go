@@ -162,24 +162,32 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"Ctrl-C exits at once. --max-duration ends the run the same way at its cap. If the turn log cannot\n" +
 	"be written (a full disk), issuing stops at once, every flushed row is kept and the manifest says\n" +
 	"failed.\n\n" +
-	"Writes RUNDIR/turns.arrows (one row per client turn; `agentrace log dump RUNDIR` prints it)\n" +
-	"and RUNDIR/manifest.json (settings, never the API key; counts; complete, interrupted or failed).\n" +
+	"Writes RUNDIR/turns.arrows (one row per client turn; `agentrace log dump RUNDIR` prints it),\n" +
+	"RUNDIR/manifest.json (settings, never the API key; counts; complete, interrupted or failed) and\n" +
+	"RUNDIR/config.yaml (the run in the reference's config schema, secrets redacted, as the submission\n" +
+	"tools read it).\n\n" +
+	"--config FILE reads the reference client's benchmark YAML (its schema; ${VAR} expanded; unknown\n" +
+	"keys refused with their path; what agentrace cannot honour refused naming the key); flags given on\n" +
+	"the command line win over it; its dataset path may be the reference's JSONL, ingested first into\n" +
+	"the cache. See docs/config.md.\n\n" +
 	"Settings that depart from the official ones are listed in the manifest as non_official.\n\n"
 
 func replayCommand() *cli.Command {
 	out := outFlag("run directory to write (turns.arrows, manifest.json, config.yaml; default: a --config's report_dir)")
 	out.Required = false
-	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", Usage: "trajectories active at once (N; required unless --config sets settings.load_pattern.target_concurrency)"}},
+	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", HideDefault: true, Usage: "trajectories active at once (N; required unless --config sets settings.load_pattern.target_concurrency)"}},
 		replayFlags(out)...)
 	return &cli.Command{
 		Name:      "replay",
 		Usage:     "replay a dataset closed-loop against an OpenAI-compatible endpoint at N active trajectories",
-		UsageText: "agentrace replay --dataset DIR --endpoint URL --concurrency N --out RUNDIR [options]",
+		UsageText: "agentrace replay --dataset DIR --endpoint URL --concurrency N --out RUNDIR [options]\n" +
+			"   agentrace replay --config FILE [--mode perf|acc|both] [options, which win over the file]",
 		Description: replayDescription + "Examples:\n" +
 			"  agentrace replay --dataset ds --endpoint http://127.0.0.1:8000 --concurrency 32 --out run-c32 \\\n" +
 			"      --profile qwen3.6-35b-a3b --model Qwen/Qwen3.6-35B-A3B\n" +
 			"  agentrace replay --dataset ds --endpoint https://api.example.com/v1 --api-key-env MY_KEY \\\n" +
-			"      --concurrency 4 --out run --no-delays --trajectories 8",
+			"      --concurrency 4 --out run --no-delays --trajectories 8\n" +
+			"  ENDPOINT=http://127.0.0.1:30000 agentrace replay --config qwen_agentic_benchmark.yaml --concurrency 32 --out run-c32",
 		Flags: flags,
 		Action: func(ctx context.Context, c *cli.Command) error {
 			o, cr, err := replayOptions(ctx, c, "replay")
@@ -229,7 +237,8 @@ func sweepCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "sweep",
 		Usage:     "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
-		UsageText: "agentrace sweep --dataset DIR --endpoint URL --concurrency 1,2,4,8 --out SWEEPDIR [options]",
+		UsageText: "agentrace sweep --dataset DIR --endpoint URL --concurrency 1,2,4,8 --out SWEEPDIR [options]\n" +
+			"   agentrace sweep --config FILE [--concurrency 1,2,4,8] [options, which win over the file]",
 		Description: "Runs `agentrace replay` once per concurrency with the same settings, each point into\n" +
 			"SWEEPDIR/c<N>/, and stops at the first failed or interrupted point. `agentrace report SWEEPDIR`\n" +
 			"draws the Pareto curve of the points.\n\n" + replayDescription + "Example:\n" +

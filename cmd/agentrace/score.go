@@ -51,7 +51,7 @@ func scoreCommand() *cli.Command {
 			datasetFlag("dataset directory or trace file (default: the dataset the run names)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto", score.DefaultRuleset),
 			tokenizerFlag("reference tokenizer directory for official OSL counts (default: server usage, unofficial)", false),
-			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON) to judge too", TakesFile: true},
+			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON), or a folder agentrace swebench wrote, to judge too", TakesFile: true},
 			quietFlag("do not print the verdict table"),
 			maxExpansionFlag(),
 			&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Hidden: true, Deprecated: "give the run directory as an argument: agentrace score RUNDIR"},
