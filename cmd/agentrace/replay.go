@@ -178,8 +178,8 @@ func replayCommand() *cli.Command {
 	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", HideDefault: true, Usage: "trajectories active at once (N; required unless --config sets settings.load_pattern.target_concurrency)"}},
 		replayFlags(out)...)
 	return &cli.Command{
-		Name:      "replay",
-		Usage:     "replay a dataset closed-loop against an OpenAI-compatible endpoint at N active trajectories",
+		Name:  "replay",
+		Usage: "replay a dataset closed-loop against an OpenAI-compatible endpoint at N active trajectories",
 		UsageText: "agentrace replay --dataset DIR --endpoint URL --concurrency N --out RUNDIR [options]\n" +
 			"   agentrace replay --config FILE [--mode perf|acc|both] [options, which win over the file]",
 		Description: replayDescription + "Examples:\n" +
@@ -235,8 +235,8 @@ func sweepCommand() *cli.Command {
 	flags := append([]cli.Flag{&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, run in this order, e.g. 1,2,4,8 (default with --config: its target_concurrency)"}},
 		replayFlags(out)...)
 	return &cli.Command{
-		Name:      "sweep",
-		Usage:     "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
+		Name:  "sweep",
+		Usage: "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
 		UsageText: "agentrace sweep --dataset DIR --endpoint URL --concurrency 1,2,4,8 --out SWEEPDIR [options]\n" +
 			"   agentrace sweep --config FILE [--concurrency 1,2,4,8] [options, which win over the file]",
 		Description: "Runs `agentrace replay` once per concurrency with the same settings, each point into\n" +
