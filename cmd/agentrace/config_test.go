@@ -178,3 +178,36 @@ func TestPromptSamplingFlags(t *testing.T) {
 		}
 	}
 }
+
+// A config's api_key (from the environment) is sent and written nowhere: not in
+// config.yaml, the manifest, or what is printed.
+func TestConfigAPIKeyNeverWritten(t *testing.T) {
+	const key = "sk-config-secret-key"
+	root := t.TempDir()
+	t.Setenv("AGENTRACE_CACHE", filepath.Join(root, "cache"))
+	t.Setenv("DATASET", filepath.Join("..", "..", "testdata", "refparity", "00-base.jsonl"))
+	t.Setenv("ENDPOINT", strings.Replace(simServer(t), "http://", "http://user:"+key+"@", 1))
+	t.Setenv("OUT", filepath.Join(root, "run"))
+	t.Setenv("MY_KEY", key)
+	base, _ := os.ReadFile(filepath.Join("..", "..", "replay", "refconfig", "testdata", "online_edge_full_run.yaml"))
+	cfg := filepath.Join(root, "edge.yaml")
+	os.WriteFile(cfg, []byte(strings.Replace(string(base), "api_key: null", "api_key: ${MY_KEY}", 1)), 0o644)
+	out, err := runApp(t, "replay", "--config", cfg)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if strings.Contains(out, key) {
+		t.Errorf("printed the key:\n%s", out)
+	}
+	filepath.Walk(filepath.Join(root, "run"), func(p string, info os.FileInfo, err error) error {
+		if err == nil && !info.IsDir() {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), key) {
+				t.Errorf("%s holds the key", p)
+			}
+		}
+		return nil
+	})
+	if y, _ := os.ReadFile(filepath.Join(root, "run", "config.yaml")); !strings.Contains(string(y), "api_key: <redacted>") || !strings.Contains(string(y), "http://<redacted>@") {
+		t.Errorf("config.yaml:\n%s", y)
+	}
+}
