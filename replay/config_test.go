@@ -134,10 +134,10 @@ func compareBodies(t *testing.T, what string, got, want map[string]string) {
 		if found {
 			n++
 		} else {
-			t.Errorf("%s: the reference's body not sent:\n%s", what, w)
+			t.Errorf("%s: an expected body not sent:\n%s", what, w)
 		}
 	}
-	t.Logf("%s: %d of %d bodies byte-equal to the reference's", what, n, len(want))
+	t.Logf("%s: %d of %d bodies byte-equal to the expected ones", what, n, len(want))
 }
 
 // The Edge example config (temperature 0, seed 42, max_new_tokens 1024, salting
@@ -286,4 +286,28 @@ func TestFromConfigAgreesWithReferenceSchema(t *testing.T) {
 			t.Errorf("%s: client warm %d idle %v max %d, the reference's %+v", file, o.WarmupConnections, o.IdleConnTimeout, o.MaxConnections, want.Client)
 		}
 	}
+}
+
+// The Kimi example config sends the kimi-k3 profile's bodies (with its served
+// model name).
+func TestConfigKimiEqualsProfile(t *testing.T) {
+	f := newFake(t)
+	fakes[f.srv.URL] = f
+	ds := ingestRefparity(t, "00-base")
+	data, _ := os.ReadFile(filepath.Join("refconfig", "testdata", "kimi_agentic_benchmark.yaml"))
+	vars := map[string]string{"DATASET": ds, "ENDPOINT": f.srv.URL, "OUT": filepath.Join(t.TempDir(), "run"), "MODEL_DIR": "/models/k3", "SWEBENCH_SERVICE_AUTH_TOKEN": "tok"}
+	cfg, err := refconfig.Parse("kimi", data, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := FromConfig(cfg, "kimi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cr.Options
+	o.Trajectories, o.NoDelays = 2, true
+	got := runBodies(t, o)
+	want := runBodies(t, Options{Dataset: ds, Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"), Concurrency: 8,
+		Profile: "kimi-k3", Model: "/models/Kimi-K3", NoDelays: true})
+	compareBodies(t, "kimi config", got, want)
 }

@@ -44,8 +44,8 @@ func env(m map[string]string) func(string) (string, bool) {
 }
 
 func TestParseExamples(t *testing.T) {
-	vars := env(map[string]string{"DATASET": "d.jsonl", "ENDPOINT": "http://h:1", "OUT": "out"})
-	for _, f := range []string{"qwen_agentic_benchmark.yaml", "online_edge_full_run.yaml"} {
+	vars := env(map[string]string{"DATASET": "d.jsonl", "ENDPOINT": "http://h:1", "OUT": "out", "MODEL_DIR": "/models/k3", "SWEBENCH_SERVICE_AUTH_TOKEN": "t"})
+	for _, f := range []string{"qwen_agentic_benchmark.yaml", "online_edge_full_run.yaml", "kimi_agentic_benchmark.yaml"} {
 		data, err := os.ReadFile("testdata/" + f)
 		if err != nil {
 			t.Fatal(err)
@@ -57,6 +57,11 @@ func TestParseExamples(t *testing.T) {
 		if *c.Datasets[0].Path != "d.jsonl" || c.EndpointConfig.Endpoints[0] != "http://h:1" || *c.ReportDir != "out" {
 			t.Errorf("%s: variables not expanded: %+v", f, c)
 		}
+	}
+	kimi, _ := os.ReadFile("testdata/kimi_agentic_benchmark.yaml")
+	if _, err := Parse("kimi", kimi, env(map[string]string{"DATASET": "d", "ENDPOINT": "http://h", "OUT": "o", "MODEL_DIR": "m"})); err == nil ||
+		!strings.Contains(err.Error(), "datasets[1].accuracy_config.extras.swebench_service_auth_token: environment variable ${SWEBENCH_SERVICE_AUTH_TOKEN} is not set") {
+		t.Errorf("an unset variable is refused at load, in any mode, as the reference refuses it: %v", err)
 	}
 	data, _ := os.ReadFile("testdata/qwen_agentic_benchmark.yaml")
 	c, err := Parse("q", data, vars)
