@@ -65,6 +65,7 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 		return nil, bad("settings.load_pattern.target_concurrency", "agentic inference requires a positive concurrency")
 	}
 	r := &ConfigRun{}
+	perfPath := ""
 	for i := range c.Datasets {
 		d := &c.Datasets[i]
 		if d.TypeOrDefault() == refconfig.DatasetAccuracy {
@@ -79,6 +80,7 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 		}
 		r.Perf = d
 		p := fmt.Sprintf("datasets[%d]", i)
+		perfPath = p
 		switch {
 		case d.Path == nil || *d.Path == "":
 			return nil, bad(p+".path", "missing")
@@ -94,8 +96,6 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 			return nil, bad(p+".parser", "not honoured for an agentic dataset")
 		case d.GenerateParams != nil:
 			return nil, bad(p+".generate_params", "not honoured for an agentic dataset")
-		case d.GenerationConfigOverride != nil:
-			return nil, bad(p+".generation_config_override", "not honoured: set model_params instead")
 		}
 		if m := d.Scorer(); m != "" && m != refconfig.EvalAgenticInline {
 			return nil, bad(p+".accuracy_config.eval_method", "%q: the performance dataset is scored inline (agentic_inference_inline, agentrace score)", m)
@@ -107,7 +107,10 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	if r.Perf == nil {
 		return nil, bad("datasets", "no performance dataset with agentic_inference")
 	}
-	mp := c.ModelParams
+	mp, err := r.Perf.Effective(c.ModelParams, file, perfPath)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case mp.MinNewTokens != nil && *mp.MinNewTokens != 1:
 		return nil, bad("model_params.min_new_tokens", "requires endpoint_config.api_type openai_completions, which agentic inference does not support")

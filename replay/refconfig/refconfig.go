@@ -86,7 +86,8 @@ type Dataset struct {
 	GenerateParams           map[string]any    `yaml:"generate_params,omitempty"`
 	AccuracyConfig           *AccuracyConfig   `yaml:"accuracy_config,omitempty"`
 	AgenticInference         *AgenticInference `yaml:"agentic_inference,omitempty"`
-	GenerationConfigOverride map[string]any    `yaml:"generation_config_override,omitempty"`
+	// GenerationConfigOverride keeps the file's node (Effective merges it).
+	GenerationConfigOverride yaml.Node `yaml:"generation_config_override,omitempty"`
 }
 
 // AccuracyConfig is a dataset's accuracy_config.
@@ -619,6 +620,78 @@ func (c *Config) validate(file string) error {
 		return bad("settings.runtime.max_duration_ms", "%d must be >= min_duration_ms (%d)", *rt.MaxDurationMs, c.MinDurationMs())
 	}
 	return nil
+}
+
+// identityKeys are the model_params keys a dataset may not override
+// (schema.py _METRICS_DECOUPLED_OVERRIDE_KEYS).
+var identityKeys = map[string]bool{"name": true, "streaming": true, "tokenizer_name": true}
+
+// HasOverride tells whether the dataset sets generation_config_override.
+func (d *Dataset) HasOverride() bool {
+	n := d.GenerationConfigOverride
+	return n.Kind != 0 && n.Tag != "!!null"
+}
+
+// Effective returns model_params with the dataset's generation_config_override
+// merged over them, as schema.py's effective_generation_config merges it:
+// nested mappings (chat_template_kwargs) deep-merged, the rest replaced, the
+// result validated as model_params; identity keys (name, streaming,
+// tokenizer_name) and unknown keys refused. path names the dataset in errors
+// (datasets[0]).
+func (d *Dataset) Effective(base ModelParams, file, path string) (ModelParams, error) {
+	if !d.HasOverride() {
+		return base, nil
+	}
+	bad := func(n *yaml.Node, p, format string, a ...any) error {
+		return &Error{File: file, Line: n.Line, Path: p, Msg: fmt.Sprintf(format, a...)}
+	}
+	ov := &d.GenerationConfigOverride
+	op := path + ".generation_config_override"
+	if ov.Kind != yaml.MappingNode {
+		return base, bad(ov, op, "want a mapping")
+	}
+	for i := 0; i+1 < len(ov.Content); i += 2 {
+		if k := ov.Content[i]; identityKeys[k.Value] {
+			return base, bad(k, op+"."+k.Value, "not honoured per dataset (it drives the run's single tokenizer and metrics): set it on the top-level model_params")
+		}
+	}
+	var merged yaml.Node
+	if err := merged.Encode(base); err != nil {
+		return base, err
+	}
+	mergeNode(&merged, ov)
+	p := &parser{file: file, lookup: func(string) (string, bool) { return "", false }}
+	if err := p.walk(&merged, reflect.TypeOf(ModelParams{}), op); err != nil {
+		return base, err
+	}
+	var out ModelParams
+	if err := merged.Decode(&out); err != nil {
+		return base, bad(ov, op, "%v", err)
+	}
+	return out, nil
+}
+
+// mergeNode merges mapping src into mapping dst: a key whose values are both
+// mappings is merged, any other replaced (schema.py _deep_merge).
+func mergeNode(dst, src *yaml.Node) {
+	for i := 0; i+1 < len(src.Content); i += 2 {
+		k, v := src.Content[i], src.Content[i+1]
+		found := false
+		for j := 0; j+1 < len(dst.Content); j += 2 {
+			if dst.Content[j].Value == k.Value {
+				if dv := dst.Content[j+1]; dv.Kind == yaml.MappingNode && v.Kind == yaml.MappingNode {
+					mergeNode(dv, v)
+				} else {
+					dst.Content[j+1] = v
+				}
+				found = true
+				break
+			}
+		}
+		if !found {
+			dst.Content = append(dst.Content, k, v)
+		}
+	}
 }
 
 // TypeOrDefault is the dataset's type, performance when unset.

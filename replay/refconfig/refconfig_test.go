@@ -3,6 +3,7 @@ package refconfig
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -159,6 +160,37 @@ func TestMarshalFloats(t *testing.T) {
 	for _, want := range []string{"temperature: 1.0\n", "top_p: 0.95\n", "turn_timeout_s: 600.0\n", "poll_interval_s: 2.0\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("want %q in\n%s", want, out)
+		}
+	}
+}
+
+func TestEffectiveOverride(t *testing.T) {
+	head := "type: online\nmodel_params:\n  name: m\n  temperature: 1.0\n  max_new_tokens: 8192\n  chat_template_kwargs:\n    preserve_thinking: true\n" +
+		"endpoint_config:\n  endpoints: [\"http://h\"]\ndatasets:\n  - path: x\n    generation_config_override:\n"
+	for _, tc := range []struct{ name, override, want, err string }{
+		{"merged", "      max_new_tokens: 32768\n      temperature: 0\n      chat_template_kwargs:\n        enable_thinking: false\n",
+			`0 32768 {"preserve_thinking":true,"enable_thinking":false}`, ""},
+		{"identity key", "      name: other\n", "", "datasets[0].generation_config_override.name: not honoured per dataset"},
+		{"unknown key", "      temprature: 0\n", "", "datasets[0].generation_config_override.temprature: unknown key"},
+		{"bad value", "      temperature: hot\n", "", "datasets[0].generation_config_override.temperature: want a number"},
+	} {
+		c, err := Parse("c", []byte(head+tc.override), env(nil))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		mp, err := c.Datasets[0].Effective(c.ModelParams, "c", "datasets[0]")
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: %v, want %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		js, _, _ := mp.KwargsJSON()
+		if got := fmt.Sprintf("%g %d %s", *mp.Temperature, *mp.MaxNewTokens, js); got != tc.want || mp.Name != "m" {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.want)
 		}
 	}
 }
