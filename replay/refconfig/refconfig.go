@@ -76,16 +76,16 @@ type ModelParams struct {
 
 // Dataset is one entry of datasets.
 type Dataset struct {
-	Name                     string            `yaml:"name"`
-	Type                     string            `yaml:"type"`
-	Path                     *string           `yaml:"path,omitempty"`
-	Format                   *string           `yaml:"format,omitempty"`
-	Samples                  *int              `yaml:"samples,omitempty"`
-	EvalMethod               *string           `yaml:"eval_method,omitempty"`
-	Parser                   map[string]string `yaml:"parser,omitempty"`
-	GenerateParams           map[string]any    `yaml:"generate_params,omitempty"`
-	AccuracyConfig           *AccuracyConfig   `yaml:"accuracy_config,omitempty"`
-	AgenticInference         *AgenticInference `yaml:"agentic_inference,omitempty"`
+	Name             string            `yaml:"name"`
+	Type             string            `yaml:"type"`
+	Path             *string           `yaml:"path,omitempty"`
+	Format           *string           `yaml:"format,omitempty"`
+	Samples          *int              `yaml:"samples,omitempty"`
+	EvalMethod       *string           `yaml:"eval_method,omitempty"`
+	Parser           map[string]string `yaml:"parser,omitempty"`
+	GenerateParams   map[string]any    `yaml:"generate_params,omitempty"`
+	AccuracyConfig   *AccuracyConfig   `yaml:"accuracy_config,omitempty"`
+	AgenticInference *AgenticInference `yaml:"agentic_inference,omitempty"`
 	// GenerationConfigOverride keeps the file's node (Effective merges it).
 	GenerationConfigOverride yaml.Node `yaml:"generation_config_override,omitempty"`
 }
