@@ -124,7 +124,7 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 		return nil, bad("settings.runtime.n_samples_to_issue", "not supported for agentic inference runs: use datasets[].agentic_inference.num_trajectories_to_issue")
 	}
 	if c.Settings.Warmup.Enabled {
-		return nil, bad("settings.warmup.enabled", "agentrace has no warm-up phase: warm the server before the run (a first agentrace replay into a scratch folder)")
+		return nil, bad("settings.warmup.enabled", "no warm-up phase for an agentic run: the reference's warm-up phase takes the agentic_inference load pattern, which its create_load_strategy refuses, so such a config fails there too; warm the server with a first replay into a scratch folder")
 	}
 	if c.Settings.Profiling.Engine != nil {
 		return nil, bad("settings.profiling.engine", "agentrace does not drive a server profiler")
