@@ -197,10 +197,14 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	// warmup_connections: -1 (the default) is half an explicit pool, as the
 	// reference resolves it; with an unlimited pool the reference warms a
 	// quarter of the ephemeral port range, agentrace one per active trajectory.
-	switch w := refconfig.DefaultWarmupConnections; {
-	case cl.WarmupConnections != nil && *cl.WarmupConnections >= 0:
-		o.WarmupConnections = *cl.WarmupConnections
-	case w == -1 && o.MaxConnections > 0:
+	warm := refconfig.DefaultWarmupConnections
+	if cl.WarmupConnections != nil {
+		warm = *cl.WarmupConnections
+	}
+	switch {
+	case warm >= 0:
+		o.WarmupConnections = warm
+	case o.MaxConnections > 0:
 		o.WarmupConnections = max(1, o.MaxConnections/2)
 	default:
 		o.WarmupConnections = o.Concurrency
@@ -209,9 +213,7 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	if c.ReportDir != nil {
 		o.Out = *c.ReportDir
 	}
-	{
-		note("settings.runtime.min_duration_ms %d: no effect on an agentic run (its budget is num_trajectories_to_issue), as in the reference", c.MinDurationMs())
-	}
+	note("settings.runtime.min_duration_ms %d: no effect on an agentic run (its budget is num_trajectories_to_issue), as in the reference", c.MinDurationMs())
 	note("settings.runtime scheduler_random_seed %d, dataloader_random_seed %d: an agentic replay draws nothing at random (trajectory k replays conversation k mod n; salts are hashes)",
 		seedOr(rt.SchedulerRandomSeed), seedOr(rt.DataloaderRandomSeed))
 	if cl.NumWorkers != nil {

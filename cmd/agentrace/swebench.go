@@ -107,8 +107,12 @@ func swebenchRun(ctx context.Context, c *cli.Command, o swebench.Options, profil
 	if err != nil {
 		return fmt.Errorf("swebench: service run %s: %w", res.RunID, err)
 	}
-	fmt.Fprintf(c.Root().Writer, "SWE-bench: resolved %d / %d evaluated (%.1f%%), %d submitted%s; %s\n", r.Resolved, r.Evaluated, r.Score*100, r.Submitted,
-		map[bool]string{true: ", incomplete", false: ""}[r.Incomplete], filepath.Join(o.Out, swebench.ResultsFile))
+	incomplete := ""
+	if r.Incomplete {
+		incomplete = ", incomplete"
+	}
+	fmt.Fprintf(c.Root().Writer, "SWE-bench: resolved %d / %d evaluated (%.1f%%), %d submitted%s; %s\n",
+		r.Resolved, r.Evaluated, r.Score*100, r.Submitted, incomplete, filepath.Join(o.Out, swebench.ResultsFile))
 	return nil
 }
 
