@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay/refconfig"
@@ -310,4 +315,50 @@ func TestConfigKimiEqualsProfile(t *testing.T) {
 	want := runBodies(t, Options{Dataset: ds, Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"), Concurrency: 8,
 		Profile: "kimi-k3", Model: "/models/Kimi-K3", NoDelays: true})
 	compareBodies(t, "kimi config", got, want)
+}
+
+// warmup_connections opens that many connections before the first turn; the
+// turns reuse them.
+func TestWarmupConnections(t *testing.T) {
+	f := &fake{t: t, perSession: map[string]int{}, chunks: 3}
+	var conns atomic.Int32
+	var atFirstTurn atomic.Int32
+	atFirstTurn.Store(-1)
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	f.hold = func(seen) { atFirstTurn.CompareAndSwap(-1, conns.Load()) }
+	f.srv.Start()
+	t.Cleanup(f.srv.Close)
+	d := makeDataset(t, chat("c1", 2), chat("c2", 2), chat("c3", 2))
+	o := Options{Data: d, Dataset: "mem", Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"), Concurrency: 3, NoSalt: true,
+		WarmupConnections: 3}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	// the probe's connection, kept idle, may serve one of the three warm-up requests
+	if n := atFirstTurn.Load(); n < 3 {
+		t.Errorf("%d connections open at the first turn, want at least the 3 warmed", n)
+	}
+	if n := conns.Load(); n > 4 {
+		t.Errorf("%d connections in all: the turns did not reuse the warmed ones", n)
+	}
+}
+
+// max_connections caps the connections to the endpoint: with 1, three active
+// trajectories have one request in flight at a time.
+func TestMaxConnections(t *testing.T) {
+	f := newFake(t)
+	f.hold = func(seen) { time.Sleep(5 * time.Millisecond) }
+	d := makeDataset(t, chat("c1", 2), chat("c2", 2), chat("c3", 2))
+	o := Options{Data: d, Dataset: "mem", Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"), Concurrency: 3, NoSalt: true, MaxConnections: 1}
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if f.maxInFlight != 1 {
+		t.Errorf("%d requests in flight at once, want 1", f.maxInFlight)
+	}
 }
