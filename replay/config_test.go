@@ -53,13 +53,13 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // configRun loads a testdata config with the dataset, endpoint and out given,
 // runs it, and returns the bodies the fake server saw by "session/turn".
-func configRun(t *testing.T, file, dataset, endpoint, out string, edit func(*Options)) (map[string]string, *Options) {
+func configRun(t *testing.T, f *fake, file, dataset, out string, edit func(*Options)) (map[string]string, *Options) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("refconfig", "testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"DATASET": dataset, "ENDPOINT": endpoint, "OUT": out}
+	vars := map[string]string{"DATASET": dataset, "ENDPOINT": f.srv.URL, "OUT": out}
 	cfg, err := refconfig.Parse(file, data, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -72,12 +72,12 @@ func configRun(t *testing.T, file, dataset, endpoint, out string, edit func(*Opt
 	if edit != nil {
 		edit(&o)
 	}
-	return runBodies(t, o), &o
+	return runBodies(t, f, o), &o
 }
 
-func runBodies(t *testing.T, o Options) map[string]string {
+// runBodies runs o against f and returns the bodies f saw.
+func runBodies(t *testing.T, f *fake, o Options) map[string]string {
 	t.Helper()
-	f := fakes[o.Endpoint]
 	before := len(f.requests())
 	sum, err := Run(context.Background(), o)
 	if err != nil {
@@ -93,9 +93,6 @@ func runBodies(t *testing.T, o Options) map[string]string {
 	return got
 }
 
-// fakes maps a fake server's URL to it, for runBodies.
-var fakes = map[string]*fake{}
-
 func ingestRefparity(t *testing.T, file string) string {
 	t.Helper()
 	ds := filepath.Join(t.TempDir(), "ds")
@@ -110,16 +107,15 @@ func ingestRefparity(t *testing.T, file string) string {
 // (recorded in testdata/refparity), and the same as --profile qwen3.6-35b-a3b.
 func TestConfigQwenSendsReferenceBytes(t *testing.T) {
 	f := newFake(t)
-	fakes[f.srv.URL] = f
 	ds := ingestRefparity(t, "00-base")
 	want := refVerdictBodies(t, "00-base", "qwen_salt")
-	got, o := configRun(t, "qwen_agentic_benchmark.yaml", ds, f.srv.URL, filepath.Join(t.TempDir(), "run"), nil)
+	got, o := configRun(t, f, "qwen_agentic_benchmark.yaml", ds, filepath.Join(t.TempDir(), "run"), nil)
 	if o.NoSalt || o.NoDelays || o.Concurrency != 8 || o.Trajectories != 2 || o.TurnTimeout.Seconds() != 14400 {
 		t.Errorf("options from the config: %+v", o)
 	}
 	compareBodies(t, "config", got, want)
 	prof := Options{Dataset: ds, Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"), Concurrency: 8, Profile: "qwen3.6-35b-a3b"}
-	compareBodies(t, "--profile", runBodies(t, prof), want)
+	compareBodies(t, "--profile", runBodies(t, f, prof), want)
 }
 
 func compareBodies(t *testing.T, what string, got, want map[string]string) {
@@ -153,10 +149,9 @@ func compareBodies(t *testing.T, what string, got, want map[string]string) {
 // then seed.
 func TestConfigEdgeSendsSeedAndTemperature(t *testing.T) {
 	f := newFake(t)
-	fakes[f.srv.URL] = f
 	ds := ingestRefparity(t, "00-base")
 	out := filepath.Join(t.TempDir(), "run")
-	got, o := configRun(t, "online_edge_full_run.yaml", ds, f.srv.URL, out, nil)
+	got, o := configRun(t, f, "online_edge_full_run.yaml", ds, out, nil)
 	if !o.NoSalt || !o.NoDelays || o.Concurrency != 1 || o.MaxConnections != 1 || o.WarmupConnections != 0 || o.Timeout.Hours() != 6 {
 		t.Errorf("options from the config: %+v", o)
 	}
@@ -297,7 +292,6 @@ func TestFromConfigAgreesWithReferenceSchema(t *testing.T) {
 // model name).
 func TestConfigKimiEqualsProfile(t *testing.T) {
 	f := newFake(t)
-	fakes[f.srv.URL] = f
 	ds := ingestRefparity(t, "00-base")
 	data, _ := os.ReadFile(filepath.Join("refconfig", "testdata", "kimi_agentic_benchmark.yaml"))
 	vars := map[string]string{"DATASET": ds, "ENDPOINT": f.srv.URL, "OUT": filepath.Join(t.TempDir(), "run"), "MODEL_DIR": "/models/k3", "SWEBENCH_SERVICE_AUTH_TOKEN": "tok"}
@@ -311,8 +305,8 @@ func TestConfigKimiEqualsProfile(t *testing.T) {
 	}
 	o := cr.Options
 	o.Trajectories, o.NoDelays = 2, true
-	got := runBodies(t, o)
-	want := runBodies(t, Options{Dataset: ds, Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"), Concurrency: 8,
+	got := runBodies(t, f, o)
+	want := runBodies(t, f, Options{Dataset: ds, Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"), Concurrency: 8,
 		Profile: "kimi-k3", Model: "/models/Kimi-K3", NoDelays: true})
 	compareBodies(t, "kimi config", got, want)
 }
