@@ -14,11 +14,6 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// ConfigFile is the run's configuration in the reference's schema, as the
-// reference writes it into its report_dir (publish_submission.py copies it, the
-// submission checker reads it).
-const ConfigFile = "config.yaml"
-
 // ConfigRun is what FromConfig makes of a reference config.
 type ConfigRun struct {
 	Options Options
@@ -303,7 +298,7 @@ func (s *settings) sampling() *schemas.Sampling {
 
 // refConfig is the run as the reference's schema writes it: the config the run
 // was built from (if any), with every setting replaced by the one the run used.
-func (s *settings) refConfig(d *datasets.Dataset) *refconfig.Config {
+func (s *settings) refConfig() *refconfig.Config {
 	var c refconfig.Config
 	if s.Config != nil {
 		c = *s.Config
@@ -420,10 +415,10 @@ func datasetName(path string) string {
 }
 
 // writeRefConfig writes RUNDIR/config.yaml (temp file, sync, rename).
-func writeRefConfig(dir string, s *settings, d *datasets.Dataset) error {
-	data, err := refconfig.Marshal(s.refConfig(d))
+func writeRefConfig(dir string, s *settings) error {
+	data, err := refconfig.Marshal(s.refConfig())
 	if err != nil {
-		return fmt.Errorf("write %s: %w", ConfigFile, err)
+		return fmt.Errorf("write %s: %w", schemas.RefConfigFile, err)
 	}
-	return atomicfile.WriteBytes(filepath.Join(dir, ConfigFile), data)
+	return atomicfile.WriteBytes(filepath.Join(dir, schemas.RefConfigFile), data)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay/refconfig"
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // refVerdictBodies returns the request bodies the reference client sent for a
@@ -53,7 +54,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
 // configRun loads a testdata config with the dataset, endpoint and out given,
 // runs it, and returns the bodies the fake server saw by "session/turn".
-func configRun(t *testing.T, f *fake, file, dataset, out string, edit func(*Options)) (map[string]string, *Options) {
+func configRun(t *testing.T, f *fake, file, dataset, out string) (map[string]string, *Options) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join("refconfig", "testdata", file))
 	if err != nil {
@@ -69,9 +70,6 @@ func configRun(t *testing.T, f *fake, file, dataset, out string, edit func(*Opti
 		t.Fatal(err)
 	}
 	o := cr.Options
-	if edit != nil {
-		edit(&o)
-	}
 	return runBodies(t, f, o), &o
 }
 
@@ -109,7 +107,7 @@ func TestConfigQwenSendsReferenceBytes(t *testing.T) {
 	f := newFake(t)
 	ds := ingestRefparity(t, "00-base")
 	want := refVerdictBodies(t, "00-base", "qwen_salt")
-	got, o := configRun(t, f, "qwen_agentic_benchmark.yaml", ds, filepath.Join(t.TempDir(), "run"), nil)
+	got, o := configRun(t, f, "qwen_agentic_benchmark.yaml", ds, filepath.Join(t.TempDir(), "run"))
 	if o.NoSalt || o.NoDelays || o.Concurrency != 8 || o.Trajectories != 2 || o.TurnTimeout.Seconds() != 14400 {
 		t.Errorf("options from the config: %+v", o)
 	}
@@ -151,7 +149,7 @@ func TestConfigEdgeSendsSeedAndTemperature(t *testing.T) {
 	f := newFake(t)
 	ds := ingestRefparity(t, "00-base")
 	out := filepath.Join(t.TempDir(), "run")
-	got, o := configRun(t, f, "online_edge_full_run.yaml", ds, out, nil)
+	got, o := configRun(t, f, "online_edge_full_run.yaml", ds, out)
 	if !o.NoSalt || !o.NoDelays || o.Concurrency != 1 || o.MaxConnections != 1 || o.WarmupConnections != 0 || o.Timeout.Hours() != 6 {
 		t.Errorf("options from the config: %+v", o)
 	}
@@ -173,7 +171,7 @@ func TestConfigEdgeSendsSeedAndTemperature(t *testing.T) {
 	compareBodies(t, "edge config", got, want)
 
 	// config.yaml holds what was run, in the reference's schema
-	data, err := os.ReadFile(filepath.Join(out, ConfigFile))
+	data, err := os.ReadFile(filepath.Join(out, schemas.RefConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}

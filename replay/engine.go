@@ -308,7 +308,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	if err := writeRefConfig(opts.Out, s, d); err != nil {
+	if err := writeRefConfig(opts.Out, s); err != nil {
 		claim.Abandon()
 		return nil, fmt.Errorf("replay: %w", err)
 	}

@@ -13,6 +13,9 @@ const (
 	RunManifestFile = "manifest.json"
 	ScoresFile      = "scores.json"
 	ScoresTable     = "scores.parquet"
+	// RefConfigFile is the run in the reference client's config schema, as the
+	// reference writes it into its report_dir (publish_submission.py copies it).
+	RefConfigFile = "config.yaml"
 )
 
 // TurnLogVersion is the version of the turn log's contract: the columns of
