@@ -209,8 +209,10 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 		o.Out = *c.ReportDir
 	}
 	note("settings.runtime.min_duration_ms %d: no effect on an agentic run (its budget is num_trajectories_to_issue), as in the reference", c.MinDurationMs())
-	note("settings.runtime scheduler_random_seed %d, dataloader_random_seed %d: an agentic replay draws nothing at random (trajectory k replays conversation k mod n; salts are hashes)",
-		seedOr(rt.SchedulerRandomSeed), seedOr(rt.DataloaderRandomSeed))
+	o.Seeds = &schemas.RunSeeds{Scheduler: seedOr(rt.SchedulerRandomSeed), Dataloader: seedOr(rt.DataloaderRandomSeed),
+		Warmup: seedOr(c.Settings.Warmup.WarmupRandomSeed)}
+	note("settings.runtime scheduler_random_seed %d, dataloader_random_seed %d: recorded; an agentic replay draws nothing at random (trajectory k replays conversation k mod n; salts are hashes)",
+		o.Seeds.Scheduler, o.Seeds.Dataloader)
 	if cl.NumWorkers != nil {
 		note("settings.client.num_workers %d: agentrace is one process", *cl.NumWorkers)
 	}
@@ -271,6 +273,16 @@ func samplingOf(mp *refconfig.ModelParams) (datasets.Profile, error) {
 	}
 	p.ChatTemplateKwargsJSON, p.ChatTemplateKwargs = js, kw
 	return p, nil
+}
+
+// seeds are the seeds the run records: the config's, else the reference's
+// defaults.
+func (s *settings) seeds() *schemas.RunSeeds {
+	if s.Seeds != nil {
+		v := *s.Seeds
+		return &v
+	}
+	return &schemas.RunSeeds{Scheduler: refconfig.DefaultSeed, Dataloader: refconfig.DefaultSeed, Warmup: refconfig.DefaultSeed}
 }
 
 // sampling is the manifest's record of the run's sampling settings.
@@ -370,12 +382,8 @@ func (s *settings) refConfig() *refconfig.Config {
 		rt.MinDurationMs = ptr(refconfig.Millis(0))
 	}
 	rt.MaxDurationMs = ptr(refconfig.Millis(s.MaxDuration.Milliseconds()))
-	if rt.SchedulerRandomSeed == nil {
-		rt.SchedulerRandomSeed = ptr(int64(refconfig.DefaultSeed))
-	}
-	if rt.DataloaderRandomSeed == nil {
-		rt.DataloaderRandomSeed = ptr(int64(refconfig.DefaultSeed))
-	}
+	seeds := s.seeds()
+	rt.SchedulerRandomSeed, rt.DataloaderRandomSeed = ptr(seeds.Scheduler), ptr(seeds.Dataloader)
 	c.Settings.LoadPattern = refconfig.LoadPattern{Type: refconfig.LoadPatternAgenticInference, TargetConcurrency: ptr(s.Concurrency)}
 	cl := &c.Settings.Client
 	idle := s.IdleConnTimeout
@@ -388,7 +396,7 @@ func (s *settings) refConfig() *refconfig.Config {
 		cl.MaxConnections = ptr(s.MaxConnections)
 	}
 	cl.WarmupConnections = ptr(s.WarmupConnections)
-	c.Settings.Warmup = refconfig.Warmup{Enabled: false, Salt: false}
+	c.Settings.Warmup = refconfig.Warmup{Enabled: false, Salt: false, WarmupRandomSeed: ptr(seeds.Warmup)}
 	for _, ep := range s.endpoints {
 		c.EndpointConfig.Endpoints = append(c.EndpointConfig.Endpoints, redact.URL(ep))
 	}

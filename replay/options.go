@@ -60,6 +60,9 @@ type Options struct {
 	// APIKey is the API key itself (a config's endpoint_config.api_key), used
 	// when APIKeyEnv is unset; never written anywhere.
 	APIKey string
+	// Seeds are the reference's RNG seeds the run records (a config's); nil
+	// records the reference's defaults, 42. Nothing in a replay draws with them.
+	Seeds *schemas.RunSeeds
 	// Timeout interrupts the run this long after its start (a config's global
 	// timeout; 0: none): the run ends as after Ctrl-C, its manifest interrupted.
 	Timeout time.Duration
@@ -363,6 +366,7 @@ func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 		RoutingHeaders:      s.RoutingHeaders,
 		APIKeyEnv:           s.APIKeyEnv,
 		Sampling:            s.sampling(),
+		Seeds:               s.seeds(),
 		TimeoutSeconds:      s.Timeout.Seconds(),
 		MaxConnections:      s.MaxConnections,
 		WarmupConnections:   s.WarmupConnections,

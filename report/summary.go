@@ -232,6 +232,9 @@ type ResultSummary struct {
 	FinishReasonCounts map[string]int
 	// Concurrency is run_config.load_pattern.target_concurrency.
 	Concurrency int
+	// Seeds are run_config's seeds, as the run's manifest records them (nil:
+	// null, for manifests that do not).
+	Seeds *schemas.RunSeeds
 
 	OutputTokensPerTurnTotal int64
 	E2ETurnTimeSecondsTotal  Num
@@ -277,6 +280,7 @@ func (a *Accumulator) summary() *ResultSummary {
 		SystemTPS:                Num(math.NaN()),
 		FinishReasonCounts:       f.finish,
 		Concurrency:              a.m.Config.Concurrency,
+		Seeds:                    a.m.Config.Seeds,
 		OutputTokensPerTurnTotal: int64(f.outTokens),
 		E2ETurnTimeSecondsTotal:  Num(float64(f.okTurnNs) / 1e9),
 		E2EAvgInteractivity:      div(f.outTokens, float64(f.okTurnNs)/1e9),
@@ -391,7 +395,8 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 	}
 	o.raw("finish_reason_counts", fr.bytes())
 	// run_config: the reference's keys; agentrace has no warmup and draws no random
-	// numbers to schedule or load (its seeds are null).
+	// numbers to schedule or load: its seeds are recorded as the reference records
+	// them (null when the manifest has none).
 	var lp, wu, rc jsonObject
 	_ = lp.val("type", "agentic_inference")
 	lp.raw("target_qps", []byte("null"))
@@ -400,11 +405,17 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 	wu.raw("n_requests", []byte("null"))
 	wu.raw("salt", []byte("false"))
 	wu.raw("drain", []byte("false"))
-	wu.raw("warmup_random_seed", []byte("null"))
+	seed := func(v func(*schemas.RunSeeds) int64) []byte {
+		if rs.Seeds == nil {
+			return []byte("null")
+		}
+		return strconv.AppendInt(nil, v(rs.Seeds), 10)
+	}
+	wu.raw("warmup_random_seed", seed(func(s *schemas.RunSeeds) int64 { return s.Warmup }))
 	rc.raw("load_pattern", lp.bytes())
 	rc.raw("warmup", wu.bytes())
-	rc.raw("scheduler_random_seed", []byte("null"))
-	rc.raw("dataloader_random_seed", []byte("null"))
+	rc.raw("scheduler_random_seed", seed(func(s *schemas.RunSeeds) int64 { return s.Scheduler }))
+	rc.raw("dataloader_random_seed", seed(func(s *schemas.RunSeeds) int64 { return s.Dataloader }))
 	o.raw("run_config", rc.bytes())
 
 	o.raw("output_tokens_per_turn_total", strconv.AppendInt(nil, rs.OutputTokensPerTurnTotal, 10))

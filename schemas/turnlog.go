@@ -288,6 +288,10 @@ type RunConfig struct {
 	// Endpoints are the further endpoints requests went to round-robin
 	// (redacted); Endpoint is the first.
 	Endpoints []string `json:"endpoints,omitempty"`
+	// Seeds are the reference's RNG seeds as its run records them (a config's,
+	// else its defaults, 42); an agentic replay draws nothing with them. Absent
+	// from manifests written before they were recorded.
+	Seeds *RunSeeds `json:"seeds,omitempty"`
 	// TimeoutSeconds interrupts the run (a config's timeout; 0: none).
 	TimeoutSeconds float64 `json:"timeout_s,omitempty"`
 	// The HTTP client's settings (a config's settings.client).
@@ -303,6 +307,14 @@ type RunConfig struct {
 	// dataset size); NonOfficial lists why.
 	Official    bool     `json:"official"`
 	NonOfficial []string `json:"non_official,omitempty"`
+}
+
+// RunSeeds are settings.runtime's scheduler_random_seed and
+// dataloader_random_seed and settings.warmup's warmup_random_seed.
+type RunSeeds struct {
+	Scheduler  int64 `json:"scheduler_random_seed"`
+	Dataloader int64 `json:"dataloader_random_seed"`
+	Warmup     int64 `json:"warmup_random_seed"`
 }
 
 // Sampling is the sampling settings a run sends, as model_params names them.

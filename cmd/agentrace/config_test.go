@@ -75,7 +75,7 @@ func TestReplayConfigEndToEnd(t *testing.T) {
 		}
 	}
 	m := readManifest(t, p("run"))
-	if c := m.Config; c.Concurrency != 2 || *c.Sampling.Temperature != 0.5 || *c.Sampling.TopK != 20 || c.Delays || !c.Salt || c.ConfigFile != cfg {
+	if c := m.Config; c.Seeds == nil || c.Seeds.Dataloader != 42 || c.Concurrency != 2 || *c.Sampling.Temperature != 0.5 || *c.Sampling.TopK != 20 || c.Delays || !c.Salt || c.ConfigFile != cfg {
 		t.Errorf("manifest config: %+v", c)
 	}
 	var req struct {
@@ -100,6 +100,23 @@ func TestReplayConfigEndToEnd(t *testing.T) {
 	}
 	if out, err := runApp(t, "score", "--swebench", p("run/swebench"), p("run")); err != nil || !strings.Contains(out, "swe") {
 		t.Errorf("score --swebench: %v\n%s", err, out)
+	}
+	// the seeds reach the published summary's run_config as the reference records them
+	if out, err := runApp(t, "publish", p("run")); err != nil {
+		t.Fatalf("publish: %v\n%s", err, out)
+	}
+	var sum struct {
+		RunConfig struct {
+			Scheduler  *int64 `json:"scheduler_random_seed"`
+			Dataloader *int64 `json:"dataloader_random_seed"`
+			Warmup     struct {
+				Seed *int64 `json:"warmup_random_seed"`
+			} `json:"warmup"`
+		} `json:"run_config"`
+	}
+	b, _ := os.ReadFile(p("run/performance/result_summary.json"))
+	if json.Unmarshal(b, &sum) != nil || sum.RunConfig.Scheduler == nil || *sum.RunConfig.Scheduler != 42 || *sum.RunConfig.Dataloader != 42 || *sum.RunConfig.Warmup.Seed != 42 {
+		t.Errorf("run_config seeds: %s", b)
 	}
 
 	// the cache is reused
