@@ -546,7 +546,7 @@ func Expand(s string, lookup func(string) (string, bool)) (string, error) {
 }
 
 // identAt returns the identifier ([A-Za-z_]\w*, \w in Python's Unicode sense)
-// starting at s[i] and its length in bytes.
+// starting at s[i] and its length in bytes (\w as str.isalnum() or _).
 func identAt(s string, i int) (string, int) {
 	j := i
 	for j < len(s) {
@@ -555,7 +555,7 @@ func identAt(s string, i int) (string, int) {
 			r, size = decodeRune(s[j:])
 		}
 		first := j == i
-		if !(r == '_' || (r < 0x80 && ((r|0x20) >= 'a' && (r|0x20) <= 'z')) || (!first && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)))) {
+		if !(r == '_' || (r < 0x80 && ((r|0x20) >= 'a' && (r|0x20) <= 'z')) || (!first && (unicode.IsLetter(r) || unicode.IsNumber(r)))) {
 			break
 		}
 		j += size
