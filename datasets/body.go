@@ -245,9 +245,9 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 	if v := ps.get("seed"); v != nil {
 		key("seed")
 		dst = append(dst, v...)
-	} else if pr.Seed != nil {
+	} else if pr.Seed != "" {
 		key("seed")
-		dst = strconv.AppendInt(dst, *pr.Seed, 10)
+		dst = append(dst, pr.Seed...)
 	}
 	float("top_p", pr.TopP)
 	if v := ps.get("top_k"); v != nil {

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,8 +18,9 @@ type Profile struct {
 	Temperature *float64
 	TopP        *float64
 	TopK        *int
-	// Seed is sent as "seed" (an integer) after "stream".
-	Seed              *int64
+	// Seed is sent as "seed" after "stream": an integer in decimal ("" for none),
+	// as large as the reference's encoder sends (-2^63 to 2^64-1).
+	Seed              json.Number
 	RepetitionPenalty *float64
 	PresencePenalty   *float64
 	FrequencyPenalty  *float64
@@ -52,7 +54,7 @@ func (p Profile) Overlay(o Profile) Profile {
 	if o.TopK != nil {
 		p.TopK = o.TopK
 	}
-	if o.Seed != nil {
+	if o.Seed != "" {
 		p.Seed = o.Seed
 	}
 	if o.MaxTokens != 0 {
@@ -66,7 +68,7 @@ func (p Profile) Overlay(o Profile) Profile {
 
 // IsZero reports whether p sets no field (its name aside).
 func (p Profile) IsZero() bool {
-	return p.Model == "" && p.Temperature == nil && p.TopP == nil && p.TopK == nil && p.Seed == nil &&
+	return p.Model == "" && p.Temperature == nil && p.TopP == nil && p.TopK == nil && p.Seed == "" &&
 		p.RepetitionPenalty == nil && p.PresencePenalty == nil && p.FrequencyPenalty == nil &&
 		p.MaxTokens == 0 && p.ChatTemplateKwargs == nil && p.ChatTemplateKwargsJSON == ""
 }

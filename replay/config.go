@@ -3,7 +3,9 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -177,7 +179,7 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	}
 	s, err := samplingOf(&mp)
 	if err != nil {
-		return nil, &refconfig.Error{File: file, Path: "model_params.chat_template_kwargs", Msg: err.Error()}
+		return nil, &refconfig.Error{File: file, Path: "model_params", Msg: err.Error()}
 	}
 	o.Sampling = s
 	if cl.MaxIdleTime != nil {
@@ -211,7 +213,7 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	note("settings.runtime.min_duration_ms %d: no effect on an agentic run (its budget is num_trajectories_to_issue), as in the reference", c.MinDurationMs())
 	o.Seeds = &schemas.RunSeeds{Scheduler: seedOr(rt.SchedulerRandomSeed), Dataloader: seedOr(rt.DataloaderRandomSeed),
 		Warmup: seedOr(c.Settings.Warmup.WarmupRandomSeed)}
-	note("settings.runtime scheduler_random_seed %d, dataloader_random_seed %d: recorded; an agentic replay draws nothing at random (trajectory k replays conversation k mod n; salts are hashes)",
+	note("settings.runtime scheduler_random_seed %s, dataloader_random_seed %s: recorded; an agentic replay draws nothing at random (trajectory k replays conversation k mod n; salts are hashes)",
 		o.Seeds.Scheduler, o.Seeds.Dataloader)
 	if cl.NumWorkers != nil {
 		note("settings.client.num_workers %d: agentrace is one process", *cl.NumWorkers)
@@ -246,20 +248,30 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-func seedOr(p *int64) int64 {
+func seedOr(p *refconfig.Int) json.Number {
 	if p == nil {
-		return refconfig.DefaultSeed
+		return json.Number(strconv.Itoa(refconfig.DefaultSeed))
 	}
-	return *p
+	return json.Number(*p)
 }
+
+// seedRange is what the reference's msgspec encoder can send as a request's
+// seed: an int64 or a uint64.
+var seedMin, seedMax = new(big.Int).Lsh(big.NewInt(-1), 63), new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(1))
 
 // samplingOf returns the sampling settings of model_params. max_new_tokens
 // defaults to the schema's 1024, as a reference run always sends one.
 func samplingOf(mp *refconfig.ModelParams) (datasets.Profile, error) {
 	p := datasets.Profile{
-		Temperature: mp.Temperature, TopP: mp.TopP, TopK: mp.TopK, Seed: mp.Seed,
+		Temperature: mp.Temperature, TopP: mp.TopP, TopK: mp.TopK,
 		RepetitionPenalty: mp.RepetitionPenalty, PresencePenalty: mp.PresencePenalty, FrequencyPenalty: mp.FrequencyPenalty,
 		MaxTokens: refconfig.DefaultMaxNewTokens,
+	}
+	if mp.Seed != nil {
+		if b := mp.Seed.Big(); b.Cmp(seedMin) < 0 || b.Cmp(seedMax) > 0 {
+			return p, fmt.Errorf("seed %s: the reference's encoder sends a seed between -2^63 and 2^64-1", *mp.Seed)
+		}
+		p.Seed = json.Number(*mp.Seed)
 	}
 	if mp.MaxNewTokens != nil {
 		p.MaxTokens = *mp.MaxNewTokens
@@ -282,7 +294,8 @@ func (s *settings) seeds() *schemas.RunSeeds {
 		v := *s.Seeds
 		return &v
 	}
-	return &schemas.RunSeeds{Scheduler: refconfig.DefaultSeed, Dataloader: refconfig.DefaultSeed, Warmup: refconfig.DefaultSeed}
+	d := seedOr(nil)
+	return &schemas.RunSeeds{Scheduler: d, Dataloader: d, Warmup: d}
 }
 
 // sampling is the manifest's record of the run's sampling settings.
@@ -338,7 +351,11 @@ func (s *settings) refConfig() *refconfig.Config {
 	if sm == nil {
 		sm = &schemas.Sampling{}
 	}
-	mp.Temperature, mp.Seed, mp.TopK, mp.TopP = sm.Temperature, sm.Seed, sm.TopK, sm.TopP
+	mp.Temperature, mp.TopK, mp.TopP = sm.Temperature, sm.TopK, sm.TopP
+	mp.Seed = nil
+	if sm.Seed != "" {
+		mp.Seed = ptr(refconfig.Int(sm.Seed))
+	}
 	mp.RepetitionPenalty, mp.PresencePenalty, mp.FrequencyPenalty = sm.RepetitionPenalty, sm.PresencePenalty, sm.FrequencyPenalty
 	mt := sm.MaxNewTokens
 	if s.MaxTokens > 0 {
@@ -383,7 +400,7 @@ func (s *settings) refConfig() *refconfig.Config {
 	}
 	rt.MaxDurationMs = ptr(refconfig.Millis(s.MaxDuration.Milliseconds()))
 	seeds := s.seeds()
-	rt.SchedulerRandomSeed, rt.DataloaderRandomSeed = ptr(seeds.Scheduler), ptr(seeds.Dataloader)
+	rt.SchedulerRandomSeed, rt.DataloaderRandomSeed = ptr(refconfig.Int(seeds.Scheduler)), ptr(refconfig.Int(seeds.Dataloader))
 	c.Settings.LoadPattern = refconfig.LoadPattern{Type: refconfig.LoadPatternAgenticInference, TargetConcurrency: ptr(s.Concurrency)}
 	cl := &c.Settings.Client
 	idle := s.IdleConnTimeout
@@ -396,7 +413,7 @@ func (s *settings) refConfig() *refconfig.Config {
 		cl.MaxConnections = ptr(s.MaxConnections)
 	}
 	cl.WarmupConnections = ptr(s.WarmupConnections)
-	c.Settings.Warmup = refconfig.Warmup{Enabled: false, Salt: false, WarmupRandomSeed: ptr(seeds.Warmup)}
+	c.Settings.Warmup = refconfig.Warmup{Enabled: false, Salt: false, WarmupRandomSeed: ptr(refconfig.Int(seeds.Warmup))}
 	for _, ep := range s.endpoints {
 		c.EndpointConfig.Endpoints = append(c.EndpointConfig.Endpoints, redact.URL(ep))
 	}

@@ -180,7 +180,7 @@ func TestConfigEdgeSendsSeedAndTemperature(t *testing.T) {
 		t.Fatalf("config.yaml does not parse as the reference's schema: %v\n%s", err, data)
 	}
 	mp := back.ModelParams
-	if mp.Name != "Qwen3.6-27B-Q4_K_M" || *mp.Temperature != 0 || *mp.Seed != 42 || *mp.MaxNewTokens != 1024 || mp.Streaming != "on" {
+	if mp.Name != "Qwen3.6-27B-Q4_K_M" || *mp.Temperature != 0 || *mp.Seed != "42" || *mp.MaxNewTokens != 1024 || mp.Streaming != "on" {
 		t.Errorf("config.yaml model_params: %s", data)
 	}
 	perf := back.Datasets[0]
@@ -190,7 +190,7 @@ func TestConfigEdgeSendsSeedAndTemperature(t *testing.T) {
 	if len(back.Datasets) != 2 || back.Datasets[1].Scorer() != "bfcl_v4" || back.Settings.Warmup.Enabled || *back.Settings.LoadPattern.TargetConcurrency != 1 {
 		t.Errorf("config.yaml: %s", data)
 	}
-	if *back.Settings.Runtime.DataloaderRandomSeed != 42 || *back.Settings.Client.MaxConnections != 1 || *back.Settings.Client.NumWorkers != 1 {
+	if *back.Settings.Runtime.DataloaderRandomSeed != "42" || *back.Settings.Client.MaxConnections != 1 || *back.Settings.Client.NumWorkers != 1 {
 		t.Errorf("config.yaml settings: %s", data)
 	}
 }
@@ -251,7 +251,7 @@ func TestFromConfigAgreesWithReferenceSchema(t *testing.T) {
 		var mp struct {
 			Name               string          `json:"name"`
 			Temperature        *float64        `json:"temperature"`
-			Seed               *int64          `json:"seed"`
+			Seed               json.Number     `json:"seed"`
 			TopK               *int            `json:"top_k"`
 			TopP               *float64        `json:"top_p"`
 			RepetitionPenalty  *float64        `json:"repetition_penalty"`
@@ -272,7 +272,7 @@ func TestFromConfigAgreesWithReferenceSchema(t *testing.T) {
 		eqf := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 		if o.Model != mp.Name || !eqf(s.Temperature, mp.Temperature) || !eqf(s.TopP, mp.TopP) || !eqf(s.RepetitionPenalty, mp.RepetitionPenalty) ||
 			!eqf(s.PresencePenalty, mp.PresencePenalty) || !eqf(s.FrequencyPenalty, mp.FrequencyPenalty) ||
-			(s.TopK == nil) != (mp.TopK == nil) || (s.Seed == nil) != (mp.Seed == nil) || (s.Seed != nil && *s.Seed != *mp.Seed) ||
+			(s.TopK == nil) != (mp.TopK == nil) || s.Seed != mp.Seed ||
 			s.MaxTokens != mp.MaxNewTokens || s.ChatTemplateKwargsJSON != kw.String() || o.NoStream != (mp.Streaming == "off") {
 			t.Errorf("%s: sampling %+v, the reference's model_params %s", file, s, want.ModelParams)
 		}

@@ -405,17 +405,17 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 	wu.raw("n_requests", []byte("null"))
 	wu.raw("salt", []byte("false"))
 	wu.raw("drain", []byte("false"))
-	seed := func(v func(*schemas.RunSeeds) int64) []byte {
-		if rs.Seeds == nil {
+	seed := func(v func(*schemas.RunSeeds) json.Number) []byte {
+		if rs.Seeds == nil || v(rs.Seeds) == "" {
 			return []byte("null")
 		}
-		return strconv.AppendInt(nil, v(rs.Seeds), 10)
+		return []byte(v(rs.Seeds))
 	}
-	wu.raw("warmup_random_seed", seed(func(s *schemas.RunSeeds) int64 { return s.Warmup }))
+	wu.raw("warmup_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Warmup }))
 	rc.raw("load_pattern", lp.bytes())
 	rc.raw("warmup", wu.bytes())
-	rc.raw("scheduler_random_seed", seed(func(s *schemas.RunSeeds) int64 { return s.Scheduler }))
-	rc.raw("dataloader_random_seed", seed(func(s *schemas.RunSeeds) int64 { return s.Dataloader }))
+	rc.raw("scheduler_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Scheduler }))
+	rc.raw("dataloader_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Dataloader }))
 	o.raw("run_config", rc.bytes())
 
 	o.raw("output_tokens_per_turn_total", strconv.AppendInt(nil, rs.OutputTokensPerTurnTotal, 10))

@@ -311,16 +311,18 @@ type RunConfig struct {
 
 // RunSeeds are settings.runtime's scheduler_random_seed and
 // dataloader_random_seed and settings.warmup's warmup_random_seed.
+// Seeds are integers of any size, in decimal (the published seed sets are
+// 64-bit unsigned).
 type RunSeeds struct {
-	Scheduler  int64 `json:"scheduler_random_seed"`
-	Dataloader int64 `json:"dataloader_random_seed"`
-	Warmup     int64 `json:"warmup_random_seed"`
+	Scheduler  json.Number `json:"scheduler_random_seed"`
+	Dataloader json.Number `json:"dataloader_random_seed"`
+	Warmup     json.Number `json:"warmup_random_seed"`
 }
 
 // Sampling is the sampling settings a run sends, as model_params names them.
 type Sampling struct {
 	Temperature        *float64        `json:"temperature,omitempty"`
-	Seed               *int64          `json:"seed,omitempty"`
+	Seed               json.Number     `json:"seed,omitempty"`
 	TopK               *int            `json:"top_k,omitempty"`
 	TopP               *float64        `json:"top_p,omitempty"`
 	RepetitionPenalty  *float64        `json:"repetition_penalty,omitempty"`

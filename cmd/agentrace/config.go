@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
@@ -25,7 +26,7 @@ func samplingFlagDefs() []cli.Flag {
 		&cli.FloatFlag{Name: "temperature", HideDefault: true, Usage: "sampling temperature sent with every request (model_params.temperature; sent as a float, 0 as 0.0)"},
 		&cli.FloatFlag{Name: "top-p", HideDefault: true, Usage: "top_p sent with every request"},
 		&cli.IntFlag{Name: "top-k", HideDefault: true, Usage: "top_k sent with every request"},
-		&cli.IntFlag{Name: "sampling-seed", HideDefault: true, Usage: "seed sent with every request (model_params.seed; named so because --seed seeds agentrace's own draws elsewhere)"},
+		&cli.StringFlag{Name: "sampling-seed", Usage: "seed sent with every request (model_params.seed; named so because --seed seeds agentrace's own draws elsewhere)"},
 		&cli.FloatFlag{Name: "repetition-penalty", HideDefault: true, Usage: "repetition_penalty sent with every request"},
 		&cli.FloatFlag{Name: "presence-penalty", HideDefault: true, Usage: "presence_penalty sent with every request"},
 		&cli.FloatFlag{Name: "frequency-penalty", HideDefault: true, Usage: "frequency_penalty sent with every request"},
@@ -49,9 +50,13 @@ func samplingFlags(c *cli.Command) (datasets.Profile, error) {
 		v := int(c.Int("top-k"))
 		p.TopK = &v
 	}
-	if c.IsSet("sampling-seed") {
-		v := int64(c.Int("sampling-seed"))
-		p.Seed = &v
+	if s := c.String("sampling-seed"); s != "" {
+		if _, err := strconv.ParseInt(s, 10, 64); err != nil {
+			if _, err := strconv.ParseUint(s, 10, 64); err != nil {
+				return p, fmt.Errorf("--sampling-seed %q: want an integer from -2^63 to 2^64-1 (what the reference's encoder sends)", s)
+			}
+		}
+		p.Seed = json.Number(s)
 	}
 	if s := c.String("chat-template-kwargs"); s != "" {
 		var kw map[string]any

@@ -75,7 +75,7 @@ func TestReplayConfigEndToEnd(t *testing.T) {
 		}
 	}
 	m := readManifest(t, p("run"))
-	if c := m.Config; c.Seeds == nil || c.Seeds.Dataloader != 42 || c.Concurrency != 2 || *c.Sampling.Temperature != 0.5 || *c.Sampling.TopK != 20 || c.Delays || !c.Salt || c.ConfigFile != cfg {
+	if c := m.Config; c.Seeds == nil || c.Seeds.Dataloader != "42" || c.Concurrency != 2 || *c.Sampling.Temperature != 0.5 || *c.Sampling.TopK != 20 || c.Delays || !c.Salt || c.ConfigFile != cfg {
 		t.Errorf("manifest config: %+v", c)
 	}
 	var req struct {
@@ -226,5 +226,22 @@ func TestConfigAPIKeyNeverWritten(t *testing.T) {
 	})
 	if y, _ := os.ReadFile(filepath.Join(root, "run", "config.yaml")); !strings.Contains(string(y), "api_key: <redacted>") || !strings.Contains(string(y), "http://<redacted>@") {
 		t.Errorf("config.yaml:\n%s", y)
+	}
+}
+
+// A seed is sent as large as the reference's encoder sends one (a uint64), and
+// refused beyond.
+func TestSamplingSeedRange(t *testing.T) {
+	ds := filepath.Join(t.TempDir(), "ds")
+	if out, err := runApp(t, "ingest", "--out", ds, filepath.Join("..", "..", "testdata", "refparity", "00-base.jsonl")); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	args := []string{"prompt", "--dataset", ds, "--conversation", "demo__calc-101", "--turn", "1", "--no-salt", "--sampling-seed"}
+	out, err := runApp(t, append(args, "18446744073709551615")...)
+	if err != nil || !strings.Contains(out, `"stream":true,"seed":18446744073709551615,`) {
+		t.Errorf("%v\n%s", err, out)
+	}
+	if _, err := runApp(t, append(args, "18446744073709551616")...); err == nil || !strings.Contains(err.Error(), "want an integer from -2^63 to 2^64-1") {
+		t.Errorf("a seed past uint64: %v", err)
 	}
 }

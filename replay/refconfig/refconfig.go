@@ -16,6 +16,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math/big"
 	"os"
 	"reflect"
 	"strconv"
@@ -57,7 +58,7 @@ type SubmissionRef struct {
 type ModelParams struct {
 	Name              string   `yaml:"name"`
 	Temperature       *float64 `yaml:"temperature,omitempty"`
-	Seed              *int64   `yaml:"seed,omitempty"`
+	Seed              *Int     `yaml:"seed,omitempty"`
 	TopK              *int     `yaml:"top_k,omitempty"`
 	TopP              *float64 `yaml:"top_p,omitempty"`
 	RepetitionPenalty *float64 `yaml:"repetition_penalty,omitempty"`
@@ -127,8 +128,8 @@ type Runtime struct {
 	MinDurationMs        *Millis `yaml:"min_duration_ms,omitempty"`
 	MaxDurationMs        *Millis `yaml:"max_duration_ms,omitempty"`
 	NSamplesToIssue      *int    `yaml:"n_samples_to_issue,omitempty"`
-	SchedulerRandomSeed  *int64  `yaml:"scheduler_random_seed,omitempty"`
-	DataloaderRandomSeed *int64  `yaml:"dataloader_random_seed,omitempty"`
+	SchedulerRandomSeed  *Int    `yaml:"scheduler_random_seed,omitempty"`
+	DataloaderRandomSeed *Int    `yaml:"dataloader_random_seed,omitempty"`
 }
 
 // LoadPattern is settings.load_pattern.
@@ -160,11 +161,11 @@ type Client struct {
 
 // Warmup is settings.warmup.
 type Warmup struct {
-	Enabled          bool   `yaml:"enabled"`
-	NRequests        *int   `yaml:"n_requests,omitempty"`
-	Salt             bool   `yaml:"salt"`
-	Drain            bool   `yaml:"drain"`
-	WarmupRandomSeed *int64 `yaml:"warmup_random_seed,omitempty"`
+	Enabled          bool `yaml:"enabled"`
+	NRequests        *int `yaml:"n_requests,omitempty"`
+	Salt             bool `yaml:"salt"`
+	Drain            bool `yaml:"drain"`
+	WarmupRandomSeed *Int `yaml:"warmup_random_seed,omitempty"`
 }
 
 // Profiling is settings.profiling.
@@ -189,6 +190,21 @@ type EndpointConfig struct {
 // Millis is a duration in milliseconds; in a file, an integer or a string with
 // the suffix ms, s or m.
 type Millis int64
+
+// Int is an integer of any size in decimal, as Python's int holds a seed (the
+// published seed sets are 64-bit unsigned).
+type Int string
+
+// MarshalYAML writes an Int as a YAML integer.
+func (i Int) MarshalYAML() (any, error) {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: string(i)}, nil
+}
+
+// Big returns i as a big.Int.
+func (i Int) Big() *big.Int {
+	n, _ := new(big.Int).SetString(string(i), 10)
+	return n
+}
 
 // Schema defaults (schema.py) that Defaults fills in.
 const (
@@ -291,6 +307,8 @@ func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) error {
 		return p.expandAll(n, path)
 	case t == reflect.TypeOf(Millis(0)):
 		return p.millis(n, path)
+	case t == reflect.TypeOf(Int("")):
+		return p.bigInt(n, path)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
@@ -408,6 +426,30 @@ func (p *parser) scalar(n *yaml.Node, k reflect.Kind, path string) error {
 		}
 		n.Value, n.Tag = strconv.FormatInt(int64(f), 10), "!!int"
 	}
+	return nil
+}
+
+// bigInt reads an integer of any size (an integral float or a numeric string
+// too, as pydantic's lax mode takes them).
+func (p *parser) bigInt(n *yaml.Node, path string) error {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!bool" {
+		return p.errf(n, path, "want an integer")
+	}
+	if n.Tag == "!!str" {
+		if err := p.expand(n, path); err != nil {
+			return err
+		}
+	}
+	v := strings.ReplaceAll(strings.TrimSpace(n.Value), "_", "")
+	i, ok := new(big.Int).SetString(v, 10)
+	if !ok {
+		f, _, err := big.ParseFloat(v, 10, 256, big.ToNearestEven)
+		if err != nil || !f.IsInt() {
+			return p.errf(n, path, "want an integer, got %q", n.Value)
+		}
+		i, _ = f.Int(nil)
+	}
+	n.Value, n.Tag, n.Style = i.String(), "!!str", 0
 	return nil
 }
 

@@ -113,7 +113,7 @@ func TestParseCoerces(t *testing.T) {
 		t.Fatal(err)
 	}
 	mp := c.ModelParams
-	if *mp.Temperature != 0 || *mp.TopK != 20 || *mp.Seed != 42 || *c.Settings.LoadPattern.TargetConcurrency != 8 || *c.Settings.Runtime.MaxDurationMs != 600000 {
+	if *mp.Temperature != 0 || *mp.TopK != 20 || *mp.Seed != "42" || *c.Settings.LoadPattern.TargetConcurrency != 8 || *c.Settings.Runtime.MaxDurationMs != 600000 {
 		t.Errorf("coerced %+v", c)
 	}
 	if js, _, _ := mp.KwargsJSON(); js != `{"z":1,"a":[1.0,"s"]}` {

@@ -153,9 +153,9 @@ func GenerationParams(p datasets.Profile, maxNewTokens int) string {
 		}
 	}
 	fl("temperature", p.Temperature)
-	if p.Seed != nil {
+	if p.Seed != "" {
 		key("seed")
-		b = strconv.AppendInt(b, *p.Seed, 10)
+		b = append(b, p.Seed...)
 	}
 	fl("top_p", p.TopP)
 	if p.TopK != nil {

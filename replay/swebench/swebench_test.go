@@ -182,8 +182,8 @@ func TestGenerationParams(t *testing.T) {
 	if got := GenerationParams(q, 0); got != `{"temperature":1.0,"top_p":0.95,"top_k":20,"repetition_penalty":1.0,"presence_penalty":1.5,"max_new_tokens":8192,"chat_template_kwargs":{"preserve_thinking":true}}` {
 		t.Errorf("qwen: %s", got)
 	}
-	zero, seed := 0.0, int64(42)
-	if got := GenerationParams(datasets.Profile{Temperature: &zero, Seed: &seed}, 1024); got != `{"temperature":0.0,"seed":42,"max_new_tokens":1024}` {
+	zero := 0.0
+	if got := GenerationParams(datasets.Profile{Temperature: &zero, Seed: "42"}, 1024); got != `{"temperature":0.0,"seed":42,"max_new_tokens":1024}` {
 		t.Errorf("edge: %s", got)
 	}
 	if got := GenerationParams(datasets.Profile{}, 0); got != `{"max_new_tokens":1024}` {
