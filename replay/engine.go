@@ -271,7 +271,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	// only an earlier run, with Overwrite (internal/outguard); checked before the
 	// probe, taken after it, so a run that cannot start leaves it as it was.
 	out := outguard.Output{Path: opts.Out, Kind: outguard.Run, Overwrite: opts.Overwrite}
-	if err := out.Check(opts.Dataset); err != nil {
+	if err := out.Check(opts.inputs()...); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 	c := newClient(s)
@@ -279,7 +279,7 @@ func Run(ctx context.Context, opts Options) (*Summary, error) {
 	if err := c.probe(ctx); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	claim, err := outguard.Begin(out, opts.Dataset)
+	claim, err := outguard.Begin(out, opts.inputs()...)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}

@@ -162,6 +162,19 @@ type Options struct {
 	wrapLog func(io.Writer) io.Writer
 }
 
+// inputs are the files and folders a run reads, which its output may not be,
+// contain or sit inside: the dataset, the trace file it was ingested from and
+// the config.
+func (o *Options) inputs() []string {
+	in := []string{o.Dataset}
+	for _, p := range []string{o.DatasetSource, o.ConfigFile} {
+		if p != "" {
+			in = append(in, p)
+		}
+	}
+	return in
+}
+
 // MaxOutputLimit is the largest MaxOutputBytes: one turn's output must fit an
 // Arrow string column of a batch with room to spare.
 const MaxOutputLimit = 512 << 20

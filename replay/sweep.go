@@ -30,7 +30,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 	out := opts.Out
 	point := func(c int) string { return filepath.Join(out, fmt.Sprintf("c%d", c)) }
 	guard := outguard.Output{Path: out, Kind: outguard.Sweep, Overwrite: opts.Overwrite}
-	err := guard.Check(opts.Dataset)
+	err := guard.Check(opts.inputs()...)
 	switch {
 	case errors.Is(err, outguard.ErrExists):
 		// Add points to an earlier sweep: none of them may exist.
@@ -42,7 +42,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 	case err != nil:
 		return fmt.Errorf("sweep: %w", err)
 	default:
-		claim, err := outguard.Begin(guard, opts.Dataset)
+		claim, err := outguard.Begin(guard, opts.inputs()...)
 		if err != nil {
 			return fmt.Errorf("sweep: %w", err)
 		}

@@ -245,3 +245,23 @@ func TestSamplingSeedRange(t *testing.T) {
 		t.Errorf("a seed past uint64: %v", err)
 	}
 }
+
+// The run folder may not hold the config it was made from, nor the trace file.
+func TestConfigIsAnInput(t *testing.T) {
+	root := t.TempDir()
+	t.Setenv("AGENTRACE_CACHE", filepath.Join(root, "cache"))
+	run := filepath.Join(root, "run")
+	os.MkdirAll(run, 0o755)
+	base, _ := os.ReadFile(filepath.Join("..", "..", "replay", "refconfig", "testdata", "online_edge_full_run.yaml"))
+	cfg := filepath.Join(run, "edge.yaml")
+	os.WriteFile(cfg, base, 0o644)
+	t.Setenv("DATASET", filepath.Join("..", "..", "testdata", "refparity", "00-base.jsonl"))
+	t.Setenv("ENDPOINT", simServer(t))
+	t.Setenv("OUT", run)
+	if _, err := runApp(t, "replay", "--config", cfg); err == nil || !strings.Contains(err.Error(), "overlaps an input") {
+		t.Errorf("a run into the config's folder: %v", err)
+	}
+	if b, _ := os.ReadFile(cfg); string(b) != string(base) {
+		t.Error("the config was touched")
+	}
+}

@@ -171,13 +171,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("swebench: %w", err)
 	}
 	out := outguard.Output{Path: o.Out, Kind: OutKind, Overwrite: o.Overwrite}
-	if err := out.Check(); err != nil {
+	var inputs []string
+	if o.InstancesFile != "" {
+		inputs = append(inputs, o.InstancesFile)
+	}
+	if err := out.Check(inputs...); err != nil {
 		return nil, fmt.Errorf("swebench: %w", err)
 	}
 	if err := c.health(ctx); err != nil {
 		return nil, fmt.Errorf("swebench: %w", err)
 	}
-	claim, err := outguard.Begin(out)
+	claim, err := outguard.Begin(out, inputs...)
 	if err != nil {
 		return nil, fmt.Errorf("swebench: %w", err)
 	}
