@@ -235,8 +235,9 @@ func TestFromConfigAgreesWithReferenceSchema(t *testing.T) {
 	if err := json.Unmarshal(data, &doc); err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"DATASET": "/work/shared/data/deepswe-sample-20.jsonl", "ENDPOINT": "http://127.0.0.1:18731", "OUT": "/tmp/e2e/x"}
-	for _, file := range []string{"qwen_agentic_benchmark.yaml", "online_edge_full_run.yaml"} {
+	vars := map[string]string{"DATASET": "/work/shared/data/deepswe-sample-20.jsonl", "ENDPOINT": "http://127.0.0.1:18731", "OUT": "/tmp/e2e/x",
+		"MODEL_DIR": "/models/k3", "SWEBENCH_SERVICE_AUTH_TOKEN": "tok"}
+	for _, file := range []string{"qwen_agentic_benchmark.yaml", "online_edge_full_run.yaml", "kimi_agentic_benchmark.yaml"} {
 		want := doc.Results[file]
 		raw, _ := os.ReadFile(filepath.Join("refconfig", "testdata", file))
 		cfg, err := refconfig.Parse(file, raw, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
