@@ -28,6 +28,8 @@ type client struct {
 	// chats are the endpoints' chat URLs; request k goes to chats[k mod n].
 	chats []string
 	next  atomic.Uint64
+	// dialer is the transport's dialer when the client made the transport.
+	dialer *warmDialer
 	// simSpeedup is the X-Sim-Speedup the endpoint answered the probe with (the
 	// embedded simulated server's), 0 for a real server.
 	simSpeedup float64
@@ -38,18 +40,14 @@ type client struct {
 // client speaks, no transparent compression (bytes are timed as they arrive), no
 // proxy from the environment, and no timeouts of its own beyond dialing: the turn
 // timeout bounds each request.
-func newTransport(s *settings) *http.Transport {
-	idle := s.IdleConnTimeout
-	if idle <= 0 {
-		idle = 90 * time.Second
-	}
+func newTransport(s *settings, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dial,
 		MaxIdleConns:          0,
 		MaxIdleConnsPerHost:   s.Concurrency + 16,
 		MaxConnsPerHost:       max(s.MaxConnections, 0),
-		IdleConnTimeout:       idle,
+		IdleConnTimeout:       s.idleTimeout(),
 		TLSHandshakeTimeout:   30 * time.Second,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
@@ -64,7 +62,8 @@ func newClient(s *settings) *client {
 	c := &client{s: s, chats: s.chatURLs}
 	rt := s.Transport
 	if rt == nil {
-		c.own = newTransport(s)
+		c.dialer = &warmDialer{d: &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, idle: s.idleTimeout(), pool: map[string][]warmConn{}}
+		c.own = newTransport(s, c.dialer.DialContext)
 		rt = c.own
 	}
 	// No redirects: a redirected POST would be a hidden second request.
@@ -77,6 +76,9 @@ func newClient(s *settings) *client {
 func (c *client) close() {
 	if c.own != nil {
 		c.own.CloseIdleConnections()
+	}
+	if c.dialer != nil {
+		c.dialer.close()
 	}
 }
 
@@ -91,35 +93,77 @@ func (c *client) probe(ctx context.Context) error {
 	return c.warm(ctx)
 }
 
-// warm opens WarmupConnections connections before the first turn, spread over
-// the endpoints, and leaves them idle in the pool for the turns to reuse (the
+// warm opens WarmupConnections TCP connections before the first turn, spread
+// over the endpoints, for the turns to use as they need new ones (the
 // reference's warmup_connections); a connection that cannot be opened is not an
 // error, the turns open their own.
 func (c *client) warm(ctx context.Context) error {
 	n := c.s.WarmupConnections
-	if n <= 0 || c.own == nil {
+	if n <= 0 || c.dialer == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.s.modelsURLs[i%len(c.s.modelsURLs)], nil)
-			if err != nil {
-				return
-			}
-			if auth := c.s.header.Get("Authorization"); auth != "" {
-				req.Header.Set("Authorization", auth)
-			}
-			if resp, err := c.hc.Do(req); err == nil {
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-				resp.Body.Close()
-			}
-		})
+		addr := c.s.dialAddrs[i%len(c.s.dialAddrs)]
+		wg.Go(func() { c.dialer.open(ctx, addr) })
 	}
 	wg.Wait()
 	return nil
+}
+
+// warmDialer dials for the transport, handing out the connections warm opened
+// first. One kept longer than the idle timeout is closed instead, as the
+// transport would close it idle.
+type warmDialer struct {
+	d    *net.Dialer
+	idle time.Duration
+	mu   sync.Mutex
+	pool map[string][]warmConn
+}
+
+type warmConn struct {
+	net.Conn
+	at time.Time
+}
+
+func (w *warmDialer) open(ctx context.Context, addr string) {
+	conn, err := w.d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pool[addr] = append(w.pool[addr], warmConn{conn, time.Now()})
+}
+
+func (w *warmDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	w.mu.Lock()
+	for len(w.pool[addr]) > 0 {
+		cs := w.pool[addr]
+		c := cs[len(cs)-1]
+		w.pool[addr] = cs[:len(cs)-1]
+		if time.Since(c.at) < w.idle {
+			w.mu.Unlock()
+			return c.Conn, nil
+		}
+		c.Close()
+	}
+	w.mu.Unlock()
+	return w.d.DialContext(ctx, network, addr)
+}
+
+// close closes the connections no turn took.
+func (w *warmDialer) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, cs := range w.pool {
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+	w.pool = nil
 }
 
 func (c *client) probeOne(ctx context.Context, endpoint, modelsURL string) error {

@@ -332,12 +332,12 @@ func TestWarmupConnections(t *testing.T) {
 	if _, err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}
-	// the probe's connection, kept idle, may serve one of the three warm-up requests
-	if n := atFirstTurn.Load(); n < 3 {
-		t.Errorf("%d connections open at the first turn, want at least the 3 warmed", n)
+	// the probe's connection and the three warmed
+	if n := atFirstTurn.Load(); n != 4 {
+		t.Errorf("%d connections open at the first turn, want the probe's and the 3 warmed", n)
 	}
-	if n := conns.Load(); n > 4 {
-		t.Errorf("%d connections in all: the turns did not reuse the warmed ones", n)
+	if n := conns.Load(); n != 4 {
+		t.Errorf("%d connections in all: the three trajectories did not use the warmed ones", n)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -184,6 +185,7 @@ type settings struct {
 	Options
 	endpoints            []string // Endpoint and Endpoints
 	chatURLs, modelsURLs []string
+	dialAddrs            []string // host:port of each endpoint
 	apiKey               string
 	header               http.Header // static request headers
 	routing              []string    // routing header names, canonical
@@ -248,6 +250,7 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 			return nil, fmt.Errorf("endpoint %s: its user information differs from the first endpoint's (one Authorization header serves them all)", redact.URL(ep))
 		}
 		s.chatURLs, s.modelsURLs = append(s.chatURLs, chat), append(s.modelsURLs, models)
+		s.dialAddrs = append(s.dialAddrs, dialAddr(chat))
 	}
 	if o.Profile != "" {
 		p, err := datasets.LookupProfile(o.Profile)
@@ -316,6 +319,28 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// dialAddr is the host:port a URL's connections go to.
+func dialAddr(raw string) string {
+	u, _ := url.Parse(raw)
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// idleTimeout is how long an idle connection is kept (IdleConnTimeout, else
+// 90 s).
+func (s *settings) idleTimeout() time.Duration {
+	if s.IdleConnTimeout > 0 {
+		return s.IdleConnTimeout
+	}
+	return 90 * time.Second
 }
 
 // endpointURLs returns the chat-completions and models URLs of a base URL, without
