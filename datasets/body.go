@@ -274,7 +274,13 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 		key("stream_options")
 		dst = append(dst, `{"include_usage":true}`...)
 	}
-	raw("seed")
+	if v := ps.get("seed"); v != nil {
+		key("seed")
+		dst = append(dst, v...)
+	} else if pr.Seed != "" {
+		key("seed")
+		dst = append(dst, pr.Seed...)
+	}
 	float("top_p", pr.TopP)
 	if v := ps.get("top_k"); v != nil {
 		key("top_k")
@@ -294,9 +300,12 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 	if v := ps.get("chat_template_kwargs"); v != nil {
 		key("chat_template_kwargs")
 		dst = append(dst, v...)
+	} else if pr.ChatTemplateKwargsJSON != "" {
+		key("chat_template_kwargs")
+		dst = append(dst, pr.ChatTemplateKwargsJSON...)
 	} else if len(pr.ChatTemplateKwargs) > 0 {
 		key("chat_template_kwargs")
-		dst = appendKwargs(dst, pr.ChatTemplateKwargs)
+		dst = AppendKwargs(dst, pr.ChatTemplateKwargs)
 	}
 	if t.Tools != "" {
 		key("tools")
@@ -377,8 +386,8 @@ func truthy(v []byte) bool {
 	return true
 }
 
-// appendKwargs appends a profile's chat_template_kwargs with sorted keys.
-func appendKwargs(dst []byte, kw map[string]any) []byte {
+// AppendKwargs appends a profile's chat_template_kwargs with sorted keys.
+func AppendKwargs(dst []byte, kw map[string]any) []byte {
 	keys := make([]string, 0, len(kw))
 	for k := range kw {
 		keys = append(keys, k)

@@ -1,26 +1,76 @@
 package datasets
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 )
 
-// Profile is a model's official sampling settings (spec §5). A nil pointer leaves the
-// field out of the request body.
+// Profile is a set of sampling settings, the fields of the reference client's
+// model_params that reach a request body: a built-in profile is a model's official
+// settings (spec §5), named; a run may also take them from a reference config's
+// model_params or from flags (replay.Options.Sampling), field by field. A nil
+// pointer leaves the field out of the request body.
 type Profile struct {
-	Name              string
-	Model             string
-	Temperature       *float64
-	TopP              *float64
-	TopK              *int
+	Name        string
+	Model       string
+	Temperature *float64
+	TopP        *float64
+	TopK        *int
+	// Seed is sent as "seed" after "stream": an integer in decimal ("" for none),
+	// as large as the reference's encoder sends (-2^63 to 2^64-1).
+	Seed              json.Number
 	RepetitionPenalty *float64
 	PresencePenalty   *float64
 	FrequencyPenalty  *float64
 	// MaxTokens is sent as max_completion_tokens when the dataset row sets none.
 	MaxTokens int
-	// ChatTemplateKwargs is sent as chat_template_kwargs (keys in sorted order).
+	// ChatTemplateKwargs is sent as chat_template_kwargs (keys in sorted order)
+	// unless ChatTemplateKwargsJSON is set.
 	ChatTemplateKwargs map[string]any
+	// ChatTemplateKwargsJSON, when set, is the compact JSON object sent as
+	// chat_template_kwargs, its keys in the order a config file wrote them, as
+	// the reference's encoder keeps a dict's insertion order.
+	ChatTemplateKwargsJSON string
+}
+
+// Overlay returns p with every field that o sets replacing p's: a run's explicit
+// settings over a named profile. Name stays p's.
+func (p Profile) Overlay(o Profile) Profile {
+	if o.Model != "" {
+		p.Model = o.Model
+	}
+	set := func(dst **float64, v *float64) {
+		if v != nil {
+			*dst = v
+		}
+	}
+	set(&p.Temperature, o.Temperature)
+	set(&p.TopP, o.TopP)
+	set(&p.RepetitionPenalty, o.RepetitionPenalty)
+	set(&p.PresencePenalty, o.PresencePenalty)
+	set(&p.FrequencyPenalty, o.FrequencyPenalty)
+	if o.TopK != nil {
+		p.TopK = o.TopK
+	}
+	if o.Seed != "" {
+		p.Seed = o.Seed
+	}
+	if o.MaxTokens != 0 {
+		p.MaxTokens = o.MaxTokens
+	}
+	if o.ChatTemplateKwargs != nil || o.ChatTemplateKwargsJSON != "" {
+		p.ChatTemplateKwargs, p.ChatTemplateKwargsJSON = o.ChatTemplateKwargs, o.ChatTemplateKwargsJSON
+	}
+	return p
+}
+
+// IsZero reports whether p sets no field (its name aside).
+func (p Profile) IsZero() bool {
+	return p.Model == "" && p.Temperature == nil && p.TopP == nil && p.TopK == nil && p.Seed == "" &&
+		p.RepetitionPenalty == nil && p.PresencePenalty == nil && p.FrequencyPenalty == nil &&
+		p.MaxTokens == 0 && p.ChatTemplateKwargs == nil && p.ChatTemplateKwargsJSON == ""
 }
 
 func f64(v float64) *float64 { return &v }

@@ -18,9 +18,11 @@ type PromptOptions struct {
 	NoSalt       bool
 	Model        string
 	Profile      string
-	NoStream     bool
-	StreamUsage  bool
-	MaxTokens    int
+	// Sampling sets sampling parameters over the profile's (replay.Options.Sampling).
+	Sampling    datasets.Profile
+	NoStream    bool
+	StreamUsage bool
+	MaxTokens   int
 	// ClearGeneratedCache applies datasets.BodyOptions.ClearGeneratedCache.
 	ClearGeneratedCache bool
 	// Verbose prints the request headers before the body; APIKey says whether a key
@@ -52,6 +54,14 @@ func Prompt(ctx context.Context, w io.Writer, o PromptOptions) error {
 		if err != nil {
 			return err
 		}
+		bo.Profile = &p
+	}
+	if !o.Sampling.IsZero() {
+		var p datasets.Profile
+		if bo.Profile != nil {
+			p = *bo.Profile
+		}
+		p = p.Overlay(o.Sampling)
 		bo.Profile = &p
 	}
 	if bo.Salt {

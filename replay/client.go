@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -25,10 +26,14 @@ import (
 
 // client sends turns to the endpoint.
 type client struct {
-	s    *settings
-	hc   *http.Client
-	own  *http.Transport // closed at the end when the client made it
-	chat string
+	s   *settings
+	hc  *http.Client
+	own *http.Transport // closed at the end when the client made it
+	// chats are the endpoints' chat URLs; request k goes to chats[k mod n].
+	chats []string
+	next  atomic.Uint64
+	// dialer is the transport's dialer when the client made the transport.
+	dialer *warmDialer
 	// simSpeedup is the X-Sim-Speedup the endpoint answered the probe with (the
 	// embedded simulated server's), 0 for a real server.
 	simSpeedup float64
@@ -41,13 +46,14 @@ type client struct {
 // client speaks, no transparent compression (bytes are timed as they arrive), no
 // proxy from the environment, and no timeouts of its own beyond dialing: the turn
 // timeout bounds each request.
-func newTransport(concurrency int) *http.Transport {
+func newTransport(s *settings, dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil,
-		DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:           dial,
 		MaxIdleConns:          0,
-		MaxIdleConnsPerHost:   concurrency + 16,
-		IdleConnTimeout:       90 * time.Second,
+		MaxIdleConnsPerHost:   s.slots + 16,
+		MaxConnsPerHost:       max(s.MaxConnections, 0),
+		IdleConnTimeout:       s.idleTimeout(),
 		TLSHandshakeTimeout:   30 * time.Second,
 		DisableCompression:    true,
 		ForceAttemptHTTP2:     false,
@@ -59,10 +65,11 @@ func newTransport(concurrency int) *http.Transport {
 }
 
 func newClient(s *settings) *client {
-	c := &client{s: s, chat: s.chatURL}
+	c := &client{s: s, chats: s.chatURLs}
 	rt := s.Transport
 	if rt == nil {
-		c.own = newTransport(s.slots)
+		c.dialer = &warmDialer{d: &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, idle: s.idleTimeout(), pool: map[string][]warmConn{}}
+		c.own = newTransport(s, c.dialer.DialContext)
 		rt = c.own
 	}
 	// No redirects: a redirected POST would be a hidden second request.
@@ -76,27 +83,112 @@ func (c *client) close() {
 	if c.own != nil {
 		c.own.CloseIdleConnections()
 	}
+	if c.dialer != nil {
+		c.dialer.close()
+	}
 }
 
 // probe checks that the endpoint answers before the first turn, so that a wrong
 // address fails clearly and at once: any status will do but 401 and 403 (a key
 // every turn would lack). A list of models it answers is kept for checkModels.
 func (c *client) probe(ctx context.Context) error {
+	for i, u := range c.s.modelsURLs {
+		if err := c.probeOne(ctx, c.s.endpoints[i], u); err != nil {
+			return err
+		}
+	}
+	return c.warm(ctx)
+}
+
+// warm opens WarmupConnections TCP connections before the first turn, spread
+// over the endpoints, for the turns to use as they need new ones (the
+// reference's warmup_connections); a connection that cannot be opened is not an
+// error, the turns open their own.
+func (c *client) warm(ctx context.Context) error {
+	n := c.s.WarmupConnections
+	if n <= 0 || c.dialer == nil {
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.s.modelsURL, nil)
+	var wg sync.WaitGroup
+	for i := range n {
+		addr := c.s.dialAddrs[i%len(c.s.dialAddrs)]
+		wg.Go(func() { c.dialer.open(ctx, addr) })
+	}
+	wg.Wait()
+	return nil
+}
+
+// warmDialer dials for the transport, handing out the connections warm opened
+// first. One kept longer than the idle timeout is closed instead, as the
+// transport would close it idle.
+type warmDialer struct {
+	d    *net.Dialer
+	idle time.Duration
+	mu   sync.Mutex
+	pool map[string][]warmConn
+}
+
+type warmConn struct {
+	net.Conn
+	at time.Time
+}
+
+func (w *warmDialer) open(ctx context.Context, addr string) {
+	conn, err := w.d.DialContext(ctx, "tcp", addr)
 	if err != nil {
-		return fmt.Errorf("probe endpoint %s: %w", redact.URL(c.s.Endpoint), err)
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.pool[addr] = append(w.pool[addr], warmConn{conn, time.Now()})
+}
+
+func (w *warmDialer) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	w.mu.Lock()
+	for len(w.pool[addr]) > 0 {
+		cs := w.pool[addr]
+		c := cs[len(cs)-1]
+		w.pool[addr] = cs[:len(cs)-1]
+		if time.Since(c.at) < w.idle {
+			w.mu.Unlock()
+			return c.Conn, nil
+		}
+		c.Close()
+	}
+	w.mu.Unlock()
+	return w.d.DialContext(ctx, network, addr)
+}
+
+// close closes the connections no turn took.
+func (w *warmDialer) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, cs := range w.pool {
+		for _, c := range cs {
+			c.Close()
+		}
+	}
+	w.pool = nil
+}
+
+func (c *client) probeOne(ctx context.Context, endpoint, modelsURL string) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, modelsURL, nil)
+	if err != nil {
+		return fmt.Errorf("probe endpoint %s: %w", redact.URL(endpoint), err)
 	}
 	if auth := c.s.header.Get("Authorization"); auth != "" {
 		req.Header.Set("Authorization", auth)
 	}
 	resp, err := c.hc.Do(req)
 	if why := clientFault(err); why != "" {
-		return fmt.Errorf("a client fault, not the endpoint's, before issuing any turn (GET %s): %w: %s", redact.URL(c.s.modelsURL), err, why)
+		return fmt.Errorf("a client fault, not the endpoint's, before issuing any turn (GET %s): %w: %s", redact.URL(modelsURL), err, why)
 	}
 	if err != nil {
-		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), err)
+		return fmt.Errorf("endpoint %s is not reachable (GET %s before issuing any turn): %w", redact.URL(endpoint), redact.URL(modelsURL), err)
 	}
 	defer resp.Body.Close()
 	// the simulated server says how much faster than modelled it runs
@@ -108,7 +200,7 @@ func (c *client) probe(ctx context.Context) error {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// Every turn would be refused the same way.
 		return fmt.Errorf("endpoint %s refused GET %s with HTTP %d before any turn was issued (check --api-key-env or --header): %s",
-			redact.URL(c.s.Endpoint), redact.URL(c.s.modelsURL), resp.StatusCode, c.s.scrub.Text(string(bytes.TrimSpace(body))))
+			redact.URL(endpoint), redact.URL(modelsURL), resp.StatusCode, c.s.scrub.Text(string(bytes.TrimSpace(body))))
 	case http.StatusOK:
 		// An OpenAI-style list ({"data":[{"id":...}]}): the names served. A server
 		// that answers anything else is not asked about its models.
@@ -117,7 +209,8 @@ func (c *client) probe(ctx context.Context) error {
 				ID string `json:"id"`
 			} `json:"data"`
 		}
-		if json.Unmarshal(body, &list) == nil && len(list.Data) > 0 {
+		// With several endpoints, the first one's list is the one checked.
+		if json.Unmarshal(body, &list) == nil && len(list.Data) > 0 && c.served == nil {
 			c.served = make([]string, 0, len(list.Data))
 			for _, m := range list.Data {
 				c.served = append(c.served, m.ID)
@@ -147,7 +240,7 @@ func (c *client) checkModels(sent []string) error {
 		hint = "give --profile (its model and sampling parameters) or --model with a served name"
 	}
 	return fmt.Errorf("endpoint %s does not serve the model %s the run's requests name (GET %s lists %s): %s",
-		redact.URL(c.s.Endpoint), strings.Join(missing, ", "), redact.URL(c.s.modelsURL), strings.Join(quoteAll(c.served), ", "), hint)
+		redact.URL(c.s.endpoints[0]), strings.Join(missing, ", "), redact.URL(c.s.modelsURLs[0]), strings.Join(quoteAll(c.served), ", "), hint)
 }
 
 func quoteAll(ss []string) []string {
@@ -224,7 +317,11 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	defer cancel()
 	body := &reqBody{closed: make(chan struct{})}
 	body.r.Reset(st.buf)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.chat, body)
+	chat := c.chats[0]
+	if len(c.chats) > 1 {
+		chat = c.chats[(c.next.Add(1)-1)%uint64(len(c.chats))]
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, chat, body)
 	if err != nil {
 		body.Close()
 		c.fail(e, r, ctx, fmt.Errorf("build request: %w", err))

@@ -353,7 +353,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	// written beside and put in place only when complete: interrupted or failed,
 	// it is dropped and the earlier run stays whole. A run that cannot start
 	// (the probe fails) leaves the folder as it was.
-	claim, err := outguard.Take(outguard.Output{Path: opts.Out, Kind: outguard.Run, Overwrite: opts.Overwrite, Live: true}, opts.Dataset)
+	claim, err := outguard.Take(outguard.Output{Path: opts.Out, Kind: outguard.Run, Overwrite: opts.Overwrite, Live: true}, opts.inputs()...)
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
@@ -398,6 +398,14 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	m.SimSpeedup = c.simSpeedup
 	if err := runlog.WriteManifest(dir, m); err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if err := writeRefConfig(dir, s); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	if s.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.Timeout)
+		defer cancel()
 	}
 	lf, err := runlog.CreateWrapped(filepath.Join(dir, schemas.TurnLogFile), nil, s.wrapLog)
 	if err != nil {

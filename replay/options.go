@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/relpath"
+	"github.com/agentrace/agentrace/replay/refconfig"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -33,6 +35,9 @@ type Options struct {
 	// it (an already opened dataset; Dataset then only names it in the manifest).
 	Dataset string
 	Data    *datasets.Dataset
+	// DatasetSource is the trace file the dataset was ingested from for this
+	// run (a config's JSONL path), recorded in config.yaml; "" for none.
+	DatasetSource string
 
 	// Endpoint is the server's base URL: http://host:port, with or without a
 	// trailing /v1, or the full .../chat/completions URL.
@@ -45,6 +50,39 @@ type Options struct {
 	// Profile names the sampling profile (datasets.Profiles).
 	Model   string
 	Profile string
+	// Sampling sets sampling parameters over the named profile's, field by field
+	// (datasets.Profile.Overlay): a config's model_params, the sampling flags.
+	Sampling datasets.Profile
+
+	// Endpoints are further endpoints: requests go round-robin over Endpoint and
+	// these, one issued request after another, as the reference's workers,
+	// pinned to endpoint_urls[worker mod n], take requests round-robin.
+	Endpoints []string
+	// APIKey is the API key itself (a config's endpoint_config.api_key), used
+	// when APIKeyEnv is unset; never written anywhere.
+	APIKey string
+	// Seeds are the reference's RNG seeds the run records (a config's); nil
+	// records the reference's defaults, 42. Nothing in a replay draws with them.
+	Seeds *schemas.RunSeeds
+	// Timeout interrupts the run this long after its start (a config's global
+	// timeout; 0: none): the run ends as after Ctrl-C, its manifest interrupted.
+	Timeout time.Duration
+	// IdleConnTimeout closes connections idle this long (settings.client
+	// max_idle_time; 0: 90 s); MaxConnections caps the connections to each
+	// endpoint (max_connections; 0 or -1: no cap); WarmupConnections opens this
+	// many connections before the first turn (warmup_connections; 0: none).
+	IdleConnTimeout   time.Duration
+	MaxConnections    int
+	WarmupConnections int
+	// Config is the reference config the run was built from (--config), kept so
+	// that the run's config.yaml holds the file's settings agentrace has no
+	// counterpart for; nil without one.
+	Config *refconfig.Config
+	// ConfigFile is the config's path, recorded in the manifest.
+	ConfigFile string
+	// ConfigNotes are what the run's config says that has no effect on an
+	// agentrace run (recorded in the manifest).
+	ConfigNotes []string
 
 	// Concurrency is the number of trajectories active at once (N).
 	Concurrency int
@@ -130,6 +168,19 @@ type Options struct {
 	wrapLog func(io.Writer) io.Writer
 }
 
+// inputs are the files and folders a run reads, which its output may not be,
+// contain or sit inside: the dataset, the trace file it was ingested from and
+// the config.
+func (o *Options) inputs() []string {
+	in := []string{o.Dataset}
+	for _, p := range []string{o.DatasetSource, o.ConfigFile} {
+		if p != "" {
+			in = append(in, p)
+		}
+	}
+	return in
+}
+
 // MaxOutputLimit is the largest MaxOutputBytes: one turn's output must fit an
 // Arrow string column of a batch with room to spare.
 const MaxOutputLimit = 512 << 20
@@ -137,12 +188,14 @@ const MaxOutputLimit = 512 << 20
 // settings are Options resolved against the dataset.
 type settings struct {
 	Options
-	chatURL, modelsURL string
-	apiKey             string
-	header             http.Header // static request headers
-	routing            []string    // routing header names, canonical
-	profile            *datasets.Profile
-	budget             int
+	endpoints            []string // Endpoint and Endpoints
+	chatURLs, modelsURLs []string
+	dialAddrs            []string // host:port of each endpoint
+	apiKey               string
+	header               http.Header // static request headers
+	routing              []string    // routing header names, canonical
+	profile              *datasets.Profile
+	budget               int
 	// slots is how many trajectories can be active at once: the concurrency, or
 	// the budget when that is smaller (a slot beyond it would never start one).
 	slots      int
@@ -194,10 +247,20 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	if len(s.RoutingHeaders) == 0 {
 		s.RoutingHeaders = []string{DefaultRoutingHeader}
 	}
-	var err error
 	var user *url.Userinfo
-	if s.chatURL, s.modelsURL, user, err = endpointURLs(o.Endpoint); err != nil {
-		return nil, err
+	s.endpoints = append([]string{o.Endpoint}, o.Endpoints...)
+	for i, ep := range s.endpoints {
+		chat, models, u, err := endpointURLs(ep)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			user = u
+		} else if (u == nil) != (user == nil) || (u != nil && u.String() != user.String()) {
+			return nil, fmt.Errorf("endpoint %s: its user information differs from the first endpoint's (one Authorization header serves them all)", redact.URL(ep))
+		}
+		s.chatURLs, s.modelsURLs = append(s.chatURLs, chat), append(s.modelsURLs, models)
+		s.dialAddrs = append(s.dialAddrs, dialAddr(chat))
 	}
 	if o.Profile != "" {
 		p, err := datasets.LookupProfile(o.Profile)
@@ -206,11 +269,25 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		}
 		s.profile = &p
 	}
-	if o.APIKeyEnv != "" {
+	if !o.Sampling.IsZero() {
+		var p datasets.Profile
+		if s.profile != nil {
+			p = *s.profile
+		}
+		p = p.Overlay(o.Sampling)
+		s.profile = &p
+	}
+	if o.Timeout < 0 || o.IdleConnTimeout < 0 || o.WarmupConnections < 0 {
+		return nil, fmt.Errorf("timeout %v, idle connection timeout %v, warm-up connections %d: must not be negative", o.Timeout, o.IdleConnTimeout, o.WarmupConnections)
+	}
+	switch {
+	case o.APIKeyEnv != "":
 		s.apiKey = os.Getenv(o.APIKeyEnv)
 		if s.apiKey == "" {
 			return nil, fmt.Errorf("read API key: environment variable %s is unset or empty", o.APIKeyEnv)
 		}
+	case o.APIKey != "":
+		s.apiKey = o.APIKey
 	}
 	s.header = http.Header{}
 	for i, h := range o.Headers {
@@ -262,6 +339,28 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		}
 	}
 	return s, nil
+}
+
+// dialAddr is the host:port a URL's connections go to.
+func dialAddr(raw string) string {
+	u, _ := url.Parse(raw)
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// idleTimeout is how long an idle connection is kept (IdleConnTimeout, else
+// 90 s).
+func (s *settings) idleTimeout() time.Duration {
+	if s.IdleConnTimeout > 0 {
+		return s.IdleConnTimeout
+	}
+	return 90 * time.Second
 }
 
 // endpointURLs returns the chat-completions and models URLs of a base URL, without
@@ -330,6 +429,19 @@ func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 		StrictStream:        s.StrictStream,
 		RoutingHeaders:      s.RoutingHeaders,
 		APIKeyEnv:           s.APIKeyEnv,
+		Sampling:            s.sampling(),
+		Seeds:               s.seeds(),
+		TimeoutSeconds:      s.Timeout.Seconds(),
+		MaxConnections:      s.MaxConnections,
+		WarmupConnections:   s.WarmupConnections,
+		ConfigFile:          s.ConfigFile,
+		ConfigNotes:         s.ConfigNotes,
+	}
+	if s.IdleConnTimeout > 0 {
+		c.IdleConnTimeoutSeconds = s.IdleConnTimeout.Seconds()
+	}
+	for _, ep := range s.Endpoints {
+		c.Endpoints = append(c.Endpoints, redact.URL(ep))
 	}
 	// Whether a turn streams depends on its row and the mode, not on the repeat.
 	bo := s.bodyOptions(1)

@@ -44,7 +44,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 		return fmt.Errorf("sweep: %w", err)
 	}
 	guard := outguard.Output{Path: opts.Out, Kind: outguard.Sweep, Overwrite: opts.Overwrite, Live: true, Add: !opts.Overwrite}
-	claim, err := outguard.Take(guard, opts.Dataset)
+	claim, err := outguard.Take(guard, opts.inputs()...)
 	if err != nil {
 		return fmt.Errorf("sweep: %w", err)
 	}

@@ -217,6 +217,9 @@ type ResultSummary struct {
 	FinishReasonCounts map[string]int
 	// Concurrency is run_config.load_pattern.target_concurrency.
 	Concurrency int
+	// Seeds are run_config's seeds, as the run's manifest records them (nil:
+	// null, for manifests that do not).
+	Seeds *schemas.RunSeeds
 
 	OutputTokensPerTurnTotal int64
 	E2ETurnTimeSecondsTotal  Num
@@ -264,6 +267,7 @@ func (a *Accumulator) summary() *ResultSummary {
 		SystemTPS:                Num(math.NaN()),
 		FinishReasonCounts:       f.finish,
 		Concurrency:              a.m.Config.Concurrency,
+		Seeds:                    a.m.Config.Seeds,
 		OutputTokensPerTurnTotal: int64(f.outTokens),
 		E2ETurnTimeSecondsTotal:  Num(float64(f.okTurnNs) / 1e9),
 		E2EAvgInteractivity:      div(f.outTokens, float64(f.okTurnNs)/1e9),
@@ -378,7 +382,8 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 	}
 	o.raw("finish_reason_counts", fr.bytes())
 	// run_config: the reference's keys; agentrace has no warmup and draws no random
-	// numbers to schedule or load (its seeds are null).
+	// numbers to schedule or load: its seeds are recorded as the reference records
+	// them (null when the manifest has none).
 	var lp, wu, rc jsonObject
 	_ = lp.val("type", "agentic_inference")
 	lp.raw("target_qps", []byte("null"))
@@ -387,11 +392,17 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 	wu.raw("n_requests", []byte("null"))
 	wu.raw("salt", []byte("false"))
 	wu.raw("drain", []byte("false"))
-	wu.raw("warmup_random_seed", []byte("null"))
+	seed := func(v func(*schemas.RunSeeds) json.Number) []byte {
+		if rs.Seeds == nil || v(rs.Seeds) == "" {
+			return []byte("null")
+		}
+		return []byte(v(rs.Seeds))
+	}
+	wu.raw("warmup_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Warmup }))
 	rc.raw("load_pattern", lp.bytes())
 	rc.raw("warmup", wu.bytes())
-	rc.raw("scheduler_random_seed", []byte("null"))
-	rc.raw("dataloader_random_seed", []byte("null"))
+	rc.raw("scheduler_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Scheduler }))
+	rc.raw("dataloader_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Dataloader }))
 	o.raw("run_config", rc.bytes())
 
 	o.raw("output_tokens_per_turn_total", strconv.AppendInt(nil, rs.OutputTokensPerTurnTotal, 10))

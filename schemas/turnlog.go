@@ -13,6 +13,9 @@ const (
 	RunManifestFile = "manifest.json"
 	ScoresFile      = "scores.json"
 	ScoresTable     = "scores.parquet"
+	// RefConfigFile is the run in the reference client's config schema, as the
+	// reference writes it into its report_dir (publish_submission.py copies it).
+	RefConfigFile = "config.yaml"
 )
 
 // TurnLogVersion is the version of the turn log's contract: the columns of
@@ -280,11 +283,54 @@ type RunConfig struct {
 	RoutingHeaders []string          `json:"routing_headers"`
 	Headers        map[string]string `json:"headers,omitempty"` // --header names; values "<redacted>" unless declared public
 	APIKeyEnv      string            `json:"api_key_env,omitempty"`
+	// Sampling is what the requests carry over the dataset's own parameters:
+	// the profile's settings with the config's and the flags' over them.
+	Sampling *Sampling `json:"sampling,omitempty"`
+	// Endpoints are the further endpoints requests went to round-robin
+	// (redacted); Endpoint is the first.
+	Endpoints []string `json:"endpoints,omitempty"`
+	// Seeds are the reference's RNG seeds as its run records them (a config's,
+	// else its defaults, 42); an agentic replay draws nothing with them. Absent
+	// from manifests written before they were recorded.
+	Seeds *RunSeeds `json:"seeds,omitempty"`
+	// TimeoutSeconds interrupts the run (a config's timeout; 0: none).
+	TimeoutSeconds float64 `json:"timeout_s,omitempty"`
+	// The HTTP client's settings (a config's settings.client).
+	IdleConnTimeoutSeconds float64 `json:"max_idle_time_s,omitempty"`
+	MaxConnections         int     `json:"max_connections,omitempty"`
+	WarmupConnections      int     `json:"warmup_connections,omitempty"`
+	// ConfigFile is the reference config the run was built from (--config);
+	// ConfigNotes what it sets that has no effect on an agentrace run.
+	ConfigFile  string   `json:"config_file,omitempty"`
+	ConfigNotes []string `json:"config_notes,omitempty"`
 	// Official is false when a setting departs from the official agentic settings
 	// (salt and delays on, delay scale 1, stop-issuing off, budget a multiple of the
 	// dataset size); NonOfficial lists why.
 	Official    bool     `json:"official"`
 	NonOfficial []string `json:"non_official,omitempty"`
+}
+
+// RunSeeds are settings.runtime's scheduler_random_seed and
+// dataloader_random_seed and settings.warmup's warmup_random_seed.
+// Seeds are integers of any size, in decimal (the published seed sets are
+// 64-bit unsigned).
+type RunSeeds struct {
+	Scheduler  json.Number `json:"scheduler_random_seed"`
+	Dataloader json.Number `json:"dataloader_random_seed"`
+	Warmup     json.Number `json:"warmup_random_seed"`
+}
+
+// Sampling is the sampling settings a run sends, as model_params names them.
+type Sampling struct {
+	Temperature        *float64        `json:"temperature,omitempty"`
+	Seed               json.Number     `json:"seed,omitempty"`
+	TopK               *int            `json:"top_k,omitempty"`
+	TopP               *float64        `json:"top_p,omitempty"`
+	RepetitionPenalty  *float64        `json:"repetition_penalty,omitempty"`
+	PresencePenalty    *float64        `json:"presence_penalty,omitempty"`
+	FrequencyPenalty   *float64        `json:"frequency_penalty,omitempty"`
+	MaxNewTokens       int             `json:"max_new_tokens,omitempty"`
+	ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs,omitempty"`
 }
 
 // RunManifest is manifest.json of a replay run directory.

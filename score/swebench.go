@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"os"
+	"path/filepath"
 	"sort"
 
 	"github.com/agentrace/agentrace/internal/infile"
@@ -18,7 +20,28 @@ const DefaultSWEBenchEvaluated = 200
 
 // ReadSWEBenchReport reads a swebench.harness.run_evaluation report and validates it
 // as the reference does (spec §9). evaluated <= 0 means DefaultSWEBenchEvaluated.
+// path may also be the folder `agentrace swebench` wrote: its
+// swe_bench_results.json is read, over the number of instances its swebench.json
+// says were submitted for evaluation (the reference scorer's denominator), and a
+// run that did not succeed is refused.
 func ReadSWEBenchReport(path string, evaluated int) (*schemas.SWEBenchResult, []string, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		data, err := infile.ReadFile(filepath.Join(path, schemas.SWEBenchRunFile), infile.SmallFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("read SWE-bench run: %w", err)
+		}
+		var run schemas.SWEBenchRun
+		if err := json.Unmarshal(data, &run); err != nil {
+			return nil, nil, fmt.Errorf("read SWE-bench run %q: %w", filepath.Join(path, schemas.SWEBenchRunFile), err)
+		}
+		if run.State != "succeeded" {
+			return nil, nil, fmt.Errorf("SWE-bench run %q (service run %s) ended %q: no result", path, run.RunID, run.State)
+		}
+		if run.Evaluated <= 0 || run.Evaluated != len(run.EvaluatedIDs) {
+			return nil, nil, fmt.Errorf("SWE-bench run %q: evaluated %d disagrees with its %d evaluated_instance_ids", path, run.Evaluated, len(run.EvaluatedIDs))
+		}
+		path, evaluated = filepath.Join(path, "swe_bench_results.json"), run.Evaluated
+	}
 	data, err := infile.ReadFile(path, infile.LargeFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read SWE-bench report: %w", err)

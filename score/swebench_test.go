@@ -1,10 +1,15 @@
 package score
 
 import (
-	"github.com/agentrace/agentrace/schemas"
+	"encoding/json"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/schemas"
 )
 
 func TestParseSWEBenchReport(t *testing.T) {
@@ -125,5 +130,46 @@ func TestSWEBenchCurveGate(t *testing.T) {
 	v := Judge(rs, s)
 	if !v.Pass || len(v.Gates) != 3 || !v.Gates[2].Informational || v.Gates[2].Pass {
 		t.Errorf("run verdict %+v", v)
+	}
+}
+
+// A folder `agentrace swebench` wrote is scored over the instances its
+// swebench.json says were submitted, with the scorer's counter checks.
+func TestReadSWEBenchRunFolder(t *testing.T) {
+	for _, tc := range []struct {
+		name, state, result string
+		evaluated           int
+		want                string // "resolved/evaluated incomplete" or an error substring
+	}{
+		{"complete", "succeeded", `{"submitted_instances":3,"resolved_instances":2}`, 3, "2/3 false"},
+		{"fewer submitted", "succeeded", `{"submitted_instances":"2","resolved_instances":1}`, 3, "1/3 true"},
+		{"resolved above submitted", "succeeded", `{"submitted_instances":3,"resolved_instances":4}`, 3, "inconsistent counts"},
+		{"submitted above evaluated", "succeeded", `{"submitted_instances":4,"resolved_instances":1}`, 3, "inconsistent counts"},
+		{"a boolean counter", "succeeded", `{"submitted_instances":true,"resolved_instances":1}`, 3, "non-negative integer"},
+		{"none submitted", "succeeded", `{"submitted_instances":0,"resolved_instances":0}`, 3, "submitted_instances is 0"},
+		{"failed run", "failed", ``, 3, `ended "failed"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ids := make([]string, tc.evaluated)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("i%d", i)
+			}
+			rec, _ := json.Marshal(schemas.SWEBenchRun{RunID: "r1", State: tc.state, Evaluated: tc.evaluated, EvaluatedIDs: ids})
+			os.WriteFile(filepath.Join(dir, schemas.SWEBenchRunFile), rec, 0o644)
+			if tc.result != "" {
+				os.WriteFile(filepath.Join(dir, "swe_bench_results.json"), []byte(tc.result), 0o644)
+			}
+			res, _, err := ReadSWEBenchReport(dir, 0)
+			got := ""
+			if err != nil {
+				got = err.Error()
+			} else {
+				got = fmt.Sprintf("%d/%d %v", res.Resolved, res.Evaluated, res.Incomplete)
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Errorf("got %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

@@ -134,7 +134,7 @@ func cmaxFlag(usage string, required bool) *cli.IntFlag {
 // requestFlags are the flags that shape a request body, shared by replay, sweep and
 // prompt (prompt prints the body replay would send, so they must agree).
 func requestFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "model name sent by rows that name none (default: the profile's; a row's own model wins, then the first user row's, as in the reference client)"},
 		&cli.StringFlag{Name: "profile", Usage: "sampling profile: qwen3.6-35b-a3b, kimi-k3, kimi-k2.6 (none: only the dataset's parameters)"},
 		&cli.BoolFlag{Name: "no-salt", Usage: "do not salt system prompts (unofficial: cache is shared across trajectories)"},
@@ -143,7 +143,7 @@ func requestFlags() []cli.Flag {
 		&cli.IntFlag{Name: "max-tokens", HideDefault: true, Usage: "max_completion_tokens for rows that set none (default: the profile's, else 1024 as the reference client's; -1: none, the reference loader's own fallback: the first user row's, else 128)"},
 		&cli.BoolFlag{Name: "clear-generated-cache", Usage: "put a space at the start of every recorded assistant message of the history (its reasoning, else its content), so that no token the server generated live is reused as cached history"},
 		&cli.StringFlag{Name: "api-key-env", Usage: "environment variable holding the API key, sent as a Bearer token (never written anywhere; prompt -v shows it redacted)"},
-	}
+	}, samplingFlagDefs()...)
 }
 
 // usageError is every command's OnUsageError: "CMD: ERR (see agentrace CMD --help)",

@@ -115,8 +115,13 @@ func promptCommand() *cli.Command {
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "print the request line and headers before the body"},
 		}, requestFlags()...),
 		Action: func(ctx context.Context, c *cli.Command) error {
+			sampling, err := samplingFlags(c)
+			if err != nil {
+				return err
+			}
 			return ingest.Prompt(ctx, c.Root().Writer, ingest.PromptOptions{
-				Dataset: c.String("dataset"), Conversation: c.String("conversation"), Turn: int(c.Int("turn")),
+				Sampling: sampling,
+				Dataset:  c.String("dataset"), Conversation: c.String("conversation"), Turn: int(c.Int("turn")),
 				Repeat: int(c.Int("repeat")), NoSalt: c.Bool("no-salt"), Model: c.String("model"),
 				Profile: c.String("profile"), NoStream: c.Bool("no-stream"), StreamUsage: c.Bool("stream-usage"), MaxTokens: int(c.Int("max-tokens")),
 				ClearGeneratedCache: c.Bool("clear-generated-cache"), Verbose: c.Bool("verbose"),

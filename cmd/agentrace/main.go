@@ -34,6 +34,7 @@ func commands() []*cli.Command {
 		simCommand(),
 		replayCommand(),
 		sweepCommand(),
+		swebenchCommand(),
 		logCommand(),
 		scoreCommand(),
 		rulesetsCommand(),

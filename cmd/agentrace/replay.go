@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
@@ -25,10 +27,11 @@ import (
 // its --out a sweep folder).
 func replayFlags(out *cli.StringFlag) []cli.Flag {
 	flags := []cli.Flag{
-		datasetFlag("dataset directory written by agentrace ingest or synth", true),
-		&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server, e.g. http://127.0.0.1:8000 (…/v1 and …/v1/chat/completions work too)", Required: true},
+		datasetFlag("dataset directory written by agentrace ingest or synth, or a trace file (the reference's JSONL), ingested first into the cache (required unless --config names it)", false),
+		&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server, e.g. http://127.0.0.1:8000 (…/v1 and …/v1/chat/completions work too; required unless --config names it)"},
 		out,
 	}
+	flags = append(flags, configFlags()...)
 	flags = append(flags, overwriteFlags("a run")...)
 	flags = append(flags,
 		&cli.IntFlag{Name: "trajectories", Usage: "trajectories to start; 0 means one per conversation (official: a positive multiple of the dataset size)"},
@@ -47,36 +50,110 @@ func replayFlags(out *cli.StringFlag) []cli.Flag {
 	return append(flags, requestFlags()...)
 }
 
-func replayOptions(ctx context.Context, c *cli.Command) replay.Options {
-	return replay.Options{
-		Force:                  interrupt.FromContext(ctx).Force(),
-		Dataset:                c.String("dataset"),
-		Endpoint:               c.String("endpoint"),
-		Out:                    c.String("out"),
-		Overwrite:              overwrite(c),
-		Model:                  c.String("model"),
-		Profile:                c.String("profile"),
-		Trajectories:           c.Int("trajectories"),
-		NoSalt:                 c.Bool("no-salt"),
-		NoDelays:               c.Bool("no-delays"),
-		DelayScale:             c.Float("delay-scale"),
-		TurnTimeout:            c.Duration("turn-timeout"),
-		StopIssuingAtWindowEnd: c.Bool("stop-issuing-at-window-end"),
-		Grace:                  c.Duration("grace"),
-		MaxDuration:            c.Duration("max-duration"),
-		StrictStream:           c.Bool("strict-stream"),
-		MaxOutputBytes:         c.Int64("max-output-bytes"),
-		APIKeyEnv:              c.String("api-key-env"),
-		Headers:                c.StringSlice("header"),
-		PublicHeaders:          c.StringSlice("public-header"),
-		RoutingHeaders:         c.StringSlice("routing-header"),
-		MaxTokens:              c.Int("max-tokens"),
-		NoStream:               c.Bool("no-stream"),
-		StreamUsage:            c.Bool("stream-usage"),
-		ClearGeneratedCache:    c.Bool("clear-generated-cache"),
-		Progress:               c.Root().ErrWriter,
-		ProgressTTY:            progress.IsTerminal(os.Stderr),
+// replayOptions reads the flags, over a --config's settings when one is given:
+// a flag given on the command line wins; one not given keeps the config's value
+// (without --config, every flag's default applies). The dataset may be a trace
+// file, ingested first (datasetDir).
+func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Options, *replay.ConfigRun, error) {
+	cr, err := loadConfig(c)
+	if err != nil {
+		return replay.Options{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
+	var o replay.Options
+	if cr != nil {
+		o = cr.Options
+		if c.String("mode") == "perf" {
+			for _, d := range cr.Accuracy {
+				fmt.Fprintf(c.Root().ErrWriter, "agentrace %s: accuracy dataset %q (%s) not run in --mode perf\n", path, d.DisplayName(), d.Scorer())
+			}
+		}
+		for _, n := range o.ConfigNotes {
+			fmt.Fprintf(c.Root().ErrWriter, "agentrace %s: config note: %s\n", path, n)
+		}
+	}
+	given := func(name string) bool { return cr == nil || c.IsSet(name) }
+	str := func(dst *string, name string) {
+		if given(name) {
+			*dst = c.String(name)
+		}
+	}
+	boolean := func(dst *bool, name string) {
+		if c.IsSet(name) || cr == nil {
+			*dst = c.Bool(name)
+		}
+	}
+	dur := func(dst *time.Duration, name string) {
+		if given(name) {
+			*dst = c.Duration(name)
+		}
+	}
+	o.Force = interrupt.FromContext(ctx).Force()
+	str(&o.Dataset, "dataset")
+	str(&o.Endpoint, "endpoint")
+	if c.IsSet("endpoint") {
+		o.Endpoints = nil
+	}
+	str(&o.Out, "out")
+	o.Overwrite = overwrite(c)
+	str(&o.Model, "model")
+	str(&o.Profile, "profile")
+	if given("trajectories") {
+		o.Trajectories = int(c.Int("trajectories"))
+	}
+	boolean(&o.NoSalt, "no-salt")
+	boolean(&o.NoDelays, "no-delays")
+	if given("delay-scale") {
+		o.DelayScale = c.Float("delay-scale")
+	}
+	dur(&o.TurnTimeout, "turn-timeout")
+	boolean(&o.StopIssuingAtWindowEnd, "stop-issuing-at-window-end")
+	dur(&o.Grace, "grace")
+	if cr != nil && !c.IsSet("grace") {
+		o.Grace = replay.DefaultGrace
+	}
+	dur(&o.MaxDuration, "max-duration")
+	boolean(&o.StrictStream, "strict-stream")
+	if given("max-output-bytes") {
+		o.MaxOutputBytes = c.Int64("max-output-bytes")
+	}
+	str(&o.APIKeyEnv, "api-key-env")
+	if given("header") {
+		o.Headers = c.StringSlice("header")
+	}
+	if given("public-header") {
+		o.PublicHeaders = c.StringSlice("public-header")
+	}
+	if given("routing-header") {
+		o.RoutingHeaders = c.StringSlice("routing-header")
+	}
+	if given("max-tokens") {
+		o.MaxTokens = int(c.Int("max-tokens"))
+	}
+	boolean(&o.NoStream, "no-stream")
+	boolean(&o.StreamUsage, "stream-usage")
+	boolean(&o.ClearGeneratedCache, "clear-generated-cache")
+	sampling, err := samplingFlags(c)
+	if err != nil {
+		return o, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if c.IsSet("profile") && cr != nil {
+		// a profile given over a config replaces the config's model_params
+		o.Sampling = datasets.Profile{}
+	}
+	o.Sampling = o.Sampling.Overlay(sampling)
+	o.Progress = c.Root().ErrWriter
+	o.ProgressTTY = progress.IsTerminal(os.Stderr)
+	for _, f := range []struct{ name, v string }{{"dataset", o.Dataset}, {"endpoint", o.Endpoint}, {"out", o.Out}} {
+		if f.v == "" {
+			return o, nil, argsError(path, "--%s missing (or give --config with it)", f.name)
+		}
+	}
+	dir, src, err := datasetDir(ctx, o.Dataset, c.Root().ErrWriter)
+	if err != nil {
+		return o, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	o.Dataset, o.DatasetSource = dir, src
+	return o, cr, nil
 }
 
 const replayDescription = "Replays the dataset's trajectories closed-loop, as the MLPerf reference client's agentic\n" +
@@ -102,31 +179,60 @@ const replayDescription = "Replays the dataset's trajectories closed-loop, as th
 	"failed. So it does at a client fault, which is the client's, not the endpoint's (out of file\n" +
 	"descriptors EMFILE/ENFILE, of socket buffers ENOBUFS, no local address EADDRNOTAVAIL): the turns\n" +
 	"in flight are cancelled, no turn is logged as an endpoint error, stop_cause client_fault.\n\n" +
-	"Writes RUNDIR/turns.arrows (one row per client turn; `agentrace log dump RUNDIR` prints it)\n" +
-	"and RUNDIR/manifest.json (settings, never the API key; counts; complete, interrupted or failed).\n" +
+	"Writes RUNDIR/turns.arrows (one row per client turn; `agentrace log dump RUNDIR` prints it),\n" +
+	"RUNDIR/manifest.json (settings, never the API key; counts; complete, interrupted or failed) and\n" +
+	"RUNDIR/config.yaml (the run in the reference's config schema, secrets redacted, as the submission\n" +
+	"tools read it).\n" +
 	"Secrets: the API key, every --header value (unless --public-header) and the endpoint's user\n" +
 	"information (with its Basic form) are masked as <redacted> in every file and message, also where\n" +
-	"the server echoes them (an error body, an error frame, a completion); the manifest keeps header names.\n" +
+	"the server echoes them (an error body, an error frame, a completion); the manifest keeps header names.\n\n" +
+	"--config FILE reads the reference client's benchmark YAML (its schema; ${VAR} expanded; unknown\n" +
+	"keys refused with their path; what agentrace cannot honour refused naming the key); flags given on\n" +
+	"the command line win over it; its dataset path may be the reference's JSONL, ingested first into\n" +
+	"the cache. See docs/config.md.\n\n" +
 	"Settings that depart from the official ones are listed in the manifest as non_official.\n\n"
 
 func replayCommand() *cli.Command {
-	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", Usage: "trajectories active at once (N)", Required: true}},
-		replayFlags(outFlag("run directory to write (turns.arrows, manifest.json)"))...)
+	out := outFlag("run directory to write (turns.arrows, manifest.json, config.yaml; default: a --config's report_dir)")
+	out.Required = false
+	flags := append([]cli.Flag{&cli.IntFlag{Name: "concurrency", HideDefault: true, Usage: "trajectories active at once (N; required unless --config sets settings.load_pattern.target_concurrency)"}},
+		replayFlags(out)...)
 	return &cli.Command{
-		Name:      "replay",
-		Usage:     "replay a dataset closed-loop against an OpenAI-compatible endpoint at N active trajectories",
-		UsageText: "agentrace replay --dataset DIR --endpoint URL --concurrency N --out RUNDIR [options]",
+		Name:  "replay",
+		Usage: "replay a dataset closed-loop against an OpenAI-compatible endpoint at N active trajectories",
+		UsageText: "agentrace replay --dataset DIR --endpoint URL --concurrency N --out RUNDIR [options]\n" +
+			"   agentrace replay --config FILE [--mode perf|acc|both] [options, which win over the file]",
 		Description: replayDescription + "Examples:\n" +
 			"  agentrace replay --dataset ds --endpoint http://127.0.0.1:8000 --concurrency 32 --out run-c32 \\\n" +
 			"      --profile qwen3.6-35b-a3b --model Qwen/Qwen3.6-35B-A3B\n" +
 			"  agentrace replay --dataset ds --endpoint https://api.example.com/v1 --api-key-env MY_KEY \\\n" +
 			"      --concurrency 4 --out run --no-delays --trajectories 8\n" +
 			"  agentrace replay --dataset ds --endpoint https://gw.example.com --header 'X-Gateway-Key: abc123' \\\n" +
-			"      --header 'X-Tenant: team-a' --public-header X-Tenant --concurrency 8 --out run",
+			"      --header 'X-Tenant: team-a' --public-header X-Tenant --concurrency 8 --out run\n" +
+			"  ENDPOINT=http://127.0.0.1:30000 agentrace replay --config qwen_agentic_benchmark.yaml --concurrency 32 --out run-c32",
 		Flags: flags,
 		Action: func(ctx context.Context, c *cli.Command) error {
-			o := replayOptions(ctx, c)
-			o.Concurrency = c.Int("concurrency")
+			o, cr, err := replayOptions(ctx, c, "replay")
+			if err != nil {
+				return err
+			}
+			if c.IsSet("concurrency") || cr == nil {
+				o.Concurrency = int(c.Int("concurrency"))
+			}
+			if o.Concurrency < 1 {
+				return argsError("replay", "--concurrency missing (or give --config with settings.load_pattern.target_concurrency)")
+			}
+			mode := c.String("mode")
+			switch mode {
+			case "perf", "both":
+			case "acc":
+				return runAccuracy(ctx, c, cr, o)
+			default:
+				return argsError("replay", "--mode %q: want perf, acc or both", mode)
+			}
+			if mode != "perf" && cr == nil {
+				return argsError("replay", "--mode %s needs --config (its accuracy dataset)", mode)
+			}
 			sum, err := replay.Run(ctx, o)
 			if sum != nil {
 				fmt.Fprintln(c.Root().Writer, sum)
@@ -140,18 +246,24 @@ func replayCommand() *cli.Command {
 			if sum.State == schemas.RunInterrupted {
 				return withStatus(exitIncomplete, errors.New("replay interrupted: the run directory holds the turns done so far"))
 			}
+			if mode == "both" {
+				return runAccuracy(ctx, c, cr, o)
+			}
 			return nil
 		},
 	}
 }
 
 func sweepCommand() *cli.Command {
-	flags := append([]cli.Flag{&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, run in this order, e.g. 1,2,4,8", Required: true}},
-		replayFlags(outFlag("sweep directory to write: one run directory c<N>/ per concurrency"))...)
+	out := outFlag("sweep directory to write: one run directory c<N>/ per concurrency (default: a --config's report_dir)")
+	out.Required = false
+	flags := append([]cli.Flag{&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, run in this order, e.g. 1,2,4,8 (default with --config: its target_concurrency)"}},
+		replayFlags(out)...)
 	return &cli.Command{
-		Name:      "sweep",
-		Usage:     "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
-		UsageText: "agentrace sweep --dataset DIR --endpoint URL --concurrency 1,2,4,8 --out SWEEPDIR [options]",
+		Name:  "sweep",
+		Usage: "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
+		UsageText: "agentrace sweep --dataset DIR --endpoint URL --concurrency 1,2,4,8 --out SWEEPDIR [options]\n" +
+			"   agentrace sweep --config FILE [--concurrency 1,2,4,8] [options, which win over the file]",
 		Description: "Runs `agentrace replay` once per concurrency with the same settings, each point into\n" +
 			"SWEEPDIR/c<N>/, and stops at the first failed or interrupted point. `agentrace report SWEEPDIR`\n" +
 			"draws the Pareto curve of the points.\n\n" + replayDescription + "Example:\n" +
@@ -159,11 +271,20 @@ func sweepCommand() *cli.Command {
 			"      --profile kimi-k3 --out sweep-kimi",
 		Flags: flags,
 		Action: func(ctx context.Context, c *cli.Command) error {
-			cs, err := parseConcurrencies(c.String("concurrency"))
+			o, cr, err := replayOptions(ctx, c, "sweep")
 			if err != nil {
 				return err
 			}
-			return runStatus(replay.Sweep(ctx, replayOptions(ctx, c), cs))
+			var cs []int
+			if cr != nil && !c.IsSet("concurrency") {
+				cs = []int{o.Concurrency}
+			} else if cs, err = parseConcurrencies(c.String("concurrency")); err != nil {
+				return err
+			}
+			if c.String("mode") != "perf" {
+				return argsError("sweep", "--mode %s: run the accuracy dataset with agentrace replay --mode acc (or agentrace swebench)", c.String("mode"))
+			}
+			return runStatus(replay.Sweep(ctx, o, cs))
 		},
 	}
 }
