@@ -122,7 +122,9 @@ func TestEchoedSecretsMasked(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
 			var progress testenv.SyncBuffer
 			o := tc.o
-			o.Data, o.Dataset, o.Out, o.Concurrency, o.NoDelays, o.Progress = d, "mem", dir, 2, true, &progress
+			// One trajectory at a time: "ok" succeeds before "deny" is refused, so
+			// the 401 is a failed turn, not a refused run.
+			o.Data, o.Dataset, o.Out, o.Concurrency, o.NoDelays, o.Progress = d, "mem", dir, 1, true, &progress
 			o.Headers = []string{"X-Custom-Auth: " + hdr}
 			sum, err := Run(context.Background(), o)
 			if err != nil {
@@ -187,7 +189,8 @@ func TestUnparsableEndpointPasswordNeverShown(t *testing.T) {
 func TestCutSecretsMasked(t *testing.T) {
 	const key = "sk-cut-in-the-middle-KEY"
 	t.Setenv("AGENTRACE_TEST_KEY", key)
-	d := makeDataset(t, chat("body", 1), chat("frame", 1))
+	// "frame" succeeds first, so the 401 of "body" is a failed turn, not a refused run.
+	d := makeDataset(t, chat("frame", 1), chat("body", 1))
 	f := newFake(t)
 	f.fault = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		if s.session == "body" {

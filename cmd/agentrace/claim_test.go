@@ -134,7 +134,7 @@ func TestClaimUsersFolder(t *testing.T) {
 	// An agentrace report with a file of the user's added is not replaced
 	// either: the file is named.
 	rep := filepath.Join(root, "rep")
-	if out, err := runApp(t, "report", "--out", rep, runs); err != nil {
+	if out, err := runApp(t, "report", "--out", rep, runs); !doneWithVerdict(err) {
 		t.Fatalf("report: %v\n%s", err, out)
 	}
 	notes := filepath.Join(rep, "notes.txt")

@@ -98,7 +98,7 @@ func TestReplayConfigEndToEnd(t *testing.T) {
 			t.Errorf("config.yaml lacks %q:\n%s", want, yaml)
 		}
 	}
-	if out, err := runApp(t, "score", "--swebench", p("run/swebench"), p("run")); err != nil || !strings.Contains(out, "swe") {
+	if out, err := runApp(t, "score", "--swebench", p("run/swebench"), p("run")); !doneWithVerdict(err) || !strings.Contains(out, "swe") {
 		t.Errorf("score --swebench: %v\n%s", err, out)
 	}
 	// the seeds reach the published summary's run_config as the reference records them
@@ -209,7 +209,8 @@ func TestConfigAPIKeyNeverWritten(t *testing.T) {
 	base, _ := os.ReadFile(filepath.Join("..", "..", "replay", "refconfig", "testdata", "online_edge_full_run.yaml"))
 	cfg := filepath.Join(root, "edge.yaml")
 	os.WriteFile(cfg, []byte(strings.Replace(string(base), "api_key: null", "api_key: ${MY_KEY}", 1)), 0o644)
-	out, err := runApp(t, "replay", "--config", cfg)
+	// the sim serves Qwen3.6-35B-A3B, not the Edge config's model
+	out, err := runApp(t, "replay", "--config", cfg, "--model", "Qwen/Qwen3.6-35B-A3B")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
