@@ -16,6 +16,9 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // ingestTiles is how many times the shared sample is tiled (600 trajectories,
@@ -31,7 +34,9 @@ const ingestRounds = 5
 // rounds, and compares the medians. DuckDB's time is measured inside node around
 // the COPY (its process start and module load excluded); agentrace's is the
 // child's whole wall time. Both sides' CPU time (user + system) is reported
-// beside: on a loaded machine it says how much of the wall time was waiting.
+// beside: on a loaded machine it says how much of the wall time was waiting. Both
+// sides write Snappy (the script names DuckDB's codec), and the row checks every
+// column chunk of both outputs for it, so a codec change cannot skew the ratio.
 func benchIngest(env Env) (Row, error) {
 	row := Row{Name: fmt.Sprintf("ingest: sample x%d (%d trajectories) to Parquet vs DuckDB", ingestTiles, 20*ingestTiles),
 		Goal: ">= 1.5x (DuckDB time / agentrace time, medians of 5 alternating rounds), peak RSS < 2x input"}
@@ -63,8 +68,16 @@ func benchIngest(env Env) (Row, error) {
 			rss = max(rss, ru.Maxrss*1024) // Linux reports KiB
 			ourCPU = append(ourCPU, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
 		}
+		if i == 0 {
+			for _, table := range []string{schemas.ConversationsFile, schemas.MessagesFile, schemas.TurnsFile} {
+				if err := snappyOnly(filepath.Join(out, table)); err != nil {
+					return row, err
+				}
+			}
+		}
 		_ = os.RemoveAll(out)
-		js := exec.Command("node", filepath.Join(env.JS, "duckdb-ingest.mjs"), input, filepath.Join(env.Work, "duck.parquet"))
+		duckOut := filepath.Join(env.Work, "duck.parquet")
+		js := exec.Command("node", filepath.Join(env.JS, "duckdb-ingest.mjs"), input, duckOut)
 		js.Dir = env.JS
 		res, err := js.Output()
 		if err != nil {
@@ -77,6 +90,11 @@ func benchIngest(env Env) (Row, error) {
 		if err := json.Unmarshal(res, &r); err != nil {
 			return row, fmt.Errorf("duckdb-ingest.mjs output %q: %v", res, err)
 		}
+		if i == 0 {
+			if err := snappyOnly(duckOut); err != nil {
+				return row, err
+			}
+		}
 		duck = append(duck, time.Duration(r.Seconds*float64(time.Second)))
 		if ru, ok := js.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			duckCPU = append(duckCPU, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
@@ -84,12 +102,37 @@ func benchIngest(env Env) (Row, error) {
 	}
 	ratio := median(duck).Seconds() / median(ours).Seconds()
 	rssX := float64(rss) / float64(size)
-	row.Measured = fmt.Sprintf("agentrace %.2f s (rounds %s; CPU %.2f s), peak RSS %.0f MB (%.2fx input); DuckDB %.2f s (rounds %s; node process CPU %.2f s); input %.1f MB; load average %s",
+	row.Measured = fmt.Sprintf("both Snappy; agentrace %.2f s (rounds %s; CPU %.2f s), peak RSS %.0f MB (%.2fx input); DuckDB %.2f s (rounds %s; node process CPU %.2f s); input %.1f MB; load average %s",
 		median(ours).Seconds(), secondsList(ours), median(ourCPU).Seconds(), float64(rss)/1e6, rssX,
 		median(duck).Seconds(), secondsList(duck), median(duckCPU).Seconds(), float64(size)/1e6, loadAverage())
 	row.Ratio = fmt.Sprintf("%.2fx", ratio)
 	row.Met = ratio >= 1.5 && rssX < 2
 	return row, nil
+}
+
+// snappyOnly checks that every column chunk of a Parquet file is Snappy-compressed.
+func snappyOnly(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	for _, rg := range pf.Metadata().RowGroups {
+		for _, c := range rg.Columns {
+			if c.MetaData.Codec != format.Snappy {
+				return fmt.Errorf("%s: column %s is %s, not SNAPPY: the ingest row compares Snappy with Snappy", path, strings.Join(c.MetaData.PathInSchema, "."), c.MetaData.Codec)
+			}
+		}
+	}
+	return nil
 }
 
 func secondsList(v []time.Duration) string {
