@@ -70,7 +70,7 @@ func benchISL(env Env) (Row, error) {
 
 	// The tiled file, gzipped, through the binary.
 	plain := filepath.Join(env.Work, "isl-tiled.jsonl")
-	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles); err != nil {
+	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles, false); err != nil {
 		return row, err
 	}
 	gz := plain + ".gz"

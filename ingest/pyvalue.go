@@ -127,28 +127,13 @@ func pandasFloatDiffers(tok []byte) (float64, bool) {
 	return f, f != want && !(math.IsNaN(f) && math.IsNaN(want))
 }
 
-// eachNumber calls fn with every number literal of the valid JSON value raw.
-func eachNumber(raw []byte, fn func(tok []byte)) {
-	switch jsonscan.KindOf(raw) {
-	case jsonscan.Number:
-		fn(bytes.TrimSpace(raw))
-	case jsonscan.Array:
-		jsonscan.EachElement(raw, func(_ int, v []byte) bool {
-			eachNumber(v, fn)
-			return true
-		})
-	case jsonscan.Object:
-		jsonscan.EachMember(raw, func(_, v []byte) { eachNumber(v, fn) })
-	}
-}
-
 // pandasNumberNote says what pandas' JSON reader makes of the numbers in raw when
 // that is not what the file says: a float read imprecisely (the reference sends the
 // imprecise value), an integer it cannot read (the reference refuses the file). ""
 // when every number reads as written.
 func pandasNumberNote(raw []byte) string {
 	note := ""
-	eachNumber(raw, func(tok []byte) {
+	jsonscan.EachNumber(raw, func(tok []byte) {
 		if note != "" {
 			return
 		}

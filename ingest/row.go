@@ -439,23 +439,30 @@ func delayValue(raw []byte) (float64, string) {
 }
 
 func (r *row) checkToolCalls() {
+	// The walk also collects the calls' ids, as toolCallIDs would with a walk of
+	// its own.
+	var ids []string
 	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
 		if kind(v) != "object" {
 			r.problemf("tool_calls[%d] is a JSON %s, not an object", k, kind(v))
 			return nil
 		}
-		var id, typ, fn []byte
+		var typ, fn []byte
+		var id string
+		idOK := false
 		jsonscan.EachMember(v, func(key, val []byte) {
 			switch keyString(key) {
 			case "id":
-				id = val
+				if id, idOK = datasets.DecodeString(val); idOK {
+					ids = append(ids, id)
+				}
 			case "type":
 				typ = val
 			case "function":
 				fn = val
 			}
 		})
-		if s, ok := datasets.DecodeString(id); !ok || s == "" {
+		if !idOK || id == "" {
 			r.problemf("tool_calls[%d] has an empty or missing id", k)
 		}
 		if s, ok := datasets.DecodeString(typ); !ok || s != "function" {
@@ -482,6 +489,7 @@ func (r *row) checkToolCalls() {
 		}
 		return nil
 	})
+	r.callIDs, r.callIDsDone = ids, true
 }
 
 func orMissing(raw []byte) string {

@@ -617,3 +617,56 @@ func surrogatesToFFFD(cps []any) []any {
 	}
 	return out
 }
+
+// walkNumbers is EachNumber's oracle: the number tokens found by walking the
+// value's nesting with KindOf, EachElement and EachMember.
+func walkNumbers(v []byte, out *[]string) {
+	switch KindOf(v) {
+	case Number:
+		*out = append(*out, string(bytes.TrimSpace(v)))
+	case Array:
+		EachElement(v, func(_ int, e []byte) bool {
+			walkNumbers(e, out)
+			return true
+		})
+	case Object:
+		EachMember(v, func(_, m []byte) { walkNumbers(m, out) })
+	}
+}
+
+func TestEachNumber(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`12`, `12`},
+		{` -0.5e+3 `, `-0.5e+3`},
+		{`"1" `, ``},
+		{`[1, "2", [3.5, {"4": -4}], true, false, null, 5]`, `1|3.5|-4|5`},
+		{`{"a\"1": "x\\", "b": [NaN, Infinity, -Infinity], "c2": {"d": 1e999}}`, `NaN|Infinity|-Infinity|1e999`},
+		{`{"arguments": "{\"n\": 12, \"s\": \"-3\"}", "id": 7}`, `7`},
+		{`[]`, ``},
+	} {
+		var got []string
+		EachNumber([]byte(tc.in), func(tok []byte) { got = append(got, string(tok)) })
+		if strings.Join(got, "|") != tc.want {
+			t.Errorf("EachNumber(%s) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// FuzzEachNumber: on every value the pandas dialect accepts, EachNumber's single
+// pass finds the tokens the walk of the nesting finds, in the same order.
+func FuzzEachNumber(f *testing.F) {
+	for _, s := range []string{`[1,"2",{"3":4.5e-1}]`, `{"a":"\"1\\","b":[NaN,-Infinity]}`, ` 7 `, `{"k":[[],{},[-0]]}`, `"\\\"9"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !Valid(data, Pandas) {
+			return
+		}
+		var got, want []string
+		EachNumber(data, func(tok []byte) { got = append(got, string(tok)) })
+		walkNumbers(data, &want)
+		if !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
+			t.Fatalf("EachNumber(%q) = %q, the walk %q", data, got, want)
+		}
+	})
+}

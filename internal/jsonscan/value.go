@@ -120,6 +120,29 @@ func EachElement(arr []byte, fn func(i int, val []byte) bool) {
 	}
 }
 
+// EachNumber calls fn with every number token of the valid value v (NaN,
+// Infinity and -Infinity included), in document order, member keys aside. It
+// reads v in one pass: outside strings a number is the only token that starts with
+// '-', a digit, 'N' or 'I', so it needs no walk of the nesting (which would span a
+// nested value once per level).
+func EachNumber(v []byte, fn func(tok []byte)) {
+	for i := 0; i < len(v); {
+		switch c := v[i]; {
+		case c == '"':
+			i = stringEnd(v, i)
+		case c == '-' || isDigit(c) || c == 'N' || c == 'I':
+			j := i + 1
+			for j < len(v) && v[j] != ',' && v[j] != '}' && v[j] != ']' && v[j] != ' ' && v[j] != '\t' && v[j] != '\n' && v[j] != '\r' {
+				j++
+			}
+			fn(v[i:j])
+			i = j
+		default:
+			i++
+		}
+	}
+}
+
 // Lookup sets vals[k] to the raw value of the member of the object obj whose key
 // decodes to keys[k], the last of duplicate keys winning (Scanner.Fields); obj is
 // a valid value, not validated again. It reports false when obj is not an object.
