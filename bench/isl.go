@@ -224,7 +224,7 @@ func benchISLAnyTemplate(env Env) (Row, error) {
 		}
 	}
 	plain := filepath.Join(env.Work, "isl-any-tiled.jsonl")
-	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles); err != nil {
+	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles, false); err != nil {
 		return row, err
 	}
 	gz := plain + ".gz"
