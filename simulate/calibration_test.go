@@ -37,7 +37,7 @@ func calibrationPoint(t testing.TB, profile string, c publishedCell) *Point {
 	if p, err = p.WithSpeculative(c.speculative, 0); err != nil {
 		t.Fatal(err)
 	}
-	pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Requests: min(max(10*c.concurrency, 16), 4096), Seed: 1})
+	pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,8 @@ type Options struct {
 	// (Profile.WithSpeculative).
 	Profile sim.Profile
 	// Data is the agentic workload; nil means random prompts of ISL tokens with
-	// OSL output tokens, Requests of them (0: 4 × concurrency, at least 16).
+	// OSL output tokens, Requests of them (0: DefaultRequests), all in the
+	// performance window.
 	Data          *datasets.Dataset
 	ISL, OSL      int
 	Requests      int
@@ -96,6 +97,10 @@ type Point struct {
 	// Report is report's point, for callers that want every metric.
 	Report *report.Point `json:"-"`
 }
+
+// DefaultRequests is the random workload's requests at concurrency c: ten per
+// slot, so that the closed loop reaches its steady state, from 16 to 4096.
+func DefaultRequests(c int) int { return min(max(10*c, 16), 4096) }
 
 // Sweep runs one point per concurrency, in order.
 func Sweep(ctx context.Context, o Options, concurrencies []int) ([]*Point, error) {
@@ -223,7 +228,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 	} else {
 		r.budget = o.Requests
 		if r.budget == 0 {
-			r.budget = max(4*o.Concurrency, 16)
+			r.budget = DefaultRequests(o.Concurrency)
 		}
 	}
 	for range min(o.Concurrency, r.budget) {
@@ -428,7 +433,9 @@ func (r *run) afterTurn(tr *traj, at float64) {
 				InWindow: at < r.windowAt, UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1})
 		}
 	}
-	if !r.startTrajectory(at) && math.IsInf(r.windowAt, 1) {
+	// A serving benchmark measures every request: the random workload's window
+	// never closes.
+	if !r.startTrajectory(at) && math.IsInf(r.windowAt, 1) && r.o.Data != nil {
 		r.windowAt = at
 	}
 }

@@ -31,6 +31,7 @@ func commands() []*cli.Command {
 		exportCommand(),
 		tokenizeCommand(),
 		simCommand(),
+		simulateCommand(),
 		replayCommand(),
 		sweepCommand(),
 		logCommand(),

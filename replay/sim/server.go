@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -608,10 +609,41 @@ func (s *Server) prepare(req *chatRequest, session string, rng *rand.Rand, bp *[
 	return res, ""
 }
 
+// requestKeys are the request fields the sim reads, in the order of
+// decodeRequest's vals.
+var requestKeys = []string{"model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "tools", "tool_choice", "cache_salt"}
+
+// decodeRequest reads a request body. The messages are kept raw, as slices of
+// b: one validating scan finds them (a body of a long history is mostly its
+// messages), and only the small fields go through encoding/json.
 func decodeRequest(b []byte) (*chatRequest, error) {
 	var r chatRequest
-	if err := json.Unmarshal(b, &r); err != nil {
+	sc := jsonscan.NewScanner(b, jsonscan.JSON)
+	vals := make([][]byte, len(requestKeys))
+	if err := sc.Fields(requestKeys, vals); err != nil {
 		return nil, err
+	}
+	if err := sc.End(); err != nil {
+		return nil, err
+	}
+	if m := vals[1]; len(m) > 0 && string(m) != "null" {
+		ms := jsonscan.NewScanner(m, jsonscan.JSON)
+		if err := ms.Array(func(int) error {
+			v, err := ms.Value()
+			r.Messages = append(r.Messages, v)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("messages: %w", err)
+		}
+	}
+	fields := []any{&r.Model, nil, &r.Stream, &r.StreamOptions, &r.MaxTokens, &r.MaxCompletionTokens, &r.Tools, &r.ToolChoice, &r.CacheSalt}
+	for i, v := range vals {
+		if v == nil || fields[i] == nil {
+			continue
+		}
+		if err := json.Unmarshal(v, fields[i]); err != nil {
+			return nil, fmt.Errorf("%s: %w", requestKeys[i], err)
+		}
 	}
 	return &r, nil
 }
