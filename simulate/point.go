@@ -79,7 +79,7 @@ func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 		ITLP50Ms: rp.ITLP50Ms, ITLP99Ms: rp.ITLP99Ms, LatencyP50Ms: rp.LatencyP50Ms,
 		SystemTPS: rp.SystemTPS, E2EAvgInteractivity: rp.E2EAvgInteractivity, TPSPerUser: rp.TPSPerUser,
 		PrefixCacheHitRatio: rp.PrefixCacheHitRatio, Turns: len(r.recs), WindowTurns: rp.Completed,
-		WindowDurationS: rp.WindowDurationS, ModelledSeconds: float64(m.EndedNs) / 1e9, WallSeconds: wall.Seconds(),
+		WindowDurationS: rp.WindowDurationS, ModelledSeconds: float64(m.EndedNs-ns(0)) / 1e9, WallSeconds: wall.Seconds(),
 		Failed: r.failed, RunningLimit: o.Profile.RunningLimit(), KVPoolTokens: o.Profile.KVBlocks * o.Profile.BlockSize,
 		Report: rp,
 	}
@@ -93,7 +93,7 @@ func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 	}
 	p.OutputTPS = report.Num(math.NaN())
 	if m.EndedNs > 0 {
-		p.OutputTPS = report.Num(out / (float64(m.EndedNs) / 1e9))
+		p.OutputTPS = report.Num(out / (float64(m.EndedNs-ns(0)) / 1e9))
 	}
 	var ttft report.Series
 	for _, s := range rp.Samples {

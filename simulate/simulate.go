@@ -440,4 +440,6 @@ func (r *run) afterTurn(tr *traj, at float64) {
 	}
 }
 
-func ns(s float64) int64 { return int64(math.Round(s * 1e9)) }
+// ns is a modelled time on the run clock, in nanoseconds. As replay's, the run
+// clock starts a microsecond before the first turn (0 means "did not happen").
+func ns(s float64) int64 { return int64(math.Round(s*1e9)) + 1000 }
