@@ -909,8 +909,19 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *res
 				return append(b, `"role":"assistant","content":""`...)
 			}, "")
 		}
+		// The tokens due now (one step's: one token, or with speculation the
+		// accepted drafts and one more) go out as one chunk per part, as a server
+		// streams a step's output as one delta.
+		var pend event
+		flush := func() {
+			if pend.kind != segMarkup {
+				b = appendEvent(b, res, &pend)
+				pend = event{}
+			}
+		}
 		for ; sent < n; sent++ {
 			if sent == res.faultAt {
+				flush()
 				switch res.fault {
 				case faultCut:
 					_, _ = w.Write(b)
@@ -930,10 +941,16 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *res
 					}
 				}
 			}
-			for i := range res.out.tokenEvents(sent) {
-				b = appendEvent(b, res, &res.out.tokenEvents(sent)[i])
+			for _, ev := range res.out.tokenEvents(sent) {
+				if pend.kind == ev.kind && pend.call == ev.call && ev.kind != segToolName {
+					pend.text += ev.text
+					continue
+				}
+				flush()
+				pend = ev
 			}
 		}
+		flush()
 		if n == res.target {
 			b = appendDelta(b, res, func(b []byte) []byte { return append(b, `"content":""`...) }, res.finish)
 			if res.usage {
