@@ -224,7 +224,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return res, fmt.Errorf("demo: interrupted at concurrency %d: %w", c, ctx.Err())
 		}
 		fmt.Fprintf(w, "      %d turns in %s (%s modelled), %.0f output tokens/s modelled\n", sumr.Turns, sumr.Elapsed.Round(time.Millisecond),
-			(time.Duration(float64(sumr.Elapsed)*o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup)
+			(time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup)
 	}
 
 	// 4. Score each point, then report.
