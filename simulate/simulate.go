@@ -54,6 +54,8 @@ type Options struct {
 	// Records, when set, receives every turn's record once the run is over, in
 	// completion order (the turn log).
 	Records func(*schemas.TurnRecord) error
+	// manifest, when set, receives the point's run manifest (WriteSweep).
+	manifest func(schemas.RunManifest)
 }
 
 // Point is one simulated point: its settings, report's point metrics over the
@@ -96,6 +98,8 @@ type Point struct {
 
 	// Report is report's point, for callers that want every metric.
 	Report *report.Point `json:"-"`
+	// RunDir is the run folder written (WriteSweep), "" otherwise.
+	RunDir string `json:"run_dir,omitempty"`
 }
 
 // DefaultRequests is the random workload's requests at concurrency c: ten per
@@ -158,19 +162,20 @@ type traj struct {
 
 // run is one point's state.
 type run struct {
-	o        Options
-	srv      *sim.Server
-	reps     []*sim.Replica
-	q        events
-	seq      int64
-	next     int // next trajectory to start
-	budget   int
-	windowAt float64 // end of the performance window; +Inf until it closes
-	recs     []*schemas.TurnRecord
-	rr       int
-	body     []byte
-	inflight map[*sim.Turn]*inflight
-	failed   int
+	o           Options
+	srv         *sim.Server
+	reps        []*sim.Replica
+	q           events
+	seq         int64
+	next        int // next trajectory to start
+	budget      int
+	windowAt    float64 // end of the performance window; +Inf until it closes
+	recs        []*schemas.TurnRecord
+	rr          int
+	body        []byte
+	inflight    map[*sim.Turn]*inflight
+	failed      int // turns
+	failedTrajs int
 }
 
 type inflight struct {
@@ -425,6 +430,7 @@ func (r *run) afterTurn(tr *traj, at float64) {
 		return
 	}
 	if tr.failed {
+		r.failedTrajs++
 		// The rest is aborted, not sent, as replay logs it.
 		for ; tr.next < len(tr.turns); tr.next++ {
 			t := &tr.turns[tr.next]

@@ -38,9 +38,10 @@ func simulateCommand() *cli.Command {
 			"Examples:\n" +
 			"  agentrace simulate --dataset ds --concurrency 1,8,64,256\n" +
 			"  agentrace simulate --isl 8192 --osl 1024 --concurrency 1,16 --profile b200-qwen3.6-35b-a3b\n" +
-			"  agentrace simulate --dataset ds --concurrency 256 --replicas 4 --routing round-robin --json\n\n" +
+			"  agentrace simulate --dataset ds --concurrency 256 --replicas 4 --routing round-robin --json\n" +
+			"  agentrace simulate --dataset ds --concurrency 1,8,64 --out sim-sweep && agentrace report --out rep sim-sweep\n\n" +
 			"Profiles: " + strings.Join(names, ", ") + " (docs/simulator.md: what each models, and how it was fitted).",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			datasetFlag("agentic workload: the dataset `DIR` (an ingest output)", false),
 			&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, e.g. 1,8,64", Required: true},
 			&cli.IntFlag{Name: "isl", HideDefault: true, Usage: "random workload: prompt tokens `N` per request"},
@@ -61,7 +62,9 @@ func simulateCommand() *cli.Command {
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of answers and draft acceptances"},
 			tokenizerFlag("count and cache with the real tokenizer in `DIR`, instead of the pseudo-tokenizer", false),
 			jsonFlag("print the points as a JSON list"),
-		},
+			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, TakesFile: true,
+				Usage: "with --dataset: also write each point as a run folder `SWEEPDIR`/c<N>/ (manifest.json, turns.arrows on the modelled clock) that score and report read"},
+		}, overwriteFlags("sweep")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if c.NArg() > 0 {
 				return argsError("simulate", "unexpected argument %q (simulate takes flags only)", c.Args().First())
@@ -74,7 +77,12 @@ func simulateCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			pts, err := simulate.Sweep(ctx, o, cs)
+			var pts []*simulate.Point
+			if out := c.String("out"); out != "" {
+				pts, err = simulate.WriteSweep(ctx, o, cs, out, c.String("dataset"), overwrite(c))
+			} else {
+				pts, err = simulate.Sweep(ctx, o, cs)
+			}
 			if err != nil {
 				return err
 			}
