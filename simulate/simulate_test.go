@@ -9,7 +9,9 @@ import (
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
 )
 
 // synthDataset ingests a small synthetic dataset (12 trajectories, 369 turns).
@@ -105,5 +107,34 @@ func TestClosedLoop(t *testing.T) {
 	}
 	if !(pt.SystemTPS > 0) || !(pt.E2EAvgInteractivity > 0) || !(pt.TTFTP50Ms > 0) || !(pt.TPOTP50Ms > 0) {
 		t.Errorf("metrics not evaluated: %+v", pt)
+	}
+}
+
+// TestWriteSweep: the run folders simulate writes read back through report and
+// score like a replay's: the same point metrics, and a scored run.
+func TestWriteSweep(t *testing.T) {
+	d := synthDataset(t)
+	dsDir := d.Dir
+	out := filepath.Join(t.TempDir(), "sweep")
+	pts, err := WriteSweep(context.Background(), Options{Profile: defaultProfile(t), Data: d, Fidelity: 1, Seed: 1}, []int{2}, out, dsDir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp, err := report.LoadPoint(context.Background(), pts[0].RunDir, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rp.SystemTPS != pts[0].SystemTPS || rp.Completed != pts[0].WindowTurns {
+		t.Errorf("report reads system_tps %v over %d turns, simulate said %v over %d", rp.SystemTPS, rp.Completed, pts[0].SystemTPS, pts[0].WindowTurns)
+	}
+	sc, err := score.ScoreRun(context.Background(), score.Options{Run: pts[0].RunDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.Turns.Scored == 0 || sc.Score < 0.99 {
+		t.Errorf("scored %d turns at %v, want all at 1 (fidelity 1)", sc.Turns.Scored, sc.Score)
+	}
+	if _, err := WriteSweep(context.Background(), Options{Profile: defaultProfile(t), Data: d}, []int{2}, out, dsDir, false); err == nil {
+		t.Error("a second sweep into the same folder without overwrite succeeded")
 	}
 }
