@@ -46,6 +46,7 @@ func rows() []func(Env) (Row, error) {
 		benchLag,
 		benchTokenizer,
 		benchSim,
+		benchSimulate,
 		benchScore,
 		benchRescore,
 		benchEventsScan,
@@ -164,7 +165,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "isl", "diff", "body", "replay", "lag", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
+var rowNames = []string{"ingest", "isl", "diff", "body", "replay", "lag", "tokenizer", "sim", "simulate", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {
