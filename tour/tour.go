@@ -4,7 +4,8 @@
 // It synthesizes a small dataset with both domains (datasets/synth), ingests it
 // (ingest) and prints its statistics, starts the simulated server (replay/sim) on a
 // free loopback port, sweeps the concurrencies (replay), scores every point
-// (score) and builds the report (report). Since report is the last stage, tour
+// (score), builds the report (report), and predicts the same points in virtual
+// time with more trajectories (simulate). Since report is the last stage, tour
 // comes after it and may import every stage; nothing imports tour but the command.
 //
 // The server runs only while Run does: it is shut down when Run returns, also when
@@ -34,6 +35,7 @@ import (
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/simulate"
 )
 
 // Defaults of Options' zero values.
@@ -112,7 +114,11 @@ type Result struct {
 	// returned. Speedup is the server's speedup.
 	Endpoint string
 	Speedup  float64
-	Elapsed  time.Duration
+	// Predicted are the same dataset's points in virtual time (package simulate),
+	// with PredictPasses trajectories per slot: modelled figures over windows
+	// long enough to mean something.
+	Predicted []*simulate.Point
+	Elapsed   time.Duration
 }
 
 // Run runs the tour. On an error after the server started, the Result so far comes
@@ -137,7 +143,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{}
 
 	// 1. Synthesize, ingest, show statistics.
-	step(w, "1/4", "synthesize traces (coding scale %g, workflow scale %g, seed %d)", o.CodingScale, o.WorkflowScale, o.Seed)
+	step(w, "1/5", "synthesize traces (coding scale %g, workflow scale %g, seed %d)", o.CodingScale, o.WorkflowScale, o.Seed)
 	tracePath := filepath.Join(o.Out, "traces.jsonl")
 	sum, err := synth.WriteFile(ctx, tracePath, synth.Options{Scale: 1, CodingScale: o.CodingScale, WorkflowScale: o.WorkflowScale, Seed: o.Seed})
 	if err != nil {
@@ -161,7 +167,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	dsDir := filepath.Join(o.Out, "dataset")
-	step(w, "1/4", "ingest into %s", dsDir)
+	step(w, "1/5", "ingest into %s", dsDir)
 	if _, err := ingest.Run(ctx, ingest.Options{Out: dsDir, Inputs: []string{tracePath}, Overwrite: true}); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
@@ -176,6 +182,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
+	sp, err := datasets.LookupProfile(DefaultProfile)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	sampling := &sp
 	// The server counts with its own pseudo-tokenizer: encoding every prompt with
 	// the real one would cost more CPU than the rest of the tour.
 	cfg := sim.Config{Profile: prof, Speedup: o.Speedup, Dataset: d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
@@ -192,7 +203,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		stopSim()
 		<-simDone
 	}()
-	step(w, "2/4", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
+	step(w, "2/5", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
 		endpoint, prof.Name, o.Speedup, o.Fidelity)
 
 	// 3. Sweep.
@@ -208,7 +219,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		// Enough trajectories to keep c slots busy, as a whole number of passes over
 		// the dataset (the rules want a multiple of the dataset size).
 		budget := n * max(1, (c+n-1)/n)
-		step(w, "3/4", "sweep point %d/%d: concurrency %d, %d trajectories", i+1, len(o.Concurrencies), c, budget)
+		step(w, "3/5", "sweep point %d/%d: concurrency %d, %d trajectories", i+1, len(o.Concurrencies), c, budget)
 		sumr, err := replay.Run(ctx, replay.Options{
 			Dataset: dsDir, Data: d, Endpoint: endpoint, Out: filepath.Join(runsDir, fmt.Sprintf("c%d", c)), Overwrite: true,
 			Profile: DefaultProfile, Concurrency: c, Trajectories: budget, DelayScale: 1 / o.Speedup,
@@ -238,7 +249,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	scores := map[int]*schemas.Scores{}
 	for _, c := range o.Concurrencies {
 		runDir := filepath.Join(runsDir, fmt.Sprintf("c%d", c))
-		step(w, "4/4", "score %s", runDir)
+		step(w, "4/5", "score %s", runDir)
 		s, err := score.ScoreRun(ctx, score.Options{Run: runDir, Dataset: dsDir, Truth: truth, Counter: counter})
 		if err != nil {
 			return res, fmt.Errorf("demo: %w", err)
@@ -250,7 +261,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Ruleset = s.Verdict.Ruleset
 	}
 	repDir := filepath.Join(o.Out, "report")
-	step(w, "4/4", "report into %s", repDir)
+	step(w, "4/5", "report into %s", repDir)
 	// service levels of a responsive agent (first token within 2 s, 30 tokens/s per
 	// user) in modelled time, scaled to the simulated server's speed
 	ro := report.Options{Out: repDir, Runs: []string{runsDir}, SLOTTFTMs: DefaultSLOTTFTMs / o.Speedup, SLOTPSPerUser: DefaultSLOTPSPerUser * o.Speedup}
@@ -305,11 +316,27 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Points = append(res.Points, pt)
 		}
 	}
+	// 5. The same dataset and profile in virtual time, with PredictPasses
+	// trajectories per slot so that every point's window holds most of its turns.
+	for _, c := range o.Concurrencies {
+		budget := n * max(1, (PredictPasses*c+n-1)/n)
+		step(w, "5/5", "predict in virtual time (agentrace simulate): concurrency %d, %d trajectories", c, budget)
+		pt, err := simulate.Run(ctx, simulate.Options{Profile: prof, Data: d, Concurrency: c, Trajectories: budget,
+			Fidelity: o.Fidelity, Seed: int64(o.Seed), Sampling: sampling})
+		if err != nil {
+			return res, fmt.Errorf("demo: %w", err)
+		}
+		res.Predicted = append(res.Predicted, pt)
+	}
 	res.Elapsed = time.Since(start)
 	fmt.Fprintln(w)
 	WriteTable(w, res)
 	return res, nil
 }
+
+// PredictPasses is how many trajectories per slot the virtual-time prediction
+// runs (rounded up to whole passes over the dataset).
+const PredictPasses = 4
 
 func (o Options) withDefaults() Options {
 	if o.CodingScale == 0 {
@@ -384,6 +411,16 @@ func WriteTable(w io.Writer, r *Result) {
 			fmt.Fprintf(w, "  - %s: %s\n", c.Name, shorten(c.Reason, 110))
 		}
 		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
+	}
+	if len(r.Predicted) > 0 {
+		fmt.Fprintf(w, "\npredicted in virtual time (agentrace simulate, the same model and dataset, %d trajectories per slot):\n", PredictPasses)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tTTFT p50 ms\tTPOT p50 ms\twindow turns\twindow s\t\n")
+		for _, p := range r.Predicted {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.2f\t%d of %d\t%s\t\n", p.Concurrency, num(float64(p.SystemTPS)), num(float64(p.E2EAvgInteractivity)),
+				num(float64(p.TTFTP50Ms)), float64(p.TPOTP50Ms), p.WindowTurns, p.Turns, num(float64(p.WindowDurationS)))
+		}
+		tw.Flush()
 	}
 	fmt.Fprintf(w, "\ndemo finished in %s\nreport: %s\n", r.Elapsed.Round(time.Second), r.ReportHTML)
 }

@@ -88,11 +88,15 @@ func TestRun(t *testing.T) {
 	if res.Verdict || len(res.FailedChecks) == 0 {
 		t.Errorf("verdict %t, failed checks %v: a two-point demo on a tiny dataset must fail the curve checks", res.Verdict, res.FailedChecks)
 	}
-	for _, want := range []string{"demo 1/4", "demo 2/4", "demo 3/4", "demo 4/4", "inline accuracy", "report verdict: FAIL",
+	for _, want := range []string{"demo 1/5", "demo 2/5", "demo 3/5", "demo 4/5", "demo 5/5", "inline accuracy", "report verdict: FAIL",
+		"predicted in virtual time",
 		"  - at least 7 points", "official dataset size", "report: " + res.ReportHTML} {
 		if !strings.Contains(log, want) {
 			t.Errorf("progress lacks %q:\n%s", want, log)
 		}
+	}
+	if len(res.Predicted) != 2 || res.Predicted[1].Concurrency != 4 || !(res.Predicted[1].SystemTPS > res.Predicted[0].SystemTPS) {
+		t.Errorf("predicted points %+v: want c=1 and c=4, throughput rising", res.Predicted)
 	}
 	serverGone(t, res.Endpoint)
 
