@@ -71,7 +71,7 @@ func simulateCommand() *cli.Command {
 			}
 			cs, err := parseConcurrencies(c.String("concurrency"))
 			if err != nil {
-				return usageErrorf("simulate: %v", strings.TrimPrefix(err.Error(), "sweep: "))
+				return usageErrorf("%v", strings.TrimPrefix(err.Error(), "sweep: "))
 			}
 			o, err := simulateOptions(ctx, c)
 			if err != nil {
@@ -79,6 +79,9 @@ func simulateCommand() *cli.Command {
 			}
 			var pts []*simulate.Point
 			if out := c.String("out"); out != "" {
+				if o.Data == nil {
+					return usageErrorf("--out writes the runs of a dataset workload: give --dataset")
+				}
 				pts, err = simulate.WriteSweep(ctx, o, cs, out, c.String("dataset"), overwrite(c))
 			} else {
 				pts, err = simulate.Sweep(ctx, o, cs)
