@@ -13,6 +13,7 @@ import (
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/sourcegraph/conc/iter"
 )
 
 // Routing policies across replicas.
@@ -106,18 +107,20 @@ type Point struct {
 // slot, so that the closed loop reaches its steady state, from 16 to 4096.
 func DefaultRequests(c int) int { return min(max(10*c, 16), 4096) }
 
-// Sweep runs one point per concurrency, in order.
-func Sweep(ctx context.Context, o Options, concurrencies []int) ([]*Point, error) {
-	var pts []*Point
-	for _, c := range concurrencies {
+// Sweep runs one point per concurrency, jobs of them at once (each with its
+// own model: jobs < 1 means 1), and returns them in the order given.
+func Sweep(ctx context.Context, o Options, concurrencies []int, jobs int) ([]*Point, error) {
+	return sweep(concurrencies, jobs, func(c int) (*Point, error) {
+		o := o
 		o.Concurrency = c
-		p, err := Run(ctx, o)
-		if err != nil {
-			return pts, err
-		}
-		pts = append(pts, p)
-	}
-	return pts, nil
+		return Run(ctx, o)
+	})
+}
+
+// sweep runs point for each concurrency, jobs at once.
+func sweep(concurrencies []int, jobs int, point func(c int) (*Point, error)) ([]*Point, error) {
+	m := iter.Mapper[int, *Point]{MaxGoroutines: max(jobs, 1)}
+	return m.MapErr(concurrencies, func(c *int) (*Point, error) { return point(*c) })
 }
 
 // event is a turn that becomes due at a modelled time.

@@ -116,7 +116,7 @@ func TestWriteSweep(t *testing.T) {
 	d := synthDataset(t)
 	dsDir := d.Dir
 	out := filepath.Join(t.TempDir(), "sweep")
-	pts, err := WriteSweep(context.Background(), Options{Profile: defaultProfile(t), Data: d, Fidelity: 1, Seed: 1}, []int{2}, out, dsDir, false)
+	pts, err := WriteSweep(context.Background(), Options{Profile: defaultProfile(t), Data: d, Fidelity: 1, Seed: 1}, []int{2}, 1, out, dsDir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,29 @@ func TestWriteSweep(t *testing.T) {
 	if sc.Turns.Scored == 0 || sc.Score < 0.99 {
 		t.Errorf("scored %d turns at %v, want all at 1 (fidelity 1)", sc.Turns.Scored, sc.Score)
 	}
-	if _, err := WriteSweep(context.Background(), Options{Profile: defaultProfile(t), Data: d}, []int{2}, out, dsDir, false); err == nil {
+	if _, err := WriteSweep(context.Background(), Options{Profile: defaultProfile(t), Data: d}, []int{2}, 1, out, dsDir, false); err == nil {
 		t.Error("a second sweep into the same folder without overwrite succeeded")
+	}
+}
+
+// TestSweepJobs: points simulated at once come out as they do one at a time, in
+// the order given (each point has its own model; the runs are deterministic).
+func TestSweepJobs(t *testing.T) {
+	d := synthDataset(t)
+	o := Options{Profile: defaultProfile(t), Data: d, Fidelity: 1, Seed: 1, NoDelays: true}
+	one, err := Sweep(context.Background(), o, []int{4, 1, 2}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	three, err := Sweep(context.Background(), o, []int{4, 1, 2}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range one {
+		a, b := one[i], three[i]
+		if a.Concurrency != b.Concurrency || a.SystemTPS != b.SystemTPS || a.TTFTP50Ms != b.TTFTP50Ms || a.Turns != b.Turns {
+			t.Errorf("point %d: one at a time c=%d %v tok/s %v ms; three at once c=%d %v tok/s %v ms",
+				i, a.Concurrency, a.SystemTPS, a.TTFTP50Ms, b.Concurrency, b.SystemTPS, b.TTFTP50Ms)
+		}
 	}
 }

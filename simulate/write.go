@@ -19,7 +19,8 @@ import (
 // so that score, report and audit read it like a replay's sweep. datasetDir is
 // the dataset's folder, recorded in each manifest. out is claimed as a sweep
 // (internal/outguard): it may replace only an earlier sweep, with overwrite.
-func WriteSweep(ctx context.Context, o Options, concurrencies []int, out, datasetDir string, overwrite bool) ([]*Point, error) {
+// jobs points run at once, as in Sweep.
+func WriteSweep(ctx context.Context, o Options, concurrencies []int, jobs int, out, datasetDir string, overwrite bool) ([]*Point, error) {
 	if o.Data == nil {
 		return nil, errors.New("simulate: --out writes the turn logs of a dataset workload (give --dataset)")
 	}
@@ -27,15 +28,14 @@ func WriteSweep(ctx context.Context, o Options, concurrencies []int, out, datase
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
-	var pts []*Point
-	for _, c := range concurrencies {
+	pts, err := sweep(concurrencies, jobs, func(c int) (*Point, error) {
+		o := o
 		o.Concurrency = c
-		p, err := writeRun(ctx, o, filepath.Join(out, fmt.Sprintf("c%d", c)), datasetDir)
-		if err != nil {
-			claim.Abandon()
-			return pts, err
-		}
-		pts = append(pts, p)
+		return writeRun(ctx, o, filepath.Join(out, fmt.Sprintf("c%d", c)), datasetDir)
+	})
+	if err != nil {
+		claim.Abandon()
+		return nil, err
 	}
 	claim.Finish()
 	return pts, nil

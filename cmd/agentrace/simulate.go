@@ -61,6 +61,7 @@ func simulateCommand() *cli.Command {
 			&cli.FloatFlag{Name: "fidelity", Value: 0.9, Usage: "probability `P` of the exact recorded answer"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of answers and draft acceptances"},
 			tokenizerFlag("count and cache with the real tokenizer in `DIR`, instead of the pseudo-tokenizer", false),
+			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: 1, Usage: "points simulated at once, each with its own model (a full-size dataset point holds about 0.8 GB)"},
 			jsonFlag("print the points as a JSON list"),
 			&cli.StringFlag{Name: "out", Aliases: []string{"o"}, TakesFile: true,
 				Usage: "with --dataset: also write each point as a run folder `SWEEPDIR`/c<N>/ (manifest.json, turns.arrows on the modelled clock) that score and report read"},
@@ -82,9 +83,9 @@ func simulateCommand() *cli.Command {
 				if o.Data == nil {
 					return usageErrorf("--out writes the runs of a dataset workload: give --dataset")
 				}
-				pts, err = simulate.WriteSweep(ctx, o, cs, out, c.String("dataset"), overwrite(c))
+				pts, err = simulate.WriteSweep(ctx, o, cs, int(c.Int("jobs")), out, c.String("dataset"), overwrite(c))
 			} else {
-				pts, err = simulate.Sweep(ctx, o, cs)
+				pts, err = simulate.Sweep(ctx, o, cs, int(c.Int("jobs")))
 			}
 			if err != nil {
 				return err
