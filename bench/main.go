@@ -47,6 +47,7 @@ func rows() []func(Env) (Row, error) {
 		benchLag,
 		benchTokenizer,
 		benchSim,
+		benchSimulate,
 		benchScore,
 		benchRescore,
 		benchEventsScan,
@@ -166,7 +167,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "isl", "isl-any-template", "diff", "body", "replay", "lag", "tokenizer", "sim", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
+var rowNames = []string{"ingest", "isl", "isl-any-template", "diff", "body", "replay", "lag", "tokenizer", "sim", "simulate", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {

@@ -141,7 +141,14 @@ type Point struct {
 	TokenNote string `json:"token_note,omitempty"`
 	// LogNote says the turn log was cut short or is not a finished run's (a killed
 	// run, one still being written), "" otherwise.
-	LogNote    string `json:"log_note,omitempty"`
+	LogNote string `json:"log_note,omitempty"`
+	// ITLNote says why ITL is null although chunks were timed: the server wrote
+	// most chunks in bursts (CoalescedITL), so their gaps measure the client's
+	// read loop, not the server.
+	ITLNote string `json:"itl_note,omitempty"`
+	// WindowNote says the performance window is too short for its metrics to be
+	// more than noise (ShortWindow), "" otherwise.
+	WindowNote string `json:"window_note,omitempty"`
 	Unofficial bool   `json:"unofficial"`
 	// Tokenizer is the tokenizer the counts were made with and whether it is a
 	// stand-in for the model's own (which makes the point Unofficial); nil
@@ -625,6 +632,11 @@ func (a *Accumulator) Close() (*Point, error) {
 	p.TTFTP50Ms, p.TTFTP90Ms, p.TTFTP99Ms = Num(a.ttft.P(50)), Num(a.ttft.P(90)), Num(a.ttft.P(99))
 	p.TPOTP50Ms, p.TPOTP90Ms, p.TPOTP99Ms = Num(a.tpot.P(50)), Num(a.tpot.P(90)), Num(a.tpot.P(99))
 	p.ITLP50Ms, p.ITLP90Ms, p.ITLP99Ms = Num(a.itl.P(50)), Num(a.itl.P(90)), Num(a.itl.P(99))
+	if n, burst := coalesced(a.itl.Sorted()); burst > 0 {
+		p.ITLP50Ms, p.ITLP90Ms, p.ITLP99Ms = Num(math.NaN()), Num(math.NaN()), Num(math.NaN())
+		p.ITLNote = fmt.Sprintf("not shown: %d of %d chunk gaps are under %g µs, chunks the server wrote together (ITL would time the client's parsing)",
+			burst, n, CoalescedGapMs*1000)
+	}
 	p.LatencyP50Ms, p.LatencyP90Ms, p.LatencyP99Ms = Num(a.lat.P(50)), Num(a.lat.P(90)), Num(a.lat.P(99))
 	p.TPSPerUser = div(1000, float64(p.TPOTP90Ms))
 	p.TurnsPerS = div(float64(p.Completed), float64(p.WindowDurationS))
@@ -640,6 +652,10 @@ func (a *Accumulator) Close() (*Point, error) {
 		d.TPSPerUser = div(1000, float64(d.TPOTP90Ms))
 	}
 	p.ClientLagP99Ms = Num(a.lag.P(99))
+	if p.Completed < MinWindowTurns || 4*p.Issued < p.Issued+p.TurnsExcludedByWindow {
+		p.WindowNote = fmt.Sprintf("short window: %d turns completed in %.2f s, %d of %d issued turns; its throughput is noise (want >= %d turns and a quarter of the run)",
+			p.Completed, durS, p.Issued, p.Issued+p.TurnsExcludedByWindow, MinWindowTurns)
+	}
 	p.ISL = a.islS.Stats(histogramBins)
 	p.OSL = a.oslS.Stats(histogramBins)
 	p.OSLFullRun = a.oslAll.Stats(histogramBins)
@@ -690,6 +706,30 @@ func (a *Accumulator) Close() (*Point, error) {
 	a.ref.close(a.m.Config.Stream)
 	p.Summary = a.summary()
 	return p, nil
+}
+
+// CoalescedGapMs is the chunk gap under which two chunks arrived together: no
+// server computes a token in 10 µs, so such gaps are the client parsing a burst.
+const CoalescedGapMs = 0.01
+
+// MinWindowTurns is the fewest completed turns a performance window must hold
+// for its throughput to be more than noise.
+const MinWindowTurns = 200
+
+// coalesced counts the gaps (sorted) and those under CoalescedGapMs, the second
+// 0 unless they are most of the gaps.
+func coalesced(gaps []float64) (n, burst int) {
+	n = len(gaps)
+	for _, g := range gaps {
+		if g >= CoalescedGapMs {
+			break
+		}
+		burst++
+	}
+	if 2*burst <= n {
+		burst = 0
+	}
+	return n, burst
 }
 
 func div(a, b float64) Num {

@@ -171,7 +171,11 @@ func ParetoPlot(systems []*System) (Figure, error) {
 				p.Legend.Add(name, sc)
 			}
 			labels.XYs = append(labels.XYs, plotter.XY{X: float64(pt.E2EAvgInteractivity), Y: float64(pt.SystemTPS)})
-			labels.Labels = append(labels.Labels, "c="+strconv.Itoa(pt.Concurrency))
+			label := "c=" + strconv.Itoa(pt.Concurrency)
+			if pt.WindowNote != "" {
+				label += " (short window: noise)"
+			}
+			labels.Labels = append(labels.Labels, label)
 		}
 		if err := addPointLabels(p, labels, systemColor(i), xr, yr); err != nil {
 			return Figure{}, err
@@ -182,7 +186,8 @@ func ParetoPlot(systems []*System) (Figure, error) {
 		"system_tps (y) against e2e_avg_interactivity (x). The line is the official step function: going up in "+
 			"concurrency (right to left), the curve holds the last measured throughput until the next point, so it never "+
 			"shows a throughput at an interactivity that was not measured (no interpolation, no dominance filtering). "+
-			"Points are labelled by concurrency and coloured by region."+paretoNote(systems)), p)
+			"Points are labelled by concurrency and coloured by region; \"short window\" marks a point whose performance "+
+			"window held too few turns for its throughput to be more than noise."+paretoNote(systems)), p)
 }
 
 // addPointLabels writes each point's label above right of it, or above left when

@@ -37,7 +37,7 @@ func calibrationPoint(t testing.TB, profile string, c publishedCell) *Point {
 	if p, err = p.WithSpeculative(c.speculative, 0); err != nil {
 		t.Fatal(err)
 	}
-	pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Requests: min(max(10*c.concurrency, 16), 4096), Seed: 1})
+	pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,5 +62,29 @@ func TestCalibration(t *testing.T) {
 		check("TTFT ms", float64(pt.TTFTP50Ms), c.ttftMs)
 		check("TPOT ms", float64(pt.TPOTP50Ms), c.tpotMs)
 		check("output tok/s", float64(pt.OutputTPS), c.outputTPS)
+	}
+}
+
+// TestPredictions runs the published cells on the profiles that were not
+// fitted (derived from the hardware's specifications and the H200 FP8
+// efficiencies) and logs the predictions. It checks only their order: BF16
+// weights and KV are slower than FP8 on the same H200 in every cell, and a B200
+// (1.7x the bandwidth, 2.3x the FP8 peak) is faster.
+func TestPredictions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("six simulated cells")
+	}
+	for _, c := range sglangCells {
+		h200 := calibrationPoint(t, sim.DefaultProfile, c)
+		for _, name := range []string{"h200-qwen3.6-35b-a3b-bf16", "b200-qwen3.6-35b-a3b"} {
+			pt := calibrationPoint(t, name, c)
+			t.Logf("%s %s: TTFT p50 %.1f ms, TPOT p50 %.2f ms, output %.0f tok/s (running limit %d)",
+				name, c.name, float64(pt.TTFTP50Ms), float64(pt.TPOTP50Ms), float64(pt.OutputTPS), pt.RunningLimit)
+			faster := pt.OutputTPS > h200.OutputTPS && pt.TPOTP50Ms < h200.TPOTP50Ms
+			if bf16 := name != "b200-qwen3.6-35b-a3b"; bf16 == faster {
+				t.Errorf("%s %s: %.0f tok/s, TPOT %.2f ms against the H200 FP8's %.0f and %.2f: wrong order",
+					name, c.name, float64(pt.OutputTPS), float64(pt.TPOTP50Ms), float64(h200.OutputTPS), float64(h200.TPOTP50Ms))
+			}
+		}
 	}
 }

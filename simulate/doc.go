@@ -23,5 +23,5 @@
 //
 // The package never imports the client (replay); it shares the sim's model,
 // not its HTTP server, so its numbers agree with a real-time replay against
-// `agentrace sim` (TestAgreesWithRealTime).
+// `agentrace sim` (e2e TestSimulateAgreesWithRealTime).
 package simulate

@@ -24,8 +24,12 @@ func (r *run) manifest() schemas.RunManifest {
 		},
 		EndpointDescription: r.describe(),
 	}
+	m.Config.Model = o.SamplingModel
 	if o.Sampling != nil {
 		m.Config.Profile = o.Sampling.Name
+		if m.Config.Model == "" {
+			m.Config.Model = o.Sampling.Model
+		}
 	}
 	if o.Data != nil {
 		m.DatasetHash = o.Data.Manifest.ContentHash
@@ -41,6 +45,14 @@ func (r *run) manifest() schemas.RunManifest {
 		counts[rec.Status]++
 	}
 	m.EndedNs, m.Counts = end, counts
+	var lastTracked int64
+	for _, rec := range r.recs {
+		if rec.InWindow && rec.CompletedNs > 0 {
+			lastTracked = max(lastTracked, rec.CompletedNs)
+		}
+	}
+	m.LastTrackedDoneNs = lastTracked
+	m.Trajectories = &schemas.TrajectoryCounts{Started: r.next, Finished: r.next - r.failedTrajs, Failed: r.failedTrajs}
 	return m
 }
 
@@ -79,7 +91,7 @@ func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 		ITLP50Ms: rp.ITLP50Ms, ITLP99Ms: rp.ITLP99Ms, LatencyP50Ms: rp.LatencyP50Ms,
 		SystemTPS: rp.SystemTPS, E2EAvgInteractivity: rp.E2EAvgInteractivity, TPSPerUser: rp.TPSPerUser,
 		PrefixCacheHitRatio: rp.PrefixCacheHitRatio, Turns: len(r.recs), WindowTurns: rp.Completed,
-		WindowDurationS: rp.WindowDurationS, ModelledSeconds: float64(m.EndedNs) / 1e9, WallSeconds: wall.Seconds(),
+		WindowDurationS: rp.WindowDurationS, ModelledSeconds: float64(m.EndedNs-ns(0)) / 1e9, WallSeconds: wall.Seconds(),
 		Failed: r.failed, RunningLimit: o.Profile.RunningLimit(), KVPoolTokens: o.Profile.KVBlocks * o.Profile.BlockSize,
 		Report: rp,
 	}
@@ -93,7 +105,7 @@ func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 	}
 	p.OutputTPS = report.Num(math.NaN())
 	if m.EndedNs > 0 {
-		p.OutputTPS = report.Num(out / (float64(m.EndedNs) / 1e9))
+		p.OutputTPS = report.Num(out / (float64(m.EndedNs-ns(0)) / 1e9))
 	}
 	var ttft report.Series
 	for _, s := range rp.Samples {
@@ -109,6 +121,9 @@ func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 		st := x.Stats()
 		p.Steps += st.Steps
 		p.Preemptions += st.Preemptions
+	}
+	if o.manifest != nil {
+		o.manifest(m)
 	}
 	if o.Records != nil {
 		for _, rec := range r.recs {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/sourcegraph/conc/iter"
 )
 
 // Routing policies across replicas.
@@ -28,7 +29,8 @@ type Options struct {
 	// (Profile.WithSpeculative).
 	Profile sim.Profile
 	// Data is the agentic workload; nil means random prompts of ISL tokens with
-	// OSL output tokens, Requests of them (0: 4 × concurrency, at least 16).
+	// OSL output tokens, Requests of them (0: DefaultRequests), all in the
+	// performance window.
 	Data          *datasets.Dataset
 	ISL, OSL      int
 	Requests      int
@@ -53,6 +55,8 @@ type Options struct {
 	// Records, when set, receives every turn's record once the run is over, in
 	// completion order (the turn log).
 	Records func(*schemas.TurnRecord) error
+	// manifest, when set, receives the point's run manifest (WriteSweep).
+	manifest func(schemas.RunManifest)
 }
 
 // Point is one simulated point: its settings, report's point metrics over the
@@ -95,20 +99,28 @@ type Point struct {
 
 	// Report is report's point, for callers that want every metric.
 	Report *report.Point `json:"-"`
+	// RunDir is the run folder written (WriteSweep), "" otherwise.
+	RunDir string `json:"run_dir,omitempty"`
 }
 
-// Sweep runs one point per concurrency, in order.
-func Sweep(ctx context.Context, o Options, concurrencies []int) ([]*Point, error) {
-	var pts []*Point
-	for _, c := range concurrencies {
+// DefaultRequests is the random workload's requests at concurrency c: ten per
+// slot, so that the closed loop reaches its steady state, from 16 to 4096.
+func DefaultRequests(c int) int { return min(max(10*c, 16), 4096) }
+
+// Sweep runs one point per concurrency, jobs of them at once (each with its
+// own model: jobs < 1 means 1), and returns them in the order given.
+func Sweep(ctx context.Context, o Options, concurrencies []int, jobs int) ([]*Point, error) {
+	return sweep(concurrencies, jobs, func(c int) (*Point, error) {
+		o := o
 		o.Concurrency = c
-		p, err := Run(ctx, o)
-		if err != nil {
-			return pts, err
-		}
-		pts = append(pts, p)
-	}
-	return pts, nil
+		return Run(ctx, o)
+	})
+}
+
+// sweep runs point for each concurrency, jobs at once.
+func sweep(concurrencies []int, jobs int, point func(c int) (*Point, error)) ([]*Point, error) {
+	m := iter.Mapper[int, *Point]{MaxGoroutines: max(jobs, 1)}
+	return m.MapErr(concurrencies, func(c *int) (*Point, error) { return point(*c) })
 }
 
 // event is a turn that becomes due at a modelled time.
@@ -153,19 +165,20 @@ type traj struct {
 
 // run is one point's state.
 type run struct {
-	o        Options
-	srv      *sim.Server
-	reps     []*sim.Replica
-	q        events
-	seq      int64
-	next     int // next trajectory to start
-	budget   int
-	windowAt float64 // end of the performance window; +Inf until it closes
-	recs     []*schemas.TurnRecord
-	rr       int
-	body     []byte
-	inflight map[*sim.Turn]*inflight
-	failed   int
+	o           Options
+	srv         *sim.Server
+	reps        []*sim.Replica
+	q           events
+	seq         int64
+	next        int // next trajectory to start
+	budget      int
+	windowAt    float64 // end of the performance window; +Inf until it closes
+	recs        []*schemas.TurnRecord
+	rr          int
+	body        []byte
+	inflight    map[*sim.Turn]*inflight
+	failed      int // turns
+	failedTrajs int
 }
 
 type inflight struct {
@@ -223,7 +236,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 	} else {
 		r.budget = o.Requests
 		if r.budget == 0 {
-			r.budget = max(4*o.Concurrency, 16)
+			r.budget = DefaultRequests(o.Concurrency)
 		}
 	}
 	for range min(o.Concurrency, r.budget) {
@@ -420,6 +433,7 @@ func (r *run) afterTurn(tr *traj, at float64) {
 		return
 	}
 	if tr.failed {
+		r.failedTrajs++
 		// The rest is aborted, not sent, as replay logs it.
 		for ; tr.next < len(tr.turns); tr.next++ {
 			t := &tr.turns[tr.next]
@@ -428,9 +442,13 @@ func (r *run) afterTurn(tr *traj, at float64) {
 				InWindow: at < r.windowAt, UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1})
 		}
 	}
-	if !r.startTrajectory(at) && math.IsInf(r.windowAt, 1) {
+	// A serving benchmark measures every request: the random workload's window
+	// never closes.
+	if !r.startTrajectory(at) && math.IsInf(r.windowAt, 1) && r.o.Data != nil {
 		r.windowAt = at
 	}
 }
 
-func ns(s float64) int64 { return int64(math.Round(s * 1e9)) }
+// ns is a modelled time on the run clock, in nanoseconds. As replay's, the run
+// clock starts a microsecond before the first turn (0 means "did not happen").
+func ns(s float64) int64 { return int64(math.Round(s*1e9)) + 1000 }

@@ -4,7 +4,8 @@
 // It synthesizes a small dataset with both domains (datasets/synth), ingests it
 // (ingest) and prints its statistics, starts the simulated server (replay/sim) on a
 // free loopback port, sweeps the concurrencies (replay), scores every point
-// (score) and builds the report (report). Since report is the last stage, tour
+// (score), builds the report (report), and predicts the same points in virtual
+// time with more trajectories (simulate). Since report is the last stage, tour
 // comes after it and may import every stage; nothing imports tour but the command.
 //
 // The server runs only while Run does: it is shut down when Run returns, also when
@@ -35,6 +36,7 @@ import (
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/simulate"
 )
 
 // Defaults of Options' zero values.
@@ -121,7 +123,11 @@ type Result struct {
 	// returned. Speedup is the server's speedup.
 	Endpoint string
 	Speedup  float64
-	Elapsed  time.Duration
+	// Predicted are the same dataset's points in virtual time (package simulate),
+	// with PredictPasses trajectories per slot: modelled figures over windows
+	// long enough to mean something.
+	Predicted []*simulate.Point
+	Elapsed   time.Duration
 }
 
 // Run runs the tour. On an error after the server started, the Result so far comes
@@ -155,7 +161,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{}
 
 	// 1. Synthesize, ingest, show statistics.
-	step(w, "1/4", "synthesize traces (coding scale %g, workflow scale %g, seed %d)", o.CodingScale, o.WorkflowScale, o.Seed)
+	step(w, "1/5", "synthesize traces (coding scale %g, workflow scale %g, seed %d)", o.CodingScale, o.WorkflowScale, o.Seed)
 	tracePath := filepath.Join(o.Out, "traces.jsonl")
 	sum, err := synth.WriteFile(ctx, tracePath, synth.Options{Scale: 1, CodingScale: o.CodingScale, WorkflowScale: o.WorkflowScale, Seed: o.Seed})
 	if err != nil {
@@ -179,7 +185,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 
 	dsDir := filepath.Join(o.Out, "dataset")
-	step(w, "1/4", "ingest into %s", dsDir)
+	step(w, "1/5", "ingest into %s", dsDir)
 	if _, err := ingest.Run(ctx, ingest.Options{Out: dsDir, Inputs: []string{tracePath}, Overwrite: true}); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
@@ -194,6 +200,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
+	sp, err := datasets.LookupProfile(DefaultProfile)
+	if err != nil {
+		return nil, fmt.Errorf("demo: %w", err)
+	}
+	sampling := &sp
 	// The server counts with its own pseudo-tokenizer: encoding every prompt with
 	// the real one would cost more CPU than the rest of the tour.
 	cfg := sim.Config{Profile: prof, Speedup: o.Speedup, Dataset: d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
@@ -210,7 +221,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		stopSim()
 		<-simDone
 	}()
-	step(w, "2/4", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
+	step(w, "2/5", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
 		endpoint, prof.Name, o.Speedup, o.Fidelity)
 
 	// 3. Sweep.
@@ -225,7 +236,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		// Enough trajectories to keep c slots busy, as a whole number of passes over
 		// the dataset (the rules want a multiple of the dataset size).
 		budget := n * max(1, (c+n-1)/n)
-		step(w, "3/4", "sweep point %d/%d: concurrency %d, %d trajectories", i+1, len(o.Concurrencies), c, budget)
+		step(w, "3/5", "sweep point %d/%d: concurrency %d, %d trajectories", i+1, len(o.Concurrencies), c, budget)
 		sumr, err := replay.Run(ctx, replay.Options{
 			Dataset: dsDir, Data: d, Endpoint: endpoint, Out: filepath.Join(runsDir, fmt.Sprintf("c%d", c)), Overwrite: true,
 			Profile: DefaultProfile, Concurrency: c, Trajectories: budget, DelayScale: 1 / o.Speedup,
@@ -240,8 +251,8 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		if ctx.Err() != nil {
 			return res, fmt.Errorf("demo: interrupted at concurrency %d: %w", c, ctx.Err())
 		}
-		fmt.Fprintf(w, "      %d turns in %s, %.0f output tokens/s over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)\n",
-			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), sumr.TokensPerSecond())
+		fmt.Fprintf(w, "      %d turns in %s (%s modelled), %.0f output tokens/s modelled over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)\n",
+			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), (time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup)
 	}
 
 	if err := runs.Commit(); err != nil {
@@ -259,7 +270,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	scores := map[int]*schemas.Scores{}
 	for _, c := range o.Concurrencies {
 		runDir := filepath.Join(runsDir, fmt.Sprintf("c%d", c))
-		step(w, "4/4", "score %s", runDir)
+		step(w, "4/5", "score %s", runDir)
 		s, err := score.ScoreRun(ctx, score.Options{Run: runDir, Dataset: dsDir, Truth: truth, Counter: counter})
 		if err != nil {
 			return res, fmt.Errorf("demo: %w", err)
@@ -271,7 +282,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		res.Ruleset = s.Verdict.Ruleset
 	}
 	repDir := filepath.Join(o.Out, "report")
-	step(w, "4/4", "report into %s", repDir)
+	step(w, "4/5", "report into %s", repDir)
 	// service levels of a responsive agent (first token within 2 s, 30 tokens/s per
 	// user) in modelled time, scaled to the simulated server's speed
 	ro := report.Options{Out: repDir, Runs: []string{runsDir}, SLOTTFTMs: DefaultSLOTTFTMs / o.Speedup, SLOTPSPerUser: DefaultSLOTPSPerUser * o.Speedup}
@@ -329,6 +340,18 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Points = append(res.Points, pt)
 		}
 	}
+	// 5. The same dataset and profile in virtual time, with PredictPasses
+	// trajectories per slot so that every point's window holds most of its turns.
+	for _, c := range o.Concurrencies {
+		budget := n * max(1, (PredictPasses*c+n-1)/n)
+		step(w, "5/5", "predict in virtual time (agentrace simulate): concurrency %d, %d trajectories", c, budget)
+		pt, err := simulate.Run(ctx, simulate.Options{Profile: prof, Data: d, Concurrency: c, Trajectories: budget,
+			Fidelity: o.Fidelity, Seed: int64(o.Seed), Sampling: sampling})
+		if err != nil {
+			return res, fmt.Errorf("demo: %w", err)
+		}
+		res.Predicted = append(res.Predicted, pt)
+	}
 	if err := ctx.Err(); err != nil {
 		return res, fmt.Errorf("demo: interrupted: %w", err)
 	}
@@ -340,6 +363,10 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	WriteTable(w, res)
 	return res, nil
 }
+
+// PredictPasses is how many trajectories per slot the virtual-time prediction
+// runs (rounded up to whole passes over the dataset).
+const PredictPasses = 4
 
 func (o Options) withDefaults() Options {
 	if o.CodingScale == 0 {
@@ -423,9 +450,13 @@ func WriteTable(w io.Writer, r *Result) {
 		src = fmt.Sprintf("tokenizer %s (%s sha256 %.12s): the model's own", r.Tokenizer, r.TokenizerUse.File, r.TokenizerUse.TokenizerSHA256)
 	}
 	fmt.Fprintf(w, "ruleset %s; OSL counted with %s\n", r.Ruleset, src)
-	if r.Speedup > 0 && r.Speedup != 1 {
-		fmt.Fprintf(w, "the simulated server ran %gx faster than modelled: divide tokens/s by %g for the modelled hardware\n", r.Speedup, r.Speedup)
+	// The runs' clock is the wall clock, on which the sim ran Speedup times faster
+	// than modelled: the table states the modelled hardware's figures.
+	speedup := r.Speedup
+	if speedup <= 0 {
+		speedup = 1
 	}
+	fmt.Fprintf(w, "the simulated server ran %gx faster than real time; tokens/s below are the modelled hardware's (report.html's are on the run's clock)\n", speedup)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tinline accuracy\tOSL mean\taccuracy gates\t\n")
 	for _, p := range r.Points {
@@ -433,7 +464,7 @@ func WriteTable(w io.Writer, r *Result) {
 		if !p.Pass {
 			v = "fail: " + strings.Join(p.FailedGates, ", ")
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f%%\t%.1f\t%s\t\n", p.Concurrency, num(p.SystemTPS), num(p.Interactivity), 100*p.Accuracy, p.OSLMean, v)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%.2f%%\t%.1f\t%s\t\n", p.Concurrency, num(p.SystemTPS/speedup), num(p.Interactivity/speedup), 100*p.Accuracy, p.OSLMean, v)
 	}
 	tw.Flush()
 	if r.Verdict {
@@ -444,6 +475,16 @@ func WriteTable(w io.Writer, r *Result) {
 			fmt.Fprintf(w, "  - %s: %s\n", c.Name, shorten(c.Reason, 110))
 		}
 		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
+	}
+	if len(r.Predicted) > 0 {
+		fmt.Fprintf(w, "\npredicted in virtual time (agentrace simulate, the same model and dataset, %d trajectories per slot):\n", PredictPasses)
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tTTFT p50 ms\tTPOT p50 ms\twindow turns\twindow s\t\n")
+		for _, p := range r.Predicted {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.2f\t%d of %d\t%s\t\n", p.Concurrency, num(float64(p.SystemTPS)), num(float64(p.E2EAvgInteractivity)),
+				num(float64(p.TTFTP50Ms)), float64(p.TPOTP50Ms), p.WindowTurns, p.Turns, num(float64(p.WindowDurationS)))
+		}
+		tw.Flush()
 	}
 	fmt.Fprintf(w, "\ndemo finished in %s\nreport: %s\n", r.Elapsed.Round(time.Second), r.ReportHTML)
 }

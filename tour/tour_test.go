@@ -66,7 +66,7 @@ func TestRun(t *testing.T) {
 		t.Fatalf("points %+v", res.Points)
 	}
 	// Two throughput figures, each saying what it counts.
-	if !strings.Contains(w.String(), "output tokens/s over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)") {
+	if !strings.Contains(w.String(), "output tokens/s modelled over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)") {
 		t.Errorf("the demo's per-run throughput does not say how it differs from the table's:\n%s", w)
 	}
 	for _, p := range res.Points {
@@ -92,11 +92,15 @@ func TestRun(t *testing.T) {
 	if res.Verdict || len(res.FailedChecks) == 0 {
 		t.Errorf("verdict %t, failed checks %v: a two-point demo on a tiny dataset must fail the curve checks", res.Verdict, res.FailedChecks)
 	}
-	for _, want := range []string{"demo 1/4", "demo 2/4", "demo 3/4", "demo 4/4", "inline accuracy", "report verdict: FAIL",
+	for _, want := range []string{"demo 1/5", "demo 2/5", "demo 3/5", "demo 4/5", "demo 5/5", "inline accuracy", "report verdict: FAIL",
+		"predicted in virtual time",
 		"  - at least 7 points", "official dataset size", "report: " + res.ReportHTML} {
 		if !strings.Contains(log, want) {
 			t.Errorf("progress lacks %q:\n%s", want, log)
 		}
+	}
+	if len(res.Predicted) != 2 || res.Predicted[1].Concurrency != 4 || !(res.Predicted[1].SystemTPS > res.Predicted[0].SystemTPS) {
+		t.Errorf("predicted points %+v: want c=1 and c=4, throughput rising", res.Predicted)
 	}
 	serverGone(t, res.Endpoint)
 

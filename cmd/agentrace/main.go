@@ -32,6 +32,7 @@ func commands() []*cli.Command {
 		exportCommand(),
 		tokenizeCommand(),
 		simCommand(),
+		simulateCommand(),
 		replayCommand(),
 		sweepCommand(),
 		swebenchCommand(),

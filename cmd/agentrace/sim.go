@@ -16,11 +16,11 @@ import (
 
 // simOptions are the flags of `agentrace sim`.
 type simOptions struct {
-	listen, profile, dataset, fault, tokenizer string
-	tokenizerRevision                          string
-	speedup, fidelity, outMean, outSigma       float64
-	outMin, outMax, maxConns                   int
-	seed                                       uint64
+	listen, profile, dataset, fault, tokenizer, speculative string
+	tokenizerRevision                                       string
+	speedup, fidelity, outMean, outSigma, acceptance        float64
+	outMin, outMax, maxConns                                int
+	seed                                                    uint64
 }
 
 func simCommand() *cli.Command {
@@ -38,7 +38,8 @@ func simCommand() *cli.Command {
 			"a KV pool with a prefix cache (generated tokens included), preemption, and a bounded\n" +
 			"queue. Endpoints: POST /v1/chat/completions (streaming and not), GET /v1/models,\n" +
 			"GET /health, GET /metrics (vLLM-style names). Every modelled duration is divided by\n" +
-			"--speedup; responses carry X-Sim-Speedup.\n\n" +
+			"--speedup; responses carry X-Sim-Speedup. `agentrace simulate` runs the same model in\n" +
+			"virtual time; docs/simulator.md says how it is derived and fitted.\n\n" +
 			"Example: serve the H200 profile 20 times faster than real time, answering with the\n" +
 			"dataset's recorded messages 90% of the time, with 1% stream cuts:\n\n" +
 			"  agentrace sim --listen 127.0.0.1:8000 --speedup 20 --dataset ds --fidelity 0.9 --fault cut=0.01\n\n" +
@@ -51,6 +52,8 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "serve on this `ADDR` (host:port)", Destination: &o.listen},
 			&cli.StringFlag{Name: "profile", Value: sim.DefaultProfile, Usage: "serving profile `NAME` (" + strings.Join(names, ", ") + ")", Destination: &o.profile},
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide every modelled duration by `X` (a positive number: 1 is real time)", Destination: &o.speedup},
+			&cli.StringFlag{Name: "speculative", Usage: "speculative decoding: off, mtp or eagle3 (default: the profile's)", Destination: &o.speculative},
+			&cli.Float64Flag{Name: "acceptance", HideDefault: true, Usage: "speculative draft acceptance rate `A` in [0, 1] (default: the profile's)", Destination: &o.acceptance},
 			withDest(datasetFlag("answer with the recorded assistant messages of dataset `DIR` (an ingest output)", false), &o.dataset),
 			&cli.Float64Flag{Name: "fidelity", Value: 0.9, Usage: "with --dataset: probability `P` of the exact recorded answer (else a perturbed one)", Destination: &o.fidelity},
 			&cli.StringFlag{Name: "fault", Usage: "inject faults: `SPEC` is NAME=RATE,... with NAME one of 5xx, 429, cut (stream cut half-way), malformed (one broken chunk), stall (a pause half-way; stall_s=SECONDS, default 60), e.g. 5xx=0.01,cut=0.01,stall=0.01,stall_s=30", Destination: &o.fault},
@@ -79,6 +82,9 @@ func runSim(ctx context.Context, o simOptions) error {
 	p, err := sim.LookupProfile(o.profile)
 	if err != nil {
 		return err
+	}
+	if p, err = p.WithSpeculative(o.speculative, o.acceptance); err != nil {
+		return argsError("sim", "%v", err)
 	}
 	faults, err := sim.ParseFaults(o.fault)
 	if err != nil {

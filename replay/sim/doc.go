@@ -42,10 +42,8 @@
 // tokenizing the whole rendered prompt at once, as a server does.
 //
 // What is not modelled: the sampled text itself (answers are recorded or
-// synthetic, see below), speculative decoding, tensor/data parallelism, CPU
-// offload of the KV cache, the recurrent state of linear-attention layers (only
-// its memory is subtracted from the pool in the H200 profile), and prefill cost
-// quadratic in context (attention cost is linear in context tokens read).
+// synthetic, see below), tensor/data parallelism, CPU offload of the KV cache,
+// the linear-attention layers' own compute, and network and tokenization time.
 //
 // # Prefix cache
 //
@@ -85,21 +83,32 @@
 // computed all its tokens generates one more at the step's end; the first
 // arrives when its prefill completes.
 //
-// A step lasts
+// With speculative decoding (Profile.Speculative, MTP by default on the Qwen3.6
+// profiles) a decoding sequence verifies its last token and up to DraftTokens
+// drafts in one step, and keeps 1 + the drafts accepted, each with the
+// acceptance rate given the ones before it were; the sequences running are
+// bounded by the linear-attention state slots as well (Profile.RunningLimit).
 //
-//	StepOverhead + PrefillPerToken × prefill tokens + DecodePerSeq × decoding sequences
-//	  + AttendPerToken × context tokens read (each scheduled sequence's KV)
+// A step's duration comes from the profile's hardware, architecture, precision
+// and fitted efficiencies (costModel, in cost.go): fixed time per forward pass,
+// prefill and decode FLOPs at a share of the dense peak, and the bytes read —
+// weights (routed experts as many as the step's tokens touch), KV, and the
+// linear-attention states — at a share of the HBM bandwidth. So throughput rises
+// with concurrency while weight reads are shared, per-request decode speed falls
+// as the batch and its context grow, a prefill chunk slows the decodes beside it,
+// and coding traces thrash the cache once the trajectories' contexts outgrow the
+// pool. docs/simulator.md has the derivation and the fit.
 //
-// in modelled seconds. So throughput rises with concurrency while the fixed
-// overhead is shared, per-request decode speed falls as the batch and its
-// context grow, and coding traces thrash the cache once the trajectories'
-// contexts outgrow the pool.
+// The same scheduler runs in virtual time (Replica, for package simulate): the
+// caller submits turns and advances from one step's end to the next, with no
+// wall time spent.
 //
 // Modelled time runs against the monotonic clock divided by Config.Speedup: the
 // scheduler sleeps until each step's due time and then wakes the request
 // goroutines whose tokens it produced (no per-request sleeping); a request's
-// goroutine writes every token that is due in one write. Oversleeping one step
-// is made up by the next, since due times are absolute. When the sim cannot keep
+// goroutine writes the tokens that are due — one step's when the sim keeps
+// pace — as one chunk per part (reasoning, content, a tool call's arguments).
+// Oversleeping one step is made up by the next, since due times are absolute. When the sim cannot keep
 // the pace (very high speedups), steps run back to back and the metric
 // agentrace_sim_lag_seconds says by how much it fell behind.
 //

@@ -214,8 +214,8 @@ var archQwen36 = Architecture{
 //     sequences decode at once; the fp32 DeltaNet state is 63 MB a sequence, so
 //     94 slots are 5.9 GB of the 94 GB of cache memory.
 //
-// Modelled (TestCalibration): c=1 148 ms, 1.99 ms, 467 tok/s; c=16 168 ms (p50),
-// 6.83 ms, 2,251 tok/s; c=1024 27.9 ms, 3,313 tok/s.
+// Modelled (TestCalibration): c=1 148 ms, 1.99 ms, 464 tok/s; c=16 171 ms (p50),
+// 6.82 ms, 2,251 tok/s; c=1024 27.9 ms, 3,313 tok/s.
 var effSGLang = Efficiency{Bandwidth: 0.85, Compute: 0.17, PassOverhead: 0.85e-3, StateShare: 0.0625}
 
 // memSGLang: SGLang's --mem-fraction-static for a 141 GB GPU is about 0.9; the

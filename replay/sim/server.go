@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -612,10 +613,41 @@ func (s *Server) prepare(req *chatRequest, session string, rng *rand.Rand, bp *[
 	return res, ""
 }
 
+// requestKeys are the request fields the sim reads, in the order of
+// decodeRequest's vals.
+var requestKeys = []string{"model", "messages", "stream", "stream_options", "max_tokens", "max_completion_tokens", "tools", "tool_choice", "cache_salt"}
+
+// decodeRequest reads a request body. The messages are kept raw, as slices of
+// b: one validating scan finds them (a body of a long history is mostly its
+// messages), and only the small fields go through encoding/json.
 func decodeRequest(b []byte) (*chatRequest, error) {
 	var r chatRequest
-	if err := json.Unmarshal(b, &r); err != nil {
+	sc := jsonscan.NewScanner(b, jsonscan.JSON)
+	vals := make([][]byte, len(requestKeys))
+	if err := sc.Fields(requestKeys, vals); err != nil {
 		return nil, err
+	}
+	if err := sc.End(); err != nil {
+		return nil, err
+	}
+	if m := vals[1]; len(m) > 0 && string(m) != "null" {
+		ms := jsonscan.NewScanner(m, jsonscan.JSON)
+		if err := ms.Array(func(int) error {
+			v, err := ms.Value()
+			r.Messages = append(r.Messages, v)
+			return err
+		}); err != nil {
+			return nil, fmt.Errorf("messages: %w", err)
+		}
+	}
+	fields := []any{&r.Model, nil, &r.Stream, &r.StreamOptions, &r.MaxTokens, &r.MaxCompletionTokens, &r.Tools, &r.ToolChoice, &r.CacheSalt}
+	for i, v := range vals {
+		if v == nil || fields[i] == nil {
+			continue
+		}
+		if err := json.Unmarshal(v, fields[i]); err != nil {
+			return nil, fmt.Errorf("%s: %w", requestKeys[i], err)
+		}
 	}
 	return &r, nil
 }
@@ -881,8 +913,19 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *res
 				return append(b, `"role":"assistant","content":""`...)
 			}, "")
 		}
+		// The tokens due now (one step's: one token, or with speculation the
+		// accepted drafts and one more) go out as one chunk per part, as a server
+		// streams a step's output as one delta.
+		var pend event
+		flush := func() {
+			if pend.kind != segMarkup {
+				b = appendEvent(b, res, &pend)
+				pend = event{}
+			}
+		}
 		for ; sent < n; sent++ {
 			if sent == res.faultAt {
+				flush()
 				switch res.fault {
 				case faultCut:
 					_, _ = w.Write(b)
@@ -902,10 +945,16 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *res
 					}
 				}
 			}
-			for i := range res.out.tokenEvents(sent) {
-				b = appendEvent(b, res, &res.out.tokenEvents(sent)[i])
+			for _, ev := range res.out.tokenEvents(sent) {
+				if pend.kind == ev.kind && pend.call == ev.call && ev.kind != segToolName {
+					pend.text += ev.text
+					continue
+				}
+				flush()
+				pend = ev
 			}
 		}
+		flush()
 		if n == res.target {
 			b = appendDelta(b, res, func(b []byte) []byte { return append(b, `"content":""`...) }, res.finish)
 			if res.usage {

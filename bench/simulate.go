@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/synth"
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simulate"
+)
+
+// simulateGoal is modelled turns per wall second: the full-size dataset
+// (20,297 client turns) in 10 s.
+const simulateGoal = 2000
+
+// benchSimulate measures `agentrace simulate` on the synthetic full-size dataset
+// (synth at scale 1: 613 trajectories) at concurrency 256 on the default H200
+// profile: modelled turns per wall second and per CPU second.
+func benchSimulate(env Env) (Row, error) {
+	ctx := context.Background()
+	trace := filepath.Join(env.Work, "simulate-full.jsonl")
+	if _, err := synth.WriteFile(ctx, trace, synth.Options{Scale: 1, Seed: 1}); err != nil {
+		return Row{}, err
+	}
+	dir := filepath.Join(env.Work, "simulate-ds")
+	if err := ingest.Files(ctx, dir, trace); err != nil {
+		return Row{}, err
+	}
+	d, err := datasets.Open(dir)
+	if err != nil {
+		return Row{}, err
+	}
+	p, err := sim.LookupProfile(sim.DefaultProfile)
+	if err != nil {
+		return Row{}, err
+	}
+	cpu0, wall0 := cpuTime(), time.Now()
+	pt, err := simulate.Run(ctx, simulate.Options{Profile: p, Data: d, Concurrency: 256, Fidelity: 0.9, Seed: 1})
+	if err != nil {
+		return Row{}, err
+	}
+	wall, cpu := time.Since(wall0).Seconds(), (cpuTime() - cpu0).Seconds()
+	perWall := float64(pt.Turns) / wall
+	return Row{
+		Name: "simulate: synthetic full-size dataset at c=256, modelled turns per wall second",
+		Measured: fmt.Sprintf("%d turns (%.0f modelled s, system %.0f tok/s) in %.1f s wall, %.1f s CPU: %.0f turns/s wall, %.0f per CPU second (load %s)",
+			pt.Turns, pt.ModelledSeconds, float64(pt.SystemTPS), wall, cpu, perWall, float64(pt.Turns)/cpu, loadAverage()),
+		Ratio: fmt.Sprintf("%.2fx of goal", perWall/simulateGoal),
+		Goal:  fmt.Sprintf(">= %d turns/s (the full-size dataset in 10 s)", simulateGoal),
+		Met:   perWall >= simulateGoal,
+	}, nil
+}

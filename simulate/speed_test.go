@@ -1,0 +1,31 @@
+package simulate
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/replay/sim"
+)
+
+// BenchmarkDataset simulates the synthetic dataset in AGENTRACE_SIM_DATASET (or
+// skips) at concurrency 256.
+func BenchmarkDataset(b *testing.B) {
+	dir := os.Getenv("AGENTRACE_SIM_DATASET")
+	if dir == "" {
+		b.Skip("AGENTRACE_SIM_DATASET not set")
+	}
+	d, err := datasets.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, _ := sim.LookupProfile(sim.DefaultProfile)
+	for b.Loop() {
+		pt, err := Run(context.Background(), Options{Profile: p, Data: d, Concurrency: 256, Fidelity: 0.9, Seed: 1, Trajectories: 64})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(pt.Turns)/pt.WallSeconds, "turns/s")
+	}
+}
