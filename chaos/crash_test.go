@@ -117,6 +117,7 @@ func TestChaosCrash(t *testing.T) {
 		// a crash.
 		s := h.run(spec{budget: small}, minute, "agentrace", "score", run)
 		s.expectExit(0, 1, 2) // a verdict (0, 1), or the run refused (2)
+		staleLock(t, filepath.Join(root, ".killed.agentrace-lock"))
 		noTemps(t, root)
 	})
 

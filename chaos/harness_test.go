@@ -394,6 +394,22 @@ func sameFiles(t *testing.T, root string, before map[string]string) {
 	}
 }
 
+// staleLock checks the lock file a command killed with kill -9 left beside its
+// output (nothing could remove it) and removes it: nobody holds it, so the next
+// writer of that output takes it.
+func staleLock(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatalf("the killed command's lock file: %v", err)
+	}
+	defer os.Remove(path)
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		t.Errorf("the killed command's lock %s is still held: %v", path, err)
+	}
+}
+
 // noTemps fails the test if what an output claim keeps beside its output (a
 // lock, a folder or file being built, an earlier output moved aside) was left
 // under root.

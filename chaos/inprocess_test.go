@@ -35,7 +35,7 @@ var inProcess = []struct {
 	// 5, 14: FIFOs and devices as inputs; unreadable turn logs.
 	{"5, 14", "./score", []string{"TestRescoreHostileFiles", "TestUnreadableTurnLogIsAnError", "TestScoresNeverReplaceOthersFiles", "TestRescoreOutput"}, 512 << 20, nil},
 	{"5", "./internal/infile", []string{"TestOpenRefusesWhatIsNotARegularFile", "TestReadFileLimit"}, 64 << 20, nil},
-	{"1, 2", "./internal/outguard", []string{"TestCheckPaths", "TestCheckReplace", "TestBeginFinishAbandon"}, 64 << 20, nil},
+	{"1, 2", "./internal/outguard", []string{"TestCheckPaths", "TestCheckReplace", "TestClaimKeepsTheEarlierOutput"}, 64 << 20, nil},
 	// 4, 14, 15: a full disk under the log (manifest and flushed rows kept);
 	// unreadable, garbage-length and cut logs.
 	{"4, 14, 15", "./datasets/runlog", []string{"TestManifestOnFullDisk", "TestAbortKeepsFlushedRows", "TestUnreadableLogs",

@@ -36,7 +36,9 @@ func echoServer(t *testing.T) *httptest.Server {
 			echo = append(echo, u+":"+p)
 		}
 		js, _ := json.Marshal(strings.Join(echo, "; "))
-		if n.Add(1)%3 == 0 {
+		// every third request from the sixth on: by then a turn has succeeded, so
+		// the 401 is a failed turn, not a server refusing the whole run
+		if c := n.Add(1); c > 5 && c%3 == 0 {
 			http.Error(w, `{"error":{"message":"unauthorized: `+string(js[1:len(js)-1])+`"}}`, http.StatusUnauthorized)
 			return
 		}
@@ -72,11 +74,15 @@ func TestChaosSecrets(t *testing.T) {
 	secrets := []string{key, auth, passwd, cred, urlPw, url.PathEscape(urlPw), url.QueryEscape(urlPw), basic}
 	common := []string{"--dataset", ds, "--concurrency", "4", "--no-delays", "--trajectories", "12",
 		"--header", "X-Custom-Auth: " + auth, "--header", "X-Password: " + passwd, "--header", "X-Api-Credential: Bearer " + cred,
-		"--header", "X-Trace-Tag: public-tag", "--public-header", "X-Trace-Tag"}
+		"--header", "X-Trace-Tag: public-tag", "--public-header", "X-Trace-Tag", "--model", "m"}
 	var procs []*proc
 	run := func(want int, args ...string) *proc {
 		p := h.run(spec{budget: small, env: []string{"AGENTRACE_CHAOS_KEY=" + key}}, minute, append([]string{"agentrace"}, args...)...)
-		p.expectExit(want)
+		if want == 1 {
+			p.expectExit(0, 1) // done, with a verdict that may say no
+		} else {
+			p.expectExit(want)
+		}
 		procs = append(procs, p)
 		return p
 	}
@@ -86,13 +92,13 @@ func TestChaosSecrets(t *testing.T) {
 	run(0, append([]string{"replay", "--endpoint", withPw, "--out", runPw}, common...)...)
 	for _, c := range []string{"#", " ", "/", "?", `"`} {
 		bad := strings.Replace(srv.URL, "http://", "http://agent:"+strings.ReplaceAll(urlPw, " ", c)+"@", 1)
-		run(1, append([]string{"replay", "--endpoint", bad, "--out", filepath.Join(root, "run-bad")}, common...)...)
+		run(2, append([]string{"replay", "--endpoint", bad, "--out", filepath.Join(root, "run-bad")}, common...)...)
 	}
 	dump := run(0, "log", "dump", runKey)
 	run(0, "log", "dump", runPw)
-	run(0, "score", runKey)
-	run(0, "score", runPw)
-	run(0, "report", "--out", filepath.Join(root, "report"), runKey, runPw)
+	run(1, "score", runKey)
+	run(1, "score", runPw)
+	run(1, "report", "--out", filepath.Join(root, "report"), runKey, runPw)
 	run(0, "log", "export", "--out", filepath.Join(root, "all-turns.parquet"), runKey, runPw)
 	if !strings.Contains(dump.stdout.String(), "redacted") || !strings.Contains(dump.stdout.String(), "HTTP 401") {
 		t.Errorf("the server's echo is not in the log (the test checked nothing):\n%s", tail(dump.stdout.String()))

@@ -66,7 +66,7 @@ func TestChaosSignals(t *testing.T) {
 		{"stats --card", []string{"stats", "--dataset", p("ds"), "--card", "--out", p("card")}, 0, p("card"), ""},
 		{"diff", []string{"diff", p("ds"), p("ds")}, 0, "", ""},
 		{"prompt", []string{"prompt", "--dataset", p("ds"), "--conversation", "sim_000001", "--turn", "1"}, 0, "", ""},
-		{"score", []string{"score", p("sweep/c64")}, 0, p("sweep/c64/scores.json"), ""},
+		{"score", []string{"score", "--overwrite", p("sweep/c64")}, 0, p("sweep/c64/scores.json"), ""},
 		{"rescore", []string{"rescore", "--out", p("r.parquet"), p("archive")}, 0, p("r.parquet"), ""},
 		{"report", []string{"report", "--out", p("rep"), p("sweep")}, 0, p("rep"), ""},
 		{"audit", []string{"audit", "--out", p("aud"), p("sweep")}, 0, p("aud"), ""},
