@@ -67,3 +67,29 @@ func TestLookupProfile(t *testing.T) {
 		t.Error("unknown profile accepted")
 	}
 }
+
+// TestParseReferenceSessionID: session ids read back as the reference scorer reads
+// them (a trailing __repeat_ and Python digits, any value).
+func TestParseReferenceSessionID(t *testing.T) {
+	tests := []struct {
+		in     string
+		conv   string
+		repeat int
+	}{
+		{"conv1", "conv1", 1},
+		{"conv1__repeat_3", "conv1", 3},
+		{"conv1__repeat_1", "conv1", 1},
+		{"conv1__repeat_007", "conv1", 7},
+		{"conv1__repeat_", "conv1__repeat_", 1},
+		{"a__repeat_1__repeat_2", "a__repeat_1", 2},
+		{"c__repeat_2\n", "c", 2},
+		{"c__repeat_٣", "c", 3},
+		{"c__repeat_2x", "c__repeat_2x", 1},
+	}
+	for _, tt := range tests {
+		conv, rep, ok := ParseReferenceSessionID(tt.in)
+		if !ok || conv != tt.conv || rep != tt.repeat {
+			t.Errorf("ParseReferenceSessionID(%q) = %q, %d, %v; want %q, %d", tt.in, conv, rep, ok, tt.conv, tt.repeat)
+		}
+	}
+}

@@ -305,23 +305,25 @@ func (in *ingester) conversation(path, metadata string, rows []*row, problem pro
 }
 
 // repeatCollision checks a new conversation id against the session ids replay
-// sends (datasets.SessionID: C on the first pass, C__repeat_N from the second): an
-// id C__repeat_N beside a conversation C would make two trajectories send the same
-// session id. It returns the problem, naming the other conversation's line; or,
-// for an id C__repeat_N without a conversation C (yet), a warning: what reads a
-// session id back (the sim's recorded answers, the reference's scorer) takes its
-// turns for C's.
+// sends (datasets.SessionID: C on the first pass, C__repeat_N from the second)
+// and as the reference's scorer reads them back (datasets.ParseReferenceSessionID:
+// any trailing __repeat_ and digits, so C__repeat_1 and C__repeat_02 too): an id
+// that reads as a repeat of a conversation C beside C would make two trajectories
+// send the same session id, or the scorer take one's turns for the other's. It
+// returns the problem, naming the other conversation's line; or, for such an id
+// without a conversation C (yet), a warning: what reads a session id back (the
+// sim's recorded answers, the reference's scorer) takes its turns for C's.
 func (in *ingester) repeatCollision(id string, at location) (problem, warning string) {
-	const why = "two trajectories would send the same session id (X-Session-ID); rename one of them"
+	const why = "two trajectories would send the same session id (X-Session-ID), or the reference's scorer read one's turns as the other's; rename one of them"
 	if s, ok := in.repeats[id]; ok {
-		return fmt.Sprintf("conversation %q (%s:%d) is this conversation's session id on its repeat %d: %s", s.id, s.at.file, s.at.line, s.repeat, why), ""
+		return fmt.Sprintf("conversation %q (%s:%d) reads as this conversation's session id on its repeat %d: %s", s.id, s.at.file, s.at.line, s.repeat, why), ""
 	}
-	base, n := datasets.ParseSessionID(id)
-	if n < 2 {
+	base, n, ok := datasets.ParseReferenceSessionID(id)
+	if !ok || base == id {
 		return "", ""
 	}
 	if o, ok := in.seen[base]; ok {
-		return fmt.Sprintf("conversation id is the session id of conversation %q (%s:%d) on its repeat %d: %s", base, o.file, o.line, n, why), ""
+		return fmt.Sprintf("conversation id reads as the session id of conversation %q (%s:%d) on its repeat %d: %s", base, o.file, o.line, n, why), ""
 	}
 	if _, ok := in.repeats[base]; !ok {
 		in.repeats[base] = suffixed{id: id, repeat: n, at: at}

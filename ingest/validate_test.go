@@ -204,9 +204,9 @@ func TestValidationRejects(t *testing.T) {
 		// Replay sends conversation C as C, then C__repeat_N (datasets.SessionID):
 		// an id C__repeat_N beside C would send one session id for two trajectories.
 		{"id is another's repeat session id", jsonl(u1, strings.Replace(other, `"c2"`, `"c1__repeat_2"`, 1)),
-			[]string{`in.jsonl:2: conversation "c1__repeat_2" turn 1 : conversation id is the session id of conversation "c1" (in.jsonl:1) on its repeat 2`}},
+			[]string{`in.jsonl:2: conversation "c1__repeat_2" turn 1 : conversation id reads as the session id of conversation "c1" (in.jsonl:1) on its repeat 2`}},
 		{"id whose repeat session id came first", jsonl(strings.Replace(other, `"c2"`, `"c1__repeat_12"`, 1), u1),
-			[]string{`in.jsonl:2: conversation "c1" turn 1 : conversation "c1__repeat_12" (in.jsonl:1) is this conversation's session id on its repeat 12`}},
+			[]string{`in.jsonl:2: conversation "c1" turn 1 : conversation "c1__repeat_12" (in.jsonl:1) reads as this conversation's session id on its repeat 12`}},
 		{"every problem of a file", jsonl(row(1, "assistant", `"content": "x"`), `{"conversation_id": "c2", "turn": 1, "role": "user"}`, `nope`),
 			[]string{":1: ", "first row is assistant", ":2: ", "user row without content", ":3: ", "invalid JSON"}},
 	} {
@@ -336,15 +336,22 @@ func TestValidationAcrossFiles(t *testing.T) {
 	// A repeat session id across files names both files' lines.
 	os.WriteFile(b, []byte(jsonl(strings.Replace(other, `"c2"`, `"c1__repeat_3"`, 1))), 0o644)
 	_, err = Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a, b}})
-	if err == nil || !strings.Contains(err.Error(), `b.jsonl:1: conversation "c1__repeat_3" turn 1 : conversation id is the session id of conversation "c1" (`+a+`:1) on its repeat 3`) {
+	if err == nil || !strings.Contains(err.Error(), `b.jsonl:1: conversation "c1__repeat_3" turn 1 : conversation id reads as the session id of conversation "c1" (`+a+`:1) on its repeat 3`) {
 		t.Errorf("repeat session id across files: %v", err)
 	}
-	// Suffixes replay never makes (repeat 1, 0, a leading zero, not a number) are ordinary ids.
-	os.WriteFile(b, []byte(jsonl(other,
-		strings.Replace(other, `"c2"`, `"c1__repeat_1"`, 1), strings.Replace(other, `"c2"`, `"c1__repeat_02"`, 1),
-		strings.Replace(other, `"c2"`, `"c1__repeat_x"`, 1), strings.Replace(other, `"c2"`, `"c1__repeat_0"`, 1))), 0o644)
+	// Suffixes replay never makes but the reference's scorer reads as repeats
+	// (__repeat_(\d+)$: repeat 1, 0, a leading zero) are refused beside the
+	// conversation they name; one that is not a number is an ordinary id.
+	for i, id := range []string{"c1__repeat_1", "c1__repeat_02", "c1__repeat_0"} {
+		os.WriteFile(b, []byte(jsonl(strings.Replace(other, `"c2"`, `"`+id+`"`, 1))), 0o644)
+		_, err := Run(context.Background(), Options{Out: filepath.Join(dir, fmt.Sprintf("ds-suffix-%d", i)), Inputs: []string{a, b}})
+		if err == nil || !strings.Contains(err.Error(), `conversation "`+id+`" turn 1 : conversation id reads as the session id of conversation "c1"`) {
+			t.Errorf("%s beside c1: %v", id, err)
+		}
+	}
+	os.WriteFile(b, []byte(jsonl(other, strings.Replace(other, `"c2"`, `"c1__repeat_x"`, 1))), 0o644)
 	if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds-suffixes"), Inputs: []string{a, b}}); err != nil {
-		t.Errorf("ids with suffixes replay never sends: %v", err)
+		t.Errorf("an id with a suffix that is no repeat: %v", err)
 	}
 	// The same file given twice.
 	if _, err := Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{a, a}}); err == nil || !strings.Contains(err.Error(), "ids must be unique across files") {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
@@ -170,7 +171,7 @@ func handleSampleEvent(run *ReferenceRun, e *rawEvent, truth *Truth, uuidKey map
 	if !e.hasTurn || e.conv == "" {
 		return
 	}
-	conv, repeat, ok := ParseReferenceSessionID(e.conv)
+	conv, repeat, ok := datasets.ParseReferenceSessionID(e.conv)
 	if !ok || e.turn < -1<<31 || e.turn >= 1<<31 {
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"unsafe"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
@@ -185,7 +186,7 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 			Turn: r.turn, InWindow: r.inWindow, OSL: -1}
 		if a.ConversationID == "" {
 			var ok bool
-			a.ConversationID, a.Repeat, ok = ParseReferenceSessionID(r.session)
+			a.ConversationID, a.Repeat, ok = datasets.ParseReferenceSessionID(r.session)
 			if !ok {
 				release()
 				return nil, fmt.Errorf("run %q: turn log row %d: bad session id %q", dir, i, r.session)

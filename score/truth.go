@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
@@ -223,32 +222,4 @@ func ReferenceDomain(conversationID string) string {
 		}
 	}
 	return schemas.DomainWorkflow
-}
-
-// ParseReferenceSessionID splits a logical trajectory id the way the reference
-// scorer does: a trailing __repeat_(\d+) (Python semantics) gives the repeat number
-// (any value, leading zeros allowed); otherwise the repeat is 1. ok is false when the
-// number does not fit an int.
-func ParseReferenceSessionID(s string) (conversationID string, repeat int, ok bool) {
-	body := strings.TrimSuffix(s, "\n")
-	end := len(body)
-	j := end
-	for j > 0 {
-		r, size := utf8.DecodeLastRuneInString(body[:j])
-		if !python.IsDigit(r) {
-			break
-		}
-		j -= size
-	}
-	if j == end || !strings.HasSuffix(body[:j], "__repeat_") {
-		return s, 1, true
-	}
-	n := 0
-	for _, r := range body[j:end] {
-		n = n*10 + python.DigitValue(r)
-		if n > 1<<40 {
-			return s, 0, false
-		}
-	}
-	return body[:j-len("__repeat_")], n, true
 }

@@ -319,7 +319,7 @@ func (et *eventTurns) issued(e *rawEvent) error {
 	if e.uuid == "" || et.pending[e.uuid] != nil {
 		return nil
 	}
-	conv, repeat, ok := ParseReferenceSessionID(e.conv)
+	conv, repeat, ok := datasets.ParseReferenceSessionID(e.conv)
 	if !ok {
 		conv, repeat = e.conv, 1
 	}

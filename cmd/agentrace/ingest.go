@@ -30,8 +30,9 @@ func ingestCommand() *cli.Command {
 			"ids as its strings, values sent as the file has them); what it does not check, or would\n" +
 			"alter through pandas' typing (an integer column with gaps sent as 8192.0, ...), is listed\n" +
 			"as a warning (stderr and manifest.json). --strict refuses the inputs on any warning.\n" +
-			"Beyond the reference, ids must be unique across files, and an id C__repeat_N beside a\n" +
-			"conversation C is a problem naming both lines (replay sends C's repeat N as C__repeat_N).\n" +
+			"Beyond the reference, ids must be unique across files, and an id C__repeat_N (any digits:\n" +
+			"C__repeat_1 and C__repeat_02 too) beside a conversation C is a problem naming both lines\n" +
+			"(replay sends C's repeat N as C__repeat_N; the reference's scorer reads any such suffix back).\n" +
 			"Snapshot files are converted as the reference's converter does (conversations sorted by\n" +
 			"id, the last system message wins), keeping reasoning_content, delay_seconds and\n" +
 			"intent_codes unless --snapshot-as-reference. The directory appears only when ingest\n" +
