@@ -21,7 +21,12 @@ import (
 //   - Template values kept. For any template, each message is parsed into
 //     template values (its tool-call arguments normalized) once, when it is first
 //     seen, and the turn is rendered by the engine from those values
-//     (renderCached); the engine still walks the whole history each turn.
+//     (renderCached); the engine still walks the whole history each turn. A
+//     turn's prompt is not derived as a prefix of a later turn's render: the
+//     engine shows no syntax tree, so no check short of rendering the turn
+//     proves that a template is prefix-stable on a conversation (Qwen's drop
+//     reasoning before the last user message without preserve_thinking; see
+//     TestISLCounterNotPrefixStable).
 //   - Incremental rendering. For a chat template agentrace knows (the Qwen3
 //     template, recognized by its exact source), the rendered text is built in
 //     Go from the messages, each parsed once, instead of running the template

@@ -265,3 +265,70 @@ func FuzzISLCounter(f *testing.F) {
 		checkCounter(t, tok, fmt.Sprintf("seed %d", seed), frags, tools, islKwargs[r.IntN(len(islKwargs))], clientTurnEnds(t, frags))
 	})
 }
+
+// TestISLCounterNotPrefixStable: with templates for which a turn's prompt is not
+// a prefix of the next turn's (one keeps the reasoning of the assistant messages
+// after the last user message only, as Qwen's templates do without
+// preserve_thinking; one writes the message count in its header), the counter's
+// counts still equal a full render and encode of every turn. The test first
+// checks that each template really is not prefix-stable on the conversations.
+func TestISLCounterNotPrefixStable(t *testing.T) {
+	base := loadQwen3(t)
+	templates := map[string]string{
+		"drops earlier reasoning": `{%- set ns = namespace(last=-1) %}
+{%- for m in messages %}{%- if m.role == 'user' %}{%- set ns.last = loop.index0 %}{%- endif %}{%- endfor %}
+{%- for m in messages %}
+{{- '<|im_start|>' + m.role + '\n' }}
+{%- if m.role == 'assistant' and loop.index0 > ns.last and m.reasoning_content %}{{- '<think>\n' + m.reasoning_content + '\n</think>\n\n' }}{%- endif %}
+{{- m.content + '<|im_end|>\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %}`,
+		"counts messages in its header": `{{- '<|im_start|>system\n' + (messages|length|string) + ' messages<|im_end|>\n' }}
+{%- for m in messages %}{{- '<|im_start|>' + m.role + '\n' + m.content + '<|im_end|>\n' }}{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %}`,
+	}
+	convs := []islConv{{name: "two questions", frags: []json.RawMessage{
+		json.RawMessage(`{"role":"system","content":"s"}`),
+		json.RawMessage(`{"role":"user","content":"first question"}`),
+		json.RawMessage(`{"role":"assistant","reasoning_content":"think one","content":"answer one"}`),
+		json.RawMessage(`{"role":"user","content":"second question"}`),
+		json.RawMessage(`{"role":"assistant","reasoning_content":"think two","content":"answer two"}`),
+		json.RawMessage(`{"role":"user","content":"third question"}`),
+	}}}
+	edge := islEdgeConversations()
+	convs = append(convs, edge[:min(len(edge), 12)]...)
+	for name, src := range templates {
+		ct, err := newChatTemplate(src, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		tok := &Tokenizer{name: base.name, model: base.model, normalize: base.normalize, pre: base.pre,
+			rawAdded: base.rawAdded, normAdded: base.normAdded, vocabSize: base.vocabSize, template: ct}
+		unstable := 0
+		for _, c := range convs {
+			ends := clientTurnEnds(t, c.frags)
+			all := make([][]byte, len(c.frags))
+			for i, f := range c.frags {
+				all[i] = f
+			}
+			final, err := tok.Render(joinMessages(all), c.tools, false, nil)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", name, c.name, err)
+			}
+			for _, k := range ends {
+				prev, err := tok.Render(joinMessages(all[:k]), c.tools, false, nil)
+				if err != nil {
+					t.Fatalf("%s, %s: %v", name, c.name, err)
+				}
+				if !strings.HasPrefix(final, prev) {
+					unstable++
+				}
+			}
+			checkCounter(t, tok, name+", "+c.name, c.frags, c.tools, nil, ends)
+		}
+		if unstable == 0 {
+			t.Errorf("%s: every turn's render is a prefix of the last one's: the template does not test what it should", name)
+		}
+		t.Logf("%s: %d turns whose render is not a prefix of the conversation's last render, counts equal to CountISL", name, unstable)
+	}
+}
