@@ -292,7 +292,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	rep, err := report.Build(ctx, ro)
 	if err != nil && ro.Tokenizer != nil && ctx.Err() == nil {
 		// Keep the tour going with server usage counts, and say why.
-		fmt.Fprintf(w, "      counting tokens with %s failed (%v); reporting with server usage counts instead\n", tok.Name(), err)
+		english.Fprintf(w, "demo", english.Warning, "counting tokens with %s failed (%v); reporting with server usage counts instead", tok.Name(), err)
 		ro.Tokenizer = nil
 		rep, err = report.Build(ctx, ro)
 	}
