@@ -104,13 +104,19 @@ func printError(w io.Writer, err error) {
 }
 
 // commandError is the error of the command at path ("log dump"), which
-// printError names.
+// printError names. It reads "PATH: ERR", PATH said once.
 type commandError struct {
 	path string
 	err  error
 }
 
-func (e commandError) Error() string { return e.err.Error() }
+func (e commandError) Error() string {
+	msg := e.err.Error()
+	if e.path == "" || msg == "" {
+		return msg
+	}
+	return e.path + ": " + strings.TrimPrefix(msg, e.path+": ")
+}
 
 func (e commandError) Unwrap() error { return e.err }
 
