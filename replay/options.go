@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/relpath"

@@ -5,9 +5,9 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/schemas"
 )
 

@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/python"

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"

@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
