@@ -144,8 +144,9 @@ func TestReplayCtrlC(t *testing.T) {
 	}
 }
 
-// Every command stopped by an interrupt (its context cancelled before it starts
-// work, as main's is by the first Ctrl-C) ends in an error that main prints, once,
+// Every command stopped by an interrupt (its context cancelled, as main's is by
+// the first Ctrl-C, before it starts work, and the demo's also in the middle of
+// it; replay's mid-run Ctrl-C is TestReplayCtrlC) ends in an error that main prints, once,
 // as "agentrace CMD: error: ... interrupted ...": never Go's "context canceled",
 // neither in that line nor in what the command printed before it.
 func TestEveryCommandInterruptSaysInterrupted(t *testing.T) {
@@ -165,23 +166,30 @@ func TestEveryCommandInterruptSaysInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		cmd  string
-		args []string
+		cmd   string
+		args  []string
+		after time.Duration // when the interrupt comes: 0 before the command starts
 	}{
-		{"ingest", []string{"--out", p("ds2"), p("traces.jsonl")}},
-		{"replay", []string{"--dataset", ds, "--no-delays", "--endpoint", simURL, "--concurrency", "2", "--out", p("replay2")}},
-		{"sweep", []string{"--dataset", ds, "--no-delays", "--endpoint", simURL, "--concurrency", "1,2", "--out", p("sweep2")}},
-		{"report", []string{"--out", p("rep"), p("run")}},
-		{"rescore", []string{"--out", p("rescored.parquet"), p("run")}},
-		{"audit", []string{"--out", p("audit"), p("run")}},
-		{"demo", []string{"--out", p("demo")}},
-		{"simulate", []string{"--dataset", ds, "--concurrency", "2"}},
+		{"ingest", []string{"--out", p("ds2"), p("traces.jsonl")}, 0},
+		{"replay", []string{"--dataset", ds, "--no-delays", "--endpoint", simURL, "--concurrency", "2", "--out", p("replay2")}, 0},
+		{"sweep", []string{"--dataset", ds, "--no-delays", "--endpoint", simURL, "--concurrency", "1,2", "--out", p("sweep2")}, 0},
+		{"report", []string{"--out", p("rep"), p("run")}, 0},
+		{"rescore", []string{"--out", p("rescored.parquet"), p("run")}, 0},
+		{"audit", []string{"--out", p("audit"), p("run")}, 0},
+		{"demo", []string{"--out", p("demo")}, 0},
+		{"demo", []string{"--out", p("demo-mid")}, 1500 * time.Millisecond}, // in the middle of its work
+		{"simulate", []string{"--dataset", ds, "--concurrency", "2"}, 0},
 		{"swebench", []string{"--service", svc.URL(), "--auth-token-env", "SB_TOKEN", "--endpoint", simURL, "--model", "m",
-			"--instances", p("instances.jsonl"), "--poll-interval", "1ms", "--out", p("sb")}},
+			"--instances", p("instances.jsonl"), "--poll-interval", "1ms", "--out", p("sb")}, 0},
 	} {
 		t.Run(tc.cmd, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
-			cancel()
+			defer cancel()
+			if tc.after == 0 {
+				cancel()
+			} else {
+				time.AfterFunc(tc.after, cancel)
+			}
 			var out bytes.Buffer
 			a := app()
 			a.Writer, a.ErrWriter = &out, &out
@@ -191,8 +199,8 @@ func TestEveryCommandInterruptSaysInterrupted(t *testing.T) {
 			}
 			var line bytes.Buffer
 			printError(&line, interrupted{err}) // as main does after a signal
-			if !strings.HasPrefix(line.String(), "agentrace "+tc.cmd+": error: ") || !strings.Contains(line.String(), "interrupted") {
-				t.Errorf("main prints %q; want \"agentrace %s: error: ...interrupted...\"", line.String(), tc.cmd)
+			if !strings.HasPrefix(line.String(), "agentrace "+tc.cmd+": error: ") || strings.Count(line.String(), "interrupted") != 1 {
+				t.Errorf("main prints %q; want \"agentrace %s: error: ...interrupted...\", interrupted said once", line.String(), tc.cmd)
 			}
 			t.Logf("%s", line.String())
 			if all := out.String() + line.String(); strings.Contains(all, "context canceled") {
