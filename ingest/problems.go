@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/agentrace/agentrace/internal/english"
 )
 
 // Problem is one thing wrong with an input, located by file, line, conversation and
@@ -55,7 +57,7 @@ func (e *ValidationError) Error() string {
 	if e.Stopped != "" {
 		more = " or more"
 	}
-	fmt.Fprintf(&b, "invalid input: %d problem(s)%s", len(e.Problems)+e.Omitted, more)
+	fmt.Fprintf(&b, "invalid input: %s%s", english.Count(len(e.Problems)+e.Omitted, "problem", "problems"), more)
 	for _, p := range e.Problems {
 		b.WriteString("\n  ")
 		b.WriteString(p.String())

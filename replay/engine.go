@@ -248,7 +248,6 @@ func (e *engine) refuse(r *schemas.TurnRecord) {
 	if first {
 		e.stop(schemas.StopRefused)
 		e.cut("the server refused the run's first failing turn")
-		e.note("replay: " + e.refusedErr())
 	}
 }
 
@@ -373,7 +372,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		fmt.Fprintln(s.Progress, w)
 	}
 	if s.slots < s.Concurrency && s.Progress != nil {
-		fmt.Fprintf(s.Progress, "replay: note: concurrency %d is above the budget of %d trajectories: at most %d are active at once (the manifest records concurrency %d)\n",
+		english.Fprintf(s.Progress, "replay", english.Note, "concurrency %d is above the budget of %d trajectories: at most %d are active at once (the manifest records concurrency %d)",
 			s.Concurrency, s.budget, s.slots, s.Concurrency)
 	}
 	if s.Progress != nil {
@@ -549,8 +548,8 @@ func longestDelay(d *datasets.Dataset, s *settings) string {
 	if s.MaxDuration > 0 {
 		cap = fmt.Sprintf("--max-duration %s ends the run", s.MaxDuration)
 	}
-	return fmt.Sprintf("replay: warning: conversation %q turn %d sleeps delay_seconds %g (x %g) before it is sent; %s",
-		worst.ConversationID, worst.Turn, worst.DelaySeconds, s.delayScale, cap)
+	return english.Problem("replay", english.Warning, fmt.Sprintf("conversation %q turn %d sleeps delay_seconds %g (x %g) before it is sent; %s",
+		worst.ConversationID, worst.Turn, worst.DelaySeconds, s.delayScale, cap))
 }
 
 // watch turns outside events into stops. The first interrupt (ctx cancelled)
@@ -581,14 +580,14 @@ func (e *engine) watch(ctx context.Context, finished <-chan struct{}) {
 			defer t.Stop()
 			grace, graceEnd = t.C, time.Now().Add(e.s.Grace)
 			e.graceEnd.Store(graceEnd.UnixNano())
-			e.note(fmt.Sprintf("interrupt: no new turns are issued; %d turns in flight get up to %s (--grace) to finish, then are cancelled. "+
+			e.note(english.Note, fmt.Sprintf("interrupt: no new turns are issued; %d turns in flight get up to %s (--grace) to finish, then are cancelled. "+
 				"Press Ctrl-C again to cancel them now: the log and manifest are still written.", e.inFlight.Load(), e.s.Grace))
 		case <-force:
 			force = nil
 			e.interrupted.Store(true)
 			e.stop(schemas.StopInterrupt)
 			e.cut("a second interrupt")
-			e.note(fmt.Sprintf("second interrupt: cancelling %d turns in flight; writing the log and manifest", e.inFlight.Load()))
+			e.note(english.Note, fmt.Sprintf("second interrupt: cancelling %d turns in flight; writing the log and manifest", e.inFlight.Load()))
 		case <-grace:
 			grace = nil
 			e.cut(fmt.Sprintf("the %s grace after the interrupt ended", e.s.Grace))
@@ -596,7 +595,7 @@ func (e *engine) watch(ctx context.Context, finished <-chan struct{}) {
 			maxDur = nil
 			e.stop(schemas.StopMaxDuration)
 			e.cut(fmt.Sprintf("--max-duration %s reached", e.s.MaxDuration))
-			e.note(fmt.Sprintf("--max-duration %s reached: no new turns; %d turns in flight cancelled", e.s.MaxDuration, e.inFlight.Load()))
+			e.note(english.Note, fmt.Sprintf("--max-duration %s reached: no new turns; %d turns in flight cancelled", e.s.MaxDuration, e.inFlight.Load()))
 		case <-e.logFailed:
 			e.logFailed = nil
 			e.stop(schemas.StopLogFailure)
@@ -606,7 +605,8 @@ func (e *engine) watch(ctx context.Context, finished <-chan struct{}) {
 }
 
 // note prints a line for the user (above the live status line).
-func (e *engine) note(msg string) {
+func (e *engine) note(kind, msg string) {
+	msg = english.Problem("replay", kind, msg)
 	if e.line != nil {
 		e.line.Note(msg)
 	} else if e.s.Progress != nil {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/relpath"
@@ -502,7 +503,7 @@ func (o *Options) headerNotes() []string {
 		k, _, _ := strings.Cut(h, ":")
 		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
 		if !o.publicHeader(k) && !redact.SecretName(k) {
-			notes = append(notes, fmt.Sprintf("replay: note: the value of --header %s is kept secret (masked wherever it appears, not recorded); --public-header %s records it", k, k))
+			notes = append(notes, english.Problem("replay", english.Note, fmt.Sprintf("the value of --header %s is kept secret (masked wherever it appears, not recorded); --public-header %s records it", k, k)))
 		}
 	}
 	return notes

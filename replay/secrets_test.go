@@ -41,7 +41,7 @@ func TestHeaderValuesNeverRecorded(t *testing.T) {
 		}
 	}
 	// Only the header whose name does not look secret gets a note.
-	if note := "the value of --header X-Tenant is kept secret"; !strings.Contains(progress.String(), note) {
+	if note := "agentrace replay: note: the value of --header X-Tenant is kept secret"; !strings.Contains(progress.String(), note) {
 		t.Errorf("progress lacks %q:\n%s", note, progress.String())
 	}
 	if strings.Count(progress.String(), "is kept secret") != 1 {

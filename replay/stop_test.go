@@ -82,7 +82,7 @@ func TestMaxDuration(t *testing.T) {
 				t.Fatalf("summary lacks %q:\n%s", w, s)
 			}
 		}
-		if !strings.Contains(progress.String(), `conversation "a" turn 3 sleeps delay_seconds 1e+308`) {
+		if !strings.Contains(progress.String(), `agentrace replay: warning: conversation "a" turn 3 sleeps delay_seconds 1e+308`) {
 			t.Fatalf("no warning about the absurd delay:\n%s", progress.String())
 		}
 	})

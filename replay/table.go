@@ -2,12 +2,12 @@ package replay
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -36,9 +36,9 @@ func writeTurnTable(dir string, m *schemas.RunManifest, d *datasets.Dataset, w i
 		return
 	}
 	for _, warn := range info.Warnings {
-		fmt.Fprintf(w, "replay: %s: %s\n", path, warn)
+		english.Fprint(w, "replay", english.Warning, path+": "+warn)
 	}
 	if err != nil {
-		fmt.Fprintf(w, "replay: warning: the analysis table was not written (the run is complete; `agentrace log export %s` writes it): %v\n", dir, err)
+		english.Fprintf(w, "replay", english.Warning, "the analysis table was not written (the run is complete; `agentrace log export %s` writes it): %v", dir, err)
 	}
 }

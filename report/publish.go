@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/python"
@@ -123,7 +124,7 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 		s := NewSystemWith(name, pts, o.CMax, rs)
 		systems = append(systems, s)
 		if note := standIn(s); note != "" {
-			fmt.Fprintf(o.Log, "publish: %s: token counts %s; the published token figures are unofficial (result_summary.json agentrace.tokenizer says so)\n", name, note)
+			english.Fprintf(o.Log, "publish", english.Warning, "%s: token counts %s; the published token figures are unofficial (result_summary.json agentrace.tokenizer says so)", name, note)
 		}
 		// A sweep folder named as such gets the curve's table.
 		sweep := ""

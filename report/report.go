@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -153,7 +154,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 					(*run).Label, p.Concurrency, p.Issued, tps)
 				for _, note := range []string{p.LogNote, p.ScoresNote} {
 					if note != "" {
-						fmt.Fprintf(o.Log, "report: %s: warning: %s\n", (*run).Label, note)
+						english.Fprint(o.Log, "report", english.Warning, (*run).Label+": "+note)
 					}
 				}
 				return p, nil
@@ -351,9 +352,7 @@ func (r *Report) write(ctx context.Context, out string) error {
 	}
 	notes, err := r.writeTables(ctx, out)
 	for _, n := range notes {
-		if r.Options.Log != nil {
-			fmt.Fprintln(r.Options.Log, "report:", n)
-		}
+		english.Fprint(r.Options.Log, "report", english.Note, n)
 	}
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
@@ -145,7 +146,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	if opts.Progress != nil {
 		start := time.Now()
 		line = progress.New(opts.Progress, opts.ProgressTTY, 10*time.Second, func() string {
-			return fmt.Sprintf("rescore: %d/%d runs scored, %d errors, %.1fs", done.Load(), len(found), failed.Load(), time.Since(start).Seconds())
+			return fmt.Sprintf("rescore: %d/%d runs scored, %s, %.1fs", done.Load(), len(found), english.Count(int(failed.Load()), "error", "errors"), time.Since(start).Seconds())
 		}).Start()
 	}
 	cache := &truthCache{entries: map[string]*truthEntry{}}

@@ -249,7 +249,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			return res, fmt.Errorf("demo: concurrency %d: %w", c, err)
 		}
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("demo: interrupted at concurrency %d: %w", c, ctx.Err())
+			return res, fmt.Errorf("demo: stopped at concurrency %d: %w", c, ctx.Err())
 		}
 		fmt.Fprintf(w, "      %d turns in %s (%s modelled), %.0f output tokens/s modelled over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)\n",
 			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), (time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup)
@@ -292,7 +292,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	rep, err := report.Build(ctx, ro)
 	if err != nil && ro.Tokenizer != nil && ctx.Err() == nil {
 		// Keep the tour going with server usage counts, and say why.
-		fmt.Fprintf(w, "      counting tokens with %s failed (%v); reporting with server usage counts instead\n", tok.Name(), err)
+		english.Fprintf(w, "demo", english.Warning, "counting tokens with %s failed (%v); reporting with server usage counts instead", tok.Name(), err)
 		ro.Tokenizer = nil
 		rep, err = report.Build(ctx, ro)
 	}

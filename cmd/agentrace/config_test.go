@@ -122,7 +122,7 @@ func TestReplayConfigEndToEnd(t *testing.T) {
 	// the cache is reused
 	t.Setenv("OUT", p("run2"))
 	out, err = runApp(t, "replay", "--config", cfg, "--no-delays")
-	if err != nil || !strings.Contains(out, "from the cache") || !strings.Contains(out, `accuracy dataset "swe_bench" (swe_bench_scorer) not run in --mode perf`) {
+	if err != nil || !strings.Contains(out, "from the cache") || !strings.Contains(out, `agentrace replay: note: accuracy dataset "swe_bench" (swe_bench_scorer) not run in --mode perf`) {
 		t.Errorf("second run: %v\n%s", err, out)
 	}
 }

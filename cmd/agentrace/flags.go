@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets/tokens"
-	"github.com/agentrace/agentrace/internal/redact"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/score"
 	"github.com/urfave/cli/v3"
 )
@@ -146,19 +146,21 @@ func requestFlags() []cli.Flag {
 	}, samplingFlagDefs()...)
 }
 
-// usageError is every command's OnUsageError: "CMD: ERR (see agentrace CMD --help)",
+// usageError is every command's OnUsageError: "ERR (see agentrace CMD --help)" of
+// command CMD (printed "agentrace CMD: error: ERR (see ...)"),
 // exit status 2 (status.go); path "" is the root command.
 func usageError(path string) cli.OnUsageErrorFunc {
 	return func(ctx context.Context, c *cli.Command, err error, _ bool) error {
 		if path == "" {
 			return withStatus(exitUsage, fmt.Errorf("%w (see agentrace --help)", err))
 		}
-		return withStatus(exitUsage, fmt.Errorf("%s: %w (see agentrace %s --help)", path, err, path))
+		return withStatus(exitUsage, commandError{path, fmt.Errorf("%w (see agentrace %s --help)", err, path)})
 	}
 }
 
 // withUsageErrors gives every command of the tree (below the root) the one
-// usage-error format, named by its path ("log dump"); a command that only groups
+// usage-error format, named by its path ("log dump"), and ties its action's error
+// to that path (commandError, printed by main); a command that only groups
 // subcommands refuses an unknown one the same way.
 func withUsageErrors(cmds []*cli.Command, parent string) {
 	for _, c := range cmds {
@@ -166,6 +168,14 @@ func withUsageErrors(cmds []*cli.Command, parent string) {
 		c.OnUsageError = usageError(path)
 		if c.Action == nil && len(c.Commands) > 0 {
 			c.Action = groupAction(path)
+		}
+		if act := c.Action; act != nil {
+			c.Action = func(ctx context.Context, cc *cli.Command) error {
+				if err := act(ctx, cc); err != nil {
+					return commandError{path, err}
+				}
+				return nil
+			}
 		}
 		withUsageErrors(c.Commands, path)
 	}
@@ -189,12 +199,12 @@ func groupAction(path string) cli.ActionFunc {
 	}
 }
 
-// problem prints what is not an error, the one way every command does: "agentrace
-// CMD: warning: MSG" (kind warning, note or error for one item of many), on
-// standard error, secrets masked. An error that ends the command is printed by
-// main as "agentrace: CMD: MSG".
+// problem prints what is not an error, the one way every command and stage does
+// (english.Problem): "agentrace CMD: warning: MSG" (kind english.Warning, Note or
+// Error for one item of many), on standard error, secrets masked. An error that
+// ends the command is printed by main as "agentrace CMD: error: MSG".
 func problem(c *cli.Command, kind, msg string) {
-	fmt.Fprintf(c.Root().ErrWriter, "%s: %s: %s\n", c.FullName(), kind, redact.Text(msg)) // FullName: "agentrace log dump"
+	english.Fprint(c.Root().ErrWriter, c.FullName(), kind, msg) // FullName: "agentrace log dump"
 }
 
 // argsError is the format of an error about positional arguments, as usageError's.

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/replay/swebench/swebenchtest"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -136,6 +139,72 @@ func TestReplayCtrlC(t *testing.T) {
 				}
 			} else if counts[schemas.StatusCancelled] != 0 {
 				t.Fatalf("turns cancelled within the grace: %v", counts)
+			}
+		})
+	}
+}
+
+// Every command stopped by an interrupt (its context cancelled, as main's is by
+// the first Ctrl-C, before it starts work, and the demo's also in the middle of
+// it; replay's mid-run Ctrl-C is TestReplayCtrlC) ends in an error that main prints, once,
+// as "agentrace CMD: error: ... interrupted ...": never Go's "context canceled",
+// neither in that line nor in what the command printed before it.
+func TestEveryCommandInterruptSaysInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every long command")
+	}
+	root := t.TempDir()
+	p := func(s string) string { return filepath.Join(root, s) }
+	ds := smallDataset(t, root)
+	simURL := startSim(t)
+	if out, err := runApp(t, "replay", "--dataset", ds, "--no-delays", "--endpoint", simURL, "--concurrency", "2", "--out", p("run")); err != nil {
+		t.Fatalf("replay: %v\n%s", err, out)
+	}
+	svc := swebenchtest.New(t, "queued", "succeeded")
+	t.Setenv("SB_TOKEN", svc.Token)
+	if err := os.WriteFile(p("instances.jsonl"), []byte(`{"instance_id":"a"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cmd   string
+		args  []string
+		after time.Duration // when the interrupt comes: 0 before the command starts
+	}{
+		{"ingest", []string{"--out", p("ds2"), p("traces.jsonl")}, 0},
+		{"replay", []string{"--dataset", ds, "--no-delays", "--endpoint", simURL, "--concurrency", "2", "--out", p("replay2")}, 0},
+		{"sweep", []string{"--dataset", ds, "--no-delays", "--endpoint", simURL, "--concurrency", "1,2", "--out", p("sweep2")}, 0},
+		{"report", []string{"--out", p("rep"), p("run")}, 0},
+		{"rescore", []string{"--out", p("rescored.parquet"), p("run")}, 0},
+		{"audit", []string{"--out", p("audit"), p("run")}, 0},
+		{"demo", []string{"--out", p("demo")}, 0},
+		{"demo", []string{"--out", p("demo-mid")}, 1500 * time.Millisecond}, // in the middle of its work
+		{"simulate", []string{"--dataset", ds, "--concurrency", "2"}, 0},
+		{"swebench", []string{"--service", svc.URL(), "--auth-token-env", "SB_TOKEN", "--endpoint", simURL, "--model", "m",
+			"--instances", p("instances.jsonl"), "--poll-interval", "1ms", "--out", p("sb")}, 0},
+	} {
+		t.Run(tc.cmd, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.after == 0 {
+				cancel()
+			} else {
+				time.AfterFunc(tc.after, cancel)
+			}
+			var out bytes.Buffer
+			a := app()
+			a.Writer, a.ErrWriter = &out, &out
+			err := a.Run(ctx, append([]string{"agentrace", tc.cmd}, tc.args...))
+			if err == nil {
+				t.Fatalf("an interrupted %s returned no error (exit 0); printed:\n%s", tc.cmd, out.String())
+			}
+			var line bytes.Buffer
+			printError(&line, interrupted{err}) // as main does after a signal
+			if !strings.HasPrefix(line.String(), "agentrace "+tc.cmd+": error: ") || strings.Count(line.String(), "interrupted") != 1 {
+				t.Errorf("main prints %q; want \"agentrace %s: error: ...interrupted...\", interrupted said once", line.String(), tc.cmd)
+			}
+			t.Logf("%s", line.String())
+			if all := out.String() + line.String(); strings.Contains(all, "context canceled") {
+				t.Errorf("Go's cancellation leaks into the interrupt's messages:\n%s", all)
 			}
 		})
 	}

@@ -15,8 +15,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/interrupt"
-	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
 )
@@ -86,13 +86,39 @@ func main() {
 	}
 }
 
-// printError prints a command's error. Whatever it quotes (a URL with a password,
-// a server's answer), the secrets in it are masked (internal/redact).
+// printError prints a command's error once, in the one format of every problem
+// message: "agentrace CMD: error: MSG" (english.Problem), CMD the command whose
+// action or flags failed. Whatever it quotes (a URL with a password, a server's
+// answer), the secrets in it are masked (internal/redact).
 func printError(w io.Writer, err error) {
-	if msg := redact.Text(err.Error()); msg != "" {
-		fmt.Fprintln(w, "agentrace:", msg)
+	msg := err.Error()
+	if strings.TrimSpace(msg) == "" {
+		return
 	}
+	path := ""
+	var ce commandError
+	if errors.As(err, &ce) {
+		path = ce.path
+	}
+	fmt.Fprintln(w, english.Problem(path, english.Error, msg))
 }
+
+// commandError is the error of the command at path ("log dump"), which
+// printError names. It reads "PATH: ERR", PATH said once.
+type commandError struct {
+	path string
+	err  error
+}
+
+func (e commandError) Error() string {
+	msg := e.err.Error()
+	if e.path == "" || msg == "" {
+		return msg
+	}
+	return e.path + ": " + strings.TrimPrefix(msg, e.path+": ")
+}
+
+func (e commandError) Unwrap() error { return e.err }
 
 // interrupted is a command's error after a signal: the cancellation the signal
 // caused says "interrupted", not Go's "context canceled".

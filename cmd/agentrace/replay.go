@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/replay"
@@ -64,11 +65,11 @@ func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Opt
 		o = cr.Options
 		if c.String("mode") == "perf" {
 			for _, d := range cr.Accuracy {
-				fmt.Fprintf(c.Root().ErrWriter, "agentrace %s: accuracy dataset %q (%s) not run in --mode perf\n", path, d.DisplayName(), d.Scorer())
+				problem(c, english.Note, fmt.Sprintf("accuracy dataset %q (%s) not run in --mode perf", d.DisplayName(), d.Scorer()))
 			}
 		}
 		for _, n := range o.ConfigNotes {
-			fmt.Fprintf(c.Root().ErrWriter, "agentrace %s: config note: %s\n", path, n)
+			problem(c, english.Note, "config: "+n)
 		}
 	}
 	given := func(name string) bool { return cr == nil || c.IsSet(name) }
@@ -241,10 +242,10 @@ func replayCommand() *cli.Command {
 				return runStatus(err)
 			}
 			if sum.State == schemas.RunInterrupted && sum.Dropped {
-				return fmt.Errorf("replay interrupted: the earlier run at %s is kept as it was; this one was dropped", sum.RunDir)
+				return fmt.Errorf("interrupted: the earlier run at %s is kept as it was; this one was dropped", sum.RunDir)
 			}
 			if sum.State == schemas.RunInterrupted {
-				return withStatus(exitIncomplete, errors.New("replay interrupted: the run directory holds the turns done so far"))
+				return withStatus(exitIncomplete, errors.New("interrupted: the run directory holds the turns done so far"))
 			}
 			if mode == "both" {
 				return runAccuracy(ctx, c, cr, o)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/refconfig"
 	"github.com/agentrace/agentrace/replay/swebench"
@@ -92,7 +93,7 @@ func swebenchRun(ctx context.Context, c *cli.Command, o swebench.Options, profil
 		return fmt.Errorf("swebench: %w", err)
 	}
 	if len(ids) < n {
-		fmt.Fprintf(c.Root().ErrWriter, "agentrace swebench: warning: num_instances %d exceeds the dataset's %d instances; evaluating %d\n", n, len(ids), len(ids))
+		problem(c, english.Warning, fmt.Sprintf("num_instances %d exceeds the dataset's %d instances; evaluating %d", n, len(ids), len(ids)))
 	}
 	o.IDs, o.InstancesFile = ids, instances
 	o.Generation = swebench.GenerationParams(p, maxTokens)
@@ -102,7 +103,7 @@ func swebenchRun(ctx context.Context, c *cli.Command, o swebench.Options, profil
 	}
 	r, warn, err := score.ReadSWEBenchReport(o.Out, 0)
 	for _, w := range warn {
-		fmt.Fprintln(c.Root().ErrWriter, "agentrace swebench: warning:", w)
+		problem(c, english.Warning, w)
 	}
 	if err != nil {
 		return fmt.Errorf("swebench: service run %s: %w", res.RunID, err)

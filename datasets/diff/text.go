@@ -17,7 +17,7 @@ func WriteText(w io.Writer, r *Result) error {
 	fmt.Fprintf(w, "A: %s (content hash %s, %d conversations)\n", r.A.Path, short(r.A.ContentHash), r.A.Conversations)
 	fmt.Fprintf(w, "B: %s (content hash %s, %d conversations)\n", r.B.Path, short(r.B.ContentHash), r.B.Conversations)
 	for _, warn := range r.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
+		english.Fprint(w, "diff", english.Warning, warn)
 	}
 	order := "order unchanged"
 	if r.Order.Changed {

@@ -1,6 +1,6 @@
-// Package english words the counts of messages: "1 curve", "2 curves". Every
-// message that counts things says it through Count, so that no command prints
-// "1 curves".
+// Package english words what agentrace tells a person: the counts of messages
+// ("1 curve", "2 curves", through Count, so that no command prints "1 curves") and
+// the one format of every problem message (Problem: "agentrace CMD: warning: MSG").
 package english
 
 import "fmt"

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
@@ -530,7 +531,7 @@ func (c *client) download(ctx context.Context, res *Result, st *status) {
 
 func (c *client) warn(format string, a ...any) {
 	if c.o.Progress != nil {
-		fmt.Fprintf(c.o.Progress, "swebench: warning: "+format+"\n", a...)
+		english.Fprintf(c.o.Progress, "swebench", english.Warning, format, a...)
 	}
 }
 
