@@ -59,8 +59,8 @@ func (f *refFloat) UnmarshalJSON(b []byte) error {
 }
 
 // refWarnings: corpus files the reference accepts without a check on something
-// agentrace warns about (issue 11 item 1: every such problem is a warning with
-// file, line, conversation and turn, and --strict refuses the file). The test
+// agentrace warns about (every such problem is a warning with file, line,
+// conversation and turn, and --strict refuses the file). The test
 // requires each warning substring and a refusal under Options.Strict.
 var refWarnings = map[string][]string{
 	// A tool call that the tool row after it does not answer.

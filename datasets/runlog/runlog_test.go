@@ -350,7 +350,7 @@ func TestColumnsDocumented(t *testing.T) {
 	}
 }
 
-// TestUnreadableLogs is issue 15 items 14 and 15: an empty or random-bytes
+// TestUnreadableLogs: an empty or random-bytes
 // turns.arrows is not a turn log (ErrUnreadable), a log cut before its first
 // complete batch has no row (ErrNoRows), and a log cut after some batches yields
 // them (ErrTruncated only).
