@@ -81,7 +81,7 @@ README_OUTPUTS := rep results.parquet tree.parquet sub.tgz audit-acme
 clean:
 	rm -rf bin demo-out bench-out $(CACHE) $(README_OUTPUTS)
 
-# chaos runs every fault of issue 15 as a bounded test (package chaos, see its doc):
+# chaos runs every known fault (data loss, hangs, unbounded growth) as a bounded test (package chaos, see its doc):
 # each command a child process under a memory limit (RLIMIT_AS), asserting nothing
 # lost, true manifests and prompt exits on SIGINT and SIGTERM. .ci/run runs it after
 # make test.

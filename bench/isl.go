@@ -27,7 +27,7 @@ const islRounds = 3
 // whole history and encode it, for each turn) and incrementally
 // (tokens.ISLCounter, one per conversation). Every count must agree. It then
 // times `agentrace ingest --tokenizer` of the sample tiled 30 times, gzipped (the
-// issue's 82 s case), in a child process.
+// case that once took 82 s), in a child process.
 func benchISL(env Env) (Row, error) {
 	row := Row{Name: "ISL: every client turn of the sample (1007), incremental vs naive render-and-encode per turn; ingest --tokenizer of the sample x30 (gzipped)",
 		Goal: ">= 10x (naive time / incremental time); ingest --tokenizer of the x30 file < 10 s"}

@@ -31,7 +31,7 @@ type Row struct {
 	Name     string // what is measured
 	Measured string // both sides' figures, e.g. "agentrace 0.41 s, DuckDB 0.52 s"
 	Ratio    string // the ratio, e.g. "1.27x"
-	Goal     string // the goal the issue set, e.g. ">= 1.0x"
+	Goal     string // the goal the row must meet, e.g. ">= 1.0x"
 	Met      bool
 }
 
@@ -126,7 +126,7 @@ func run() int {
 	return 0
 }
 
-// rowGoals are the goals the issues set, shown even when a row fails before
+// rowGoals are the rows' goals, shown even when a row fails before
 // stating its own.
 var rowGoals = []string{
 	">= 1.5x DuckDB, peak RSS < 2x input",

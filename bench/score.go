@@ -45,7 +45,7 @@ func scoreDataset(env Env, name string, tiles int) (string, *datasets.Dataset, e
 // times, a synthetic turn log with 70% faithful answers and 1% failures), without
 // a tokenizer: ground truth from the dataset, the turn log, inline accuracy, the
 // OSL mean from usage counts, scores.json and scores.parquet. Five runs, best and
-// median kept; the yardstick is the 2 s budget.
+// median kept; the yardstick is the row's 2 s budget.
 func benchScore(env Env) (Row, error) {
 	row := Row{Name: "score: 30,210-turn run (sample x30), no tokenizer", Goal: "< 2 s (budget / time >= 1.0x)"}
 	ds, d, err := scoreDataset(env, "score-ds", scoreTiles)

@@ -15,7 +15,7 @@ import (
 	"github.com/agentrace/agentrace/replay/sim"
 )
 
-// simGoal is the floor: requests/s of short answers on one core.
+// simGoal is the row's floor: requests/s of short answers on one core.
 const simGoal = 5000
 
 // benchSim measures the simulated server's requests/s on one core

@@ -57,7 +57,7 @@ func total(m map[string]int) (n int) {
 	return n
 }
 
-// TestChaosCrash is issue 15 items 4 and 15 as a user meets them, the run's command
+// TestChaosCrash: a killed run and a full disk as a user meets them, the run's command
 // under a memory limit: a replay killed with SIGKILL mid-run keeps the rows it
 // flushed (log dump prints them and exits 0; the manifest says running), and a
 // replay whose disk fills (RLIMIT_FSIZE: a write past it fails with EFBIG, as
@@ -155,7 +155,7 @@ func TestChaosCrash(t *testing.T) {
 	})
 }
 
-// TestChaosHostileRuns is issue 15 items 5 and 14 through the CLI, under a memory
+// TestChaosHostileRuns: hostile inputs and unreadable turn logs through the CLI, under a memory
 // limit: rescore of an archive holding a good run beside runs whose manifest is a
 // FIFO, whose dataset is /dev/zero, whose turn log is empty or random bytes ends
 // promptly, with an error row for each hostile run (exit 1) and the good run scored.

@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestChaosOutputOverInput is issue 15 items 1 and 2: `ingest --force --out indir
-// indir/good.jsonl`, `--out same.jsonl same.jsonl` and `replay --dataset ds --out ds
-// --overwrite` destroyed their input. Every command that writes refuses an output
+// TestChaosOutputOverInput: `ingest --force --out indir indir/good.jsonl`,
+// `--out same.jsonl same.jsonl` and `replay --dataset ds --out ds --overwrite`
+// once destroyed their input. Every command that writes refuses an output
 // that is, contains or sits inside an input, and one that is not agentrace's of
 // the same kind, with or without --overwrite: exit 2, every input byte for byte
 // as it was.

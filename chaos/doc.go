@@ -1,20 +1,20 @@
 // Package chaos runs agentrace's faults as bounded tests (`make chaos`, also run in
-// CI by .ci/run): every failure of issue 15 (data loss, hangs, unbounded growth,
-// wrong answers), each in a child process under a memory limit so that growth
+// CI by .ci/run): every failure agentrace has had (data loss, hangs, unbounded
+// growth, wrong answers), each in a child process under a memory limit so that growth
 // fails the test instead of the machine, each asserting that nothing was lost,
 // that manifests tell the truth, and that the command exited promptly.
 //
 // The tests:
-//   - TestChaosOutputOverInput (items 1, 2): every command that writes, pointed at
+//   - TestChaosOutputOverInput: every command that writes, pointed at
 //     its input, inside it, over a symlink to it, over a user's file or folder, over
 //     an agentrace output of another kind, with --overwrite: exit 1, every file
 //     under the test's folder byte for byte as it was, no temporary left.
-//   - TestChaosSignals (item 5): each command, on an input that keeps it busy, gets
+//   - TestChaosSignals: each command, on an input that keeps it busy, gets
 //     SIGTERM, then in a second run SIGINT, a third of the way through its
 //     uninterrupted duration (runs: once their manifest exists): exit 143 or 130
 //     within promptExit, no output left (a run: a whole log and an interrupted
 //     manifest), no temporary file; and the sim stops on SIGTERM.
-//   - TestChaosCrash (items 4, 15): a replay killed by SIGKILL keeps its flushed
+//   - TestChaosCrash: a replay killed by SIGKILL keeps its flushed
 //     rows (log dump exits 0, the manifest says running, score reads it); a replay
 //     on a full disk (RLIMIT_FSIZE) exits 1 with a failed manifest counting exactly
 //     the rows its log holds.
@@ -22,7 +22,7 @@
 //     is then, saying so; once the replay is killed by SIGKILL, report, log export
 //     and score read the rows log dump reads (its whole batches), each warning
 //     that the run did not end.
-//   - TestChaosHostileRuns (items 5, 14): rescore of a FIFO manifest, a /dev/zero
+//   - TestChaosHostileRuns: rescore of a FIFO manifest, a /dev/zero
 //     dataset, an empty and a random-bytes turn log beside a good run: an error row
 //     each, promptly.
 //   - TestChaosSecrets: a server that echoes every header it gets (the API key,
@@ -41,7 +41,7 @@
 //     into `replay --overwrite` over a complete run, or a full disk while it
 //     runs, and Ctrl-C (once, twice) during a second demo: the earlier run and
 //     the first demo stay byte for byte, nothing is left beside them.
-//   - TestChaosInProcess (items 3, 4, 6-15): the other packages' fault tests (a
+//   - TestChaosInProcess: the other packages' fault tests (a
 //     2 GiB answer, an endless stream, a log write failing like a full disk, a gzip
 //     bomb, absurd delays, the sim's hostile bodies and connections, hostile
 //     files, the fuzz crashers, secrets, Ctrl-C) run in their test binaries under

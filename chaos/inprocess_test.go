@@ -13,45 +13,44 @@ import (
 // even where their own in-process measurements would not. Add a fault's tests
 // here when its package has them.
 var inProcess = []struct {
-	issue  string // issue 15 item(s)
+	fault  string // the faults the tests reproduce
 	pkg    string
 	run    []string // test names
 	budget int64
 	env    []string
 }{
-	// 3, 8: one streamed answer of 2 GiB, an endless stream: output capped, log whole.
-	{"3, 8", "./replay", []string{"TestHugeAnswer", "TestEndlessStreamTimeout", "TestOversizedFrame", "TestOutputCapUTF8"},
+	// One streamed answer of 2 GiB, an endless stream: output capped, log whole.
+	{"huge and endless answers", "./replay", []string{"TestHugeAnswer", "TestEndlessStreamTimeout", "TestOversizedFrame", "TestOutputCapUTF8"},
 		512 << 20, []string{"AGENTRACE_HUGE_ANSWER_BYTES=2147483648"}},
-	// 4, 7: a log write failing with ENOSPC stops issuing, keeps the flushed rows, a
+	// A log write failing with ENOSPC stops issuing, keeps the flushed rows, a
 	// true manifest; --max-duration ends any run.
-	{"4, 7", "./replay", []string{"TestLogWriteFailure", "TestMaxDuration", "TestSecondInterrupt"}, 256 << 20, nil},
-	// 2: a run never replaces its dataset.
-	{"2", "./replay", []string{"TestRunNeverOverwritesItsDataset", "TestSweepFolder"}, 256 << 20, nil},
-	// 1, 6, 7: ingest never replaces its input; gzip bomb; absurd delays.
-	{"1, 6, 7", "./ingest", []string{"TestOutputNeverOverlapsInput", "TestOverwriteOnlyADataset", "TestExportOutput", "TestGzipBomb", "TestAbsurdDelayIsCapped"},
+	{"full disk, absurd delays", "./replay", []string{"TestLogWriteFailure", "TestMaxDuration", "TestSecondInterrupt"}, 256 << 20, nil},
+	// A run never replaces its dataset.
+	{"run over its dataset", "./replay", []string{"TestRunNeverOverwritesItsDataset", "TestSweepFolder"}, 256 << 20, nil},
+	// Ingest never replaces its input; gzip bomb; absurd delays.
+	{"output over input, gzip bomb, absurd delays", "./ingest", []string{"TestOutputNeverOverlapsInput", "TestOverwriteOnlyADataset", "TestExportOutput", "TestGzipBomb", "TestAbsurdDelayIsCapped"},
 		768 << 20, nil},
-	// 9, 10: the sim's bodies, slow clients, connection limit.
-	{"9, 10", "./replay/sim", []string{"TestBodyLimits", "TestSlowClients"}, 512 << 20, nil},
-	// 5, 14: FIFOs and devices as inputs; unreadable turn logs.
-	{"5, 14", "./score", []string{"TestRescoreHostileFiles", "TestUnreadableTurnLogIsAnError", "TestScoresNeverReplaceOthersFiles", "TestRescoreOutput"}, 512 << 20, nil},
-	{"5", "./internal/infile", []string{"TestOpenRefusesWhatIsNotARegularFile", "TestReadFileLimit"}, 64 << 20, nil},
-	{"1, 2", "./internal/outguard", []string{"TestCheckPaths", "TestCheckReplace", "TestClaimKeepsTheEarlierOutput"}, 64 << 20, nil},
-	// 4, 14, 15: a full disk under the log (manifest and flushed rows kept);
-	// unreadable, garbage-length and cut logs.
-	{"4, 14, 15", "./datasets/runlog", []string{"TestManifestOnFullDisk", "TestAbortKeepsFlushedRows", "TestUnreadableLogs",
+	// The sim's bodies, slow clients, connection limit.
+	{"sim bodies and slow clients", "./replay/sim", []string{"TestBodyLimits", "TestSlowClients"}, 512 << 20, nil},
+	// FIFOs and devices as inputs; unreadable turn logs.
+	{"hostile inputs, unreadable logs", "./score", []string{"TestRescoreHostileFiles", "TestUnreadableTurnLogIsAnError", "TestScoresNeverReplaceOthersFiles", "TestRescoreOutput"}, 512 << 20, nil},
+	{"hostile inputs", "./internal/infile", []string{"TestOpenRefusesWhatIsNotARegularFile", "TestReadFileLimit"}, 64 << 20, nil},
+	{"output over input", "./internal/outguard", []string{"TestCheckPaths", "TestCheckReplace", "TestClaimKeepsTheEarlierOutput"}, 64 << 20, nil},
+	// A full disk under the log (manifest and flushed rows kept); unreadable,
+	// garbage-length and cut logs.
+	{"full disk, unreadable and cut logs", "./datasets/runlog", []string{"TestManifestOnFullDisk", "TestAbortKeepsFlushedRows", "TestUnreadableLogs",
 		"TestGarbageLengthsAllocateNothing", "TestTruncated", "TestUnclosed"}, 256 << 20, nil},
-	// 11, 12: the JSON core refuses trailing garbage; the fuzz crashers stay fixed.
-	{"11, 12", "./internal/jsonscan", []string{"TestValid", "TestUnquote", "FuzzScanner", "FuzzUnquote"}, 256 << 20, nil},
-	{"11", "./replay", []string{"FuzzChunk", "FuzzSSE", "TestChunkScannerMatchesEncodingJSON", "TestStreamTolerance"}, 256 << 20, nil},
-	{"12", "./ingest", []string{"FuzzParseLine"}, 256 << 20, nil},
-	{"12", "./datasets", []string{"FuzzAppendCompact"}, 256 << 20, nil},
+	// The JSON core refuses trailing garbage; the fuzz crashers stay fixed.
+	{"trailing garbage, fuzz crashers", "./internal/jsonscan", []string{"TestValid", "TestUnquote", "FuzzScanner", "FuzzUnquote"}, 256 << 20, nil},
+	{"trailing garbage", "./replay", []string{"FuzzChunk", "FuzzSSE", "TestChunkScannerMatchesEncodingJSON", "TestStreamTolerance"}, 256 << 20, nil},
+	{"fuzz crashers", "./ingest", []string{"FuzzParseLine"}, 256 << 20, nil},
+	{"fuzz crashers", "./datasets", []string{"FuzzAppendCompact"}, 256 << 20, nil},
 	// Secrets a server echoes (whole or cut), header values, unparsable endpoint
 	// passwords; client faults (EMFILE, ENOBUFS, EADDRNOTAVAIL) fail the run.
 	{"secrets, client faults", "./replay", []string{"TestHeaderValuesNeverRecorded", "TestEchoedSecretsMasked", "TestCutSecretsMasked",
 		"TestUnparsableEndpointPasswordNeverShown", "TestClientFaultFailsTheRun"}, 256 << 20, nil},
-	// 13, 15, Ctrl-C: secrets never written; log dump of a cut log; Ctrl-C and a
-	// second Ctrl-C.
-	{"13, 15", "./cmd/agentrace", []string{"TestSecretsNeverWritten", "TestLogDumpOfACutLog", "TestReplayCtrlC"}, 512 << 20, nil},
+	// Secrets never written; log dump of a cut log; Ctrl-C and a second Ctrl-C.
+	{"secrets, cut logs, Ctrl-C", "./cmd/agentrace", []string{"TestSecretsNeverWritten", "TestLogDumpOfACutLog", "TestReplayCtrlC"}, 512 << 20, nil},
 }
 
 // TestChaosInProcess runs the inProcess tests, each package's test binary under
@@ -69,10 +68,10 @@ func TestChaosInProcess(t *testing.T) {
 			out := p.stdout.String()
 			for _, name := range c.run {
 				if !strings.Contains(out, "--- PASS: "+name) && !strings.Contains(out, "--- SKIP: "+name) {
-					t.Errorf("item %s: %s did not run:\n%s", c.issue, name, tail(out))
+					t.Errorf("%s: %s did not run:\n%s", c.fault, name, tail(out))
 				}
 				if strings.Contains(out, "--- SKIP: "+name) {
-					t.Errorf("item %s: %s skipped:\n%s", c.issue, name, tail(out))
+					t.Errorf("%s: %s skipped:\n%s", c.fault, name, tail(out))
 				}
 			}
 			for _, l := range strings.Split(out, "\n") {

@@ -12,7 +12,7 @@ import (
 
 // TestChaosKilledRunReaders: the readers of a run take a run killed by SIGKILL,
 // and one still being written, as far as its log's whole batches go, saying so,
-// as the README promises. While the replay runs, report and log export read it
+// as docs/safety.md promises. While the replay runs, report and log export read it
 // as it is then, with a warning that it is still being written; once it is
 // killed (its manifest says running, its log lacks its end), report, log export
 // and score read the rows log dump reads, with a warning that it did not end.

@@ -15,7 +15,7 @@ import (
 // 100 ms).
 const promptExit = 3 * time.Second
 
-// TestChaosSignals is issue 15 item 5's second rule: every command stops promptly
+// TestChaosSignals: every command stops promptly
 // on the first SIGINT or SIGTERM (rescore included), exits 130 or 143, and leaves
 // no output half-written: the output is absent (or, for a run, a whole log and a
 // manifest saying "interrupted"), and no temporary file remains.

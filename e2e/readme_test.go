@@ -17,8 +17,14 @@ import (
 	"github.com/agentrace/agentrace/internal/testenv"
 )
 
-// readmeBlock is one fenced block of README.md.
+// readmeFiles are the pages whose fenced blocks this test runs, in the order it
+// runs them: the README, then the docs pages that carry its commands on (a block
+// of a later page may use what an earlier one wrote).
+var readmeFiles = []string{"README.md", "docs/commands.md", "docs/queries.md"}
+
+// readmeBlock is one fenced block of one of readmeFiles.
 type readmeBlock struct {
+	file string // the page, relative to the repository root
 	line int    // line of the opening fence (1-based)
 	lang string // sh, sql, or "" (an output or a synopsis)
 	text string // the lines between the fences
@@ -56,10 +62,23 @@ func (b readmeBlock) commands() []string {
 	return cmds
 }
 
-// readmeBlocks returns every fenced block of the README, in order.
+// where names a block in messages: its page and line.
+func (b readmeBlock) where() string { return fmt.Sprintf("%s line %d", b.file, b.line) }
+
+// readmeBlocks returns every fenced block of readmeFiles, in order.
 func readmeBlocks(t *testing.T) []readmeBlock {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "README.md"))
+	var blocks []readmeBlock
+	for _, name := range readmeFiles {
+		blocks = append(blocks, fileBlocks(t, name)...)
+	}
+	return blocks
+}
+
+// fileBlocks returns every fenced block of one page, in order.
+func fileBlocks(t *testing.T, name string) []readmeBlock {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +94,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 			continue
 		}
 		if cur == nil {
-			cur = &readmeBlock{line: i + 1, lang: strings.TrimSpace(strings.TrimPrefix(l, "```"))}
+			cur = &readmeBlock{file: name, line: i + 1, lang: strings.TrimSpace(strings.TrimPrefix(l, "```"))}
 			body = nil
 			continue
 		}
@@ -89,7 +108,7 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 		cur = nil
 	}
 	if cur != nil {
-		t.Fatalf("README.md line %d: a fenced block is never closed", cur.line)
+		t.Fatalf("%s: a fenced block is never closed", cur.where())
 	}
 	return blocks
 }
@@ -117,7 +136,7 @@ type readmePlan struct {
 	reason string // for "not run", and what stands in for it
 }
 
-// readmePlans lists every non-SQL block of the README (the SQL blocks are all run
+// readmePlans lists every non-SQL block of readmeFiles (the SQL blocks are all run
 // with DuckDB in demo-out/). A block that no plan matches fails the test.
 var readmePlans = []readmePlan{
 	{prefix: "make demo", how: "make",
@@ -125,6 +144,7 @@ var readmePlans = []readmePlan{
 			"which this test runs with two points (--concurrency 1,8 --speedup 200) to stay short; " +
 			"checked: both targets exist and `make -n demo` runs the demo into demo-out"},
 	{prefix: "ruleset ", how: "demo-output"},
+	{prefix: "traces.jsonl ─", how: "not run", reason: "a diagram of the pipeline, not a command"},
 	{prefix: `export PATH="$PWD/bin:$PATH"`, how: "path"},
 	{prefix: "# from demo-out/", how: "run", dir: "demo-out"},
 	{prefix: "agentrace synth    --scale 1", how: "synopsis"},
@@ -153,15 +173,15 @@ var readmePlans = []readmePlan{
 		}},
 }
 
-// TestReadmeCommands runs the demo, then every command block of the README as
-// written, in the folder the README runs it from, in a plain shell whose only change
-// is the README's own line putting agentrace on PATH; any command whose exit status
-// is not the one the README gives (0 unless a "# exit N" comment says otherwise; a
-// pipeline included) fails the test. Blocks
-// run from demo-out/ run on the demo's output; blocks run from the repository root
+// TestReadmeCommands runs the demo, then every command block of readmeFiles (the
+// README, then the docs pages that carry its commands on) as written, in the
+// folder the page runs it from, in a plain shell whose only change is the README's
+// own line putting agentrace on PATH; any command whose exit status is not the one
+// the page gives (0 unless a "# exit N" comment says otherwise; a pipeline
+// included) fails the test. Blocks run from demo-out/ run on the demo's output; blocks run from the repository root
 // run in a scratch folder laid out as one (testdata's fixtures copied, .cache linked to
 // the tokenizer), with the stand-ins of readmePlans for what needs the official
-// dataset or a GPU server. The README's SQL blocks run with DuckDB in demo-out/, the
+// dataset or a GPU server. The pages' SQL blocks run with DuckDB in demo-out/, the
 // subcommand synopsis is checked against each subcommand's --help, and the demo's
 // printed table against the README's. A block that is neither run nor listed with a
 // reason fails the test. The demo runs with two points (1 and 8) to keep the test
@@ -195,7 +215,7 @@ func TestReadmeCommands(t *testing.T) {
 			}
 		}
 		if plans[i] == nil {
-			t.Errorf("README.md line %d: a new block (%q) that this test neither runs nor lists with a reason: add it to readmePlans", b.line, key)
+			t.Errorf("%s: a new block (%q) that this test neither runs nor lists with a reason: add it to readmePlans", b.where(), key)
 		}
 	}
 	for j, n := range used {
@@ -235,11 +255,11 @@ func TestReadmeCommands(t *testing.T) {
 		}
 		out, err := run(root, b.text+"\nprintf '%s' \"$PATH\"")
 		if err != nil {
-			t.Fatalf("README.md line %d, from the checkout: %v\n%s", b.line, err, out)
+			t.Fatalf("%s, from the checkout: %v\n%s", b.where(), err, out)
 		}
 		env = append(os.Environ(), "PATH="+out)
 		if where, err := run(root, "command -v agentrace"); err != nil || strings.TrimSpace(where) != filepath.Join(bin, "agentrace") {
-			t.Fatalf("after README.md line %d, agentrace is %q (%v), want the one make built, %s", b.line, strings.TrimSpace(where), err, filepath.Join(bin, "agentrace"))
+			t.Fatalf("after %s, agentrace is %q (%v), want the one make built, %s", b.where(), strings.TrimSpace(where), err, filepath.Join(bin, "agentrace"))
 		}
 	}
 	// The tokenizer is where `make tokenizers` puts it, before the demo, so the demo
@@ -328,35 +348,35 @@ func TestReadmeCommands(t *testing.T) {
 		return addr
 	}
 
-	var sqlRows map[int][]map[string]any // the SQL blocks' answers, run together
-	written := map[string]int{}          // what the blocks run in the checkout wrote there, by block line
+	var sqlRows map[string][]map[string]any // the SQL blocks' answers, run together
+	written := map[string]string{}          // what the blocks run in the checkout wrote there: the block that wrote it
 	for i, b := range blocks {
 		p := plans[i]
-		name := fmt.Sprintf("line%d", b.line)
+		name := strings.TrimSuffix(filepath.Base(b.file), ".md") + fmt.Sprintf("_line%d", b.line)
 		t.Run(name, func(t *testing.T) {
 			switch {
 			case b.lang == "sql":
 				if sqlRows == nil {
 					sqlRows = runSQL(t, filepath.Join(root, "demo-out"), blocks)
 				}
-				rows := sqlRows[b.line]
+				rows := sqlRows[b.where()]
 				if len(rows) == 0 {
-					t.Fatalf("README.md line %d: the query returns no row on the demo's output:\n%s", b.line, b.text)
+					t.Fatalf("%s: the query returns no row on the demo's output:\n%s", b.where(), b.text)
 				}
 				first := fmt.Sprint(rows[0])
 				if len(first) > 200 {
 					first = first[:200] + "..."
 				}
-				t.Logf("README.md line %d (%s): %d rows on the demo's output, first %s", b.line, strings.SplitN(b.text, "\n", 2)[0], len(rows), first)
+				t.Logf("%s (%s): %d rows on the demo's output, first %s", b.where(), strings.SplitN(b.text, "\n", 2)[0], len(rows), first)
 			case p.how == "path":
-				t.Logf("README.md line %d: run first, from the checkout: agentrace is on PATH for every block", b.line)
+				t.Logf("%s: run first, from the checkout: agentrace is on PATH for every block", b.where())
 				// the other way the README gives: make install
 				out, err := exec.Command("make", "-C", repoRoot, "-n", "install").CombinedOutput()
 				if err != nil || !strings.Contains(string(out), "install ./cmd/agentrace") {
 					t.Errorf("make -n install: %v\n%s", err, out)
 				}
 			case p.how == "not run":
-				t.Logf("README.md line %d (%q) not run: %s", b.line, b.key(), p.reason)
+				t.Logf("%s (%q) not run: %s", b.where(), b.key(), p.reason)
 			case p.how == "make":
 				checkMake(t, repoRoot, b, p)
 			case p.how == "demo-output":
@@ -365,7 +385,7 @@ func TestReadmeCommands(t *testing.T) {
 				checkSynopsis(t, run, root, b)
 			case p.how == "run":
 				if b.from != "" && b.from != p.dir {
-					t.Fatalf("README.md line %d says it runs from %s/, the plan from %s", b.line, b.from, p.dir)
+					t.Fatalf("%s says it runs from %s/, the plan from %s", b.where(), b.from, p.dir)
 				}
 				dir := layout(t, p.dir)
 				if strings.Contains(b.text, ".cache/tokenizers/") {
@@ -381,14 +401,14 @@ func TestReadmeCommands(t *testing.T) {
 				}
 				cmds := b.commands()
 				if len(cmds) == 0 {
-					t.Fatalf("README.md line %d: a block with no command", b.line)
+					t.Fatalf("%s: a block with no command", b.where())
 				}
 				if p.dir != "demo-out" {
 					before := topLevel(t, dir)
 					defer func() {
 						for name := range topLevel(t, dir) {
 							if !before[name] {
-								written[name] = b.line
+								written[name] = b.where()
 							}
 						}
 					}()
@@ -406,7 +426,7 @@ func TestReadmeCommands(t *testing.T) {
 						}
 					}
 					if !hit {
-						t.Fatalf("README.md line %d: the stand-in for %q matches no command: the README changed, update readmePlans", b.line, s.from)
+						t.Fatalf("%s: the stand-in for %q matches no command: the README changed, update readmePlans", b.where(), s.from)
 					}
 					t.Logf("stand-in: %s", s.why)
 				}
@@ -424,7 +444,7 @@ func TestReadmeCommands(t *testing.T) {
 						got = -1
 					}
 					if got != want {
-						t.Errorf("README.md line %d, from %s/: %s\nexit status %d (%v), the README says %d\n%s", b.line, p.dir, c, got, err, want, out)
+						t.Errorf("%s, from %s/: %s\nexit status %d (%v), the README says %d\n%s", b.where(), p.dir, c, got, err, want, out)
 						continue
 					}
 					t.Logf("from %s/: %s: ok in %s (%d bytes of output)", p.dir, c, time.Since(t0).Round(time.Millisecond), len(out))
@@ -457,7 +477,7 @@ func topLevel(t *testing.T, dir string) map[string]bool {
 // checkREADMEOutputs: what the README's commands write in the checkout is
 // git-ignored, and `make clean` removes it (but a real endpoint's dataset and sweep,
 // ds/ and sweep/: ignored, kept).
-func checkREADMEOutputs(t *testing.T, repo string, written map[string]int) {
+func checkREADMEOutputs(t *testing.T, repo string, written map[string]string) {
 	clean, err := exec.Command("make", "-C", repo, "-n", "clean").CombinedOutput()
 	if err != nil {
 		t.Fatalf("make -n clean: %v\n%s", err, clean)
@@ -466,13 +486,13 @@ func checkREADMEOutputs(t *testing.T, repo string, written map[string]int) {
 	for _, f := range strings.Fields(string(clean)) {
 		removed[f] = true
 	}
-	for name, line := range written {
+	for name, where := range written {
 		ignore := exec.Command("git", "-C", repo, "check-ignore", "-q", "--no-index", name)
 		if err := ignore.Run(); err != nil {
-			t.Errorf("README.md line %d writes %s in the checkout, which .gitignore does not ignore", line, name)
+			t.Errorf("%s writes %s in the checkout, which .gitignore does not ignore", where, name)
 		}
 		if base := strings.TrimSuffix(name, "/"); !removed[base] && base != "ds" && base != "sweep" {
-			t.Errorf("README.md line %d writes %s in the checkout, which make clean does not remove", line, name)
+			t.Errorf("%s writes %s in the checkout, which make clean does not remove", where, name)
 		}
 	}
 	t.Logf("the README's commands wrote in the checkout, ignored and cleaned: %v", written)
@@ -509,18 +529,18 @@ func checkOutput(t *testing.T, cmd, out string) {
 // runSQL runs the README's ```sql blocks with DuckDB (the pinned @duckdb/node-api),
 // all in one process, in demo-out/, after the commands of "After the demo" wrote the
 // files they read, and returns each block's rows by its line.
-func runSQL(t *testing.T, dir string, blocks []readmeBlock) map[int][]map[string]any {
+func runSQL(t *testing.T, dir string, blocks []readmeBlock) map[string][]map[string]any {
 	queries := map[string]string{}
 	for _, b := range blocks {
 		if b.lang == "sql" {
-			queries[fmt.Sprint(b.line)] = b.text
+			queries[b.where()] = b.text
 		}
 	}
 	res := testenv.DuckDB(t, dir, queries)
-	rows := map[int][]map[string]any{}
+	rows := map[string][]map[string]any{}
 	for _, b := range blocks {
 		if b.lang == "sql" {
-			rows[b.line] = res[fmt.Sprint(b.line)]
+			rows[b.where()] = res[b.where()]
 		}
 	}
 	return rows
@@ -529,7 +549,7 @@ func runSQL(t *testing.T, dir string, blocks []readmeBlock) map[int][]map[string
 // checkMake checks that the README's make targets exist and that `make demo` runs
 // the demo this test runs (with more points).
 func checkMake(t *testing.T, repo string, b readmeBlock, p *readmePlan) {
-	t.Logf("README.md line %d not run as written: %s", b.line, p.reason)
+	t.Logf("%s not run as written: %s", b.where(), p.reason)
 	for _, c := range b.commands() {
 		target := strings.Fields(c)[1]
 		cmd := exec.Command("make", "-n", target)
@@ -556,7 +576,7 @@ func checkDemoOutput(t *testing.T, b readmeBlock, demoOut string) {
 			inReadme = inReadme || strings.HasPrefix(l, prefix)
 		}
 		if !inReadme {
-			t.Errorf("README.md line %d: the sample demo output has no line starting %q", b.line, prefix)
+			t.Errorf("%s: the sample demo output has no line starting %q", b.where(), prefix)
 		}
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(prefix)).MatchString(demoOut) {
 			t.Errorf("the demo printed no line starting %q:\n%s", prefix, demoOut)
@@ -594,7 +614,7 @@ func checkSynopsis(t *testing.T, run func(dir, script string) (string, error), d
 			defer func() { <-sem }()
 			help, err := run(dir, "agentrace "+sub+" --help")
 			if err != nil {
-				t.Errorf("README.md line %d: agentrace %s --help: %v\n%s", b.line, sub, err, help)
+				t.Errorf("%s: agentrace %s --help: %v\n%s", b.where(), sub, err, help)
 				return
 			}
 			for _, fl := range flag.FindAllString(l, -1) {
@@ -606,7 +626,7 @@ func checkSynopsis(t *testing.T, run func(dir, script string) (string, error), d
 	}
 	wg.Wait()
 	if n == 0 {
-		t.Errorf("README.md line %d: the synopsis has no agentrace line", b.line)
+		t.Errorf("%s: the synopsis has no agentrace line", b.where())
 	}
 	t.Logf("synopsis: %d lines checked against their --help", n)
 }

@@ -29,7 +29,7 @@ func gzipFile(t *testing.T, path string, lines func(w *bytes.Buffer)) {
 	}
 }
 
-// TestGzipBomb is issue 15 item 6: a gzip bomb grew ingest to 8.9 GB (7.8M problems
+// TestGzipBomb: a gzip bomb once grew ingest to 8.9 GB (7.8M problems
 // kept). A .gz input may decompress to --max-expansion times its size (at least 64
 // MiB), the problems kept are capped and the rest counted by kind, reading stops
 // after StopAfterProblems, and one conversation's rows are capped.

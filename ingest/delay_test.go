@@ -10,7 +10,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 )
 
-// TestAbsurdDelayIsCapped is issue 15 item 7, ingest side: `delay_seconds: 1e308`
+// TestAbsurdDelayIsCapped, ingest side: `delay_seconds: 1e308`
 // was accepted and replay then never issued the next turn. A delay past
 // MaxDelaySeconds (or one overflowing to infinity) is a warning, replay waits
 // MaxDelaySeconds, export keeps the value as given, and --strict refuses it.

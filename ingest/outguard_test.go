@@ -11,7 +11,7 @@ import (
 	"github.com/agentrace/agentrace/internal/outguard"
 )
 
-// TestOutputNeverOverlapsInput is issue 15 item 1: `ingest --force --out indir
+// TestOutputNeverOverlapsInput: `ingest --force --out indir
 // indir/good.jsonl` and `--out same.jsonl same.jsonl` deleted the input trace. Every
 // way an output can be, contain or sit inside an input is refused before anything is
 // written, with or without --overwrite, and the input is byte for byte intact.

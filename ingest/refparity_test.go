@@ -59,8 +59,8 @@ func (f *refFloat) UnmarshalJSON(b []byte) error {
 }
 
 // refWarnings: corpus files the reference accepts without a check on something
-// agentrace warns about (issue 11 item 1: every such problem is a warning with
-// file, line, conversation and turn, and --strict refuses the file). The test
+// agentrace warns about (every such problem is a warning with file, line,
+// conversation and turn, and --strict refuses the file). The test
 // requires each warning substring and a refusal under Options.Strict.
 var refWarnings = map[string][]string{
 	// A tool call that the tool row after it does not answer.
@@ -86,7 +86,7 @@ var refWarnings = map[string][]string{
 }
 
 // refRefusals: corpus files the reference accepts and agentrace refuses, on
-// purpose (README, "Differences from the reference client"), with the error the
+// purpose (docs/reference-differences.md), with the error the
 // test requires. None today.
 var refRefusals = map[string]string{}
 
@@ -104,7 +104,7 @@ type refVariant struct {
 // refDeviation is a deliberate difference from the reference's bytes on one
 // corpus file: where the reference's value comes from pandas' column typing
 // rather than from the file, agentrace sends the file's own value and warns at
-// ingest (README, "Differences from the reference client"). The test applies
+// ingest (docs/reference-differences.md). The test applies
 // the replacements to the reference's bodies and session ids, requires the
 // result to equal agentrace's bytes, and requires the warning.
 type refDeviation struct {
@@ -278,8 +278,8 @@ func TestReferenceParityCorpus(t *testing.T) {
 			// Delays: the reference keeps float(value) > 0, as pandas' fast float
 			// reader reads it (0.95 as 0.9500000000000001); agentrace keeps the
 			// file's value, without a warning: the two never differ by more than
-			// a nanosecond of sleep (file 82; README, "Differences from the
-			// reference client").
+			// a nanosecond of sleep (file 82;
+			// docs/reference-differences.md).
 			for _, tr := range d.Turns {
 				key := tr.ConversationID + "/" + itoa(int(tr.Turn))
 				refKey := key

@@ -24,11 +24,11 @@ import (
 	"github.com/agentrace/agentrace/score"
 )
 
-// readmeQueries returns the README's example queries by name: every ```sql block
-// whose first line is "-- NAME: ...".
+// readmeQueries returns the example queries of docs/queries.md by name: every
+// ```sql block whose first line is "-- NAME: ...".
 func readmeQueries(t *testing.T) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "README.md"))
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "queries.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func readmeQueries(t *testing.T) map[string]string {
 }
 
 // workspace is what `make demo` leaves in demo-out, built here with the stages'
-// own APIs on a small synthetic dataset, plus the two files the README's queries
+// own APIs on a small synthetic dataset, plus the two files docs/queries.md's queries
 // read (a dumped turn log and a rescore table).
 type workspace struct {
 	dir    string
@@ -80,7 +80,7 @@ func build(t *testing.T) *workspace {
 	for _, c := range []int{4, 8} {
 		run := filepath.Join(w.dir, "runs", fmt.Sprintf("c%d", c))
 		if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: w.d, Endpoint: hs.URL, Out: run,
-			// Server usage fills usage_completion_tokens, which the README's
+			// Server usage fills usage_completion_tokens, which docs/queries.md's
 			// slowest-trajectories query reads.
 			Profile: "qwen3.6-35b-a3b", Concurrency: c, DelayScale: 0.001, StreamUsage: true}); err != nil {
 			t.Fatal(err)
@@ -121,13 +121,13 @@ func num(t *testing.T, row map[string]any, col string) float64 {
 }
 
 // TestDuckDBReadsEverything reads the dataset tables, every point's scores.parquet
-// and the rescore table with DuckDB and runs the README's example queries on them,
+// and the rescore table with DuckDB and runs docs/queries.md's example queries on them,
 // checking each answer against what agentrace computed.
 func TestDuckDBReadsEverything(t *testing.T) {
 	queries := readmeQueries(t)
 	for _, name := range []string{"largest-requests", "turn-messages", "isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore"} {
 		if queries[name] == "" {
-			t.Fatalf("README has no ```sql block named %q", name)
+			t.Fatalf("docs/queries.md has no ```sql block named %q", name)
 		}
 	}
 	w := build(t)
@@ -181,7 +181,7 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	// The messages of a turn: exactly the wire fragments replay concatenates.
 	c, ok := w.d.Conversation("docforge__docforge-1017")
 	if !ok {
-		t.Fatal("the README's example conversation docforge__docforge-1017 is not in the seed-1 synth output")
+		t.Fatal("docs/queries.md's example conversation docforge__docforge-1017 is not in the seed-1 synth output")
 	}
 	var turn3 *schemas.Turn
 	for _, tr := range w.d.ConversationTurns(int(c.Index)) {

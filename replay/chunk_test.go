@@ -58,7 +58,7 @@ var chunkSeeds = []string{
 	`{"choices":[{"delta":null,"message":{"content":"m"}}]}`,
 	`[1,2]`,
 	`{"a":[1,{"b":-0.5e+3,"c":[true,false,null]}],"choices":[{"index":-0,"delta":{"content":"z"}}]}`,
-	// Trailing bytes after the value (issue 15 item 11: these were accepted).
+	// Trailing bytes after the value (once accepted).
 	"{\"a\":1}\x00 garbage", "{}\x00", "null\x00", `{"choices":[{"delta":{"content":"a"}}]}` + "\x00",
 	// Where encoding/json decodes into what is there: a null choice, repeated
 	// usage and error keys (the scanner differed on these).

@@ -12,7 +12,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// TestRunNeverOverwritesItsDataset is issue 15 item 2: `replay --dataset ds --out ds
+// TestRunNeverOverwritesItsDataset: `replay --dataset ds --out ds
 // --overwrite` replaced the dataset's manifest.json with the run manifest. The run
 // folder may not be, contain or sit inside the dataset; --overwrite replaces only a
 // run; a run that cannot start leaves the earlier one as it was.

@@ -82,7 +82,7 @@ func streamBytes(w http.ResponseWriter, r *http.Request, n int64) {
 }
 
 // hugeAnswerBytes is the size of TestHugeAnswer's answer: 256 MiB, or
-// AGENTRACE_HUGE_ANSWER_BYTES (make chaos runs it with 2 GiB, issue 15 item 3).
+// AGENTRACE_HUGE_ANSWER_BYTES (make chaos runs it with 2 GiB).
 func hugeAnswerBytes(t *testing.T) int64 {
 	if s := os.Getenv("AGENTRACE_HUGE_ANSWER_BYTES"); s != "" {
 		n, err := strconv.ParseInt(s, 10, 64)
@@ -94,7 +94,7 @@ func hugeAnswerBytes(t *testing.T) int64 {
 	return 256 << 20
 }
 
-// TestHugeAnswer (issue 15 items 3 and 8): one streamed answer far larger than
+// TestHugeAnswer: one streamed answer far larger than
 // --max-output-bytes keeps exactly the cap (cut on a rune boundary), counts the
 // rest in output_truncated_bytes, never holds more than a few caps in memory,
 // and the turn log and manifest stay whole and agree.
@@ -160,7 +160,7 @@ func TestHugeAnswer(t *testing.T) {
 	}
 }
 
-// TestEndlessStreamTimeout (issue 15 item 8): a stream that never ends times
+// TestEndlessStreamTimeout: a stream that never ends times
 // out at the turn timeout with its output capped, not hundreds of MB kept.
 func TestEndlessStreamTimeout(t *testing.T) {
 	if testing.Short() {

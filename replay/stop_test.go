@@ -18,7 +18,7 @@ import (
 )
 
 // TestMaxDuration: at --max-duration no turn is issued any more, a trajectory
-// asleep in an absurd delay (1e308 s, issue 15 item 7) stops waiting, and the
+// asleep in an absurd delay (1e308 s) stops waiting, and the
 // turns in flight are cancelled at once, as the reference's max_duration_ms
 // ends its performance phase. The run ends at the cap, complete, and the
 // manifest and summary say it was cut.
@@ -154,7 +154,7 @@ func (d *failingDisk) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// TestLogWriteFailure (issue 15 item 4): when the turn log cannot be written (a
+// TestLogWriteFailure: when the turn log cannot be written (a
 // full disk), issuing stops at once and the turns in flight are cancelled; the
 // log keeps every row flushed before the failure and reads without error; the
 // manifest ends "failed", saying why, with counts that agree with the log; Run

@@ -151,7 +151,7 @@ type refVerdictTurns struct {
 	} `json:"variants"`
 }
 
-// TestToolCallChunkTimes (issue 11, chunk accounting): chunk_times holds the
+// TestToolCallChunkTimes: chunk_times holds the
 // chunks the reference's accumulator publishes a receive event for (the first
 // output-bearing chunk, a pure tool-call one included, then each chunk carrying
 // content or reasoning), so that ITL is measured over them; chunks carrying tool

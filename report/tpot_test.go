@@ -27,7 +27,7 @@ func (argsCounter) CountTPOTSuffix(r schemas.Response, _ bool) (int, error) {
 	return n, nil
 }
 
-// TestTPOTFirstToolCallChunk (issue 11 item 8): for an answer of tool calls
+// TestTPOTFirstToolCallChunk: for an answer of tool calls
 // alone, TPOT counts the tool calls merged without their first chunk, as the
 // reference's text_after_first_chunk does; when nothing is left the sample is
 // dropped (samples <= 0 are). With reasoning, the first reasoning chunk is
@@ -73,7 +73,7 @@ func TestTPOTFirstToolCallChunk(t *testing.T) {
 	}
 }
 
-// TestLoadPointRefusesDisagreement (issue 15 item 3): report refuses a run
+// TestLoadPointRefusesDisagreement: report refuses a run
 // whose manifest counts rows its log does not hold.
 func TestLoadPointRefusesDisagreement(t *testing.T) {
 	m, recs := fakeRun(fakeOpts{c: 2, trajectories: 4, datasetSize: 4, model: "Qwen/Qwen3.6-35B-A3B"})

@@ -175,7 +175,7 @@ type TurnRecord struct {
 }
 
 // TurnLogSchema is the Arrow schema of turns.arrows. Column names are the snake_case
-// forms of TurnRecord's fields; the README documents each one.
+// forms of TurnRecord's fields; docs/layouts.md documents each one.
 func TurnLogSchema() *arrow.Schema {
 	md := arrow.NewMetadata([]string{"agentrace.schema_version", TurnLogVersionKey}, []string{Version, TurnLogVersion})
 	return arrow.NewSchema([]arrow.Field{

@@ -14,7 +14,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// TestRescoreHostileFiles is issue 15 item 5: a run whose manifest.json is a FIFO
+// TestRescoreHostileFiles: a run whose manifest.json is a FIFO once
 // blocked rescore forever; a manifest naming /dev/zero as its dataset spun at 100%
 // CPU for 15 minutes. Only regular files are opened: each such run is an error row,
 // promptly, and the good run beside them is scored.

@@ -33,7 +33,7 @@ func secondPass(recs []schemas.TurnRecord, status string) []schemas.TurnRecord {
 	return out
 }
 
-// TestNotIssuedLeftOut (issue 11 item 6): turns never sent because issuing
+// TestNotIssuedLeftOut: turns never sent because issuing
 // stopped (not_issued) are not in the inline-accuracy denominator, as the
 // reference publishes no event for them; turns skipped after a failure
 // (aborted) are, scoring 0, as the reference's register_skipped publishes them
@@ -132,7 +132,7 @@ func writeV1Log(t *testing.T, path string, recs []schemas.TurnRecord) {
 	}
 }
 
-// TestLogManifestDisagree (issue 15 item 3): a run whose manifest says it ended
+// TestLogManifestDisagree: a run whose manifest says it ended
 // with rows its log does not hold (the log lost, cut, or rewritten) is refused
 // with a clear error, not scored as a failing run.
 func TestLogManifestDisagree(t *testing.T) {

@@ -10,7 +10,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// TestUnreadableTurnLogIsAnError is issue 15 item 14: an empty or random-bytes
+// TestUnreadableTurnLogIsAnError: an empty or random-bytes
 // turns.arrows was scored as a failing run (score 0, exit 0). It is an error (an
 // error row in rescore); a log cut after some batches is still scored on them.
 func TestUnreadableTurnLogIsAnError(t *testing.T) {

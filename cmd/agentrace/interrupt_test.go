@@ -36,7 +36,7 @@ func TestCLIChild(t *testing.T) {
 	main()
 }
 
-// TestReplayCtrlC (issue 13 item 6) interrupts `agentrace replay` as a user
+// TestReplayCtrlC interrupts `agentrace replay` as a user
 // does: the first Ctrl-C prints what happens (turns in flight, grace, how to
 // force); a second one cancels the turns in flight at once; the log reads
 // whole, the manifest says interrupted, the summary is truthful and the exit

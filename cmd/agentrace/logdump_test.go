@@ -14,7 +14,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// TestLogDumpOfACutLog is issue 15 item 15: `log dump` of a log cut by kill -9
+// TestLogDumpOfACutLog: `log dump` of a log cut by kill -9
 // prints the readable rows, warns and exits 0; it fails only when no row could be
 // read.
 func TestLogDumpOfACutLog(t *testing.T) {

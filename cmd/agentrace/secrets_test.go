@@ -19,7 +19,7 @@ import (
 	"github.com/agentrace/agentrace/replay/sim"
 )
 
-// TestSecretsNeverWritten is the grep test of issue 15 item 13: an API key
+// TestSecretsNeverWritten greps every output for secrets: an API key
 // (--api-key-env), a secret header and a password in the endpoint URL
 // (http://user:secret@host) reach the server, and never a file, a report, the
 // printed output or an error message.

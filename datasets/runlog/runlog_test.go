@@ -350,7 +350,7 @@ func TestColumnsDocumented(t *testing.T) {
 	}
 }
 
-// TestUnreadableLogs is issue 15 items 14 and 15: an empty or random-bytes
+// TestUnreadableLogs: an empty or random-bytes
 // turns.arrows is not a turn log (ErrUnreadable), a log cut before its first
 // complete batch has no row (ErrNoRows), and a log cut after some batches yields
 // them (ErrTruncated only).
@@ -412,12 +412,12 @@ func TestUnreadableLogs(t *testing.T) {
 	}
 }
 
-// TestREADMEColumns: the README's turn-log table lists every column, in schema
-// order, with the meaning schemas.TurnLogColumns gives it.
-func TestREADMEColumns(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+// TestDocumentedColumns: the turn-log table of docs/layouts.md lists every
+// column, in schema order, with the meaning schemas.TurnLogColumns gives it.
+func TestDocumentedColumns(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "docs", "layouts.md"))
 	if err != nil {
-		t.Skipf("no README: %v", err)
+		t.Skipf("no docs/layouts.md: %v", err)
 	}
 	var want strings.Builder
 	want.WriteString("| column | meaning |\n|---|---|\n")
@@ -425,7 +425,7 @@ func TestREADMEColumns(t *testing.T) {
 		fmt.Fprintf(&want, "| %s | %s |\n", c.Name, strings.ReplaceAll(c.Meaning, "|", "\\|"))
 	}
 	if !strings.Contains(string(data), want.String()) {
-		t.Fatalf("README.md's turn-log table is not schemas.TurnLogColumns; it should read:\n%s", want.String())
+		t.Fatalf("docs/layouts.md's turn-log table is not schemas.TurnLogColumns; it should read:\n%s", want.String())
 	}
 }
 

@@ -28,7 +28,7 @@ func TestExpertsTouched(t *testing.T) {
 
 // TestDerivedProfiles checks what the profiles derive from their figures: the
 // KV bytes a token, the state a sequence, the state slots that bound the batch
-// and the KV pool, against the numbers the architecture gives.
+// and the KV pool, against the numbers the model's architecture gives.
 func TestDerivedProfiles(t *testing.T) {
 	for _, tc := range []struct {
 		name          string

@@ -47,7 +47,7 @@ func request(model string, content string) string {
 	return `{"model":"` + model + `","messages":[{"role":"user","content":"` + content + `"}],"max_tokens":4}`
 }
 
-// TestBodyLimits is issue 15 item 9: a 250 MB request body grew the sim to 6.1 GB,
+// TestBodyLimits: a 250 MB request body once grew the sim to 6.1 GB,
 // which it kept. The body is capped by the context length (refused before it is
 // read when its length is declared, as it is read otherwise), tokenizing stops at
 // the context length, and the memory of an outsized prompt is not kept.
@@ -121,7 +121,7 @@ func TestBodyLimits(t *testing.T) {
 	}
 }
 
-// TestSlowClients is issue 15 item 10: connections that sent headers and one byte
+// TestSlowClients: connections that sent headers and one byte
 // of body were never timed out, and 19,980 of them exhausted the sim's descriptors.
 // A body must arrive within BodyTimeout, an idle connection is closed after
 // IdleTimeout, and past MaxConnections a connection is answered 503 and closed

@@ -115,8 +115,8 @@ type Result struct {
 	Artifacts []string
 }
 
-// runRequest is the service's RunRequest, the fields the issue of agentrace
-// sends (endpoint_api_key is left to its default).
+// runRequest is the service's RunRequest: the ten fields agentrace sends
+// (endpoint_api_key is left to its default).
 type runRequest struct {
 	ModelName            string          `json:"model_name"`
 	EndpointURLs         []string        `json:"endpoint_urls"`

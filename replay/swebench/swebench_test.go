@@ -41,7 +41,7 @@ func TestRunSucceeded(t *testing.T) {
 		fields = append(fields, k)
 	}
 	if len(fields) != 10 || s.Request()["endpoint_api_key"] != nil {
-		t.Errorf("RunRequest fields %v: want the ten of the issue, no endpoint_api_key", fields)
+		t.Errorf("RunRequest fields %v: want runRequest's ten, no endpoint_api_key", fields)
 	}
 	if string(s.Request()["generation_params"]) != o.Generation || string(s.Request()["template"]) != `"qwen_tools"` {
 		t.Errorf("request %s", s.Request())
