@@ -347,6 +347,9 @@ func (e *core) match(s *seq) {
 	if limit > len(s.hashes) {
 		limit = len(s.hashes)
 	}
+	if need := (s.promptLen + s.target + bs - 1) / bs; cap(s.blocks) < need {
+		s.blocks = make([]*block, 0, need)
+	}
 	for i := 0; i < limit; i++ {
 		// A known block that still holds the hash is the one the index holds.
 		var b *block

@@ -42,6 +42,9 @@ type Session struct {
 	salt       string
 	hashes     []uint64
 	rest       []uint64
+	// The tools of the last request that validate accepted.
+	validTools []byte
+	validated  bool
 
 	// The registered blocks of the last turn that finished, on pool.
 	pool   *kvPool
@@ -60,13 +63,29 @@ func (x *Session) PrepareTurn(body []byte) (*Turn, error) {
 		x.forget()
 		return nil, err
 	}
-	t, err := x.srv.newTurn(req, x.id, func(rng *rand.Rand) (*response, string) { return x.prepare(req, known, rng) })
+	t, err := x.srv.newTurn(req, x.id, x.validate, func(rng *rand.Rand) (*response, string) { return x.prepare(req, known, rng) })
 	if err != nil {
 		x.forget()
 		return nil, err
 	}
 	t.sess = x
 	return t, nil
+}
+
+// validate is validate(req), with tools that it accepted last time not parsed
+// again.
+func (x *Session) validate(req *chatRequest) string {
+	tools := bytes.TrimSpace(req.Tools)
+	if x.validated && bytes.Equal(tools, x.validTools) {
+		r := *req
+		r.Tools = nil
+		return validate(&r)
+	}
+	if msg := validate(req); msg != "" {
+		return msg
+	}
+	x.validTools, x.validated = append(x.validTools[:0], tools...), true
+	return ""
 }
 
 // forget drops what the session knows of the last request.

@@ -55,16 +55,17 @@ func (s *Server) PrepareTurn(body []byte, session string) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.newTurn(req, session, func(rng *rand.Rand) (*response, string) {
+	return s.newTurn(req, session, validate, func(rng *rand.Rand) (*response, string) {
 		var buf []uint64
 		return s.prepare(req, session, rng, &buf)
 	})
 }
 
-// newTurn checks a decoded request as the handler does, draws as it draws and
-// makes the turn of what prepare makes of the request.
-func (s *Server) newTurn(req *chatRequest, session string, prepare func(*rand.Rand) (*response, string)) (*Turn, error) {
-	if msg := validate(req); msg != "" {
+// newTurn checks a decoded request as the handler does (check is validate, or
+// one that gives the same answers), draws as it draws and makes the turn of what
+// prepare makes of the request.
+func (s *Server) newTurn(req *chatRequest, session string, check func(*chatRequest) string, prepare func(*rand.Rand) (*response, string)) (*Turn, error) {
+	if msg := check(req); msg != "" {
 		return nil, errors.New(msg)
 	}
 	if !s.prof.Serves(req.Model) {
