@@ -92,6 +92,7 @@ func (x *Session) validate(req *chatRequest) string {
 func (x *Session) forget() {
 	x.end, x.msgs, x.head = 0, x.msgs[:0], nil
 	x.nmsg, x.ntok = 0, 0
+	x.hashes, x.rest = x.hashes[:0], x.rest[:0]
 }
 
 // decode reads the body as decodeRequest does and tells how many of its leading
@@ -234,7 +235,7 @@ func (x *Session) prepare(req *chatRequest, known int, rng *rand.Rand) (*respons
 	s := x.srv
 	bs := s.prof.BlockSize
 	tools := bytes.TrimSpace(req.Tools)
-	if known < x.nmsg || !bytes.Equal(tools, x.tools) || req.CacheSalt != x.salt || x.ntok >= s.prof.MaxModelLen {
+	if x.nmsg == 0 || known < x.nmsg || !bytes.Equal(tools, x.tools) || req.CacheSalt != x.salt || x.ntok >= s.prof.MaxModelLen {
 		// Start the history again: tokenizing from an ntok at the limit would not
 		// stop where a whole prompt's tokenizing stops.
 		x.nmsg, x.ntok = 0, 0
