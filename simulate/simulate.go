@@ -57,6 +57,10 @@ type Options struct {
 	Records func(*schemas.TurnRecord) error
 	// manifest, when set, receives the point's run manifest (WriteSweep).
 	manifest func(schemas.RunManifest)
+	// rebuild prepares every turn from its whole body, as the HTTP server does,
+	// rather than from what its trajectory's session knows (the same turns, at a
+	// cost that grows with the history): the reference of the tests.
+	rebuild bool
 }
 
 // Point is one simulated point: its settings, report's point metrics over the
@@ -161,6 +165,7 @@ type traj struct {
 	failed  bool
 	replica int // the replica the session routes to
 	delay   float64
+	sess    *sim.Session
 }
 
 // run is one point's state.
@@ -275,6 +280,9 @@ func (r *run) startTrajectory(at float64) bool {
 		tr.session = datasets.SessionID(conv.ConversationID, tr.repeat)
 		tr.bo = datasets.BodyOptions{Model: r.o.SamplingModel, Profile: r.o.Sampling, Salt: !r.o.NoSalt, Repeat: tr.repeat,
 			Stream: true, MaxTokens: r.o.MaxTokens, ClearGeneratedCache: r.o.ClearGeneratedCache}
+		if !r.o.rebuild {
+			tr.sess = r.srv.NewSession(tr.session)
+		}
 	} else {
 		tr.session = fmt.Sprintf("random_%06d", k)
 		tr.turns = make([]schemas.Turn, 1)
@@ -364,7 +372,11 @@ func (r *run) issue(tr *traj, at float64) error {
 		rec.ConversationID, rec.Domain = conv.ConversationID, conv.Domain
 		r.body = d.AppendBody(r.body[:0], t, tr.bo)
 		rec.RequestBytes = int64(len(r.body))
-		turn, err = r.srv.PrepareTurn(r.body, tr.session)
+		if tr.sess != nil {
+			turn, err = tr.sess.PrepareTurn(r.body)
+		} else {
+			turn, err = r.srv.PrepareTurn(r.body, tr.session)
+		}
 	} else {
 		rec.ConversationID, rec.Domain = tr.session, "random"
 		turn = r.srv.RandomTurn(r.o.ISL, r.o.OSL, uint64(r.o.Seed)<<32^uint64(tr.k))

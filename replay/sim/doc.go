@@ -101,7 +101,9 @@
 //
 // The same scheduler runs in virtual time (Replica, for package simulate): the
 // caller submits turns and advances from one step's end to the next, with no
-// wall time spent.
+// wall time spent. A Session prepares a trajectory's turns from what its last
+// turn left (history tokens, block hashes, blocks), so that a turn costs what
+// is new in it; the turns are those Server.PrepareTurn makes of the same bodies.
 //
 // Modelled time runs against the monotonic clock divided by Config.Speedup: the
 // scheduler sleeps until each step's due time and then wakes the request

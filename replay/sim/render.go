@@ -264,19 +264,33 @@ func (s *Server) promptTokens(dst []uint64, req *chatRequest) ([]uint64, string)
 // < 0: none), so that an oversized prompt is refused without being tokenized
 // whole; complete tells whether every message was counted.
 func (s *Server) promptTokensUpTo(dst []uint64, req *chatRequest, limit int) ([]uint64, string, bool) {
+	dst, bad, complete := s.messageTokens(dst, req, 0, 0, limit)
+	if bad != "" || !complete {
+		return dst, bad, complete
+	}
+	return s.tt.append(dst, genPrompt), "", true
+}
+
+// messageTokens appends the tokens of the request's messages from index from on,
+// without the generation prompt; the prompt's tokens so far are base + len(dst)
+// (base: those of the messages before from, when not in dst), which the limit
+// bounds as in promptTokensUpTo; complete tells whether every message was
+// counted.
+func (s *Server) messageTokens(dst []uint64, req *chatRequest, from, base, limit int) ([]uint64, string, bool) {
 	var b strings.Builder
 	tools := bytes.TrimSpace(req.Tools)
 	hasTools := len(tools) > 0 && string(tools) != "null" && string(tools) != "[]"
 	toolsKey := uint64(0)
-	if hasTools {
+	if hasTools && from == 0 {
 		toolsKey = s.memo.key(tools)
 	}
-	for i, raw := range req.Messages {
+	for i := from; i < len(req.Messages); i++ {
+		raw := req.Messages[i]
 		key := s.memo.key(raw)
 		if i == 0 {
 			key = mix(key, toolsKey)
 		}
-		if limit >= 0 && len(dst) >= limit {
+		if limit >= 0 && base+len(dst) >= limit {
 			return dst, "", false
 		}
 		if toks, ok := s.memo.get(key); ok {
@@ -329,14 +343,14 @@ func (s *Server) promptTokensUpTo(dst []uint64, req *chatRequest, limit int) ([]
 		if limit >= 0 {
 			// A text of more than (limit - tokens so far) tokens at the longest is
 			// over the limit: only the prefix that proves it is tokenized.
-			if most := (limit - len(dst) + 1) * s.tt.maxTokenBytes(); len(text) > most {
+			if most := (limit - (base + len(dst)) + 1) * s.tt.maxTokenBytes(); len(text) > most {
 				return s.tt.append(dst, text[:most]), "", false
 			}
 		}
 		dst = s.tt.append(dst, text)
 		s.memo.put(key, append([]uint64(nil), dst[start:]...))
 	}
-	return s.tt.append(dst, genPrompt), "", true
+	return dst, "", true
 }
 
 func writeTools(b *strings.Builder, tools []byte) {

@@ -32,6 +32,7 @@ type seq struct {
 	registered int      // leading blocks entered into the prefix index
 	admitted   bool     // admitted at least once
 	lastEmit   float64  // modelled time of the last emitted token
+	known      []*block // blocks that may hold the leading hashes (a session's last turn's), checked before a lookup
 
 	// Shared with the request's goroutine.
 	emitted   atomic.Int32 // output tokens generated so far
@@ -346,8 +347,17 @@ func (e *core) match(s *seq) {
 	if limit > len(s.hashes) {
 		limit = len(s.hashes)
 	}
+	if need := (s.promptLen + s.target + bs - 1) / bs; cap(s.blocks) < need {
+		s.blocks = make([]*block, 0, need)
+	}
 	for i := 0; i < limit; i++ {
-		b := e.pool.lookup(s.hashes[i])
+		// A known block that still holds the hash is the one the index holds.
+		var b *block
+		if i < len(s.known) && s.known[i].hashed && s.known[i].hash == s.hashes[i] {
+			b = s.known[i]
+		} else {
+			b = e.pool.lookup(s.hashes[i])
+		}
 		if b == nil {
 			break
 		}
@@ -501,6 +511,9 @@ func (e *core) apply(emitted func(s *seq, tokens int)) {
 		s.lastEmit = e.now
 		e.stats.GeneratedTokens += int64(gen)
 		if k+gen == s.target {
+			if t := s.turn; t != nil && t.sess != nil {
+				t.sess.keep(e.pool, s.blocks[:s.registered])
+			}
 			e.pool.release(s.blocks)
 			s.blocks = nil
 			e.stats.Finished++

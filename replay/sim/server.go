@@ -522,17 +522,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	bp, _ := s.bufs.Get().(*[]uint64)
-	if bp == nil {
-		bp = new([]uint64)
-	}
-	defer func() {
-		// A big buffer is not kept: memory goes back after an outsized prompt.
-		if cap(*bp) <= poolTokens {
-			*bp = (*bp)[:0]
-			s.bufs.Put(bp)
-		}
-	}()
+	bp := s.tokenBuf()
+	defer s.putTokenBuf(bp)
 	res, msg := s.prepare(req, session, rng, bp)
 	if msg != "" {
 		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
@@ -557,6 +548,23 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// tokenBuf returns a token buffer from the pool; putTokenBuf gives it back.
+func (s *Server) tokenBuf() *[]uint64 {
+	bp, _ := s.bufs.Get().(*[]uint64)
+	if bp == nil {
+		bp = new([]uint64)
+	}
+	return bp
+}
+
+func (s *Server) putTokenBuf(bp *[]uint64) {
+	// A big buffer is not kept: memory goes back after an outsized prompt.
+	if cap(*bp) <= poolTokens {
+		*bp = (*bp)[:0]
+		s.bufs.Put(bp)
+	}
+}
+
 // prepare tokenizes a valid request for a model the server serves, picks and
 // plans its answer and makes its sequence; msg says why a request is refused
 // (a 400), "" when it is not. *bp is a scratch token buffer.
@@ -568,13 +576,27 @@ func (s *Server) prepare(req *chatRequest, session string, rng *rand.Rand, bp *[
 		return nil, bad
 	}
 	promptLen := len(toks)
+	res, toks, msg = s.respond(req, session, rng, promptLen, complete, toks)
+	*bp = toks // the pooled buffer is reused once the hashes are computed
+	if msg != "" {
+		return nil, msg
+	}
+	all := toks[:promptLen+res.target]
+	hashes := blockHashes(make([]uint64, 0, len(all)/s.prof.BlockSize), cacheSeed(req), all, s.prof.BlockSize)
+	res.q = newSeq(promptLen, res.target, hashes)
+	return res, ""
+}
+
+// respond refuses a prompt of promptLen tokens (complete: all counted) that
+// does not fit the context length, or picks and plans its answer, appending the
+// answer's token identities to toks; the response still lacks its sequence.
+func (s *Server) respond(req *chatRequest, session string, rng *rand.Rand, promptLen int, complete bool, toks []uint64) (*response, []uint64, string) {
 	if promptLen >= s.prof.MaxModelLen {
-		*bp = toks
 		more := ""
 		if !complete {
 			more = "at least "
 		}
-		return nil, fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %s%d input tokens.", s.prof.MaxModelLen, more, promptLen)
+		return nil, toks, fmt.Sprintf("This model's maximum context length is %d tokens. However, your request has %s%d input tokens.", s.prof.MaxModelLen, more, promptLen)
 	}
 	maxOut := s.prof.MaxModelLen - promptLen
 	if m := req.maxTokens(); m > 0 && m < maxOut {
@@ -584,9 +606,9 @@ func (s *Server) prepare(req *chatRequest, session string, rng *rand.Rand, bp *[
 	idHex := strconv.FormatUint(mix(uint64(s.cfg.Seed), n)&0xffffffffffff, 16)
 	a := s.answer(rng, req, session, "chatcmpl-tool-"+idHex, maxOut)
 	out := s.planOutput(&a, toks, maxOut)
-	*bp = out.toks
-	out.toks = nil // the pooled buffer is reused once the hashes are computed
-	res = &response{id: "chatcmpl-" + idHex, model: req.Model, created: time.Now().Unix(), stream: bool(req.Stream),
+	toks = out.toks
+	out.toks = nil
+	res := &response{id: "chatcmpl-" + idHex, model: req.Model, created: time.Now().Unix(), stream: bool(req.Stream),
 		usage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage, out: out}
 	if res.model == "" {
 		res.model = s.prof.Model
@@ -602,15 +624,16 @@ func (s *Server) prepare(req *chatRequest, session string, rng *rand.Rand, bp *[
 		res.finish = "stop"
 	}
 	res.faultAt = res.target / 2
+	return res, toks, ""
+}
 
-	var seed uint64
-	if req.CacheSalt != "" {
-		seed = hashString(fnvOffset, "cache_salt:"+req.CacheSalt)
+// cacheSeed starts the chain of a request's block hashes: a hash of its
+// cache_salt, 0 without one.
+func cacheSeed(req *chatRequest) uint64 {
+	if req.CacheSalt == "" {
+		return 0
 	}
-	all := (*bp)[:promptLen+res.target]
-	hashes := blockHashes(make([]uint64, 0, len(all)/s.prof.BlockSize), seed, all, s.prof.BlockSize)
-	res.q = newSeq(promptLen, res.target, hashes)
-	return res, ""
+	return hashString(fnvOffset, "cache_salt:"+req.CacheSalt)
 }
 
 // requestKeys are the request fields the sim reads, in the order of
@@ -640,16 +663,25 @@ func decodeRequest(b []byte) (*chatRequest, error) {
 			return nil, fmt.Errorf("messages: %w", err)
 		}
 	}
+	if err := r.setFields(vals); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// setFields decodes the raw values of the request's fields other than the
+// messages, in the order of requestKeys.
+func (r *chatRequest) setFields(vals [][]byte) error {
 	fields := []any{&r.Model, nil, &r.Stream, &r.StreamOptions, &r.MaxTokens, &r.MaxCompletionTokens, &r.Tools, &r.ToolChoice, &r.CacheSalt}
 	for i, v := range vals {
 		if v == nil || fields[i] == nil {
 			continue
 		}
 		if err := json.Unmarshal(v, fields[i]); err != nil {
-			return nil, fmt.Errorf("%s: %w", requestKeys[i], err)
+			return fmt.Errorf("%s: %w", requestKeys[i], err)
 		}
 	}
-	return &r, nil
+	return nil
 }
 
 func (r *chatRequest) maxTokens() int {

@@ -28,8 +28,9 @@ type Turn struct {
 	// Replica is the index of the replica that served the turn (the caller's).
 	Replica int
 
-	res *response
-	q   *seq
+	res  *response
+	q    *seq
+	sess *Session // the session that prepared it, nil for none
 }
 
 // Answer returns the answer's text as a client would assemble it.
@@ -54,7 +55,17 @@ func (s *Server) PrepareTurn(body []byte, session string) (*Turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if msg := validate(req); msg != "" {
+	return s.newTurn(req, session, validate, func(rng *rand.Rand) (*response, string) {
+		var buf []uint64
+		return s.prepare(req, session, rng, &buf)
+	})
+}
+
+// newTurn checks a decoded request as the handler does (check is validate, or
+// one that gives the same answers), draws as it draws and makes the turn of what
+// prepare makes of the request.
+func (s *Server) newTurn(req *chatRequest, session string, check func(*chatRequest) string, prepare func(*rand.Rand) (*response, string)) (*Turn, error) {
+	if msg := check(req); msg != "" {
 		return nil, errors.New(msg)
 	}
 	if !s.prof.Serves(req.Model) {
@@ -62,8 +73,7 @@ func (s *Server) PrepareTurn(body []byte, session string) (*Turn, error) {
 	}
 	rng := rand.New(rand.NewPCG(requestKey(s.cfg.Seed, session, req), 0x5eed))
 	rng.Float64() // the fault draw of the HTTP server
-	var buf []uint64
-	res, msg := s.prepare(req, session, rng, &buf)
+	res, msg := prepare(rng)
 	if msg != "" {
 		return nil, errors.New(msg)
 	}
@@ -98,6 +108,9 @@ func (r *Replica) Submit(t *Turn, now float64) error {
 	}
 	t.SubmittedAt = now
 	t.q.arrivalAt = now
+	if x := t.sess; x != nil && x.pool == r.pool {
+		t.q.known = x.blocks
+	}
 	r.waiting = append(r.waiting, t.q)
 	return nil
 }

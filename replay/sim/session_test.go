@@ -1,0 +1,95 @@
+package sim
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestSessionMatchesPrepareTurn: a session prepares each body of a sequence as
+// Server.PrepareTurn prepares it alone (the same prompt and answer tokens, block
+// hashes, answer and errors), whether the body extends the last one, rewrites
+// its history, changes its tools or salt, spaces its JSON differently, repeats
+// a key after the messages or is invalid there.
+func TestSessionMatchesPrepareTurn(t *testing.T) {
+	msg := func(i int) string {
+		switch i % 3 {
+		case 0:
+			return fmt.Sprintf(`{"role":"user","content":"step %d: run the tests and tell me what fails"}`, i)
+		case 1:
+			return fmt.Sprintf(`{"role":"assistant","content":"","reasoning_content":"thinking about %d","tool_calls":[{"id":"c%d","type":"function","function":{"name":"bash","arguments":"{\"cmd\":\"ls -la %d\"}"}}]}`, i, i, i)
+		}
+		return fmt.Sprintf(`{"role":"tool","tool_call_id":"c%d","content":"%s"}`, i-1, strings.Repeat("file.py ", 40+i))
+	}
+	history := func(n int, sep string) string {
+		parts := []string{`{"role":"system","content":"You are a coding agent."}`}
+		for i := range n {
+			parts = append(parts, msg(i))
+		}
+		return strings.Join(parts, sep)
+	}
+	tools := `[{"type":"function","function":{"name":"bash","parameters":{"type":"object"}}}]`
+	body := func(n int) string {
+		return `{"model":"qwen3.6-35b-a3b","messages":[` + history(n, ",") + `],"max_completion_tokens":64,"stream":true,"tools":` + tools + `}`
+	}
+	bodies := []string{
+		body(1), body(3), body(4), body(6), // a growing conversation
+		body(6), // the same body again
+		strings.Replace(body(8), "step 3", "step three", 1), // a rewritten history
+		body(9), // and back
+		`{"model":"qwen3.6-35b-a3b","messages":[` + history(9, ",") + ` , ` + msg(9) + "\n]\n,\"max_completion_tokens\":64,\"stream\":true,\"tools\":" + tools + "}\n",
+		strings.Replace(body(10), `"bash"}`, `"sh"}`, 1), // other tools
+		strings.Replace(body(10), `"stream":true`, `"stream":true,"cache_salt":"s1"`, 1),
+		body(11) + " x", // trailing data
+		strings.Replace(body(12), `],"max_completion_tokens"`, `,{"role":}],"max_completion_tokens"`, 1),
+		strings.Replace(body(12), `],"max_completion_tokens"`, `],}`, 1),
+		strings.Replace(body(12), `"tools":`, `"messages":[{"role":"user","content":"only this"}],"tools":`, 1),
+		strings.Replace(body(13), `"stream":true`, `"stream":true,"model":"other-model"`, 1),
+		body(13), body(14),
+		`{"model":"qwen3.6-35b-a3b","messages":[` + history(14, ",") + `],"max_completion_tokens":0}`,
+		body(15),
+		`{"model":"qwen3.6-35b-a3b","messages":[` + history(15, ",") + `]}`,
+	}
+	p, err := LookupProfile(DefaultProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.MaxModelLen = 2400 // the longest bodies are refused: over the context length
+	whole, err := New(Config{Profile: p, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer whole.Close()
+	inc, err := New(Config{Profile: p, Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inc.Close()
+	sess := inc.NewSession("sess-1")
+	refused := 0
+	for i, b := range bodies {
+		want, werr := whole.PrepareTurn([]byte(b), "sess-1")
+		got, gerr := sess.PrepareTurn([]byte(b))
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) {
+			t.Fatalf("body %d: session says %v, whole body %v", i, gerr, werr)
+		}
+		if werr != nil {
+			refused++
+			continue
+		}
+		if got.PromptTokens != want.PromptTokens || got.OutputTokens != want.OutputTokens || got.Finish != want.Finish ||
+			!reflect.DeepEqual(got.q.hashes, want.q.hashes) {
+			t.Fatalf("body %d: session prepared %d+%d tokens (%s, %d blocks), whole body %d+%d (%s, %d blocks)", i,
+				got.PromptTokens, got.OutputTokens, got.Finish, len(got.q.hashes), want.PromptTokens, want.OutputTokens, want.Finish, len(want.q.hashes))
+		}
+		r1, c1, k1 := got.Answer()
+		r2, c2, k2 := want.Answer()
+		if r1 != r2 || c1 != c2 || !reflect.DeepEqual(k1, k2) {
+			t.Fatalf("body %d: the answers differ", i)
+		}
+	}
+	if refused < 5 {
+		t.Errorf("%d bodies refused, want the invalid and oversized ones", refused)
+	}
+}
