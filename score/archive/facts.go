@@ -36,7 +36,8 @@ type Facts struct {
 	MinDurationMs int64
 	// Region is the region a submission point declares (point.yaml).
 	Region string
-	// MaxSupportedConcurrency is the declared C_max (point.yaml or system_desc.json).
+	// MaxSupportedConcurrency is the declared C_max (system_desc.json, else
+	// point.yaml: the checker reads the system description's).
 	MaxSupportedConcurrency int
 	// State is an agentrace run's state, or a reference summary's.
 	State string
