@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"path"
 	"sort"
 	"strings"
 
@@ -168,6 +169,7 @@ func (pt *point) compare() {
 	pt.compareAccuracy()
 	pt.compareScores()
 	pt.comparePointYAML()
+	pt.fileCheckRows()
 	pt.followInputs()
 	pt.gateRows()
 	pt.tokenizerRow()
@@ -781,6 +783,19 @@ func textStatus(a, b string) string {
 		return Agree
 	}
 	return Disagree
+}
+
+// fileCheckRows records the submission checker's findings on the point's
+// point.yaml and system_desc.json, one point.check.<rule> row each: an error
+// (the checker's error) fails the audit, a warning is noted.
+func (pt *point) fileCheckRows() {
+	for _, c := range pt.facts.FileChecks {
+		r := Row{Field: "point.check." + c.Rule, File: path.Base(c.File), RecomputedText: c.Severity, Status: NotPublished, Note: c.Reason}
+		if c.Severity == schemas.SeverityError {
+			r.Status = Error
+		}
+		pt.add(r)
+	}
 }
 
 // comparePointYAML compares a point's point.yaml concurrency with its folder name

@@ -23,7 +23,8 @@ import (
 // submissionFromRefruns lays the seven clean genuine reference runs out as a
 // submission tree, the way the submission tools convert a run folder into an
 // r<N>/ point (mlcommons/endpoints-submission-cli models/structure.py RunDir):
-// point.yaml (the region the ruleset's form places the point in, C_max 48),
+// point.yaml (the region the ruleset's form places the point in, C_max 48, the
+// runtime block the checker's schema requires), system_desc.json (C_max 48),
 // mlperf_endpoints_log_summary.json (the run's result_summary.json as written),
 // mlperf_endpoints_log_detail.json (its events as one JSON array, indented by 2),
 // accuracy/, run_metadata.json, report.txt, config.yaml, src/; and the curve's
@@ -83,8 +84,9 @@ func submissionFromRefruns(t *testing.T) (string, string) {
 		}
 		seen[region] = true
 		py := fmt.Sprintf("concurrency: %d\nregion: %s\ndataset: agentic_combined\nmodel_name: qwen3.6-35b-a3b\nmax_supported_concurrency: 48\n"+
-			"division: Standardized\nruntime_settings:\n  load_pattern: agentic_inference\n  min_duration_ms: 0\n", c, declared)
+			"division: Standardized\nruntime_settings:\n  load_pattern: agentic_inference\n  min_duration_ms: 0\n  runtime:\n    scheduler_rng_seed: 42\n", c, declared)
 		os.WriteFile(filepath.Join(pd, "point.yaml"), []byte(py), 0o644)
+		os.WriteFile(filepath.Join(pd, "system_desc.json"), []byte(`{"system_name": "H200 (agentrace sim)", "max_supported_concurrency": 48}`+"\n"), 0o644)
 
 		s, _ := parseJSON(sum)
 		a, _ := parseJSON(acc)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -45,12 +46,15 @@ type corpusCase struct {
 	// Checks are further report checks (a part of the check's name) and their
 	// status.
 	Checks map[string]string `json:"checks"`
+	// FileChecks are the checker's findings on the tree's point.yaml and
+	// system_desc.json files, "<rule>:<severity>" (none when empty).
+	FileChecks []string `json:"file_checks"`
 }
 
 // corpusOp is one edit of a file of the tree: set a JSON value, merge keys into
-// an object, delete a key, move a value from one path to another, set a top-level
-// YAML key, remove a file or rename a folder. MODEL stands for the tree's model
-// folder.
+// an object, delete a key, move a value from one path to another, set or delete
+// a top-level YAML key, write a file's text, remove a file or rename a folder.
+// MODEL stands for the tree's model folder.
 type corpusOp struct {
 	Op    string `json:"op"`
 	File  string `json:"file"`
@@ -66,7 +70,12 @@ func (op corpusOp) apply(t *testing.T, root string) {
 	t.Helper()
 	file := filepath.Join(root, filepath.FromSlash(strings.Replace(op.File, "MODEL", corpusModel, 1)))
 	switch op.Op {
-	case "yaml-set":
+	case "write":
+		if err := os.WriteFile(file, []byte(op.Value.(string)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case "yaml-set", "yaml-delete":
 		data, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -75,7 +84,11 @@ func (op corpusOp) apply(t *testing.T, root string) {
 		if err := yaml.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
 		}
-		doc[op.Path[0].(string)] = op.Value
+		if op.Op == "yaml-delete" {
+			delete(doc, op.Path[0].(string))
+		} else {
+			doc[op.Path[0].(string)] = op.Value
+		}
 		out, err := yaml.Marshal(doc)
 		if err != nil {
 			t.Fatal(err)
@@ -201,6 +214,35 @@ func gateOf(gates []schemas.Gate, name string) schemas.Gate {
 
 var meanOfN = regexp.MustCompile(`mean of (\d+) region results`)
 
+// fileCheckWarning finds the checker's file findings in rescore's warnings.
+var fileCheckWarning = regexp.MustCompile(regexp.QuoteMeta(score.FileCheckPrefix) + `([a-z-]+) \((error|warning)\): `)
+
+// checkFileChecks compares the file findings one command reports (each
+// "<rule>:<severity>", duplicates ignored) with the checker's.
+func checkFileChecks(t *testing.T, cmd string, got, want []string) {
+	t.Helper()
+	g := map[string]bool{}
+	for _, x := range got {
+		g[x] = true
+	}
+	w := map[string]bool{}
+	for _, x := range want {
+		w[x] = true
+	}
+	if fmt.Sprint(g) != fmt.Sprint(w) {
+		t.Errorf("%s: file findings %v, the checker's %v", cmd, sortedKeys(g), sortedKeys(w))
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
 // TestCheckerCorpus builds each one-edit variant of the submission tree and
 // asserts that report, rescore and audit all reach the submission checker's
 // outcome (recorded in the corpus from the checker's code): the edited point's
@@ -299,6 +341,13 @@ func TestCheckerCorpus(t *testing.T) {
 					t.Errorf("report: no check %q", part)
 				}
 			}
+			var repFC []string
+			for _, p := range append(append([]*report.Point(nil), sys.Points...), sys.Unparsed...) {
+				for _, fc := range p.FileChecks {
+					repFC = append(repFC, fc.Rule+":"+fc.Severity)
+				}
+			}
+			checkFileChecks(t, "report", repFC, want.FileChecks)
 			if (got["model_warning"] == report.CheckWarn) != want.ModelWarning {
 				t.Errorf("report: model folder check %q, want a warning: %v", got["model_warning"], want.ModelWarning)
 			}
@@ -321,6 +370,13 @@ func TestCheckerCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			var rsFC []string
+			for _, r := range rows {
+				for _, m := range fileCheckWarning.FindAllStringSubmatch(r.Warnings, -1) {
+					rsFC = append(rsFC, m[1]+":"+m[2])
+				}
+			}
+			checkFileChecks(t, "rescore", rsFC, want.FileChecks)
 			var row *schemas.RescoreRow
 			for i := range rows {
 				if strings.HasSuffix(rows[i].Path, suffix) {
@@ -367,7 +423,14 @@ func TestCheckerCorpus(t *testing.T) {
 				t.Fatal(err)
 			}
 			ag := map[string]string{}
+			var auFC []string
 			for _, r := range res.Rows {
+				if rule, ok := strings.CutPrefix(r.Field, "point.check."); ok {
+					auFC = append(auFC, rule+":"+r.RecomputedText)
+					if (r.RecomputedText == schemas.SeverityError) != (r.Status == audit.Error) {
+						t.Errorf("audit: %s row of status %s", r.Field, r.Status)
+					}
+				}
 				switch {
 				case strings.HasSuffix(r.Run, suffix) && r.Field == "gate."+score.GateAccuracy:
 					ag["inline"] = strings.NewReplacer(" (", ":", ")", "").Replace(r.RecomputedText)

@@ -158,6 +158,9 @@ func Coverage(s *System) []Check {
 		}
 		cs = append(cs, check("point files (run-point-config, result-summary-present, accuracy-file, result-detail-present)", len(missing) == 0, reason))
 	}
+	if c, ok := pointFileChecks(s); ok {
+		cs = append(cs, c)
+	}
 
 	// benchmark-type-consistency: every point an agentic load pattern.
 	var patterns []string
@@ -653,4 +656,59 @@ func modelFolderWarnings(s *System) []string {
 		}
 	}
 	return out
+}
+
+// pointFileChecks judges the submission checker's findings on the points'
+// point.yaml and system_desc.json (point-config-valid, load-pattern,
+// region-declared, point-dirname-concurrency, system-description-present,
+// system-description-valid): it fails on an error, warns on a warning, and is
+// absent when the curve has no submission point.
+func pointFileChecks(s *System) (Check, bool) {
+	var errs, warns []string
+	subs := 0
+	for _, p := range append(append([]*Point(nil), s.Points...), s.Unparsed...) {
+		if p.Kind == archive.KindSubmission {
+			subs++
+		}
+		for _, fc := range p.FileChecks {
+			line := fmt.Sprintf("c=%d %s", p.Concurrency, fc)
+			if fc.Severity == schemas.SeverityError {
+				errs = append(errs, line)
+			} else {
+				warns = append(warns, line)
+			}
+		}
+	}
+	if subs == 0 {
+		return Check{}, false
+	}
+	c := Check{Name: "point.yaml and system_desc.json values (point-config-valid, load-pattern, region-declared, point-dirname-concurrency, system-description-present, system-description-valid)",
+		Status: CheckPass, Reason: "every point's point.yaml and system description read as the checker reads them"}
+	if len(s.Unparsed) > 0 {
+		var off []string
+		for _, p := range s.Unparsed {
+			off = append(off, p.RunDir)
+		}
+		errs = append(errs, fmt.Sprintf("left off the curve (C_min from %d of %d points, region-basis): %s",
+			len(s.Points), len(s.Points)+len(s.Unparsed), strings.Join(off, ", ")))
+	}
+	switch {
+	case len(errs) > 0:
+		c.Status, c.Reason = CheckFail, strings.Join(append(errs, warns...), "; ")
+	case len(warns) > 0:
+		c.Status, c.Reason = CheckWarn, strings.Join(warns, "; ")
+	}
+	return c, true
+}
+
+// ConfigInvalid tells whether the point's point.yaml does not validate (the
+// checker's point-config-valid error): the checker leaves such a point off its
+// curve.
+func (p *Point) ConfigInvalid() bool {
+	for _, fc := range p.FileChecks {
+		if fc.Rule == "point-config-valid" && fc.Severity == schemas.SeverityError {
+			return true
+		}
+	}
+	return false
 }

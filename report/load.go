@@ -32,6 +32,9 @@ type System struct {
 	Regions      *score.RegionSet
 	RegionsErr   string
 	Checks       []Check
+	// Unparsed are the submission points left off the curve because their
+	// point.yaml does not validate (the checker's point-config-valid error).
+	Unparsed []*Point
 	// OSLWindow is the ruleset's OSL window.
 	OSLWindow *[2]float64
 	// Ruleset judges the curve; RegionForm is its region form (which placed the
@@ -251,7 +254,17 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 // C_min from the lowest point), judges the curve's SWE-bench mean of N when its
 // points carry SWE-bench results, and runs the coverage checks.
 func NewSystemWith(name string, pts []*Point, cmax int, rules score.Ruleset) *System {
-	s := &System{Name: name, Points: pts, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point"}
+	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point"}
+	// A point whose point.yaml does not validate is off the curve, as the
+	// submission checker leaves it (its concurrency is not to be trusted).
+	for _, p := range pts {
+		if p.ConfigInvalid() {
+			s.Unparsed = append(s.Unparsed, p)
+		} else {
+			s.Points = append(s.Points, p)
+		}
+	}
+	pts = s.Points
 	w := rules.OSLWindow
 	s.OSLWindow = &w
 	slices.SortStableFunc(s.Points, func(a, b *Point) int { return a.Concurrency - b.Concurrency })

@@ -177,6 +177,10 @@ type Point struct {
 	// MissingFiles lists the files a submission point lacks that the checker
 	// requires (point.yaml, a result summary, accuracy results, the detail log).
 	MissingFiles []string `json:"missing_files,omitempty"`
+	// FileChecks are the submission checker's findings on a submission point's
+	// point.yaml and system_desc.json (malformed, out-of-range or inconsistent
+	// values), each with the checker's rule id and severity.
+	FileChecks []archive.FileCheck `json:"file_checks,omitempty"`
 	// SWEBench is the point's SWE-bench result (its scores.json, or a submission's
 	// published accuracy results), one input to the curve's mean; nil when none.
 	SWEBench *float64 `json:"swebench,omitempty"`

@@ -213,7 +213,10 @@ func TestRescoreBadInput(t *testing.T) {
 		r.Pass == nil || *r.Pass || !strings.Contains(r.NotEvaluated, "osl_window (error): no result summary") {
 		t.Errorf("r40 (no summary): %+v", r)
 	}
-	if r := pt("48"); r.Error != "" || r.OSLMean != nil || r.Pass != nil {
+	// A summary without n_samples_completed and duration_ns fails the checker's
+	// schema of it (result-file-valid, an error): the OSL gate is not evaluated
+	// with severity error, so the verdict fails.
+	if r := pt("48"); r.Error != "" || r.OSLMean != nil || r.Pass == nil || *r.Pass || !strings.Contains(r.NotEvaluated, "result-file-valid") {
 		t.Errorf("r48 (summary without the fields): %+v", r)
 	}
 	if r := pt("64"); r.Error != "" || r.OSLMean != nil || !strings.Contains(r.Warnings, "mlperf_endpoints_log_summary.json") {

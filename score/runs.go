@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -288,6 +291,10 @@ func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
 	}
 	const field = "output_sequence_lengths_full_run.output_sequence_lengths.avg"
 	out := SummaryOSL{Field: name + ": " + field}
+	if why := summaryInvalid(s); why != "" && run.Kind == archive.KindSubmission {
+		out.Problem = &schemas.Problem{Severity: schemas.SeverityError, Reason: fmt.Sprintf("%s does not validate (the checker's result-file-valid): %s", run.FileLabel(name), why)}
+		return out, false, nil
+	}
 	if n, ok := s["n_samples_completed"].(json.Number); ok {
 		if v, err := n.Int64(); err == nil {
 			out.N = int(v)
@@ -332,4 +339,86 @@ func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
 		return out, true, nil
 	}
 	return out, false, nil
+}
+
+// summaryInvalid says why a result summary (decoded with UseNumber) fails the
+// submission checker's schema of it, "" when it validates: n_samples_completed
+// (an integer) and duration_ns (a number) are required, n_samples_issued and
+// n_samples_failed are integers, ttft, tpot and output_sequence_lengths are
+// mappings whose total is a number and whose percentiles map to numbers, and
+// the agentic totals are numbers or null. As pydantic's lax mode reads them, a
+// numeric string is a number, and an integer may be written 11.0.
+// ReadSummaryOSL applies it to submission points, whose summaries the checker
+// reads.
+func summaryInvalid(s map[string]any) string {
+	for _, k := range []string{"n_samples_completed", "duration_ns"} {
+		if v, ok := s[k]; !ok || v == nil {
+			return k + " is required"
+		}
+	}
+	for _, k := range []string{"n_samples_completed", "n_samples_issued", "n_samples_failed"} {
+		if v, ok := s[k]; ok && !laxInt(v) {
+			return fmt.Sprintf("%s %s is not an integer", k, pyRepr(v))
+		}
+	}
+	for _, k := range []string{"duration_ns", "output_tokens_per_turn_total", "e2e_turn_time_seconds_total"} {
+		if v, ok := s[k]; ok && (v != nil || k == "duration_ns") && !laxFloat(v) {
+			return fmt.Sprintf("%s %s is not a number", k, pyRepr(v))
+		}
+	}
+	for _, k := range []string{"ttft", "tpot", "output_sequence_lengths"} {
+		v, ok := s[k]
+		if !ok {
+			continue
+		}
+		m, isMap := v.(map[string]any)
+		if !isMap {
+			return fmt.Sprintf("%s %s is not a mapping", k, pyRepr(v))
+		}
+		if t, ok := m["total"]; ok && !laxFloat(t) {
+			return fmt.Sprintf("%s.total %s is not a number", k, pyRepr(t))
+		}
+		if pv, ok := m["percentiles"]; ok {
+			pm, isMap := pv.(map[string]any)
+			if !isMap {
+				return fmt.Sprintf("%s.percentiles %s is not a mapping", k, pyRepr(pv))
+			}
+			for pk, x := range pm {
+				if !laxFloat(x) {
+					return fmt.Sprintf("%s.percentiles.%s %s is not a number", k, pk, pyRepr(x))
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// laxFloat tells whether pydantic's float takes v (lax mode): a number or a
+// numeric string.
+func laxFloat(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		return true
+	case string:
+		_, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return err == nil
+	}
+	return false
+}
+
+// laxInt tells whether pydantic's int takes v (lax mode): an integer, a number
+// without a fractional part, or a string of an integer.
+func laxInt(v any) bool {
+	switch x := v.(type) {
+	case json.Number:
+		if _, err := x.Int64(); err == nil {
+			return true
+		}
+		f, err := x.Float64()
+		return err == nil && f == math.Trunc(f)
+	case string:
+		_, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		return err == nil
+	}
+	return false
 }

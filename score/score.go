@@ -138,6 +138,9 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		counter = tok
 	}
 	s.Warnings = append(s.Warnings, info.Facts.Warnings...)
+	for _, c := range info.Facts.FileChecks {
+		s.Warnings = append(s.Warnings, FileCheckPrefix+c.String())
+	}
 	var rd *runData
 	published := false
 	switch {
@@ -232,6 +235,11 @@ func rulesetModel(run *archive.Run, named string) string {
 	}
 	return named
 }
+
+// FileCheckPrefix begins the warning line of a submission checker finding on a
+// point's point.yaml or system_desc.json (archive.FileCheck), as rescore's
+// warnings carry it.
+const FileCheckPrefix = "submission checker "
 
 // ModelFolderWarningPrefix begins the warning of a submission point whose config
 // names a model of another ruleset than its model folder's name.

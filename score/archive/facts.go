@@ -36,7 +36,8 @@ type Facts struct {
 	MinDurationMs int64
 	// Region is the region a submission point declares (point.yaml).
 	Region string
-	// MaxSupportedConcurrency is the declared C_max (point.yaml or system_desc.json).
+	// MaxSupportedConcurrency is the declared C_max (system_desc.json, else
+	// point.yaml: the checker reads the system description's).
 	MaxSupportedConcurrency int
 	// State is an agentrace run's state, or a reference summary's.
 	State string
@@ -44,6 +45,9 @@ type Facts struct {
 	Manifest *schemas.RunManifest
 	// Warnings are facts that could not be read (a config that does not parse).
 	Warnings []string
+	// FileChecks are the submission checker's findings on a submission point's
+	// point.yaml and system_desc.json (see pointFacts).
+	FileChecks []FileCheck
 }
 
 // Facts reads what the run says about itself. Only an unreadable manifest of an
@@ -227,56 +231,158 @@ func (r *Run) summaryFacts(f *Facts, name string) {
 	}
 }
 
+// FileCheck is a submission checker finding on a submission point's point.yaml
+// or system_desc.json that agentrace reproduces: the checker's rule id, its
+// severity (schemas.SeverityError or SeverityWarning), the file and why.
+type FileCheck struct {
+	Rule     string `json:"rule"`
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Reason   string `json:"reason"`
+}
+
+// String is the finding as one line: "point-config-valid (error): point.yaml: ...".
+func (c FileCheck) String() string {
+	return fmt.Sprintf("%s (%s): %s: %s", c.Rule, c.Severity, c.File, c.Reason)
+}
+
+func (r *Run) fileCheck(f *Facts, rule, severity, file, reason string) {
+	f.FileChecks = append(f.FileChecks, FileCheck{Rule: rule, Severity: severity, File: file, Reason: reason})
+}
+
+// declaredRegions are the values point.yaml's region may take (the checker's
+// region names and submitters_choice).
+var declaredRegions = map[string]bool{"low_latency": true, "low_concurrency": true, "med_concurrency": true,
+	"high_concurrency": true, "margin": true, "submitters_choice": true}
+
 // pointFacts reads point.yaml and system_desc.json (the point's, else the
-// system folder's).
+// system folder's) as the submission checker reads them: point.yaml's
+// concurrency is a required integer, max_supported_concurrency an optional one,
+// region an optional name, runtime_settings a required mapping with a runtime
+// mapping (point-config-valid, an error: the checker then leaves the point off
+// its curve); a concurrency that is not positive is load-pattern's error, a
+// region name outside the vocabulary region-declared's, a concurrency other
+// than the folder's point-dirname-concurrency's warning. The system
+// description's max_supported_concurrency is C_max (a required integer:
+// system-description-valid, an error, as is a file that is not a JSON object);
+// point.yaml's is read only when no system description declares one.
 func (r *Run) pointFacts(f *Facts) {
+	var yamlCMax int
+	if !r.Has(SystemDescFile) {
+		r.fileCheck(f, "system-description-present", schemas.SeverityError, r.FileLabel(SystemDescFile),
+			"the point has no system description of its own (the system folder's is read)")
+	}
 	if r.Has(PointFile) {
+		label := r.FileLabel(PointFile)
 		data, err := r.ReadFile(PointFile)
+		var m map[string]any
 		if err == nil {
-			var m map[string]any
-			if m, err = yamlDoc(data); err == nil {
-				if n, ok := num(m["concurrency"]); ok {
-					f.Concurrency = int(n)
-				}
-				f.Region = str(m["region"])
-				f.DatasetName = str(m["dataset"])
-				if lp := str(get(m, "runtime_settings", "load_pattern")); lp != "" {
-					f.LoadPattern = lp
-				}
-				if n, ok := num(get(m, "runtime_settings", "min_duration_ms")); ok {
-					f.MinDurationMs = n
-				}
-				if n, ok := num(m["max_supported_concurrency"]); ok {
-					f.MaxSupportedConcurrency = int(n)
-				}
-				if mn := str(m["model_name"]); mn != "" && f.Model == "" {
-					f.Model = mn
-				}
+			m, err = yamlDoc(data)
+			if err == nil && m == nil {
+				err = fmt.Errorf("not a YAML mapping")
 			}
 		}
 		if err != nil {
-			r.warn(f, PointFile, err)
+			r.fileCheck(f, "point-config-valid", schemas.SeverityError, label, err.Error())
+		} else {
+			r.readPointYAML(f, m, label, &yamlCMax)
 		}
 	}
 	for _, p := range []string{r.rel(SystemDescFile), path.Join(path.Dir(path.Dir(r.Dir)), SystemDescFile)} {
 		if !r.Source.IsFile(p) {
 			continue
 		}
+		label := r.Source.Label(p)
 		data, err := r.Source.ReadFile(p)
 		var sd map[string]any
 		if err == nil {
 			err = json.Unmarshal(data, &sd)
+			if err == nil && sd == nil {
+				err = fmt.Errorf("not a JSON object")
+			}
 		}
 		if err != nil {
-			f.Warnings = append(f.Warnings, fmt.Sprintf("%s: %v", r.Source.Label(p), err))
+			r.fileCheck(f, "system-description-valid", schemas.SeverityError, label, "not readable as a JSON object: "+err.Error())
 			break
 		}
-		if n, ok := num(sd["max_supported_concurrency"]); ok && f.MaxSupportedConcurrency == 0 {
+		switch v, ok := sd["max_supported_concurrency"]; {
+		case !ok || v == nil:
+			r.fileCheck(f, "system-description-valid", schemas.SeverityError, label, "max_supported_concurrency is required")
+		default:
+			n, isInt := num(v)
+			if !isInt {
+				r.fileCheck(f, "system-description-valid", schemas.SeverityError, label, fmt.Sprintf("max_supported_concurrency %v is not an integer", v))
+				break
+			}
 			f.MaxSupportedConcurrency = int(n)
 		}
 		break
 	}
+	if f.MaxSupportedConcurrency == 0 {
+		f.MaxSupportedConcurrency = yamlCMax
+	}
 	if f.Model == "" {
 		f.Model = r.Model
+	}
+}
+
+// readPointYAML reads a parsed point.yaml into f (see pointFacts).
+func (r *Run) readPointYAML(f *Facts, m map[string]any, label string, cmax *int) {
+	invalid := func(format string, a ...any) {
+		r.fileCheck(f, "point-config-valid", schemas.SeverityError, label, fmt.Sprintf(format, a...))
+	}
+	switch v, ok := m["concurrency"]; {
+	case !ok || v == nil:
+		invalid("concurrency is required")
+	default:
+		n, isInt := num(v)
+		if !isInt {
+			invalid("concurrency %v is not an integer", v)
+			break
+		}
+		f.Concurrency = int(n)
+		if n <= 0 {
+			r.fileCheck(f, "load-pattern", schemas.SeverityError, label, fmt.Sprintf("concurrency must be positive, got %d", n))
+		}
+		if r.Point > 0 && int(n) != r.Point {
+			r.fileCheck(f, "point-dirname-concurrency", schemas.SeverityWarning, label,
+				fmt.Sprintf("the folder's concurrency %d differs from the declared %d (the declared one is used)", r.Point, n))
+		}
+	}
+	switch v := m["region"].(type) {
+	case nil:
+	case string:
+		f.Region = v
+		if !declaredRegions[v] {
+			r.fileCheck(f, "region-declared", schemas.SeverityError, label, fmt.Sprintf("region %q is not one the rules define", v))
+		}
+	default:
+		invalid("region %v is not a string", v)
+	}
+	if v, ok := m["max_supported_concurrency"]; ok && v != nil {
+		if n, isInt := num(v); isInt {
+			*cmax = int(n)
+		} else {
+			invalid("max_supported_concurrency %v is not an integer", v)
+		}
+	}
+	rs, ok := m["runtime_settings"].(map[string]any)
+	switch {
+	case !ok:
+		invalid("runtime_settings is required (a mapping)")
+	default:
+		if _, ok := rs["runtime"].(map[string]any); !ok {
+			invalid("runtime_settings.runtime is required (a mapping)")
+		}
+	}
+	f.DatasetName = str(m["dataset"])
+	if lp := str(get(m, "runtime_settings", "load_pattern")); lp != "" {
+		f.LoadPattern = lp
+	}
+	if n, ok := num(get(m, "runtime_settings", "min_duration_ms")); ok {
+		f.MinDurationMs = n
+	}
+	if mn := str(m["model_name"]); mn != "" && f.Model == "" {
+		f.Model = mn
 	}
 }

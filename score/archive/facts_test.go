@@ -1,0 +1,76 @@
+package archive
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPointFactsAsTheCheckerTypesThem reads point.yaml and system_desc.json
+// variants of one submission point and checks the findings (rule and severity,
+// as the submission checker's schema and rules give them) and the facts read.
+func TestPointFactsAsTheCheckerTypesThem(t *testing.T) {
+	const goodYAML = "concurrency: 64\nregion: med_concurrency\nmax_supported_concurrency: 512\nruntime_settings:\n  runtime:\n    scheduler_rng_seed: 42\n"
+	const goodSD = `{"max_supported_concurrency": 1024}`
+	for _, tc := range []struct {
+		name, yaml, sd string
+		noSD           bool
+		want           []string // rule:severity
+		concurrency    int
+		cmax           int
+	}{
+		{name: "valid", yaml: goodYAML, sd: goodSD, concurrency: 64, cmax: 1024},
+		{name: "numeric string concurrency", yaml: strings.Replace(goodYAML, "64", `"64"`, 1), sd: goodSD, concurrency: 64, cmax: 1024},
+		{name: "whole float concurrency", yaml: strings.Replace(goodYAML, "64", "64.0", 1), sd: goodSD, concurrency: 64, cmax: 1024},
+		{name: "fractional concurrency", yaml: strings.Replace(goodYAML, "64", "64.5", 1), sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		{name: "text concurrency", yaml: strings.Replace(goodYAML, "64", "lots", 1), sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		{name: "no concurrency", yaml: strings.Replace(goodYAML, "concurrency: 64\n", "", 1), sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		{name: "zero concurrency", yaml: strings.Replace(goodYAML, "64", "0", 1), sd: goodSD, want: []string{"load-pattern:error", "point-dirname-concurrency:warning"}, concurrency: 64, cmax: 1024},
+		{name: "other concurrency", yaml: strings.Replace(goodYAML, "64", "72", 1), sd: goodSD, want: []string{"point-dirname-concurrency:warning"}, concurrency: 72, cmax: 1024},
+		{name: "unknown region", yaml: strings.Replace(goodYAML, "med_concurrency", "medium", 1), sd: goodSD, want: []string{"region-declared:error"}, concurrency: 64, cmax: 1024},
+		{name: "numeric region", yaml: strings.Replace(goodYAML, "med_concurrency", "3", 1), sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		{name: "no region", yaml: strings.Replace(goodYAML, "region: med_concurrency\n", "", 1), sd: goodSD, concurrency: 64, cmax: 1024},
+		{name: "no runtime", yaml: "concurrency: 64\nruntime_settings:\n  min_duration_ms: 0\n", sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		{name: "not a mapping", yaml: "- 64\n", sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		{name: "system description not JSON", yaml: goodYAML, sd: "max_supported_concurrency = 1024", want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512},
+		{name: "system description without C_max", yaml: goodYAML, sd: `{"system_name": "x"}`, want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512},
+		{name: "system description C_max text", yaml: goodYAML, sd: `{"max_supported_concurrency": "lots"}`, want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512},
+		{name: "no system description", yaml: goodYAML, noSD: true, want: []string{"system-description-present:error"}, concurrency: 64, cmax: 512},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			pd := filepath.Join(root, "sys", "model", "r64")
+			if err := os.MkdirAll(pd, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(pd, PointFile), []byte(tc.yaml), 0o644)
+			if !tc.noSD {
+				os.WriteFile(filepath.Join(pd, SystemDescFile), []byte(tc.sd), 0o644)
+			}
+			src, err := Open(root, Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer src.Close()
+			runs := Find(src)
+			if len(runs) != 1 || runs[0].Kind != KindSubmission {
+				t.Fatalf("runs: %v", runs)
+			}
+			f, err := runs[0].Facts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range f.FileChecks {
+				got = append(got, c.Rule+":"+c.Severity)
+			}
+			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+				t.Errorf("findings %v, the checker's %v (%v)", got, tc.want, f.FileChecks)
+			}
+			if f.Concurrency != tc.concurrency || f.MaxSupportedConcurrency != tc.cmax {
+				t.Errorf("concurrency %d, C_max %d; want %d, %d", f.Concurrency, f.MaxSupportedConcurrency, tc.concurrency, tc.cmax)
+			}
+		})
+	}
+}
