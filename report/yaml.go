@@ -34,8 +34,12 @@ func pointRegion(s *System, p *Point) string {
 	return "submitters_choice"
 }
 
-// PointYAML drafts a point's point.yaml (§8.3) from its run: the fields the run
-// knows are filled in, the others are marked TODO for the submitter.
+// PointYAML drafts a point's point.yaml (§8.3) from its run, in the submission
+// checker's schema (models/file/point_config.py PointConfig: dataset a string,
+// runtime_settings with load_pattern a string and a runtime mapping of seeds,
+// warmup a mapping): the fields the run knows are filled in, the others are
+// marked TODO for the submitter (a draft with a TODO left fails the checker's
+// disclosure and cohort checks, as it should).
 func PointYAML(s *System, p *Point) []byte {
 	var b bytes.Buffer
 	c := p.Manifest.Config
@@ -52,18 +56,20 @@ func PointYAML(s *System, p *Point) []byte {
 	w("division: TODO  # Standardized, Serviced or RDI\n")
 	w("model_name: %s\n", yq(c.Model))
 	w("model_precision: TODO\n")
+	w("link_to_model: TODO\n")
 	w("dataset_name: %s\n", yq(filepath.Base(datasetShown(c))))
 	w("dataset_type: agentic\n")
 	w("dataset_link: TODO\n")
-	w("dataset:\n")
-	w("  path: %s\n", yq(datasetShown(c)))
-	w("  content_hash: %s\n", yq(p.Manifest.DatasetHash))
-	w("  size: %d\n", p.Manifest.DatasetSize)
+	w("dataset: %s  # content hash %s, %d conversations\n", yq(datasetShown(c)), p.Manifest.DatasetHash, p.Manifest.DatasetSize)
+	w("shared_src: TODO\n")
+	w("shared_docs: TODO\n")
+	w("seed_set: TODO\n")
+	w("target_cohort: TODO  # YYYY-MM-C0 or YYYY-MM-C1\n")
 	w("runtime_settings:\n")
-	w("  load_pattern:\n")
-	w("    type: concurrency\n")
-	w("    target_concurrency: %d\n", p.Concurrency)
+	w("  load_pattern: concurrency\n")
+	w("  target_concurrency: %d\n", p.Concurrency)
 	w("  min_duration_ms: %d\n", minDurationMs(p))
+	w("  stream_all_chunks: true\n")
 	w("  num_trajectories_to_issue: %d\n", c.Trajectories)
 	w("  salt: %t\n", c.Salt)
 	w("  delays: %t\n", c.Delays)
@@ -72,6 +78,16 @@ func PointYAML(s *System, p *Point) []byte {
 	w("  stream: %t\n", c.Stream)
 	w("  max_new_tokens: %d\n", c.MaxTokens)
 	w("  turn_timeout_s: %g\n", c.TurnTimeoutSeconds)
+	w("  runtime:\n")
+	if sd := c.Seeds; sd != nil && sd.Scheduler != "" {
+		w("    scheduler_random_seed: %s\n", sd.Scheduler)
+		if sd.Dataloader != "" {
+			w("    dataloader_random_seed: %s\n", sd.Dataloader)
+		}
+	} else {
+		b.Truncate(b.Len() - len("  runtime:\n"))
+		w("  runtime: {}  # TODO: the bound seed set's seeds (§4.6)\n")
+	}
 	w("warmup:\n")
 	w("  duration_s: 0  # agentrace runs have no warmup phase\n")
 	w("  requests_issued: 0\n")
