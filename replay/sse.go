@@ -409,7 +409,7 @@ func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
 		case !streamed:
 			idx = len(r.tools.calls)
 		}
-		args := argString(d.Function.Arguments)
+		args := schemas.ArgumentsText(d.Function.Arguments)
 		if ok := r.mergeOne(&r.tools, idx, d, &args, true); !ok {
 			continue
 		}
@@ -507,22 +507,6 @@ func (r *response) mergeOne(list *callList, idx int, d *toolCallDelta, args *str
 	}
 	list.args[pos] = append(list.args[pos], *args...)
 	return true
-}
-
-// argString returns tool-call arguments as a string: a JSON string is unquoted,
-// an object (as some servers send in non-streamed replies) is kept as its JSON.
-func argString(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	}
-	return string(raw)
 }
 
 // toolCallsJSON returns the merged tool calls ordered by index as a JSON array,

@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -232,6 +233,28 @@ type ToolCall struct {
 type ToolFunction struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// ArgumentsText returns a tool call's arguments as the text a model writes: a
+// JSON string unquoted; anything else (an object, as some servers send in
+// non-streamed replies and some datasets store) as its compact JSON, or as it is
+// when it does not parse; null or nothing as "".
+func ArgumentsText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) == nil {
+		return b.String()
+	}
+	return string(raw)
 }
 
 // Response is a completed response rebuilt as one assistant message, as the rules
