@@ -194,7 +194,7 @@ func (e *accuracyEntry) score() (float64, bool) {
 	return first, found
 }
 
-// PyFloat converts a JSON value as Python's float() does: numbers, booleans
+// PyFloat converts a JSON (or YAML) value as Python's float() does: numbers, booleans
 // (True is 1.0) and numeric strings (surrounding white space allowed); nil, lists
 // and mappings do not convert.
 func PyFloat(v any) (float64, bool) {
@@ -204,6 +204,12 @@ func PyFloat(v any) (float64, bool) {
 		return f, err == nil
 	case float64:
 		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
 	case bool:
 		if x {
 			return 1, true
