@@ -117,8 +117,8 @@ type Options struct {
 type islFunc func(messages [][]byte, tools []byte) (int, error)
 
 // Files ingests files into the dataset directory out with the default options
-// (format detected per file). It is the shortcut other packages' tests use to turn
-// a JSONL fixture into a dataset.
+// (format detected per file): the shortcut tests and the bench harness use to
+// turn a JSONL fixture into a dataset. Commands call Run.
 func Files(ctx context.Context, out string, files ...string) error {
 	_, err := Run(ctx, Options{Out: out, Inputs: files})
 	return err
