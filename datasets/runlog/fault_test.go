@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -156,15 +157,10 @@ func TestOldLogVersionRefused(t *testing.T) {
 			b.Field(i).(*array.StringBuilder).Append(v)
 		}
 		rec := b.NewRecordBatch()
-		var buf strings.Builder
-		iw := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-		if err := iw.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-		iw.Close()
+		stream := ipcStream(t, rec)
 		rec.Release()
 		b.Release()
-		_, err := Read(strings.NewReader(buf.String()), nil)
+		_, err := Read(bytes.NewReader(stream), nil)
 		if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "version "+version+", this agentrace reads version "+schemas.TurnLogVersion) {
 			t.Fatalf("version %s log: %v, want it refused naming its version", version, err)
 		}
@@ -314,4 +310,18 @@ func fullDiskChild(t *testing.T, dir string) {
 		t.Fatalf("log on a full disk: %d rows (%v), %d flushed", len(rows), err, flushed)
 	}
 	t.Logf("full disk: %d rows flushed and read back (%v); manifest state %s", flushed, err, got.State)
+}
+
+// ipcStream is rec written as an Arrow IPC stream of its own schema.
+func ipcStream(t *testing.T, rec arrow.RecordBatch) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

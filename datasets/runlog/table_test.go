@@ -259,15 +259,9 @@ func TestWriteTableRuns(t *testing.T) {
 		}
 	}
 	rec := bld.NewRecordBatch()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(sc))
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	os.WriteFile(filepath.Join(b, schemas.TurnLogFile), ipcStream(t, rec), 0o644)
 	rec.Release()
 	bld.Release()
-	os.WriteFile(filepath.Join(b, schemas.TurnLogFile), buf.Bytes(), 0o644)
 	WriteManifest(b, schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 2}})
 
 	out := filepath.Join(root, "sweep.parquet")
