@@ -91,7 +91,7 @@ func TestISL(t *testing.T) {
 	fixture := filepath.Join(testenv.RepoRoot(t), "testdata/ingest/rich.jsonl")
 	out := filepath.Join(t.TempDir(), "ds")
 	count := func(msgs, tools []byte) (int, error) { return len(msgs) + len(tools), nil }
-	if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{fixture}, isl: count, islName: "bytes"}); err != nil {
+	if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{fixture}, ISL: count, ISLName: "bytes"}); err != nil {
 		t.Fatal(err)
 	}
 	d, err := datasets.Open(out)
