@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
 )
 
 // refruns is testdata/refruns: eight run folders written by the reference client
@@ -169,7 +170,7 @@ func scale(m map[string]any, k float64, keys ...string) {
 		obj = obj[key].(map[string]any)
 	}
 	last := keys[len(keys)-1]
-	v, _ := number(obj[last])
+	v, _ := score.PyFloat(obj[last])
 	obj[last] = json.Number(fmt.Sprint(v * k))
 }
 
@@ -179,7 +180,7 @@ func add(m map[string]any, d float64, keys ...string) {
 		obj = obj[key].(map[string]any)
 	}
 	last := keys[len(keys)-1]
-	v, _ := number(obj[last])
+	v, _ := score.PyFloat(obj[last])
 	obj[last] = json.Number(fmt.Sprint(v + d))
 }
 

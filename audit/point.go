@@ -325,7 +325,7 @@ func (pt *point) histogramRow(field, file string, h map[string]any, rec *report.
 	default:
 		r.Status = Agree
 		for i := range counts {
-			c, _ := number(counts[i])
+			c, _ := score.PyFloat(counts[i])
 			if int(c) != rec.HistCounts[i] {
 				r.Status, r.Note = Disagree, fmt.Sprintf("bucket %d holds %d published, %d re-derived", i, int(c), rec.HistCounts[i])
 				break
@@ -335,8 +335,8 @@ func (pt *point) histogramRow(field, file string, h map[string]any, rec *report.
 				r.Status, r.Note = Disagree, fmt.Sprintf("bucket %d is not a [low, high] pair", i)
 				break
 			}
-			lo, _ := number(e[0])
-			hi, _ := number(e[1])
+			lo, _ := score.PyFloat(e[0])
+			hi, _ := score.PyFloat(e[1])
 			if relDiff(lo, rec.HistEdges[i][0]) > 1e-9 || relDiff(hi, rec.HistEdges[i][1]) > 1e-9 {
 				r.Status, r.Note = Disagree, fmt.Sprintf("bucket %d is [%g, %g] published, [%g, %g] re-derived", i, lo, hi, rec.HistEdges[i][0], rec.HistEdges[i][1])
 				break
@@ -599,7 +599,7 @@ func entryScore(e map[string]any) *float64 {
 	switch sc := e["score"].(type) {
 	case map[string]any:
 		if v, ok := sc["score"]; ok {
-			if f, ok := number(v); ok {
+			if f, ok := score.PyFloat(v); ok {
 				return &f
 			}
 			return nil
@@ -610,13 +610,13 @@ func entryScore(e map[string]any) *float64 {
 		}
 		sort.Strings(keys)
 		if len(keys) > 0 {
-			if f, ok := number(sc[keys[0]]); ok {
+			if f, ok := score.PyFloat(sc[keys[0]]); ok {
 				return &f
 			}
 		}
 		return nil
 	default:
-		if f, ok := number(sc); ok {
+		if f, ok := score.PyFloat(sc); ok {
 			return &f
 		}
 	}
@@ -660,7 +660,7 @@ func (pt *point) compareAccuracy() {
 		pt.add(r)
 		if inline {
 			if v, ok := e.m["total_samples"]; ok {
-				f, _ := number(v)
+				f, _ := score.PyFloat(v)
 				r := Row{Field: field + ".total_samples", File: name, Published: &f}
 				switch {
 				case pt.noEvents:
@@ -804,7 +804,7 @@ func (pt *point) comparePointYAML() {
 	if pt.pointYAML == nil {
 		return
 	}
-	if c, ok := number(pt.pointYAML["concurrency"]); ok {
+	if c, ok := score.PyFloat(pt.pointYAML["concurrency"]); ok {
 		r := Row{Field: "point.concurrency", File: archive.PointFile, Published: fp(c)}
 		switch {
 		case pt.run.Point > 0:

@@ -3,9 +3,10 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
-	"math"
 	"sort"
 	"strconv"
+
+	"github.com/agentrace/agentrace/score"
 )
 
 // jsonDoc is a published JSON file, numbers kept as json.Number.
@@ -50,33 +51,6 @@ func asObject(v any) (map[string]any, bool) {
 	return nil, false
 }
 
-// number reads a JSON number (or a numeric string); ok is false for null, absent
-// or anything else.
-func number(v any) (float64, bool) {
-	switch x := v.(type) {
-	case json.Number:
-		f, err := x.Float64()
-		return f, err == nil
-	case float64:
-		return x, true
-	case int:
-		return float64(x), true
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case string:
-		f, err := strconv.ParseFloat(x, 64)
-		return f, err == nil && !math.IsNaN(f)
-	case bool:
-		if x {
-			return 1, true
-		}
-		return 0, true
-	}
-	return 0, false
-}
-
 // numAt returns the number at a path: published is nil when the path is absent
 // or null.
 func numAt(d any, keys ...string) *float64 {
@@ -84,7 +58,7 @@ func numAt(d any, keys ...string) *float64 {
 	if !ok {
 		return nil
 	}
-	f, ok := number(v)
+	f, ok := score.PyFloat(v)
 	if !ok {
 		return nil
 	}

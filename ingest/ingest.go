@@ -93,11 +93,11 @@ type Options struct {
 	// array.
 	ISL     func(messages, tools []byte) (int, error)
 	ISLName string
-	// NaiveISL counts each turn with Tokenizer the way the rules state it (a full
+	// naiveISL counts each turn with Tokenizer the way the rules state it (a full
 	// render and encode of the turn's messages, tokens.CountISL) instead of
 	// incrementally (tokens.ISLCounter, which gives the same counts); for
 	// measuring the difference.
-	NaiveISL bool
+	naiveISL bool
 	// Progress, when not nil, receives progress lines: the phase (read, validate,
 	// build, tokenize, write), input bytes read of the total and decompressed,
 	// rows validated, conversations built and written, turns tokenized of those
@@ -117,8 +117,8 @@ type Options struct {
 type islFunc func(messages [][]byte, tools []byte) (int, error)
 
 // Files ingests files into the dataset directory out with the default options
-// (format detected per file). It is the shortcut other packages' tests use to turn
-// a JSONL fixture into a dataset.
+// (format detected per file): the shortcut tests and the bench harness use to
+// turn a JSONL fixture into a dataset. Commands call Run.
 func Files(ctx context.Context, out string, files ...string) error {
 	_, err := Run(ctx, Options{Out: out, Inputs: files})
 	return err
@@ -167,7 +167,7 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 			return m, fmt.Errorf("ingest: %w", err)
 		}
 		kwargs := p.ChatTemplateKwargs
-		if opts.NaiveISL {
+		if opts.naiveISL {
 			opts.ISL = func(msgs, tools []byte) (int, error) { return tok.CountISL(msgs, tools, kwargs) }
 		} else {
 			opts.islCounter = func() islFunc { return tok.NewISLCounter(kwargs).Count }

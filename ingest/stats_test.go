@@ -169,7 +169,7 @@ func TestISLTokenizer(t *testing.T) {
 
 // TestISLIncremental: ingest's incremental ISL (one tokens.ISLCounter per
 // conversation) gives exactly the counts of the naive way (CountISL of each
-// turn's whole history, Options.NaiveISL) on every client turn of the shared
+// turn's whole history, Options.naiveISL) on every client turn of the shared
 // sample (flat and snapshot) and of synthetic traces of both domains.
 func TestISLIncremental(t *testing.T) {
 	dir := testenv.Tokenizer(t)
@@ -189,7 +189,7 @@ func TestISLIncremental(t *testing.T) {
 			isl := map[bool][]*int32{}
 			for _, naive := range []bool{false, true} {
 				out := filepath.Join(t.TempDir(), "ds")
-				if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{input}, Tokenizer: dir, NaiveISL: naive}); err != nil {
+				if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{input}, Tokenizer: dir, naiveISL: naive}); err != nil {
 					t.Fatal(err)
 				}
 				d, err := datasets.Open(out)

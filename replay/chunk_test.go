@@ -10,18 +10,22 @@ import (
 )
 
 // slowApply decodes a chunk with encoding/json, the reference for the scanner.
-func slowApply(data []byte) (*response, error) {
+func slowApply(data []byte) (*response, error) { return slowApplyAs(data, true) }
+
+func slowApplyAs(data []byte, streamed bool) (*response, error) {
 	var r response
 	r.reset()
 	var c chunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return &r, err
 	}
-	r.apply(&c, 7, true)
+	r.apply(&c, 7, streamed)
 	return &r, nil
 }
 
-func fastApply(data []byte) (*response, error) {
+func fastApply(data []byte) (*response, error) { return fastApplyAs(data, true) }
+
+func fastApplyAs(data []byte, streamed bool) (*response, error) {
 	var r response
 	r.reset()
 	var s chunkScanner
@@ -30,7 +34,7 @@ func fastApply(data []byte) (*response, error) {
 		return &r, err
 	}
 	var scratch []byte
-	return &r, r.applyRaw(c, 7, &scratch)
+	return &r, r.applyRaw(c, 7, &scratch, streamed)
 }
 
 func sameResponse(a, b *response) bool {
@@ -112,5 +116,87 @@ func FuzzChunk(f *testing.F) {
 		if !json.Valid([]byte(in)) && errA == nil {
 			t.Fatal("accepted invalid JSON")
 		}
+		// A whole non-streamed completion takes the same path, merging tool calls
+		// by position and timing nothing.
+		a, errA = fastApplyAs([]byte(in), false)
+		b, errB = slowApplyAs([]byte(in), false)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("non-streamed: fast err %v, encoding/json err %v", errA, errB)
+		}
+		if errA == nil && !sameResponse(a, b) {
+			t.Fatalf("non-streamed: fast %q %q %s %q, encoding/json %q %q %s %q", a.content.String(), a.reasoning.String(), a.toolCallsJSON(), a.finish,
+				b.content.String(), b.reasoning.String(), b.toolCallsJSON(), b.finish)
+		}
 	})
+}
+
+// chunk is the part of a chat.completion.chunk the client reads, decoded by
+// encoding/json: the oracle for the scanner. Unknown fields are ignored.
+type chunk struct {
+	Choices []choice   `json:"choices"`
+	Usage   *usage     `json:"usage"`
+	Error   *errorBody `json:"error"`
+}
+
+type choice struct {
+	Index        int      `json:"index"`
+	Delta        *message `json:"delta"`
+	Message      *message `json:"message"`
+	FinishReason *string  `json:"finish_reason"`
+}
+
+type message struct {
+	Content          *string         `json:"content"`
+	ReasoningContent *string         `json:"reasoning_content"`
+	Reasoning        *string         `json:"reasoning"`
+	ToolCalls        []toolCallDelta `json:"tool_calls"`
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// apply merges one chunk decoded by encoding/json into r at time now: the
+// oracle FuzzChunk checks the scanner path (applyRaw) against.
+func (r *response) apply(c *chunk, now int64, streamed bool) {
+	if c.Error != nil {
+		r.noteError(c.Error)
+	}
+	if c.Usage != nil {
+		r.applyUsage(c.Usage)
+	}
+	bearing, text := false, false
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		if ch.Index != 0 {
+			continue // n > 1: the client records the first choice only
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			r.finish = *ch.FinishReason
+		}
+		m := ch.Delta
+		if m == nil {
+			m = ch.Message
+		}
+		if m == nil {
+			continue
+		}
+		if r.addText(str(m.Content), str(m.ReasoningContent), str(m.Reasoning)) {
+			bearing, text = true, true
+		}
+		if r.mergeToolCalls(m.ToolCalls, streamed) {
+			bearing = true
+		}
+	}
+	switch {
+	case bearing && streamed:
+		r.bear(now, text)
+	case bearing:
+		// A whole completion: output, but no first token or chunk time (the
+		// reference times neither for a request not streamed).
+		r.chunks++
+	}
 }

@@ -66,7 +66,7 @@ func newTransport(s *settings, dial func(ctx context.Context, network, addr stri
 
 func newClient(s *settings) *client {
 	c := &client{s: s, chats: s.chatURLs}
-	rt := s.Transport
+	rt := s.transport
 	if rt == nil {
 		c.dialer = &warmDialer{d: &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, idle: s.idleTimeout(), pool: map[string][]warmConn{}}
 		c.own = newTransport(s, c.dialer.DialContext)

@@ -46,7 +46,7 @@ func TestClientFaultFailsTheRun(t *testing.T) {
 				return (&net.Dialer{}).DialContext(ctx, network, addr)
 			}}
 			dir := filepath.Join(t.TempDir(), "run")
-			sum, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2, NoDelays: true, Transport: tr})
+			sum, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2, NoDelays: true, transport: tr})
 			m, merr := runlog.ReadManifest(dir)
 			if merr != nil {
 				t.Fatal(merr)
@@ -96,7 +96,7 @@ func TestClientFaultAtTheProbe(t *testing.T) {
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: network, Err: os.NewSyscallError("socket", syscall.EMFILE)}
 	}}
-	_, err := Run(context.Background(), Options{Data: d, Endpoint: "http://127.0.0.1:1", Out: filepath.Join(t.TempDir(), "run"), Concurrency: 1, Transport: tr})
+	_, err := Run(context.Background(), Options{Data: d, Endpoint: "http://127.0.0.1:1", Out: filepath.Join(t.TempDir(), "run"), Concurrency: 1, transport: tr})
 	if err == nil || !strings.Contains(err.Error(), "a client fault, not the endpoint's, before issuing any turn") || strings.Contains(err.Error(), "not reachable") {
 		t.Errorf("probe error: %v", err)
 	}

@@ -163,8 +163,8 @@ type Options struct {
 	ProgressTTY   bool
 	ProgressEvery time.Duration
 
-	// Transport replaces the tuned HTTP transport (tests).
-	Transport http.RoundTripper
+	// transport replaces the tuned HTTP transport (tests).
+	transport http.RoundTripper
 	// wrapLog wraps the turn log's file writer (tests inject write faults).
 	wrapLog func(io.Writer) io.Writer
 }

@@ -225,28 +225,6 @@ func (r *response) warnings(streamed, ok bool) string {
 	return strings.Join(parts, "; ")
 }
 
-// chunk is the part of a chat.completion.chunk (or a chat.completion) the client
-// reads. Unknown fields are ignored.
-type chunk struct {
-	Choices []choice   `json:"choices"`
-	Usage   *usage     `json:"usage"`
-	Error   *errorBody `json:"error"`
-}
-
-type choice struct {
-	Index        int      `json:"index"`
-	Delta        *message `json:"delta"`
-	Message      *message `json:"message"`
-	FinishReason *string  `json:"finish_reason"`
-}
-
-type message struct {
-	Content          *string         `json:"content"`
-	ReasoningContent *string         `json:"reasoning_content"`
-	Reasoning        *string         `json:"reasoning"`
-	ToolCalls        []toolCallDelta `json:"tool_calls"`
-}
-
 type toolCallDelta struct {
 	Index    *int   `json:"index"`
 	ID       string `json:"id"`
@@ -278,60 +256,10 @@ func (e *errorBody) String() string {
 	return e.Message
 }
 
-func str(p *string) string {
-	if p == nil {
-		return ""
-	}
-	return *p
-}
-
 func (r *response) applyUsage(u *usage) {
 	r.promptTokens, r.completionTokens = u.PromptTokens, u.CompletionTokens
 	if d := u.PromptTokensDetails; d != nil && d.CachedTokens != nil {
 		r.cachedTokens = *d.CachedTokens
-	}
-}
-
-// apply merges one chunk decoded by encoding/json (a whole non-streamed
-// completion, streamed false) into r at time now. An error object is recorded
-// (noteError), not returned: the caller decides what it means.
-func (r *response) apply(c *chunk, now int64, streamed bool) {
-	if c.Error != nil {
-		r.noteError(c.Error)
-	}
-	if c.Usage != nil {
-		r.applyUsage(c.Usage)
-	}
-	bearing, text := false, false
-	for i := range c.Choices {
-		ch := &c.Choices[i]
-		if ch.Index != 0 {
-			continue // n > 1: the client records the first choice only
-		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			r.finish = *ch.FinishReason
-		}
-		m := ch.Delta
-		if m == nil {
-			m = ch.Message
-		}
-		if m == nil {
-			continue
-		}
-		if r.addText(str(m.Content), str(m.ReasoningContent), str(m.Reasoning)) {
-			bearing, text = true, true
-		}
-		if r.mergeToolCalls(m.ToolCalls, streamed) {
-			bearing = true
-		}
-	}
-	switch {
-	case bearing && streamed:
-		r.bear(now, text)
-	case bearing:
-		// A whole completion: output, but no first token or chunk time (the
-		// reference times neither for a request not streamed).
-		r.chunks++
 	}
 }
 
@@ -361,11 +289,13 @@ func (r *response) addText(content, reasoningContent, reasoning string) bool {
 	return bearing
 }
 
-// applyRaw merges one chunk read by the chunk scanner into r at time now, as
-// apply does for a chunk decoded by encoding/json. It returns an error wrapping
-// errMalformed, having merged nothing, when a structured part (usage, error,
-// tool_calls) does not decode.
-func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte) error {
+// applyRaw merges one chunk read by the chunk scanner into r at time now: a
+// streamed chat.completion.chunk, or with streamed false a whole non-streamed
+// chat.completion. An error object is recorded (noteError), not returned: the
+// caller decides what it means. It returns an error wrapping errMalformed,
+// having merged nothing, when a structured part (usage, error, tool_calls) does
+// not decode.
+func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte, streamed bool) error {
 	chs := c.choices
 	var e *errorBody
 	for i, raw := range c.errs {
@@ -444,12 +374,17 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte) error {
 		if c := text(rs); c != "" && r.addText("", c, "") {
 			bearing, carried = true, true
 		}
-		if r.mergeToolCalls(calls[i], true) {
+		if r.mergeToolCalls(calls[i], streamed) {
 			bearing = true
 		}
 	}
-	if bearing {
+	switch {
+	case bearing && streamed:
 		r.bear(now, carried)
+	case bearing:
+		// A whole completion: output, but no first token or chunk time (the
+		// reference times neither for a request not streamed).
+		r.chunks++
 	}
 	return nil
 }
@@ -474,7 +409,7 @@ func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
 		case !streamed:
 			idx = len(r.tools.calls)
 		}
-		args := argString(d.Function.Arguments)
+		args := schemas.ArgumentsText(d.Function.Arguments)
 		if ok := r.mergeOne(&r.tools, idx, d, &args, true); !ok {
 			continue
 		}
@@ -572,22 +507,6 @@ func (r *response) mergeOne(list *callList, idx int, d *toolCallDelta, args *str
 	}
 	list.args[pos] = append(list.args[pos], *args...)
 	return true
-}
-
-// argString returns tool-call arguments as a string: a JSON string is unquoted,
-// an object (as some servers send in non-streamed replies) is kept as its JSON.
-func argString(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	}
-	return string(raw)
 }
 
 // toolCallsJSON returns the merged tool calls ordered by index as a JSON array,
@@ -827,7 +746,7 @@ func (s *sseReader) dispatch(r *response, at int64) error {
 	errs := r.errorFrames
 	c, err := s.scan.parse(data)
 	if err == nil {
-		err = r.applyRaw(c, at, &s.scratch)
+		err = r.applyRaw(c, at, &s.scratch, true)
 	}
 	if err != nil {
 		if s.strict {
@@ -932,15 +851,19 @@ func readCompletion(body []byte, r *response, now int64) error {
 	if bytes.HasPrefix(body, []byte(utf8BOM)) {
 		body, r.bom = body[len(utf8BOM):], true
 	}
-	var c chunk
-	if err := json.Unmarshal(body, &c); err != nil {
+	var s chunkScanner
+	var scratch []byte
+	c, err := s.parse(body)
+	if err == nil {
+		err = r.applyRaw(c, now, &scratch, false)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: body %.200q: %v", errMalformed, body, err)
 	}
-	r.apply(&c, now, false)
 	if r.errorFrames > 0 {
 		return fmt.Errorf("server error in response: %s", r.firstError)
 	}
-	if len(c.Choices) == 0 {
+	if len(c.choices) == 0 {
 		return fmt.Errorf("%w: completion without choices", errMalformed)
 	}
 	return nil

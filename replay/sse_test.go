@@ -249,3 +249,17 @@ func benchStream(tokens int) string {
 	sb.WriteString(`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":64,"prompt_tokens_details":{"cached_tokens":96}}}` + "\n\ndata: [DONE]\n\n")
 	return sb.String()
 }
+
+// BenchmarkReadCompletion decodes a whole (non-streamed) chat.completion with
+// text, reasoning, a tool call and usage.
+func BenchmarkReadCompletion(b *testing.B) {
+	body := []byte(`{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"` + strings.Repeat("word ", 200) + `","reasoning_content":"` + strings.Repeat("think ", 100) + `","tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"path\":\"/a/b\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":5,"completion_tokens":6,"prompt_tokens_details":{"cached_tokens":2}}}`)
+	var r response
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		r.reset()
+		if err := readCompletion(body, &r, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

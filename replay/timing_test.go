@@ -108,7 +108,7 @@ func (m *memTransport) requests() []memReq {
 }
 
 func memOptions(d *datasets.Dataset, dir string, tr http.RoundTripper) Options {
-	return Options{Data: d, Dataset: "mem", Endpoint: "http://sim.invalid", Out: dir, Concurrency: 1, Transport: tr}
+	return Options{Data: d, Dataset: "mem", Endpoint: "http://sim.invalid", Out: dir, Concurrency: 1, transport: tr}
 }
 
 // TestDelaysHonoured: each delay (scaled) is slept after the previous turn

@@ -53,94 +53,175 @@ func check(name string, ok bool, reason string) Check {
 
 // Coverage runs the curve checks on a system's points: the submission checker's
 // checks of an agentic curve (each named with the checker's rule id; see
-// CheckerRules for what is covered and what is not), then agentrace's own.
+// CheckerRules for what is covered and what is not), then agentrace's own. Each
+// check is one function of curveChecks, in the order they are shown.
 func Coverage(s *System) []Check {
 	var cs []Check
-	n := len(s.Points)
-	var margin, outside, ultra []string
-	per := map[string]int{}
+	for _, rule := range curveChecks {
+		cs = append(cs, rule(s)...)
+	}
+	return cs
+}
+
+// curveChecks are the curve checks in the order Coverage shows them; each
+// function is one rule (named by the checker's rule id where it has one) and
+// returns its checks, none where the rule does not apply.
+var curveChecks = []func(*System) []Check{
+	pointCount, pointCap, regionBasis, concurrencyInRange, ultraLowCoverage,
+	regionCoverage, regionExtraPoints, regionPlacement, pointFiles, pointFileRules,
+	benchmarkTypeConsistency, configConsistencyModel, modelFolder,
+	configConsistencyDataset, accuracyCoverage, agenticAccuracySWEBench,
+	trajectoryBudget, officialDatasetSizeCheck, officialSettings, oneRuleset,
+	metricConsistency, runsComplete, accuracyGates, pointDuration,
+	officialTokenCounts,
+}
+
+// tally is where a curve's points fall: the ultra-low ones, the margin ones, those
+// outside every region, and the count per region.
+type tally struct {
+	margin, outside, ultra []string
+	per                    map[string]int
+}
+
+func regionTally(s *System) tally {
+	t := tally{per: map[string]int{}}
 	for _, p := range s.Points {
 		if p.Concurrency >= 1 && p.Concurrency <= score.UltraLowMax {
-			ultra = append(ultra, fmt.Sprintf("c=%d", p.Concurrency))
+			t.ultra = append(t.ultra, fmt.Sprintf("c=%d", p.Concurrency))
 		}
 		switch {
 		case p.Region == score.RegionMargin:
-			margin = append(margin, fmt.Sprintf("c=%d", p.Concurrency))
+			t.margin = append(t.margin, fmt.Sprintf("c=%d", p.Concurrency))
 		case p.Region == "":
-			outside = append(outside, fmt.Sprintf("c=%d", p.Concurrency))
+			t.outside = append(t.outside, fmt.Sprintf("c=%d", p.Concurrency))
 		default:
-			per[p.Region]++
+			t.per[p.Region]++
 		}
 	}
+	return t
+}
 
-	// point-count, point-cap: every point of the curve counts (the checker counts
-	// the point folders), margin points included.
-	cs = append(cs, check("at least 7 points (point-count)", n >= minPoints,
-		fmt.Sprintf("%d points; an agentic curve needs %d", n, minPoints)))
-	cs = append(cs, check("at most 32 points (point-cap)", n <= maxPoints, fmt.Sprintf("%d points; the rules allow %d", n, maxPoints)))
+// pointCount is point-count: at least 7 points. Every point of the curve counts
+// (the checker counts the point folders), margin points included.
+func pointCount(s *System) []Check {
+	n := len(s.Points)
+	return []Check{check("at least 7 points (point-count)", n >= minPoints,
+		fmt.Sprintf("%d points; an agentic curve needs %d", n, minPoints))}
+}
 
+// pointCap is point-cap: at most 32 points, margin points included.
+func pointCap(s *System) []Check {
+	n := len(s.Points)
+	return []Check{check("at most 32 points (point-cap)", n <= maxPoints, fmt.Sprintf("%d points; the rules allow %d", n, maxPoints))}
+}
+
+// regionBasis is region-basis and region-computation: C_max and C_min within
+// bounds.
+func regionBasis(s *System) []Check {
+	const name = "C_max and C_min within bounds (region-basis, region-computation)"
+	if s.Regions == nil {
+		return []Check{check(name, false, s.RegionsErr)}
+	}
 	form := s.RegionForm
 	if form == "" {
 		form = score.DefaultRegionForm
 	}
-	if s.Regions == nil {
-		cs = append(cs, check("C_max and C_min within bounds (region-basis, region-computation)", false, s.RegionsErr))
-		cs = append(cs, check("point in a region (concurrency-in-range)", false, "regions cannot be computed: "+s.RegionsErr))
-	} else {
-		clamped := ""
-		if s.Regions.CMinClamped {
-			clamped = fmt.Sprintf(" (clamped from the lowest point %d)", s.CMin)
-		}
-		cs = append(cs, check("C_max and C_min within bounds (region-basis, region-computation)", true,
-			fmt.Sprintf("region form %s: C_max %d (%s) > 32, C_min %d%s", form, s.CMax, s.CMaxSource, s.Regions.CMin, clamped)))
-		reason := fmt.Sprintf("every point lies in a region or the margin (up to %d)", max(s.Regions.Margin.End, s.Regions.High.End))
-		if len(outside) > 0 {
-			reason = "outside every region: " + strings.Join(outside, ", ")
-		}
-		cs = append(cs, check("point in a region (concurrency-in-range)", len(outside) == 0, reason))
+	clamped := ""
+	if s.Regions.CMinClamped {
+		clamped = fmt.Sprintf(" (clamped from the lowest point %d)", s.CMin)
 	}
+	return []Check{check(name, true,
+		fmt.Sprintf("region form %s: C_max %d (%s) > 32, C_min %d%s", form, s.CMax, s.CMaxSource, s.Regions.CMin, clamped))}
+}
+
+// concurrencyInRange is concurrency-in-range: every point in a region or the
+// margin.
+func concurrencyInRange(s *System) []Check {
+	const name = "point in a region (concurrency-in-range)"
+	if s.Regions == nil {
+		return []Check{check(name, false, "regions cannot be computed: "+s.RegionsErr)}
+	}
+	outside := regionTally(s).outside
+	reason := fmt.Sprintf("every point lies in a region or the margin (up to %d)", max(s.Regions.Margin.End, s.Regions.High.End))
+	if len(outside) > 0 {
+		reason = "outside every region: " + strings.Join(outside, ", ")
+	}
+	return []Check{check(name, len(outside) == 0, reason)}
+}
+
+// ultraLowCoverage is ultra-low-concurrency-coverage: a point at 1..32.
+func ultraLowCoverage(s *System) []Check {
+	ultra := regionTally(s).ultra
 	reason := "points at or below 32: " + strings.Join(ultra, ", ")
 	if len(ultra) == 0 {
 		reason = "no point at or below 32"
 	}
-	cs = append(cs, check("an ultra-low point, 1..32 (ultra-low-concurrency-coverage)", len(ultra) > 0, reason))
-	if s.Regions != nil {
-		for _, r := range []struct{ rule, name string }{
-			{"low-concurrency-coverage", score.RegionLow},
-			{"med-concurrency-coverage", score.RegionMedium},
-			{"high-concurrency-coverage", score.RegionHigh},
-		} {
-			rng := map[string]score.Range{score.RegionLow: s.Regions.Low, score.RegionMedium: s.Regions.Medium, score.RegionHigh: s.Regions.High}[r.name]
-			reason := fmt.Sprintf("%d points in %s", per[r.name], rng)
-			if rng.Empty() {
-				reason += " (empty by rounding: the rules do not resolve this)"
-			}
-			if len(margin) > 0 && r.name == score.RegionHigh {
-				reason += "; margin points (legal, satisfy no region): " + strings.Join(margin, ", ")
-			}
-			cs = append(cs, check(fmt.Sprintf("a point in %s (%s)", r.name, r.rule), per[r.name] > 0, reason))
+	return []Check{check("an ultra-low point, 1..32 (ultra-low-concurrency-coverage)", len(ultra) > 0, reason)}
+}
+
+// regionCoverage is low-concurrency-coverage, med-concurrency-coverage and
+// high-concurrency-coverage: a point in each region.
+func regionCoverage(s *System) []Check {
+	if s.Regions == nil {
+		return nil
+	}
+	t := regionTally(s)
+	var cs []Check
+	for _, r := range []struct{ rule, name string }{
+		{"low-concurrency-coverage", score.RegionLow},
+		{"med-concurrency-coverage", score.RegionMedium},
+		{"high-concurrency-coverage", score.RegionHigh},
+	} {
+		rng := map[string]score.Range{score.RegionLow: s.Regions.Low, score.RegionMedium: s.Regions.Medium, score.RegionHigh: s.Regions.High}[r.name]
+		reason := fmt.Sprintf("%d points in %s", t.per[r.name], rng)
+		if rng.Empty() {
+			reason += " (empty by rounding: the rules do not resolve this)"
 		}
-		extra := per[score.RegionLow] + per[score.RegionMedium] + per[score.RegionHigh]
-		c := Check{Name: "3 more points in low, medium or high (rules §5.3; the checker counts points only)", Status: CheckInfo,
-			Reason: fmt.Sprintf("low+medium+high hold %d points; §5.3 asks 1 each plus 3 more", extra)}
-		if extra >= 6 {
-			c.Status = CheckPass
+		if len(t.margin) > 0 && r.name == score.RegionHigh {
+			reason += "; margin points (legal, satisfy no region): " + strings.Join(t.margin, ", ")
 		}
-		cs = append(cs, c)
-		var wrong []string
-		for _, p := range s.Points {
-			if p.DeclaredRegion != "" && p.DeclaredRegion != "submitters_choice" && p.DeclaredRegion != p.Region {
-				wrong = append(wrong, fmt.Sprintf("c=%d declares %s, computed %s", p.Concurrency, p.DeclaredRegion, p.Region))
-			}
-		}
-		if len(wrong) > 0 {
-			// The checker warns (region-placement).
-			cs = append(cs, Check{Name: "declared region matches (region-placement)", Status: CheckWarn, Reason: strings.Join(wrong, "; ")})
+		cs = append(cs, check(fmt.Sprintf("a point in %s (%s)", r.name, r.rule), t.per[r.name] > 0, reason))
+	}
+	return cs
+}
+
+// regionExtraPoints is §5.3's 3 more points in low, medium or high (the checker
+// counts points only): shown, never failing.
+func regionExtraPoints(s *System) []Check {
+	if s.Regions == nil {
+		return nil
+	}
+	per := regionTally(s).per
+	extra := per[score.RegionLow] + per[score.RegionMedium] + per[score.RegionHigh]
+	c := Check{Name: "3 more points in low, medium or high (rules §5.3; the checker counts points only)", Status: CheckInfo,
+		Reason: fmt.Sprintf("low+medium+high hold %d points; §5.3 asks 1 each plus 3 more", extra)}
+	if extra >= 6 {
+		c.Status = CheckPass
+	}
+	return []Check{c}
+}
+
+// regionPlacement is region-placement: a point's declared region is the
+// computed one (the checker warns).
+func regionPlacement(s *System) []Check {
+	if s.Regions == nil {
+		return nil
+	}
+	var wrong []string
+	for _, p := range s.Points {
+		if p.DeclaredRegion != "" && p.DeclaredRegion != "submitters_choice" && p.DeclaredRegion != p.Region {
+			wrong = append(wrong, fmt.Sprintf("c=%d declares %s, computed %s", p.Concurrency, p.DeclaredRegion, p.Region))
 		}
 	}
+	if len(wrong) == 0 {
+		return nil
+	}
+	return []Check{{Name: "declared region matches (region-placement)", Status: CheckWarn, Reason: strings.Join(wrong, "; ")}}
+}
 
-	// run-point-config, result-summary-present, accuracy-file, result-detail-present:
-	// the files of a submission point.
+// pointFiles is run-point-config, result-summary-present, accuracy-file and
+// result-detail-present: the files of a submission point.
+func pointFiles(s *System) []Check {
 	var missing []string
 	subs := 0
 	for _, p := range s.Points {
@@ -151,18 +232,30 @@ func Coverage(s *System) []Check {
 			missing = append(missing, fmt.Sprintf("c=%d lacks %s", p.Concurrency, strings.Join(p.MissingFiles, ", ")))
 		}
 	}
-	if subs > 0 {
-		reason := "every point has point.yaml, a result summary and accuracy results"
-		if len(missing) > 0 {
-			reason = strings.Join(missing, "; ")
-		}
-		cs = append(cs, check("point files (run-point-config, result-summary-present, accuracy-file, result-detail-present)", len(missing) == 0, reason))
+	if subs == 0 {
+		return nil
 	}
-	if c, ok := pointFileChecks(s); ok {
-		cs = append(cs, c)
+	reason := "every point has point.yaml, a result summary and accuracy results"
+	if len(missing) > 0 {
+		reason = strings.Join(missing, "; ")
 	}
+	return []Check{check("point files (run-point-config, result-summary-present, accuracy-file, result-detail-present)", len(missing) == 0, reason)}
+}
 
-	// benchmark-type-consistency: every point an agentic load pattern.
+// pointFileRules is point-config-valid, system-description-present,
+// system-description-valid and result-file-valid: point.yaml, system_desc.json
+// and the result summary read as the submission checker types them
+// (pointFileChecks).
+func pointFileRules(s *System) []Check {
+	if c, ok := pointFileChecks(s); ok {
+		return []Check{c}
+	}
+	return nil
+}
+
+// benchmarkTypeConsistency is benchmark-type-consistency: every point an agentic
+// load pattern.
+func benchmarkTypeConsistency(s *System) []Check {
 	var patterns []string
 	seen := map[string]bool{}
 	for _, p := range s.Points {
@@ -175,15 +268,36 @@ func Coverage(s *System) []Check {
 			patterns = append(patterns, lp)
 		}
 	}
-	cs = append(cs, check("one agentic load pattern (benchmark-type-consistency)", len(patterns) == 1 && patterns[0] == "agentic_inference",
-		"load patterns: "+strings.Join(patterns, ", ")))
+	return []Check{check("one agentic load pattern (benchmark-type-consistency)", len(patterns) == 1 && patterns[0] == "agentic_inference",
+		"load patterns: "+strings.Join(patterns, ", "))}
+}
 
-	// config-consistency-model, config-consistency-dataset.
-	models, dss := map[string]bool{}, map[string]bool{}
+// configConsistencyModel is config-consistency-model: one model.
+func configConsistencyModel(s *System) []Check {
+	models := map[string]bool{}
 	for _, p := range s.Points {
 		if m := p.Manifest.Config.Model; m != "" {
 			models[m] = true
 		}
+	}
+	return []Check{check("one model (config-consistency-model)", len(models) <= 1, "models: "+strings.Join(sortedKeys(models), ", "))}
+}
+
+// modelFolder is agentic-accuracy's choice of thresholds by the model folder's
+// name: a warning where a point's config names another ruleset's model.
+func modelFolder(s *System) []Check {
+	w := modelFolderWarnings(s)
+	if len(w) == 0 {
+		return nil
+	}
+	return []Check{{Name: "the model folder names the ruleset's model (agentic-accuracy)", Status: CheckWarn,
+		Reason: strings.Join(w, "; ")}}
+}
+
+// configConsistencyDataset is config-consistency-dataset: one dataset.
+func configConsistencyDataset(s *System) []Check {
+	dss := map[string]bool{}
+	for _, p := range s.Points {
 		switch {
 		case p.Manifest.DatasetHash != "":
 			dss[p.Manifest.DatasetHash] = true
@@ -193,114 +307,129 @@ func Coverage(s *System) []Check {
 			dss[filepath.Base(p.Manifest.Config.Dataset)] = true
 		}
 	}
-	cs = append(cs, check("one model (config-consistency-model)", len(models) <= 1, "models: "+strings.Join(sortedKeys(models), ", ")))
-	if w := modelFolderWarnings(s); len(w) > 0 {
-		cs = append(cs, Check{Name: "the model folder names the ruleset's model (agentic-accuracy)", Status: CheckWarn,
-			Reason: strings.Join(w, "; ")})
-	}
-	cs = append(cs, check("one dataset (config-consistency-dataset)", len(dss) <= 1, "datasets: "+strings.Join(sortedKeys(dss), ", ")))
+	return []Check{check("one dataset (config-consistency-dataset)", len(dss) <= 1, "datasets: "+strings.Join(sortedKeys(dss), ", "))}
+}
 
-	// accuracy-coverage: an accuracy result at each of the 4 mandatory bands.
-	if s.Regions != nil {
-		covered := map[string]bool{}
-		for _, p := range s.Points {
-			if !carriesAccuracy(p) {
-				continue
-			}
-			if p.Concurrency <= score.UltraLowMax {
-				covered[score.RegionLowLatency] = true
-			}
-			if score.Mandatory(p.Region) && p.Region != score.RegionLowLatency {
-				covered[p.Region] = true
-			}
-		}
-		var missing []string
-		for _, b := range score.MandatoryRegions() {
-			if !covered[b] {
-				missing = append(missing, b)
-			}
-		}
-		reason := "every mandatory band has a point with accuracy results"
-		if len(missing) > 0 {
-			reason = "no accuracy results in: " + strings.Join(missing, ", ")
-		}
-		cs = append(cs, check("accuracy at the 4 mandatory bands (accuracy-coverage)", len(missing) == 0, reason))
+// accuracyCoverage is accuracy-coverage: an accuracy result at each of the 4
+// mandatory bands.
+func accuracyCoverage(s *System) []Check {
+	if s.Regions == nil {
+		return nil
 	}
+	covered := map[string]bool{}
+	for _, p := range s.Points {
+		if !carriesAccuracy(p) {
+			continue
+		}
+		if p.Concurrency <= score.UltraLowMax {
+			covered[score.RegionLowLatency] = true
+		}
+		if score.Mandatory(p.Region) && p.Region != score.RegionLowLatency {
+			covered[p.Region] = true
+		}
+	}
+	var missing []string
+	for _, b := range score.MandatoryRegions() {
+		if !covered[b] {
+			missing = append(missing, b)
+		}
+	}
+	reason := "every mandatory band has a point with accuracy results"
+	if len(missing) > 0 {
+		reason = "no accuracy results in: " + strings.Join(missing, ", ")
+	}
+	return []Check{check("accuracy at the 4 mandatory bands (accuracy-coverage)", len(missing) == 0, reason)}
+}
 
-	// agentic-accuracy-swebench: the curve's mean of N.
+// agenticAccuracySWEBench is agentic-accuracy-swebench: the curve's mean of N.
+func agenticAccuracySWEBench(s *System) []Check {
+	const name = "SWE-bench mean of the 4 regions (agentic-accuracy-swebench)"
 	switch {
 	case s.SWEBench == nil:
-		cs = append(cs, Check{Name: "SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", Status: CheckInfo,
-			Reason: "no point carries a SWE-bench result (score --swebench, or a published swe_bench entry)"})
+		return []Check{{Name: name, Status: CheckInfo,
+			Reason: "no point carries a SWE-bench result (score --swebench, or a published swe_bench entry)"}}
 	case !s.SWEBench.Evaluated():
-		c := Check{Name: "SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", Status: CheckWarn, Reason: s.SWEBench.Note}
+		c := Check{Name: name, Status: CheckWarn, Reason: s.SWEBench.Note}
 		if s.SWEBench.Severity == schemas.SeverityError {
 			c.Status = CheckFail
 		}
-		cs = append(cs, c)
-	default:
-		reason := fmt.Sprintf("%.4f %s: %s", s.SWEBench.Value, s.SWEBench.Threshold, s.SWEBench.Note)
-		if m := s.SWEBenchMean; m != nil {
-			var bands []string
-			for _, b := range m.Bands {
-				bands = append(bands, fmt.Sprintf("%s %.4f (c=%v)", b.Region, b.Score, b.Points))
-			}
-			reason += "; " + strings.Join(bands, ", ")
-			if len(m.Warnings) > 0 {
-				reason += "; " + strings.Join(m.Warnings, "; ")
-			}
-		}
-		c := check("SWE-bench mean of the 4 regions (agentic-accuracy-swebench)", s.SWEBench.Pass, reason)
-		if m := s.SWEBenchMean; c.Status == CheckPass && m != nil && m.N != len(score.MandatoryRegions()) {
-			c.Status = CheckWarn // the checker warns on a short set that clears the threshold
-		}
-		if bad := swebenchErrors(s); len(bad) > 0 {
-			// The checker errors on a malformed result; the others still count.
-			c.Status, c.Reason = CheckFail, c.Reason+"; malformed: "+strings.Join(bad, "; ")
-		}
-		cs = append(cs, c)
+		return []Check{c}
 	}
+	reason := fmt.Sprintf("%.4f %s: %s", s.SWEBench.Value, s.SWEBench.Threshold, s.SWEBench.Note)
+	if m := s.SWEBenchMean; m != nil {
+		var bands []string
+		for _, b := range m.Bands {
+			bands = append(bands, fmt.Sprintf("%s %.4f (c=%v)", b.Region, b.Score, b.Points))
+		}
+		reason += "; " + strings.Join(bands, ", ")
+		if len(m.Warnings) > 0 {
+			reason += "; " + strings.Join(m.Warnings, "; ")
+		}
+	}
+	c := check(name, s.SWEBench.Pass, reason)
+	if m := s.SWEBenchMean; c.Status == CheckPass && m != nil && m.N != len(score.MandatoryRegions()) {
+		c.Status = CheckWarn // the checker warns on a short set that clears the threshold
+	}
+	if bad := swebenchErrors(s); len(bad) > 0 {
+		// The checker errors on a malformed result; the others still count.
+		c.Status, c.Reason = CheckFail, c.Reason+"; malformed: "+strings.Join(bad, "; ")
+	}
+	return []Check{c}
+}
 
-	var bad, notOfficialDS, unknownDS []string
+// trajectoryBudget: every point issues a positive multiple of its dataset's size
+// (internal/official's budget); a point that does not record its dataset's size
+// (a reference run, a submission point) is checked against the official one's.
+func trajectoryBudget(s *System) []Check {
+	var bad, unknownDS []string
 	for _, p := range s.Points {
-		t, d := p.Manifest.Config.Trajectories, p.Manifest.DatasetSize
-		size := d
-		if d <= 0 {
-			// A reference run or a submission point does not record its dataset's
-			// size: the official one's stands in.
+		t, size := p.Manifest.Config.Trajectories, p.Manifest.DatasetSize
+		if size <= 0 {
 			unknownDS = append(unknownDS, fmt.Sprintf("c=%d (%d trajectories)", p.Concurrency, t))
 			size = officialDatasetSize
 		}
 		if why := official.Budget(t, size); why != "" {
 			bad = append(bad, fmt.Sprintf("c=%d: %s", p.Concurrency, why))
 		}
-		if d <= 0 {
-			continue
-		}
-		if d != officialDatasetSize {
-			notOfficialDS = append(notOfficialDS, fmt.Sprintf("c=%d: %d", p.Concurrency, d))
-		}
 	}
-	reason = "every point issues a positive multiple of its dataset's size"
+	reason := "every point issues a positive multiple of its dataset's size"
 	if len(bad) > 0 {
 		reason = strings.Join(bad, "; ")
 	}
 	if len(unknownDS) > 0 {
 		reason += "; dataset size not recorded (checked against 613): " + strings.Join(unknownDS, ", ")
 	}
-	cs = append(cs, check("trajectory budget a multiple of the dataset size", len(bad) == 0, reason))
-	reason = "every point uses a 613-trajectory dataset"
+	return []Check{check("trajectory budget a multiple of the dataset size", len(bad) == 0, reason)}
+}
+
+// officialDatasetSizeCheck: every point that records its dataset's size uses the
+// official 613 trajectories (info when none records it).
+func officialDatasetSizeCheck(s *System) []Check {
+	var notOfficialDS []string
+	unknown := 0
+	for _, p := range s.Points {
+		switch d := p.Manifest.DatasetSize; {
+		case d <= 0:
+			unknown++
+		case d != officialDatasetSize:
+			notOfficialDS = append(notOfficialDS, fmt.Sprintf("c=%d: %d", p.Concurrency, d))
+		}
+	}
+	reason := "every point uses a 613-trajectory dataset"
 	if len(notOfficialDS) > 0 {
 		reason = "dataset size is not the official 613: " + strings.Join(notOfficialDS, "; ")
 	}
 	c := check("official dataset size (613)", len(notOfficialDS) == 0, reason)
-	if len(unknownDS) == len(s.Points) && len(s.Points) > 0 {
+	if unknown == len(s.Points) && len(s.Points) > 0 {
 		c = Check{Name: c.Name, Status: CheckInfo, Reason: "no point records its dataset's size"}
 	}
-	cs = append(cs, c)
+	return []Check{c}
+}
 
-	// The settings of internal/official but the budget (the check above): an
-	// agentrace run's sampling profile too (a reference run's config records none).
+// officialSettings: the settings of internal/official but the budget
+// (trajectoryBudget), an agentrace run's sampling profile too (a reference run's
+// config records none).
+func officialSettings(s *System) []Check {
 	var unofficial []string
 	for _, p := range s.Points {
 		c := p.Manifest.Config
@@ -313,14 +442,16 @@ func Coverage(s *System) []Check {
 			unofficial = append(unofficial, fmt.Sprintf("c=%d: %s", p.Concurrency, strings.Join(why, ", ")))
 		}
 	}
-	reason = "salt on, delays on at scale 1, stop-issuing off, a sampling profile at every point"
+	reason := "salt on, delays on at scale 1, stop-issuing off, a sampling profile at every point"
 	if len(unofficial) > 0 {
 		reason = strings.Join(unofficial, "; ")
 	}
-	cs = append(cs, check("official settings", len(unofficial) == 0, reason))
+	return []Check{check("official settings", len(unofficial) == 0, reason)}
+}
 
-	// A point whose scores.json judged it under another ruleset than the curve's:
-	// its gates are not the curve's rules.
+// oneRuleset: a point whose scores.json judged it under another ruleset than the
+// curve's fails, its gates not being the curve's rules.
+func oneRuleset(s *System) []Check {
 	curveRules, _, _ := strings.Cut(s.Ruleset, ", ")
 	var other []string
 	for _, p := range s.Points {
@@ -328,12 +459,17 @@ func Coverage(s *System) []Check {
 			other = append(other, fmt.Sprintf("c=%d: its scores.json judged it under %s", p.Concurrency, p.Ruleset))
 		}
 	}
-	reason = "every point's scores were judged under the curve's ruleset " + curveRules
+	reason := "every point's scores were judged under the curve's ruleset " + curveRules
 	if len(other) > 0 {
 		reason = strings.Join(other, "; ") + fmt.Sprintf(" (the curve's: %s; score --overwrite --ruleset %s re-judges them)", curveRules, curveRules)
 	}
-	cs = append(cs, check("one ruleset for every point", len(other) == 0, reason))
+	return []Check{check("one ruleset for every point", len(other) == 0, reason)}
+}
 
+// metricConsistency is metric-consistency-*: each point's headline metrics
+// re-derived (Consistency; a published summary as published,
+// PublishedConsistency).
+func metricConsistency(s *System) []Check {
 	var incons []string
 	for _, p := range s.Points {
 		if p.PublishedSummary != nil {
@@ -342,12 +478,15 @@ func Coverage(s *System) []Check {
 		}
 		incons = append(incons, Consistency(p)...)
 	}
-	reason = "completed <= issued and failed <= completed (the reference counts a failed turn as completed too); duration > 0; output tokens >= 0; TPOT P90 finite and > 0; system_tps, tps_per_user and e2e_avg_interactivity re-derived from result_summary.json within 1% (a published summary as published); counts and window end agree with the run manifest"
+	reason := "completed <= issued and failed <= completed (the reference counts a failed turn as completed too); duration > 0; output tokens >= 0; TPOT P90 finite and > 0; system_tps, tps_per_user and e2e_avg_interactivity re-derived from result_summary.json within 1% (a published summary as published); counts and window end agree with the run manifest"
 	if len(incons) > 0 {
 		reason = strings.Join(incons, "; ")
 	}
-	cs = append(cs, check("metric consistency within 1% (metric-consistency-*)", len(incons) == 0, reason))
+	return []Check{check("metric consistency within 1% (metric-consistency-*)", len(incons) == 0, reason)}
+}
 
+// runsComplete: every agentrace run complete, its log read whole.
+func runsComplete(s *System) []Check {
 	var notDone []string
 	for _, p := range s.Points {
 		if p.Manifest.State != "complete" && !(p.Kind != "" && p.Kind != "agentrace" && p.Manifest.State == "") {
@@ -357,12 +496,17 @@ func Coverage(s *System) []Check {
 			notDone = append(notDone, fmt.Sprintf("c=%d: %s", p.Concurrency, p.LogNote))
 		}
 	}
-	reason = "every run completed"
+	reason := "every run completed"
 	if len(notDone) > 0 {
 		reason = "not complete: " + strings.Join(notDone, "; ")
 	}
-	cs = append(cs, check("runs complete", len(notDone) == 0, reason))
+	return []Check{check("runs complete", len(notDone) == 0, reason)}
+}
 
+// accuracyGates is agentic-accuracy-inline and agentic-osl-range: every point
+// scored and passing its gates (a warning where a gate was not evaluated).
+func accuracyGates(s *System) []Check {
+	const name = "accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)"
 	var unscored, failing, open []string
 	for _, p := range s.Points {
 		var g, ne []string
@@ -387,31 +531,32 @@ func Coverage(s *System) []Check {
 			open = append(open, fmt.Sprintf("c=%d (%s)", p.Concurrency, strings.Join(ne, ", ")))
 		}
 	}
-	switch {
-	case len(unscored) == len(s.Points):
-		cs = append(cs, check("accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)", false, "no scores.json found: run `agentrace score` on each run"))
-	default:
-		var why []string
-		if len(failing) > 0 {
-			why = append(why, "failing: "+strings.Join(failing, "; "))
-		}
-		if len(unscored) > 0 {
-			why = append(why, "not scored: "+strings.Join(unscored, ", "))
-		}
-		reason = "every point passes its gates"
-		c := check("accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)", len(why) == 0, reason)
-		if len(open) > 0 {
-			why = append(why, "not evaluated: "+strings.Join(open, "; "))
-			if c.Status == CheckPass {
-				c.Status = CheckWarn
-			}
-		}
-		if len(why) > 0 {
-			c.Reason = strings.Join(why, "; ")
-		}
-		cs = append(cs, c)
+	if len(unscored) == len(s.Points) {
+		return []Check{check(name, false, "no scores.json found: run `agentrace score` on each run")}
 	}
+	var why []string
+	if len(failing) > 0 {
+		why = append(why, "failing: "+strings.Join(failing, "; "))
+	}
+	if len(unscored) > 0 {
+		why = append(why, "not scored: "+strings.Join(unscored, ", "))
+	}
+	c := check(name, len(why) == 0, "every point passes its gates")
+	if len(open) > 0 {
+		why = append(why, "not evaluated: "+strings.Join(open, "; "))
+		if c.Status == CheckPass {
+			c.Status = CheckWarn
+		}
+	}
+	if len(why) > 0 {
+		c.Reason = strings.Join(why, "; ")
+	}
+	return []Check{c}
+}
 
+// pointDuration is point-duration (§6; how it applies to agentic points is not
+// stated): a window of at least 600 s (ultra-low) or 1200 s; the checker warns.
+func pointDuration(s *System) []Check {
 	var short []string
 	for _, p := range s.Points {
 		need := 1200.0
@@ -422,28 +567,30 @@ func Coverage(s *System) []Check {
 			short = append(short, fmt.Sprintf("c=%d: %.0f s < %.0f s", p.Concurrency, d, need))
 		}
 	}
-	reason = "every window lasts at least 600 s (ultra-low) or 1200 s"
+	reason := "every window lasts at least 600 s (ultra-low) or 1200 s"
 	if len(short) > 0 {
 		reason = strings.Join(short, "; ")
 	}
-	c = Check{Name: "minimum duration (§6; how it applies to agentic points is not stated)", Status: CheckInfo, Reason: reason}
+	c := Check{Name: "minimum duration (§6; how it applies to agentic points is not stated)", Status: CheckInfo, Reason: reason}
 	if len(short) > 0 {
 		c.Status = CheckWarn // the checker warns (point-duration)
 	}
-	cs = append(cs, c)
+	return []Check{c}
+}
 
+// officialTokenCounts: every count from the reference tokenizer.
+func officialTokenCounts(s *System) []Check {
 	var unoff []string
 	for _, p := range s.Points {
 		if p.Unofficial {
 			unoff = append(unoff, fmt.Sprintf("c=%d: OSL %s, ISL %s", p.Concurrency, p.TokenSource, p.ISLSource))
 		}
 	}
-	reason = "every count is from the reference tokenizer"
+	reason := "every count is from the reference tokenizer"
 	if len(unoff) > 0 {
 		reason = "unofficial counts: " + strings.Join(unoff, "; ")
 	}
-	cs = append(cs, check("official token counts", len(unoff) == 0, reason))
-	return cs
+	return []Check{check("official token counts", len(unoff) == 0, reason)}
 }
 
 func relDiff(a, b float64) float64 {

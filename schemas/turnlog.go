@@ -1,6 +1,7 @@
 package schemas
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -21,8 +22,9 @@ const (
 // TurnLogVersion is the version of the turn log's contract: the columns of
 // TurnLogSchema, the statuses and the run manifest's fields. It is written into
 // the log's Arrow metadata (agentrace.turn_log_version) and the run manifest
-// (turn_log_version). Readers accept every version: a column a log lacks reads as
-// its default (see TurnLogColumns).
+// (turn_log_version). Readers refuse a log of another version, naming it
+// (versions 1 and 2 were development builds' before 0.1.0); a column they do not
+// know (a newer writer's) is passed over.
 //
 //   - "1" (no turn_log_version key): statuses ok, error, timeout, aborted; turns
 //     never sent because issuing stopped were aborted with an error text starting
@@ -76,23 +78,6 @@ func Issued(status string) bool {
 		return true
 	}
 	return false
-}
-
-// LegacyStatus maps a row of a version "1" turn log (version "" or "1") to the
-// status version 2 gives it: aborted rows whose error says "not issued" become
-// not_issued, and errors of turns cut after an interrupt's grace become cancelled.
-// Rows of later versions are returned as they are.
-func LegacyStatus(version, status, errText string) string {
-	if version != "" && version != "1" {
-		return status
-	}
-	switch {
-	case status == StatusAborted && strings.HasPrefix(errText, "not issued"):
-		return StatusNotIssued
-	case status == StatusError && strings.HasPrefix(errText, "cancelled ") && strings.Contains(errText, "after the interrupt"):
-		return StatusCancelled
-	}
-	return status
 }
 
 // TurnRecord is one row of a run's turn log (turns.arrows, an Arrow IPC stream):
@@ -232,6 +217,28 @@ type ToolCall struct {
 type ToolFunction struct {
 	Name      string `json:"name"`
 	Arguments string `json:"arguments"`
+}
+
+// ArgumentsText returns a tool call's arguments as the text a model writes: a
+// JSON string unquoted; anything else (an object, as some servers send in
+// non-streamed replies and some datasets store) as its compact JSON, or as it is
+// when it does not parse; null or nothing as "".
+func ArgumentsText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) == nil {
+		return b.String()
+	}
+	return string(raw)
 }
 
 // Response is a completed response rebuilt as one assistant message, as the rules

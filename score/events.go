@@ -386,9 +386,7 @@ func textModelOutput(data json.RawMessage) (*Output, *schemas.Response) {
 // joinChunks is a string, or the concatenation of a list of strings.
 func joinChunks(v json.RawMessage) string {
 	if jsonscan.KindOf(v) == jsonscan.String {
-		var s string
-		_ = json.Unmarshal(v, &s)
-		return s
+		return stringValue(v)
 	}
 	var parts []string
 	if json.Unmarshal(v, &parts) != nil {
@@ -425,12 +423,12 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 			}
 			tc := schemas.ToolCall{Index: i}
 			var m map[string]json.RawMessage
-			_ = json.Unmarshal(it, &m)
-			_ = json.Unmarshal(m["id"], &tc.ID)
-			_ = json.Unmarshal(m["type"], &tc.Type)
-			_ = json.Unmarshal(name, &tc.Function.Name)
+			if err := json.Unmarshal(it, &m); err != nil {
+				continue // not an object: splitToolCall refused it already
+			}
+			tc.ID, tc.Type, tc.Function.Name = stringValue(m["id"]), stringValue(m["type"]), stringValue(name)
 			if jsonscan.KindOf(args) == jsonscan.String {
-				_ = json.Unmarshal(args, &tc.Function.Arguments)
+				tc.Function.Arguments = stringValue(args)
 			} else if len(args) > 0 {
 				tc.Function.Arguments = string(args)
 			}
@@ -509,7 +507,10 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		args, _ := json.Marshal(string(tc.args))
+		args, err := json.Marshal(string(tc.args))
+		if err != nil {
+			return nil, nil // a Go string always encodes
+		}
 		buf.WriteString(`{"type":`)
 		buf.Write(tc.typ)
 		if tc.id != nil {
@@ -524,9 +525,7 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 		}
 		buf.WriteString("}}")
 		c := schemas.ToolCall{Index: int(tc.index), Function: schemas.ToolFunction{Arguments: string(tc.args)}}
-		_ = json.Unmarshal(tc.id, &c.ID)
-		_ = json.Unmarshal(tc.typ, &c.Type)
-		_ = json.Unmarshal(tc.name, &c.Function.Name)
+		c.ID, c.Type, c.Function.Name = stringValue(tc.id), stringValue(tc.typ), stringValue(tc.name)
 		calls = append(calls, c)
 	}
 	buf.WriteByte(']')
@@ -547,4 +546,15 @@ func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
 		*long = append(*long, line...)
 	}
 	return *long, err
+}
+
+// stringValue is the value of a JSON string; "" for any other value (null, a
+// number, absent): a tool call's id, type or name that is not a string counts
+// as none, as encoding/json leaves a string field it cannot store into.
+func stringValue(v []byte) string {
+	s, ok := jsonscan.Unquote(bytes.TrimSpace(v))
+	if !ok {
+		return ""
+	}
+	return s
 }

@@ -2,6 +2,7 @@ package score
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,8 +38,8 @@ func secondPass(recs []schemas.TurnRecord, status string) []schemas.TurnRecord {
 // stopped (not_issued) are not in the inline-accuracy denominator, as the
 // reference publishes no event for them; turns skipped after a failure
 // (aborted) are, scoring 0, as the reference's register_skipped publishes them
-// issued. A version 1 log's "not issued" rows (status aborted) are read as
-// not_issued.
+// issued. A version 1 log (before not_issued existed) is refused, naming its
+// version.
 func TestNotIssuedLeftOut(t *testing.T) {
 	ds, truth := fixtureTruth(t)
 	base := recordsFromReference(t, truth)
@@ -75,12 +76,8 @@ func TestNotIssuedLeftOut(t *testing.T) {
 		v1[i].Error = "not issued: the run was interrupted"
 	}
 	writeV1Log(t, filepath.Join(run, schemas.TurnLogFile), v1)
-	old, err := ScoreRun(context.Background(), Options{Run: run})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if old.Turns != want.Turns || old.Score != want.Score {
-		t.Fatalf("version 1 log: %+v %v, want %+v %v", old.Turns, old.Score, want.Turns, want.Score)
+	if _, err := ScoreRun(context.Background(), Options{Run: run}); !errors.Is(err, runlog.ErrVersion) || !strings.Contains(err.Error(), "version 1") {
+		t.Fatalf("version 1 log: %v, want it refused naming its version", err)
 	}
 }
 

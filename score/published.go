@@ -180,7 +180,7 @@ func (e *accuracyEntry) score() (float64, bool) {
 	}
 	first, found := 0.0, false
 	for _, k := range metrics {
-		f, ok := pyFloat(values[k])
+		f, ok := PyFloat(values[k])
 		if !ok {
 			continue
 		}
@@ -194,16 +194,22 @@ func (e *accuracyEntry) score() (float64, bool) {
 	return first, found
 }
 
-// pyFloat converts a JSON value as Python's float() does: numbers, booleans
+// PyFloat converts a JSON (or YAML) value as Python's float() does: numbers, booleans
 // (True is 1.0) and numeric strings (surrounding white space allowed); nil, lists
 // and mappings do not convert.
-func pyFloat(v any) (float64, bool) {
+func PyFloat(v any) (float64, bool) {
 	switch x := v.(type) {
 	case json.Number:
 		f, err := x.Float64()
 		return f, err == nil
 	case float64:
 		return x, true
+	case int:
+		return float64(x), true
+	case int64:
+		return float64(x), true
+	case uint64:
+		return float64(x), true
 	case bool:
 		if x {
 			return 1, true

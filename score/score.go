@@ -311,7 +311,7 @@ func LoadTruth(ctx context.Context, dataset string) (*Truth, error) {
 		}
 		defer os.RemoveAll(tmp)
 		dir = filepath.Join(tmp, "dataset")
-		if err := ingest.Files(ctx, dir, dataset); err != nil {
+		if _, err := ingest.Run(ctx, ingest.Options{Out: dir, Inputs: []string{dataset}}); err != nil {
 			return nil, fmt.Errorf("ingest %q: %w", dataset, err)
 		}
 	}

@@ -216,14 +216,9 @@ func readTurnLogFrom(ctx context.Context, f io.Reader, path string, m *schemas.R
 		n := int(rec.NumRows())
 		rows = append(rows, make([]turnLogRow, n)...)
 		batch := rows[len(rows)-n:]
-		version := runlog.Version(rec.Schema())
 		for i := range batch {
 			r := &batch[i]
 			r.session, r.conv, r.status = small(c.session, i), small(c.conv, i), small(c.status, i)
-			if version == "1" && (r.status == schemas.StatusAborted || r.status == schemas.StatusError) && c.errText != nil {
-				// Version 1 logged turns never sent as aborted and cut ones as errors.
-				r.status = schemas.LegacyStatus(version, r.status, c.errText.Value(i))
-			}
 			r.repeat, r.turn, r.usage = i32(c.repeat, i), i32(c.turn, i), i32(c.usage, i)
 			r.inWindow = c.inWindow != nil && c.inWindow.Value(i)
 			if r.status == schemas.StatusOK {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -301,9 +302,14 @@ func (et *eventTurns) handle(e *rawEvent) error {
 			if p := et.pending[e.uuid]; p != nil && p.errType == "" {
 				var arr []json.RawMessage
 				if json.Unmarshal(e.data, &arr) == nil && len(arr) >= 2 {
-					_ = json.Unmarshal(arr[1], &p.errType)
+					// A type or message that is not a string leaves the field as it is.
+					if t, ok := jsonscan.Unquote(bytes.TrimSpace(arr[1])); ok {
+						p.errType = t
+					}
 					if len(arr) >= 3 {
-						_ = json.Unmarshal(arr[2], &p.errMsg)
+						if m, ok := jsonscan.Unquote(bytes.TrimSpace(arr[2])); ok {
+							p.errMsg = m
+						}
 					}
 				}
 				if p.errType == "" {

@@ -61,19 +61,15 @@ func datasetFlag(usage string, required bool) *cli.StringFlag {
 	return &cli.StringFlag{Name: "dataset", Aliases: []string{"d"}, Usage: usage, Required: required, TakesFile: true}
 }
 
-// overwriteFlags are --overwrite and its deprecated hidden spelling --force; read them
-// with overwrite.
+// overwriteFlags is --overwrite; read it with overwrite.
 func overwriteFlags(what string) []cli.Flag {
 	return []cli.Flag{
-		&cli.BoolFlag{Name: "overwrite", Usage: "replace " + what + " already at --out (only one agentrace made, of the same kind; the old spelling --force still works)"},
-		&cli.BoolFlag{Name: "force", Hidden: true, Deprecated: "use --overwrite"},
+		&cli.BoolFlag{Name: "overwrite", Usage: "replace " + what + " already at --out (only one agentrace made, of the same kind)"},
 	}
 }
 
-// overwrite reports whether --overwrite (or the deprecated --force) was given.
-func overwrite(c *cli.Command) bool {
-	return c.Bool("overwrite") || c.Bool("force")
-}
+// overwrite reports whether --overwrite was given.
+func overwrite(c *cli.Command) bool { return c.Bool("overwrite") }
 
 // tokenizerFlag is --tokenizer: a model folder, or a Hugging Face model id found
 // in the local hub cache (read it with tokenizerArg).

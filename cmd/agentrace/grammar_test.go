@@ -30,18 +30,11 @@ func flagVisible(f cli.Flag) bool {
 	return !ok || v.IsVisible()
 }
 
-func flagDeprecated(f cli.Flag) string {
-	if d, ok := f.(cli.DeprecatedFlag); ok {
-		return d.GetDeprecated()
-	}
-	return ""
-}
-
 // The grammar: the same thing has the same name, alias and type in every command.
 func TestCLIGrammarFlags(t *testing.T) {
 	// required aliases of the shared names
 	wantAliases := map[string][]string{"out": {"o"}, "dataset": {"d"}, "quiet": {"q"}}
-	// old spellings allowed only hidden and deprecated
+	// old spellings that never shipped in a release: refused, not kept
 	oldSpellings := map[string]bool{"force": true, "run": true}
 	// names whose type differs by command on purpose: one concurrency (replay) or a list
 	// (sweep: "1,2,4" parsed with its own messages; demo: a list with a default)
@@ -65,16 +58,10 @@ func TestCLIGrammarFlags(t *testing.T) {
 			names[name] = true
 			seenNames[name] = true
 			if !flagVisible(f) {
-				if flagDeprecated(f) == "" {
-					t.Errorf("%s: --%s is hidden but not a deprecated spelling (hidden flags are only old spellings)", path, name)
-				}
-				if !oldSpellings[name] {
-					t.Errorf("%s: hidden --%s is not a known old spelling", path, name)
-				}
-				continue
+				t.Errorf("%s: --%s is hidden (every flag is in --help)", path, name)
 			}
 			if oldSpellings[name] {
-				t.Errorf("%s: --%s is an old spelling and must be hidden and deprecated", path, name)
+				t.Errorf("%s: --%s is an old spelling (give --overwrite, and runs as arguments)", path, name)
 			}
 			if strings.TrimSpace(flagUsage(f)) == "" {
 				t.Errorf("%s: --%s has no usage text", path, name)
@@ -97,10 +84,6 @@ func TestCLIGrammarFlags(t *testing.T) {
 			if sf, ok := f.(*cli.StringFlag); ok && name == "ruleset" && sf.Value != "auto" {
 				t.Errorf("%s: --ruleset defaults to %q, want auto as in every command", path, sf.Value)
 			}
-		}
-		// an old spelling only sits beside its new one
-		if names["force"] && !names["overwrite"] {
-			t.Errorf("%s: --force without --overwrite", path)
 		}
 	})
 	if commands < 17 {
@@ -192,13 +175,12 @@ func TestCLIGrammarUsageErrors(t *testing.T) {
 	check([]string{"synth", "-o", "x.jsonl", "extra"}, `synth: unexpected argument "extra" (use --out FILE) (see agentrace synth --help)`)
 }
 
-// The deprecated spellings still work, with a warning.
-func TestCLIGrammarDeprecatedSpellings(t *testing.T) {
-	out, err := runApp(t, "score", "--run", t.TempDir())
-	if err == nil || !strings.Contains(err.Error(), "holds no run") {
-		t.Errorf("score --run DIR: err %v, want the run read (and found empty)", err)
-	}
-	if !strings.Contains(out, "Flag --run has been deprecated") {
-		t.Errorf("score --run: no deprecation warning in %q", out)
+// The spellings no release shipped (--force, score --run) are usage errors.
+func TestCLIGrammarOldSpellingsRefused(t *testing.T) {
+	for _, argv := range [][]string{{"score", "--run", t.TempDir()}, {"score", "--force", t.TempDir()}, {"ingest", "--force", "-o", t.TempDir(), t.TempDir()}} {
+		_, err := runApp(t, argv...)
+		if exitCode(err) != exitUsage || !strings.Contains(err.Error(), "flag provided but not defined: -"+strings.TrimPrefix(argv[1], "--")) {
+			t.Errorf("%v: err %v, want a usage error naming the flag", argv, err)
+		}
 	}
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets/runlog"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -27,19 +24,8 @@ func readersFixture(t *testing.T) (root, ds, run string) {
 	if out, err := runApp(t, "ingest", "--out", p("ds"), p("traces.jsonl")); err != nil {
 		t.Fatalf("ingest: %v\n%s", err, out)
 	}
-	prof, err := sim.LookupProfile(sim.DefaultProfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sim.Serve(ctx, ln, sim.Config{Profile: prof, Speedup: 2000, Seed: 1}) }()
-	defer func() { cancel(); <-done }()
-	if out, err := runApp(t, "replay", "--dataset", p("ds"), "--endpoint", "http://"+ln.Addr().String()+"/v1",
+	endpoint := simServer(t)
+	if out, err := runApp(t, "replay", "--dataset", p("ds"), "--endpoint", endpoint+"/v1",
 		"--concurrency", "2", "--no-delays", "--out", p("run")); err != nil {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}

@@ -45,7 +45,7 @@ func scoreCommand() *cli.Command {
 			"The default ruleset is auto, as in every command: the newest ruleset naming the run's\n" +
 			"model (" + score.DefaultRuleset + " when none names it). `agentrace rulesets` lists them; a JSON file in the same format\n" +
 			"is accepted.\n\n" +
-			"The run directories are arguments (the old spelling --run DIR still works).\n\n" +
+			"The run directories are arguments.\n\n" +
 			"Example:\n" +
 			"  agentrace score --tokenizer .cache/tokenizers/qwen3 runs/c8\n" +
 			"  agentrace score runs/c*\n" +
@@ -59,16 +59,14 @@ func scoreCommand() *cli.Command {
 			tokenizerRevisionFlag(),
 			quietFlag("do not print the verdict table"),
 			maxExpansionFlag(),
-			&cli.StringSliceFlag{Name: "run", Aliases: []string{"r"}, Hidden: true, Deprecated: "give the run directory as an argument: agentrace score RUNDIR"},
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace the scores.json and scores.parquet an earlier score wrote into the run folder (never a file agentrace did not write)"},
-			&cli.BoolFlag{Name: "force", Hidden: true, Deprecated: "use --overwrite"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			tokDir, tokErr := tokenizerArg(c)
 			if tokErr != nil {
 				return tokErr
 			}
-			runs := append(c.StringSlice("run"), c.Args().Slice()...)
+			runs := c.Args().Slice()
 			if len(runs) == 0 {
 				return argsError("score", "no run directory given")
 			}

@@ -2,10 +2,8 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/base64"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -15,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-
-	"github.com/agentrace/agentrace/replay/sim"
 )
 
 // TestSecretsNeverWritten greps every output for secrets: an API key
@@ -51,19 +47,8 @@ func TestSecretsNeverWritten(t *testing.T) {
 	}
 
 	// The simulated server behind a proxy that records the Authorization headers.
-	prof, err := sim.LookupProfile(sim.DefaultProfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sim.Serve(ctx, ln, sim.Config{Profile: prof, Speedup: 2000, Seed: 1}) }()
-	defer func() { cancel(); <-done }()
-	target, _ := url.Parse("http://" + ln.Addr().String())
+	simURL := simServer(t)
+	target, _ := url.Parse(simURL)
 	var mu sync.Mutex
 	auths := map[string]int{}
 	proxy := httputil.NewSingleHostReverseProxy(target)
@@ -119,7 +104,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 		}
 	}
 	files := 0
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/testenv"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
 )
@@ -80,24 +78,6 @@ func TestExitStatusUsage(t *testing.T) {
 	}
 }
 
-// startSim serves the simulated server in the test, 2000 times faster than modelled.
-func startSim(t *testing.T) string {
-	t.Helper()
-	prof, err := sim.LookupProfile(sim.DefaultProfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- sim.Serve(ctx, ln, sim.Config{Profile: prof, Speedup: 2000, Seed: 1}) }()
-	t.Cleanup(func() { cancel(); <-done })
-	return "http://" + ln.Addr().String()
-}
-
 // A workflow dataset of 5 trajectories (43 client turns).
 func smallDataset(t *testing.T, root string) string {
 	t.Helper()
@@ -143,7 +123,7 @@ func TestExitStatusPerCommand(t *testing.T) {
 	root := t.TempDir()
 	p := func(s string) string { return filepath.Join(root, s) }
 	ds := smallDataset(t, root)
-	simURL := startSim(t)
+	simURL := simServer(t)
 	base := []string{"--dataset", ds, "--no-delays"}
 	absent := func(name, what string) {
 		t.Helper()

@@ -24,7 +24,7 @@ const LiveWindow = 10 * time.Second
 
 // LogRead is what ScanRun found reading a run's turn log.
 type LogRead struct {
-	// Counts are the rows read by status (version 1 statuses as today's).
+	// Counts are the rows read by status.
 	Counts map[string]int
 	// Log identifies the log as read: its complete rows, its bytes and their
 	// SHA-256 (the whole file as it was when read, to its last byte).
@@ -123,7 +123,6 @@ func CheckScored(scored *schemas.TurnLogIdentity, now schemas.TurnLogIdentity) e
 // countStatuses adds the statuses of batch b's rows to counts.
 func countStatuses(counts map[string]int, b arrow.RecordBatch) {
 	schema := b.Schema()
-	version := Version(schema)
 	col := func(name string) *array.String {
 		if idx := schema.FieldIndices(name); len(idx) > 0 {
 			a, _ := b.Column(idx[0]).(*array.String)
@@ -131,16 +130,12 @@ func countStatuses(counts map[string]int, b arrow.RecordBatch) {
 		}
 		return nil
 	}
-	status, errText := col("status"), col("error")
+	status := col("status")
 	if status == nil {
 		return
 	}
 	for i := range int(b.NumRows()) {
-		e := ""
-		if errText != nil {
-			e = errText.Value(i)
-		}
-		counts[schemas.LegacyStatus(version, status.Value(i), e)]++
+		counts[status.Value(i)]++
 	}
 }
 

@@ -6,15 +6,6 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// turnLogVersionKey is the turn log's Arrow metadata key holding its version.
-const turnLogVersionKey = schemas.TurnLogVersionKey
-
-// legacyStatus maps a row of an older turn log to the status the current version
-// gives it (schemas.LegacyStatus).
-func legacyStatus(version, status, errText string) string {
-	return schemas.LegacyStatus(version, status, errText)
-}
-
 // Issued tells whether a turn was sent to the endpoint: its status is one that
 // schemas.Issued counts (ok, error, timeout, cancelled) and it has an issue time.
 // This is what "issued" means in every agentrace output (the issued column of

@@ -1,6 +1,7 @@
 package runlog
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -136,51 +137,33 @@ func TestBatchBytes(t *testing.T) {
 	}
 }
 
-// TestLegacyLog: a version 1 log (no version key, no new columns) reads with its
-// never-sent and cut turns under their version 2 statuses and the new columns
-// at their defaults.
-func TestLegacyLog(t *testing.T) {
-	schema := arrow.NewSchema([]arrow.Field{
-		{Name: "session_id", Type: arrow.BinaryTypes.String},
-		{Name: "status", Type: arrow.BinaryTypes.String},
-		{Name: "error", Type: arrow.BinaryTypes.String},
-	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	rows := [][3]string{
-		{"a", "ok", ""},
-		{"a", "aborted", "aborted: turn 3 failed (error)"},
-		{"b", "aborted", "not issued: the run was interrupted"},
-		{"b", "aborted", "not issued: issuing stopped at the window end"},
-		{"c", "error", "cancelled 30s after the interrupt: context canceled"},
-		{"c", "error", "HTTP 500: boom"},
-	}
-	for _, r := range rows {
-		for i, v := range r {
+// TestOldLogVersionRefused: a log of a version before this one (1: no version
+// key; 2) is refused with an error naming its version, not read under today's
+// statuses.
+func TestOldLogVersionRefused(t *testing.T) {
+	for _, version := range []string{"1", "2"} {
+		var md *arrow.Metadata
+		if version != "1" {
+			m := arrow.NewMetadata([]string{schemas.TurnLogVersionKey}, []string{version})
+			md = &m
+		}
+		schema := arrow.NewSchema([]arrow.Field{
+			{Name: "session_id", Type: arrow.BinaryTypes.String},
+			{Name: "status", Type: arrow.BinaryTypes.String},
+			{Name: "error", Type: arrow.BinaryTypes.String},
+		}, md)
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for i, v := range []string{"b", "aborted", "not issued: the run was interrupted"} {
 			b.Field(i).(*array.StringBuilder).Append(v)
 		}
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
-	var buf strings.Builder
-	iw := ipc.NewWriter(&buf, ipc.WithSchema(schema))
-	if err := iw.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	iw.Close()
-	got, err := Read(strings.NewReader(buf.String()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"ok", "aborted", "not_issued", "not_issued", "cancelled", "error"}
-	for i, r := range got {
-		if r.Status != want[i] || r.Warnings != "" || r.OutputTruncatedBytes != 0 || r.TPOTToolCalls != "" {
-			t.Fatalf("row %d: %+v, want status %s", i, r, want[i])
+		rec := b.NewRecordBatch()
+		stream := ipcStream(t, rec)
+		rec.Release()
+		b.Release()
+		_, err := Read(bytes.NewReader(stream), nil)
+		if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "version "+version+", this agentrace reads version "+schemas.TurnLogVersion) {
+			t.Fatalf("version %s log: %v, want it refused naming its version", version, err)
 		}
-	}
-	// A version 2 log keeps its statuses as written.
-	if s := schemas.LegacyStatus(schemas.TurnLogVersion, "aborted", "not issued: x"); s != "aborted" {
-		t.Fatal(s)
 	}
 	if v := Version(schemas.TurnLogSchema()); v != schemas.TurnLogVersion {
 		t.Fatalf("schema version %q", v)
@@ -207,8 +190,6 @@ func TestCheckAgreement(t *testing.T) {
 		{"complete but truncated", v2("complete", map[string]int{"ok": 3}), map[string]int{"ok": 3}, trunc, false},
 		{"failed may lack its end marker", v2("failed", map[string]int{"ok": 3}), map[string]int{"ok": 3}, trunc, true},
 		{"running promises nothing", v2("running", nil), map[string]int{"ok": 1}, trunc, true},
-		{"version 1 manifest", schemas.RunManifest{State: "interrupted", Counts: map[string]int{"ok": 2, "aborted": 3, "error": 1}},
-			map[string]int{"ok": 2, "aborted": 1, "not_issued": 2, "cancelled": 1}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckAgreement(tc.m, tc.log, tc.readErr)
@@ -329,4 +310,18 @@ func fullDiskChild(t *testing.T, dir string) {
 		t.Fatalf("log on a full disk: %d rows (%v), %d flushed", len(rows), err, flushed)
 	}
 	t.Logf("full disk: %d rows flushed and read back (%v); manifest state %s", flushed, err, got.State)
+}
+
+// ipcStream is rec written as an Arrow IPC stream of its own schema.
+func ipcStream(t *testing.T, rec arrow.RecordBatch) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w := ipc.NewWriter(&buf, ipc.WithSchema(rec.Schema()))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

@@ -352,8 +352,21 @@ func newIPCReader(r io.Reader, size int64, mem memory.Allocator) (*ipc.Reader, e
 	rd, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(mem))
 	if err != nil {
 		mr.Release()
+		return nil, err
 	}
-	return rd, err
+	return rd, nil
+}
+
+// ErrVersion reports a turn log of another version than schemas.TurnLogVersion.
+var ErrVersion = errors.New("unsupported turn log version")
+
+// checkVersion refuses a turn log whose schema is not of schemas.TurnLogVersion
+// (versions 1 and 2 were development builds' before 0.1.0).
+func checkVersion(schema *arrow.Schema) error {
+	if v := Version(schema); v != schemas.TurnLogVersion {
+		return fmt.Errorf("%w: the turn log is version %s, this agentrace reads version %s (replay the run again)", ErrVersion, v, schemas.TurnLogVersion)
+	}
+	return nil
 }
 
 // ScanSize is Scan on a stream of size bytes (< 0: unknown).
@@ -395,6 +408,9 @@ func ScanContext(ctx context.Context, r io.Reader, size int64, mem memory.Alloca
 		return fmt.Errorf("%w: no Arrow IPC schema at its start: %v", ErrUnreadable, err)
 	}
 	defer rd.Release()
+	if err := checkVersion(rd.Schema()); err != nil {
+		return err
+	}
 	for rd.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -456,8 +472,7 @@ func Version(schema *arrow.Schema) string {
 
 // AppendRecords converts the rows of one turn-log batch to TurnRecords. Columns are
 // found by name, so a log with extra (newer) columns reads; a column the log lacks
-// leaves its field zero. Rows of a version 1 log get their version 2 status
-// (schemas.LegacyStatus).
+// leaves its field zero.
 func AppendRecords(dst []schemas.TurnRecord, rec arrow.RecordBatch) ([]schemas.TurnRecord, error) {
 	type bound struct {
 		c   column
@@ -481,11 +496,6 @@ func AppendRecords(dst []schemas.TurnRecord, rec arrow.RecordBatch) ([]schemas.T
 	for _, b := range bs {
 		for i := 0; i < n; i++ {
 			b.c.get(b.arr, i, &dst[start+i])
-		}
-	}
-	if v := Version(rec.Schema()); v == "1" {
-		for i := start; i < len(dst); i++ {
-			dst[i].Status = schemas.LegacyStatus(v, dst[i].Status, dst[i].Error)
 		}
 	}
 	return dst, nil
@@ -588,25 +598,12 @@ var ErrDisagree = errors.New("turn log and manifest disagree")
 // (nil, or one matching ErrTruncated). A manifest still "running" (the run was
 // killed, or is going on) promises nothing and agrees with any log. Otherwise the
 // log must hold exactly the manifest's counts, and end properly unless the run
-// failed (a full disk may not even leave room for the end marker). Version 1
-// manifests counted not_issued rows as aborted and cancelled ones as errors.
+// failed (a full disk may not even leave room for the end marker).
 func CheckAgreement(m schemas.RunManifest, counts map[string]int, readErr error) error {
 	if m.State == schemas.RunRunning || m.State == "" {
 		return nil
 	}
 	got := counts
-	if m.TurnLogVersion == "" {
-		got = map[string]int{}
-		for k, v := range counts {
-			switch k {
-			case schemas.StatusNotIssued:
-				k = schemas.StatusAborted
-			case schemas.StatusCancelled:
-				k = schemas.StatusError
-			}
-			got[k] += v
-		}
-	}
 	differ := false
 	for k, v := range m.Counts {
 		if got[k] != v {

@@ -38,8 +38,7 @@ import (
 //   - turn becomes client_turn (the client row's dataset turn), followed by
 //     expected_turn (the dataset turn of the assistant row that answers it, the
 //     turn of scores.parquet; null when the dataset is not found).
-//   - status is mapped to the current statuses (a version 1 log's, by
-//     schemas.LegacyStatus), followed by issued (Issued: a request was sent,
+//   - status is followed by issued (Issued: a request was sent,
 //     status ok, error, timeout or cancelled) and, after error, error_kind
 //     (ErrorKind).
 //   - every int64 column named *_ns other than a duration (delay_ns) is a time on the
@@ -300,6 +299,9 @@ func (p *tablePlan) logSchema() (*arrow.Schema, error) {
 		return nil, fmt.Errorf("read turn log %q: %w: no Arrow IPC schema at its start: %v", path, ErrUnreadable, err)
 	}
 	defer rd.Release()
+	if err := checkVersion(rd.Schema()); err != nil {
+		return nil, fmt.Errorf("read turn log %q: %w", path, err)
+	}
 	return rd.Schema(), nil
 }
 
@@ -421,7 +423,6 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 		}
 	}
 	m := r.Manifest
-	version, _ := schema.Metadata().GetValue(turnLogVersionKey)
 	started := m.StartedUnixNs
 
 	col := func(name string) int {
@@ -473,7 +474,7 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 	iConv, iTurn := col("conversation_id"), col("turn")
 	iSched, iIssued, iFirst, iDone := col("scheduled_ns"), col("issued_ns"), col("first_token_ns"), col("completed_ns")
 	status := func(b arrow.RecordBatch, i int) string {
-		return legacyStatus(version, strAt(b, iStatus, i), strAt(b, iError, i))
+		return strAt(b, iStatus, i)
 	}
 	errorKind := func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
 		code, _ := i32At(b, iHTTP, i)

@@ -229,8 +229,8 @@ func TestWriteTable(t *testing.T) {
 	_ = array.NewInt32Builder
 }
 
-// Two runs of different log versions in one table: the union of their columns, the
-// missing ones null; expected_turn from the run's dataset, null with a warning when
+// Two runs in one table, one log with a column this version does not know (as a
+// newer writer's): the union of their columns, the missing ones null; expected_turn from the run's dataset, null with a warning when
 // the dataset is gone.
 func TestWriteTableRuns(t *testing.T) {
 	root := t.TempDir()
@@ -242,7 +242,8 @@ func TestWriteTableRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	fields := append(slices.Clone(schemas.TurnLogSchema().Fields()), arrow.Field{Name: "extra_note", Type: arrow.BinaryTypes.String})
-	sc := arrow.NewSchema(fields, nil)
+	md := schemas.TurnLogSchema().Metadata()
+	sc := arrow.NewSchema(fields, &md)
 	bld := array.NewRecordBuilder(memory.DefaultAllocator, sc)
 	for i, f := range sc.Fields() {
 		fb := bld.Field(i)
@@ -258,15 +259,9 @@ func TestWriteTableRuns(t *testing.T) {
 		}
 	}
 	rec := bld.NewRecordBatch()
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(sc))
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
+	os.WriteFile(filepath.Join(b, schemas.TurnLogFile), ipcStream(t, rec), 0o644)
 	rec.Release()
 	bld.Release()
-	os.WriteFile(filepath.Join(b, schemas.TurnLogFile), buf.Bytes(), 0o644)
 	WriteManifest(b, schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 2}})
 
 	out := filepath.Join(root, "sweep.parquet")

@@ -61,7 +61,7 @@ func (x *recordedIndex) lookup(session string, n int) (Recorded, bool) {
 		rec.Reasoning = *w.ReasoningContent
 	}
 	for _, tc := range w.ToolCalls {
-		rec.ToolCalls = append(rec.ToolCalls, answerCall{ID: tc.ID, Name: tc.Function.Name, Arguments: argumentsText(tc.Function.Arguments)})
+		rec.ToolCalls = append(rec.ToolCalls, answerCall{ID: tc.ID, Name: tc.Function.Name, Arguments: schemas.ArgumentsText(tc.Function.Arguments)})
 	}
 	return rec, true
 }

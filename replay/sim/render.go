@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // chatRequest is the part of a chat completion request the sim reads.
@@ -133,26 +135,6 @@ func contentText(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// argumentsText returns tool-call arguments as the text a model would have
-// generated: a JSON string's value, or any other JSON value compacted.
-func argumentsText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
-		return ""
-	}
-	if raw[0] == '"' {
-		var s string
-		if json.Unmarshal(raw, &s) == nil {
-			return s
-		}
-	}
-	var b bytes.Buffer
-	if json.Compact(&b, raw) == nil {
-		return b.String()
-	}
-	return string(raw)
-}
-
 // Chat markup of the simulated chat template (ChatML, as Qwen3 uses).
 const (
 	imStart      = "<|im_start|>"
@@ -242,7 +224,7 @@ func renderAssistantBody(b *strings.Builder, m *message) {
 		b.WriteString(toolCallOpen)
 		b.WriteString(c.Function.Name)
 		b.WriteString(toolCallMid)
-		b.WriteString(argumentsText(c.Function.Arguments))
+		b.WriteString(schemas.ArgumentsText(c.Function.Arguments))
 		b.WriteString(toolCallEnd)
 	}
 	b.WriteString(imEnd)

@@ -209,32 +209,8 @@ func (s *Server) Close() error {
 // Stats returns the scheduler's running totals.
 func (s *Server) Stats() Stats { return s.eng.snapshot() }
 
-// Profile returns the server's profile.
-func (s *Server) Profile() Profile { return s.prof }
-
-// Describe says in a few words what the server is, for run manifests.
-func (s *Server) Describe() string {
-	d := fmt.Sprintf("embedded sim, profile %s, model %s, speedup %s", s.prof.Name, s.prof.Model, s.speedup)
-	if s.cfg.Dataset != nil {
-		d += fmt.Sprintf(", dataset answers at fidelity %g", s.cfg.Fidelity)
-	}
-	if f := s.cfg.Faults.String(); f != "" {
-		d += ", faults " + f
-	}
-	return d
-}
-
-// ListenAndServe serves a simulated server on addr until ctx is done, then shuts
-// down gracefully.
-func ListenAndServe(ctx context.Context, addr string, cfg Config) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("sim listen %s: %w", addr, err)
-	}
-	return Serve(ctx, ln, cfg)
-}
-
-// Serve is ListenAndServe on a listener that is already open.
+// Serve serves a simulated server on ln until ctx is done, then shuts down
+// gracefully.
 func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 	s, err := New(cfg)
 	if err != nil {

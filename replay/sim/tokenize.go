@@ -223,14 +223,6 @@ func (t textTokens) maxTokenBytes() int {
 	return n
 }
 
-// count returns the number of tokens of s.
-func (t textTokens) count(s string) int {
-	if t.tok != nil {
-		return len(t.tok.Encode(s, false))
-	}
-	return countPieces(s)
-}
-
 // blockHashes appends the chained hashes of the full blocks of toks: block i's
 // hash covers its parent's hash and its own tokens, so equal hashes mean equal
 // prefixes. seed starts the chain (0, or a hash of the request's cache_salt).

@@ -38,9 +38,6 @@ func (t *Turn) Answer() (reasoning, content string, calls []schemas.ToolCall) {
 	return t.res.out.text(t.res.target)
 }
 
-// Done tells whether the turn has generated all its tokens.
-func (t *Turn) Done() bool { return t.q.state.Load() == seqDone }
-
 // errNotServed refuses a request for a model the server does not serve.
 var errNotServed = errors.New("model not served")
 
