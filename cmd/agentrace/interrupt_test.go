@@ -156,7 +156,7 @@ func TestEveryCommandInterruptSaysInterrupted(t *testing.T) {
 	root := t.TempDir()
 	p := func(s string) string { return filepath.Join(root, s) }
 	ds := smallDataset(t, root)
-	simURL := startSim(t)
+	simURL := simServer(t)
 	if out, err := runApp(t, "replay", "--dataset", ds, "--no-delays", "--endpoint", simURL, "--concurrency", "2", "--out", p("run")); err != nil {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}
