@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// TestChaosOutputOverInput: `ingest --force --out indir indir/good.jsonl`,
+// TestChaosOutputOverInput: `ingest --overwrite --out indir indir/good.jsonl`,
 // `--out same.jsonl same.jsonl` and `replay --dataset ds --out ds --overwrite`
 // once destroyed their input. Every command that writes refuses an output
 // that is, contains or sits inside an input, and one that is not agentrace's of
@@ -49,7 +49,7 @@ func TestChaosOutputOverInput(t *testing.T) {
 
 	for _, argv := range [][]string{
 		{"ingest", "--overwrite", "--out", indir, good},
-		{"ingest", "--force", "--out", indir, good},
+		{"ingest", "--overwrite", "--out", indir, good},
 		{"ingest", "--overwrite", "--out", good, good},
 		{"ingest", "--overwrite", "--out", filepath.Join(root, "link"), good},
 		{"ingest", "--overwrite", "--out", filepath.Join(indir, "ds"), good, indir},
