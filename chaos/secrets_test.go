@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/testenv"
@@ -21,7 +21,8 @@ import (
 // password, decoded too) and every other header, in an error frame and the
 // completion of a 200 stream, and in the body of a 401 for every third request.
 func echoServer(t *testing.T) *httptest.Server {
-	var n atomic.Int64
+	var mu sync.Mutex
+	n := map[string]int{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			io.WriteString(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
@@ -36,9 +37,14 @@ func echoServer(t *testing.T) *httptest.Server {
 			echo = append(echo, u+":"+p)
 		}
 		js, _ := json.Marshal(strings.Join(echo, "; "))
-		// every third request from the sixth on: by then a turn has succeeded, so
-		// the 401 is a failed turn, not a server refusing the whole run
-		if c := n.Add(1); c > 5 && c%3 == 0 {
+		// every third request of a run (counted per credentials) from its sixth
+		// on: by then a turn has succeeded, so the 401 is a failed turn, not a
+		// server refusing the whole run
+		mu.Lock()
+		n[r.Header.Get("Authorization")]++
+		c := n[r.Header.Get("Authorization")]
+		mu.Unlock()
+		if c > 5 && c%3 == 0 {
 			http.Error(w, `{"error":{"message":"unauthorized: `+string(js[1:len(js)-1])+`"}}`, http.StatusUnauthorized)
 			return
 		}

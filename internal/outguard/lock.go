@@ -108,9 +108,15 @@ func probe(path string) error {
 
 func busy(path, lp string) error {
 	who := "another agentrace command"
-	var h holder
-	if b, err := infile.ReadFile(lp, 64<<10); err == nil && json.Unmarshal(b, &h) == nil && h.PID > 0 {
-		who = fmt.Sprintf("pid %d (%s, since %s)", h.PID, h.Command, h.Since)
+	// The holder writes who it is right after it takes the lock: a command
+	// refused in between waits a moment for that.
+	for range 20 {
+		var h holder
+		if b, err := infile.ReadFile(lp, 64<<10); err == nil && json.Unmarshal(b, &h) == nil && h.PID > 0 {
+			who = fmt.Sprintf("pid %d (%s, since %s)", h.PID, h.Command, h.Since)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	return fmt.Errorf("output %q is being written by %s: wait for it to end, or choose another path (%w)", path, who, ErrBusy)
 }
