@@ -69,13 +69,9 @@ func benchISL(env Env) (Row, error) {
 	ratio := median(naiveT).Seconds() / median(incrT).Seconds()
 
 	// The tiled file, gzipped, through the binary.
-	plain := filepath.Join(env.Work, "isl-tiled.jsonl")
-	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles, false); err != nil {
+	gz, err := gzippedTiles(env, "isl-tiled.jsonl")
+	if err != nil {
 		return row, err
-	}
-	gz := plain + ".gz"
-	if out, err := exec.Command("sh", "-c", "gzip -c "+plain+" > "+gz).CombinedOutput(); err != nil {
-		return row, fmt.Errorf("gzip: %v: %s", err, out)
 	}
 	bin, err := buildBinary(env)
 	if err != nil {
@@ -223,13 +219,9 @@ func benchISLAnyTemplate(env Env) (Row, error) {
 			return row, fmt.Errorf("incremental ISL differs from the naive count on turn %d: %d against %d", i, got[i], want[i])
 		}
 	}
-	plain := filepath.Join(env.Work, "isl-any-tiled.jsonl")
-	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles, false); err != nil {
+	gz, err := gzippedTiles(env, "isl-any-tiled.jsonl")
+	if err != nil {
 		return row, err
-	}
-	gz := plain + ".gz"
-	if out, err := exec.Command("sh", "-c", "gzip -c "+plain+" > "+gz).CombinedOutput(); err != nil {
-		return row, fmt.Errorf("gzip: %v: %s", err, out)
 	}
 	bin, err := buildBinary(env)
 	if err != nil {
@@ -316,4 +308,18 @@ func qwen36Folder(env Env) (string, error) {
 		return "", err
 	}
 	return dir, os.WriteFile(filepath.Join(dir, tokens.TemplateFile), tmpl, 0o644)
+}
+
+// gzippedTiles writes the shared sample tiled ingestTiles times to env.Work/name
+// and gzips it beside it: the path of the .gz, the input of the ISL rows.
+func gzippedTiles(env Env, name string) (string, error) {
+	plain := filepath.Join(env.Work, name)
+	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles, false); err != nil {
+		return "", err
+	}
+	gz := plain + ".gz"
+	if out, err := exec.Command("sh", "-c", "gzip -c "+plain+" > "+gz).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("gzip: %v: %s", err, out)
+	}
+	return gz, nil
 }

@@ -85,21 +85,7 @@ func TestChaosCrash(t *testing.T) {
 		r := h.start(spec{budget: small}, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "16",
 			"--no-delays", "--out", run)
 		// Killed once at least one batch (flushed every second) is on disk.
-		deadline := time.Now().Add(minute)
-		for {
-			if st, err := os.Stat(filepath.Join(run, "turns.arrows")); err == nil && st.Size() > 64<<10 {
-				break
-			}
-			select {
-			case <-r.done:
-				t.Fatalf("replay ended (exit %d) before it was killed:\n%s", r.exitCode, tail(r.stderr.String()))
-			default:
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("replay wrote no batch within a minute")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+		waitBatch(t, r, run, "killed")
 		time.Sleep(1500 * time.Millisecond)
 		r.kill()
 		r.wait(minute)

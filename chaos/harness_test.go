@@ -394,6 +394,28 @@ func sameFiles(t *testing.T, root string, before map[string]string) {
 	}
 }
 
+// waitBatch waits, a minute at most, until the replay r has flushed a batch of
+// its turn log into run (more than 64 KiB on disk); it fails the test when r
+// ends first, before it could be what (killed, read).
+func waitBatch(t *testing.T, r *proc, run, what string) {
+	t.Helper()
+	deadline := time.Now().Add(minute)
+	for {
+		if st, err := os.Stat(filepath.Join(run, "turns.arrows")); err == nil && st.Size() > 64<<10 {
+			return
+		}
+		select {
+		case <-r.done:
+			t.Fatalf("replay ended (exit %d) before it was %s:\n%s", r.exitCode, what, tail(r.stderr.String()))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("replay wrote no batch within a minute")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // staleLock checks the lock file a command killed with kill -9 left beside its
 // output (nothing could remove it) and removes it: nobody holds it, so the next
 // writer of that output takes it.

@@ -32,21 +32,7 @@ func TestChaosKilledRunReaders(t *testing.T) {
 	run := p("run")
 	r := h.start(spec{budget: small}, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "16",
 		"--no-delays", "--out", run)
-	deadline := time.Now().Add(minute)
-	for {
-		if st, err := os.Stat(filepath.Join(run, "turns.arrows")); err == nil && st.Size() > 64<<10 {
-			break
-		}
-		select {
-		case <-r.done:
-			t.Fatalf("replay ended (exit %d) before it was read:\n%s", r.exitCode, tail(r.stderr.String()))
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("replay wrote no batch within a minute")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitBatch(t, r, run, "read")
 
 	// Being written: read as it is now.
 	live := h.run(spec{budget: small}, minute, "agentrace", "report", "--out", p("rep-live"), run)
