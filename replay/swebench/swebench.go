@@ -156,6 +156,9 @@ type client struct {
 	o     *Options
 	root  *url.URL
 	token string
+	// scrub knows the token and the endpoint's user information: every message
+	// and file the client writes passes through it.
+	scrub redact.Scrubber
 	hc    *http.Client
 }
 
@@ -217,7 +220,7 @@ func (c *client) writeRecord(res *Result) error {
 	o := c.o
 	rec := schemas.SWEBenchRun{
 		SchemaVersion: schemas.Version, ToolVersion: schemas.ToolVersion,
-		Service: redact.URL(o.Service), RunID: res.RunID, State: res.State, Message: redact.Text(res.Message, c.token),
+		Service: redact.URL(o.Service), RunID: res.RunID, State: res.State, Message: c.scrub.Text(res.Message),
 		Endpoint: redact.URL(o.Endpoint), Model: o.Model, Subset: o.Subset, Split: o.Split, Template: o.Template,
 		Workers: o.Workers, MaxEval: o.MaxEvalWorkers, Instances: o.InstancesFile,
 		Evaluated: len(o.IDs), EvaluatedIDs: o.IDs, Artifacts: res.Artifacts,
@@ -294,6 +297,8 @@ func newClient(o *Options) (*client, error) {
 	} else {
 		c.token = o.AuthToken
 	}
+	c.scrub.Add(c.token)
+	c.scrub.AddURL(o.Endpoint)
 	if c.hc == nil {
 		c.hc = &http.Client{}
 	}
@@ -331,15 +336,15 @@ func (c *client) call(ctx context.Context, method, path string, body any, timeou
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return fmt.Errorf("service unreachable at %s: %s", redact.URL(u), redact.Text(err.Error(), c.token))
+		return fmt.Errorf("service unreachable at %s: %s", redact.URL(u), c.scrub.Text(err.Error()))
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return fmt.Errorf("read %s %s: %s", method, redact.URL(u), redact.Text(err.Error(), c.token))
+		return fmt.Errorf("read %s %s: %s", method, redact.URL(u), c.scrub.Text(err.Error()))
 	}
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("service request failed: %s %s returned HTTP %d: %s", method, redact.URL(u), resp.StatusCode, redact.Text(strings.TrimSpace(string(data)), c.token))
+		return fmt.Errorf("service request failed: %s %s returned HTTP %d: %s", method, redact.URL(u), resp.StatusCode, c.scrub.Text(strings.TrimSpace(string(data))))
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("service returned invalid JSON from %s %s: %v", method, redact.URL(u), err)
@@ -449,7 +454,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 	}
 	c.download(ctx, res, &st)
 	if st.Status != "succeeded" {
-		return res, fmt.Errorf("service run %s ended with status %s: %s", res.RunID, st.Status, redact.Text(res.Message, c.token))
+		return res, fmt.Errorf("service run %s ended with status %s: %s", res.RunID, st.Status, c.scrub.Text(res.Message))
 	}
 	result := []byte(st.Result)
 	if len(bytes.TrimSpace(result)) == 0 || string(bytes.TrimSpace(result)) == "null" {
@@ -505,7 +510,7 @@ func (c *client) writeStatus(res *Result, st *status) error {
 		return err
 	}
 	res.Status = filepath.Join(dir, StatusFile)
-	return outguard.AtomicWriteBytes(res.Status, []byte(redact.Text(string(data), c.token)))
+	return outguard.AtomicWriteBytes(res.Status, []byte(c.scrub.Text(string(data))))
 }
 
 // download fetches the run's artifacts with safe names and URLs (the
@@ -549,7 +554,7 @@ func (c *client) fetch(ctx context.Context, res *Result, name, path string) erro
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return errors.New(redact.Text(err.Error(), c.token))
+		return errors.New(c.scrub.Text(err.Error()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
