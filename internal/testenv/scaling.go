@@ -4,7 +4,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -12,12 +11,16 @@ import (
 // Scaling tells how many times the CPU time of a job of size 4n exceeds that of
 // size n: about 4 for work linear in the input, 16 for quadratic. prepare(n)
 // builds the job outside the measure. Each size is timed as the best of five
-// rounds that alternate the two, each after a collection, in process CPU time
-// (user and system), which a loaded machine's waiting does not inflate as it
-// does wall time. It logs both times and the load average.
+// rounds that alternate the two, each after a collection, in the CPU time (user
+// and system) of the thread that runs it, locked to it for the measure: a loaded
+// machine's waiting does not inflate it as it does wall time, nor do the tests
+// running in parallel in the same process. It logs both times and the load
+// average.
 func Scaling(t testing.TB, n int, prepare func(n int) func()) float64 {
 	t.Helper()
 	jobs := [2]func(){prepare(n), prepare(4 * n)}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	best := [2]time.Duration{1<<63 - 1, 1<<63 - 1}
 	for range 5 {
 		for i, job := range jobs {
@@ -34,13 +37,4 @@ func Scaling(t testing.TB, n int, prepare func(n int) func()) float64 {
 	}
 	t.Logf("CPU time at n=%d: %v, at 4n: %v, ratio %.2f (load average %s)", n, best[0], best[1], ratio, load)
 	return ratio
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime(t testing.TB) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		t.Fatalf("getrusage: %v", err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
