@@ -13,11 +13,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/tokens"
 	"github.com/sourcegraph/conc/iter"
 )
 

@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // benchTokenizer times Qwen3 encoding of every text of the shared sample

@@ -38,7 +38,7 @@ var inProcess = []struct {
 	{"output over input", "./internal/outguard", []string{"TestCheckPaths", "TestCheckReplace", "TestClaimKeepsTheEarlierOutput"}, 64 << 20, nil},
 	// A full disk under the log (manifest and flushed rows kept); unreadable,
 	// garbage-length and cut logs.
-	{"full disk, unreadable and cut logs", "./datasets/runlog", []string{"TestManifestOnFullDisk", "TestAbortKeepsFlushedRows", "TestUnreadableLogs",
+	{"full disk, unreadable and cut logs", "./runlog", []string{"TestManifestOnFullDisk", "TestAbortKeepsFlushedRows", "TestUnreadableLogs",
 		"TestGarbageLengthsAllocateNothing", "TestTruncated", "TestUnclosed"}, 256 << 20, nil},
 	// The JSON core refuses trailing garbage; the fuzz crashers stay fixed.
 	{"trailing garbage, fuzz crashers", "./internal/jsonscan", []string{"TestValid", "TestUnquote", "FuzzScanner", "FuzzUnquote"}, 256 << 20, nil},

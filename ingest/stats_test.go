@@ -13,8 +13,8 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 func TestStatsSample(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 )
 

@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // islSource counts input tokens of run turns from their dataset: with a reference

@@ -6,10 +6,10 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/agentrace/agentrace/datasets/runlog"
-	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // TokenCounter counts output tokens the way rules §2.8 does, with the model's

@@ -8,11 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // TestResultSummaryMatchesReferenceRuns re-derives result_summary.json from the

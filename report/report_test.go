@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrace/agentrace/datasets/runlog"
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/tokens"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gonum.org/v1/plot/cmpimg"
 )

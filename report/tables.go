@@ -8,8 +8,8 @@ import (
 	"math"
 	"path/filepath"
 
-	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/parquet-go/parquet-go"

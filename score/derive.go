@@ -13,12 +13,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // DeriveOptions configure DeriveRuleset: a new ruleset from the reference model's

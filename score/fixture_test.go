@@ -14,13 +14,13 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/scoretest"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 var update = flag.Bool("update", false, "rewrite the submission-tree and reference run folder fixtures under testdata/")

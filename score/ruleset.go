@@ -12,9 +12,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // DefaultRuleset is the ruleset used when none is named: the submission checker of

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 func TestRulesetsCoverTheRulesTable(t *testing.T) {

@@ -12,10 +12,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"

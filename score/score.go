@@ -8,10 +8,10 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/tokens"
 	"github.com/sourcegraph/conc/pool"
 )
 

@@ -11,8 +11,8 @@ import (
 	"math"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/apache/arrow-go/v18/arrow"

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
 

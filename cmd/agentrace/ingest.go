@@ -6,11 +6,11 @@ import (
 	"os"
 
 	"github.com/agentrace/agentrace/datasets/card"
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
 

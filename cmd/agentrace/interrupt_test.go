@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/replay/swebench/swebenchtest"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 )
 

@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
 

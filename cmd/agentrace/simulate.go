@@ -10,9 +10,9 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/simulate"
+	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
 

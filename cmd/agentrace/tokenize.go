@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
+	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
 

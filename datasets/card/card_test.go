@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 func ingestFile(t testing.TB, file string) string {

@@ -17,9 +17,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // flatRow is a flat JSONL row as the reference loader reads it.

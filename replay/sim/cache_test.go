@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // held allocates n blocks and registers them under hashes base+1..base+n, as a

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 func TestPieces(t *testing.T) {

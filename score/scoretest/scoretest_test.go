@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 )
 
