@@ -16,7 +16,7 @@ import (
 
 // benchTokenizer times Qwen3 encoding of every text of the shared sample
 // (message contents, reasoning, tool outputs and tool-call arguments) by
-// datasets/tokens against @lenml/tokenizers, the JS reference, on the same
+// package tokens against @lenml/tokenizers, the JS reference, on the same
 // texts: three alternating runs of each, each side's best. The Go side loads a
 // fresh tokenizer per run (a cold word cache) and encodes on one goroutine; the
 // JS side's time is its encoding alone, measured inside node after loading.

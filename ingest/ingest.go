@@ -82,7 +82,7 @@ type Options struct {
 	maxConvBytes int
 	// Workers is the number of parsing goroutines (default GOMAXPROCS, at most 4).
 	Workers int
-	// Tokenizer, when set, is a tokenizer directory (datasets/tokens.Load): each
+	// Tokenizer, when set, is a tokenizer directory (tokens.Load): each
 	// client turn's ISL is counted over its salted (repeat 1) messages and its tools,
 	// rendered with the chat_template_kwargs of ISLProfile (default
 	// DefaultISLProfile).

@@ -42,7 +42,7 @@
 //
 // # Outputs
 //
-// RUNDIR/turns.arrows is the turn log (datasets/runlog), written by one goroutine
+// RUNDIR/turns.arrows is the turn log (package runlog), written by one goroutine
 // that flushes at least once a second; RUNDIR/manifest.json (schemas.RunManifest)
 // is written atomically at the start (state "running") and at the end.
 package replay

@@ -255,7 +255,7 @@ type Response struct {
 type RunConfig struct {
 	// Dataset is the dataset folder relative to the run folder (forward slashes), and
 	// DatasetAbs its absolute path, so that a moved or archived run still finds it
-	// (datasets/runlog.DatasetDir resolves them). Manifests without dataset_abs hold
+	// (runlog.DatasetDir resolves them). Manifests without dataset_abs hold
 	// the path as given to replay, relative to its working directory.
 	Dataset             string  `json:"dataset"`
 	DatasetAbs          string  `json:"dataset_abs,omitempty"`

@@ -490,7 +490,7 @@ func TestOSLWindowJS(t *testing.T) {
 }
 
 // TestOSLWindow counts every recorded assistant turn of a scale-1 output with the
-// Qwen3 tokenizer (datasets/tokens, as score counts OSL) and checks that the per-turn
+// Qwen3 tokenizer (package tokens, as score counts OSL) and checks that the per-turn
 // mean lands inside the Qwen window [355, 434], within 2% of the calibration target
 // 395, and inside the window for each domain.
 func TestOSLWindow(t *testing.T) {

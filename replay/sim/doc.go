@@ -26,7 +26,7 @@
 // A request is rendered with a ChatML template like Qwen3's (tools in the system
 // message; assistant messages as <think>reasoning</think>, content and
 // <tool_call> blocks; a generation prompt at the end) and split into tokens.
-// With Config.Tokenizer (e.g. the Qwen3 tokenizer of datasets/tokens) the token
+// With Config.Tokenizer (e.g. the Qwen3 tokenizer of package tokens) the token
 // ids are real; otherwise a pseudo-tokenizer stands in: the template's markers
 // (<|im_start|>, <think>, ...) are one token each; runs of letters and digits are
 // cut every 8 bytes, punctuation every 3, newlines every 4, other blanks every

@@ -4,7 +4,7 @@ import (
 	"unicode/utf8"
 )
 
-// Tokenizer turns text into token ids. *tokens.Tokenizer (datasets/tokens)
+// Tokenizer turns text into token ids. *tokens.Tokenizer (package tokens)
 // satisfies it; without one the sim uses its own pseudo-tokenizer (see the package
 // documentation).
 type Tokenizer interface {

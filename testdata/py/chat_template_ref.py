@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference side of the datasets/tokens cross-checks (never used at run time).
+"""Reference side of the cross-checks of package tokens (never used at run time).
 
   chat_template_ref.py texts SAMPLE.jsonl
       Writes one JSON line {"text": ...} for every message content, reasoning

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference pre-tokenizer split for the datasets/tokens tests (never used at run time).
+"""Reference pre-tokenizer split for the tests of package tokens (never used at run time).
 
   split_ref.py PATTERN < texts.jsonl
 
