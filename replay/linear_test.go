@@ -118,8 +118,8 @@ func TestToolCallDeltasLinear(t *testing.T) {
 		if int64(len(js)) > limit || int64(len(tpot)) > limit || r.kept > limit {
 			t.Errorf("name of %d bytes: tool calls %d bytes of JSON (tpot %d), kept %d, limit %d", len(name), len(js), len(tpot), r.kept, limit)
 		}
-		if r.truncated == 0 || len(r.tools.calls) == 0 {
-			t.Errorf("name of %d bytes: %d calls kept, %d bytes truncated", len(name), len(r.tools.calls), r.truncated)
+		if r.truncated == 0 || r.tools.Len() == 0 {
+			t.Errorf("name of %d bytes: %d calls kept, %d bytes truncated", len(name), r.tools.Len(), r.truncated)
 		}
 	}
 	ratio := testenv.Scaling(t, 10000, func(n int) func() {

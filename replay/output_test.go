@@ -258,7 +258,7 @@ func TestOutputCapUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.mergeToolCalls(ds, true)
-	if len(r.tools.calls) != 0 || r.truncated != 6+int64(len(`{"cmd":"ls"}`)) {
-		t.Fatalf("a tool call past the cap: %d calls, truncated %d", len(r.tools.calls), r.truncated)
+	if r.tools.Len() != 0 || r.truncated != 6+int64(len(`{"cmd":"ls"}`)) {
+		t.Fatalf("a tool call past the cap: %d calls, truncated %d", r.tools.Len(), r.truncated)
 	}
 }

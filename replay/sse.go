@@ -7,14 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/internal/redact"
+	"github.com/agentrace/agentrace/internal/toolcall"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -44,10 +43,10 @@ const maxIndexedCalls = 1 << 12
 type response struct {
 	content   strings.Builder
 	reasoning strings.Builder
-	tools     callList // merged by index, in order of first appearance
+	tools     toolcall.List // merged by index, in order of first appearance
 	// tpotTools merges the tool-call chunks after the first, as the reference's
 	// TPOT counts a response that has nothing but tool calls.
-	tpotTools  callList
+	tpotTools  toolcall.List
 	toolChunks int // chunks with a non-empty tool_calls list
 	finish     string
 
@@ -87,8 +86,8 @@ type response struct {
 func (r *response) reset() {
 	r.content.Reset()
 	r.reasoning.Reset()
-	r.tools.reset()
-	r.tpotTools.reset()
+	r.tools.Reset(maxIndexedCalls)
+	r.tpotTools.Reset(maxIndexedCalls)
 	r.toolChunks = 0
 	r.finish = ""
 	r.firstTokenNs = 0
@@ -389,12 +388,13 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte, streamed b
 	return nil
 }
 
-// mergeToolCalls merges one chunk's tool-call deltas as the reference client
-// does: by index (a streamed delta without one goes to index 0; a whole call of
-// a non-streamed message to the next position), the last non-empty id, type and
-// name winning, arguments concatenated. Every chunk but the first is also merged
-// into tpotTools. It reports whether the list had any delta (the reference
-// takes such a chunk as the first token of a pure tool-call answer).
+// mergeToolCalls merges one chunk's tool-call deltas by the reference's rule
+// (internal/toolcall): by index (a streamed delta without one goes to index 0; a
+// whole call of a non-streamed message to the next position). What is kept counts
+// against the output limit (outputBudget). Every chunk but the first is also
+// merged into tpotTools, as much of it as tools kept. It reports whether the list
+// had any delta (the reference takes such a chunk as the first token of a pure
+// tool-call answer).
 func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
 	if len(ds) == 0 {
 		return false
@@ -407,111 +407,56 @@ func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
 		case d.Index != nil:
 			idx = *d.Index
 		case !streamed:
-			idx = len(r.tools.calls)
+			idx = r.tools.Len()
 		}
-		args := schemas.ArgumentsText(d.Function.Arguments)
-		if ok := r.mergeOne(&r.tools, idx, d, &args, true); !ok {
-			continue
-		}
-		if r.toolChunks > 1 {
-			// what the limit let into tools, no more
-			kept := *d
-			tc := &r.tools.calls[r.tools.at[idx]]
-			if kept.ID != tc.ID {
-				kept.ID = ""
-			}
-			if kept.Type != tc.Type {
-				kept.Type = ""
-			}
-			if kept.Function.Name != tc.Function.Name {
-				kept.Function.Name = ""
-			}
-			r.mergeOne(&r.tpotTools, idx, &kept, &args, false)
+		delta := toolcall.Delta{Index: idx, ID: d.ID, Type: d.Type, Name: d.Function.Name, Arguments: schemas.ArgumentsText(d.Function.Arguments)}
+		kept, ok := r.tools.Merge(delta, (*outputBudget)(r))
+		if ok && r.toolChunks > 1 {
+			r.tpotTools.Merge(kept, nil)
 		}
 	}
 	return true
 }
 
-// callList is a turn's tool calls merged by index: the calls in order of first
-// appearance, at mapping an index to its position, and each call's arguments as
-// they grow. Merging a delta costs the same however many calls and deltas came
-// before it: no search, and no copy of what was kept.
-type callList struct {
-	calls []schemas.ToolCall
-	at    map[int]int
-	args  [][]byte
-}
+// outputBudget counts what a tool call keeps against the response's output
+// limit: a new call costs toolCallCost, a replaced id, type or name its growth,
+// arguments their bytes (cut on a rune boundary); what finds no room is counted
+// as truncated.
+type outputBudget response
 
-func (l *callList) reset() {
-	if len(l.calls) > maxIndexedCalls {
-		*l = callList{} // give a hostile answer's memory back
-		return
+func (b *outputBudget) NewCall(d *toolcall.Delta) bool {
+	r := (*response)(b)
+	if r.limit()-r.kept < toolCallCost {
+		r.truncated += int64(len(d.Arguments))
+		return false
 	}
-	l.calls = l.calls[:0]
-	l.args = l.args[:0]
-	clear(l.at)
-}
-
-// mergeOne merges delta d (its arguments args) into the call of index idx of
-// list. With charge, a new call, its id, type and name and the arguments count
-// against the output limit, args being cut to what is kept and an id, type or
-// name without room left as it was; it reports false when no room was left for
-// a new call (the delta is dropped).
-func (r *response) mergeOne(list *callList, idx int, d *toolCallDelta, args *string, charge bool) bool {
-	pos, ok := list.at[idx]
-	if !ok {
-		if charge {
-			if r.limit()-r.kept < toolCallCost {
-				r.truncated += int64(len(*args))
-				return false
-			}
-			r.kept += toolCallCost
-		}
-		if list.at == nil {
-			list.at = map[int]int{}
-		}
-		pos = len(list.calls)
-		list.at[idx] = pos
-		list.calls = append(list.calls, schemas.ToolCall{Index: idx, Type: "function"})
-		if pos < cap(list.args) { // reuse an earlier turn's buffer
-			list.args = list.args[:pos+1]
-			list.args[pos] = list.args[pos][:0]
-		} else {
-			list.args = append(list.args, nil)
-		}
-	}
-	tc := &list.calls[pos]
-	set := func(field *string, v string) {
-		if v == "" || v == *field {
-			return
-		}
-		if charge {
-			grow := int64(len(v) - len(*field))
-			if grow > 0 && r.limit()-r.kept < grow {
-				r.truncated += int64(len(v))
-				return
-			}
-			r.kept += grow
-		}
-		*field = v
-	}
-	set(&tc.ID, d.ID)
-	set(&tc.Type, d.Type)
-	set(&tc.Function.Name, d.Function.Name)
-	if charge {
-		n := r.room(len(*args))
-		part := utf8Prefix(*args, n)
-		r.truncated += int64(n - len(part))
-		r.kept += int64(len(part))
-		*args = part
-	}
-	list.args[pos] = append(list.args[pos], *args...)
+	r.kept += toolCallCost
 	return true
+}
+
+func (b *outputBudget) Replace(old, v string) bool {
+	r := (*response)(b)
+	grow := int64(len(v) - len(old))
+	if grow > 0 && r.limit()-r.kept < grow {
+		r.truncated += int64(len(v))
+		return false
+	}
+	r.kept += grow
+	return true
+}
+
+func (b *outputBudget) Arguments(s string) string {
+	r := (*response)(b)
+	n := r.room(len(s))
+	part := utf8Prefix(s, n)
+	r.truncated += int64(n - len(part))
+	r.kept += int64(len(part))
+	return part
 }
 
 // toolCallsJSON returns the merged tool calls ordered by index as a JSON array,
 // "" when there are none.
-func (r *response) toolCallsJSON() string { return r.tools.json(false) }
+func (r *response) toolCallsJSON() string { return callsJSON(&r.tools, false) }
 
 // tpotToolCallsJSON is the tpot_tool_calls value: when the response has tool
 // calls and neither content nor reasoning, its tool calls without the first
@@ -520,23 +465,19 @@ func (r *response) tpotToolCallsJSON() string {
 	if r.toolChunks == 0 || r.content.Len() > 0 || r.reasoning.Len() > 0 {
 		return ""
 	}
-	return r.tpotTools.json(true)
+	return callsJSON(&r.tpotTools, true)
 }
 
-// json returns the calls ordered by index as a JSON array; none are "[]" with
-// empty, else "".
-func (l *callList) json(empty bool) string {
-	if len(l.calls) == 0 {
+// callsJSON returns l's calls ordered by index as a JSON array; none are "[]"
+// with empty, else "".
+func callsJSON(l *toolcall.List, empty bool) string {
+	calls := l.Calls()
+	if len(calls) == 0 {
 		if empty {
 			return "[]"
 		}
 		return ""
 	}
-	calls := slices.Clone(l.calls)
-	for i := range calls {
-		calls[i].Function.Arguments = string(l.args[i])
-	}
-	sort.SliceStable(calls, func(i, j int) bool { return calls[i].Index < calls[j].Index })
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -212,6 +212,9 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if scan.Skipped > 0 {
 		p.LogNote = strings.TrimPrefix(p.LogNote+fmt.Sprintf("; %s: skipped %d malformed lines, as the reference does (first: %s)", scan.File, scan.Skipped, scan.FirstSkipped), "; ")
 	}
+	if scan.Malformed > 0 {
+		p.LogNote = strings.TrimPrefix(p.LogNote+fmt.Sprintf("; %s: %d complete events have a malformed output entry, left out (first: %s)", scan.File, scan.Malformed, scan.FirstMalformed), "; ")
+	}
 	if islErr != nil {
 		note := "dataset not readable, ISL from server usage: " + islErr.Error()
 		if p.ISLNote != "" {

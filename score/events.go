@@ -7,12 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/toolcall"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -45,6 +46,11 @@ type ReferenceRun struct {
 	Skipped int
 	// FirstSkipped describes the first of them.
 	FirstSkipped string
+	// Malformed counts the complete events kept with a malformed entry left out of
+	// their output (a tool-call delta that is not one); FirstMalformed says the
+	// first one's line and what is wrong.
+	Malformed      int
+	FirstMalformed string
 }
 
 type eventKey struct {
@@ -63,6 +69,7 @@ type rawEvent struct {
 	hasTurn bool
 	data    json.RawMessage
 	finish  string
+	line    int // the line of the log it was read from
 }
 
 // ReadReferenceEvents reads a reference events.jsonl and pairs issued turns with
@@ -115,6 +122,7 @@ func readReferenceEvents(r io.Reader, truth *Truth) (*ReferenceRun, error) {
 					}
 				}
 			} else {
+				e.line = lineNo
 				switch e.typ {
 				case "session.start_performance_tracking":
 					if windowStart < 0 {
@@ -154,7 +162,14 @@ func handleSampleEvent(run *ReferenceRun, e *rawEvent, truth *Truth, uuidKey map
 	var out *Output
 	if e.typ == "sample.complete" {
 		var resp *schemas.Response
-		out, resp = textModelOutput(e.data)
+		var err error
+		out, resp, err = textModelOutput(e.data)
+		if err != nil {
+			run.Malformed++
+			if run.FirstMalformed == "" {
+				run.FirstMalformed = fmt.Sprintf("line %d: %v", e.line, err)
+			}
+		}
 		if resp != nil {
 			// Every completed sample counts for the OSL mean; a second complete
 			// of one sample replaces the first.
@@ -359,14 +374,18 @@ func isTextOrChunks(v json.RawMessage, nullable bool) bool {
 }
 
 // textModelOutput rebuilds a complete event's TextModelOutput as one assistant
-// message; both results are nil when data is not one.
-func textModelOutput(data json.RawMessage) (*Output, *schemas.Response) {
+// message; both results are nil when data is not one. A malformed entry of the
+// output (a tool-call delta that is not one) is left out, as the first error says.
+func textModelOutput(data json.RawMessage) (*Output, *schemas.Response, error) {
 	if data == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	var arr []json.RawMessage
-	if json.Unmarshal(data, &arr) != nil || len(arr) == 0 || string(bytes.TrimSpace(arr[0])) != `"TextModelOutput"` {
-		return nil, nil
+	if err := json.Unmarshal(data, &arr); err != nil {
+		return nil, nil, fmt.Errorf("data: %w", err)
+	}
+	if len(arr) == 0 || string(bytes.TrimSpace(arr[0])) != `"TextModelOutput"` {
+		return nil, nil, nil
 	}
 	field := func(i int) json.RawMessage {
 		if i < len(arr) {
@@ -374,44 +393,61 @@ func textModelOutput(data json.RawMessage) (*Output, *schemas.Response) {
 		}
 		return nil
 	}
-	out := &Output{Content: joinChunks(field(1)), Reasoning: joinChunks(field(2))}
-	calls, merged := mergeToolCalls(field(3))
+	content, err := joinChunks(field(1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("output: %w", err)
+	}
+	reasoning, err := joinChunks(field(2))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reasoning: %w", err)
+	}
+	out := &Output{Content: content, Reasoning: reasoning}
+	calls, merged, err := mergeToolCalls(field(3))
 	if calls != nil {
 		out.ToolCalls = calls
 	}
 	resp := &schemas.Response{Content: out.Content, Reasoning: out.Reasoning, ToolCalls: merged}
-	return out, resp
+	return out, resp, err
 }
 
-// joinChunks is a string, or the concatenation of a list of strings.
-func joinChunks(v json.RawMessage) string {
+// joinChunks is a string, or the concatenation of a list of strings; "" for
+// null or nothing.
+func joinChunks(v json.RawMessage) (string, error) {
 	if jsonscan.KindOf(v) == jsonscan.String {
-		return stringValue(v)
+		return stringValue(v), nil
+	}
+	if len(bytes.TrimSpace(v)) == 0 || string(bytes.TrimSpace(v)) == "null" {
+		return "", nil
 	}
 	var parts []string
-	if json.Unmarshal(v, &parts) != nil {
-		return ""
+	if err := json.Unmarshal(v, &parts); err != nil {
+		return "", err
 	}
-	n := 0
-	for _, p := range parts {
-		n += len(p)
-	}
-	b := make([]byte, 0, n)
-	for _, p := range parts {
-		b = append(b, p...)
-	}
-	return string(b)
+	return strings.Join(parts, ""), nil
 }
 
-// mergeToolCalls merges a TextModelOutput's tool_calls as the reference does: a
-// list of streamed chunks (each a list of deltas) is merged by index (id, type and
-// name replaced by later non-empty values, arguments concatenated) and ordered by
-// index; a plain list of calls is kept as is. It returns the JSON array for the
-// accuracy rules and the calls for token counting.
-func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
+// mergeToolCalls merges a TextModelOutput's tool_calls by the reference's rule
+// (internal/toolcall): a list of streamed chunks (each a list of deltas) is merged
+// by index and ordered by index; a plain list of calls is kept as is. It returns
+// the JSON array for the accuracy rules and the calls for token counting; an entry
+// that is not a delta (or not a call) is left out, and the error says where the
+// first one is.
+func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall, error) {
+	if jsonscan.KindOf(v) != jsonscan.Array {
+		return nil, nil, nil // null or none (checkEventData refused anything else)
+	}
 	var items []json.RawMessage
-	if jsonscan.KindOf(v) != jsonscan.Array || json.Unmarshal(v, &items) != nil || len(items) == 0 {
-		return nil, nil
+	if err := json.Unmarshal(v, &items); err != nil {
+		return nil, nil, fmt.Errorf("tool_calls: %w", err)
+	}
+	if len(items) == 0 {
+		return nil, nil, nil
+	}
+	var first error
+	note := func(err error) {
+		if first == nil && err != nil {
+			first = err
+		}
 	}
 	if jsonscan.KindOf(items[0]) != jsonscan.Array {
 		// Already whole calls (a non-streamed response).
@@ -419,12 +455,14 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 		for i, it := range items {
 			name, args, ok := splitToolCall(it)
 			if !ok {
+				note(fmt.Errorf("tool_calls[%d] is not a call object with a function object", i))
 				continue
 			}
 			tc := schemas.ToolCall{Index: i}
 			var m map[string]json.RawMessage
 			if err := json.Unmarshal(it, &m); err != nil {
-				continue // not an object: splitToolCall refused it already
+				note(fmt.Errorf("tool_calls[%d]: %w", i, err))
+				continue
 			}
 			tc.ID, tc.Type, tc.Function.Name = stringValue(m["id"]), stringValue(m["type"]), stringValue(name)
 			if jsonscan.KindOf(args) == jsonscan.String {
@@ -434,102 +472,108 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall) {
 			}
 			calls = append(calls, tc)
 		}
-		return v, calls
+		return v, calls, first
 	}
-	type merged struct {
-		index    int64
-		id, typ  json.RawMessage
-		name     json.RawMessage
-		args     []byte
-		strIndex string // a non-integer index, kept apart
-	}
-	byIndex := map[string]*merged{}
-	var order []*merged
-	for _, chunk := range items {
+	var list toolcall.List
+	for i, chunk := range items {
 		var deltas []json.RawMessage
-		if jsonscan.KindOf(chunk) != jsonscan.Array || json.Unmarshal(chunk, &deltas) != nil {
+		if jsonscan.KindOf(chunk) != jsonscan.Array {
+			note(fmt.Errorf("tool_calls[%d] is not a list of deltas", i))
 			continue
 		}
-		for _, d := range deltas {
-			var m map[string]json.RawMessage
-			if jsonscan.KindOf(d) != jsonscan.Object || json.Unmarshal(d, &m) != nil {
-				continue
-			}
-			idxRaw := bytes.TrimSpace(m["index"])
-			key := string(idxRaw)
-			idx, err := strconv.ParseInt(key, 10, 64)
-			if len(idxRaw) == 0 || key == "null" {
-				idx, err, key = 0, nil, "0"
-			}
-			tc, ok := byIndex[key]
-			if !ok {
-				tc = &merged{index: idx, typ: json.RawMessage(`"function"`)}
-				if err != nil {
-					tc.strIndex = key
-				}
-				byIndex[key] = tc
-				order = append(order, tc)
-			}
-			if jsonscan.Truthy(m["id"]) {
-				tc.id = m["id"]
-			}
-			if jsonscan.Truthy(m["type"]) {
-				tc.typ = m["type"]
-			}
-			var fn map[string]json.RawMessage
-			if jsonscan.KindOf(m["function"]) == jsonscan.Object && json.Unmarshal(m["function"], &fn) == nil {
-				if jsonscan.Truthy(fn["name"]) {
-					tc.name = fn["name"]
-				}
-				if a := fn["arguments"]; jsonscan.Truthy(a) && jsonscan.KindOf(a) == jsonscan.String {
-					var s string
-					if json.Unmarshal(a, &s) == nil {
-						tc.args = append(tc.args, s...)
-					}
+		if err := json.Unmarshal(chunk, &deltas); err != nil {
+			note(fmt.Errorf("tool_calls[%d]: %w", i, err))
+			continue
+		}
+		for j, raw := range deltas {
+			d, err := toolCallDelta(raw)
+			if err != nil {
+				note(fmt.Errorf("tool_calls[%d][%d]: %w", i, j, err))
+				if d == nil {
+					continue
 				}
 			}
+			list.Merge(*d, nil)
 		}
 	}
-	sort.SliceStable(order, func(i, j int) bool {
-		a, b := order[i], order[j]
-		if (a.strIndex == "") != (b.strIndex == "") {
-			return a.strIndex == ""
-		}
-		if a.strIndex != "" {
-			return a.strIndex < b.strIndex
-		}
-		return a.index < b.index
-	})
+	calls := list.Calls()
 	var buf bytes.Buffer
+	str := func(s string) {
+		b, err := json.Marshal(s)
+		note(err)
+		buf.Write(b)
+	}
 	buf.WriteByte('[')
-	calls := make([]schemas.ToolCall, 0, len(order))
-	for i, tc := range order {
+	for i, tc := range calls {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
-		args, err := json.Marshal(string(tc.args))
-		if err != nil {
-			return nil, nil // a Go string always encodes
-		}
 		buf.WriteString(`{"type":`)
-		buf.Write(tc.typ)
-		if tc.id != nil {
+		str(tc.Type)
+		if tc.ID != "" {
 			buf.WriteString(`,"id":`)
-			buf.Write(tc.id)
+			str(tc.ID)
 		}
 		buf.WriteString(`,"function":{"arguments":`)
-		buf.Write(args)
-		if tc.name != nil {
+		str(tc.Function.Arguments)
+		if tc.Function.Name != "" {
 			buf.WriteString(`,"name":`)
-			buf.Write(tc.name)
+			str(tc.Function.Name)
 		}
 		buf.WriteString("}}")
-		c := schemas.ToolCall{Index: int(tc.index), Function: schemas.ToolFunction{Arguments: string(tc.args)}}
-		c.ID, c.Type, c.Function.Name = stringValue(tc.id), stringValue(tc.typ), stringValue(tc.name)
-		calls = append(calls, c)
 	}
 	buf.WriteByte(']')
-	return buf.Bytes(), calls
+	return buf.Bytes(), calls, first
+}
+
+// toolCallDelta decodes one streamed delta of an event log's tool_calls. A delta
+// that is not an object is nil; an id, type, name or arguments that is truthy but
+// not a string (the reference's merge would keep it or fail on it) is left out,
+// and the error says which.
+func toolCallDelta(raw json.RawMessage) (*toolcall.Delta, error) {
+	var m map[string]json.RawMessage
+	if jsonscan.KindOf(raw) != jsonscan.Object {
+		return nil, errors.New("not an object")
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	d := &toolcall.Delta{}
+	var bad []string
+	str := func(name string, v json.RawMessage) string {
+		if !jsonscan.Truthy(v) {
+			return ""
+		}
+		if jsonscan.KindOf(v) != jsonscan.String {
+			bad = append(bad, name+" is not a string")
+			return ""
+		}
+		return stringValue(v)
+	}
+	if idx := bytes.TrimSpace(m["index"]); len(idx) > 0 && string(idx) != "null" {
+		n, err := strconv.ParseInt(string(idx), 10, 64)
+		if err != nil || n != int64(int(n)) {
+			d.Key = string(idx) // kept apart, as the reference keys it by value
+		} else {
+			d.Index = int(n)
+		}
+	}
+	d.ID = str("id", m["id"])
+	d.Type = str("type", m["type"])
+	if fn := m["function"]; jsonscan.KindOf(fn) == jsonscan.Object {
+		var f map[string]json.RawMessage
+		if err := json.Unmarshal(fn, &f); err != nil {
+			return d, fmt.Errorf("function: %w", err)
+		}
+		d.Name = str("function.name", f["name"])
+		d.Arguments = str("function.arguments", f["arguments"])
+	} else if jsonscan.Truthy(fn) {
+		bad = append(bad, "function is not an object")
+	}
+	if len(bad) > 0 {
+		return d, errors.New(strings.Join(bad, "; "))
+	}
+	return d, nil
 }
 
 // readLine returns the next line of br, its newline included, without copying it

@@ -107,25 +107,71 @@ func TestMergeToolCalls(t *testing.T) {
 	tests := []struct {
 		name, in string
 		want     []schemas.ToolCall
+		json     string // the merged JSON, "" to skip
+		err      string // the malformed entry reported, "" for none
 	}{
 		{"deltas by index, arguments joined, sorted",
 			`[[{"index":1,"id":"b","function":{"name":"bash","arguments":"{\"a\":"}}],[{"index":0,"id":"a","type":"function","function":{"name":"x","arguments":"{}"}}],[{"index":1,"function":{"arguments":"1}"}}]]`,
 			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "x", Arguments: "{}"}},
-				{Index: 1, ID: "b", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"a":1}`}}}},
+				{Index: 1, ID: "b", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"a":1}`}}},
+			`[{"type":"function","id":"a","function":{"arguments":"{}","name":"x"}},{"type":"function","id":"b","function":{"arguments":"{\"a\":1}","name":"bash"}}]`, ""},
 		{"missing index is 0, empty values do not replace",
 			`[[{"id":"a","function":{"name":"bash","arguments":"x"}}],[{"id":"","function":{"name":"","arguments":"y"}}]]`,
-			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: "xy"}}}},
+			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: "xy"}}}, "", ""},
 		{"whole calls kept", `[{"id":"a","type":"function","function":{"name":"bash","arguments":{"command":"ls"}}}]`,
-			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"command":"ls"}`}}}},
-		{"empty", `[]`, nil},
+			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"command":"ls"}`}}},
+			`[{"id":"a","type":"function","function":{"name":"bash","arguments":{"command":"ls"}}}]`, ""},
+		{"empty", `[]`, nil, "", ""},
+		{"a delta that is not an object is left out and reported",
+			`[[{"index":0,"function":{"name":"bash","arguments":"x"}},5],[{"index":0,"function":{"arguments":"y"}}]]`,
+			[]schemas.ToolCall{{Index: 0, Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: "xy"}}}, "",
+			"tool_calls[0][1]: not an object"},
+		{"a chunk that is not a list is left out and reported",
+			`[[{"function":{"arguments":"x"}}],{"index":0}]`,
+			[]schemas.ToolCall{{Index: 0, Type: "function", Function: schemas.ToolFunction{Arguments: "x"}}}, "",
+			"tool_calls[1] is not a list of deltas"},
+		{"arguments that are not a string are left out and reported",
+			`[[{"id":7,"function":{"name":"bash","arguments":{"a":1}}}]]`,
+			[]schemas.ToolCall{{Index: 0, Type: "function", Function: schemas.ToolFunction{Name: "bash"}}},
+			`[{"type":"function","function":{"arguments":"","name":"bash"}}]`,
+			"tool_calls[0][0]: id is not a string; function.arguments is not a string"},
+		{"a whole call without a function is left out and reported",
+			`[{"id":"a","function":{"name":"bash","arguments":"x"}},{"id":"b"}]`,
+			[]schemas.ToolCall{{Index: 0, ID: "a", Function: schemas.ToolFunction{Name: "bash", Arguments: "x"}}}, "",
+			"tool_calls[1] is not a call object with a function object"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, got := mergeToolCalls(json.RawMessage(tt.in))
+			js, got, err := mergeToolCalls(json.RawMessage(tt.in))
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
+			if tt.json != "" && string(js) != tt.json {
+				t.Errorf("JSON %s\nwant %s", js, tt.json)
+			}
+			if msg := fmt.Sprint(err); (err != nil || tt.err != "") && msg != tt.err {
+				t.Errorf("error %q, want %q", msg, tt.err)
+			}
 		})
+	}
+}
+
+// TestMalformedToolCallReported: a complete event whose tool calls hold a
+// malformed delta is scored with the delta left out, and the run says which line.
+func TestMalformedToolCallReported(t *testing.T) {
+	truth := &Truth{byKey: map[turnKey]*Expectation{{"c", 1}: {ConversationID: "c", ClientTurn: 1}}}
+	log := `{"event_type":"sample.issued","timestamp_ns":1,"sample_uuid":"u","conversation_id":"c","turn":1}
+{"event_type":"sample.complete","timestamp_ns":2,"sample_uuid":"u","conversation_id":"c","turn":1,"data":["TextModelOutput",["ok"],null,[[{"index":0,"function":{"name":"bash","arguments":"{}"}},"junk"]]]}
+`
+	run, err := readReferenceEvents(strings.NewReader(log), truth)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run.Malformed != 1 || run.FirstMalformed != "line 2: tool_calls[0][1]: not an object" {
+		t.Errorf("malformed %d, first %q", run.Malformed, run.FirstMalformed)
+	}
+	if len(run.Completed) != 1 || len(run.Completed[0].ToolCalls) != 1 || run.Completed[0].ToolCalls[0].Function.Name != "bash" {
+		t.Errorf("completed %+v", run.Completed)
 	}
 }
 

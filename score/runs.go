@@ -247,6 +247,10 @@ func readReferenceRun(run *archive.Run, truth *Truth) (*runData, error) {
 		rd.warnings = append(rd.warnings, fmt.Sprintf("%s: skipped %d malformed lines, as the reference does (first: %s)",
 			name, ref.Skipped, ref.FirstSkipped))
 	}
+	if ref.Malformed > 0 {
+		rd.warnings = append(rd.warnings, fmt.Sprintf("%s: %d complete events have a malformed output entry, left out (first: %s)",
+			name, ref.Malformed, ref.FirstMalformed))
+	}
 	return rd, nil
 }
 

@@ -37,6 +37,11 @@ type TurnScan struct {
 	// describes the first.
 	Skipped      int
 	FirstSkipped string
+	// Malformed counts the complete events kept with a malformed entry left out of
+	// their output (a tool-call delta that is not one); FirstMalformed says the
+	// first one's line and what is wrong.
+	Malformed      int
+	FirstMalformed string
 	// HasStream tells that the event log records streamed chunks (recv events).
 	HasStream bool
 	// WindowStopNs is when the reference stopped performance tracking, on the
@@ -198,6 +203,9 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, o ScanOpti
 				}
 			}
 			e, ok, why := decodeEvent(line, true)
+			if ok {
+				e.line = lineNo
+			}
 			if !ok {
 				if why != "" {
 					scan.Skipped++
@@ -282,7 +290,14 @@ func (et *eventTurns) handle(e *rawEvent) error {
 		}
 		p.rec.CompletedNs = et.clock(e.ts)
 		p.rec.FinishReason = e.finish
-		if out := textOutput(e.data); out != nil {
+		out, err := textOutput(e.data)
+		if err != nil {
+			et.scan.Malformed++
+			if et.scan.FirstMalformed == "" {
+				et.scan.FirstMalformed = fmt.Sprintf("line %d: %v", e.line, err)
+			}
+		}
+		if out != nil {
 			p.rec.Status = schemas.StatusOK
 			p.rec.OutputContent, p.rec.OutputReasoning, p.rec.OutputToolCalls = out.content, out.reasoning, out.calls
 			p.rec.FirstContentBytes, p.rec.FirstReasoningBytes = out.firstContent, out.firstReasoning
@@ -372,10 +387,11 @@ type turnOutput struct {
 // content and reasoning joined, tool calls merged as the reference merges them,
 // and the bytes of the first streamed chunk (reasoning first when the response
 // has any, as servers stream it).
-func textOutput(data json.RawMessage) *turnOutput {
-	out, resp := textModelOutput(data)
+// A malformed entry of the output is left out, as the error says.
+func textOutput(data json.RawMessage) (*turnOutput, error) {
+	out, resp, err := textModelOutput(data)
 	if out == nil {
-		return nil
+		return nil, err
 	}
 	t := &turnOutput{content: out.Content, reasoning: out.Reasoning}
 	if len(resp.ToolCalls) > 0 {
@@ -414,7 +430,7 @@ func textOutput(data json.RawMessage) *turnOutput {
 			t.firstContent = first(1)
 		}
 	}
-	return t
+	return t, err
 }
 
 // arrayLines turns a JSON array of objects (the submission tools' detail log,
