@@ -20,7 +20,7 @@ import (
 // readmeFiles are the pages whose fenced blocks this test runs, in the order it
 // runs them: the README, then the docs pages that carry its commands on (a block
 // of a later page may use what an earlier one wrote).
-var readmeFiles = []string{"README.md", "docs/commands.md", "docs/queries.md"}
+var readmeFiles = []string{"README.md", "docs/replay.md", "docs/commands.md", "docs/queries.md"}
 
 // readmeBlock is one fenced block of one of readmeFiles.
 type readmeBlock struct {
