@@ -33,114 +33,177 @@ type ConfigRun struct {
 // Options.ConfigNotes. The accuracy datasets are returned for the caller to run
 // or not (replay runs the performance one only). Out is report_dir.
 func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
-	bad := func(path, format string, a ...any) error {
-		return &refconfig.Error{File: file, Path: path, Msg: fmt.Sprintf(format, a...)}
+	cr := &configReader{c: c, file: file}
+	if err := cr.checkLoad(); err != nil {
+		return nil, err
 	}
-	var notes []string
-	note := func(format string, a ...any) { notes = append(notes, fmt.Sprintf(format, a...)) }
+	r, perfPath, err := cr.datasets()
+	if err != nil {
+		return nil, err
+	}
+	mp, err := r.Perf.Effective(c.ModelParams, file, perfPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := cr.checkUnhonoured(&mp); err != nil {
+		return nil, err
+	}
+	o, err := cr.options(r.Perf, &mp)
+	if err != nil {
+		return nil, err
+	}
+	if err := cr.client(&o); err != nil {
+		return nil, err
+	}
+	if c.ReportDir != nil {
+		o.Out = *c.ReportDir
+	}
+	cr.noteIneffective(&o, &mp)
+	o.ConfigNotes = cr.notes
+	r.Options = o
+	return r, nil
+}
+
+// configReader reads one reference config (c, from file) into replay options,
+// gathering the notes on what has no effect on an agentrace run.
+type configReader struct {
+	c     *refconfig.Config
+	file  string
+	notes []string
+}
+
+// bad is the error of the config's key path.
+func (cr *configReader) bad(path, format string, a ...any) error {
+	return &refconfig.Error{File: cr.file, Path: path, Msg: fmt.Sprintf(format, a...)}
+}
+
+func (cr *configReader) note(format string, a ...any) {
+	cr.notes = append(cr.notes, fmt.Sprintf(format, a...))
+}
+
+// checkLoad refuses a config that is not an online agentic_inference run with a
+// positive concurrency against the OpenAI API.
+func (cr *configReader) checkLoad() error {
+	c, bad := cr.c, cr.bad
 	mode := c.Type
 	if mode == "submission" {
 		if c.BenchmarkMode == nil {
-			return nil, bad("benchmark_mode", "a submission config must set it (online)")
+			return bad("benchmark_mode", "a submission config must set it (online)")
 		}
 		mode = *c.BenchmarkMode
 	}
 	if mode != refconfig.TypeOnline {
-		return nil, bad("type", "%q: agentrace replays agentic_inference runs, which are online", mode)
+		return bad("type", "%q: agentrace replays agentic_inference runs, which are online", mode)
 	}
 	if t := c.EndpointConfig.APIType; t != "" && t != "openai" {
-		return nil, bad("endpoint_config.api_type", "%q: agentrace speaks the OpenAI chat-completions API (openai) only", t)
+		return bad("endpoint_config.api_type", "%q: agentrace speaks the OpenAI chat-completions API (openai) only", t)
 	}
 	lp := c.Settings.LoadPattern
 	if lp.Type != refconfig.LoadPatternAgenticInference {
-		return nil, bad("settings.load_pattern.type", "%q: agentrace replays agentic_inference only", lp.Type)
+		return bad("settings.load_pattern.type", "%q: agentrace replays agentic_inference only", lp.Type)
 	}
 	if lp.TargetQPS != nil {
-		return nil, bad("settings.load_pattern.target_qps", "not used by agentic_inference: remove it")
+		return bad("settings.load_pattern.target_qps", "not used by agentic_inference: remove it")
 	}
 	if lp.TargetConcurrency == nil || *lp.TargetConcurrency <= 0 {
-		return nil, bad("settings.load_pattern.target_concurrency", "agentic inference requires a positive concurrency")
+		return bad("settings.load_pattern.target_concurrency", "agentic inference requires a positive concurrency")
 	}
+	return nil
+}
+
+// datasets finds the one performance dataset (and its key path) and the
+// accuracy datasets, refusing what agentrace does not honour in them.
+func (cr *configReader) datasets() (*ConfigRun, string, error) {
+	c, bad := cr.c, cr.bad
 	r := &ConfigRun{}
 	perfPath := ""
 	for i := range c.Datasets {
 		d := &c.Datasets[i]
 		if d.TypeOrDefault() == refconfig.DatasetAccuracy {
 			if d.AgenticInference != nil {
-				return nil, bad(fmt.Sprintf("datasets[%d].agentic_inference", i), "only a performance dataset may have it")
+				return nil, "", bad(fmt.Sprintf("datasets[%d].agentic_inference", i), "only a performance dataset may have it")
 			}
 			r.Accuracy = append(r.Accuracy, *d)
 			continue
 		}
 		if r.Perf != nil {
-			return nil, bad(fmt.Sprintf("datasets[%d]", i), "a second performance dataset: agentrace (as the reference) runs one")
+			return nil, "", bad(fmt.Sprintf("datasets[%d]", i), "a second performance dataset: agentrace (as the reference) runs one")
 		}
 		r.Perf = d
 		p := fmt.Sprintf("datasets[%d]", i)
 		perfPath = p
 		switch {
 		case d.Path == nil || *d.Path == "":
-			return nil, bad(p+".path", "missing")
+			return nil, "", bad(p+".path", "missing")
 		case d.AgenticInference == nil:
-			return nil, bad(p+".agentic_inference", "missing: load_pattern agentic_inference needs it")
+			return nil, "", bad(p+".agentic_inference", "missing: load_pattern agentic_inference needs it")
 		case d.Format != nil:
-			return nil, bad(p+".format", "not honoured: agentrace reads the agentic JSONL (or its dataset folder)")
+			return nil, "", bad(p+".format", "not honoured: agentrace reads the agentic JSONL (or its dataset folder)")
 		case d.Samples != nil:
-			return nil, bad(p+".samples", "not honoured for an agentic dataset: use agentic_inference.num_trajectories_to_issue")
+			return nil, "", bad(p+".samples", "not honoured for an agentic dataset: use agentic_inference.num_trajectories_to_issue")
 		case d.EvalMethod != nil:
-			return nil, bad(p+".eval_method", "not honoured for an agentic dataset")
+			return nil, "", bad(p+".eval_method", "not honoured for an agentic dataset")
 		case d.Parser != nil:
-			return nil, bad(p+".parser", "not honoured for an agentic dataset")
+			return nil, "", bad(p+".parser", "not honoured for an agentic dataset")
 		case d.GenerateParams != nil:
-			return nil, bad(p+".generate_params", "not honoured for an agentic dataset")
+			return nil, "", bad(p+".generate_params", "not honoured for an agentic dataset")
 		}
 		if m := d.Scorer(); m != "" && m != refconfig.EvalAgenticInline {
-			return nil, bad(p+".accuracy_config.eval_method", "%q: the performance dataset is scored inline (agentic_inference_inline, agentrace score)", m)
+			return nil, "", bad(p+".accuracy_config.eval_method", "%q: the performance dataset is scored inline (agentic_inference_inline, agentrace score)", m)
 		}
 		if a := d.AccuracyConfig; a != nil && a.NumRepeats != nil && *a.NumRepeats != 1 {
-			return nil, bad(p+".accuracy_config.num_repeats", "%d: not honoured for the performance dataset", *a.NumRepeats)
+			return nil, "", bad(p+".accuracy_config.num_repeats", "%d: not honoured for the performance dataset", *a.NumRepeats)
 		}
 	}
 	if r.Perf == nil {
-		return nil, bad("datasets", "no performance dataset with agentic_inference")
+		return nil, "", bad("datasets", "no performance dataset with agentic_inference")
 	}
-	mp, err := r.Perf.Effective(c.ModelParams, file, perfPath)
-	if err != nil {
-		return nil, err
-	}
+	return r, perfPath, nil
+}
+
+// checkUnhonoured refuses the model parameters and settings agentrace cannot
+// honour, naming each key.
+func (cr *configReader) checkUnhonoured(mp *refconfig.ModelParams) error {
+	c, bad := cr.c, cr.bad
 	switch {
 	case mp.MinNewTokens != nil && *mp.MinNewTokens != 1:
-		return nil, bad("model_params.min_new_tokens", "requires endpoint_config.api_type openai_completions, which agentic inference does not support")
+		return bad("model_params.min_new_tokens", "requires endpoint_config.api_type openai_completions, which agentic inference does not support")
 	case mp.SkipSpecialTokens != nil && !*mp.SkipSpecialTokens:
-		return nil, bad("model_params.skip_special_tokens", "requires endpoint_config.api_type openai_completions, which agentic inference does not support")
+		return bad("model_params.skip_special_tokens", "requires endpoint_config.api_type openai_completions, which agentic inference does not support")
 	case mp.OSLDistribution != nil:
-		return nil, bad("model_params.osl_distribution", "not honoured: an agentic turn's output length is the server's")
+		return bad("model_params.osl_distribution", "not honoured: an agentic turn's output length is the server's")
 	}
-	rt := c.Settings.Runtime
-	if rt.NSamplesToIssue != nil {
-		return nil, bad("settings.runtime.n_samples_to_issue", "not supported for agentic inference runs: use datasets[].agentic_inference.num_trajectories_to_issue")
+	if c.Settings.Runtime.NSamplesToIssue != nil {
+		return bad("settings.runtime.n_samples_to_issue", "not supported for agentic inference runs: use datasets[].agentic_inference.num_trajectories_to_issue")
 	}
 	if c.Settings.Warmup.Enabled {
-		return nil, bad("settings.warmup.enabled", "no warm-up phase for an agentic run: the reference's warm-up phase takes the agentic_inference load pattern, which its create_load_strategy refuses, so such a config fails there too; warm the server with a first replay into a scratch folder")
+		return bad("settings.warmup.enabled", "no warm-up phase for an agentic run: the reference's warm-up phase takes the agentic_inference load pattern, which its create_load_strategy refuses, so such a config fails there too; warm the server with a first replay into a scratch folder")
 	}
 	if c.Settings.Profiling.Engine != nil {
-		return nil, bad("settings.profiling.engine", "agentrace does not drive a server profiler")
+		return bad("settings.profiling.engine", "agentrace does not drive a server profiler")
 	}
 	if c.Audit != nil {
-		return nil, bad("audit", "agentrace does not run the output-caching audit")
+		return bad("audit", "agentrace does not run the output-caching audit")
 	}
-	cl := c.Settings.Client
-	if cl.Insecure != nil && *cl.Insecure {
-		return nil, bad("settings.client.insecure", "agentrace always verifies TLS certificates")
+	if cl := c.Settings.Client; cl.Insecure != nil && *cl.Insecure {
+		return bad("settings.client.insecure", "agentrace always verifies TLS certificates")
 	}
+	return nil
+}
 
-	ai := r.Perf.AgenticInference
+// options makes the run's options from the endpoint, the load pattern, the
+// performance dataset's agentic_inference, the runtime and the model parameters,
+// the schema's defaults applying.
+func (cr *configReader) options(perf *refconfig.Dataset, mp *refconfig.ModelParams) (Options, error) {
+	c, bad := cr.c, cr.bad
+	rt := c.Settings.Runtime
+	ai := perf.AgenticInference
 	o := Options{
-		Dataset:                *r.Perf.Path,
+		Dataset:                *perf.Path,
 		Endpoint:               c.EndpointConfig.Endpoints[0],
 		Endpoints:              append([]string(nil), c.EndpointConfig.Endpoints[1:]...),
 		Model:                  mp.Name,
-		Concurrency:            *lp.TargetConcurrency,
+		Concurrency:            *c.Settings.LoadPattern.TargetConcurrency,
 		NoSalt:                 !ai.EnableSalt,
 		NoDelays:               !ai.InjectToolDelay,
 		StopIssuingAtWindowEnd: ai.StopIssuingOnFirstUserComplete,
@@ -155,7 +218,7 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	}
 	if ai.TurnTimeoutS != nil {
 		if *ai.TurnTimeoutS <= 0 {
-			return nil, bad("datasets[].agentic_inference.turn_timeout_s", "must be positive")
+			return o, bad("datasets[].agentic_inference.turn_timeout_s", "must be positive")
 		}
 		o.TurnTimeout = seconds(*ai.TurnTimeoutS)
 	}
@@ -164,7 +227,7 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	}
 	if ai.NumTrajectoriesToIssue != nil {
 		if *ai.NumTrajectoriesToIssue <= 0 {
-			return nil, bad("datasets[].agentic_inference.num_trajectories_to_issue", "must be positive")
+			return o, bad("datasets[].agentic_inference.num_trajectories_to_issue", "must be positive")
 		}
 		o.Trajectories = *ai.NumTrajectoriesToIssue
 	}
@@ -177,14 +240,20 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	if k := c.EndpointConfig.APIKey; k != nil && *k != "" {
 		o.APIKey = *k
 	}
-	s, err := samplingOf(&mp)
+	s, err := samplingOf(mp)
 	if err != nil {
-		return nil, &refconfig.Error{File: file, Path: "model_params", Msg: err.Error()}
+		return o, &refconfig.Error{File: cr.file, Path: "model_params", Msg: err.Error()}
 	}
 	o.Sampling = s
+	return o, nil
+}
+
+// client sets the HTTP client's options from settings.client.
+func (cr *configReader) client(o *Options) error {
+	cl := cr.c.Settings.Client
 	if cl.MaxIdleTime != nil {
 		if *cl.MaxIdleTime < 0 {
-			return nil, bad("settings.client.max_idle_time", "must not be negative")
+			return cr.bad("settings.client.max_idle_time", "must not be negative")
 		}
 		o.IdleConnTimeout = seconds(*cl.MaxIdleTime)
 	}
@@ -205,11 +274,17 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 		o.WarmupConnections = max(1, o.MaxConnections/2)
 	default:
 		o.WarmupConnections = o.Concurrency
-		note("settings.client.warmup_connections -1 (auto) with an unlimited pool: agentrace opens one connection per active trajectory (the reference a quarter of the ephemeral port range)")
+		cr.note("settings.client.warmup_connections -1 (auto) with an unlimited pool: agentrace opens one connection per active trajectory (the reference a quarter of the ephemeral port range)")
 	}
-	if c.ReportDir != nil {
-		o.Out = *c.ReportDir
-	}
+	return nil
+}
+
+// noteIneffective records the seeds and notes what has no effect on an agentrace
+// run: the minimum duration, the seeds, the reference's worker processes, drain,
+// the tokenizer name, CPU affinity.
+func (cr *configReader) noteIneffective(o *Options, mp *refconfig.ModelParams) {
+	c, note := cr.c, cr.note
+	rt, cl := c.Settings.Runtime, c.Settings.Client
 	note("settings.runtime.min_duration_ms %d: no effect on an agentic run (its budget is num_trajectories_to_issue), as in the reference", c.MinDurationMs())
 	o.Seeds = &schemas.RunSeeds{Scheduler: seedOr(rt.SchedulerRandomSeed), Dataloader: seedOr(rt.DataloaderRandomSeed),
 		Warmup: seedOr(c.Settings.Warmup.WarmupRandomSeed)}
@@ -241,9 +316,6 @@ func FromConfig(c *refconfig.Config, file string) (*ConfigRun, error) {
 	if c.EnableCPUAffinity != nil {
 		note("enable_cpu_affinity: no effect on agentrace")
 	}
-	o.ConfigNotes = notes
-	r.Options = o
-	return r, nil
 }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }

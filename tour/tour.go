@@ -158,210 +158,288 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	defer claim.Release()
-	res := &Result{}
+	t := &tour{o: o, w: w, res: &Result{}}
 
 	// 1. Synthesize, ingest, show statistics.
-	step(w, "1/5", "synthesize traces (coding scale %g, workflow scale %g, seed %d)", o.CodingScale, o.WorkflowScale, o.Seed)
-	tracePath := filepath.Join(o.Out, "traces.jsonl")
-	sum, err := synth.WriteFile(ctx, tracePath, synth.Options{Scale: 1, CodingScale: o.CodingScale, WorkflowScale: o.WorkflowScale, Seed: o.Seed})
-	if err != nil {
+	if err := t.makeDataset(ctx); err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	fmt.Fprintf(w, "      %s: %d coding + %d workflow trajectories, %d client turns, %.1f MB\n",
-		tracePath, sum.Coding, sum.Workflow, sum.ClientTurns(), float64(sum.Bytes)/1e6)
-
-	tokDir := o.Tokenizer
-	if tokDir == "" {
-		if _, err := os.Stat(filepath.Join(".cache", "tokenizers", "qwen3", "tokenizer.json")); err == nil {
-			tokDir = filepath.Join(".cache", "tokenizers", "qwen3")
-		}
-	}
-	var tok *tokens.Tokenizer
-	if tokDir != "" {
-		if tok, err = tokens.Load(tokDir); err != nil {
-			return nil, fmt.Errorf("demo: %w", err)
-		}
-		res.Tokenizer = tok.Name()
-	}
-
-	dsDir := filepath.Join(o.Out, "dataset")
-	step(w, "1/5", "ingest into %s", dsDir)
-	if _, err := ingest.Run(ctx, ingest.Options{Out: dsDir, Inputs: []string{tracePath}, Overwrite: true}); err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	d, err := datasets.OpenContext(ctx, dsDir)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	printStats(w, ingest.ComputeStats(d))
-
 	// 2. Start the simulated endpoint on a free loopback port.
-	prof, err := sim.LookupProfile(o.SimProfile)
+	stopSim, err := t.startSim(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
-	sp, err := datasets.LookupProfile(DefaultProfile)
-	if err != nil {
-		return nil, fmt.Errorf("demo: %w", err)
-	}
-	sampling := &sp
-	// The server counts with its own pseudo-tokenizer: encoding every prompt with
-	// the real one would cost more CPU than the rest of the tour.
-	cfg := sim.Config{Profile: prof, Speedup: o.Speedup, Dataset: d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("demo: listen on loopback: %w", err)
-	}
-	endpoint := "http://" + ln.Addr().String()
-	res.Endpoint, res.Speedup = endpoint, o.Speedup
-	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
-	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Serve(simCtx, ln, cfg) }()
-	defer func() {
-		stopSim()
-		<-simDone
-	}()
-	step(w, "2/5", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
-		endpoint, prof.Name, o.Speedup, o.Fidelity)
-
+	defer stopSim()
 	// 3. Sweep.
-	runsDir := filepath.Join(o.Out, "runs")
-	runs, err := outguard.Take(outguard.Output{Path: runsDir, Kind: outguard.Sweep, Live: true})
+	t.runsDir = filepath.Join(o.Out, "runs")
+	runs, err := outguard.Take(outguard.Output{Path: t.runsDir, Kind: outguard.Sweep, Live: true})
 	if err != nil {
 		return nil, fmt.Errorf("demo: %w", err)
 	}
 	defer runs.Release()
-	n := len(d.Conversations)
+	if err := t.sweep(ctx); err != nil {
+		return t.res, err
+	}
+	if err := runs.Commit(); err != nil {
+		return t.res, fmt.Errorf("demo: %w", err)
+	}
+	// 4. Score each point, then report.
+	if err := t.scorePoints(ctx); err != nil {
+		return t.res, fmt.Errorf("demo: %w", err)
+	}
+	if err := t.report(ctx); err != nil {
+		return t.res, fmt.Errorf("demo: %w", err)
+	}
+	// 5. The same dataset and profile in virtual time.
+	if err := t.predict(ctx); err != nil {
+		return t.res, fmt.Errorf("demo: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return t.res, fmt.Errorf("demo: interrupted: %w", err)
+	}
+	if err := claim.Commit(); err != nil {
+		return t.res, fmt.Errorf("demo: %w", err)
+	}
+	t.res.Elapsed = time.Since(start)
+	fmt.Fprintln(w)
+	WriteTable(w, t.res)
+	return t.res, nil
+}
+
+// tour is one run of the demo: its options, where it prints, what it has made
+// so far, and its result, filled step by step.
+type tour struct {
+	o   Options
+	w   io.Writer
+	res *Result
+
+	dsDir, runsDir string
+	d              *datasets.Dataset
+	tokDir         string            // the tokenizer folder, "" when none
+	tok            *tokens.Tokenizer // nil when none
+	prof           sim.Profile
+	sampling       *datasets.Profile // what simulate samples with
+	endpoint       string
+	scores         map[int]*schemas.Scores // by concurrency
+}
+
+// makeDataset synthesizes the traces, loads the tokenizer when there is one,
+// ingests the traces and prints the dataset's statistics.
+func (t *tour) makeDataset(ctx context.Context) error {
+	o, w := t.o, t.w
+	step(w, "1/5", "synthesize traces (coding scale %g, workflow scale %g, seed %d)", o.CodingScale, o.WorkflowScale, o.Seed)
+	tracePath := filepath.Join(o.Out, "traces.jsonl")
+	sum, err := synth.WriteFile(ctx, tracePath, synth.Options{Scale: 1, CodingScale: o.CodingScale, WorkflowScale: o.WorkflowScale, Seed: o.Seed})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "      %s: %d coding + %d workflow trajectories, %d client turns, %.1f MB\n",
+		tracePath, sum.Coding, sum.Workflow, sum.ClientTurns(), float64(sum.Bytes)/1e6)
+
+	t.tokDir = o.Tokenizer
+	if t.tokDir == "" {
+		if _, err := os.Stat(filepath.Join(".cache", "tokenizers", "qwen3", "tokenizer.json")); err == nil {
+			t.tokDir = filepath.Join(".cache", "tokenizers", "qwen3")
+		}
+	}
+	if t.tokDir != "" {
+		if t.tok, err = tokens.Load(t.tokDir); err != nil {
+			return err
+		}
+		t.res.Tokenizer = t.tok.Name()
+	}
+
+	t.dsDir = filepath.Join(o.Out, "dataset")
+	step(w, "1/5", "ingest into %s", t.dsDir)
+	if _, err := ingest.Run(ctx, ingest.Options{Out: t.dsDir, Inputs: []string{tracePath}, Overwrite: true}); err != nil {
+		return err
+	}
+	if t.d, err = datasets.OpenContext(ctx, t.dsDir); err != nil {
+		return err
+	}
+	printStats(w, ingest.ComputeStats(t.d))
+	return nil
+}
+
+// startSim looks up the simulated server's profile and the sampling profile,
+// and starts the simulated endpoint on a free loopback port; stop stops it and
+// waits for it to end.
+func (t *tour) startSim(ctx context.Context) (stop func(), err error) {
+	o := t.o
+	if t.prof, err = sim.LookupProfile(o.SimProfile); err != nil {
+		return nil, err
+	}
+	sp, err := datasets.LookupProfile(DefaultProfile)
+	if err != nil {
+		return nil, err
+	}
+	t.sampling = &sp
+	// The server counts with its own pseudo-tokenizer: encoding every prompt with
+	// the real one would cost more CPU than the rest of the tour.
+	cfg := sim.Config{Profile: t.prof, Speedup: o.Speedup, Dataset: t.d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen on loopback: %w", err)
+	}
+	t.endpoint = "http://" + ln.Addr().String()
+	t.res.Endpoint, t.res.Speedup = t.endpoint, o.Speedup
+	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
+	simDone := make(chan error, 1)
+	go func() { simDone <- sim.Serve(simCtx, ln, cfg) }()
+	step(t.w, "2/5", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
+		t.endpoint, t.prof.Name, o.Speedup, o.Fidelity)
+	return func() {
+		stopSim()
+		<-simDone
+	}, nil
+}
+
+// sweep replays the dataset against the simulated endpoint at each concurrency,
+// into runsDir/c<N>.
+func (t *tour) sweep(ctx context.Context) error {
+	o, w := t.o, t.w
+	n := len(t.d.Conversations)
 	for i, c := range o.Concurrencies {
 		// Enough trajectories to keep c slots busy, as a whole number of passes over
 		// the dataset (the rules want a multiple of the dataset size).
 		budget := n * max(1, (c+n-1)/n)
 		step(w, "3/5", "sweep point %d/%d: concurrency %d, %d trajectories", i+1, len(o.Concurrencies), c, budget)
 		sumr, err := replay.Run(ctx, replay.Options{
-			Dataset: dsDir, Data: d, Endpoint: endpoint, Out: filepath.Join(runsDir, fmt.Sprintf("c%d", c)), Overwrite: true,
+			Dataset: t.dsDir, Data: t.d, Endpoint: t.endpoint, Out: filepath.Join(t.runsDir, fmt.Sprintf("c%d", c)), Overwrite: true,
 			Profile: DefaultProfile, Concurrency: c, Trajectories: budget, DelayScale: 1 / o.Speedup,
 			// Server usage counts output tokens when no tokenizer is at hand.
-			StreamUsage:         tok == nil,
-			EndpointDescription: "embedded sim (agentrace demo): profile " + prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
+			StreamUsage:         t.tok == nil,
+			EndpointDescription: "embedded sim (agentrace demo): profile " + t.prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
 			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force,
 		})
 		if err != nil {
-			return res, fmt.Errorf("demo: concurrency %d: %w", c, err)
+			return fmt.Errorf("demo: concurrency %d: %w", c, err)
 		}
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("demo: stopped at concurrency %d: %w", c, ctx.Err())
+			return fmt.Errorf("demo: stopped at concurrency %d: %w", c, ctx.Err())
 		}
 		fmt.Fprintf(w, "      %d turns in %s (%s modelled), %.0f output tokens/s modelled over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)\n",
 			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), (time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup)
 	}
+	return nil
+}
 
-	if err := runs.Commit(); err != nil {
-		return res, fmt.Errorf("demo: %w", err)
-	}
-
-	// 4. Score each point, then report.
-	truth := score.NewTruth(d)
+// scorePoints scores each point of the sweep and writes its scores.
+func (t *tour) scorePoints(ctx context.Context) error {
+	truth := score.NewTruth(t.d)
 	// Without the tokenizer, score falls back to the server's usage counts and
 	// marks the OSL gate unofficial.
 	var counter score.OSLCounter
-	if tok != nil {
-		counter = tok
+	if t.tok != nil {
+		counter = t.tok
 	}
-	scores := map[int]*schemas.Scores{}
-	for _, c := range o.Concurrencies {
-		runDir := filepath.Join(runsDir, fmt.Sprintf("c%d", c))
-		step(w, "4/5", "score %s", runDir)
-		s, err := score.ScoreRun(ctx, score.Options{Run: runDir, Dataset: dsDir, Truth: truth, Counter: counter})
+	t.scores = map[int]*schemas.Scores{}
+	for _, c := range t.o.Concurrencies {
+		runDir := filepath.Join(t.runsDir, fmt.Sprintf("c%d", c))
+		step(t.w, "4/5", "score %s", runDir)
+		s, err := score.ScoreRun(ctx, score.Options{Run: runDir, Dataset: t.dsDir, Truth: truth, Counter: counter})
 		if err != nil {
-			return res, fmt.Errorf("demo: %w", err)
+			return err
 		}
 		if err := score.WriteScores(runDir, s); err != nil {
-			return res, fmt.Errorf("demo: %w", err)
+			return err
 		}
-		scores[c] = s
-		res.Ruleset = s.Verdict.Ruleset
+		t.scores[c] = s
+		t.res.Ruleset = s.Verdict.Ruleset
 	}
+	return nil
+}
+
+// report writes the sweep's report and, in each run folder, what the reference
+// client writes for its runs, and takes the verdict, the failed checks and the
+// points into the result.
+func (t *tour) report(ctx context.Context) error {
+	o, w := t.o, t.w
 	repDir := filepath.Join(o.Out, "report")
 	step(w, "4/5", "report into %s", repDir)
 	// service levels of a responsive agent (first token within 2 s, 30 tokens/s per
 	// user) in modelled time, scaled to the simulated server's speed
-	ro := report.Options{Out: repDir, Runs: []string{runsDir}, SLOTTFTMs: DefaultSLOTTFTMs / o.Speedup, SLOTPSPerUser: DefaultSLOTPSPerUser * o.Speedup}
-	if tok != nil {
-		ro.Tokenizer = tok
+	ro := report.Options{Out: repDir, Runs: []string{t.runsDir}, SLOTTFTMs: DefaultSLOTTFTMs / o.Speedup, SLOTPSPerUser: DefaultSLOTPSPerUser * o.Speedup}
+	if t.tok != nil {
+		ro.Tokenizer = t.tok
 	}
 	rep, err := report.Build(ctx, ro)
 	if err != nil && ro.Tokenizer != nil && ctx.Err() == nil {
 		// Keep the tour going with server usage counts, and say why.
-		english.Fprintf(w, "demo", english.Warning, "counting tokens with %s failed (%v); reporting with server usage counts instead", tok.Name(), err)
+		english.Fprintf(w, "demo", english.Warning, "counting tokens with %s failed (%v); reporting with server usage counts instead", t.tok.Name(), err)
 		ro.Tokenizer = nil
 		rep, err = report.Build(ctx, ro)
 	}
 	if err != nil {
-		return res, fmt.Errorf("demo: %w", err)
+		return err
 	}
-	res.ReportHTML = filepath.Join(repDir, report.HTMLFile)
+	t.res.ReportHTML = filepath.Join(repDir, report.HTMLFile)
 	// What the reference client writes for its runs, in each run folder (and the
 	// sweep's sweep_summary.csv): `agentrace audit` reads them back.
 	pubTok := ""
 	if ro.Tokenizer != nil {
-		pubTok = tokDir
+		pubTok = t.tokDir
 	}
 	for _, sys := range rep.Systems {
-		if err := report.PublishSystem(sys, runsDir, pubTok, nil); err != nil {
-			return res, fmt.Errorf("demo: %w", err)
+		if err := report.PublishSystem(sys, t.runsDir, pubTok, nil); err != nil {
+			return err
 		}
 	}
-	res.Verdict = rep.Verdict()
+	t.res.Verdict = rep.Verdict()
 	for _, sys := range rep.Systems {
 		for _, c := range sys.Checks {
 			if !c.Pass() {
-				res.FailedChecks = append(res.FailedChecks, c)
+				t.res.FailedChecks = append(t.res.FailedChecks, c)
 			}
 		}
 	}
 	for _, sys := range rep.Systems {
 		for _, p := range sys.Points {
-			pt := Point{Concurrency: p.Concurrency, SystemTPS: float64(p.SystemTPS), Interactivity: float64(p.E2EAvgInteractivity), RunDir: p.RunDir}
-			if s := scores[p.Concurrency]; s != nil {
-				pt.Accuracy = s.Score
-				pt.Pass = s.Verdict.Pass
-				for _, g := range s.Verdict.Gates {
-					if !g.Pass {
-						pt.FailedGates = append(pt.FailedGates, g.Name)
-					}
-				}
-				if s.OSL != nil {
-					pt.OSLMean, pt.OSLUnofficial = s.OSL.Mean, s.OSL.Unofficial
-					if s.OSL.Tokenizer != nil && res.TokenizerUse == nil {
-						res.TokenizerUse = s.OSL.Tokenizer
-					}
-				}
-			}
-			res.Points = append(res.Points, pt)
+			t.res.Points = append(t.res.Points, t.point(p))
 		}
 	}
-	// 5. The same dataset and profile in virtual time, with PredictPasses
-	// trajectories per slot so that every point's window holds most of its turns.
-	for _, c := range o.Concurrencies {
+	return nil
+}
+
+// point is a reported point with its scores.
+func (t *tour) point(p *report.Point) Point {
+	pt := Point{Concurrency: p.Concurrency, SystemTPS: float64(p.SystemTPS), Interactivity: float64(p.E2EAvgInteractivity), RunDir: p.RunDir}
+	s := t.scores[p.Concurrency]
+	if s == nil {
+		return pt
+	}
+	pt.Accuracy = s.Score
+	pt.Pass = s.Verdict.Pass
+	for _, g := range s.Verdict.Gates {
+		if !g.Pass {
+			pt.FailedGates = append(pt.FailedGates, g.Name)
+		}
+	}
+	if s.OSL != nil {
+		pt.OSLMean, pt.OSLUnofficial = s.OSL.Mean, s.OSL.Unofficial
+		if s.OSL.Tokenizer != nil && t.res.TokenizerUse == nil {
+			t.res.TokenizerUse = s.OSL.Tokenizer
+		}
+	}
+	return pt
+}
+
+// predict predicts each point in virtual time (the same dataset and profile),
+// with PredictPasses trajectories per slot so that every point's window holds
+// most of its turns.
+func (t *tour) predict(ctx context.Context) error {
+	n := len(t.d.Conversations)
+	for _, c := range t.o.Concurrencies {
 		budget := n * max(1, (PredictPasses*c+n-1)/n)
-		step(w, "5/5", "predict in virtual time (agentrace simulate): concurrency %d, %d trajectories", c, budget)
-		pt, err := simulate.Run(ctx, simulate.Options{Profile: prof, Data: d, Concurrency: c, Trajectories: budget,
-			Fidelity: o.Fidelity, Seed: int64(o.Seed), Sampling: sampling})
+		step(t.w, "5/5", "predict in virtual time (agentrace simulate): concurrency %d, %d trajectories", c, budget)
+		pt, err := simulate.Run(ctx, simulate.Options{Profile: t.prof, Data: t.d, Concurrency: c, Trajectories: budget,
+			Fidelity: t.o.Fidelity, Seed: int64(t.o.Seed), Sampling: t.sampling})
 		if err != nil {
-			return res, fmt.Errorf("demo: %w", err)
+			return err
 		}
-		res.Predicted = append(res.Predicted, pt)
+		t.res.Predicted = append(t.res.Predicted, pt)
 	}
-	if err := ctx.Err(); err != nil {
-		return res, fmt.Errorf("demo: interrupted: %w", err)
-	}
-	if err := claim.Commit(); err != nil {
-		return res, fmt.Errorf("demo: %w", err)
-	}
-	res.Elapsed = time.Since(start)
-	fmt.Fprintln(w)
-	WriteTable(w, res)
-	return res, nil
+	return nil
 }
 
 // PredictPasses is how many trajectories per slot the virtual-time prediction
