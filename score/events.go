@@ -325,7 +325,7 @@ func checkEventData(v []byte) string {
 	}
 	var arr []json.RawMessage
 	if err := json.Unmarshal(v, &arr); err != nil {
-		return "not a tagged array"
+		return "not a tagged array: " + err.Error()
 	}
 	switch tag {
 	case "TextModelOutput":
