@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -694,8 +695,12 @@ func sortedKeys(m map[string]bool) []string {
 // PublishedConsistency runs the checker's metric-consistency rules on a published
 // result summary (a reference run's or a submission point's), as published:
 // duration_ns > 0, completed + failed = issued (when issued is recorded), output
-// tokens >= 0, a TPOT P90 that is finite and > 0, and a stored system_tps or
-// tps_per_user within 1% of what the summary's own figures give.
+// tokens >= 0, a TPOT P90 that is finite and > 0, a stored system_tps or
+// tps_per_user within 1% of the checker's derivation of it
+// (score.ReadSummaryFigures, score.CheckerRelErr), and a stored
+// e2e_avg_interactivity within 1% of output_tokens_per_turn_total over
+// e2e_turn_time_seconds_total, which must then be derivable
+// (agentic-metric-consistency).
 func PublishedConsistency(c int, data []byte) []string {
 	var out []string
 	bad := func(f string, a ...any) {
@@ -712,8 +717,6 @@ func PublishedConsistency(c int, data []byte) []string {
 		TPOT struct {
 			P map[string]*float64 `json:"percentiles"`
 		} `json:"tpot"`
-		SystemTPS  *float64 `json:"system_tps"`
-		TPSPerUser *float64 `json:"tps_per_user"`
 	}
 	if err := json.Unmarshal(data, &rs); err != nil {
 		bad("%v", err)
@@ -749,16 +752,31 @@ func PublishedConsistency(c int, data []byte) []string {
 		bad("no TPOT P90 (tpot.percentiles[\"90.0\"]): tps_per_user has no other source")
 	case !(*p90 > 0) || math.IsInf(*p90, 0):
 		bad("TPOT P90 %v is not finite and positive", *p90)
-	default:
-		if rs.TPSPerUser != nil {
-			if d := relDiff(1000/(*p90/1e6), *rs.TPSPerUser); d > consistencyTol {
-				bad("stored tps_per_user %.6g differs from 1000 / TPOT P90 by %.2f%%", *rs.TPSPerUser, 100*d)
-			}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if dec.Decode(&doc) != nil {
+		return out
+	}
+	f := score.ReadSummaryFigures(doc)
+	if f.HasTPSPerUser && f.StoredTPSPerUser != nil {
+		if d := score.CheckerRelErr(*f.StoredTPSPerUser, f.TPSPerUser); d > consistencyTol {
+			bad("stored tps_per_user %.6g differs from 1000 / TPOT P90 (%.6g) by %.2f%% (metric-consistency-tps-per-user)", *f.StoredTPSPerUser, f.TPSPerUser, 100*d)
 		}
 	}
-	if rs.SystemTPS != nil && v(rs.DurNs) > 0 {
-		if d := relDiff(v(rs.OSL.Total)/(v(rs.DurNs)/1e9), *rs.SystemTPS); d > consistencyTol {
-			bad("stored system_tps %.6g differs from output tokens / duration by %.2f%%", *rs.SystemTPS, 100*d)
+	if f.HasSystemTPS && f.StoredSystemTPS != nil && v(rs.DurNs) > 0 {
+		if d := score.CheckerRelErr(*f.StoredSystemTPS, f.SystemTPS); d > consistencyTol {
+			bad("stored system_tps %.6g differs from output_sequence_lengths.total / duration_ns (%.6g) by %.2f%% (metric-consistency-system-tps)", *f.StoredSystemTPS, f.SystemTPS, 100*d)
+		}
+	}
+	switch {
+	case f.StoredInteractivity == nil:
+	case !f.HasInteractivity:
+		bad("stored e2e_avg_interactivity %.6g, but output_tokens_per_turn_total / e2e_turn_time_seconds_total is not derivable (agentic-metric-consistency)", *f.StoredInteractivity)
+	default:
+		if d := score.CheckerRelErr(*f.StoredInteractivity, f.Interactivity); d > consistencyTol {
+			bad("stored e2e_avg_interactivity %.6g differs from output_tokens_per_turn_total / e2e_turn_time_seconds_total (%.6g) by %.2f%% (agentic-metric-consistency)", *f.StoredInteractivity, f.Interactivity, 100*d)
 		}
 	}
 	return out
