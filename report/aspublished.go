@@ -24,27 +24,10 @@ type publishedMetric struct {
 	read func(s map[string]any) (float64, bool)
 }
 
-func sumNum(s map[string]any, keys ...string) (float64, bool) {
-	var v any = s
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return 0, false
-		}
-		v = m[k]
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := n.Float64()
-	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
-}
-
 // percentileMs reads a stat block's percentile (nanoseconds) in milliseconds.
 func percentileMs(block, pct string) func(s map[string]any) (float64, bool) {
 	return func(s map[string]any) (float64, bool) {
-		f, ok := sumNum(s, block, "percentiles", pct)
+		f, ok := score.SummaryNumber(s, block, "percentiles", pct)
 		return f / 1e6, ok
 	}
 }

@@ -73,30 +73,16 @@ func TestPublishedFiguresWithoutTokenizer(t *testing.T) {
 // 1% from the published one) is shown beside its published value.
 func TestPublishedFiguresBesideRederived(t *testing.T) {
 	tok := testenv.Tokenizer(t)
-	tree := filepath.Join(t.TempDir(), "tree")
-	if err := os.CopyFS(tree, os.DirFS(filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree"))); err != nil {
-		t.Fatal(err)
-	}
-	sum := filepath.Join(tree, "h200-sim", "qwen3_6-35b-a3b", "r64", "mlperf_endpoints_log_summary.json")
-	b, err := os.ReadFile(sum)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	// The checker takes system_tps from the totals: raise the output tokens
-	// total by half (and the stored field with it, so the summary agrees with
-	// itself).
-	osl := doc["output_sequence_lengths"].(map[string]any)
-	osl["total"] = math.Trunc(osl["total"].(float64) * 1.5)
-	raised := osl["total"].(float64) / (doc["duration_ns"].(float64) / 1e9)
-	doc["system_tps"] = raised
-	b, _ = json.Marshal(doc)
-	if err := os.WriteFile(sum, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	var raised float64
+	tree := editedTree(t, func(doc map[string]any) {
+		// The checker takes system_tps from the totals: raise the output tokens
+		// total by half (and the stored field with it, so the summary agrees
+		// with itself).
+		osl := doc["output_sequence_lengths"].(map[string]any)
+		osl["total"] = math.Trunc(osl["total"].(float64) * 1.5)
+		raised = osl["total"].(float64) / (doc["duration_ns"].(float64) / 1e9)
+		doc["system_tps"] = raised
+	})
 	out := filepath.Join(t.TempDir(), "rep")
 	r, err := Build(context.Background(), Options{Out: out, Runs: []string{tree}, TokenizerDir: tok})
 	if err != nil {
@@ -197,27 +183,13 @@ func TestPublishedParetoOfReferenceSweep(t *testing.T) {
 // the checker's two errors (metric-consistency-system-tps,
 // agentic-metric-consistency).
 func TestPublishedFiguresAreTheCheckers(t *testing.T) {
-	tree := filepath.Join(t.TempDir(), "tree")
-	if err := os.CopyFS(tree, os.DirFS(filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree"))); err != nil {
-		t.Fatal(err)
-	}
-	sum := filepath.Join(tree, "h200-sim", "qwen3_6-35b-a3b", "r64", "mlperf_endpoints_log_summary.json")
-	b, err := os.ReadFile(sum)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	wantTPS := math.Trunc(doc["output_sequence_lengths"].(map[string]any)["total"].(float64)) / (doc["duration_ns"].(float64) / 1e9)
-	wantInter := doc["output_tokens_per_turn_total"].(float64) / doc["e2e_turn_time_seconds_total"].(float64)
-	doc["system_tps"] = doc["system_tps"].(float64) * 1.5
-	doc["e2e_avg_interactivity"] = doc["e2e_avg_interactivity"].(float64) * 2
-	b, _ = json.Marshal(doc)
-	if err := os.WriteFile(sum, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	var wantTPS, wantInter float64
+	tree := editedTree(t, func(doc map[string]any) {
+		wantTPS = math.Trunc(doc["output_sequence_lengths"].(map[string]any)["total"].(float64)) / (doc["duration_ns"].(float64) / 1e9)
+		wantInter = doc["output_tokens_per_turn_total"].(float64) / doc["e2e_turn_time_seconds_total"].(float64)
+		doc["system_tps"] = doc["system_tps"].(float64) * 1.5
+		doc["e2e_avg_interactivity"] = doc["e2e_avg_interactivity"].(float64) * 2
+	})
 	r, err := Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep"), Runs: []string{tree}})
 	if err != nil {
 		t.Fatal(err)
@@ -248,4 +220,29 @@ func TestPublishedFiguresAreTheCheckers(t *testing.T) {
 	if !found {
 		t.Error("no metric consistency check")
 	}
+}
+
+// editedTree copies the submission tree and edits r64's result summary: edit
+// gets the decoded summary and changes it in place.
+func editedTree(t *testing.T, edit func(doc map[string]any)) string {
+	t.Helper()
+	tree := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(tree, os.DirFS(filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree"))); err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(tree, "h200-sim", "qwen3_6-35b-a3b", "r64", "mlperf_endpoints_log_summary.json")
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	b, _ = json.Marshal(doc)
+	if err := os.WriteFile(sum, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tree
 }

@@ -441,22 +441,26 @@ type SummaryFigures struct {
 	StoredTPSPerUser    *float64
 }
 
-// ReadSummaryFigures takes a result summary decoded with UseNumber. Values are
-// read as pydantic's lax mode reads a float field (Python's float(): a numeric
-// string is a number).
-func ReadSummaryFigures(s map[string]any) SummaryFigures {
-	num := func(keys ...string) (float64, bool) {
-		var v any = s
-		for _, k := range keys {
-			m, ok := v.(map[string]any)
-			if !ok {
-				return 0, false
-			}
-			v = m[k]
+// SummaryNumber reads the finite number at a path of nested mappings of a
+// summary decoded with UseNumber, as pydantic's lax mode reads a float field
+// (Python's float(): a numeric string is a number).
+func SummaryNumber(s map[string]any, keys ...string) (float64, bool) {
+	var v any = s
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return 0, false
 		}
-		f, ok := PyFloat(v)
-		return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
+		v = m[k]
 	}
+	f, ok := PyFloat(v)
+	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// ReadSummaryFigures takes a result summary decoded with UseNumber, its values
+// read with SummaryNumber.
+func ReadSummaryFigures(s map[string]any) SummaryFigures {
+	num := func(keys ...string) (float64, bool) { return SummaryNumber(s, keys...) }
 	var f SummaryFigures
 	if ns, ok := num("duration_ns"); ok {
 		f.HasSystemTPS = true
