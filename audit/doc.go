@@ -23,10 +23,15 @@
 //     (n_samples_*, finish reasons, total_samples, concurrency) and texts
 //     (regions, verdicts) must be equal;
 //   - disagree: beyond it; the audit exits 1;
-//   - follows: a figure derived from other published figures (system_tps from
-//     output_sequence_lengths.total / duration_ns when not stored, tps_per_user
-//     from the TPOT P90) that disagrees only because one of its inputs does: the
-//     input is named, so a tampered figure is reported once, by its own name;
+//   - follows: a figure derived from other published figures, as the
+//     submission checker derives it whether stored or not (system_tps from
+//     output_sequence_lengths.total / duration_ns, tps_per_user from the TPOT
+//     P90, e2e_avg_interactivity from its two totals: score.ReadSummaryFigures),
+//     that disagrees only because one of its inputs does: the input is named, so
+//     a tampered figure is reported once, by its own name; a stored figure more
+//     than 1% from its derivation disagrees (the checker's
+//     metric-consistency-system-tps, -tps-per-user or agentic-metric-consistency
+//     error);
 //   - unchecked: published, not re-derivable here (SWE-bench, which needs the
 //     harness; OSL-based figures without --tokenizer; a point that ships no event
 //     log), with the reason;

@@ -442,63 +442,71 @@ func (pt *point) compareSummary() {
 		r.Status = NotPublished
 		pt.add(r)
 	}
-	// The agentic figures: stored when present, else derived from the summary as the
-	// checker derives them.
-	oslTotal := numAt(d, "output_sequence_lengths", "total")
-	durNs := numAt(d, "duration_ns")
-	pt.derived(d, name, "system_tps", float64(rs.SystemTPS), orEv(pt.oslWhy), func() (*float64, []string, string) {
-		if oslTotal == nil || durNs == nil || *durNs <= 0 {
-			return nil, nil, ""
-		}
-		return fp(*oslTotal / (*durNs / 1e9)), []string{"output_sequence_lengths.total", "duration_ns"}, "not stored: output_sequence_lengths.total / duration_ns, as the checker derives it"
-	})
-	p90 := numAt(d, "tpot", "percentiles", "90.0")
-	p90Key := "tpot.percentiles.90.0"
-	if p90 == nil {
-		p90, p90Key = numAt(d, "tpot", "percentiles", "90"), "tpot.percentiles.90.0"
-	}
-	pt.derived(d, name, "tps_per_user", float64(rs.TPSPerUser), orEv(pt.oslWhy), func() (*float64, []string, string) {
-		if p90 == nil || *p90 <= 0 {
-			return nil, nil, ""
-		}
-		return fp(1000 / (*p90 / 1e6)), []string{p90Key}, "not stored: 1000 / TPOT P90 (ms), as the checker derives it"
-	})
+	// The agentic figures as the checker takes them: derived from the summary's
+	// totals (score.ReadSummaryFigures), the summary's own field only where the
+	// checker derives none; a stored field more than 1% from the derivation is the
+	// checker's error, said in the row's note.
+	fig := score.ReadSummaryFigures(d)
 	num("output_tokens_per_turn_total", float64(rs.OutputTokensPerTurnTotal), pt.oslWhy)
 	num("e2e_turn_time_seconds_total", float64(rs.E2ETurnTimeSecondsTotal), "")
-	tokens, secs := numAt(d, "output_tokens_per_turn_total"), numAt(d, "e2e_turn_time_seconds_total")
-	failed := numAt(d, "n_samples_failed")
-	latTotal := numAt(d, "latency", "total")
-	pt.derived(d, name, "e2e_avg_interactivity", float64(rs.E2EAvgInteractivity), orEv(pt.oslWhy), func() (*float64, []string, string) {
-		switch {
-		case tokens != nil && secs != nil && *secs > 0:
-			return fp(*tokens / *secs), []string{"output_tokens_per_turn_total", "e2e_turn_time_seconds_total"}, "not stored: output_tokens_per_turn_total / e2e_turn_time_seconds_total"
-		case tokens == nil && secs == nil && (failed == nil || *failed == 0) && oslTotal != nil && latTotal != nil && *latTotal > 0:
-			return fp(*oslTotal / (*latTotal / 1e9)), []string{"output_sequence_lengths.total", "latency.total"},
-				"not stored: output_sequence_lengths.total / latency.total, the checker's fallback when no turn failed"
-		case tokens == nil && secs == nil && failed != nil && *failed > 0:
-			return nil, nil, "not stored, and a turn failed: the checker derives none (its fallback, output tokens / latency total, holds only when no turn failed)"
-		}
-		return nil, nil, ""
+	pt.derived(d, name, "system_tps", float64(rs.SystemTPS), orEv(pt.oslWhy), checkerFigure{
+		v: fig.SystemTPS, has: fig.HasSystemTPS, stored: fig.StoredSystemTPS, rule: "metric-consistency-system-tps",
+		from: []string{"output_sequence_lengths.total", "duration_ns"}, how: "int(output_sequence_lengths.total) / duration_ns in seconds",
+	})
+	pt.derived(d, name, "tps_per_user", float64(rs.TPSPerUser), orEv(pt.oslWhy), checkerFigure{
+		v: fig.TPSPerUser, has: fig.HasTPSPerUser, stored: fig.StoredTPSPerUser, rule: "metric-consistency-tps-per-user",
+		from: []string{"tpot.percentiles.90.0"}, how: "1000 / TPOT P90 in ms",
+	})
+	pt.derived(d, name, "e2e_avg_interactivity", float64(rs.E2EAvgInteractivity), orEv(pt.oslWhy), checkerFigure{
+		v: fig.Interactivity, has: fig.HasInteractivity, stored: fig.StoredInteractivity, rule: "agentic-metric-consistency",
+		from: []string{"output_tokens_per_turn_total", "e2e_turn_time_seconds_total"}, how: "output_tokens_per_turn_total / e2e_turn_time_seconds_total",
 	})
 }
 
-// derived adds the row of an agentic figure: the stored value when the summary has
-// it, else the value derive computes from other published fields (a derived row),
-// else a not_published row.
-func (pt *point) derived(d jsonDoc, file, field string, rec float64, why string, derive func() (*float64, []string, string)) {
-	if field == "" {
-		return
-	}
+// checkerFigure is one agentic figure as the submission checker derives it from
+// a summary, with the summary's own field beside it.
+type checkerFigure struct {
+	v      float64
+	has    bool
+	stored *float64
+	rule   string
+	from   []string
+	how    string
+}
+
+// derived adds the row of an agentic figure: the checker's derivation from the
+// summary's totals as the published value (a derived row), else the summary's own
+// field, else a not_published row.
+func (pt *point) derived(d jsonDoc, file, field string, rec float64, why string, f checkerFigure) {
 	r := Row{Field: field, Recomputed: fp(rec), Tolerance: Tolerance}
-	if _, ok := get(d, field); ok {
-		r.File, r.Published = file, numAt(d, field)
-	} else if v, from, note := derive(); v != nil {
-		r.File, r.Published, r.DerivedFrom, r.Note = file, v, from, note
-	} else {
-		r.Note = note
+	_, hasField := get(d, field)
+	mismatch := ""
+	switch {
+	case f.has:
+		r.File, r.Published, r.DerivedFrom = file, fp(f.v), f.from
+		r.Note = "as the checker derives it: " + f.how
+		if f.stored == nil {
+			r.Note = "not stored: " + f.how + ", as the checker derives it"
+		} else if e := score.CheckerRelErr(*f.stored, f.v); e > Tolerance {
+			mismatch = fmt.Sprintf("the summary's own %s is %.2f%% from %s (%.6g), the checker's figure: its %s error", field, 100*e, f.how, f.v, f.rule)
+		}
+	case f.stored != nil:
+		r.File, r.Published = file, f.stored
+		mismatch = fmt.Sprintf("the summary's own %s, but %s is not derivable: the checker's %s error", field, f.how, f.rule)
+		if f.rule != "agentic-metric-consistency" {
+			mismatch = ""
+			r.Note = fmt.Sprintf("the summary's own %s: the checker derives none (%s)", field, f.how)
+		}
+	case hasField:
+		r.File = file
+	default:
+		r.Note = "not stored, and the summary lacks what " + f.how + " needs: the checker derives none"
 	}
 	if why != "" && r.Published != nil {
 		r.Status, r.Note, r.Recomputed = Unchecked, why, nil
+	}
+	if mismatch != "" {
+		r.Published, r.DerivedFrom, r.Status, r.Note = f.stored, nil, Disagree, mismatch
 	}
 	if r.Published == nil && (why != "" || pt.noEvents) {
 		return

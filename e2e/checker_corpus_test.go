@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,6 +50,13 @@ type corpusCase struct {
 	// FileChecks are the checker's findings on the tree's point.yaml and
 	// system_desc.json files, "<rule>:<severity>" (none when empty).
 	FileChecks []string `json:"file_checks"`
+	// CheckerFigures are the point's system_tps or e2e_avg_interactivity as the
+	// checker derives them from its summary's totals, which report shows as
+	// published (no tokenizer); null where the checker derives none, and report
+	// shows the summary's own field as published.
+	CheckerFigures map[string]*float64 `json:"checker_figures"`
+	// AuditRows are the statuses of the point's audit rows, by field.
+	AuditRows map[string]string `json:"audit_rows"`
 }
 
 // corpusOp is one edit of a file of the tree: set a JSON value, merge keys into
@@ -359,6 +367,16 @@ func TestCheckerCorpus(t *testing.T) {
 					t.Errorf("report: %s = %q, the checker's %q", k, got[k], w)
 				}
 			}
+			for field, fig := range want.CheckerFigures {
+				v := map[string]report.Num{"system_tps": pt.SystemTPS, "e2e_avg_interactivity": pt.E2EAvgInteractivity}[field]
+				published := strings.Contains(","+strings.Join(pt.AsPublished, ",")+",", ","+field+",")
+				switch {
+				case !published || !v.Valid():
+					t.Errorf("report: %s %v not shown as published (%v)", field, v, pt.AsPublished)
+				case fig != nil && math.Abs(float64(v)-*fig) > 1e-9*math.Abs(*fig):
+					t.Errorf("report: %s as published %v, the checker's %v", field, v, *fig)
+				}
+			}
 			if pts, err := os.ReadFile(filepath.Join(work, "report", report.PointsFile)); err != nil {
 				t.Error(err)
 			} else if strings.Contains(want.Inline+want.OSL, "not_evaluated") && !strings.Contains(string(pts), `"value": null`) {
@@ -447,6 +465,20 @@ func TestCheckerCorpus(t *testing.T) {
 					if strings.Contains(r.Note, "(accuracy-coverage)") {
 						ag["coverage_check"] = "fail"
 					}
+				}
+			}
+			for field, status := range want.AuditRows {
+				found := false
+				for _, r := range res.Rows {
+					if strings.HasSuffix(r.Run, suffix) && r.Field == field {
+						found = true
+						if r.Status != status {
+							t.Errorf("audit: %s is %s (%s), want %s", field, r.Status, r.Note, status)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("audit: no %s row", field)
 				}
 			}
 			for _, k := range []string{"inline", "osl", "verdict", "swebench_n", "coverage_check"} {

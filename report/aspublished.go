@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/agentrace/agentrace/score"
 )
 
 // publishedMetric is one metric a published result summary gives: the point's
@@ -22,49 +24,32 @@ type publishedMetric struct {
 	read func(s map[string]any) (float64, bool)
 }
 
-func sumNum(s map[string]any, keys ...string) (float64, bool) {
-	var v any = s
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return 0, false
-		}
-		v = m[k]
-	}
-	n, ok := v.(json.Number)
-	if !ok {
-		return 0, false
-	}
-	f, err := n.Float64()
-	return f, err == nil && !math.IsNaN(f) && !math.IsInf(f, 0)
-}
-
 // percentileMs reads a stat block's percentile (nanoseconds) in milliseconds.
 func percentileMs(block, pct string) func(s map[string]any) (float64, bool) {
 	return func(s map[string]any) (float64, bool) {
-		f, ok := sumNum(s, block, "percentiles", pct)
+		f, ok := score.SummaryNumber(s, block, "percentiles", pct)
 		return f / 1e6, ok
 	}
 }
 
 // publishedMetrics are the metrics a point shows as published when nothing
-// re-derives them. system_tps, when the summary has no such field, is derived
-// from it as the submission checker derives it (output_sequence_lengths.total
-// over duration_ns).
+// re-derives them. system_tps, e2e_avg_interactivity and tps_per_user are the
+// submission checker's figures of the summary (score.ReadSummaryFigures: derived
+// from its totals, the summary's own fields only compared with them, by
+// metric-consistency-*), the summary's own field only where the checker derives
+// none (PublishedConsistency reports the checker's error then).
 var publishedMetrics = []publishedMetric{
 	{"system_tps", true, func(p *Point) *Num { return &p.SystemTPS }, func(s map[string]any) (float64, bool) {
-		if f, ok := sumNum(s, "system_tps"); ok {
-			return f, true
-		}
-		total, ok1 := sumNum(s, "output_sequence_lengths", "total")
-		ns, ok2 := sumNum(s, "duration_ns")
-		return total / (ns / 1e9), ok1 && ok2 && ns > 0
+		f := score.ReadSummaryFigures(s)
+		return checkerOrStored(f.SystemTPS, f.HasSystemTPS, f.StoredSystemTPS)
 	}},
 	{"e2e_avg_interactivity", true, func(p *Point) *Num { return &p.E2EAvgInteractivity }, func(s map[string]any) (float64, bool) {
-		return sumNum(s, "e2e_avg_interactivity")
+		f := score.ReadSummaryFigures(s)
+		return checkerOrStored(f.Interactivity, f.HasInteractivity, f.StoredInteractivity)
 	}},
 	{"tps_per_user", true, func(p *Point) *Num { return &p.TPSPerUser }, func(s map[string]any) (float64, bool) {
-		return sumNum(s, "tps_per_user")
+		f := score.ReadSummaryFigures(s)
+		return checkerOrStored(f.TPSPerUser, f.HasTPSPerUser, f.StoredTPSPerUser)
 	}},
 	{"ttft_p50_ms", false, func(p *Point) *Num { return &p.TTFTP50Ms }, percentileMs("ttft", "50.0")},
 	{"ttft_p90_ms", false, func(p *Point) *Num { return &p.TTFTP90Ms }, percentileMs("ttft", "90.0")},
@@ -75,6 +60,18 @@ var publishedMetrics = []publishedMetric{
 	{"latency_p50_ms", false, func(p *Point) *Num { return &p.LatencyP50Ms }, percentileMs("latency", "50.0")},
 	{"latency_p90_ms", false, func(p *Point) *Num { return &p.LatencyP90Ms }, percentileMs("latency", "90.0")},
 	{"latency_p99_ms", false, func(p *Point) *Num { return &p.LatencyP99Ms }, percentileMs("latency", "99.0")},
+}
+
+// checkerOrStored is the checker's figure when it has one, else the summary's
+// own field.
+func checkerOrStored(v float64, has bool, stored *float64) (float64, bool) {
+	if has {
+		return v, true
+	}
+	if stored != nil {
+		return *stored, true
+	}
+	return 0, false
 }
 
 // publishedTolerance is the relative difference past which a re-derived metric

@@ -3,6 +3,7 @@ package report
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,30 +67,22 @@ func TestPublishedFiguresWithoutTokenizer(t *testing.T) {
 }
 
 // TestPublishedFiguresBesideRederived reports the submission tree with the
-// reference tokenizer, r64's published system_tps raised by half: every figure
+// reference tokenizer, r64's published output tokens total (so its system_tps)
+// raised by half: every figure
 // is re-derived, none is labelled as published, and r64's system_tps (more than
 // 1% from the published one) is shown beside its published value.
 func TestPublishedFiguresBesideRederived(t *testing.T) {
 	tok := testenv.Tokenizer(t)
-	tree := filepath.Join(t.TempDir(), "tree")
-	if err := os.CopyFS(tree, os.DirFS(filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree"))); err != nil {
-		t.Fatal(err)
-	}
-	sum := filepath.Join(tree, "h200-sim", "qwen3_6-35b-a3b", "r64", "mlperf_endpoints_log_summary.json")
-	b, err := os.ReadFile(sum)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	raised := doc["system_tps"].(float64) * 1.5
-	doc["system_tps"] = raised
-	b, _ = json.Marshal(doc)
-	if err := os.WriteFile(sum, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	var raised float64
+	tree := editedTree(t, func(doc map[string]any) {
+		// The checker takes system_tps from the totals: raise the output tokens
+		// total by half (and the stored field with it, so the summary agrees
+		// with itself).
+		osl := doc["output_sequence_lengths"].(map[string]any)
+		osl["total"] = math.Trunc(osl["total"].(float64) * 1.5)
+		raised = osl["total"].(float64) / (doc["duration_ns"].(float64) / 1e9)
+		doc["system_tps"] = raised
+	})
 	out := filepath.Join(t.TempDir(), "rep")
 	r, err := Build(context.Background(), Options{Out: out, Runs: []string{tree}, TokenizerDir: tok})
 	if err != nil {
@@ -115,7 +108,7 @@ func TestPublishedFiguresBesideRederived(t *testing.T) {
 
 // TestPublishedParetoOfReferenceSweep reports a sweep of reference client run
 // folders (testdata/reference-runfolder at three concurrencies, each with its own
-// published system_tps and interactivity) without a tokenizer: the events carry no
+// published totals, hence system_tps and interactivity) without a tokenizer: the events carry no
 // token counts, so the Pareto curve is the published figures, one point per run.
 func TestPublishedParetoOfReferenceSweep(t *testing.T) {
 	src := filepath.Join(testenv.RepoRoot(t), "testdata", "reference-runfolder")
@@ -137,6 +130,11 @@ func TestPublishedParetoOfReferenceSweep(t *testing.T) {
 		if err := json.Unmarshal(b, &doc); err != nil {
 			t.Fatal(err)
 		}
+		// The figures as the checker takes them: from the summary's totals (over
+		// 10 s), its own fields agreeing.
+		doc["duration_ns"] = 10e9
+		doc["output_sequence_lengths"].(map[string]any)["total"] = fig[0] * 10
+		doc["output_tokens_per_turn_total"], doc["e2e_turn_time_seconds_total"] = fig[1]*10, 10
 		doc["system_tps"], doc["e2e_avg_interactivity"] = fig[0], fig[1]
 		doc["run_config"].(map[string]any)["load_pattern"].(map[string]any)["target_concurrency"] = c
 		b, _ = json.Marshal(doc)
@@ -174,4 +172,77 @@ func TestPublishedParetoOfReferenceSweep(t *testing.T) {
 	if !found {
 		t.Error("no Pareto figure")
 	}
+}
+
+// TestPublishedFiguresAreTheCheckers reports the submission tree without a
+// tokenizer, r64's own system_tps raised by half and its own
+// e2e_avg_interactivity doubled, its totals as they were: the figures shown as
+// published are the submission checker's, derived from the totals
+// (int(output_sequence_lengths.total) over duration_ns, output_tokens_per_turn_total
+// over e2e_turn_time_seconds_total), and the metric consistency check fails with
+// the checker's two errors (metric-consistency-system-tps,
+// agentic-metric-consistency).
+func TestPublishedFiguresAreTheCheckers(t *testing.T) {
+	var wantTPS, wantInter float64
+	tree := editedTree(t, func(doc map[string]any) {
+		wantTPS = math.Trunc(doc["output_sequence_lengths"].(map[string]any)["total"].(float64)) / (doc["duration_ns"].(float64) / 1e9)
+		wantInter = doc["output_tokens_per_turn_total"].(float64) / doc["e2e_turn_time_seconds_total"].(float64)
+		doc["system_tps"] = doc["system_tps"].(float64) * 1.5
+		doc["e2e_avg_interactivity"] = doc["e2e_avg_interactivity"].(float64) * 2
+	})
+	r, err := Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep"), Runs: []string{tree}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p *Point
+	for _, q := range r.Systems[0].Points {
+		if q.Concurrency == 64 {
+			p = q
+		}
+	}
+	if p == nil {
+		t.Fatal("no point c=64")
+	}
+	if float64(p.SystemTPS) != wantTPS || float64(p.E2EAvgInteractivity) != wantInter || !p.asPublished("system_tps") || !p.asPublished("e2e_avg_interactivity") {
+		t.Errorf("c=64: system_tps %v (want %v), interactivity %v (want %v), as published %v", p.SystemTPS, wantTPS, p.E2EAvgInteractivity, wantInter, p.AsPublished)
+	}
+	found := false
+	for _, ch := range r.Systems[0].Checks {
+		if !strings.Contains(ch.Name, "metric-consistency-*") {
+			continue
+		}
+		found = true
+		if ch.Status != CheckFail || !strings.Contains(ch.Reason, "c=64: published summary: stored system_tps") ||
+			!strings.Contains(ch.Reason, "(metric-consistency-system-tps)") || !strings.Contains(ch.Reason, "(agentic-metric-consistency)") {
+			t.Errorf("metric consistency check %s: %s", ch.Status, ch.Reason)
+		}
+	}
+	if !found {
+		t.Error("no metric consistency check")
+	}
+}
+
+// editedTree copies the submission tree and edits r64's result summary: edit
+// gets the decoded summary and changes it in place.
+func editedTree(t *testing.T, edit func(doc map[string]any)) string {
+	t.Helper()
+	tree := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(tree, os.DirFS(filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree"))); err != nil {
+		t.Fatal(err)
+	}
+	sum := filepath.Join(tree, "h200-sim", "qwen3_6-35b-a3b", "r64", "mlperf_endpoints_log_summary.json")
+	b, err := os.ReadFile(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	edit(doc)
+	b, _ = json.Marshal(doc)
+	if err := os.WriteFile(sum, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tree
 }

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -83,9 +84,9 @@ type tally struct {
 	per                    map[string]int
 }
 
-func regionTally(s *System) tally {
+func regionTally(pts []*Point) tally {
 	t := tally{per: map[string]int{}}
-	for _, p := range s.Points {
+	for _, p := range pts {
 		if p.Concurrency >= 1 && p.Concurrency <= score.UltraLowMax {
 			t.ultra = append(t.ultra, fmt.Sprintf("c=%d", p.Concurrency))
 		}
@@ -102,16 +103,17 @@ func regionTally(s *System) tally {
 }
 
 // pointCount is point-count: at least 7 points. Every point of the curve counts
-// (the checker counts the point folders), margin points included.
+// (the checker counts the point folders), margin points and points whose
+// point.yaml does not validate included.
 func pointCount(s *System) []Check {
-	n := len(s.Points)
+	n := len(s.Points) + len(s.Unparsed)
 	return []Check{check("at least 7 points (point-count)", n >= minPoints,
 		fmt.Sprintf("%d points; an agentic curve needs %d", n, minPoints))}
 }
 
 // pointCap is point-cap: at most 32 points, margin points included.
 func pointCap(s *System) []Check {
-	n := len(s.Points)
+	n := len(s.Points) + len(s.Unparsed)
 	return []Check{check("at most 32 points (point-cap)", n <= maxPoints, fmt.Sprintf("%d points; the rules allow %d", n, maxPoints))}
 }
 
@@ -141,7 +143,7 @@ func concurrencyInRange(s *System) []Check {
 	if s.Regions == nil {
 		return []Check{check(name, false, "regions cannot be computed: "+s.RegionsErr)}
 	}
-	outside := regionTally(s).outside
+	outside := regionTally(s.Points).outside
 	reason := fmt.Sprintf("every point lies in a region or the margin (up to %d)", max(s.Regions.Margin.End, s.Regions.High.End))
 	if len(outside) > 0 {
 		reason = "outside every region: " + strings.Join(outside, ", ")
@@ -151,7 +153,7 @@ func concurrencyInRange(s *System) []Check {
 
 // ultraLowCoverage is ultra-low-concurrency-coverage: a point at 1..32.
 func ultraLowCoverage(s *System) []Check {
-	ultra := regionTally(s).ultra
+	ultra := regionTally(s.Counted()).ultra
 	reason := "points at or below 32: " + strings.Join(ultra, ", ")
 	if len(ultra) == 0 {
 		reason = "no point at or below 32"
@@ -165,7 +167,7 @@ func regionCoverage(s *System) []Check {
 	if s.Regions == nil {
 		return nil
 	}
-	t := regionTally(s)
+	t := regionTally(s.Counted())
 	var cs []Check
 	for _, r := range []struct{ rule, name string }{
 		{"low-concurrency-coverage", score.RegionLow},
@@ -191,7 +193,7 @@ func regionExtraPoints(s *System) []Check {
 	if s.Regions == nil {
 		return nil
 	}
-	per := regionTally(s).per
+	per := regionTally(s.Points).per
 	extra := per[score.RegionLow] + per[score.RegionMedium] + per[score.RegionHigh]
 	c := Check{Name: "3 more points in low, medium or high (rules §5.3; the checker counts points only)", Status: CheckInfo,
 		Reason: fmt.Sprintf("low+medium+high hold %d points; §5.3 asks 1 each plus 3 more", extra)}
@@ -317,7 +319,7 @@ func accuracyCoverage(s *System) []Check {
 		return nil
 	}
 	covered := map[string]bool{}
-	for _, p := range s.Points {
+	for _, p := range s.Counted() {
 		if !carriesAccuracy(p) {
 			continue
 		}
@@ -508,11 +510,15 @@ func runsComplete(s *System) []Check {
 func accuracyGates(s *System) []Check {
 	const name = "accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)"
 	var unscored, failing, open []string
-	for _, p := range s.Points {
+	pts := s.Counted()
+	for _, p := range pts {
 		var g, ne []string
 		for _, gt := range p.Gates {
 			switch {
 			case gt.Informational:
+			case p.ConfigInvalid() && gt.Name == score.GateOSL:
+				// The checker gates the OSL of loaded points only: a point whose
+				// point.yaml does not validate has its accuracy gated, not its OSL.
 			case gt.Outcome == schemas.OutcomeFail:
 				g = append(g, fmt.Sprintf("%s %.4g not %s", gt.Name, gt.Value, gt.Threshold))
 			case gt.Blocking():
@@ -531,7 +537,7 @@ func accuracyGates(s *System) []Check {
 			open = append(open, fmt.Sprintf("c=%d (%s)", p.Concurrency, strings.Join(ne, ", ")))
 		}
 	}
-	if len(unscored) == len(s.Points) {
+	if len(unscored) == len(pts) {
 		return []Check{check(name, false, "no scores.json found: run `agentrace score` on each run")}
 	}
 	var why []string
@@ -694,8 +700,12 @@ func sortedKeys(m map[string]bool) []string {
 // PublishedConsistency runs the checker's metric-consistency rules on a published
 // result summary (a reference run's or a submission point's), as published:
 // duration_ns > 0, completed + failed = issued (when issued is recorded), output
-// tokens >= 0, a TPOT P90 that is finite and > 0, and a stored system_tps or
-// tps_per_user within 1% of what the summary's own figures give.
+// tokens >= 0, a TPOT P90 that is finite and > 0, a stored system_tps or
+// tps_per_user within 1% of the checker's derivation of it
+// (score.ReadSummaryFigures, score.CheckerRelErr), and a stored
+// e2e_avg_interactivity within 1% of output_tokens_per_turn_total over
+// e2e_turn_time_seconds_total, which must then be derivable
+// (agentic-metric-consistency).
 func PublishedConsistency(c int, data []byte) []string {
 	var out []string
 	bad := func(f string, a ...any) {
@@ -712,8 +722,6 @@ func PublishedConsistency(c int, data []byte) []string {
 		TPOT struct {
 			P map[string]*float64 `json:"percentiles"`
 		} `json:"tpot"`
-		SystemTPS  *float64 `json:"system_tps"`
-		TPSPerUser *float64 `json:"tps_per_user"`
 	}
 	if err := json.Unmarshal(data, &rs); err != nil {
 		bad("%v", err)
@@ -749,16 +757,31 @@ func PublishedConsistency(c int, data []byte) []string {
 		bad("no TPOT P90 (tpot.percentiles[\"90.0\"]): tps_per_user has no other source")
 	case !(*p90 > 0) || math.IsInf(*p90, 0):
 		bad("TPOT P90 %v is not finite and positive", *p90)
-	default:
-		if rs.TPSPerUser != nil {
-			if d := relDiff(1000/(*p90/1e6), *rs.TPSPerUser); d > consistencyTol {
-				bad("stored tps_per_user %.6g differs from 1000 / TPOT P90 by %.2f%%", *rs.TPSPerUser, 100*d)
-			}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if dec.Decode(&doc) != nil {
+		return out
+	}
+	f := score.ReadSummaryFigures(doc)
+	if f.HasTPSPerUser && f.StoredTPSPerUser != nil {
+		if d := score.CheckerRelErr(*f.StoredTPSPerUser, f.TPSPerUser); d > consistencyTol {
+			bad("stored tps_per_user %.6g differs from 1000 / TPOT P90 (%.6g) by %.2f%% (metric-consistency-tps-per-user)", *f.StoredTPSPerUser, f.TPSPerUser, 100*d)
 		}
 	}
-	if rs.SystemTPS != nil && v(rs.DurNs) > 0 {
-		if d := relDiff(v(rs.OSL.Total)/(v(rs.DurNs)/1e9), *rs.SystemTPS); d > consistencyTol {
-			bad("stored system_tps %.6g differs from output tokens / duration by %.2f%%", *rs.SystemTPS, 100*d)
+	if f.HasSystemTPS && f.StoredSystemTPS != nil && v(rs.DurNs) > 0 {
+		if d := score.CheckerRelErr(*f.StoredSystemTPS, f.SystemTPS); d > consistencyTol {
+			bad("stored system_tps %.6g differs from output_sequence_lengths.total / duration_ns (%.6g) by %.2f%% (metric-consistency-system-tps)", *f.StoredSystemTPS, f.SystemTPS, 100*d)
+		}
+	}
+	switch {
+	case f.StoredInteractivity == nil:
+	case !f.HasInteractivity:
+		bad("stored e2e_avg_interactivity %.6g, but output_tokens_per_turn_total / e2e_turn_time_seconds_total is not derivable (agentic-metric-consistency)", *f.StoredInteractivity)
+	default:
+		if d := score.CheckerRelErr(*f.StoredInteractivity, f.Interactivity); d > consistencyTol {
+			bad("stored e2e_avg_interactivity %.6g differs from output_tokens_per_turn_total / e2e_turn_time_seconds_total (%.6g) by %.2f%% (agentic-metric-consistency)", *f.StoredInteractivity, f.Interactivity, 100*d)
 		}
 	}
 	return out
@@ -831,13 +854,12 @@ func pointFileChecks(s *System) (Check, bool) {
 	}
 	c := Check{Name: "point.yaml and system_desc.json values (point-config-valid, load-pattern, region-declared, point-dirname-concurrency, system-description-present, system-description-valid)",
 		Status: CheckPass, Reason: "every point's point.yaml and system description read as the checker reads them"}
-	if len(s.Unparsed) > 0 {
-		var off []string
-		for _, p := range s.Unparsed {
-			off = append(off, p.RunDir)
+	for _, p := range s.Unparsed {
+		if p.Concurrency > 0 {
+			warns = append(warns, fmt.Sprintf("%s: counted at concurrency %d for C_min, the coverage and the accuracy rules; the rules that need its point.yaml skipped (point-rules-skipped)", p.RunDir, p.Concurrency))
+		} else {
+			warns = append(warns, fmt.Sprintf("%s: no concurrency, left off the curve (region-basis)", p.RunDir))
 		}
-		errs = append(errs, fmt.Sprintf("left off the curve (C_min from %d of %d points, region-basis): %s",
-			len(s.Points), len(s.Points)+len(s.Unparsed), strings.Join(off, ", ")))
 	}
 	switch {
 	case len(errs) > 0:
@@ -849,8 +871,8 @@ func pointFileChecks(s *System) (Check, bool) {
 }
 
 // ConfigInvalid tells whether the point's point.yaml does not validate (the
-// checker's point-config-valid error): the checker leaves such a point off its
-// curve.
+// checker's point-config-valid error): the checker counts such a point for C_min,
+// the coverage and the accuracy rules only (System.Counted).
 func (p *Point) ConfigInvalid() bool {
 	for _, fc := range p.FileChecks {
 		if fc.Rule == "point-config-valid" && fc.Severity == schemas.SeverityError {

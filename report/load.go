@@ -32,8 +32,11 @@ type System struct {
 	Regions      *score.RegionSet
 	RegionsErr   string
 	Checks       []Check
-	// Unparsed are the submission points left off the curve because their
-	// point.yaml does not validate (the checker's point-config-valid error).
+	// Unparsed are the submission points whose point.yaml does not validate
+	// (the checker's point-config-valid error). As the checker's _UnparsedPoint
+	// they still count at their concurrency for the point count, C_min, the
+	// coverage and the accuracy rules (Counted); the rules that need the config
+	// (region placement, metric consistency, the OSL gate) skip them.
 	Unparsed []*Point
 	// OSLWindow is the ruleset's OSL window.
 	OSLWindow *[2]float64
@@ -242,6 +245,21 @@ func (p *Point) attachScores(s *schemas.Scores) {
 	p.scores = s
 }
 
+// Counted are the points the curve rules count, as the checker counts them: the
+// points whose point.yaml validates and, at their concurrency, those whose
+// point.yaml does not (the checker's _UnparsedPoint: C_min, coverage, accuracy),
+// ordered by concurrency.
+func (s *System) Counted() []*Point {
+	out := append([]*Point(nil), s.Points...)
+	for _, p := range s.Unparsed {
+		if p.Concurrency > 0 {
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *Point) int { return a.Concurrency - b.Concurrency })
+	return out
+}
+
 // NewSystem classifies the points by region under the default ruleset's region
 // form and runs the coverage checks; see NewSystemWith.
 func NewSystem(name string, pts []*Point, cmax int) *System {
@@ -255,8 +273,8 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 // points carry SWE-bench results, and runs the coverage checks.
 func NewSystemWith(name string, pts []*Point, cmax int, rules score.Ruleset) *System {
 	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point"}
-	// A point whose point.yaml does not validate is off the curve, as the
-	// submission checker leaves it (its concurrency is not to be trusted).
+	// A point whose point.yaml does not validate is kept apart: it counts for
+	// C_min, the coverage and the accuracy rules only (Counted).
 	for _, p := range pts {
 		if p.ConfigInvalid() {
 			s.Unparsed = append(s.Unparsed, p)
@@ -264,13 +282,13 @@ func NewSystemWith(name string, pts []*Point, cmax int, rules score.Ruleset) *Sy
 			s.Points = append(s.Points, p)
 		}
 	}
-	pts = s.Points
 	w := rules.OSLWindow
 	s.OSLWindow = &w
 	slices.SortStableFunc(s.Points, func(a, b *Point) int { return a.Concurrency - b.Concurrency })
-	for _, p := range pts {
+	for _, p := range append(append([]*Point(nil), s.Points...), s.Unparsed...) {
 		p.System = name
 	}
+	pts = s.Counted()
 	if len(pts) > 0 {
 		s.CMin = pts[0].Concurrency
 		s.CMax = pts[len(pts)-1].Concurrency

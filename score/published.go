@@ -408,3 +408,98 @@ func indexOf(l []string, s string) int {
 	}
 	return -1
 }
+
+// SummaryFigures are a published result summary's system_tps and
+// e2e_avg_interactivity as the submission checker takes them
+// (models/file/point_summary.py, PointSummary's computed fields): derived from the
+// summary's totals, never read from its own system_tps and
+// e2e_avg_interactivity fields, which the checker only compares with the derived
+// figures (the metric-consistency-system-tps and agentic-metric-consistency
+// errors, models/aggregate/point_result.py).
+type SummaryFigures struct {
+	// SystemTPS is int(output_sequence_lengths.total) over duration_ns in
+	// seconds, 0 when the duration is not positive (the checker's 0.0); HasSystemTPS
+	// is false when the summary has no numeric duration_ns (the checker's schema
+	// requires one: without it the point has no summary at all).
+	SystemTPS    float64
+	HasSystemTPS bool
+	// Interactivity is output_tokens_per_turn_total over
+	// e2e_turn_time_seconds_total; HasInteractivity is false when either is absent
+	// or null or the seconds are not positive (the checker's None).
+	Interactivity    float64
+	HasInteractivity bool
+	// TPSPerUser is 1000 over tpot's P90 in milliseconds (the percentile keyed
+	// "90" or "90.0": the checker normalises the keys); HasTPSPerUser is false
+	// without a finite, positive P90 (the checker's metric-consistency-tpot-p90
+	// error).
+	TPSPerUser    float64
+	HasTPSPerUser bool
+	// StoredSystemTPS, StoredInteractivity and StoredTPSPerUser are the summary's
+	// own fields, nil when absent or null.
+	StoredSystemTPS     *float64
+	StoredInteractivity *float64
+	StoredTPSPerUser    *float64
+}
+
+// SummaryNumber reads the finite number at a path of nested mappings of a
+// summary decoded with UseNumber, as pydantic's lax mode reads a float field
+// (Python's float(): a numeric string is a number).
+func SummaryNumber(s map[string]any, keys ...string) (float64, bool) {
+	var v any = s
+	for _, k := range keys {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return 0, false
+		}
+		v = m[k]
+	}
+	f, ok := PyFloat(v)
+	return f, ok && !math.IsNaN(f) && !math.IsInf(f, 0)
+}
+
+// ReadSummaryFigures takes a result summary decoded with UseNumber, its values
+// read with SummaryNumber.
+func ReadSummaryFigures(s map[string]any) SummaryFigures {
+	num := func(keys ...string) (float64, bool) { return SummaryNumber(s, keys...) }
+	var f SummaryFigures
+	if ns, ok := num("duration_ns"); ok {
+		f.HasSystemTPS = true
+		total, _ := num("output_sequence_lengths", "total")
+		if secs := ns / 1e9; secs > 0 {
+			f.SystemTPS = math.Trunc(total) / secs
+		}
+	}
+	tokens, okT := num("output_tokens_per_turn_total")
+	secs, okS := num("e2e_turn_time_seconds_total")
+	if okT && okS && secs > 0 {
+		f.Interactivity, f.HasInteractivity = tokens/secs, true
+	}
+	if pct, ok := s["tpot"].(map[string]any); ok {
+		pm, _ := pct["percentiles"].(map[string]any)
+		for k := range pm {
+			if q, err := strconv.ParseFloat(strings.TrimSpace(k), 64); err != nil || q != 90 {
+				continue
+			}
+			if ns, ok := num("tpot", "percentiles", k); ok && ns > 0 {
+				f.TPSPerUser, f.HasTPSPerUser = 1000/(ns/1e6), true
+			}
+		}
+	}
+	if v, ok := num("system_tps"); ok {
+		f.StoredSystemTPS = &v
+	}
+	if v, ok := num("tps_per_user"); ok {
+		f.StoredTPSPerUser = &v
+	}
+	if v, ok := num("e2e_avg_interactivity"); ok {
+		f.StoredInteractivity = &v
+	}
+	return f
+}
+
+// CheckerRelErr is the submission checker's relative difference of a stored
+// figure from its derivation: |stored - derived| / max(|derived|, 1e-9), an error
+// past 1% (models/aggregate/point_result.py, _TPS_TOLERANCE).
+func CheckerRelErr(stored, derived float64) float64 {
+	return math.Abs(stored-derived) / math.Max(math.Abs(derived), 1e-9)
+}
