@@ -61,13 +61,10 @@ import (
 // all its runs).
 const TableFile = "turns.parquet"
 
-// TableKind is the value of the Parquet footer key agentrace.kind (TableKindKey)
-// that marks an analysis table (internal/outguard recognizes agentrace's outputs by
-// it).
+// TableKind is the value of the Parquet footer key agentrace.kind
+// (outguard.ParquetKey) that marks an analysis table (internal/outguard recognizes
+// agentrace's outputs by it).
 const TableKind = "turns-table"
-
-// TableKindKey is the Parquet footer key naming the kind of an agentrace output.
-const TableKindKey = "agentrace.kind"
 
 const (
 	tableRowGroupRows  = 64 << 10
@@ -196,7 +193,7 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 		if err != nil {
 			return fmt.Errorf("write turns table %q: %w", path, err)
 		}
-		if err := fw.AppendKeyValueMetadata(TableKindKey, TableKind); err != nil {
+		if err := fw.AppendKeyValueMetadata(outguard.ParquetKey, TableKind); err != nil {
 			fw.Close()
 			return fmt.Errorf("write turns table %q: %w", path, err)
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -198,7 +199,7 @@ func TestWriteTable(t *testing.T) {
 			_ = cc
 		}
 	}
-	if v, _ := pf.Lookup(TableKindKey); v != TableKind {
+	if v, _ := pf.Lookup(outguard.ParquetKey); v != TableKind {
 		t.Errorf("kind %q", v)
 	}
 	raw, _ := pf.Lookup("ARROW:schema")
