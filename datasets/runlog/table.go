@@ -50,12 +50,14 @@ import (
 //     is passed through. Every column is optional (a column one run's log lacks is
 //     null in its rows).
 //
-// The Parquet file also carries its Arrow schema (footer key ARROW:schema, as
-// pyarrow writes it), so pandas reads the dictionary-encoded columns as categories
+// The table is written by arrow-go's pqarrow from Arrow records of the table's
+// schema, so the Parquet file also carries that schema (footer key ARROW:schema,
+// as pyarrow writes it): pandas reads the dictionary-encoded columns as categories
 // and timestamps as UTC datetimes, and polars as categoricals. Rows keep the log's
 // order. A table is written in row groups of at most tableRowGroupRows rows or
-// tableRowGroupBytes bytes of log, so memory stays bounded by those, not by the
-// log's size.
+// tableRowGroupBytes bytes of log, each one Arrow record built from the log's
+// batches (one dictionary per column chunk), so memory stays bounded by those,
+// not by the log's size.
 
 // TableFile is the analysis table of a run folder (and of a report folder, for
 // all its runs).
