@@ -219,23 +219,25 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 	return info, err
 }
 
-// tableCol is one output column: its Arrow type and how it appends the first n
-// rows of a log batch to its builder.
+// tableCol is one output column: its Arrow type and how it appends rows lo to hi
+// (exclusive) of a log batch to its builder.
 type tableCol struct {
 	name      string
 	arrowType arrow.DataType
-	put       func(bld array.Builder, b arrow.RecordBatch, n int)
+	put       putFunc
 }
+
+type putFunc func(bld array.Builder, b arrow.RecordBatch, lo, hi int)
 
 // rowsOf is a tableCol's put appending, for each row i, get(b, i) with add, or a
 // null where get says there is no value.
 func rowsOf[B interface {
 	array.Builder
 	*E
-}, E any, T any](get func(b arrow.RecordBatch, i int) (T, bool), add func(B, T)) func(array.Builder, arrow.RecordBatch, int) {
-	return func(bld array.Builder, b arrow.RecordBatch, n int) {
+}, E any, T any](get func(b arrow.RecordBatch, i int) (T, bool), add func(B, T)) putFunc {
+	return func(bld array.Builder, b arrow.RecordBatch, lo, hi int) {
 		bb := bld.(B)
-		for i := range n {
+		for i := lo; i < hi; i++ {
 			if v, ok := get(b, i); ok {
 				add(bb, v)
 			} else {
@@ -273,8 +275,8 @@ func valueAt[A interface {
 }
 
 type tablePlan struct {
-	// ordinal is the run's row that row 0 of the batch being added is (Extra's
-	// index)
+	// ordinal is the run's row that row 0 of the log batch being added is
+	// (Extra's index)
 	ordinal  int
 	run      *TableRun
 	logPath  string
@@ -319,7 +321,7 @@ var listType = arrow.ListOfField(arrow.Field{Name: "element", Type: arrow.Primit
 
 // passThrough returns the Arrow type and put function of a log column kept as it
 // is, or an error for a type the table does not take.
-func passThrough(f arrow.Field, fi int) (arrow.DataType, func(array.Builder, arrow.RecordBatch, int), error) {
+func passThrough(f arrow.Field, fi int) (arrow.DataType, putFunc, error) {
 	switch f.Type.ID() {
 	case arrow.STRING:
 		return arrow.BinaryTypes.String, rowsOf(valueAt[*array.String](fi), addString), nil
@@ -335,12 +337,12 @@ func passThrough(f arrow.Field, fi int) (arrow.DataType, func(array.Builder, arr
 		if f.Type.(*arrow.ListType).Elem().ID() != arrow.INT64 {
 			break
 		}
-		return listType, func(bld array.Builder, b arrow.RecordBatch, n int) {
+		return listType, func(bld array.Builder, b arrow.RecordBatch, lo, hi int) {
 			lb := bld.(*array.ListBuilder)
 			vb := lb.ValueBuilder().(*array.Int64Builder)
 			a := b.Column(fi).(*array.List)
 			vals := a.ListValues().(*array.Int64).Int64Values()
-			for i := range n {
+			for i := lo; i < hi; i++ {
 				if a.IsNull(i) {
 					lb.AppendNull()
 					continue
@@ -385,7 +387,7 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 		}
 		return -1
 	}
-	add := func(name string, typ arrow.DataType, put func(array.Builder, arrow.RecordBatch, int)) {
+	add := func(name string, typ arrow.DataType, put putFunc) {
 		p.cols = append(p.cols, &tableCol{name: name, arrowType: typ, put: put})
 	}
 	strAt := func(b arrow.RecordBatch, fi, i int) string {
@@ -439,7 +441,7 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 	}, addDict)
 	// msDiff is a duration column a - b (ms) of two run-clock times, null when
 	// either is 0 (did not happen) or missing.
-	msDiff := func(ia, ib int) func(array.Builder, arrow.RecordBatch, int) {
+	msDiff := func(ia, ib int) putFunc {
 		return rowsOf(func(b arrow.RecordBatch, i int) (float64, bool) {
 			x, y := i64At(b, ia, i), i64At(b, ib, i)
 			return float64(x-y) / 1e6, x != 0 && y != 0
@@ -543,6 +545,7 @@ func (p *tablePlan) write(ctx context.Context, fw *pqarrow.FileWriter, schema *a
 	}()
 	flush := func() error {
 		if rb == nil {
+			logBytes = 0
 			return nil
 		}
 		// a fresh builder per row group: one dictionary per column chunk
@@ -568,20 +571,29 @@ func (p *tablePlan) write(ctx context.Context, fw *pqarrow.FileWriter, schema *a
 		if n <= 0 {
 			return nil
 		}
-		if rb == nil {
-			rb = array.NewRecordBuilder(mem, schema)
-		}
 		p.ordinal = total + rows
-		for k, c := range mine {
-			if c == nil {
-				rb.Field(k).AppendNulls(n)
-				continue
+		// a batch that crosses the end of a row group is cut there
+		for lo := 0; lo < n; {
+			hi := min(n, lo+tableRowGroupRows-rows)
+			if rb == nil {
+				rb = array.NewRecordBuilder(mem, schema)
 			}
-			c.put(rb.Field(k), b, n)
+			for k, c := range mine {
+				if c == nil {
+					rb.Field(k).AppendNulls(hi - lo)
+					continue
+				}
+				c.put(rb.Field(k), b, lo, hi)
+			}
+			rows += hi - lo
+			lo = hi
+			if rows >= tableRowGroupRows {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 		}
-		rows += n
-		logBytes += batchBytes(b)
-		if rows >= tableRowGroupRows || logBytes >= tableRowGroupBytes {
+		if logBytes += batchBytes(b); logBytes >= tableRowGroupBytes {
 			return flush()
 		}
 		return nil
