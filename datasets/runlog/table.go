@@ -124,7 +124,8 @@ type ExtraColumn struct {
 type TableOptions struct {
 	// RunColumns adds the run and system columns (a table of several runs).
 	RunColumns bool
-	// Mem allocates the Arrow buffers of the logs read; nil uses the default.
+	// Mem allocates the Arrow buffers: the logs read, the row groups built and
+	// pqarrow's while it writes them; nil uses the default.
 	Mem memory.Allocator
 }
 
