@@ -13,7 +13,6 @@ import (
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
@@ -239,21 +238,7 @@ func WriteClaimed(c *outguard.Claim, inputs []string, res *Result) error {
 		if err := os.WriteFile(filepath.Join(tmp, JSONFile), append(b, '\n'), 0o644); err != nil {
 			return err
 		}
-		f, err := os.Create(filepath.Join(tmp, ParquetFile))
-		if err != nil {
-			return err
-		}
-		pw := parquet.NewGenericWriter[Row](f, parquet.Compression(&zstd.Codec{}),
-			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), outguard.ParquetMetadata(outguard.Kind{Name: "audit"}))
-		if _, err := pw.Write(rows); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", ParquetFile, err)
-		}
-		if err := pw.Close(); err != nil {
-			f.Close()
-			return fmt.Errorf("write %s: %w", ParquetFile, err)
-		}
-		return f.Close()
+		return outguard.WriteParquet(filepath.Join(tmp, ParquetFile), outguard.Kind{Name: "audit"}, rows, &zstd.Codec{})
 	}(c.Dir())
 	if err != nil {
 		return err

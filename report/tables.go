@@ -12,7 +12,6 @@ import (
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
@@ -157,14 +156,7 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 	if err := outguard.AtomicWriteBytes(filepath.Join(out, MacrosFile), []byte(Macros)); err != nil {
 		return notes, err
 	}
-	if err := outguard.AtomicWrite(filepath.Join(out, PointsTable), func(w io.Writer) error {
-		pw := parquet.NewGenericWriter[pointRow](w, parquet.Compression(&zstd.Codec{}),
-			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), parquet.KeyValueMetadata(runlog.TableKindKey, "points-table"))
-		if _, err := pw.Write(rows); err != nil {
-			return err
-		}
-		return pw.Close()
-	}); err != nil {
+	if err := outguard.WriteParquet(filepath.Join(out, PointsTable), outguard.Kind{Name: "points-table"}, rows, &zstd.Codec{}); err != nil {
 		return notes, fmt.Errorf("write %s: %w", PointsTable, err)
 	}
 	if len(runs) == 0 {

@@ -2,29 +2,23 @@ package runlog
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"path/filepath"
-	"reflect"
 	"strings"
-	"unsafe"
 
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/parquet-go/parquet-go"
-	"github.com/parquet-go/parquet-go/compress"
-	"github.com/parquet-go/parquet-go/compress/zstd"
-	"github.com/parquet-go/parquet-go/encoding"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/compress"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // The analysis table (turns.parquet) is the turn log made for notebooks: one Parquet
@@ -56,24 +50,23 @@ import (
 //     is passed through. Every column is optional (a column one run's log lacks is
 //     null in its rows).
 //
-// The Parquet file also carries its Arrow schema (footer key ARROW:schema, as
-// pyarrow writes it), so pandas reads the dictionary-encoded columns as categories
+// The table is written by arrow-go's pqarrow from Arrow records of the table's
+// schema, so the Parquet file also carries that schema (footer key ARROW:schema,
+// as pyarrow writes it): pandas reads the dictionary-encoded columns as categories
 // and timestamps as UTC datetimes, and polars as categoricals. Rows keep the log's
 // order. A table is written in row groups of at most tableRowGroupRows rows or
-// tableRowGroupBytes bytes of log, so memory stays bounded by those, not by the
-// log's size.
+// tableRowGroupBytes bytes of log, each one Arrow record built from the log's
+// batches (one dictionary per column chunk), so memory stays bounded by those,
+// not by the log's size.
 
 // TableFile is the analysis table of a run folder (and of a report folder, for
 // all its runs).
 const TableFile = "turns.parquet"
 
-// TableKind is the value of the Parquet footer key agentrace.kind (TableKindKey)
-// that marks an analysis table (internal/outguard recognizes agentrace's outputs by
-// it).
+// TableKind is the value of the Parquet footer key agentrace.kind
+// (outguard.ParquetKey) that marks an analysis table (internal/outguard recognizes
+// agentrace's outputs by it).
 const TableKind = "turns-table"
-
-// TableKindKey is the Parquet footer key naming the kind of an agentrace output.
-const TableKindKey = "agentrace.kind"
 
 const (
 	tableRowGroupRows  = 64 << 10
@@ -131,7 +124,8 @@ type ExtraColumn struct {
 type TableOptions struct {
 	// RunColumns adds the run and system columns (a table of several runs).
 	RunColumns bool
-	// Mem allocates the Arrow buffers of the logs read; nil uses the default.
+	// Mem allocates the Arrow buffers: the logs read, the row groups built and
+	// pqarrow's while it writes them; nil uses the default.
 	Mem memory.Allocator
 }
 
@@ -179,36 +173,45 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 			cols = append(cols, c)
 		}
 	}
-	group := make(orderedGroup, len(cols))
-	afields := make([]arrow.Field, len(cols))
+	fields := make([]arrow.Field, len(cols))
+	props := []parquet.WriterProperty{
+		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCreatedBy("agentrace version " + schemas.ToolVersion),
+		parquet.WithMaxRowGroupLength(tableRowGroupRows),
+		parquet.WithAllocator(mem),
+		parquet.WithDictionaryDefault(false),
+	}
 	for i, c := range cols {
-		group[i] = namedNode{Node: c.node, name: c.name}
-		afields[i] = arrow.Field{Name: c.name, Type: c.arrowType, Nullable: true}
+		fields[i] = arrow.Field{Name: c.name, Type: c.arrowType, Nullable: true}
+		if c.arrowType.ID() == arrow.DICTIONARY {
+			props = append(props, parquet.WithDictionaryFor(c.name, true))
+		}
 		info.Columns = append(info.Columns, c.name)
 	}
-	arrowSchema, err := serializeArrowSchema(arrow.NewSchema(afields, nil))
-	if err != nil {
-		return info, fmt.Errorf("write turns table: %w", err)
-	}
-	schema := parquet.NewSchema("turns", group)
-	err = outguard.AtomicWrite(path, func(w io.Writer) error {
-		pw := parquet.NewWriter(w, schema,
-			parquet.Compression(&zstd.Codec{}),
-			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""),
-			parquet.KeyValueMetadata("ARROW:schema", arrowSchema),
-			parquet.KeyValueMetadata(TableKindKey, TableKind),
-		)
+	schema := arrow.NewSchema(fields, nil)
+	err := outguard.AtomicWrite(path, func(w io.Writer) error {
+		// pqarrow stores the Arrow schema in the footer (ARROW:schema) itself
+		fw, err := pqarrow.NewFileWriter(schema, w, parquet.NewWriterProperties(props...),
+			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
+		if err != nil {
+			return fmt.Errorf("write turns table %q: %w", path, err)
+		}
+		if err := fw.AppendKeyValueMetadata(outguard.ParquetKey, TableKind); err != nil {
+			fw.Close()
+			return fmt.Errorf("write turns table %q: %w", path, err)
+		}
 		for i, p := range plans {
-			n, warn, err := p.write(ctx, pw, index, len(cols), mem)
+			n, warn, err := p.write(ctx, fw, schema, index, mem)
 			info.Rows += n
 			if warn != "" {
 				info.Warnings = append(info.Warnings, warn)
 			}
 			if err != nil {
+				fw.Close()
 				return fmt.Errorf("write turns table %q from run %q: %w", path, runs[i].Dir, err)
 			}
 		}
-		if err := pw.Close(); err != nil {
+		if err := fw.Close(); err != nil {
 			return fmt.Errorf("write turns table %q: %w", path, err)
 		}
 		// Interrupted meanwhile: the temporary file is dropped, nothing replaced.
@@ -217,55 +220,64 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 	return info, err
 }
 
-// serializeArrowSchema returns the Arrow schema as pyarrow stores it in a Parquet
-// footer: the base64 of its IPC schema message.
-func serializeArrowSchema(s *arrow.Schema) (string, error) {
-	var buf bytes.Buffer
-	w := ipc.NewWriter(&buf, ipc.WithSchema(s))
-	if err := w.Close(); err != nil {
-		return "", err
-	}
-	msg := buf.Bytes()
-	// the stream is the schema message followed by the end-of-stream marker
-	msg = bytes.TrimSuffix(msg, eos)
-	return base64.StdEncoding.EncodeToString(msg), nil
-}
-
-// orderedGroup is a Parquet group whose fields keep their order (parquet.Group
-// sorts them by name).
-type orderedGroup []parquet.Field
-
-func (g orderedGroup) ID() int                     { return 0 }
-func (g orderedGroup) String() string              { return fmt.Sprintf("group of %d fields", len(g)) }
-func (g orderedGroup) Type() parquet.Type          { return parquet.Group{}.Type() }
-func (g orderedGroup) Optional() bool              { return false }
-func (g orderedGroup) Repeated() bool              { return false }
-func (g orderedGroup) Required() bool              { return true }
-func (g orderedGroup) Leaf() bool                  { return false }
-func (g orderedGroup) Fields() []parquet.Field     { return g }
-func (g orderedGroup) Encoding() encoding.Encoding { return nil }
-func (g orderedGroup) Compression() compress.Codec { return nil }
-func (g orderedGroup) GoType() reflect.Type        { return reflect.TypeOf(map[string]any{}) }
-
-type namedNode struct {
-	parquet.Node
-	name string
-}
-
-func (n namedNode) Name() string                           { return n.name }
-func (n namedNode) Value(base reflect.Value) reflect.Value { return reflect.Value{} }
-
-// tableCol is one output column: its Parquet node, its Arrow type (for the
-// footer's Arrow schema) and how it adds row i of a log batch to a row.
+// tableCol is one output column: its Arrow type and how it appends rows lo to hi
+// (exclusive) of a log batch to its builder.
 type tableCol struct {
 	name      string
-	node      parquet.Node
 	arrowType arrow.DataType
-	put       func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row
+	put       putFunc
+}
+
+type putFunc func(bld array.Builder, b arrow.RecordBatch, lo, hi int)
+
+// rowsOf is a tableCol's put appending, for each row i, get(b, i) with add, or a
+// null where get says there is no value.
+func rowsOf[B interface {
+	array.Builder
+	*E
+}, E any, T any](get func(b arrow.RecordBatch, i int) (T, bool), add func(B, T)) putFunc {
+	return func(bld array.Builder, b arrow.RecordBatch, lo, hi int) {
+		bb := bld.(B)
+		for i := lo; i < hi; i++ {
+			if v, ok := get(b, i); ok {
+				add(bb, v)
+			} else {
+				bb.AppendNull()
+			}
+		}
+	}
+}
+
+// Builders of the table's column types.
+var (
+	addString = (*array.StringBuilder).Append
+	addInt32  = (*array.Int32Builder).Append
+	addInt64  = (*array.Int64Builder).Append
+	addBool   = (*array.BooleanBuilder).Append
+	addDouble = (*array.Float64Builder).Append
+	addTime   = func(b *array.TimestampBuilder, v int64) { b.Append(arrow.Timestamp(v)) }
+	// AppendString fails only for a value of another type than the dictionary's
+	addDict = func(b *array.BinaryDictionaryBuilder, s string) { _ = b.AppendString(s) }
+)
+
+// valueAt reads row i of column fi of type A, with its validity.
+func valueAt[A interface {
+	arrow.Array
+	Value(int) T
+}, T any](fi int) func(b arrow.RecordBatch, i int) (T, bool) {
+	return func(b arrow.RecordBatch, i int) (T, bool) {
+		a := b.Column(fi).(A)
+		if a.IsNull(i) {
+			var zero T
+			return zero, false
+		}
+		return a.Value(i), true
+	}
 }
 
 type tablePlan struct {
-	// ordinal is the run's row being written (Extra's index)
+	// ordinal is the run's row that row 0 of the log batch being added is
+	// (Extra's index)
 	ordinal  int
 	run      *TableRun
 	logPath  string
@@ -305,99 +317,44 @@ func (p *tablePlan) logSchema() (*arrow.Schema, error) {
 	return rd.Schema(), nil
 }
 
-// Parquet leaves of the table, all optional.
-var (
-	nodeString = parquet.Optional(parquet.String())
-	nodeDict   = parquet.Optional(parquet.Encoded(parquet.String(), &parquet.RLEDictionary))
-	nodeInt32  = parquet.Optional(parquet.Int(32))
-	nodeInt64  = parquet.Optional(parquet.Int(64))
-	nodeBool   = parquet.Optional(parquet.Leaf(parquet.BooleanType))
-	nodeDouble = parquet.Optional(parquet.Leaf(parquet.DoubleType))
-	nodeTime   = parquet.Optional(parquet.Timestamp(parquet.Nanosecond))
-)
+// listType is the table's list<int64> (its elements never null).
+var listType = arrow.ListOfField(arrow.Field{Name: "element", Type: arrow.PrimitiveTypes.Int64})
 
-func null(row parquet.Row, col int) parquet.Row {
-	return append(row, parquet.NullValue().Level(0, 0, col))
-}
-
-func str(row parquet.Row, s string, col int) parquet.Row {
-	return append(row, parquet.ByteArrayValue(unsafe.Slice(unsafe.StringData(s), len(s))).Level(0, 1, col))
-}
-
-// passThrough returns the node, Arrow type and row function of a log column kept as
-// it is, or an error for a type the table does not take.
-func passThrough(f arrow.Field, fi int) (parquet.Node, arrow.DataType, func(parquet.Row, arrow.RecordBatch, int, int) parquet.Row, error) {
+// passThrough returns the Arrow type and put function of a log column kept as it
+// is, or an error for a type the table does not take.
+func passThrough(f arrow.Field, fi int) (arrow.DataType, putFunc, error) {
 	switch f.Type.ID() {
 	case arrow.STRING:
-		return nodeString, arrow.BinaryTypes.String, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-			a := b.Column(fi).(*array.String)
-			if a.IsNull(i) {
-				return null(row, col)
-			}
-			return str(row, a.Value(i), col)
-		}, nil
+		return arrow.BinaryTypes.String, rowsOf(valueAt[*array.String](fi), addString), nil
 	case arrow.INT32:
-		return nodeInt32, arrow.PrimitiveTypes.Int32, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-			a := b.Column(fi).(*array.Int32)
-			if a.IsNull(i) {
-				return null(row, col)
-			}
-			return append(row, parquet.Int32Value(a.Value(i)).Level(0, 1, col))
-		}, nil
+		return arrow.PrimitiveTypes.Int32, rowsOf(valueAt[*array.Int32](fi), addInt32), nil
 	case arrow.INT64:
-		return nodeInt64, arrow.PrimitiveTypes.Int64, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-			a := b.Column(fi).(*array.Int64)
-			if a.IsNull(i) {
-				return null(row, col)
-			}
-			return append(row, parquet.Int64Value(a.Value(i)).Level(0, 1, col))
-		}, nil
+		return arrow.PrimitiveTypes.Int64, rowsOf(valueAt[*array.Int64](fi), addInt64), nil
 	case arrow.BOOL:
-		return nodeBool, arrow.FixedWidthTypes.Boolean, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-			a := b.Column(fi).(*array.Boolean)
-			if a.IsNull(i) {
-				return null(row, col)
-			}
-			return append(row, parquet.BooleanValue(a.Value(i)).Level(0, 1, col))
-		}, nil
+		return arrow.FixedWidthTypes.Boolean, rowsOf(valueAt[*array.Boolean](fi), addBool), nil
 	case arrow.FLOAT64:
-		return nodeDouble, arrow.PrimitiveTypes.Float64, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-			a := b.Column(fi).(*array.Float64)
-			if a.IsNull(i) {
-				return null(row, col)
-			}
-			return append(row, parquet.DoubleValue(a.Value(i)).Level(0, 1, col))
-		}, nil
+		return arrow.PrimitiveTypes.Float64, rowsOf(valueAt[*array.Float64](fi), addDouble), nil
 	case arrow.LIST:
-		lt := f.Type.(*arrow.ListType)
-		if lt.Elem().ID() != arrow.INT64 {
+		if f.Type.(*arrow.ListType).Elem().ID() != arrow.INT64 {
 			break
 		}
-		// optional LIST { repeated group list { required int64 element } }:
-		// definition level 0 = null, 1 = empty, 2 = an element
-		node := parquet.Optional(parquet.List(parquet.Int(64)))
-		typ := arrow.ListOfField(arrow.Field{Name: "element", Type: arrow.PrimitiveTypes.Int64})
-		return node, typ, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
+		return listType, func(bld array.Builder, b arrow.RecordBatch, lo, hi int) {
+			lb := bld.(*array.ListBuilder)
+			vb := lb.ValueBuilder().(*array.Int64Builder)
 			a := b.Column(fi).(*array.List)
-			if a.IsNull(i) {
-				return null(row, col)
-			}
-			start, end := a.ValueOffsets(i)
-			if start == end {
-				return append(row, parquet.NullValue().Level(0, 1, col))
-			}
-			vals := a.ListValues().(*array.Int64)
-			for k := start; k < end; k++ {
-				rep := 1
-				if k == start {
-					rep = 0
+			vals := a.ListValues().(*array.Int64).Int64Values()
+			for i := lo; i < hi; i++ {
+				if a.IsNull(i) {
+					lb.AppendNull()
+					continue
 				}
-				row = append(row, parquet.Int64Value(vals.Value(int(k))).Level(rep, 2, col))
+				start, end := a.ValueOffsets(i)
+				lb.Append(true)
+				vb.AppendValues(vals[start:end], nil)
 			}
-			return row
 		}, nil
 	}
-	return nil, nil, nil, fmt.Errorf("column %q of type %s: the turns table does not take this type", f.Name, f.Type)
+	return nil, nil, fmt.Errorf("column %q of type %s: the turns table does not take this type", f.Name, f.Type)
 }
 
 func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
@@ -431,8 +388,8 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 		}
 		return -1
 	}
-	add := func(name string, node parquet.Node, typ arrow.DataType, put func(parquet.Row, arrow.RecordBatch, int, int) parquet.Row) {
-		p.cols = append(p.cols, &tableCol{name: name, node: node, arrowType: typ, put: put})
+	add := func(name string, typ arrow.DataType, put putFunc) {
+		p.cols = append(p.cols, &tableCol{name: name, arrowType: typ, put: put})
 	}
 	strAt := func(b arrow.RecordBatch, fi, i int) string {
 		if fi < 0 {
@@ -461,200 +418,183 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 		}
 		return 0, false
 	}
+	constant := func(s string) func(arrow.RecordBatch, int) (string, bool) {
+		return func(arrow.RecordBatch, int) (string, bool) { return s, true }
+	}
 
 	concurrency := int32(m.Config.Concurrency)
-	add("concurrency", nodeInt32, arrow.PrimitiveTypes.Int32, func(row parquet.Row, _ arrow.RecordBatch, _, col int) parquet.Row {
-		return append(row, parquet.Int32Value(concurrency).Level(0, 1, col))
-	})
+	add("concurrency", arrow.PrimitiveTypes.Int32, rowsOf(func(arrow.RecordBatch, int) (int32, bool) { return concurrency, true }, addInt32))
 	if runColumns {
-		add("run", nodeDict, dictType, func(row parquet.Row, _ arrow.RecordBatch, _, col int) parquet.Row { return str(row, r.Run, col) })
-		add("system", nodeDict, dictType, func(row parquet.Row, _ arrow.RecordBatch, _, col int) parquet.Row { return str(row, r.System, col) })
+		add("run", dictType, rowsOf(constant(r.Run), addDict))
+		add("system", dictType, rowsOf(constant(r.System), addDict))
 	}
 	iStatus, iError, iHTTP := col("status"), col("error"), col("http_status")
 	iConv, iTurn := col("conversation_id"), col("turn")
 	iSched, iIssued, iFirst, iDone := col("scheduled_ns"), col("issued_ns"), col("first_token_ns"), col("completed_ns")
-	status := func(b arrow.RecordBatch, i int) string {
-		return strAt(b, iStatus, i)
+	status := func(b arrow.RecordBatch, i int) (string, bool) {
+		return strAt(b, iStatus, i), true
 	}
-	errorKind := func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
+	errorKind := rowsOf(func(b arrow.RecordBatch, i int) (string, bool) {
 		code, _ := i32At(b, iHTTP, i)
-		if k := ErrorKind(status(b, i), code, strAt(b, iError, i)); k != "" {
-			return str(row, k, col)
-		}
-		return null(row, col)
-	}
+		s, _ := status(b, i)
+		k := ErrorKind(s, code, strAt(b, iError, i))
+		return k, k != ""
+	}, addDict)
 	// msDiff is a duration column a - b (ms) of two run-clock times, null when
 	// either is 0 (did not happen) or missing.
-	msDiff := func(ia, ib int) func(parquet.Row, arrow.RecordBatch, int, int) parquet.Row {
-		return func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
+	msDiff := func(ia, ib int) putFunc {
+		return rowsOf(func(b arrow.RecordBatch, i int) (float64, bool) {
 			x, y := i64At(b, ia, i), i64At(b, ib, i)
-			if x == 0 || y == 0 {
-				return null(row, col)
-			}
-			return append(row, parquet.DoubleValue(float64(x-y)/1e6).Level(0, 1, col))
-		}
+			return float64(x-y) / 1e6, x != 0 && y != 0
+		}, addDouble)
 	}
 
 	for fi, f := range schema.Fields() {
 		switch {
 		case f.Name == "turn" && f.Type.ID() == arrow.INT32:
-			add("client_turn", nodeInt32, arrow.PrimitiveTypes.Int32, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-				if v, ok := i32At(b, fi, i); ok {
-					return append(row, parquet.Int32Value(v).Level(0, 1, col))
-				}
-				return null(row, col)
-			})
-			add("expected_turn", nodeInt32, arrow.PrimitiveTypes.Int32, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
+			add("client_turn", arrow.PrimitiveTypes.Int32, rowsOf(valueAt[*array.Int32](fi), addInt32))
+			add("expected_turn", arrow.PrimitiveTypes.Int32, rowsOf(func(b arrow.RecordBatch, i int) (int32, bool) {
 				turn, ok := i32At(b, iTurn, i)
 				if !ok || p.expected == nil {
-					return null(row, col)
+					return 0, false
 				}
-				if e, ok := p.expected(strAt(b, iConv, i), turn); ok && e > 0 {
-					return append(row, parquet.Int32Value(e).Level(0, 1, col))
-				}
-				return null(row, col)
-			})
+				e, ok := p.expected(strAt(b, iConv, i), turn)
+				return e, ok && e > 0
+			}, addInt32))
 		case f.Name == "status" && f.Type.ID() == arrow.STRING:
-			add("status", nodeDict, dictType, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-				return str(row, status(b, i), col)
-			})
-			add("issued", nodeBool, arrow.FixedWidthTypes.Boolean, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-				return append(row, parquet.BooleanValue(Issued(status(b, i), i64At(b, iIssued, i))).Level(0, 1, col))
-			})
+			add("status", dictType, rowsOf(status, addDict))
+			add("issued", arrow.FixedWidthTypes.Boolean, rowsOf(func(b arrow.RecordBatch, i int) (bool, bool) {
+				s, _ := status(b, i)
+				return Issued(s, i64At(b, iIssued, i)), true
+			}, addBool))
 			if iError < 0 {
-				add("error_kind", nodeDict, dictType, errorKind)
+				add("error_kind", dictType, errorKind)
 			}
 		case f.Name == "error" && f.Type.ID() == arrow.STRING:
-			add("error", nodeDict, dictType, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-				return str(row, strAt(b, fi, i), col)
-			})
-			add("error_kind", nodeDict, dictType, errorKind)
+			add("error", dictType, rowsOf(func(b arrow.RecordBatch, i int) (string, bool) { return strAt(b, fi, i), true }, addDict))
+			add("error_kind", dictType, errorKind)
 		case f.Type.ID() == arrow.STRING && dictColumns[f.Name]:
-			add(f.Name, nodeDict, dictType, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-				a := b.Column(fi).(*array.String)
-				if a.IsNull(i) {
-					return null(row, col)
-				}
-				return str(row, a.Value(i), col)
-			})
+			add(f.Name, dictType, rowsOf(valueAt[*array.String](fi), addDict))
 		case f.Type.ID() == arrow.INT64 && durationNs[f.Name]:
-			node, typ, put, _ := passThrough(f, fi)
-			add(f.Name, node, typ, put)
-			add(strings.TrimSuffix(f.Name, "_ns")+"_ms", nodeDouble, arrow.PrimitiveTypes.Float64, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
-				return append(row, parquet.DoubleValue(float64(i64At(b, fi, i))/1e6).Level(0, 1, col))
-			})
+			typ, put, _ := passThrough(f, fi)
+			add(f.Name, typ, put)
+			add(strings.TrimSuffix(f.Name, "_ns")+"_ms", arrow.PrimitiveTypes.Float64, rowsOf(func(b arrow.RecordBatch, i int) (float64, bool) {
+				return float64(i64At(b, fi, i)) / 1e6, true
+			}, addDouble))
 		case f.Type.ID() == arrow.INT64 && strings.HasSuffix(f.Name, "_ns"):
-			node, typ, put, _ := passThrough(f, fi)
-			add(f.Name, node, typ, put)
-			add(strings.TrimSuffix(f.Name, "_ns")+"_at", nodeTime, timestampType, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
+			typ, put, _ := passThrough(f, fi)
+			add(f.Name, typ, put)
+			add(strings.TrimSuffix(f.Name, "_ns")+"_at", timestampType, rowsOf(func(b arrow.RecordBatch, i int) (int64, bool) {
 				v := i64At(b, fi, i)
-				if v == 0 {
-					return null(row, col)
-				}
-				return append(row, parquet.Int64Value(started+v).Level(0, 1, col))
-			})
+				return started + v, v != 0
+			}, addTime))
 			if f.Name == "completed_ns" {
 				// lag needs only the issue: a run-clock 0 schedule is a time here
-				add("lag_ms", nodeDouble, arrow.PrimitiveTypes.Float64, func(row parquet.Row, b arrow.RecordBatch, i, col int) parquet.Row {
+				add("lag_ms", arrow.PrimitiveTypes.Float64, rowsOf(func(b arrow.RecordBatch, i int) (float64, bool) {
 					x := i64At(b, iIssued, i)
-					if x == 0 {
-						return null(row, col)
-					}
-					return append(row, parquet.DoubleValue(float64(x-i64At(b, iSched, i))/1e6).Level(0, 1, col))
-				})
-				add("ttft_ms", nodeDouble, arrow.PrimitiveTypes.Float64, msDiff(iFirst, iIssued))
-				add("latency_ms", nodeDouble, arrow.PrimitiveTypes.Float64, msDiff(iDone, iIssued))
-				add("decode_ms", nodeDouble, arrow.PrimitiveTypes.Float64, msDiff(iDone, iFirst))
+					return float64(x-i64At(b, iSched, i)) / 1e6, x != 0
+				}, addDouble))
+				add("ttft_ms", arrow.PrimitiveTypes.Float64, msDiff(iFirst, iIssued))
+				add("latency_ms", arrow.PrimitiveTypes.Float64, msDiff(iDone, iIssued))
+				add("decode_ms", arrow.PrimitiveTypes.Float64, msDiff(iDone, iFirst))
 			}
 		default:
-			node, typ, put, err := passThrough(f, fi)
+			typ, put, err := passThrough(f, fi)
 			if err != nil {
 				return nil, fmt.Errorf("run %q: %w", r.Dir, err)
 			}
-			add(f.Name, node, typ, put)
+			add(f.Name, typ, put)
 		}
 	}
 	for _, x := range r.Extra {
 		vals := x.Values
-		add(x.Name, nodeDouble, arrow.PrimitiveTypes.Float64, func(row parquet.Row, _ arrow.RecordBatch, _, col int) parquet.Row {
-			k := p.ordinal
+		add(x.Name, arrow.PrimitiveTypes.Float64, rowsOf(func(_ arrow.RecordBatch, i int) (float64, bool) {
+			k := p.ordinal + i
 			if k >= len(vals) || math.IsNaN(vals[k]) {
-				return null(row, col)
+				return 0, false
 			}
-			return append(row, parquet.DoubleValue(vals[k]).Level(0, 1, col))
-		})
+			return vals[k], true
+		}, addDouble))
 	}
 	return p, nil
 }
 
-// write streams the run's log into pw, one row group per tableRowGroupRows rows or
-// tableRowGroupBytes bytes of log. It returns the rows written and a warning when
-// the log was cut short.
-func (p *tablePlan) write(ctx context.Context, pw *parquet.Writer, index map[string]int, ncols int, mem memory.Allocator) (int, string, error) {
+// write streams the run's log into fw, one row group per tableRowGroupRows rows
+// or tableRowGroupBytes bytes of log: the rows of the log's batches are added to
+// one Arrow record (the table's schema) until then, and fw writes it as a row
+// group. It returns the rows written and a warning when the log was cut short.
+func (p *tablePlan) write(ctx context.Context, fw *pqarrow.FileWriter, schema *arrow.Schema, index map[string]int, mem memory.Allocator) (int, string, error) {
 	f, err := p.openLog()
 	if err != nil {
 		return 0, "", err
 	}
 	defer f.Close()
 	// the run's column for each table column, nil where the run lacks it
-	mine := make([]*tableCol, ncols)
+	mine := make([]*tableCol, schema.NumFields())
 	for _, c := range p.cols {
 		mine[index[c.name]] = c
 	}
 	var (
-		rows        []parquet.Row
-		held        []arrow.RecordBatch
-		total       int
-		bufferBytes int64
+		rb          *array.RecordBuilder // the row group being built, nil when none
+		rows, total int
+		logBytes    int64
 	)
-	release := func() {
-		for _, b := range held {
-			b.Release()
+	defer func() {
+		if rb != nil {
+			rb.Release()
 		}
-		held, rows, bufferBytes = held[:0], rows[:0], 0
-	}
-	defer release()
+	}()
 	flush := func() error {
-		if len(rows) == 0 {
+		if rb == nil {
+			logBytes = 0
 			return nil
 		}
+		// a fresh builder per row group: one dictionary per column chunk
+		rec := rb.NewRecordBatch()
+		rb.Release()
+		rb = nil
+		defer rec.Release()
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if _, err := pw.WriteRows(rows); err != nil {
+		if err := fw.Write(rec); err != nil {
 			return err
 		}
-		if err := pw.Flush(); err != nil {
-			return err
-		}
-		total += len(rows)
-		release()
+		total += rows
+		rows, logBytes = 0, 0
 		return nil
 	}
 	lr, serr := ScanRun(ctx, f, SizeOf(f), p.run.Manifest, mem, func(b arrow.RecordBatch) error {
 		n := int(b.NumRows())
 		if p.run.Rows > 0 {
-			n = min(n, p.run.Rows-(total+len(rows)))
+			n = min(n, p.run.Rows-(total+rows))
 		}
 		if n <= 0 {
 			return nil
 		}
-		b.Retain() // the rows point into its strings until they are written
-		held = append(held, b)
-		for i := range n {
-			var row parquet.Row
-			p.ordinal = total + len(rows)
+		p.ordinal = total + rows
+		// a batch that crosses the end of a row group is cut there
+		for lo := 0; lo < n; {
+			hi := min(n, lo+tableRowGroupRows-rows)
+			if rb == nil {
+				rb = array.NewRecordBuilder(mem, schema)
+			}
 			for k, c := range mine {
 				if c == nil {
-					row = null(row, k)
+					rb.Field(k).AppendNulls(hi - lo)
 					continue
 				}
-				row = c.put(row, b, i, k)
+				c.put(rb.Field(k), b, lo, hi)
 			}
-			rows = append(rows, row)
+			rows += hi - lo
+			lo = hi
+			if rows >= tableRowGroupRows {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 		}
-		bufferBytes += batchBytes(b)
-		if len(rows) >= tableRowGroupRows || bufferBytes >= tableRowGroupBytes {
+		if logBytes += batchBytes(b); logBytes >= tableRowGroupBytes {
 			return flush()
 		}
 		return nil
@@ -690,7 +630,7 @@ func ReadExpectedTurns(dir string) (ExpectedTurns, error) {
 		Turn           int32  `parquet:"turn"`
 		ExpectedTurn   int32  `parquet:"expected_turn"`
 	}
-	rows, err := parquet.ReadFile[row](filepath.Join(dir, schemas.TurnsFile))
+	rows, err := infile.ReadParquet[row](filepath.Join(dir, schemas.TurnsFile))
 	if err != nil {
 		return nil, fmt.Errorf("read dataset %q: %w", dir, err)
 	}

@@ -4,18 +4,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/format"
 )
 
 // writeTestRun writes a run folder with recs and a manifest.
@@ -198,7 +201,7 @@ func TestWriteTable(t *testing.T) {
 			_ = cc
 		}
 	}
-	if v, _ := pf.Lookup(TableKindKey); v != TableKind {
+	if v, _ := pf.Lookup(outguard.ParquetKey); v != TableKind {
 		t.Errorf("kind %q", v)
 	}
 	raw, _ := pf.Lookup("ARROW:schema")
@@ -309,6 +312,82 @@ func TestErrorKind(t *testing.T) {
 	for _, tt := range tests {
 		if got := ErrorKind(tt.status, tt.http, tt.err); got != tt.want {
 			t.Errorf("ErrorKind(%q, %d, %q) = %q, want %q", tt.status, tt.http, tt.err, got, tt.want)
+		}
+	}
+}
+
+// A table of more rows than a row group holds: two row groups, the rows in the
+// log's order (an Extra column numbers them), every data page of a
+// dictionary-encoded column dictionary-encoded in each row group (one dictionary
+// per column chunk), and the checked allocator back to 0.
+func TestWriteTableRowGroups(t *testing.T) {
+	root := t.TempDir()
+	run := filepath.Join(root, "run")
+	n := tableRowGroupRows + 1000
+	recs := make([]schemas.TurnRecord, n)
+	ordinals := make([]float64, n)
+	for i := range recs {
+		recs[i] = schemas.TurnRecord{SessionID: fmt.Sprintf("s%d", i%50), ConversationID: "c", Turn: int32(i), Status: schemas.StatusOK,
+			IssuedNs: int64(i + 1), CompletedNs: int64(i + 2)}
+		ordinals[i] = float64(i)
+	}
+	writeTestRun(t, run, recs, schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 2}})
+	out := filepath.Join(root, "turns.parquet")
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	info, err := WriteTable(context.Background(), out, []TableRun{{Dir: run, Expected: func(string, int32) (int32, bool) { return 0, false },
+		Extra: []ExtraColumn{{Name: "ordinal", Values: ordinals}}}}, TableOptions{Mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mem.AssertSize(t, 0)
+	if info.Rows != n {
+		t.Fatalf("%d rows, want %d", info.Rows, n)
+	}
+	type row struct {
+		SessionID  *string  `parquet:"session_id,optional"`
+		ClientTurn *int32   `parquet:"client_turn,optional"`
+		Ordinal    *float64 `parquet:"ordinal,optional"`
+	}
+	rows, err := parquet.ReadFile[row](out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range rows {
+		if r.SessionID == nil || *r.SessionID != recs[i].SessionID || r.ClientTurn == nil || *r.ClientTurn != int32(i) || r.Ordinal == nil || *r.Ordinal != float64(i) {
+			t.Fatalf("row %d: %+v", i, r)
+		}
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := parquet.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	groups := pf.Metadata().RowGroups
+	if len(groups) != 2 || groups[0].NumRows != tableRowGroupRows {
+		t.Fatalf("%d row groups, the first of %d rows", len(groups), groups[0].NumRows)
+	}
+	for g, rg := range groups {
+		for _, c := range rg.Columns {
+			if !dictColumns[c.MetaData.PathInSchema[0]] {
+				continue
+			}
+			pages := 0
+			for _, s := range c.MetaData.EncodingStats {
+				if s.PageType == format.DataPage || s.PageType == format.DataPageV2 {
+					pages++
+					if s.Encoding != format.RLEDictionary {
+						t.Errorf("row group %d column %s: a data page in %s", g, c.MetaData.PathInSchema[0], s.Encoding)
+					}
+				}
+			}
+			if pages == 0 {
+				t.Errorf("row group %d column %s: no data page in its encoding stats", g, c.MetaData.PathInSchema[0])
+			}
 		}
 	}
 }

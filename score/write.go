@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,26 +96,12 @@ func WriteScores(runDir string, s *schemas.Scores) error {
 
 // WriteTurnScores writes scored turns as a Parquet table, atomically.
 func WriteTurnScores(path string, rows []schemas.TurnScore) error {
-	return writeParquet(path, ScoresKind, rows)
+	return outguard.WriteParquet(path, ScoresKind, rows, &snappy.Codec{})
 }
 
 // WriteRescoreRows writes rescore's results table, atomically.
 func WriteRescoreRows(path string, rows []schemas.RescoreRow) error {
-	return writeParquet(path, outguard.Rescore, rows)
-}
-
-func writeParquet[T any](path string, kind outguard.Kind, rows []T) error {
-	return outguard.AtomicWrite(path, func(w io.Writer) error {
-		pw := parquet.NewGenericWriter[T](w, parquet.Compression(&snappy.Codec{}),
-			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), outguard.ParquetMetadata(kind))
-		if _, err := pw.Write(rows); err != nil {
-			return fmt.Errorf("write %q: %w", path, err)
-		}
-		if err := pw.Close(); err != nil {
-			return fmt.Errorf("close %q: %w", path, err)
-		}
-		return nil
-	})
+	return outguard.WriteParquet(path, outguard.Rescore, rows, &snappy.Codec{})
 }
 
 // ScoreAndWrite scores a run (ScoreRun) and writes its scores.json and

@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/schemas"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
 )
 
 // TraceGenerator is the value a JSONL trace file agentrace writes carries in the
@@ -20,6 +23,26 @@ const TraceGenerator = "agentrace"
 // agentrace's output of kind (footer key ParquetKey).
 func ParquetMetadata(kind Kind) parquet.WriterOption {
 	return parquet.KeyValueMetadata(ParquetKey, kind.Name)
+}
+
+// WriteParquet writes rows (a Go struct whose parquet tags are its columns) as a
+// Parquet table to path, atomically (AtomicWrite), compressed with codec and
+// marked as agentrace's output of kind: the one path of agentrace's tables of
+// rows (scores, rescore results, a report's points, an audit). The turn log's
+// analysis table, built from Arrow records, goes through pqarrow instead
+// (runlog.WriteTable), and a dataset's tables stream row by row (datasets.Writer).
+func WriteParquet[T any](path string, kind Kind, rows []T, codec compress.Codec) error {
+	return AtomicWrite(path, func(w io.Writer) error {
+		pw := parquet.NewGenericWriter[T](w, parquet.Compression(codec),
+			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), ParquetMetadata(kind))
+		if _, err := pw.Write(rows); err != nil {
+			return fmt.Errorf("write %q: %w", path, err)
+		}
+		if err := pw.Close(); err != nil {
+			return fmt.Errorf("close %q: %w", path, err)
+		}
+		return nil
+	})
 }
 
 // FileKind returns the kind of output agentrace wrote in the file path ("" when
