@@ -11,7 +11,7 @@ import (
 
 // ISLCounter counts the ISL of the client turns of one conversation, one after
 // the other, without re-tokenizing the history each time. Count gives exactly
-// what CountISL gives for the same messages; it is faster in two ways:
+// what CountISL gives for the same messages; it is faster in these ways:
 //
 //   - Segment cache. Encode splits a text at the added tokens (<|im_start|>,
 //     <tool_call>, ...) and encodes each piece between them on its own, so a
@@ -21,13 +21,16 @@ import (
 //   - Template values kept. For any template, each message is parsed into
 //     template values (its tool-call arguments normalized) once, when it is first
 //     seen, and the turn is rendered by the engine from those values
-//     (renderCached); the engine still walks the whole history each turn. A
-//     turn's prompt is not derived as a prefix of a later turn's render: the
-//     engine shows no syntax tree, so no check short of rendering the turn
-//     proves that a template is prefix-stable on a conversation (Qwen's drop
-//     reasoning before the last user message without preserve_thinking; see
-//     TestISLCounterNotPrefixStable).
-//   - Incremental rendering. For a chat template agentrace knows (the Qwen3
+//     (renderCached).
+//   - Message loop not run again. For any template whose message loop
+//     loopTemplateOf admits (Qwen3.6's among them), the engine runs the loop's
+//     body only for the messages past those whose iterations the previous turn
+//     rendered and may be reused (renderLoop); the prologue and epilogue are
+//     rendered each turn. A turn's prompt is not derived as a prefix of another
+//     turn's render: Qwen's templates drop reasoning before the last user
+//     message without preserve_thinking (TestISLCounterNotPrefixStable), which
+//     the loop's state (their last_query_index) catches.
+//   - Native rendering. For a chat template agentrace knows (the Qwen3
 //     template, recognized by its exact source), the rendered text is built in
 //     Go from the messages, each parsed once, instead of running the template
 //     engine over the whole history for every turn. The build follows the
