@@ -358,6 +358,7 @@ func TestISLCounterLoopTemplates(t *testing.T) {
 		{"reads loop.length", `{%- for m in messages %}{{- m.content ~ ' of ' ~ loop.length + '\n' }}` + end, false, false},
 		{"reads the previous iteration's variable", `{%- for m in messages %}{%- if prev is defined %}{{- '(' + prev + ')' }}{%- endif %}{%- set prev = m.role %}{{- m.content + '\n' }}` + end, false, false},
 		{"mutates a list", `{%- set seen = [] %}{%- for m in messages %}{{- seen.append(m.role) or '' }}{{- m.content ~ (seen|length) + '\n' }}` + end, false, false},
+		{"mutates in the prologue", `{%- set seen = [] %}{{- seen.append(1) or '' }}{%- for m in messages %}{{- m.content + '\n' }}` + end, false, false},
 		{"breaks", `{%- for m in messages %}{%- if m.role == 'system' %}{%- continue %}{%- endif %}{{- m.content + '\n' }}` + end, false, false},
 	}
 	convs := []islConv{{name: "two questions", frags: []json.RawMessage{

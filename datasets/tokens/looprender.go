@@ -70,7 +70,9 @@ func loopTemplateOf(tmpl *jinja.Template, src string) *loopTemplate {
 			a.macros[n.FieldByName("name").String()] = n
 		}
 	}
-	if a.sets["messages"] {
+	if a.sets["messages"] || mutates(reflect.ValueOf(tmpl)) {
+		// A call that mutates a value anywhere (the prologue may change the
+		// messages the reused iterations saw) leaves the template to full renders.
 		return nil
 	}
 	// The main loop: the top-level `for NAME in messages` with the most nodes.
@@ -662,8 +664,9 @@ func scanTags(src string) ([]tag, bool) {
 }
 
 // tagEnd returns the index after the closer of the tag whose text starts at i,
-// skipping string literals.
+// skipping string literals and the braces of dict literals.
 func tagEnd(src string, i int, closer string) (int, bool) {
+	braces := 0
 	for i < len(src) {
 		switch c := src[i]; c {
 		case '\'', '"':
@@ -675,9 +678,15 @@ func tagEnd(src string, i int, closer string) (int, bool) {
 				i++
 			}
 			i++
+		case '{':
+			braces++
+			i++
 		default:
-			if strings.HasPrefix(src[i:], closer) {
+			if braces == 0 && strings.HasPrefix(src[i:], closer) {
 				return i + 2, true
+			}
+			if c == '}' && braces > 0 {
+				braces--
 			}
 			i++
 		}
@@ -722,6 +731,37 @@ func forEachNode(nodes reflect.Value, f func(reflect.Value)) {
 	for i := 0; i < nodes.Len(); i++ {
 		f(elem(nodes.Index(i)))
 	}
+}
+
+// mutates reports whether the syntax tree under v calls a method that mutates
+// its list or dict.
+func mutates(v reflect.Value) bool {
+	v = elem(v)
+	switch {
+	case !v.IsValid():
+		return false
+	case v.Kind() == reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			if mutates(v.Index(i)) {
+				return true
+			}
+		}
+	case v.Kind() == reflect.Struct:
+		if typeName(v) == "callExpr" {
+			if fn := elem(v.FieldByName("fn")); typeName(fn) == "attrExpr" && mutatingMethods[fn.FieldByName("attr").String()] {
+				return true
+			}
+		}
+		if typeName(v) == "Value" {
+			return false // literals
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if mutates(v.Field(i)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // intersect returns the names in both (a nil a is everything).
