@@ -63,7 +63,7 @@ func loopTemplateOf(tmpl *jinja.Template, src string) *loopTemplate {
 		return nil
 	}
 	a := loopAnalysis{sets: map[string]bool{}, macros: map[string]reflect.Value{}, state: map[string]bool{}, whole: map[string]bool{}, attrs: map[string]map[string]bool{}, seen: map[string]bool{}}
-	a.topSets(top)
+	scopeSets(top, a.sets)
 	for i := 0; i < top.Len(); i++ {
 		n := elem(top.Index(i))
 		if typeName(n) == "macroNode" {
@@ -130,28 +130,30 @@ type loopAnalysis struct {
 	failed    bool
 }
 
-// topSets collects the names set at the top level: set and set-block targets,
-// through ifs and filter blocks, not into loops or macros (their scopes are
-// their own).
-func (a *loopAnalysis) topSets(nodes reflect.Value) {
+// scopeSets adds to into the names set in the scope of nodes: set and
+// set-block targets, through ifs, filter blocks and loops' else bodies, not
+// into loops or macros (their scopes are their own). At the top level they are
+// the template's variables; in the message loop's body they persist from
+// iteration to iteration.
+func scopeSets(nodes reflect.Value, into map[string]bool) {
 	forEachNode(nodes, func(n reflect.Value) {
 		switch typeName(n) {
 		case "setNode":
 			if n.FieldByName("namespace").String() == "" {
-				a.sets[n.FieldByName("target").String()] = true
+				into[n.FieldByName("target").String()] = true
 			}
 		case "setBlockNode":
-			a.sets[n.FieldByName("target").String()] = true
-			a.topSets(n.FieldByName("body"))
+			into[n.FieldByName("target").String()] = true
+			scopeSets(n.FieldByName("body"), into)
 		case "ifNode":
 			br := n.FieldByName("branches")
 			for i := 0; i < br.Len(); i++ {
-				a.topSets(br.Index(i).FieldByName("body"))
+				scopeSets(br.Index(i).FieldByName("body"), into)
 			}
 		case "filterBlockNode":
-			a.topSets(n.FieldByName("body"))
+			scopeSets(n.FieldByName("body"), into)
 		case "forNode":
-			a.topSets(n.FieldByName("elseBody")) // runs in the enclosing scope
+			scopeSets(n.FieldByName("elseBody"), into) // runs in the enclosing scope
 		}
 	})
 }
@@ -186,37 +188,12 @@ func (s *scope) clone() *scope {
 // incremental rendering.
 func (a *loopAnalysis) loopBody(body reflect.Value, valVar string) bool {
 	a.carried = map[string]bool{}
-	a.bodySets(body)
+	scopeSets(body, a.carried)
 	delete(a.carried, valVar)
 	delete(a.carried, "loop")
 	s := &scope{kind: inBody, defined: map[string]bool{valVar: true}}
 	a.nodes(body, s)
 	return !a.failed
-}
-
-// bodySets collects the names set in the body's own scope (they persist from
-// iteration to iteration).
-func (a *loopAnalysis) bodySets(nodes reflect.Value) {
-	forEachNode(nodes, func(n reflect.Value) {
-		switch typeName(n) {
-		case "setNode":
-			if n.FieldByName("namespace").String() == "" {
-				a.carried[n.FieldByName("target").String()] = true
-			}
-		case "setBlockNode":
-			a.carried[n.FieldByName("target").String()] = true
-			a.bodySets(n.FieldByName("body"))
-		case "ifNode":
-			br := n.FieldByName("branches")
-			for i := 0; i < br.Len(); i++ {
-				a.bodySets(br.Index(i).FieldByName("body"))
-			}
-		case "filterBlockNode":
-			a.bodySets(n.FieldByName("body"))
-		case "forNode":
-			a.bodySets(n.FieldByName("elseBody")) // runs in the enclosing scope
-		}
-	})
 }
 
 // nodes analyzes statements in order, adding to s.defined what they surely set.
