@@ -249,7 +249,7 @@ func (c *ISLCounter) renderLoop() (string, bool) {
 func (c *ISLCounter) renderFrom(start int) (text, seen string, ok bool) {
 	var vb valueBuilder
 	out, err := c.t.renderWith(c.t.template.loop.tmpl, &vb, jinja.NewList(c.items), c.etoolVal, true, c.kwargs,
-		map[string]jinja.Value{loopStartVar: jinja.NewInt(int64(start))})
+		map[string]jinja.Value{loopStartVar: jinja.NewInt(int64(start)), loopVarsVar: loopVars(c.items, start)})
 	if err != nil || len(vb.subst) > 0 {
 		return "", "", false
 	}
@@ -312,6 +312,43 @@ func cachedValue(frag []byte, message bool) jinja.Value {
 		return jinja.Undefined()
 	}
 	return v.AsList().Items[0]
+}
+
+// loopVars returns the loop variables of the iterations from start on of a
+// template loop over items, as the engine makes them (the same attributes, the
+// same values), for the rewritten loop over items[start:].
+func loopVars(items []jinja.Value, start int) jinja.Value {
+	total := int64(len(items))
+	out := make([]jinja.Value, 0, len(items)-start)
+	for i := start; i < len(items); i++ {
+		idx := int64(i)
+		v := jinja.NewDict()
+		d := v.AsDict()
+		d.Set("length", jinja.NewInt(total))
+		d.Set("index", jinja.NewInt(idx+1))
+		d.Set("index0", jinja.NewInt(idx))
+		d.Set("revindex", jinja.NewInt(total-idx))
+		d.Set("revindex0", jinja.NewInt(total-idx-1))
+		d.Set("first", jinja.NewBool(i == 0))
+		d.Set("last", jinja.NewBool(i == len(items)-1))
+		prev, next := jinja.Undefined(), jinja.Undefined()
+		if i > 0 {
+			prev = items[i-1]
+		}
+		if i < len(items)-1 {
+			next = items[i+1]
+		}
+		d.Set("previtem", prev)
+		d.Set("nextitem", next)
+		d.Set("cycle", jinja.NewCallable("loop.cycle", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+			if len(args) == 0 {
+				return jinja.Undefined(), nil
+			}
+			return args[int(idx)%len(args)], nil
+		}))
+		out = append(out, v)
+	}
+	return jinja.NewList(out)
 }
 
 // Ways returns how many turns were rendered natively (a known template), how

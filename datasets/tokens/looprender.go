@@ -49,6 +49,8 @@ const (
 	markEnd       = "\uFDD4" // the last iteration has ended
 	markOpaque    = "\uFDD5" // in a dump: a value that cannot be compared
 	loopStartVar  = "__agentrace_loop_start"
+	loopVarsVar   = "__agentrace_loop_vars"
+	loopOrigVar   = "__agentrace_loop"
 	loopDumpMacro = "__agentrace_dump"
 )
 
@@ -189,8 +191,10 @@ func (s *scope) clone() *scope {
 func (a *loopAnalysis) loopBody(body reflect.Value, valVar string) bool {
 	a.carried = map[string]bool{}
 	scopeSets(body, a.carried)
+	if a.carried["loop"] {
+		return false // the rewritten loop sets it
+	}
 	delete(a.carried, valVar)
-	delete(a.carried, "loop")
 	s := &scope{kind: inBody, defined: map[string]bool{valVar: true}}
 	a.nodes(body, s)
 	return !a.failed
@@ -472,13 +476,15 @@ func (a *loopAnalysis) macro(name string, m reflect.Value) {
 	a.nodes(m.FieldByName("body"), s)
 }
 
-// rewriteLoop rewrites the template source: the body of the fors-th top-level
-// for tag (which must read `for valVar in messages`) runs only from iteration
-// loopStartVar on, each such iteration preceded by markIter, the state dump
-// (at the first iteration run and the last only) and markState, the last
-// followed by markEnd, the state dump after it and markState. The tags it adds
-// sit against the loop's own tags and carry their whitespace control, so that
-// with loopStartVar 0 and the markers removed the output is the template's.
+// rewriteLoop rewrites the template source: the fors-th top-level for tag
+// (which must read `for valVar in messages`) iterates messages[loopStartVar:],
+// with `loop` set at each iteration to loopVarsVar's entry (the loop variable
+// of that message's iteration over the whole list); each iteration is preceded
+// by markIter, the state dump (at the first iteration run and the last only)
+// and markState, the last followed by markEnd, the state dump after it and
+// markState. The tags it adds sit against the loop's own tags and carry their
+// whitespace control, so that with loopStartVar 0 and the markers removed the
+// output is the template's.
 func rewriteLoop(src string, fors int, valVar string, a *loopAnalysis) (string, bool) {
 	tags, ok := scanTags(src)
 	if !ok {
@@ -535,12 +541,18 @@ func rewriteLoop(src string, fors int, valVar string, a *loopAnalysis) (string, 
 			dump += " ~ " + dumpLeaf(name+"."+attr)
 		}
 	}
-	cond := "loop.index0 >= " + loopStartVar
-	head := "{% if " + cond + " %}" + dumpMacro + "{{ '" + markIter + "' }}{% if loop.index0 == " + loopStartVar + " or loop.last %}{{ " + dump + " }}{% endif %}{{ '" + markState + "' }}" +
+	// The loop runs over messages[start:]; its first statement replaces the
+	// engine's loop variable with the one of the whole list's iteration
+	// (loopVarsVar, made by ISLCounter), keeping the engine's own in
+	// loopOrigVar for the position.
+	header := "{%" + ot.left + " for " + valVar + " in messages[" + loopStartVar + ":] " + ot.right + "%}"
+	head := "{% if " + loopOrigVar + " is not defined %}{% set " + loopOrigVar + " = loop %}{% endif %}" +
+		"{% set loop = " + loopVarsVar + "[" + loopOrigVar + ".index0] %}" +
+		dumpMacro + "{{ '" + markIter + "' }}{% if loop.index0 == " + loopStartVar + " or loop.last %}{{ " + dump + " }}{% endif %}{{ '" + markState + "' }}" +
 		"{% if true " + ot.right + "%}"
-	tail := "{%" + ct.left + " endif %}{% if loop.last %}{{ '" + markEnd + "' ~ " + dump + " ~ '" + markState + "' }}{% endif %}{% endif %}" +
+	tail := "{%" + ct.left + " endif %}{% if loop.last %}{{ '" + markEnd + "' ~ " + dump + " ~ '" + markState + "' }}{% endif %}" +
 		"{% endfor " + ct.right + "%}"
-	return src[:ot.end] + head + src[ot.end:ct.start] + tail + src[ct.end:], true
+	return src[:ot.start] + header + head + src[ot.end:ct.start] + tail + src[ct.end:], true
 }
 
 // dumpLeaf is the dump of one expression: strings and integers inline, the
