@@ -14,11 +14,12 @@ import (
 // (loopTemplateOf decides, from the compiled template itself). Chat templates
 // are a prologue, one `{% for message in messages %}` loop that writes each
 // message, and an epilogue (the generation prompt). The rewritten template runs
-// the prologue, the loop's header and the epilogue as the template does, and
-// the body only from iteration loopStartVar on; each iteration it runs is
-// marked in the output, and at the first one run and after the last it writes
-// a typed dump of the outside state the body reads (the template's own
-// variables and namespaces, such as Qwen's ns.last_query_index).
+// the prologue and the epilogue as the template does, and the loop over the
+// messages from loopStartVar on only, each with the loop variable of its
+// iteration over the whole list; each iteration it runs is marked in the
+// output, and at the first one run and after the last it writes a typed dump
+// of the outside state the body reads (the template's own variables and
+// namespaces, such as Qwen's ns.last_query_index).
 //
 // Why the iterations it skips would have written what an earlier render wrote:
 // the engine is deterministic, and the analysis (loopBody) admits the loop only
