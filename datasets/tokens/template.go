@@ -53,6 +53,9 @@ func newChatTemplate(src string, c *config) (*chatTemplate, error) {
 	for _, k := range specialTokenKeys {
 		if v, ok := c.specialToken(k); ok {
 			ct.specials[k] = v
+			if hasPlaceholderRunes([]byte(v)) {
+				ct.loop = nil // the incremental render's markers could not be told apart
+			}
 		}
 	}
 	return ct, nil
