@@ -208,63 +208,83 @@ func FuzzISLCounter(f *testing.F) {
 		f.Add(seed)
 	}
 	tok := loadQwen3(f)
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		frags, tools := randomConversation(r)
+		checkCounter(t, tok, fmt.Sprintf("seed %d", seed), frags, tools, islKwargs[r.IntN(len(islKwargs))], clientTurnEnds(t, frags))
+	})
+}
+
+// TestISLCounterRandomQwen36 is FuzzISLCounter's check with Qwen3.6's template,
+// which the counter renders incrementally (renderLoop), on 300 random
+// conversations: counts equal to CountISL on every client turn.
+func TestISLCounterRandomQwen36(t *testing.T) {
+	tok := loadQwen36(t)
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		frags, tools := randomConversation(r)
+		checkCounter(t, tok, fmt.Sprintf("seed %d", seed), frags, tools, islKwargs[r.IntN(len(islKwargs))], clientTurnEnds(t, frags))
+	}
+}
+
+// randomConversation builds a random conversation (roles, contents drawn from
+// the edge cases and template-significant fragments, reasoning, tool calls)
+// and, half the time, tools.
+func randomConversation(r *rand.Rand) ([]json.RawMessage, []byte) {
 	cases := edgeCases()
 	bits := []string{"", "x", "<think>", "</think>", "\n", "\n\n", "<tool_response>", "</tool_response>", "<|im_start|>", "<|im_end|>",
 		"<tool_call>", "\u2028", " ", "é", "{\"a\": 1}", "<|im_"}
-	f.Fuzz(func(t *testing.T, seed uint64) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		text := func() string {
-			var b strings.Builder
-			for range r.IntN(4) {
-				if r.IntN(3) == 0 {
-					b.WriteString(cases[r.IntN(len(cases))])
-				} else {
-					b.WriteString(bits[r.IntN(len(bits))])
-				}
+	text := func() string {
+		var b strings.Builder
+		for range r.IntN(4) {
+			if r.IntN(3) == 0 {
+				b.WriteString(cases[r.IntN(len(cases))])
+			} else {
+				b.WriteString(bits[r.IntN(len(bits))])
 			}
-			return b.String()
 		}
-		q := func(s string) string { js, _ := json.Marshal(s); return string(js) }
-		var frags []json.RawMessage
-		if r.IntN(2) == 0 {
-			frags = append(frags, json.RawMessage(`{"role":"system","content":`+q(text())+`}`))
-		}
-		for range 1 + r.IntN(12) {
-			var m string
-			switch r.IntN(5) {
-			case 0, 1:
-				m = `{"role":"user","content":` + q(text()) + `}`
-			case 2:
-				m = `{"role":"assistant","content":` + q(text())
-				if r.IntN(2) == 0 {
-					m += `,"reasoning_content":` + q(text())
-				}
-				if r.IntN(2) == 0 {
-					m += `,"tool_calls":[`
-					for j := range 1 + r.IntN(3) {
-						if j > 0 {
-							m += ","
-						}
-						args := q(`{"cmd": ` + q(text()) + `}`)
-						if r.IntN(3) == 0 {
-							args = q(text())
-						}
-						m += `{"id":"c","type":"function","function":{"name":` + q(text()) + `,"arguments":` + args + `}}`
+		return b.String()
+	}
+	q := func(s string) string { js, _ := json.Marshal(s); return string(js) }
+	var frags []json.RawMessage
+	if r.IntN(2) == 0 {
+		frags = append(frags, json.RawMessage(`{"role":"system","content":`+q(text())+`}`))
+	}
+	for range 1 + r.IntN(12) {
+		var m string
+		switch r.IntN(5) {
+		case 0, 1:
+			m = `{"role":"user","content":` + q(text()) + `}`
+		case 2:
+			m = `{"role":"assistant","content":` + q(text())
+			if r.IntN(2) == 0 {
+				m += `,"reasoning_content":` + q(text())
+			}
+			if r.IntN(2) == 0 {
+				m += `,"tool_calls":[`
+				for j := range 1 + r.IntN(3) {
+					if j > 0 {
+						m += ","
 					}
-					m += `]`
+					args := q(`{"cmd": ` + q(text()) + `}`)
+					if r.IntN(3) == 0 {
+						args = q(text())
+					}
+					m += `{"id":"c","type":"function","function":{"name":` + q(text()) + `,"arguments":` + args + `}}`
 				}
-				m += `}`
-			default:
-				m = `{"role":"tool","content":` + q(text()) + `}`
+				m += `]`
 			}
-			frags = append(frags, json.RawMessage(m))
+			m += `}`
+		default:
+			m = `{"role":"tool","content":` + q(text()) + `}`
 		}
-		var tools []byte
-		if r.IntN(2) == 0 {
-			tools = []byte(`[{"type":"function","function":{"name":` + q(text()) + `,"parameters":{"d":` + q(text()) + `,"f":2.0}}}]`)
-		}
-		checkCounter(t, tok, fmt.Sprintf("seed %d", seed), frags, tools, islKwargs[r.IntN(len(islKwargs))], clientTurnEnds(t, frags))
-	})
+		frags = append(frags, json.RawMessage(m))
+	}
+	var tools []byte
+	if r.IntN(2) == 0 {
+		tools = []byte(`[{"type":"function","function":{"name":` + q(text()) + `,"parameters":{"d":` + q(text()) + `,"f":2.0}}}]`)
+	}
+	return frags, tools
 }
 
 // TestISLCounterNotPrefixStable: with templates for which a turn's prompt is not
