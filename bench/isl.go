@@ -184,13 +184,16 @@ func median(v []time.Duration) time.Duration {
 
 // benchISLAnyTemplate measures ISL counting with a template ISLCounter has no
 // native build of: a Qwen3.6-shaped tokenizer folder (Qwen3's vocabulary with
-// Qwen3.5's split pattern and the shared Qwen3.6 chat_template.jinja). Every
-// client turn of the sample is counted naively and incrementally (the counts
-// must agree); then the sample x30, gzipped, is ingested by the binary plain and
-// with --tokenizer, side by side, in alternating child processes.
+// Qwen3.5's split pattern and the shared Qwen3.6 chat_template.jinja), which
+// the counter renders incrementally through the template engine (the message
+// loop's body run only for the new messages). Every client turn of the sample
+// is counted naively and incrementally (the counts must agree); then the sample
+// x30, gzipped, is ingested by the binary plain and with --tokenizer, side by
+// side, in alternating child processes. The goal is judged on CPU time (user
+// and system), which a loaded machine inflates far less than wall time.
 func benchISLAnyTemplate(env Env) (Row, error) {
 	row := Row{Name: "ISL with Qwen3.6's template (no native build): ingest --tokenizer vs plain ingest of the sample x30 (gzipped); every client turn incremental vs naive",
-		Goal: "ingest --tokenizer <= 10x plain ingest"}
+		Goal: "ingest --tokenizer <= 10x the CPU time of plain ingest"}
 	if env.Shared == "" || env.Tokenizer == "" {
 		return row, errors.New("needs AGENTRACE_SHARED (the sample and the template) and AGENTRACE_TOKENIZER")
 	}
@@ -206,11 +209,11 @@ func benchISLAnyTemplate(env Env) (Row, error) {
 	if err != nil {
 		return row, err
 	}
-	want, naiveT, _, err := countISL(tok, convs, kw, true)
+	want, naiveT, naiveCPU, err := countISL(tok, convs, kw, true)
 	if err != nil {
 		return row, err
 	}
-	got, incrT, _, err := countISL(tok, convs, kw, false)
+	got, incrT, incrCPU, err := countISL(tok, convs, kw, false)
 	if err != nil {
 		return row, err
 	}
@@ -254,14 +257,14 @@ func benchISLAnyTemplate(env Env) (Row, error) {
 		plainT, tokT = append(plainT, p), append(tokT, k)
 		plainCPU, tokCPU = append(plainCPU, pc), append(tokCPU, kc)
 	}
-	ratio := median(tokT).Seconds() / median(plainT).Seconds()
+	cpuRatio := median(tokCPU).Seconds() / median(plainCPU).Seconds()
 	tiled := ingestTiles * nturns
-	row.Measured = fmt.Sprintf("x30 (%d turns): ingest --tokenizer %.1f s wall, %.1f s CPU (%.0f µs CPU per turn more than plain); plain ingest %.2f s wall, %.2f s CPU; CPU ratio %.1fx (medians of 2 alternating rounds); sample (%d turns) incremental %.0f ms, naive %.0f ms, counts equal %d/%d; load average %s",
-		tiled, median(tokT).Seconds(), median(tokCPU).Seconds(), float64((median(tokCPU)-median(plainCPU)).Microseconds())/float64(tiled),
-		median(plainT).Seconds(), median(plainCPU).Seconds(), median(tokCPU).Seconds()/median(plainCPU).Seconds(),
-		nturns, ms(incrT), ms(naiveT), len(want), len(want), loadAverage())
-	row.Ratio = fmt.Sprintf("%.1fx plain", ratio)
-	row.Met = ratio <= 10
+	row.Measured = fmt.Sprintf("x30 (%d turns): ingest --tokenizer %.2f s CPU, %.1f s wall (%.0f µs CPU per turn more than plain); plain ingest %.2f s CPU, %.2f s wall; wall ratio %.1fx (medians of 2 alternating rounds); sample (%d turns) incremental %.0f ms CPU (%.0f ms wall), naive %.0f ms CPU (%.0f ms wall), counts equal %d/%d; load average %s",
+		tiled, median(tokCPU).Seconds(), median(tokT).Seconds(), float64((median(tokCPU)-median(plainCPU)).Microseconds())/float64(tiled),
+		median(plainCPU).Seconds(), median(plainT).Seconds(), median(tokT).Seconds()/median(plainT).Seconds(),
+		nturns, ms(incrCPU), ms(incrT), ms(naiveCPU), ms(naiveT), len(want), len(want), loadAverage())
+	row.Ratio = fmt.Sprintf("%.1fx plain (CPU)", cpuRatio)
+	row.Met = cpuRatio <= 10
 	return row, nil
 }
 

@@ -11,7 +11,7 @@ import (
 
 // ISLCounter counts the ISL of the client turns of one conversation, one after
 // the other, without re-tokenizing the history each time. Count gives exactly
-// what CountISL gives for the same messages; it is faster in two ways:
+// what CountISL gives for the same messages; it is faster in these ways:
 //
 //   - Segment cache. Encode splits a text at the added tokens (<|im_start|>,
 //     <tool_call>, ...) and encodes each piece between them on its own, so a
@@ -21,13 +21,16 @@ import (
 //   - Template values kept. For any template, each message is parsed into
 //     template values (its tool-call arguments normalized) once, when it is first
 //     seen, and the turn is rendered by the engine from those values
-//     (renderCached); the engine still walks the whole history each turn. A
-//     turn's prompt is not derived as a prefix of a later turn's render: the
-//     engine shows no syntax tree, so no check short of rendering the turn
-//     proves that a template is prefix-stable on a conversation (Qwen's drop
-//     reasoning before the last user message without preserve_thinking; see
-//     TestISLCounterNotPrefixStable).
-//   - Incremental rendering. For a chat template agentrace knows (the Qwen3
+//     (renderCached).
+//   - Message loop not run again. For any template whose message loop
+//     loopTemplateOf admits (Qwen3.6's among them), the engine runs the loop's
+//     body only for the messages past those whose iterations the previous turn
+//     rendered and may be reused (renderLoop); the prologue and epilogue are
+//     rendered each turn. A turn's prompt is not derived as a prefix of another
+//     turn's render: Qwen's templates drop reasoning before the last user
+//     message without preserve_thinking (TestISLCounterNotPrefixStable), which
+//     the loop's state (their last_query_index) catches.
+//   - Native rendering. For a chat template agentrace knows (the Qwen3
 //     template, recognized by its exact source), the rendered text is built in
 //     Go from the messages, each parsed once, instead of running the template
 //     engine over the whole history for every turn. The build follows the
@@ -66,7 +69,20 @@ type ISLCounter struct {
 	etoolOK  bool
 	items    []jinja.Value
 
+	// The incremental render (renderLoop, for templates loopTemplateOf admits):
+	// the output of each iteration of the message loop in the last render and
+	// the state dumped at the start of each (and after the last), the number of
+	// leading messages unchanged since then, and whether it is off for this
+	// counter (checked once against the template, or never reusing).
+	iters     []string
+	states    []string
+	unchanged int
+	loopOff   bool
+	checked   bool
+	misses    int
+
 	native, engine int // turns counted each way
+	reused         int // of engine turns, those that reused earlier iterations (renderLoop)
 }
 
 // maxSegBytes bounds the text the segment cache keeps; past it the cache starts
@@ -125,6 +141,7 @@ func (c *ISLCounter) renderCached(messages [][]byte, toolsJSON []byte) (string, 
 	if len(c.esrc) > k {
 		c.esrc, c.evals = c.esrc[:k], c.evals[:k]
 	}
+	c.unchanged = min(c.unchanged, k)
 	for i, frag := range messages {
 		if i < len(c.esrc) && sameBytes(c.esrc[i], frag) {
 			if c.evals[i].IsUndefined() {
@@ -132,6 +149,7 @@ func (c *ISLCounter) renderCached(messages [][]byte, toolsJSON []byte) (string, 
 			}
 			continue
 		}
+		c.unchanged = min(c.unchanged, i)
 		v := cachedValue(frag, true)
 		if i < len(c.esrc) {
 			c.esrc[i], c.evals[i] = frag, v
@@ -143,6 +161,7 @@ func (c *ISLCounter) renderCached(messages [][]byte, toolsJSON []byte) (string, 
 		}
 	}
 	if c.etools == nil || !sameBytes(c.etools, toolsJSON) {
+		c.iters, c.states = c.iters[:0], c.states[:0]
 		c.etools, c.etoolVal, c.etoolOK = append([]byte{}, toolsJSON...), jinja.None(), true
 		if len(bytes.TrimSpace(toolsJSON)) > 0 {
 			c.etoolVal = cachedValue(toolsJSON, false)
@@ -153,12 +172,121 @@ func (c *ISLCounter) renderCached(messages [][]byte, toolsJSON []byte) (string, 
 		return "", false
 	}
 	c.items = append(c.items[:0], c.evals...)
+	if c.t.template.loop != nil && !c.loopOff {
+		if text, ok := c.renderLoop(); ok {
+			return text, true
+		}
+	}
+	c.iters, c.states = c.iters[:0], c.states[:0]
 	var vb valueBuilder
 	text, err := c.t.renderValues(&vb, jinja.NewList(c.items), c.etoolVal, true, c.kwargs)
 	if err != nil {
 		return "", false
 	}
 	return text, true
+}
+
+// renderLoop renders the turn whose message values are c.items with the
+// rewritten template (loopTemplate), running the message loop's body only for
+// the messages past those whose iterations the last render kept and may be
+// reused: messages unchanged (and, when the body looks ahead, the one after
+// too), the state at the loop's start the same, and the same state at the first
+// iteration run as at the loop's start (its skipped iterations changed
+// nothing). The state at the loop's start is checked after the render; when it
+// differs, the turn is rendered again with every iteration run. ok is false on
+// any error or unexpected output (the caller renders the template itself).
+func (c *ISLCounter) renderLoop() (string, bool) {
+	lt := c.t.template.loop
+	k := len(c.items)
+	start := min(len(c.iters), c.unchanged, k-1)
+	if lt.lookahead {
+		start = min(start, len(c.iters)-1, c.unchanged-1)
+	}
+	// States are dumped at the first iteration run and the last ("" between).
+	for start > 0 && (c.states[start] != c.states[0] || strings.Contains(c.states[0], markOpaque)) {
+		start--
+	}
+	start = max(start, 0)
+	var began string
+	if start > 0 {
+		began = c.states[0]
+	}
+	text, seen, ok := c.renderFrom(start)
+	if ok && start > 0 && seen != began {
+		// The state at the loop's start changed (Qwen's index of the last user
+		// query, say): run every iteration.
+		start = 0
+		text, _, ok = c.renderFrom(0)
+	}
+	if !ok {
+		return "", false
+	}
+	if start > 0 {
+		c.reused++
+		c.misses = 0
+	} else if c.misses++; c.misses > 3 {
+		c.loopOff = true // never reuses: spare the dumps
+	}
+	if !c.checked {
+		// Once per counter, the rewritten template against the template itself.
+		c.checked = true
+		var vb valueBuilder
+		want, err := c.t.renderValues(&vb, jinja.NewList(c.items), c.etoolVal, true, c.kwargs)
+		if err != nil || want != text {
+			c.loopOff = true
+			return "", false
+		}
+	}
+	c.unchanged = k
+	return text, true
+}
+
+// renderFrom renders with the rewritten template from iteration start on and
+// rebuilds the turn's text from the kept iterations before start and the
+// output; c.iters and c.states become the turn's. seen is the state the render
+// saw at its first iteration run: the state at the loop's start, since the
+// iterations before it did not run.
+func (c *ISLCounter) renderFrom(start int) (text, seen string, ok bool) {
+	var vb valueBuilder
+	out, err := c.t.renderWith(c.t.template.loop.tmpl, &vb, jinja.NewList(c.items), c.etoolVal, true, c.kwargs,
+		map[string]jinja.Value{loopStartVar: jinja.NewInt(int64(start)), loopVarsVar: loopVars(c.items, start)})
+	if err != nil || len(vb.subst) > 0 {
+		return "", "", false
+	}
+	first := strings.Index(out, markIter)
+	endAt := strings.LastIndex(out, markEnd)
+	if first < 0 || endAt < first {
+		return "", "", false
+	}
+	prologue := out[:first]
+	endState, epilogue, ok := strings.Cut(out[endAt+len(markEnd):], markState)
+	if !ok {
+		return "", "", false
+	}
+	c.iters, c.states = c.iters[:start], c.states[:start]
+	for _, it := range strings.Split(out[first:endAt], markIter)[1:] {
+		state, body, ok := strings.Cut(it, markState)
+		if !ok {
+			return "", "", false
+		}
+		c.iters, c.states = append(c.iters, body), append(c.states, state)
+	}
+	c.states = append(c.states, endState)
+	if len(c.iters) != len(c.items) {
+		return "", "", false
+	}
+	n := len(prologue) + len(epilogue)
+	for _, it := range c.iters {
+		n += len(it)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(prologue)
+	for _, it := range c.iters {
+		b.WriteString(it)
+	}
+	b.WriteString(epilogue)
+	return b.String(), c.states[start], true
 }
 
 // cachedValue parses one message (message set: its tool-call arguments
@@ -186,9 +314,47 @@ func cachedValue(frag []byte, message bool) jinja.Value {
 	return v.AsList().Items[0]
 }
 
-// Ways returns how many turns were rendered natively (a known template) and
-// how many with the template engine.
-func (c *ISLCounter) Ways() (native, engine int) { return c.native, c.engine }
+// loopVars returns the loop variables of the iterations from start on of a
+// template loop over items, as the engine makes them (the same attributes, the
+// same values), for the rewritten loop over items[start:].
+func loopVars(items []jinja.Value, start int) jinja.Value {
+	total := int64(len(items))
+	out := make([]jinja.Value, 0, len(items)-start)
+	for i := start; i < len(items); i++ {
+		idx := int64(i)
+		v := jinja.NewDict()
+		d := v.AsDict()
+		d.Set("length", jinja.NewInt(total))
+		d.Set("index", jinja.NewInt(idx+1))
+		d.Set("index0", jinja.NewInt(idx))
+		d.Set("revindex", jinja.NewInt(total-idx))
+		d.Set("revindex0", jinja.NewInt(total-idx-1))
+		d.Set("first", jinja.NewBool(i == 0))
+		d.Set("last", jinja.NewBool(i == len(items)-1))
+		prev, next := jinja.Undefined(), jinja.Undefined()
+		if i > 0 {
+			prev = items[i-1]
+		}
+		if i < len(items)-1 {
+			next = items[i+1]
+		}
+		d.Set("previtem", prev)
+		d.Set("nextitem", next)
+		d.Set("cycle", jinja.NewCallable("loop.cycle", func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+			if len(args) == 0 {
+				return jinja.Undefined(), nil
+			}
+			return args[int(idx)%len(args)], nil
+		}))
+		out = append(out, v)
+	}
+	return jinja.NewList(out)
+}
+
+// Ways returns how many turns were rendered natively (a known template), how
+// many with the template engine, and of those how many reused the message
+// loop's iterations of an earlier turn (renderLoop).
+func (c *ISLCounter) Ways() (native, engine, reused int) { return c.native, c.engine, c.reused }
 
 // countText is len(t.Encode(s, false)), with the pieces between added tokens
 // counted through the cache. Where the added tokens depend on nothing but their

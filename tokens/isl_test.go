@@ -43,8 +43,9 @@ func joinMessages(frags [][]byte) []byte {
 // checkCounter counts every client turn of a conversation with one ISLCounter and
 // with CountISL, and requires equal counts; where the counter renders natively it
 // also requires its text to equal Render's. It returns the turns counted
-// natively and with the engine.
-func checkCounter(t *testing.T, tok *Tokenizer, name string, frags []json.RawMessage, tools []byte, kw map[string]any, ends []int) (native, engine int) {
+// natively and with the engine, and of those the ones that reused the message
+// loop's iterations of an earlier turn.
+func checkCounter(t *testing.T, tok *Tokenizer, name string, frags []json.RawMessage, tools []byte, kw map[string]any, ends []int) (native, engine, reused int) {
 	t.Helper()
 	c := tok.NewISLCounter(kw)
 	textCheck := tok.NewISLCounter(kw)
@@ -93,7 +94,7 @@ func TestISLCounterSample(t *testing.T) {
 		}
 		ends := clientTurnEnds(t, frags)
 		kw := islKwargs[i%len(islKwargs)]
-		n, e := checkCounter(t, tok, fmt.Sprintf("sample conversation %d", i), frags, conv.Tools, kw, ends)
+		n, e, _ := checkCounter(t, tok, fmt.Sprintf("sample conversation %d", i), frags, conv.Tools, kw, ends)
 		turns += len(ends)
 		native += n
 		engine += e
@@ -163,10 +164,10 @@ func TestISLCounterEdgeCases(t *testing.T) {
 	for i, c := range islEdgeConversations() {
 		for _, k := range clientTurnEnds(t, c.frags) {
 			// Each prefix on its own too: a counter that has seen nothing before.
-			n, e := checkCounter(t, tok, c.name, c.frags[:k], c.tools, islKwargs[(i+k)%len(islKwargs)], []int{k})
+			n, e, _ := checkCounter(t, tok, c.name, c.frags[:k], c.tools, islKwargs[(i+k)%len(islKwargs)], []int{k})
 			native, engine = native+n, engine+e
 		}
-		n, e := checkCounter(t, tok, c.name, c.frags, c.tools, islKwargs[i%len(islKwargs)], clientTurnEnds(t, c.frags))
+		n, e, _ := checkCounter(t, tok, c.name, c.frags, c.tools, islKwargs[i%len(islKwargs)], clientTurnEnds(t, c.frags))
 		native, engine = native+n, engine+e
 	}
 	if native == 0 {
@@ -191,7 +192,7 @@ func TestISLCounterFallback(t *testing.T) {
 	}
 	engine := 0
 	for _, c := range convs {
-		_, e := checkCounter(t, tok, c.name, c.frags, c.tools, nil, []int{len(c.frags)})
+		_, e, _ := checkCounter(t, tok, c.name, c.frags, c.tools, nil, []int{len(c.frags)})
 		engine += e
 	}
 	if engine != len(convs) {
@@ -207,63 +208,83 @@ func FuzzISLCounter(f *testing.F) {
 		f.Add(seed)
 	}
 	tok := loadQwen3(f)
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		frags, tools := randomConversation(r)
+		checkCounter(t, tok, fmt.Sprintf("seed %d", seed), frags, tools, islKwargs[r.IntN(len(islKwargs))], clientTurnEnds(t, frags))
+	})
+}
+
+// TestISLCounterRandomQwen36 is FuzzISLCounter's check with Qwen3.6's template,
+// which the counter renders incrementally (renderLoop), on 300 random
+// conversations: counts equal to CountISL on every client turn.
+func TestISLCounterRandomQwen36(t *testing.T) {
+	tok := loadQwen36(t)
+	for seed := range uint64(300) {
+		r := rand.New(rand.NewPCG(seed, 7))
+		frags, tools := randomConversation(r)
+		checkCounter(t, tok, fmt.Sprintf("seed %d", seed), frags, tools, islKwargs[r.IntN(len(islKwargs))], clientTurnEnds(t, frags))
+	}
+}
+
+// randomConversation builds a random conversation (roles, contents drawn from
+// the edge cases and template-significant fragments, reasoning, tool calls)
+// and, half the time, tools.
+func randomConversation(r *rand.Rand) ([]json.RawMessage, []byte) {
 	cases := edgeCases()
 	bits := []string{"", "x", "<think>", "</think>", "\n", "\n\n", "<tool_response>", "</tool_response>", "<|im_start|>", "<|im_end|>",
 		"<tool_call>", "\u2028", " ", "é", "{\"a\": 1}", "<|im_"}
-	f.Fuzz(func(t *testing.T, seed uint64) {
-		r := rand.New(rand.NewPCG(seed, 7))
-		text := func() string {
-			var b strings.Builder
-			for range r.IntN(4) {
-				if r.IntN(3) == 0 {
-					b.WriteString(cases[r.IntN(len(cases))])
-				} else {
-					b.WriteString(bits[r.IntN(len(bits))])
-				}
+	text := func() string {
+		var b strings.Builder
+		for range r.IntN(4) {
+			if r.IntN(3) == 0 {
+				b.WriteString(cases[r.IntN(len(cases))])
+			} else {
+				b.WriteString(bits[r.IntN(len(bits))])
 			}
-			return b.String()
 		}
-		q := func(s string) string { js, _ := json.Marshal(s); return string(js) }
-		var frags []json.RawMessage
-		if r.IntN(2) == 0 {
-			frags = append(frags, json.RawMessage(`{"role":"system","content":`+q(text())+`}`))
-		}
-		for range 1 + r.IntN(12) {
-			var m string
-			switch r.IntN(5) {
-			case 0, 1:
-				m = `{"role":"user","content":` + q(text()) + `}`
-			case 2:
-				m = `{"role":"assistant","content":` + q(text())
-				if r.IntN(2) == 0 {
-					m += `,"reasoning_content":` + q(text())
-				}
-				if r.IntN(2) == 0 {
-					m += `,"tool_calls":[`
-					for j := range 1 + r.IntN(3) {
-						if j > 0 {
-							m += ","
-						}
-						args := q(`{"cmd": ` + q(text()) + `}`)
-						if r.IntN(3) == 0 {
-							args = q(text())
-						}
-						m += `{"id":"c","type":"function","function":{"name":` + q(text()) + `,"arguments":` + args + `}}`
+		return b.String()
+	}
+	q := func(s string) string { js, _ := json.Marshal(s); return string(js) }
+	var frags []json.RawMessage
+	if r.IntN(2) == 0 {
+		frags = append(frags, json.RawMessage(`{"role":"system","content":`+q(text())+`}`))
+	}
+	for range 1 + r.IntN(12) {
+		var m string
+		switch r.IntN(5) {
+		case 0, 1:
+			m = `{"role":"user","content":` + q(text()) + `}`
+		case 2:
+			m = `{"role":"assistant","content":` + q(text())
+			if r.IntN(2) == 0 {
+				m += `,"reasoning_content":` + q(text())
+			}
+			if r.IntN(2) == 0 {
+				m += `,"tool_calls":[`
+				for j := range 1 + r.IntN(3) {
+					if j > 0 {
+						m += ","
 					}
-					m += `]`
+					args := q(`{"cmd": ` + q(text()) + `}`)
+					if r.IntN(3) == 0 {
+						args = q(text())
+					}
+					m += `{"id":"c","type":"function","function":{"name":` + q(text()) + `,"arguments":` + args + `}}`
 				}
-				m += `}`
-			default:
-				m = `{"role":"tool","content":` + q(text()) + `}`
+				m += `]`
 			}
-			frags = append(frags, json.RawMessage(m))
+			m += `}`
+		default:
+			m = `{"role":"tool","content":` + q(text()) + `}`
 		}
-		var tools []byte
-		if r.IntN(2) == 0 {
-			tools = []byte(`[{"type":"function","function":{"name":` + q(text()) + `,"parameters":{"d":` + q(text()) + `,"f":2.0}}}]`)
-		}
-		checkCounter(t, tok, fmt.Sprintf("seed %d", seed), frags, tools, islKwargs[r.IntN(len(islKwargs))], clientTurnEnds(t, frags))
-	})
+		frags = append(frags, json.RawMessage(m))
+	}
+	var tools []byte
+	if r.IntN(2) == 0 {
+		tools = []byte(`[{"type":"function","function":{"name":` + q(text()) + `,"parameters":{"d":` + q(text()) + `,"f":2.0}}}]`)
+	}
+	return frags, tools
 }
 
 // TestISLCounterNotPrefixStable: with templates for which a turn's prompt is not
@@ -330,5 +351,68 @@ func TestISLCounterNotPrefixStable(t *testing.T) {
 			t.Errorf("%s: every turn's render is a prefix of the last one's: the template does not test what it should", name)
 		}
 		t.Logf("%s: %d turns whose render is not a prefix of the conversation's last render, counts equal to CountISL", name, unstable)
+	}
+}
+
+// TestISLCounterLoopTemplates: which templates the counter renders
+// incrementally (loopTemplateOf) and which it leaves to full renders, and in
+// every case counts equal to a full render and encode of every turn, reusing
+// earlier iterations only where the template allows it: a loop body that reads
+// the message count, a variable before setting it (the previous iteration's),
+// a mutating call, or a counter it keeps in a namespace.
+func TestISLCounterLoopTemplates(t *testing.T) {
+	base := loadQwen3(t)
+	const end = `{%- endfor %}{%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %}`
+	cases := []struct {
+		name, src string
+		admitted  bool
+		reuses    bool
+	}{
+		{"plain", `{%- for m in messages %}{{- '<|im_start|>' + m.role + '\n' + m.content + '<|im_end|>\n' }}` + end, true, true},
+		{"looks ahead", `{%- for m in messages %}{{- '<|im_start|>' + m.role + '\n' + m.content }}{%- if loop.last or loop.nextitem.role != m.role %}{{- '<|im_end|>\n' }}{%- endif %}` + end, true, true},
+		{"state from the prologue", `{%- set ns = namespace(last=-1) %}{%- for m in messages %}{%- if m.role == 'user' %}{%- set ns.last = loop.index0 %}{%- endif %}{%- endfor %}
+{%- for m in messages %}{{- '<|im_start|>' + m.role + '\n' }}{%- if loop.index0 > ns.last %}{{- '(after) ' }}{%- endif %}{{- m.content + '<|im_end|>\n' }}` + end, true, true},
+		{"sets before reading", `{%- for m in messages %}{%- set c = m.content|trim %}{%- if m.role == 'tool' %}{%- set c = '<tool_response>' + c + '</tool_response>' %}{%- endif %}{{- m.role + ':' + c + '\n' }}` + end, true, true},
+		{"counter in a namespace", `{%- set n = namespace(i=0) %}{%- for m in messages %}{%- set n.i = n.i + 1 %}{{- n.i ~ ' ' ~ m.content + '\n' }}` + end, true, false},
+		{"reads the message count", `{%- for m in messages %}{{- m.content ~ ' of ' ~ (messages|length) + '\n' }}` + end, false, false},
+		{"reads loop.length", `{%- for m in messages %}{{- m.content ~ ' of ' ~ loop.length + '\n' }}` + end, false, false},
+		{"reads the previous iteration's variable", `{%- for m in messages %}{%- if prev is defined %}{{- '(' + prev + ')' }}{%- endif %}{%- set prev = m.role %}{{- m.content + '\n' }}` + end, false, false},
+		{"mutates a list", `{%- set seen = [] %}{%- for m in messages %}{{- seen.append(m.role) or '' }}{{- m.content ~ (seen|length) + '\n' }}` + end, false, false},
+		{"mutates in the prologue", `{%- set seen = [] %}{{- seen.append(1) or '' }}{%- for m in messages %}{{- m.content + '\n' }}` + end, false, false},
+		{"breaks", `{%- for m in messages %}{%- if m.role == 'system' %}{%- continue %}{%- endif %}{{- m.content + '\n' }}` + end, false, false},
+	}
+	convs := []islConv{{name: "two questions", frags: []json.RawMessage{
+		json.RawMessage(`{"role":"system","content":"s"}`),
+		json.RawMessage(`{"role":"user","content":"first question"}`),
+		json.RawMessage(`{"role":"assistant","content":"answer one"}`),
+		json.RawMessage(`{"role":"tool","content":" r1 "}`),
+		json.RawMessage(`{"role":"tool","content":"r2"}`),
+		json.RawMessage(`{"role":"assistant","content":"answer two"}`),
+		json.RawMessage(`{"role":"tool","content":"r3"}`),
+		json.RawMessage(`{"role":"user","content":"second question"}`),
+		json.RawMessage(`{"role":"assistant","content":"answer three"}`),
+		json.RawMessage(`{"role":"tool","content":"r4"}`),
+		json.RawMessage(`{"role":"tool","content":"r5"}`),
+	}}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ct, err := newChatTemplate(tc.src, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (ct.loop != nil) != tc.admitted {
+				t.Fatalf("admitted for incremental rendering: %v, want %v", ct.loop != nil, tc.admitted)
+			}
+			tok := &Tokenizer{name: base.name, model: base.model, normalize: base.normalize, pre: base.pre,
+				rawAdded: base.rawAdded, normAdded: base.normAdded, vocabSize: base.vocabSize, template: ct}
+			reused := 0
+			for _, c := range convs {
+				_, _, r := checkCounter(t, tok, c.name, c.frags, c.tools, nil, clientTurnEnds(t, c.frags))
+				reused += r
+			}
+			if (reused > 0) != tc.reuses {
+				t.Errorf("%d turns reused earlier iterations; want reuse %v", reused, tc.reuses)
+			}
+		})
 	}
 }

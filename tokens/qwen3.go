@@ -340,9 +340,12 @@ func (c *ISLCounter) kwargsPlaceholders() bool {
 }
 
 // hasPlaceholderRunes reports whether JSON text holds the noncharacters Render
-// uses for placeholders, raw or escaped.
+// uses for placeholders or the incremental render for its markers (U+FDD0 to
+// U+FDD5), raw or escaped.
 func hasPlaceholderRunes(data []byte) bool {
-	if bytes.Contains(data, []byte(phOpen)) || bytes.Contains(data, []byte(phClose)) {
+	if bytes.Contains(data, []byte(phOpen)) || bytes.Contains(data, []byte(phClose)) ||
+		bytes.Contains(data, []byte(markIter)) || bytes.Contains(data, []byte(markState)) ||
+		bytes.Contains(data, []byte(markEnd)) || bytes.Contains(data, []byte(markOpaque)) {
 		return true
 	}
 	for i := 0; ; {
@@ -351,7 +354,7 @@ func hasPlaceholderRunes(data []byte) bool {
 			return false
 		}
 		i += j + 2
-		if i+4 <= len(data) && strings.EqualFold(string(data[i:i+3]), "fdd") && (data[i+3] == '0' || data[i+3] == '1') {
+		if i+4 <= len(data) && strings.EqualFold(string(data[i:i+3]), "fdd") && data[i+3] >= '0' && data[i+3] <= '5' {
 			return true
 		}
 	}

@@ -358,15 +358,24 @@ func TestISLCounterAnyTemplate(t *testing.T) {
 	if tok.template.qwen3 {
 		t.Fatal("Qwen3.6's template is taken for Qwen3's")
 	}
-	turns := 0
+	if tok.template.loop == nil {
+		t.Fatal("Qwen3.6's template is not admitted for incremental rendering")
+	}
+	turns, reused := 0, 0
 	for i, conv := range sampleTurns(t) {
 		var frags []json.RawMessage
 		if err := json.Unmarshal(conv.Messages, &frags); err != nil {
 			t.Fatal(err)
 		}
 		ends := clientTurnEnds(t, frags)
-		checkCounter(t, tok, fmt.Sprintf("sample conversation %d", i), frags, conv.Tools, islKwargs[i%len(islKwargs)], ends)
+		_, _, r := checkCounter(t, tok, fmt.Sprintf("sample conversation %d", i), frags, conv.Tools, islKwargs[i%len(islKwargs)], ends)
 		turns += len(ends)
+		reused += r
+	}
+	// Each conversation's first turn runs every iteration, and so does a turn
+	// after a new user query (the template's last_query_index changes).
+	if reused*10 < turns*9 {
+		t.Errorf("%d of %d turns reused the iterations of an earlier turn; want at least 90%%", reused, turns)
 	}
 	for i, c := range islEdgeConversations() {
 		checkCounter(t, tok, c.name, c.frags, c.tools, islKwargs[i%len(islKwargs)], clientTurnEnds(t, c.frags))
@@ -379,5 +388,5 @@ func TestISLCounterAnyTemplate(t *testing.T) {
 	} {
 		checkCounter(t, tok, c.name, c.frags, c.tools, nil, []int{len(c.frags)})
 	}
-	t.Logf("%d client turns of the sample: counts equal to CountISL", turns)
+	t.Logf("%d client turns of the sample: counts equal to CountISL, %d reusing an earlier turn's iterations", turns, reused)
 }

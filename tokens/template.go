@@ -34,6 +34,9 @@ type chatTemplate struct {
 	tojson *jinja.Template
 	// qwen3 is set when the template is exactly the Qwen3 one (isQwen3Template).
 	qwen3 bool
+	// loop is the template rewritten for ISLCounter's incremental rendering, nil
+	// when its structure does not allow it (loopTemplateOf).
+	loop *loopTemplate
 }
 
 func newChatTemplate(src string, c *config) (*chatTemplate, error) {
@@ -46,10 +49,13 @@ func newChatTemplate(src string, c *config) (*chatTemplate, error) {
 	if err != nil {
 		return nil, err
 	}
-	ct := &chatTemplate{tmpl: tmpl, specials: map[string]string{}, tojson: tojson, qwen3: isQwen3Template(norm)}
+	ct := &chatTemplate{tmpl: tmpl, specials: map[string]string{}, tojson: tojson, qwen3: isQwen3Template(norm), loop: loopTemplateOf(tmpl, norm)}
 	for _, k := range specialTokenKeys {
 		if v, ok := c.specialToken(k); ok {
 			ct.specials[k] = v
+			if hasPlaceholderRunes([]byte(v)) {
+				ct.loop = nil // the incremental render's markers could not be told apart
+			}
 		}
 	}
 	return ct, nil
@@ -144,7 +150,16 @@ func messageValue(m jinja.Value) error {
 // renderValues is Render of messages and tools already made template values
 // by vb (which then restores its placeholders in the output).
 func (t *Tokenizer) renderValues(vb *valueBuilder, messages, tools jinja.Value, addGenerationPrompt bool, kwargs map[string]any) (string, error) {
-	data := make(map[string]jinja.Value, len(t.template.specials)+len(kwargs)+3)
+	return t.renderWith(t.template.tmpl, vb, messages, tools, addGenerationPrompt, kwargs, nil)
+}
+
+// renderWith is renderValues with tmpl (the template or its rewritten form)
+// and extra variables.
+func (t *Tokenizer) renderWith(tmpl *jinja.Template, vb *valueBuilder, messages, tools jinja.Value, addGenerationPrompt bool, kwargs map[string]any, extra map[string]jinja.Value) (string, error) {
+	data := make(map[string]jinja.Value, len(t.template.specials)+len(kwargs)+len(extra)+3)
+	for k, v := range extra {
+		data[k] = v
+	}
 	for k, v := range t.template.specials {
 		data[k] = jinja.NewString(v)
 	}
@@ -158,7 +173,7 @@ func (t *Tokenizer) renderValues(vb *valueBuilder, messages, tools jinja.Value, 
 	data["messages"] = messages
 	data["tools"] = tools
 	data["add_generation_prompt"] = jinja.NewBool(addGenerationPrompt)
-	out, err := t.template.tmpl.RenderValues(data)
+	out, err := tmpl.RenderValues(data)
 	if err != nil {
 		return "", fmt.Errorf("render chat template: %w", err)
 	}
