@@ -90,19 +90,20 @@ func MaxBodyBytes(p Profile) int64 {
 // Server is a simulated OpenAI-compatible LLM server. It is safe for concurrent
 // use; Close stops it.
 type Server struct {
-	cfg     Config
-	prof    Profile
-	eng     *engine
-	met     *metrics
-	rec     *recordedIndex
-	tt      textTokens
-	mux     *http.ServeMux
-	speedup string
-	ids     atomic.Uint64
-	memo    *tokenMemo
-	bufs    sync.Pool // *[]uint64 token buffers
-	bodies  sync.Pool // *bytes.Buffer request bodies
-	chunks  sync.Pool // *[]byte SSE write buffers
+	cfg      Config
+	prof     Profile
+	eng      *engine
+	met      *metrics
+	rec      *recordedIndex
+	tt       textTokens
+	mux      *http.ServeMux
+	speedup  string
+	ids      atomic.Uint64
+	memo     *tokenMemo
+	bufs     sync.Pool // *[]uint64 token buffers
+	bodies   sync.Pool // *bytes.Buffer request bodies
+	sessions sessionTable
+	chunks   sync.Pool // *[]byte SSE write buffers
 
 	maxBody     int64
 	bodyTimeout time.Duration
@@ -472,40 +473,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.bodyBytes.Add(n - reserved)
 		reserved = n
 	}
-	req, err := decodeRequest(body.Bytes())
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
+	res, refused := s.admit(body.Bytes(), r.Header.Get("X-Session-ID"))
+	if refused != nil {
+		writeError(w, refused.status, refused.typ, refused.msg)
 		return
 	}
-	if msg := validate(req); msg != "" {
-		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
-		return
-	}
-	if !s.prof.Serves(req.Model) {
-		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist; this server serves `%s`.", req.Model, s.prof.Model))
-		return
-	}
-	session := r.Header.Get("X-Session-ID")
-	key := requestKey(s.cfg.Seed, session, req)
-	rng := rand.New(rand.NewPCG(key, 0x5eed))
-	fault := s.cfg.Faults.draw(rng.Float64())
-	switch fault {
-	case fault5xx:
-		writeError(w, http.StatusInternalServerError, "InternalServerError", "simulated server error (fault injection)")
-		return
-	case fault429:
-		writeError(w, http.StatusTooManyRequests, "TooManyRequestsError", "simulated overload (fault injection)")
-		return
-	}
-
-	bp := s.tokenBuf()
-	defer s.putTokenBuf(bp)
-	res, msg := s.prepare(req, session, rng, bp)
-	if msg != "" {
-		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
-		return
-	}
-	res.fault = fault
 	// The body is no longer needed: its budget goes back before the answer.
 	s.bodyBytes.Add(-reserved)
 	reserved = 0
@@ -522,6 +494,75 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.fullResponse(w, r, res)
 	}
+}
+
+// refusal is the error answer to a request the server does not serve.
+type refusal struct {
+	status   int
+	typ, msg string
+}
+
+// admit reads, checks and prepares a request body, or says how to refuse it
+// (the fault draws included). With a session id the session's Session reads and
+// prepares it, so that a turn costs what is new in it; a session busy with
+// another request of its own is not waited for: that request is prepared whole.
+func (s *Server) admit(body []byte, session string) (*response, *refusal) {
+	x := s.sessions.take(s, session)
+	prepared := false
+	defer func() {
+		if x != nil {
+			if !prepared {
+				x.forget() // what it read was not prepared: its history is not the request's
+			}
+			s.sessions.give(x)
+		}
+	}()
+	var req *chatRequest
+	var known int
+	var err error
+	if x != nil {
+		req, known, err = x.decode(body)
+	} else {
+		req, err = decodeRequest(body)
+	}
+	if err != nil {
+		return nil, &refusal{http.StatusBadRequest, "BadRequestError", "invalid JSON body: " + err.Error()}
+	}
+	check := validate
+	if x != nil {
+		check = x.validate
+	}
+	if msg := check(req); msg != "" {
+		return nil, &refusal{http.StatusBadRequest, "BadRequestError", msg}
+	}
+	if !s.prof.Serves(req.Model) {
+		return nil, &refusal{http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist; this server serves `%s`.", req.Model, s.prof.Model)}
+	}
+	key := requestKey(s.cfg.Seed, session, req)
+	rng := rand.New(rand.NewPCG(key, 0x5eed))
+	fault := s.cfg.Faults.draw(rng.Float64())
+	switch fault {
+	case fault5xx:
+		return nil, &refusal{http.StatusInternalServerError, "InternalServerError", "simulated server error (fault injection)"}
+	case fault429:
+		return nil, &refusal{http.StatusTooManyRequests, "TooManyRequestsError", "simulated overload (fault injection)"}
+	}
+	var res *response
+	var msg string
+	if x != nil {
+		res, msg = x.prepare(req, known, rng)
+	} else {
+		bp := s.tokenBuf()
+		defer s.putTokenBuf(bp)
+		res, msg = s.prepare(req, session, rng, bp)
+	}
+	if msg != "" {
+		return nil, &refusal{http.StatusBadRequest, "BadRequestError", msg}
+	}
+	prepared = true
+	res.fault = fault
+	res.q.sess = x
+	return res, nil
 }
 
 // tokenBuf returns a token buffer from the pool; putTokenBuf gives it back.
