@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -287,11 +288,13 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 type event struct {
 	kind int8 // segReasoning, segContent, segToolName (the call's header) or segToolArgs
 	call int16
+	off  int32 // where text starts in the answer's rendering (output.body)
 	text string
 }
 
 // output is a planned answer: its events, and where each token's events end.
 type output struct {
+	body   string   // the answer's rendering, of which the events' texts are slices
 	toks   []uint64 // token identities, for the cache
 	events []event
 	tokEnd []int32 // token k streams events[tokEnd[k-1]:tokEnd[k]]
@@ -344,7 +347,7 @@ func (o *output) tokenEvents(k int) []event {
 // tokens.
 func (s *Server) planOutput(a *answer, toks []uint64, limit int) output {
 	body, segs := a.render()
-	o := output{calls: a.ToolCalls}
+	o := output{body: body, calls: a.ToolCalls}
 	var ends []int // end of each pseudo-token
 	for i := 0; i < len(body) && (s.tt.tok != nil || len(ends) <= limit); {
 		i = nextPiece(body, i)
@@ -388,9 +391,10 @@ func (s *Server) planOutput(a *answer, toks []uint64, limit int) output {
 				if end < sg.end {
 					continue // the call's header goes out with the name's last token
 				}
-				ev.text = body[sg.start:sg.end]
+				ev.off, ev.text = int32(sg.start), body[sg.start:sg.end]
 			} else {
-				ev.text = body[max(start, sg.start):min(end, sg.end)]
+				lo := max(start, sg.start)
+				ev.off, ev.text = int32(lo), body[lo:min(end, sg.end)]
 			}
 			o.events = append(o.events, ev)
 		}
@@ -411,6 +415,7 @@ type response struct {
 	target    int
 	finish    string
 	q         *seq
+	head      []byte // chunkHead's bytes, once made
 }
 
 // memoTokens bounds each of the token memo's two generations (8 bytes a token).
@@ -736,6 +741,7 @@ func (s *Server) answer(rng *rand.Rand, req *chatRequest, session, callID string
 	u := rng.Float64()
 	if s.rec != nil && session != "" {
 		if rec, ok := s.rec.lookup(session, len(req.Messages)); ok {
+			rec.ToolCalls = slices.Clone(rec.ToolCalls)
 			for i := range rec.ToolCalls {
 				if rec.ToolCalls[i].ID == "" {
 					rec.ToolCalls[i].ID = callID + "-" + strconv.Itoa(i)
@@ -864,15 +870,19 @@ func (s *Server) appendUsage(b []byte, res *response) []byte {
 	return append(b, "}}"...)
 }
 
-// chunkHead starts an SSE chunk of the response, up to the delta's fields.
+// chunkHead starts an SSE chunk of the response, up to the delta's fields: the
+// same bytes in every chunk, made once.
 func chunkHead(b []byte, res *response) []byte {
-	b = append(b, `data: {"id":"`...)
-	b = append(b, res.id...)
-	b = append(b, `","object":"chat.completion.chunk","created":`...)
-	b = strconv.AppendInt(b, res.created, 10)
-	b = append(b, `,"model":`...)
-	b = datasets.AppendString(b, res.model)
-	return b
+	if res.head == nil {
+		h := make([]byte, 0, 96+len(res.id)+len(res.model))
+		h = append(h, `data: {"id":"`...)
+		h = append(h, res.id...)
+		h = append(h, `","object":"chat.completion.chunk","created":`...)
+		h = strconv.AppendInt(h, res.created, 10)
+		h = append(h, `,"model":`...)
+		res.head = datasets.AppendString(h, res.model)
+	}
+	return append(b, res.head...)
 }
 
 func appendDelta(b []byte, res *response, delta func([]byte) []byte, finish string) []byte {
@@ -996,7 +1006,9 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *res
 			}
 			for _, ev := range res.out.tokenEvents(sent) {
 				if pend.kind == ev.kind && pend.call == ev.call && ev.kind != segToolName {
-					pend.text += ev.text
+					// Consecutive events of one part are adjacent in the rendering:
+					// the merged text is a slice of it, not a copy.
+					pend.text = res.out.body[pend.off : int(ev.off)+len(ev.text)]
 					continue
 				}
 				flush()
