@@ -325,7 +325,7 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte, streamed b
 		}
 		var tc []toolCallDelta
 		for _, raw := range m.toolCalls {
-			if err := json.Unmarshal(raw, &tc); err != nil {
+			if err := decodeToolCalls(raw, &tc); err != nil {
 				return fmt.Errorf("%w: tool_calls: %v", errMalformed, err)
 			}
 		}
