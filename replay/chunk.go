@@ -265,66 +265,71 @@ func scanToolCalls(raw []byte, out []toolCallDelta) ([]toolCallDelta, error) {
 		}
 		return body, true
 	}
-	err := s.Array(func(int) error {
+	// object reads an object, calling member with each key: member reads the
+	// values of the fields it knows (true), the others are skipped.
+	object := func(member func(k []byte) (bool, error)) error {
 		if s.Peek() != '{' {
 			return errSlowPath
 		}
-		out = append(out, toolCallDelta{})
-		d := &out[len(out)-1]
 		return s.Object(func(key []byte) error {
 			k, ok := plain(key)
 			if !ok {
 				return errSlowPath
 			}
-			switch {
-			case keyIs(k, "index"):
-				if s.Null() {
-					d.Index = nil
-					return nil
-				}
-				if c := s.Peek(); c != '-' && (c < '0' || c > '9') {
-					return errSlowPath
-				}
-				v, err := s.Value()
-				if err != nil {
-					return err
-				}
-				n, err := strconv.ParseInt(string(v), 10, 0)
-				if err != nil {
-					return errSlowPath // a fraction, an exponent or out of range: a type error
-				}
-				if d.Index == nil {
-					d.Index = new(int)
-				}
-				*d.Index = int(n)
-				return nil
-			case keyIs(k, "id"):
-				return str(&d.ID)
-			case keyIs(k, "type"):
-				return str(&d.Type)
-			case keyIs(k, "function"):
-				if s.Peek() != '{' {
-					return errSlowPath
-				}
-				return s.Object(func(key []byte) error {
-					k, ok := plain(key)
-					if !ok {
-						return errSlowPath
-					}
-					switch {
-					case keyIs(k, "name"):
-						return str(&d.Function.Name)
-					case keyIs(k, "arguments"):
-						v, err := s.Value()
-						d.Function.Arguments = bytes.Clone(v)
-						return err
-					}
-					_, err := s.Value()
-					return err
-				})
+			if known, err := member(k); known || err != nil {
+				return err
 			}
 			_, err := s.Value()
 			return err
+		})
+	}
+	index := func(d *toolCallDelta) error {
+		if s.Null() {
+			d.Index = nil
+			return nil
+		}
+		if c := s.Peek(); c != '-' && (c < '0' || c > '9') {
+			return errSlowPath
+		}
+		v, err := s.Value()
+		if err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(string(v), 10, 0)
+		if err != nil {
+			return errSlowPath // a fraction, an exponent or out of range: a type error
+		}
+		if d.Index == nil {
+			d.Index = new(int)
+		}
+		*d.Index = int(n)
+		return nil
+	}
+	err := s.Array(func(int) error {
+		out = append(out, toolCallDelta{})
+		d := &out[len(out)-1]
+		return object(func(k []byte) (bool, error) {
+			switch {
+			case keyIs(k, "index"):
+				return true, index(d)
+			case keyIs(k, "id"):
+				return true, str(&d.ID)
+			case keyIs(k, "type"):
+				return true, str(&d.Type)
+			case keyIs(k, "function"):
+				return true, object(func(k []byte) (bool, error) {
+					switch {
+					case keyIs(k, "name"):
+						return true, str(&d.Function.Name)
+					case keyIs(k, "arguments"):
+						v, err := s.Value()
+						d.Function.Arguments = bytes.Clone(v)
+						return true, err
+					}
+					return false, nil
+				})
+			}
+			return false, nil
 		})
 	})
 	if err == nil {
