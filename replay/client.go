@@ -285,6 +285,7 @@ type slotState struct {
 	ctx   context.Context // the slot's child of the work context
 	buf   []byte          // the request body being sent: one of bufs
 	bufs  [3][]byte       // request bodies (see pipeline)
+	held  [3]heldBody     // whose body each of bufs holds
 	pipe  pipeline
 	build chan buildJob
 	built chan buildResult
