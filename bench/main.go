@@ -44,6 +44,7 @@ func rows() []func(Env) (Row, error) {
 		benchDiff,
 		benchBody,
 		benchReplay,
+		benchRecorded,
 		benchLag,
 		benchTokenizer,
 		benchSim,
@@ -70,6 +71,9 @@ func run() int {
 	}
 	if *auditChild != "" {
 		return runAuditChild(*auditChild)
+	}
+	if *recordedChild != "" {
+		return runRecordedChild(*recordedChild)
 	}
 	env, err := setup()
 	if err != nil {
@@ -135,6 +139,7 @@ var rowGoals = []string{
 	"< 2x the time of reading both",
 	"throughput reported next to copy",
 	"turns/s and tokens/s >= 0.8x a minimal Go client",
+	"agentrace CPU/turn <= 0.15 ms",
 	"client lag p99 <= bare timer p99 + 0.5 ms",
 	">= 5x the JS tokenizer",
 	">= 5,000 requests/s per core",
@@ -167,7 +172,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "isl", "isl-any-template", "diff", "body", "replay", "lag", "tokenizer", "sim", "simulate", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
+var rowNames = []string{"ingest", "isl", "isl-any-template", "diff", "body", "replay", "recorded", "lag", "tokenizer", "sim", "simulate", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {

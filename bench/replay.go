@@ -73,7 +73,7 @@ func benchReplay(env Env) (Row, error) {
 		replayLags = append(replayLags, sum.LagP99)
 
 		res, err := yardstick.Minimal(ctx, srv.URL+"/v1/chat/completions", replayConcurrency, trajectories,
-			func(k int) [][]byte { return bodies[k%n] })
+			func(k int) [][]byte { return bodies[k%n] }, nil)
 		if err != nil {
 			return row, err
 		}

@@ -180,10 +180,19 @@ func (d *Dataset) turnIndex(t *schemas.Turn) int {
 	return ti
 }
 
+// wireOf returns conversation ci's messages joined with commas as o sends them,
+// and where each ends.
+func (d *Dataset) wireOf(ci int, o *BodyOptions) ([]byte, []int) {
+	if o.ClearGeneratedCache {
+		cl := d.cleared()
+		return cl[ci].wire, cl[ci].ends
+	}
+	return d.convs[ci].wire, d.convs[ci].ends
+}
+
 // appendMessages appends the JSON messages array of turn t.
 func (d *Dataset) appendMessages(dst []byte, t *schemas.Turn, o *BodyOptions) []byte {
 	ci := int(t.ConvIndex)
-	cd := &d.convs[ci]
 	dst = append(dst, '[')
 	n := len(dst)
 	dst = d.systemFragment(dst, ci, o)
@@ -191,11 +200,7 @@ func (d *Dataset) appendMessages(dst []byte, t *schemas.Turn, o *BodyOptions) []
 		if len(dst) > n {
 			dst = append(dst, ',')
 		}
-		wire, ends := cd.wire, cd.ends
-		if o.ClearGeneratedCache {
-			cl := d.cleared()
-			wire, ends = cl[ci].wire, cl[ci].ends
-		}
+		wire, ends := d.wireOf(ci, o)
 		dst = append(dst, wire[:ends[t.MsgEnd-1]]...)
 	}
 	return append(dst, ']')
@@ -228,27 +233,63 @@ func (d *Dataset) RequestMessages(t *schemas.Turn, o BodyOptions) []byte {
 // CheckSaltable first: a conversation without a system prompt gets no system
 // message.
 func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte {
+	dst = d.appendHead(dst, t, &o)
+	dst = d.appendMessages(dst, t, &o)
+	return d.appendFields(dst, t, &o)
+}
+
+// AppendNextBody is AppendBody(dst[:0], t, o) for a dst that holds AppendBody's
+// body of prev with the same o, prev an earlier client turn of t's conversation:
+// the history prev sent stays in place, and only the messages after it and the
+// fields after the messages are appended, so that a turn costs what is new in it
+// rather than a copy of its whole history. A dst that does not start and end as
+// prev's body does, or a prev of another conversation or not earlier, is built
+// afresh.
+func (d *Dataset) AppendNextBody(dst []byte, prev, t *schemas.Turn, o BodyOptions) []byte {
+	if prev == nil || prev.ConvIndex != t.ConvIndex || prev.MsgEnd == 0 || prev.MsgEnd > t.MsgEnd {
+		return d.AppendBody(dst[:0], t, o)
+	}
+	var scratch [512]byte
+	head := d.appendHead(scratch[:0], t, &o)
+	if len(head) > len(dst) || string(dst[:len(head)]) != string(head) {
+		return d.AppendBody(dst[:0], t, o)
+	}
+	tail := d.appendFields(append(head[len(head):], ']'), prev, &o)
+	if len(tail) > len(dst)-len(head) || string(dst[len(dst)-len(tail):]) != string(tail) {
+		return d.AppendBody(dst[:0], t, o)
+	}
+	wire, ends := d.wireOf(int(t.ConvIndex), &o)
+	dst = append(dst[:len(dst)-len(tail)], wire[ends[prev.MsgEnd-1]:ends[t.MsgEnd-1]]...)
+	dst = append(dst, ']')
+	return d.appendFields(dst, t, &o)
+}
+
+// appendHead appends the start of turn t's body, up to its messages array.
+func (d *Dataset) appendHead(dst []byte, t *schemas.Turn, o *BodyOptions) []byte {
+	ti := d.turnIndex(t)
+	pr := o.Profile
+	if pr == nil {
+		pr = &Profile{}
+	}
+	dst = append(dst, `{"model":`...)
+	dst = appendModel(dst, d.params[ti], d.inherited[ti], o.Model, pr)
+	return append(dst, `,"messages":`...)
+}
+
+// appendFields appends the fields of turn t's body after its messages array,
+// and the body's closing brace.
+func (d *Dataset) appendFields(dst []byte, t *schemas.Turn, o *BodyOptions) []byte {
 	ti := d.turnIndex(t)
 	ps, inh := d.params[ti], d.inherited[ti]
 	pr := o.Profile
 	if pr == nil {
 		pr = &Profile{}
 	}
-	dst = append(dst, '{')
-	first := true
 	key := func(k string) {
-		if !first {
-			dst = append(dst, ',')
-		}
-		first = false
-		dst = append(dst, '"')
+		dst = append(dst, ',', '"')
 		dst = append(dst, k...)
 		dst = append(dst, '"', ':')
 	}
-	key("model")
-	dst = appendModel(dst, ps, inh, o.Model, pr)
-	key("messages")
-	dst = d.appendMessages(dst, t, &o)
 	float := func(name string, pv *float64) {
 		if v := ps.get(name); v != nil {
 			key(name)
@@ -266,9 +307,9 @@ func (d *Dataset) AppendBody(dst []byte, t *schemas.Turn, o BodyOptions) []byte 
 	}
 	float("temperature", pr.Temperature)
 	key("max_completion_tokens")
-	dst = d.appendMaxTokens(dst, ps, inh, &o)
+	dst = d.appendMaxTokens(dst, ps, inh, o)
 	key("stream")
-	stream := d.streamValue(ps, inh, &o)
+	stream := d.streamValue(ps, inh, o)
 	dst = append(dst, stream...)
 	if o.Stream && o.IncludeUsage && truthy(stream) {
 		key("stream_options")

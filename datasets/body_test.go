@@ -340,3 +340,36 @@ func BenchmarkAppendBody(b *testing.B) {
 		}
 	})
 }
+
+// TestAppendNextBody: a body built on from an earlier turn's of the same
+// conversation (the history kept in place) is the body AppendBody builds, for
+// every pair of turns and options (salted, with a profile, with the generated
+// cache cleared, with the model and the max tokens changing between turns); a
+// dst that is not the earlier turn's body is built afresh.
+func TestAppendNextBody(t *testing.T) {
+	d, _, _, _ := testDataset(t)
+	qwen, err := LookupProfile("qwen3.6-35b-a3b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := []BodyOptions{{}, {Salt: true, Repeat: 3, Profile: &qwen, Stream: true, IncludeUsage: true}, {ClearGeneratedCache: true, Model: "m", MaxTokens: -1}}
+	// Turns 0 and 1 are conv1's (the model and the max tokens differ), 2 is noSys's.
+	prevs := []*schemas.Turn{&d.Turns[0], &d.Turns[1], &d.Turns[2]}
+	for oi, o := range opts {
+		for ti := range d.Turns {
+			tr := &d.Turns[ti]
+			want := string(d.AppendBody(nil, tr, o))
+			for pi, prev := range prevs {
+				dst := d.AppendBody(make([]byte, 0, 8), prev, o)
+				if got := string(d.AppendNextBody(dst, prev, tr, o)); got != want {
+					t.Errorf("options %d, turn %d after turn %d:\n got %s\nwant %s", oi, ti, pi, got, want)
+				}
+			}
+			for _, dst := range []string{"", "{}", want[:len(want)/2], `{"model":"x"}`} {
+				if got := string(d.AppendNextBody([]byte(dst), prevs[0], tr, o)); got != want {
+					t.Errorf("options %d, turn %d after a dst %q that is not turn 0's body: got %s", oi, ti, dst, got)
+				}
+			}
+		}
+	}
+}

@@ -82,7 +82,7 @@ func BenchmarkMinimalClient(b *testing.B) {
 			var turns int64
 			for b.Loop() {
 				n := trajectoriesFor(c, len(d.Conversations))
-				res, err := yardstick.Minimal(context.Background(), srv.URL+"/v1/chat/completions", c, n, func(k int) [][]byte { return bodies[k%len(bodies)] })
+				res, err := yardstick.Minimal(context.Background(), srv.URL+"/v1/chat/completions", c, n, func(k int) [][]byte { return bodies[k%len(bodies)] }, nil)
 				if err != nil {
 					b.Fatal(err)
 				}

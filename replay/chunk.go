@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"strconv"
 
@@ -12,8 +14,8 @@ import (
 // instead of encoding/json: it reads only the fields the client records, takes
 // strings as slices of the input, and skips the rest. A chunk is validated as it
 // is read: a malformed value, truncation, or anything after the value but JSON
-// whitespace is an error. The rare sub-values with structure (tool_calls, usage,
-// error) go through encoding/json. Where encoding/json would decode a repeated
+// whitespace is an error. The rare sub-values with structure (usage, error) go
+// through encoding/json, tool_calls through decodeToolCalls. Where encoding/json would decode a repeated
 // key into the value already there, the scanner does the same. FuzzChunk checks
 // it against encoding/json.
 
@@ -206,4 +208,132 @@ func (cs *chunkScanner) choices() error {
 			return err
 		})
 	})
+}
+
+// errSlowPath stops the tool-call scanner where it leaves a value to
+// encoding/json.
+var errSlowPath = errors.New("left to encoding/json")
+
+// decodeToolCalls decodes one tool_calls array into tc as json.Unmarshal(raw, tc)
+// does, with the scanner when tc is empty and the value has the common shape: an
+// array, or null, of call objects whose index is an integer or null, whose id,
+// type and function name are strings or null, whose function is an object, and
+// whose arguments are any value (copied). A repeated key decodes into what is
+// there, as with encoding/json. Anything else (a null element, a value of
+// another type, a key with escapes) goes through encoding/json, which gives its
+// own answer and error.
+func decodeToolCalls(raw []byte, tc *[]toolCallDelta) error {
+	if len(*tc) > 0 {
+		return json.Unmarshal(raw, tc) // a repeated tool_calls key: into the calls there
+	}
+	var err error
+	if *tc, err = scanToolCalls(raw, (*tc)[:0]); err == nil {
+		return nil
+	}
+	*tc = nil // encoding/json would decode into what the scan left in the array
+	return json.Unmarshal(raw, tc)
+}
+
+func scanToolCalls(raw []byte, out []toolCallDelta) ([]toolCallDelta, error) {
+	s := jsonscan.NewScanner(raw, jsonscan.JSON)
+	if s.Null() {
+		return nil, s.End()
+	}
+	str := func(dst *string) error {
+		if s.Null() {
+			return nil // null leaves a string as it is
+		}
+		tok, err := s.String()
+		if err != nil {
+			return errSlowPath
+		}
+		if body, ok := jsonscan.Verbatim(tok); ok {
+			*dst = string(body)
+		} else {
+			*dst = string(jsonscan.AppendUnquote(nil, tok))
+		}
+		return nil
+	}
+	// A key with escapes or beyond ASCII (encoding/json folds two such runes onto
+	// ASCII letters) is left to encoding/json.
+	plain := func(key []byte) ([]byte, bool) {
+		body := key[1 : len(key)-1]
+		for _, c := range body {
+			if c == '\\' || c >= 0x80 {
+				return nil, false
+			}
+		}
+		return body, true
+	}
+	// object reads an object, calling member with each key: member reads the
+	// values of the fields it knows (true), the others are skipped.
+	object := func(member func(k []byte) (bool, error)) error {
+		if s.Peek() != '{' {
+			return errSlowPath
+		}
+		return s.Object(func(key []byte) error {
+			k, ok := plain(key)
+			if !ok {
+				return errSlowPath
+			}
+			if known, err := member(k); known || err != nil {
+				return err
+			}
+			_, err := s.Value()
+			return err
+		})
+	}
+	index := func(d *toolCallDelta) error {
+		if s.Null() {
+			d.Index = nil
+			return nil
+		}
+		if c := s.Peek(); c != '-' && (c < '0' || c > '9') {
+			return errSlowPath
+		}
+		v, err := s.Value()
+		if err != nil {
+			return err
+		}
+		n, err := strconv.ParseInt(string(v), 10, 0)
+		if err != nil {
+			return errSlowPath // a fraction, an exponent or out of range: a type error
+		}
+		if d.Index == nil {
+			d.Index = new(int)
+		}
+		*d.Index = int(n)
+		return nil
+	}
+	err := s.Array(func(int) error {
+		out = append(out, toolCallDelta{})
+		d := &out[len(out)-1]
+		return object(func(k []byte) (bool, error) {
+			switch {
+			case keyIs(k, "index"):
+				return true, index(d)
+			case keyIs(k, "id"):
+				return true, str(&d.ID)
+			case keyIs(k, "type"):
+				return true, str(&d.Type)
+			case keyIs(k, "function"):
+				return true, object(func(k []byte) (bool, error) {
+					switch {
+					case keyIs(k, "name"):
+						return true, str(&d.Function.Name)
+					case keyIs(k, "arguments"):
+						v, err := s.Value()
+						d.Function.Arguments = bytes.Clone(v)
+						return true, err
+					}
+					return false, nil
+				})
+			}
+			return false, nil
+		})
+	})
+	if err == nil {
+		err = s.End()
+	}
+	return out, err
 }

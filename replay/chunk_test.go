@@ -72,6 +72,15 @@ var chunkSeeds = []string{
 	`{"choices":[{"delta":{"content":"a"}}],"error":{"message":"x"},"error":{"type":"y"}}`,
 	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c"}],"tool_calls":null,"tool_calls":[{"index":0,"type":"function"}]}}]}`,
 	`{"ch\u006fices":[{"d\u0065lta":{"c\u006Fntent":"esc"}}]}`, `{"choices":[{"index":null,"delta":{"content":"n"}}]}`,
+	// Tool calls through the scanner (decodeToolCalls) or left to encoding/json.
+	`{"choices":[{"delta":{"tool_calls":[{"index":1,"ID":"a","id":null,"function":{"name":"f\u00e9","arguments":{"x": [1, 2]}},"function":{"arguments":"\"q"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"a"}},{"index":2,"index":null,"type":"function","function":{"name":"g"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":-0},{"index":1.0}]}}]}`, `{"choices":[{"delta":{"tool_calls":[{"index":99999999999999999999}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[null,{"index":0,"id":"n"}]}}]}`, `{"choices":[{"delta":{"tool_calls":[{"id":5}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":null,"id":"x"}]}}]}`, `{"choices":[{"delta":{"tool_calls":{"index":0}}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c"}],"tool_calls":[{"type":"function"}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"ind\u0065x":3,"function":{"n\u0061me":"e"}}]}}]}`, `{"choices":[{"delta":{"tool_calls":[{"id":"\ud800","function":{"name":"\u00ff\n"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"arguments":null}}]}}]}`, `{"choices":[{"delta":{"tool_calls":[]}}]}`,
 }
 
 func TestChunkScannerMatchesEncodingJSON(t *testing.T) {

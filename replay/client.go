@@ -153,12 +153,40 @@ func (w *warmDialer) DialContext(ctx context.Context, network, addr string) (net
 		w.pool[addr] = cs[:len(cs)-1]
 		if time.Since(c.at) < w.idle {
 			w.mu.Unlock()
-			return c.Conn, nil
+			return bodyConn{c.Conn}, nil
 		}
 		c.Close()
 	}
 	w.mu.Unlock()
-	return w.d.DialContext(ctx, network, addr)
+	conn, err := w.d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return bodyConn{conn}, nil
+}
+
+// bodyConn is a connection that writes what is left of a request body of the
+// client's own (reqBody) straight from its buffer, in one write: past the
+// transport's write buffer, the transport hands the body to the connection's
+// ReadFrom behind an io.LimitedReader, which a TCP connection would copy through
+// a fresh 32 KiB buffer, one write each.
+type bodyConn struct{ net.Conn }
+
+func (c bodyConn) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if b, ok := lr.R.(*reqBody); ok {
+			rest := b.buf[b.off:]
+			rest = rest[:min(int64(len(rest)), max(lr.N, 0))]
+			n, err := c.Conn.Write(rest)
+			b.off += n
+			lr.N -= int64(n)
+			return int64(n), err
+		}
+	}
+	if rf, ok := c.Conn.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(struct{ io.Writer }{c.Conn}, r)
 }
 
 // close closes the connections no turn took.
@@ -257,6 +285,7 @@ type slotState struct {
 	ctx   context.Context // the slot's child of the work context
 	buf   []byte          // the request body being sent: one of bufs
 	bufs  [3][]byte       // request bodies (see pipeline)
+	held  [3]heldBody     // whose body each of bufs holds
 	pipe  pipeline
 	build chan buildJob
 	built chan buildResult
@@ -294,15 +323,27 @@ func (st *slotState) waitBody() {
 // reqBody is a request body over the slot's buffer that tells when the transport
 // has closed it.
 type reqBody struct {
-	r      bytes.Reader
+	buf    []byte
+	off    int // bytes read
 	once   sync.Once
 	closed chan struct{}
 }
 
-func (b *reqBody) Read(p []byte) (int, error) { return b.r.Read(p) }
+func (b *reqBody) Read(p []byte) (int, error) {
+	if b.off >= len(b.buf) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.buf[b.off:])
+	b.off += n
+	return n, nil
+}
 
 // WriteTo lets the transport copy the body without a buffer of its own.
-func (b *reqBody) WriteTo(w io.Writer) (int64, error) { return b.r.WriteTo(w) }
+func (b *reqBody) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(b.buf[b.off:])
+	b.off += n
+	return int64(n), err
+}
 func (b *reqBody) Close() error {
 	b.once.Do(func() { close(b.closed) })
 	return nil
@@ -315,8 +356,7 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	r.RequestBytes = int64(len(st.buf))
 	ctx, cancel := context.WithTimeout(st.ctx, c.s.TurnTimeout)
 	defer cancel()
-	body := &reqBody{closed: make(chan struct{})}
-	body.r.Reset(st.buf)
+	body := &reqBody{buf: st.buf, closed: make(chan struct{})}
 	chat := c.chats[0]
 	if len(c.chats) > 1 {
 		chat = c.chats[(c.next.Add(1)-1)%uint64(len(c.chats))]

@@ -729,7 +729,8 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		if abort == "" {
 			if body < 0 {
 				body = p.freeBuf(-1)
-				st.bufs[body] = e.d.AppendBody(st.bufs[body][:0], t, bo)
+				st.bufs[body] = e.d.AppendNextBody(st.bufs[body], st.held[body].turnOf(k), t, bo)
+				st.held[body] = heldBody{k: k, turn: t}
 			}
 			var delay time.Duration
 			if !e.s.NoDelays && t.DelaySeconds > 0 {
@@ -745,7 +746,8 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 					job.t = i + 1
 					job.turn, job.o = &turns[i+1], bo
 					job.buf = p.freeBuf(body)
-					job.dst = st.bufs[job.buf][:0]
+					job.dst, job.prev, job.k = st.bufs[job.buf], st.held[job.buf].turnOf(k), k
+					st.held[job.buf] = heldBody{} // being built
 				}
 				p.job = job
 				p.out = true
@@ -855,7 +857,7 @@ func (p *pipeline) collect(st *slotState, i int, wait bool) (body int, rec *sche
 		p.respBusy[p.job.resp] = false
 	}
 	if p.job.t >= 0 {
-		st.bufs[p.job.buf] = res.body
+		st.bufs[p.job.buf], st.held[p.job.buf] = res.body, heldBody{k: p.job.k, turn: p.job.turn}
 		if p.job.t == i {
 			body = p.job.buf
 		} else {
@@ -940,8 +942,9 @@ const (
 )
 
 // buildJob asks a slot's builder to finish the row fin (its output in
-// resps[resp]), and to build the body of client turn t (index in the
-// trajectory; -1 for none) into dst, which is bufs[buf].
+// resps[resp]), and to build the body of client turn t (index in trajectory k;
+// -1 for none) into dst, which is bufs[buf] and holds the body of prev (nil:
+// none of k's).
 type buildJob struct {
 	fin  *schemas.TurnRecord
 	resp int
@@ -950,6 +953,24 @@ type buildJob struct {
 	o    datasets.BodyOptions
 	buf  int
 	dst  []byte
+	prev *schemas.Turn
+	k    int
+}
+
+// heldBody names the body a buffer holds: client turn turn of trajectory k (turn
+// nil: none), so that the next body of k is built on from it
+// (datasets.AppendNextBody).
+type heldBody struct {
+	k    int
+	turn *schemas.Turn
+}
+
+// turnOf returns the turn whose body the buffer holds when it is trajectory k's.
+func (h heldBody) turnOf(k int) *schemas.Turn {
+	if h.turn == nil || h.k != k {
+		return nil
+	}
+	return h.turn
 }
 
 // buildResult is a built body (nil when none was asked for) and a fresh row.
@@ -966,7 +987,7 @@ func (e *engine) builder(st *slotState, build <-chan buildJob, built chan<- buil
 		}
 		res := buildResult{rec: new(schemas.TurnRecord)}
 		if j.t >= 0 {
-			res.body = e.d.AppendBody(j.dst, j.turn, j.o)
+			res.body = e.d.AppendNextBody(j.dst, j.prev, j.turn, j.o)
 		}
 		built <- res
 	}

@@ -324,7 +324,7 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte, streamed b
 		}
 		var tc []toolCallDelta
 		for _, raw := range m.toolCalls {
-			if err := json.Unmarshal(raw, &tc); err != nil {
+			if err := decodeToolCalls(raw, &tc); err != nil {
 				return fmt.Errorf("%w: tool_calls: %v", errMalformed, err)
 			}
 		}
@@ -501,7 +501,8 @@ type sseReader struct {
 	br   *bufio.Reader
 	line []byte   // a line longer than br's buffer
 	data []byte   // the data of the event being read
-	end  eventEnd // where data's first JSON value ends
+	end  eventEnd // where data's first JSON value ends, data[:fed] fed to it
+	fed  int
 
 	strict   bool
 	maxFrame int  // 0: 2 × DefaultMaxOutputBytes + 1 MiB
@@ -572,12 +573,19 @@ func (s *sseReader) read(r *response, now func() int64) error {
 			if len(v) > 0 && v[0] == ' ' {
 				v = v[1:]
 			}
-			if len(s.data) > 0 && s.end.whole(s.data) {
-				// The previous event had no blank line after it.
-				if err := s.dispatch(r, dataAt); err != nil {
-					return err
+			if len(s.data) > 0 {
+				// Whether the data so far is a whole event is asked only when
+				// another data line comes: an event of one line (the common case)
+				// is never fed, and no byte is fed twice.
+				s.end.feed(s.data, s.fed)
+				s.fed = len(s.data)
+				if s.end.whole(s.data) {
+					// The previous event had no blank line after it.
+					if err := s.dispatch(r, dataAt); err != nil {
+						return err
+					}
+					s.skipping = false
 				}
-				s.skipping = false
 			}
 			if s.skipping {
 				r.truncated += int64(len(v))
@@ -597,13 +605,11 @@ func (s *sseReader) read(r *response, now func() int64) error {
 					return nil
 				}
 				dataAt = now()
-				s.end = eventEnd{}
+				s.end, s.fed = eventEnd{}, 0
 			} else {
 				s.data = append(s.data, '\n')
 			}
-			from := len(s.data)
 			s.data = append(s.data, v...)
-			s.end.feed(s.data, from-min(from, 1))
 		default:
 			// event:, id:, retry: and unknown fields carry nothing for the client.
 		}
@@ -708,7 +714,8 @@ const utf8BOM = "\xef\xbb\xbf"
 
 // eventEnd follows where the first JSON value of an event's data ends, as data
 // lines are appended, so that telling whether the data read so far is one whole
-// value (an event not followed by a blank line) costs nothing per line: the
+// value (an event not followed by a blank line) costs nothing per line: each
+// byte is fed once, and the
 // value is checked once, by jsonscan.Valid, when it closes. Data that is a
 // whole value followed by anything but whitespace is never one.
 type eventEnd struct {

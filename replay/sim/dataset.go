@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"sync"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
@@ -15,6 +16,10 @@ type recordedIndex struct {
 	// turns maps a conversation id to its request message counts, each to the Seq
 	// of the assistant message recorded right after that client turn.
 	turns map[string]map[int]int
+	// parsed holds the recorded messages read so far, by conversation index and
+	// message Seq ([2]int): a message is decoded once, not on every request that
+	// replays it. At most one entry per assistant message of the dataset.
+	parsed sync.Map
 }
 
 func newRecordedIndex(d *datasets.Dataset) *recordedIndex {
@@ -43,7 +48,8 @@ func newRecordedIndex(d *datasets.Dataset) *recordedIndex {
 }
 
 // lookup returns the assistant message recorded after the client turn of session
-// whose request carries n messages.
+// whose request carries n messages. Its ToolCalls are shared: copy them to
+// change them.
 func (x *recordedIndex) lookup(session string, n int) (Recorded, bool) {
 	id, _ := datasets.ParseSessionID(session)
 	seq, ok := x.turns[id][n]
@@ -51,6 +57,10 @@ func (x *recordedIndex) lookup(session string, n int) (Recorded, bool) {
 		return Recorded{}, false
 	}
 	c, _ := x.d.Conversation(id)
+	key := [2]int{int(c.Index), seq}
+	if rec, ok := x.parsed.Load(key); ok {
+		return rec.(Recorded), true
+	}
 	m := &x.d.Messages(int(c.Index))[seq]
 	var w message
 	if err := json.Unmarshal(m.Wire, &w); err != nil {
@@ -63,5 +73,6 @@ func (x *recordedIndex) lookup(session string, n int) (Recorded, bool) {
 	for _, tc := range w.ToolCalls {
 		rec.ToolCalls = append(rec.ToolCalls, answerCall{ID: tc.ID, Name: tc.Function.Name, Arguments: schemas.ArgumentsText(tc.Function.Arguments)})
 	}
+	x.parsed.Store(key, rec)
 	return rec, true
 }

@@ -104,6 +104,8 @@
 // wall time spent. A Session prepares a trajectory's turns from what its last
 // turn left (history tokens, block hashes, blocks), so that a turn costs what
 // is new in it; the turns are those Server.PrepareTurn makes of the same bodies.
+// The HTTP server keeps one for each X-Session-ID it serves (the 1,024 most
+// recently used), so that a request there costs what is new in it too.
 //
 // Modelled time runs against the monotonic clock divided by Config.Speedup: the
 // scheduler sleeps until each step's due time and then wakes the request

@@ -41,7 +41,8 @@ type seq struct {
 	cancelled atomic.Bool
 	preempted atomic.Int32
 
-	turn *Turn // the virtual-time turn, nil over HTTP
+	turn *Turn    // the virtual-time turn, nil over HTTP
+	sess *Session // the session that prepared it (its keep runs when it finishes), nil for none
 }
 
 func newSeq(promptLen, target int, hashes []uint64) *seq {
@@ -164,6 +165,9 @@ func (e *engine) submit(s *seq) error {
 		e.stats.Rejected++
 		e.mu.Unlock()
 		return errQueueFull
+	}
+	if x := s.sess; x != nil && x.pool == e.pool {
+		s.known = x.blocks // kept by the scheduler, under e.mu
 	}
 	e.waiting = append(e.waiting, s)
 	e.met.waiting.Set(float64(len(e.waiting)))
@@ -511,8 +515,8 @@ func (e *core) apply(emitted func(s *seq, tokens int)) {
 		s.lastEmit = e.now
 		e.stats.GeneratedTokens += int64(gen)
 		if k+gen == s.target {
-			if t := s.turn; t != nil && t.sess != nil {
-				t.sess.keep(e.pool, s.blocks[:s.registered])
+			if s.sess != nil {
+				s.sess.keep(e.pool, s.blocks[:s.registered])
 			}
 			e.pool.release(s.blocks)
 			s.blocks = nil

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -90,19 +91,20 @@ func MaxBodyBytes(p Profile) int64 {
 // Server is a simulated OpenAI-compatible LLM server. It is safe for concurrent
 // use; Close stops it.
 type Server struct {
-	cfg     Config
-	prof    Profile
-	eng     *engine
-	met     *metrics
-	rec     *recordedIndex
-	tt      textTokens
-	mux     *http.ServeMux
-	speedup string
-	ids     atomic.Uint64
-	memo    *tokenMemo
-	bufs    sync.Pool // *[]uint64 token buffers
-	bodies  sync.Pool // *bytes.Buffer request bodies
-	chunks  sync.Pool // *[]byte SSE write buffers
+	cfg      Config
+	prof     Profile
+	eng      *engine
+	met      *metrics
+	rec      *recordedIndex
+	tt       textTokens
+	mux      *http.ServeMux
+	speedup  string
+	ids      atomic.Uint64
+	memo     *tokenMemo
+	bufs     sync.Pool // *[]uint64 token buffers
+	bodies   sync.Pool // *bytes.Buffer request bodies
+	sessions sessionTable
+	chunks   sync.Pool // *[]byte SSE write buffers
 
 	maxBody     int64
 	bodyTimeout time.Duration
@@ -286,11 +288,13 @@ func writeError(w http.ResponseWriter, status int, typ, msg string) {
 type event struct {
 	kind int8 // segReasoning, segContent, segToolName (the call's header) or segToolArgs
 	call int16
+	off  int32 // where text starts in the answer's rendering (output.body)
 	text string
 }
 
 // output is a planned answer: its events, and where each token's events end.
 type output struct {
+	body   string   // the answer's rendering, of which the events' texts are slices
 	toks   []uint64 // token identities, for the cache
 	events []event
 	tokEnd []int32 // token k streams events[tokEnd[k-1]:tokEnd[k]]
@@ -343,7 +347,7 @@ func (o *output) tokenEvents(k int) []event {
 // tokens.
 func (s *Server) planOutput(a *answer, toks []uint64, limit int) output {
 	body, segs := a.render()
-	o := output{calls: a.ToolCalls}
+	o := output{body: body, calls: a.ToolCalls}
 	var ends []int // end of each pseudo-token
 	for i := 0; i < len(body) && (s.tt.tok != nil || len(ends) <= limit); {
 		i = nextPiece(body, i)
@@ -387,9 +391,10 @@ func (s *Server) planOutput(a *answer, toks []uint64, limit int) output {
 				if end < sg.end {
 					continue // the call's header goes out with the name's last token
 				}
-				ev.text = body[sg.start:sg.end]
+				ev.off, ev.text = int32(sg.start), body[sg.start:sg.end]
 			} else {
-				ev.text = body[max(start, sg.start):min(end, sg.end)]
+				lo := max(start, sg.start)
+				ev.off, ev.text = int32(lo), body[lo:min(end, sg.end)]
 			}
 			o.events = append(o.events, ev)
 		}
@@ -410,6 +415,7 @@ type response struct {
 	target    int
 	finish    string
 	q         *seq
+	head      []byte // chunkHead's bytes, once made
 }
 
 // memoTokens bounds each of the token memo's two generations (8 bytes a token).
@@ -472,40 +478,11 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		s.bodyBytes.Add(n - reserved)
 		reserved = n
 	}
-	req, err := decodeRequest(body.Bytes())
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
+	res, refused := s.admit(body.Bytes(), r.Header.Get("X-Session-ID"))
+	if refused != nil {
+		writeError(w, refused.status, refused.typ, refused.msg)
 		return
 	}
-	if msg := validate(req); msg != "" {
-		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
-		return
-	}
-	if !s.prof.Serves(req.Model) {
-		writeError(w, http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist; this server serves `%s`.", req.Model, s.prof.Model))
-		return
-	}
-	session := r.Header.Get("X-Session-ID")
-	key := requestKey(s.cfg.Seed, session, req)
-	rng := rand.New(rand.NewPCG(key, 0x5eed))
-	fault := s.cfg.Faults.draw(rng.Float64())
-	switch fault {
-	case fault5xx:
-		writeError(w, http.StatusInternalServerError, "InternalServerError", "simulated server error (fault injection)")
-		return
-	case fault429:
-		writeError(w, http.StatusTooManyRequests, "TooManyRequestsError", "simulated overload (fault injection)")
-		return
-	}
-
-	bp := s.tokenBuf()
-	defer s.putTokenBuf(bp)
-	res, msg := s.prepare(req, session, rng, bp)
-	if msg != "" {
-		writeError(w, http.StatusBadRequest, "BadRequestError", msg)
-		return
-	}
-	res.fault = fault
 	// The body is no longer needed: its budget goes back before the answer.
 	s.bodyBytes.Add(-reserved)
 	reserved = 0
@@ -522,6 +499,75 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.fullResponse(w, r, res)
 	}
+}
+
+// refusal is the error answer to a request the server does not serve.
+type refusal struct {
+	status   int
+	typ, msg string
+}
+
+// admit reads, checks and prepares a request body, or says how to refuse it
+// (the fault draws included). With a session id the session's Session reads and
+// prepares it, so that a turn costs what is new in it; a session busy with
+// another request of its own is not waited for: that request is prepared whole.
+func (s *Server) admit(body []byte, session string) (*response, *refusal) {
+	x := s.sessions.take(s, session)
+	prepared := false
+	defer func() {
+		if x != nil {
+			if !prepared {
+				x.forget() // what it read was not prepared: its history is not the request's
+			}
+			s.sessions.give(x)
+		}
+	}()
+	var req *chatRequest
+	var known int
+	var err error
+	if x != nil {
+		req, known, err = x.decode(body)
+	} else {
+		req, err = decodeRequest(body)
+	}
+	if err != nil {
+		return nil, &refusal{http.StatusBadRequest, "BadRequestError", "invalid JSON body: " + err.Error()}
+	}
+	check := validate
+	if x != nil {
+		check = x.validate
+	}
+	if msg := check(req); msg != "" {
+		return nil, &refusal{http.StatusBadRequest, "BadRequestError", msg}
+	}
+	if !s.prof.Serves(req.Model) {
+		return nil, &refusal{http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist; this server serves `%s`.", req.Model, s.prof.Model)}
+	}
+	key := requestKey(s.cfg.Seed, session, req)
+	rng := rand.New(rand.NewPCG(key, 0x5eed))
+	fault := s.cfg.Faults.draw(rng.Float64())
+	switch fault {
+	case fault5xx:
+		return nil, &refusal{http.StatusInternalServerError, "InternalServerError", "simulated server error (fault injection)"}
+	case fault429:
+		return nil, &refusal{http.StatusTooManyRequests, "TooManyRequestsError", "simulated overload (fault injection)"}
+	}
+	var res *response
+	var msg string
+	if x != nil {
+		res, msg = x.prepare(req, known, rng)
+	} else {
+		bp := s.tokenBuf()
+		defer s.putTokenBuf(bp)
+		res, msg = s.prepare(req, session, rng, bp)
+	}
+	if msg != "" {
+		return nil, &refusal{http.StatusBadRequest, "BadRequestError", msg}
+	}
+	prepared = true
+	res.fault = fault
+	res.q.sess = x
+	return res, nil
 }
 
 // tokenBuf returns a token buffer from the pool; putTokenBuf gives it back.
@@ -695,6 +741,7 @@ func (s *Server) answer(rng *rand.Rand, req *chatRequest, session, callID string
 	u := rng.Float64()
 	if s.rec != nil && session != "" {
 		if rec, ok := s.rec.lookup(session, len(req.Messages)); ok {
+			rec.ToolCalls = slices.Clone(rec.ToolCalls)
 			for i := range rec.ToolCalls {
 				if rec.ToolCalls[i].ID == "" {
 					rec.ToolCalls[i].ID = callID + "-" + strconv.Itoa(i)
@@ -823,15 +870,19 @@ func (s *Server) appendUsage(b []byte, res *response) []byte {
 	return append(b, "}}"...)
 }
 
-// chunkHead starts an SSE chunk of the response, up to the delta's fields.
+// chunkHead starts an SSE chunk of the response, up to the delta's fields: the
+// same bytes in every chunk, made once.
 func chunkHead(b []byte, res *response) []byte {
-	b = append(b, `data: {"id":"`...)
-	b = append(b, res.id...)
-	b = append(b, `","object":"chat.completion.chunk","created":`...)
-	b = strconv.AppendInt(b, res.created, 10)
-	b = append(b, `,"model":`...)
-	b = datasets.AppendString(b, res.model)
-	return b
+	if res.head == nil {
+		h := make([]byte, 0, 96+len(res.id)+len(res.model))
+		h = append(h, `data: {"id":"`...)
+		h = append(h, res.id...)
+		h = append(h, `","object":"chat.completion.chunk","created":`...)
+		h = strconv.AppendInt(h, res.created, 10)
+		h = append(h, `,"model":`...)
+		res.head = datasets.AppendString(h, res.model)
+	}
+	return append(b, res.head...)
 }
 
 func appendDelta(b []byte, res *response, delta func([]byte) []byte, finish string) []byte {
@@ -955,7 +1006,9 @@ func (s *Server) streamResponse(w http.ResponseWriter, r *http.Request, res *res
 			}
 			for _, ev := range res.out.tokenEvents(sent) {
 				if pend.kind == ev.kind && pend.call == ev.call && ev.kind != segToolName {
-					pend.text += ev.text
+					// Consecutive events of one part are adjacent in the rendering:
+					// the merged text is a slice of it, not a copy.
+					pend.text = res.out.body[pend.off : int(ev.off)+len(ev.text)]
 					continue
 				}
 				flush()

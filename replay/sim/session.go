@@ -2,9 +2,11 @@ package sim
 
 import (
 	"bytes"
+	"container/list"
 	"encoding/json"
 	"hash/maphash"
 	"math/rand/v2"
+	"sync"
 
 	"github.com/agentrace/agentrace/internal/jsonscan"
 )
@@ -69,6 +71,7 @@ func (x *Session) PrepareTurn(body []byte) (*Turn, error) {
 		return nil, err
 	}
 	t.sess = x
+	t.q.sess = x
 	return t, nil
 }
 
@@ -288,4 +291,63 @@ func (x *Session) keep(pool *kvPool, blocks []*block) {
 		x.pool, x.blocks = pool, nil // a new array: a turn in flight may hold the old one
 	}
 	x.blocks = append(x.blocks[:0], blocks...)
+}
+
+// maxSessions bounds the sessions the HTTP server remembers: each holds a
+// chained hash and a block pointer per KV block of its history (16 bytes per 16
+// tokens), so 1,024 sessions of full 256k-token contexts hold at most 512 MiB
+// and a typical run's a few MiB.
+const maxSessions = 1024
+
+// sessionTable is the HTTP server's Sessions by X-Session-ID, the least
+// recently used dropped past maxSessions. A session serves one request at a
+// time: take hands it out, give takes it back.
+type sessionTable struct {
+	mu  sync.Mutex
+	m   map[string]*list.Element // of *tableEntry
+	lru list.List                // front: most recently used
+}
+
+type tableEntry struct {
+	x    *Session
+	busy bool
+}
+
+// take returns the Session of id for one request, nil when id is "" or the
+// session is serving another request (that one is then prepared whole).
+func (t *sessionTable) take(s *Server, id string) *Session {
+	if id == "" {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.m == nil {
+		t.m = make(map[string]*list.Element)
+	}
+	if el, ok := t.m[id]; ok {
+		e := el.Value.(*tableEntry)
+		if e.busy {
+			return nil
+		}
+		e.busy = true
+		t.lru.MoveToFront(el)
+		return e.x
+	}
+	e := &tableEntry{x: s.NewSession(id), busy: true}
+	t.m[id] = t.lru.PushFront(e)
+	if t.lru.Len() > maxSessions {
+		old := t.lru.Back()
+		t.lru.Remove(old)
+		delete(t.m, old.Value.(*tableEntry).x.id)
+	}
+	return e.x
+}
+
+// give takes back a Session that take returned.
+func (t *sessionTable) give(x *Session) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if el, ok := t.m[x.id]; ok && el.Value.(*tableEntry).x == x {
+		el.Value.(*tableEntry).busy = false
+	}
 }

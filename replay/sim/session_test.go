@@ -2,8 +2,11 @@ package sim
 
 import (
 	"fmt"
+	"net/http/httptest"
 	"reflect"
+	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -91,5 +94,117 @@ func TestSessionMatchesPrepareTurn(t *testing.T) {
 	}
 	if refused < 5 {
 		t.Errorf("%d bodies refused, want the invalid and oversized ones", refused)
+	}
+}
+
+// TestHTTPSessionsMatchWhole: over HTTP a session's requests are prepared
+// through its Session (only what is new read, tokenized and hashed, the last
+// turn's KV blocks checked before the prefix index) and answered byte for byte
+// as a server that prepares every request whole answers them, usage and cached
+// tokens included; an invalid body in between does not lead the next astray.
+func TestHTTPSessionsMatchWhole(t *testing.T) {
+	turn := func(i int) string {
+		if i%2 == 0 {
+			return fmt.Sprintf(`,{"role":"user","content":"step %d: %s"}`, i, strings.Repeat("run the tests ", 30+i))
+		}
+		return fmt.Sprintf(`,{"role":"assistant","content":"done %d","reasoning_content":"%s"}`, i, strings.Repeat("thinking ", 20+i))
+	}
+	body := func(n int) string {
+		h := `{"role":"system","content":"You are a coding agent."}`
+		for i := range n {
+			h += turn(i)
+		}
+		return `{"model":"qwen3.6-35b-a3b","messages":[` + h + `],"max_completion_tokens":48}`
+	}
+	bodies := []string{body(1), body(3), body(5), body(5)[:40], body(7), body(9), body(9), body(11)}
+	p, err := LookupProfile(DefaultProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(whole bool) []string {
+		s, err := New(Config{Profile: p, Speedup: 1e6, Seed: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if whole {
+			s.sessions.take(s, "sess-1") // held: every request is prepared whole
+		}
+		var out []string
+		for _, b := range bodies {
+			w := httptest.NewRecorder()
+			r := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(b))
+			r.Header.Set("X-Session-ID", "sess-1")
+			s.Handler().ServeHTTP(w, r)
+			out = append(out, fmt.Sprint(w.Code, " ", regexp.MustCompile(`"created":\d+`).ReplaceAllString(w.Body.String(), "")))
+		}
+		return out
+	}
+	got, want := serve(false), serve(true)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("request %d: with its session\n%s\nprepared whole\n%s", i, got[i], want[i])
+		}
+	}
+	if !strings.Contains(want[len(want)-1], `"cached_tokens":`) || strings.Contains(want[len(want)-1], `"cached_tokens":0}`) {
+		t.Errorf("the last turn found nothing in the prefix cache: %s", want[len(want)-1])
+	}
+}
+
+// TestHTTPSessionsConcurrent: requests of one session at once (a client that
+// does not wait for its last answer) are all answered as when they come one at
+// a time: the one that holds the session reads it incrementally, the others
+// are prepared whole; run with -race it also checks that the scheduler's
+// keeping of a finished turn's blocks and the next submission share nothing
+// unguarded.
+func TestHTTPSessionsConcurrent(t *testing.T) {
+	body := func(n int) string {
+		h := `{"role":"system","content":"You are a coding agent."}`
+		for i := range n {
+			h += fmt.Sprintf(`,{"role":"user","content":"step %d: %s"}`, i, strings.Repeat("run the tests ", 20))
+		}
+		return `{"model":"qwen3.6-35b-a3b","messages":[` + h + `],"max_completion_tokens":16,"stream":true,"stream_options":{"include_usage":true}}`
+	}
+	p, err := LookupProfile(DefaultProfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ask := func(s *Server, b string) string {
+		w := httptest.NewRecorder()
+		r := httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(b))
+		r.Header.Set("X-Session-ID", "sess-1")
+		s.Handler().ServeHTTP(w, r)
+		// What streams in which chunk, and the cache hits, depend on what else
+		// runs: the text and the token counts do not.
+		st := readStream(t, w.Body)
+		return fmt.Sprintf("%d %q %q %d+%d", w.Code, st.reasoning, st.content, st.usage.PromptTokens, st.usage.CompletionTokens)
+	}
+	alone, err := New(Config{Profile: p, Speedup: 1e6, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alone.Close()
+	s, err := New(Config{Profile: p, Speedup: 1e6, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const n = 8
+	want := make([]string, n)
+	for i := range n {
+		want[i] = ask(alone, body(i+1))
+	}
+	got := make([]string, n)
+	var wg sync.WaitGroup
+	for round := range 3 {
+		for i := range n {
+			wg.Go(func() { got[i] = ask(s, body(i+1)) })
+		}
+		wg.Wait()
+		for i := range n {
+			if got[i] != want[i] {
+				t.Fatalf("round %d, request %d at once with the others:\n%s\nalone:\n%s", round, i, got[i], want[i])
+			}
+		}
 	}
 }

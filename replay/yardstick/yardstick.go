@@ -90,8 +90,10 @@ func (r Result) TokensPerSecond() float64 { return float64(r.Tokens) / r.Elapsed
 // in order and post each trajectory's precomputed bodies one after another
 // (closed loop), reading each stream line by line and decoding each chunk's
 // content. bodies(k) returns trajectory k's precomputed bodies: it only looks
-// them up.
-func Minimal(ctx context.Context, url string, concurrency, n int, bodies func(k int) [][]byte) (Result, error) {
+// them up. session(k) is trajectory k's X-Session-ID (nil: k in decimal), as
+// replay names it when the endpoint answers by session (the sim's recorded
+// answers).
+func Minimal(ctx context.Context, url string, concurrency, n int, bodies func(k int) [][]byte, session func(k int) string) (Result, error) {
 	// The same connection settings as replay's transport, so that only the
 	// clients' own work differs.
 	tr := &http.Transport{MaxIdleConnsPerHost: concurrency + 16, DisableCompression: true,
@@ -126,6 +128,10 @@ func Minimal(ctx context.Context, url string, concurrency, n int, bodies func(k 
 				if k >= n || ctx.Err() != nil {
 					return
 				}
+				id := strconv.Itoa(k)
+				if session != nil {
+					id = session(k)
+				}
 				var done time.Time
 				for i, b := range bodies(k) {
 					req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
@@ -135,7 +141,7 @@ func Minimal(ctx context.Context, url string, concurrency, n int, bodies func(k 
 					}
 					req.Header.Set("Content-Type", "application/json")
 					req.Header.Set("Accept", "text/event-stream")
-					req.Header.Set("X-Session-ID", strconv.Itoa(k))
+					req.Header.Set("X-Session-ID", id)
 					if i > 0 {
 						myLags = append(myLags, time.Since(done))
 					}

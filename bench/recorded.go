@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/replay"
+	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/replay/yardstick"
+)
+
+const (
+	recordedConcurrency = 256
+	recordedPasses      = 13 // trajectories = 13 × the sample's 20 conversations
+	recordedSpeedup     = 1000
+	recordedRounds      = 2
+	recordedGoalMs      = 0.15 // agentrace's CPU per turn
+)
+
+// The recorded row's child process: one client, replay or the yardstick, run
+// against the sim at url with the dataset in dir; it prints a recordedResult.
+var (
+	recordedChild   = flag.String("recorded-child", "", "internal: run this client (replay or minimal) as the recorded row's child process")
+	recordedURL     = flag.String("recorded-url", "", "internal: the recorded row's endpoint")
+	recordedDataset = flag.String("recorded-dataset", "", "internal: the recorded row's dataset")
+)
+
+// recordedResult is what a child prints: the turns it completed.
+type recordedResult struct {
+	Turns int64 `json:"turns"`
+	OK    int64 `json:"ok"`
+}
+
+// clientUsage is what one child process used: CPU time and peak RSS, as the
+// kernel counts them.
+type clientUsage struct {
+	cpu   time.Duration
+	rssMB float64
+}
+
+// benchRecorded replays the shared sample (13 passes, 260 trajectories) at 256
+// active trajectories against the embedded sim serving the dataset's recorded
+// answers at x1000, side by side with the yardstick client posting the first
+// pass's bodies under the same session ids (so the sim finds the same recorded
+// answers). Each client runs in a child process of its own, so that its CPU time
+// and peak RSS are its own; the sim runs here, a fresh one per run, and this
+// process's CPU over a run is the sim's. Rounds alternate; each side keeps its
+// lowest CPU per turn.
+func benchRecorded(env Env) (Row, error) {
+	row := Row{
+		Name: fmt.Sprintf("replay vs minimal Go client: sample x%d, %d active trajectories, sim x%d serving recorded answers, each client in its own process", recordedPasses, recordedConcurrency, recordedSpeedup),
+		Goal: fmt.Sprintf("agentrace CPU/turn <= %.2f ms", recordedGoalMs),
+	}
+	if env.Shared == "" {
+		return row, errors.New("needs AGENTRACE_SHARED (the sample)")
+	}
+	dir := filepath.Join(env.Work, "recorded-ds")
+	if err := ingest.Files(context.Background(), dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
+		return row, err
+	}
+	d, err := datasets.Open(dir)
+	if err != nil {
+		return row, err
+	}
+	best := map[string]clientUsage{}
+	peak := map[string]float64{}
+	simRate := map[string]float64{}
+	var turns int64
+	for range recordedRounds {
+		for _, side := range []string{"replay", "minimal"} {
+			res, use, simCPU, err := recordedRun(env, d, dir, side)
+			if err != nil {
+				return row, fmt.Errorf("%s: %w", side, err)
+			}
+			if res.OK != res.Turns || (turns != 0 && res.Turns != turns) {
+				return row, fmt.Errorf("%s: %d of %d turns ok (the other client did %d)", side, res.OK, res.Turns, turns)
+			}
+			turns = res.Turns
+			if b, ok := best[side]; !ok || use.cpu < b.cpu {
+				best[side] = use
+			}
+			peak[side] = max(peak[side], use.rssMB)
+			simRate[side] = max(simRate[side], float64(res.Turns)/simCPU.Seconds())
+		}
+	}
+	perTurn := func(side string) float64 { return float64(best[side].cpu.Microseconds()) / 1e3 / float64(turns) }
+	r, m := perTurn("replay"), perTurn("minimal")
+	row.Measured = fmt.Sprintf("%d turns; CPU per turn: agentrace %.3f ms, minimal %.3f ms; peak RSS: agentrace %.0f MB, minimal %.0f MB; the sim served %.0f requests per CPU-second under agentrace, %.0f under minimal; load average %s",
+		turns, r, m, peak["replay"], peak["minimal"], simRate["replay"], simRate["minimal"], loadAverage())
+	row.Ratio = fmt.Sprintf("%.2fx of goal; CPU/turn %.2fx minimal's, peak RSS %.2fx", recordedGoalMs/r, r/m, peak["replay"]/peak["minimal"])
+	row.Met = r <= recordedGoalMs
+	return row, nil
+}
+
+// recordedRun serves a fresh sim and runs one client against it in a child
+// process; it returns what the child did and used, and the sim's CPU time.
+func recordedRun(env Env, d *datasets.Dataset, dir, side string) (recordedResult, clientUsage, time.Duration, error) {
+	var res recordedResult
+	p, err := sim.LookupProfile(sim.DefaultProfile)
+	if err != nil {
+		return res, clientUsage{}, 0, err
+	}
+	s, err := sim.New(sim.Config{Profile: p, Speedup: recordedSpeedup, Dataset: d, Fidelity: 1, Seed: 1})
+	if err != nil {
+		return res, clientUsage{}, 0, err
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	cpu0 := cpuTime()
+	out, use, err := childUsage(env, "-recorded-child", side, "-recorded-url", hs.URL, "-recorded-dataset", dir)
+	simCPU := cpuTime() - cpu0
+	if err != nil {
+		return res, use, 0, err
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		return res, use, 0, fmt.Errorf("child printed %q: %w", out, err)
+	}
+	return res, use, simCPU, nil
+}
+
+// childUsage runs this bench binary again with args (a row's child process) in
+// the repository root and returns what it printed and what it used.
+func childUsage(env Env, args ...string) (string, clientUsage, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return "", clientUsage{}, err
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Dir = env.Root
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return "", clientUsage{}, fmt.Errorf("child: %v: %s", err, b)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return "", clientUsage{}, errors.New("no rusage for the child")
+	}
+	return string(b), clientUsage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssMB: float64(ru.Maxrss) / 1024}, nil // Maxrss is in KiB on Linux
+}
+
+// runRecordedChild is the recorded row's child: one client's run.
+func runRecordedChild(side string) int {
+	if err := recordedClient(side); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", side+":", err)
+		return 1
+	}
+	return 0
+}
+
+func recordedClient(side string) error {
+	ctx := context.Background()
+	d, err := datasets.Open(*recordedDataset)
+	if err != nil {
+		return err
+	}
+	prof, err := datasets.LookupProfile("qwen3.6-35b-a3b")
+	if err != nil {
+		return err
+	}
+	n := len(d.Conversations)
+	trajectories := recordedPasses * n
+	var res recordedResult
+	switch side {
+	case "replay":
+		out, err := os.MkdirTemp("", "agentrace-bench-recorded-*")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(out)
+		sum, err := replay.Run(ctx, replay.Options{Data: d, Dataset: *recordedDataset, Endpoint: *recordedURL, Out: filepath.Join(out, "run"),
+			Concurrency: recordedConcurrency, Trajectories: trajectories, NoDelays: true, Profile: prof.Name})
+		if err != nil {
+			return err
+		}
+		res = recordedResult{Turns: int64(sum.Turns), OK: int64(sum.Counts["ok"])}
+	case "minimal":
+		bodies := yardstick.Bodies(d, datasets.BodyOptions{Profile: &prof, Salt: true, Repeat: 1, Stream: true, IncludeUsage: true})
+		r, err := yardstick.Minimal(ctx, *recordedURL+"/v1/chat/completions", recordedConcurrency, trajectories,
+			func(k int) [][]byte { return bodies[k%n] },
+			func(k int) string { return datasets.SessionID(d.Conversations[k%n].ConversationID, k/n+1) })
+		if err != nil {
+			return err
+		}
+		res = recordedResult{Turns: r.Turns, OK: r.Turns}
+	default:
+		return fmt.Errorf("unknown client %q (want replay or minimal)", side)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return err
+	}
+	_, err = os.Stdout.Write(b)
+	return err
+}
