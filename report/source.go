@@ -14,6 +14,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runs"
 )
 
 // runSet is the runs an argument names, and the sources to close.
@@ -163,24 +164,24 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if islFor != nil && facts.Manifest != nil {
 		// The ISL source opens the dataset by path: give it the one found from here.
 		mi := m
-		mi.Config.Dataset, mi.Config.DatasetAbs = score.DatasetOf(run, facts), ""
+		mi.Config.Dataset, mi.Config.DatasetAbs = runs.DatasetOf(run, facts), ""
 		isl, islErr = islFor(mi)
 	}
 	// An event log carries each turn's prompt: its ISL is counted from it, as the
 	// reference's aggregator counts it (agentrace runs count theirs from the dataset).
-	var so score.ScanOptions
-	var cur score.TurnExtra
+	var so runs.ScanOptions
+	var cur runs.TurnExtra
 	if pc, ok := tok.(promptCounter); ok && facts.Manifest == nil && isl == nil {
 		so.Prompt = func(data json.RawMessage) (int, bool) { return promptISL(pc, data) }
 		isl = func(*schemas.TurnRecord) (int, bool, error) { return cur.ISL, cur.HasISL, nil }
 	}
 	a := NewAccumulator(m, tok, isl)
-	scan, err := score.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x score.TurnExtra) error {
+	scan, err := runs.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x runs.TurnExtra) error {
 		cur = x
 		a.Add(rec)
 		return nil
 	})
-	if err != nil && !(errors.Is(err, score.ErrNoTurns) && run.Kind == archive.KindSubmission) {
+	if err != nil && !(errors.Is(err, runs.ErrNoTurns) && run.Kind == archive.KindSubmission) {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
 	a.SetWindowStart(scan.WindowStartNs)
@@ -191,7 +192,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	p.RunDir, p.Kind = run.Label, run.Kind
 	p.source = run
 	if facts.Manifest != nil {
-		p.datasetDir = score.DatasetOf(run, facts)
+		p.datasetDir = runs.DatasetOf(run, facts)
 	}
 	if p.Concurrency == 0 {
 		p.Concurrency = facts.Concurrency

@@ -19,6 +19,7 @@ import (
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runs"
 )
 
 // DeriveOptions configure DeriveRuleset: a new ruleset from the reference model's
@@ -348,7 +349,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 	if run.Err != nil {
 		return dr, run.Err
 	}
-	info, err := runInfo(run)
+	info, err := runs.ReadInfo(run)
 	if err != nil {
 		return dr, err
 	}
@@ -410,7 +411,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 
 // checkOfficial checks the official agentic settings (internal/official): an agentrace
 // run's manifest records its verdict; a reference run's config is judged here.
-func checkOfficial(info RunInfo, datasetSize int) error {
+func checkOfficial(info runs.Info, datasetSize int) error {
 	f := info.Facts
 	var why []string
 	if m := f.Manifest; m != nil {
@@ -430,7 +431,7 @@ func checkOfficial(info RunInfo, datasetSize int) error {
 }
 
 // complete checks that the run ended normally and issued everything.
-func complete(info RunInfo) error {
+func complete(info runs.Info) error {
 	f := info.Facts
 	if m := f.Manifest; m != nil {
 		if m.State != schemas.RunComplete {
@@ -462,7 +463,7 @@ func complete(info RunInfo) error {
 }
 
 // setup describes a run's sampling settings, for the same-setup check.
-func setup(info RunInfo) string {
+func setup(info runs.Info) string {
 	if m := info.Facts.Manifest; m != nil {
 		c := m.Config
 		return fmt.Sprintf("profile %q, max tokens %d, clear generated cache %v", c.Profile, c.MaxTokens, c.ClearGeneratedCache)

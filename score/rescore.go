@@ -21,6 +21,7 @@ import (
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runs"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -150,7 +151,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		}).Start()
 	}
 	cache := &truthCache{entries: map[string]*truthEntry{}}
-	buffers := newBufferPool()
+	buffers := runs.NewBufferPool()
 	rows := make([]schemas.RescoreRow, len(found))
 	p := pool.New().WithMaxGoroutines(opts.Jobs)
 	// Runs are scored in the order their logs lie in their archive, so that a
@@ -183,7 +184,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 }
 
 // rescoreOne scores one found run into a row; it never panics.
-func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *bufferPool) (row schemas.RescoreRow) {
+func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *runs.BufferPool) (row schemas.RescoreRow) {
 	start := time.Now()
 	row = schemas.RescoreRow{Path: fr.Label, Kind: fr.Kind}
 	if fr.Kind == KindSubmission {
@@ -205,7 +206,7 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	info, err := runInfo(fr)
+	info, err := runs.ReadInfo(fr)
 	row.Model, row.Concurrency = info.Model, int32(info.Concurrency)
 	if err != nil {
 		return fail(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runs"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -66,7 +67,7 @@ type Options struct {
 	PublishedOnly bool
 
 	// pool recycles turn-log buffers across the runs of one rescore.
-	pool *bufferPool
+	pool *runs.BufferPool
 }
 
 // ScoreRun scores one run: inline accuracy against the dataset's ground truth, the
@@ -87,7 +88,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	if run.Err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, run.Err)
 	}
-	info, err := runInfo(run)
+	info, err := runs.ReadInfo(run)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}

@@ -28,7 +28,7 @@
 //		b, err := run.ReadFile(run.SummaryName())      // published files, size-limited
 //	}
 //
-// The turns of a run, as schemas.TurnRecord, come from score.ScanTurns (turns.arrows
+// The turns of a run, as schemas.TurnRecord, come from runs.ScanTurns (turns.arrows
 // or the event log, streamed), which is what report's Accumulator folds and what
 // score's inline accuracy reads. This package knows where files are and how to
 // read them safely; score knows what they mean.
