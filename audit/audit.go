@@ -18,6 +18,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/sourcegraph/conc/iter"
 )
 
@@ -199,7 +200,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // folder, else the folder holding the run (a sweep, a folder of reference runs).
 func curveOf(r *archive.Run) (key, name, dir string) {
 	dir = path.Dir(r.Dir)
-	if r.Kind == archive.KindSubmission {
+	if runread.IsPoint(r) {
 		if d := r.CurveDir(); d != "" {
 			dir = d
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -64,7 +65,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 		pt.base.Concurrency = int32(p.Concurrency)
 	}
 	name, _ := run.EventsName()
-	pt.noEvents = run.Kind != archive.KindAgentrace && name == ""
+	pt.noEvents = !runread.HasTurnLog(run) && name == ""
 	switch {
 	case pt.noEvents:
 	case o.tok == nil && !strings.HasPrefix(p.TokenSource, "server_usage"):
@@ -103,7 +104,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	s, err := score.ScoreRun(ctx, score.Options{Source: run, Run: run.Label, Dataset: o.Dataset, Ruleset: rsName, Workers: 1})
 	if err != nil {
 		pt.scoreErr = err
-		if run.Kind == archive.KindSubmission {
+		if runread.IsPoint(run) {
 			publishedOnly()
 		}
 		return pt
@@ -513,11 +514,11 @@ func (pt *point) islWhy() string {
 	switch {
 	case strings.HasPrefix(pt.p.ISLSource, "tokenizer"):
 		return ""
-	case pt.run.Kind == archive.KindAgentrace && pt.p.ISLSource == "server_usage" && pt.oslWhy == "":
+	case runread.HasTurnLog(pt.run) && pt.p.ISLSource == "server_usage" && pt.oslWhy == "":
 		return ""
-	case pt.run.Kind != archive.KindAgentrace && pt.oslWhy != "":
+	case !runread.HasTurnLog(pt.run) && pt.oslWhy != "":
 		return "input tokens need the reference tokenizer (--tokenizer): they are counted from the prompts the events carry"
-	case pt.run.Kind != archive.KindAgentrace:
+	case !runread.HasTurnLog(pt.run):
 		return "the events carry no prompt agentrace can count (token ids or structured messages)"
 	case pt.oslWhy != "":
 		return "input tokens need the reference tokenizer (--tokenizer) and the run's dataset"
@@ -694,7 +695,7 @@ func (pt *point) compareScores() {
 		pt.fail("scores", schemas.ScoresFile, fmt.Errorf("parse %s: %w", pt.run.FileLabel(schemas.ScoresFile), err))
 		return
 	}
-	if pt.run.Kind == archive.KindAgentrace && pt.p != nil {
+	if runread.HasTurnLog(pt.run) && pt.p != nil {
 		// Its figures are of the log it scored: another state of it is no input.
 		var sc schemas.Scores
 		err := json.Unmarshal(b, &sc)

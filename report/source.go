@@ -14,7 +14,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // runSet is the runs an argument names, and the sources to close.
@@ -72,7 +72,7 @@ func splitCurves(name string, runs []*archive.Run) []runGroup {
 	var order []string
 	var other []*archive.Run
 	for _, r := range runs {
-		if r.Kind != archive.KindSubmission {
+		if !runread.IsPoint(r) {
 			other = append(other, r)
 			continue
 		}
@@ -164,24 +164,24 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if islFor != nil && facts.Manifest != nil {
 		// The ISL source opens the dataset by path: give it the one found from here.
 		mi := m
-		mi.Config.Dataset, mi.Config.DatasetAbs = runs.DatasetOf(run, facts), ""
+		mi.Config.Dataset, mi.Config.DatasetAbs = runread.DatasetOf(run, facts), ""
 		isl, islErr = islFor(mi)
 	}
 	// An event log carries each turn's prompt: its ISL is counted from it, as the
 	// reference's aggregator counts it (agentrace runs count theirs from the dataset).
-	var so runs.ScanOptions
-	var cur runs.TurnExtra
+	var so runread.ScanOptions
+	var cur runread.TurnExtra
 	if pc, ok := tok.(promptCounter); ok && facts.Manifest == nil && isl == nil {
 		so.Prompt = func(data json.RawMessage) (int, bool) { return promptISL(pc, data) }
 		isl = func(*schemas.TurnRecord) (int, bool, error) { return cur.ISL, cur.HasISL, nil }
 	}
 	a := NewAccumulator(m, tok, isl)
-	scan, err := runs.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x runs.TurnExtra) error {
+	scan, err := runread.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x runread.TurnExtra) error {
 		cur = x
 		a.Add(rec)
 		return nil
 	})
-	if err != nil && !(errors.Is(err, runs.ErrNoTurns) && run.Kind == archive.KindSubmission) {
+	if err != nil && !(errors.Is(err, runread.ErrNoTurns) && runread.IsPoint(run)) {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
 	a.SetWindowStart(scan.WindowStartNs)
@@ -192,7 +192,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	p.RunDir, p.Kind = run.Label, run.Kind
 	p.source = run
 	if facts.Manifest != nil {
-		p.datasetDir = runs.DatasetOf(run, facts)
+		p.datasetDir = runread.DatasetOf(run, facts)
 	}
 	if p.Concurrency == 0 {
 		p.Concurrency = facts.Concurrency
@@ -220,7 +220,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		}
 		p.ISLNote = note
 	}
-	if run.Kind == archive.KindSubmission {
+	if runread.IsPoint(run) {
 		if !run.Has(archive.PointFile) {
 			p.MissingFiles = append(p.MissingFiles, archive.PointFile)
 		}
@@ -236,7 +236,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	}
 	switch {
 	case o.NoScores:
-		if run.Kind != archive.KindAgentrace {
+		if !runread.HasTurnLog(run) {
 			if n := run.SummaryName(); n != "" {
 				if b, err := run.ReadFile(n); err == nil {
 					p.PublishedSummary = b
@@ -244,7 +244,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 			}
 			p.publishedSWEBench(run)
 		}
-	case run.Kind == archive.KindAgentrace:
+	case runread.HasTurnLog(run):
 		if run.Has(schemas.ScoresFile) {
 			data, err := run.ReadFile(schemas.ScoresFile)
 			if err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/internal/python"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // executableAction maps an executable's normalized name to the action it counts
@@ -320,7 +320,7 @@ func appendToolCallsActions(dst []string, toolCallsJSON []byte) []string {
 		return dst
 	}
 	jsonscan.EachElement(toolCallsJSON, func(_ int, call []byte) bool {
-		if name, args, ok := runs.SplitToolCall(call); ok && jsonscan.StringIs(name, "bash") {
+		if name, args, ok := runread.SplitToolCall(call); ok && jsonscan.StringIs(name, "bash") {
 			if cmd, ok := bashArgsCommand(args); ok {
 				dst = appendCommandActions(dst, cmd)
 			}

@@ -20,7 +20,7 @@ import (
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/klauspost/compress/gzip"
 	"github.com/parquet-go/parquet-go"
 )
@@ -304,7 +304,7 @@ func TestGenuineReferenceRuns(t *testing.T) {
 		b, _ := run.ReadFile(run.SummaryName())
 		json.Unmarshal(b, &sum)
 		inWindow := 0
-		if _, err := runs.ScanTurns(context.Background(), run, func(rec *schemas.TurnRecord) error {
+		if _, err := runread.ScanTurns(context.Background(), run, func(rec *schemas.TurnRecord) error {
 			if rec.InWindow {
 				inWindow++
 			}

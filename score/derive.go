@@ -19,7 +19,7 @@ import (
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // DeriveOptions configure DeriveRuleset: a new ruleset from the reference model's
@@ -349,12 +349,12 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 	if run.Err != nil {
 		return dr, run.Err
 	}
-	info, err := runs.ReadInfo(run)
+	info, err := runread.ReadInfo(run)
 	if err != nil {
 		return dr, err
 	}
 	dr.Path, dr.Kind, dr.Model, dr.Concurrency = p, info.Kind, info.Model, info.Concurrency
-	if info.Kind == KindSubmission {
+	if runread.IsPoint(run) {
 		if n, _ := run.EventsName(); n == "" {
 			return dr, errors.New("a submission point without an event log: its numbers cannot be re-derived")
 		}
@@ -411,7 +411,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 
 // checkOfficial checks the official agentic settings (internal/official): an agentrace
 // run's manifest records its verdict; a reference run's config is judged here.
-func checkOfficial(info runs.Info, datasetSize int) error {
+func checkOfficial(info runread.Info, datasetSize int) error {
 	f := info.Facts
 	var why []string
 	if m := f.Manifest; m != nil {
@@ -431,7 +431,7 @@ func checkOfficial(info runs.Info, datasetSize int) error {
 }
 
 // complete checks that the run ended normally and issued everything.
-func complete(info runs.Info) error {
+func complete(info runread.Info) error {
 	f := info.Facts
 	if m := f.Manifest; m != nil {
 		if m.State != schemas.RunComplete {
@@ -463,7 +463,7 @@ func complete(info runs.Info) error {
 }
 
 // setup describes a run's sampling settings, for the same-setup check.
-func setup(info runs.Info) string {
+func setup(info runread.Info) string {
 	if m := info.Facts.Manifest; m != nil {
 		c := m.Config
 		return fmt.Sprintf("profile %q, max tokens %d, clear generated cache %v", c.Profile, c.MaxTokens, c.ClearGeneratedCache)

@@ -13,15 +13,17 @@
 //
 // Runs come in three kinds, found by package score/archive in folders or in
 // archives read in place: agentrace's own replay runs (turns.arrows and
-// manifest.json), the reference client's run folders (events.jsonl, read by
-// ReadReferenceEvents, with config.yaml naming the model and dataset) and the points
-// of submission trees (r<N>/, their events as mlperf_endpoints_log_detail.json).
-// ScanTurns streams any run's turns as turn-log records; ScoreRun scores any run
+// manifest.json), the reference client's run folders (events.jsonl, with
+// config.yaml naming the model and dataset) and the points of submission trees
+// (r<N>/, their events as mlperf_endpoints_log_detail.json). Package
+// score/runread reads every one of them (runread.ScanTurns streams any run's
+// turns as turn-log records); ReadReferenceEvents pairs an event log's turns
+// with the ground truth as the reference scorer does. ScoreRun scores any run
 // (a point without events on its published figures: ReadPublishedAccuracy,
-// ReadSummaryOSL); WriteScores writes scores.json and scores.parquet; Rescore scores
-// whole trees in parallel, one row per run. A curve's SWE-bench gate is the mean of
-// one result per mandatory region (JudgeSWEBenchCurve), in the ruleset's region form
-// (RegionsFor).
+// ReadSummaryOSL); WriteScores writes scores.json and scores.parquet; Rescore
+// scores whole trees in parallel, one row per run. A curve's SWE-bench gate is
+// the mean of one result per mandatory region (JudgeSWEBenchCurve), in the
+// ruleset's region form (RegionsFor).
 //
 // Thresholds are data: each version of the rules is an embedded JSON ruleset
 // (rulesets/*.json, Rulesets, LoadRuleset), and Judge turns a run's values into a

@@ -8,7 +8,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // ReferenceRun is what scoring takes from a reference client's events.jsonl.
@@ -71,10 +71,10 @@ func readReferenceEvents(r io.Reader, truth *Truth) (*ReferenceRun, error) {
 	lineNo := 0
 	var long []byte
 	for {
-		line, err := runs.ReadLine(br, &long)
+		line, err := runread.ReadLine(br, &long)
 		if len(line) > 0 {
 			lineNo++
-			if e, ok, why := runs.DecodeEvent(line, false); !ok {
+			if e, ok, why := runread.DecodeEvent(line, false); !ok {
 				if why != "" {
 					run.Skipped++
 					if run.FirstSkipped == "" {
@@ -114,13 +114,13 @@ func readReferenceEvents(r io.Reader, truth *Truth) (*ReferenceRun, error) {
 	return run, nil
 }
 
-func handleSampleEvent(run *ReferenceRun, e *runs.Event, truth *Truth, uuidKey map[string]eventKey,
+func handleSampleEvent(run *ReferenceRun, e *runread.Event, truth *Truth, uuidKey map[string]eventKey,
 	issuedAt map[eventKey]int64, issuedOrder *[]eventKey, issued map[eventKey]bool,
 	completedByUUID map[string]*Output, seenComplete map[string]bool,
 	model map[eventKey]*Output, hasModel map[eventKey]bool, lastOutput map[string]int) {
 	var out *Output
 	if e.Type == "sample.complete" {
-		resp, calls := runs.TextModelOutput(e.Data)
+		resp, calls := runread.TextModelOutput(e.Data)
 		if resp != nil {
 			out = &Output{Content: resp.Content, Reasoning: resp.Reasoning, ToolCalls: calls}
 			// Every completed sample counts for the OSL mean; a second complete

@@ -21,7 +21,7 @@ import (
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -151,7 +151,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		}).Start()
 	}
 	cache := &truthCache{entries: map[string]*truthEntry{}}
-	buffers := runs.NewBufferPool()
+	buffers := runread.NewBufferPool()
 	rows := make([]schemas.RescoreRow, len(found))
 	p := pool.New().WithMaxGoroutines(opts.Jobs)
 	// Runs are scored in the order their logs lie in their archive, so that a
@@ -184,10 +184,10 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 }
 
 // rescoreOne scores one found run into a row; it never panics.
-func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *runs.BufferPool) (row schemas.RescoreRow) {
+func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *runread.BufferPool) (row schemas.RescoreRow) {
 	start := time.Now()
 	row = schemas.RescoreRow{Path: fr.Label, Kind: fr.Kind}
-	if fr.Kind == KindSubmission {
+	if runread.IsPoint(fr) {
 		row.Curve = fr.CurveDir()
 	}
 	defer func() {
@@ -206,12 +206,12 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	info, err := runs.ReadInfo(fr)
+	info, err := runread.ReadInfo(fr)
 	row.Model, row.Concurrency = info.Model, int32(info.Concurrency)
 	if err != nil {
 		return fail(err)
 	}
-	if fr.Kind == KindSubmission {
+	if runread.IsPoint(fr) {
 		if pa, err := ReadPublishedAccuracy(fr); err == nil && pa.Inline != nil {
 			v := *pa.Inline
 			row.PublishedAccuracy = &v
@@ -227,14 +227,14 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	switch {
 	case ds != "":
 		if truth, err = cache.get(ctx, ds); err != nil {
-			if fr.Kind != KindSubmission || opts.Dataset != "" {
+			if !runread.IsPoint(fr) || opts.Dataset != "" {
 				return fail(err)
 			}
 			// A submission point is judged on its published figures, as the
 			// submission checker judges it, when the dataset it names is not at hand.
 			truth, publishedOnly = &Truth{}, true
 		}
-	case fr.Kind == KindSubmission:
+	case runread.IsPoint(fr):
 		truth, publishedOnly = &Truth{}, true // published figures only
 	default:
 		return fail(errors.New("the run names no dataset; give --dataset"))
@@ -336,7 +336,7 @@ func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
 	}
 	curves := map[string]*curve{}
 	for i, r := range found {
-		if r.Kind != KindSubmission || rows[i].Concurrency <= 0 {
+		if !runread.IsPoint(r) || rows[i].Concurrency <= 0 {
 			continue
 		}
 		key := r.Source.Path + "\x00" + r.CurveDir()

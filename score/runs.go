@@ -15,7 +15,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // Kinds of run (RunIdentity.Kind, RescoreRow.Kind).
@@ -73,12 +73,12 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 // them. The log is read and checked as every reader does (runlog.ScanRun): a run
 // whose log does not hold what its manifest counts is refused, and the log read
 // is recorded (runData.log) for scores.json.
-func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *runs.BufferPool, clone bool) (*runData, error) {
+func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *runread.BufferPool, clone bool) (*runData, error) {
 	rc, err := run.Open(schemas.TurnLogFile)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
-	recs, release, lr, err := runs.ReadTurnLog(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, pool, clone)
+	recs, release, lr, err := runread.ReadTurnLog(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, pool, clone)
 	rc.Close()
 	dir := run.Label
 	if err != nil {
@@ -149,7 +149,7 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 // readReferenceRun reads a reference or submission run's event log
 // (events.jsonl, or mlperf_endpoints_log_detail.json as a JSON array).
 func readReferenceRun(run *archive.Run, truth *Truth) (*runData, error) {
-	r, name, err := runs.OpenEvents(run)
+	r, name, err := runread.OpenEvents(run)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
 	}
 	const field = "output_sequence_lengths_full_run.output_sequence_lengths.avg"
 	out := SummaryOSL{Field: name + ": " + field}
-	if why := summaryInvalid(s); why != "" && run.Kind == archive.KindSubmission {
+	if why := summaryInvalid(s); why != "" && runread.IsPoint(run) {
 		out.Problem = &schemas.Problem{Severity: schemas.SeverityError, Reason: fmt.Sprintf("%s does not validate (the checker's result-file-valid): %s", run.FileLabel(name), why)}
 		return out, false, nil
 	}

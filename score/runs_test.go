@@ -19,7 +19,7 @@ import (
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
 )
@@ -312,7 +312,7 @@ func TestScoresParquetDuckDB(t *testing.T) {
 func TestReadTurnLogPooled(t *testing.T) {
 	ds, truth := fixtureTruth(t)
 	recs := recordsFromReference(t, truth)
-	pool := runs.NewBufferPool()
+	pool := runread.NewBufferPool()
 	for round := 0; round < 3; round++ {
 		run := filepath.Join(t.TempDir(), "run")
 		// Vary the contents so that a stale reused buffer would show.
@@ -329,7 +329,7 @@ func TestReadTurnLogPooled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, release, lr, err := runs.ReadTurnLog(context.Background(), f, path, nil, pool, false)
+		got, release, lr, err := runread.ReadTurnLog(context.Background(), f, path, nil, pool, false)
 		f.Close()
 		if err == nil && lr.Truncated != nil {
 			err = lr.Truncated

@@ -12,7 +12,7 @@ import (
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runs"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -67,7 +67,7 @@ type Options struct {
 	PublishedOnly bool
 
 	// pool recycles turn-log buffers across the runs of one rescore.
-	pool *runs.BufferPool
+	pool *runread.BufferPool
 }
 
 // ScoreRun scores one run: inline accuracy against the dataset's ground truth, the
@@ -88,14 +88,14 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	if run.Err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, run.Err)
 	}
-	info, err := runs.ReadInfo(run)
+	info, err := runread.ReadInfo(run)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}
 	s := &schemas.Scores{SchemaVersion: schemas.ScoresVersion}
 	s.Run = schemas.RunIdentity{Path: run.Label, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
 
-	if info.Kind == KindAgentrace && info.State != "" && info.State != schemas.RunComplete {
+	if info.Facts.Manifest != nil && info.State != "" && info.State != schemas.RunComplete {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run's state is %q, not complete: turns it never issued (not_issued) are not counted", info.State))
 	}
 	rs, warn, err := chooseRuleset(opts.Ruleset, rulesetModel(run, info.Model))
@@ -145,9 +145,9 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	var rd *runData
 	published := false
 	switch {
-	case info.Kind == KindAgentrace:
+	case runread.HasTurnLog(run):
 		rd, err = readAgentraceRun(ctx, run, info.Facts.Manifest, truth, opts.pool, counter != nil)
-	case info.Kind != KindAgentrace && (opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }()):
+	case opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }():
 		// A point that ships no event log: its published numbers are all there is.
 		rd, published = &runData{}, true
 	default:
@@ -164,7 +164,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		return nil, err
 	}
 
-	osl, err := computeOSL(ctx, rd, counter, run, info.Kind, opts.Workers, published)
+	osl, err := computeOSL(ctx, rd, counter, run, opts.Workers, published)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}
@@ -186,12 +186,12 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded
 	s.AccuracySource = AccuracyFromEvents
 	var pa PublishedAccuracy
-	if info.Kind == KindSubmission || published {
+	if runread.IsPoint(run) || published {
 		if pa, err = ReadPublishedAccuracy(run); err != nil {
 			s.Warnings = append(s.Warnings, err.Error())
 		}
 	}
-	if info.Kind == KindSubmission {
+	if runread.IsPoint(run) {
 		s.Published = publishedFigures(run, pa)
 	}
 	if published {
@@ -231,7 +231,7 @@ func short(h string) string {
 // model folder name, as the submission checker matches it
 // (get_agentic_targets(model_dir.name)), else the model the run names.
 func rulesetModel(run *archive.Run, named string) string {
-	if run.Kind == KindSubmission && run.Model != "" {
+	if runread.IsPoint(run) && run.Model != "" {
 		return run.Model
 	}
 	return named
@@ -249,7 +249,7 @@ const ModelFolderWarningPrefix = "the model folder is"
 // modelFolderWarning reports a submission point whose config names a model of
 // another ruleset than its folder's name.
 func modelFolderWarning(run *archive.Run, named string) string {
-	if run.Kind != KindSubmission || run.Model == "" || named == "" {
+	if !runread.IsPoint(run) || run.Model == "" || named == "" {
 		return ""
 	}
 	byDir, okDir := RulesetForModel(run.Model)
@@ -341,7 +341,7 @@ func CounterUse(rs *Ruleset, counter any) *schemas.TokenizerUse {
 
 // computeOSL computes the per-turn OSL mean over every completed turn of the run,
 // and fills each attempt's OSL. It returns nil when no count is available.
-func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archive.Run, kind string, workers int, published bool) (*schemas.OSLResult, error) {
+func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archive.Run, workers int, published bool) (*schemas.OSLResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -375,7 +375,7 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archi
 		if err := p.Wait(); err != nil {
 			return nil, err
 		}
-	case kind == KindReference || kind == KindSubmission:
+	case rd.log == nil: // no turn log (an event log, or published figures only): no server token counts
 		so, ok, err := ReadSummaryOSL(run)
 		if err != nil {
 			rd.warnings = append(rd.warnings, "no OSL: "+err.Error())

@@ -1,11 +1,11 @@
-// Package runs reads runs of every format as turn records: agentrace's turn log
+// Package runread reads runs of every format as turn records: agentrace's turn log
 // (turns.arrows, checked against its manifest.json), the reference client's event
 // log (events.jsonl) and a submission point's detail log
 // (mlperf_endpoints_log_detail.json, a JSON array). Package score/archive finds
 // the runs and opens their files; this package knows what the files say.
 //
-//	info, err := runs.ReadInfo(run)                  // model, concurrency, dataset, facts
-//	scan, err := runs.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error { ... })
+//	info, err := runread.ReadInfo(run)                  // model, concurrency, dataset, facts
+//	scan, err := runread.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error { ... })
 //
 // ScanTurns yields one schemas.TurnRecord per client turn whatever the format,
 // which is what report's Accumulator folds and audit re-derives; TurnScan says
@@ -20,4 +20,4 @@
 // ReadTurnLog (the columns scoring reads, zero-copy, Arrow buffers recycled by a
 // BufferPool across runs), OpenEvents, DecodeEvent, ReadLine and TextModelOutput
 // (a complete event's output, tool calls merged as the reference merges them).
-package runs
+package runread
