@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
@@ -36,7 +38,7 @@ type Options struct {
 	// usage (agentrace runs published the same way).
 	Tokenizer string
 	// Ruleset judges the gates and places the points; "" picks the ruleset naming
-	// each run's model (score.AutoRuleset).
+	// each run's model (rulesets.Auto).
 	Ruleset string
 	// CMax is the curve's declared maximum concurrency when the points do not
 	// declare one (point.yaml, system_desc.json); 0 takes the highest point.
@@ -235,7 +237,7 @@ func pointLine(pt *point) string {
 // region, sweep_summary.csv and curve rows to the points' rows.
 func (g *curveGroup) audit(o *Options) []Row {
 	var pts []*report.Point
-	var rules score.Ruleset
+	var rules rulesets.Ruleset
 	haveRules := false
 	for _, pt := range g.points {
 		if pt.p != nil {
@@ -248,11 +250,11 @@ func (g *curveGroup) audit(o *Options) []Row {
 	if !haveRules {
 		var err error
 		name := o.Ruleset
-		if name == score.AutoRuleset {
+		if name == rulesets.Auto {
 			name = ""
 		}
-		if rules, err = score.LoadRuleset(name); err != nil {
-			rules, _ = score.LoadRuleset("")
+		if rules, err = rulesets.Load(name); err != nil {
+			rules, _ = rulesets.Load("")
 		}
 	}
 	var out []Row

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -25,7 +27,7 @@ type point struct {
 	// scores re-derived from the events (nil when they could not be: scoreErr).
 	scores   *schemas.Scores
 	scoreErr error
-	rules    score.Ruleset
+	rules    rulesets.Ruleset
 	// noEvents: the point ships no event log; nothing is re-derived.
 	noEvents bool
 	// oslWhy, when set, says why the token-count figures are not re-derived.
@@ -86,7 +88,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	}
 	rsName := o.Ruleset
 	if rsName == "" {
-		rsName = score.AutoRuleset
+		rsName = rulesets.Auto
 	}
 	// The gates on the published figures alone, as report judges a point it
 	// cannot re-derive (no event log, or no dataset at hand).
@@ -109,7 +111,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 		}
 		return pt
 	}
-	rules, err := score.LoadRuleset(s.Run.Ruleset)
+	rules, err := rulesets.Load(s.Run.Ruleset)
 	if err != nil {
 		pt.scoreErr = err
 		return pt

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -124,7 +126,7 @@ func regionBasis(s *System) []Check {
 	}
 	form := s.RegionForm
 	if form == "" {
-		form = score.DefaultRegionForm
+		form = rulesets.DefaultRegionForm
 	}
 	clamped := ""
 	if s.Regions.CMinClamped {

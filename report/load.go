@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/agentrace/agentrace/datasets/runlog"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
@@ -245,7 +247,7 @@ func (p *Point) attachScores(s *schemas.Scores) {
 // NewSystem classifies the points by region under the default ruleset's region
 // form and runs the coverage checks; see NewSystemWith.
 func NewSystem(name string, pts []*Point, cmax int) *System {
-	rs, _ := score.LoadRuleset("")
+	rs, _ := rulesets.Load("")
 	return NewSystemWith(name, pts, cmax, rs)
 }
 
@@ -253,7 +255,7 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 // (C_max = cmax, else the C_max the points declare, else the highest concurrency;
 // C_min from the lowest point), judges the curve's SWE-bench mean of N when its
 // points carry SWE-bench results, and runs the coverage checks.
-func NewSystemWith(name string, pts []*Point, cmax int, rules score.Ruleset) *System {
+func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) *System {
 	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point"}
 	// A point whose point.yaml does not validate is off the curve, as the
 	// submission checker leaves it (its concurrency is not to be trusted).

@@ -9,6 +9,8 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/schemas"
@@ -313,12 +315,12 @@ func (p *Point) markTokenizer(tok TokenCounter, rs, model string) {
 	if name == "" {
 		name = rs
 	}
-	var rules score.Ruleset
+	var rules rulesets.Ruleset
 	var err error
-	if name == "" || name == score.AutoRuleset {
-		rules, _ = score.RulesetForModel(model)
-	} else if rules, err = score.LoadRuleset(name); err != nil {
-		rules, _ = score.RulesetForModel(model)
+	if name == "" || name == rulesets.Auto {
+		rules, _ = rulesets.ForModel(model)
+	} else if rules, err = rulesets.Load(name); err != nil {
+		rules, _ = rulesets.ForModel(model)
 	}
 	p.Tokenizer = score.CounterUse(&rules, tok)
 	if p.Tokenizer.StandIn {

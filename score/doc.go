@@ -25,11 +25,8 @@
 // the mean of one result per mandatory region (JudgeSWEBenchCurve), in the
 // ruleset's region form (RegionsFor).
 //
-// Thresholds are data: each version of the rules is an embedded JSON ruleset
-// (rulesets/*.json, Rulesets, LoadRuleset), and Judge turns a run's values into a
-// verdict. A ruleset may carry its derivation (Derivation: the rule, as factors,
-// rounding directions and steps, and the reference means it was applied to), which
-// loading re-applies and checks; DeriveRuleset makes a new ruleset from the
-// reference model's own runs by such a rule (derivation.go says what the published
-// thresholds imply), and WriteRuleset writes it.
+// Thresholds are data: each version of the rules is a ruleset of package
+// score/rulesets, and Judge turns a run's values into a verdict against one;
+// DeriveRuleset makes a new ruleset from the reference model's own runs by a
+// ruleset's derivation rule, and WriteRuleset writes it.
 package score

@@ -15,6 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -39,7 +41,7 @@ type RescoreOptions struct {
 	Jobs int
 	// Dataset, when set, is every run's dataset; otherwise each run's own.
 	Dataset string
-	// Ruleset is as in Options; "" means AutoRuleset (chosen per run's model).
+	// Ruleset is as in Options; "" means rulesets.Auto (chosen per run's model).
 	Ruleset string
 	// Tokenizer is the reference tokenizer's folder, "" for server usage counts.
 	Tokenizer string
@@ -94,7 +96,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		opts.Jobs = runtime.GOMAXPROCS(0)
 	}
 	if opts.Ruleset == "" {
-		opts.Ruleset = AutoRuleset
+		opts.Ruleset = rulesets.Auto
 	}
 	out := outguard.Output{Path: opts.Out, Kind: outguard.Rescore, Overwrite: opts.Overwrite, Ours: isAgentraceParquet}
 	inputs := append([]string{opts.Dataset, opts.Tokenizer, opts.Ruleset}, opts.Archives...)
@@ -107,8 +109,8 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		}
 		defer claim.Release()
 	}
-	if opts.Ruleset != AutoRuleset {
-		if _, err := LoadRuleset(opts.Ruleset); err != nil {
+	if opts.Ruleset != rulesets.Auto {
+		if _, err := rulesets.Load(opts.Ruleset); err != nil {
 			return nil, fmt.Errorf("rescore: %w", err)
 		}
 	}
@@ -356,8 +358,8 @@ func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
 		}
 	}
 	for _, c := range curves {
-		form := DefaultRegionForm
-		if rs, err := LoadRuleset(c.rules); err == nil && c.rules != "" {
+		form := rulesets.DefaultRegionForm
+		if rs, err := rulesets.Load(c.rules); err == nil && c.rules != "" {
 			form = rs.RegionForm()
 		}
 		cmax := c.cmax

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"strings"
 
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/agentrace/agentrace/datasets/tokens"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/schemas"
@@ -31,8 +33,8 @@ type Options struct {
 	// Dataset is a dataset directory or a trace file (ingested on the fly); ""
 	// takes the dataset the run names.
 	Dataset string
-	// Ruleset is an embedded ruleset's name, a ruleset file, AutoRuleset, or ""
-	// for DefaultRuleset.
+	// Ruleset is an embedded ruleset's name, a ruleset file, rulesets.Auto, or ""
+	// for rulesets.Default.
 	Ruleset string
 	// Tokenizer is the reference tokenizer's folder for the OSL counts; without
 	// one, the server's usage counts are used and the OSL gate is unofficial.
@@ -252,8 +254,8 @@ func modelFolderWarning(run *archive.Run, named string) string {
 	if !runread.IsPoint(run) || run.Model == "" || named == "" {
 		return ""
 	}
-	byDir, okDir := RulesetForModel(run.Model)
-	byName, okName := RulesetForModel(named)
+	byDir, okDir := rulesets.ForModel(run.Model)
+	byName, okName := rulesets.ForModel(named)
 	if okDir == okName && byDir.Name == byName.Name {
 		return ""
 	}
@@ -278,19 +280,19 @@ func publishedFigures(run *archive.Run, pa PublishedAccuracy) *schemas.Published
 }
 
 // chooseRuleset resolves the ruleset option for a run's model.
-func chooseRuleset(name, model string) (Ruleset, []string, error) {
-	if name == AutoRuleset {
-		rs, ok := RulesetForModel(model)
+func chooseRuleset(name, model string) (rulesets.Ruleset, []string, error) {
+	if name == rulesets.Auto {
+		rs, ok := rulesets.ForModel(model)
 		if !ok {
 			return rs, []string{fmt.Sprintf("no ruleset names model %q; using %s", model, rs.Name)}, nil
 		}
 		return rs, nil, nil
 	}
-	rs, err := LoadRuleset(name)
+	rs, err := rulesets.Load(name)
 	if err != nil {
 		return rs, nil, err
 	}
-	if model != "" && len(rs.patterns) > 0 && !rs.MatchesModel(model) {
+	if model != "" && len(rs.ModelPatterns) > 0 && !rs.MatchesModel(model) {
 		return rs, []string{fmt.Sprintf("ruleset %s is for %s, the run's model is %q", rs.Name, rs.Model, model)}, nil
 	}
 	return rs, nil, nil
@@ -328,7 +330,7 @@ const (
 
 // CounterUse is rs.TokenizerUse of the counter's tokenizer; a counter that
 // cannot tell its identity (no Identity method) is a stand-in.
-func CounterUse(rs *Ruleset, counter any) *schemas.TokenizerUse {
+func CounterUse(rs *rulesets.Ruleset, counter any) *schemas.TokenizerUse {
 	if c, ok := counter.(interface{ Identity() tokens.Identity }); ok {
 		return rs.TokenizerUse(c.Identity())
 	}

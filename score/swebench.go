@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
@@ -240,7 +242,7 @@ func SWEBenchMeanOfN(points []SWEBenchPoint, cmax int, form string) (*SWEBenchMe
 // JudgeSWEBenchCurve is the curve's SWE-bench gate: the mean of N against the
 // ruleset's threshold. It is not evaluated (Note says why) when no point has a
 // result.
-func JudgeSWEBenchCurve(rs Ruleset, points []SWEBenchPoint, cmax int) (schemas.Gate, *SWEBenchMean) {
+func JudgeSWEBenchCurve(rs rulesets.Ruleset, points []SWEBenchPoint, cmax int) (schemas.Gate, *SWEBenchMean) {
 	g := schemas.Gate{Name: GateSWEBench, Threshold: rs.SWEBenchThreshold()}
 	if len(points) == 0 {
 		// The checker warns ("No point reports a swe_bench accuracy score").
