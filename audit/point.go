@@ -9,12 +9,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentrace/agentrace/score/rulesets"
-
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/runread"
 	"go.yaml.in/yaml/v3"
 )

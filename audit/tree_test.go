@@ -13,12 +13,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/score/rulesets"
-
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/parquet-go/parquet-go"
 )
 

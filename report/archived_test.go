@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/score/rulesets"
-
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 // TestReportSubmissionTree draws the submission tree fixture (8 points, both

@@ -15,11 +15,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/score/archive"
-
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/runread"
 	"github.com/klauspost/compress/gzip"
 	"github.com/parquet-go/parquet-go"

@@ -9,11 +9,10 @@ import (
 	"path/filepath"
 	"sort"
 
-	"github.com/agentrace/agentrace/score/rulesets"
-
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 // DefaultSWEBenchEvaluated is the number of SWE-bench Verified instances a run is

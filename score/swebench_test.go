@@ -9,9 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/score/rulesets"
-
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 func TestParseSWEBenchReport(t *testing.T) {

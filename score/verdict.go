@@ -6,9 +6,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentrace/agentrace/score/rulesets"
-
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 // Gate names of a verdict.

@@ -8,12 +8,11 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/agentrace/agentrace/score/rulesets"
-
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/urfave/cli/v3"
 )
 
