@@ -17,6 +17,8 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/sourcegraph/conc/iter"
 )
@@ -35,7 +37,7 @@ type Options struct {
 	// usage (agentrace runs published the same way).
 	Tokenizer string
 	// Ruleset judges the gates and places the points; "" picks the ruleset naming
-	// each run's model (score.AutoRuleset).
+	// each run's model (rulesets.Auto).
 	Ruleset string
 	// CMax is the curve's declared maximum concurrency when the points do not
 	// declare one (point.yaml, system_desc.json); 0 takes the highest point.
@@ -199,7 +201,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // folder, else the folder holding the run (a sweep, a folder of reference runs).
 func curveOf(r *archive.Run) (key, name, dir string) {
 	dir = path.Dir(r.Dir)
-	if r.Kind == archive.KindSubmission {
+	if runread.IsPoint(r) {
 		if d := r.CurveDir(); d != "" {
 			dir = d
 		}
@@ -234,7 +236,7 @@ func pointLine(pt *point) string {
 // region, sweep_summary.csv and curve rows to the points' rows.
 func (g *curveGroup) audit(o *Options) []Row {
 	var pts []*report.Point
-	var rules score.Ruleset
+	var rules rulesets.Ruleset
 	haveRules := false
 	for _, pt := range g.points {
 		if pt.p != nil {
@@ -247,11 +249,11 @@ func (g *curveGroup) audit(o *Options) []Row {
 	if !haveRules {
 		var err error
 		name := o.Ruleset
-		if name == score.AutoRuleset {
+		if name == rulesets.Auto {
 			name = ""
 		}
-		if rules, err = score.LoadRuleset(name); err != nil {
-			rules, _ = score.LoadRuleset("")
+		if rules, err = rulesets.Load(name); err != nil {
+			rules, _ = rulesets.Load("")
 		}
 	}
 	var out []Row

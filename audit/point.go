@@ -13,6 +13,8 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
+	"github.com/agentrace/agentrace/score/runread"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,7 +26,7 @@ type point struct {
 	// scores re-derived from the events (nil when they could not be: scoreErr).
 	scores   *schemas.Scores
 	scoreErr error
-	rules    score.Ruleset
+	rules    rulesets.Ruleset
 	// noEvents: the point ships no event log; nothing is re-derived.
 	noEvents bool
 	// oslWhy, when set, says why the token-count figures are not re-derived.
@@ -64,7 +66,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 		pt.base.Concurrency = int32(p.Concurrency)
 	}
 	name, _ := run.EventsName()
-	pt.noEvents = run.Kind != archive.KindAgentrace && name == ""
+	pt.noEvents = !runread.HasTurnLog(run) && name == ""
 	switch {
 	case pt.noEvents:
 	case o.tok == nil && !strings.HasPrefix(p.TokenSource, "server_usage"):
@@ -85,7 +87,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	}
 	rsName := o.Ruleset
 	if rsName == "" {
-		rsName = score.AutoRuleset
+		rsName = rulesets.Auto
 	}
 	// The gates on the published figures alone, as report judges a point it
 	// cannot re-derive (no event log, or no dataset at hand).
@@ -103,12 +105,12 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	s, err := score.ScoreRun(ctx, score.Options{Source: run, Run: run.Label, Dataset: o.Dataset, Ruleset: rsName, Workers: 1})
 	if err != nil {
 		pt.scoreErr = err
-		if run.Kind == archive.KindSubmission {
+		if runread.IsPoint(run) {
 			publishedOnly()
 		}
 		return pt
 	}
-	rules, err := score.LoadRuleset(s.Run.Ruleset)
+	rules, err := rulesets.Load(s.Run.Ruleset)
 	if err != nil {
 		pt.scoreErr = err
 		return pt
@@ -521,11 +523,11 @@ func (pt *point) islWhy() string {
 	switch {
 	case strings.HasPrefix(pt.p.ISLSource, "tokenizer"):
 		return ""
-	case pt.run.Kind == archive.KindAgentrace && pt.p.ISLSource == "server_usage" && pt.oslWhy == "":
+	case runread.HasTurnLog(pt.run) && pt.p.ISLSource == "server_usage" && pt.oslWhy == "":
 		return ""
-	case pt.run.Kind != archive.KindAgentrace && pt.oslWhy != "":
+	case !runread.HasTurnLog(pt.run) && pt.oslWhy != "":
 		return "input tokens need the reference tokenizer (--tokenizer): they are counted from the prompts the events carry"
-	case pt.run.Kind != archive.KindAgentrace:
+	case !runread.HasTurnLog(pt.run):
 		return "the events carry no prompt agentrace can count (token ids or structured messages)"
 	case pt.oslWhy != "":
 		return "input tokens need the reference tokenizer (--tokenizer) and the run's dataset"
@@ -702,7 +704,7 @@ func (pt *point) compareScores() {
 		pt.fail("scores", schemas.ScoresFile, fmt.Errorf("parse %s: %w", pt.run.FileLabel(schemas.ScoresFile), err))
 		return
 	}
-	if pt.run.Kind == archive.KindAgentrace && pt.p != nil {
+	if runread.HasTurnLog(pt.run) && pt.p != nil {
 		// Its figures are of the log it scored: another state of it is no input.
 		var sc schemas.Scores
 		err := json.Unmarshal(b, &sc)

@@ -17,6 +17,7 @@ import (
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -35,7 +36,7 @@ func submissionFromRefruns(t *testing.T) (string, string) {
 	src := refruns(t)
 	root := filepath.Join(t.TempDir(), "acme")
 	curve := filepath.Join(root, "h200-sim", "qwen3.6-35b-a3b")
-	rs, _ := score.RulesetForModel("Qwen/Qwen3.6-35B-A3B")
+	rs, _ := rulesets.ForModel("Qwen/Qwen3.6-35B-A3B")
 	regions, err := score.RegionsFor(rs.RegionForm(), 48, 1)
 	if err != nil {
 		t.Fatal(err)

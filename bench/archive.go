@@ -18,6 +18,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // scanChild, when set, makes this process the child of the RSS row: it scans the
@@ -103,7 +104,7 @@ func scanBoth(path string, truth *score.Truth) (attempts, records int, err error
 		return 0, 0, err
 	}
 	defer run.Source.Close()
-	_, err = score.ScanTurns(context.Background(), run, func(*schemas.TurnRecord) error { records++; return nil })
+	_, err = runread.ScanTurns(context.Background(), run, func(*schemas.TurnRecord) error { records++; return nil })
 	return len(ref.Attempts), records, err
 }
 
@@ -155,7 +156,7 @@ func benchEventsScan(env Env) (Row, error) {
 		}
 		c0 = cpuTime()
 		n := 0
-		if _, err := score.ScanTurns(context.Background(), run, func(*schemas.TurnRecord) error { n++; return nil }); err != nil {
+		if _, err := runread.ScanTurns(context.Background(), run, func(*schemas.TurnRecord) error { n++; return nil }); err != nil {
 			return row, err
 		}
 		turns := (cpuTime() - c0).Seconds()

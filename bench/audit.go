@@ -12,8 +12,8 @@ import (
 	"github.com/agentrace/agentrace/audit"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // auditChild, when set, makes this process the child of the audit RSS row: it
@@ -56,7 +56,7 @@ func benchAuditScan(env Env) (Row, error) {
 		runtime.GC()
 		c0 = cpuTime()
 		n := 0
-		if _, err := score.ScanTurns(ctx, run, func(*schemas.TurnRecord) error { n++; return nil }); err != nil {
+		if _, err := runread.ScanTurns(ctx, run, func(*schemas.TurnRecord) error { n++; return nil }); err != nil {
 			return row, err
 		}
 		scan := (cpuTime() - c0).Seconds()

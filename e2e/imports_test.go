@@ -35,9 +35,14 @@ var stageImports = map[string][]string{
 	// The simulated endpoint is a server: it never imports the client.
 	"replay/sim": {"schemas", "internal", "datasets", "tokens"},
 	"replay":     {"schemas", "internal", "datasets", "runlog"},
-	"score":      {"schemas", "internal", "datasets", "tokens", "runlog", "ingest"},
-	"report":     {"schemas", "internal", "datasets", "tokens", "runlog", "score"},
-	"audit":      {"schemas", "internal", "datasets", "tokens", "runlog", "score", "report"},
+	"score":      {"schemas", "internal", "datasets", "tokens", "runlog", "ingest", "score/archive", "score/runread", "score/rulesets"},
+	// The run readers import no other package of score, so that score, report and
+	// audit all read runs through them; the rulesets import nothing of score.
+	"score/archive":  {"schemas", "internal", "datasets"},
+	"score/runread":  {"schemas", "internal", "datasets", "tokens", "runlog", "score/archive"},
+	"score/rulesets": {"schemas", "internal", "datasets", "tokens"},
+	"report":         {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets"},
+	"audit":          {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets", "report"},
 	// simulate predicts a sweep in virtual time: the simulated endpoint's model,
 	// then the report's metrics of the points it predicts.
 	"simulate": {"schemas", "internal", "datasets", "tokens", "runlog", "replay/sim", "report"},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 // TestReportSubmissionTree draws the submission tree fixture (8 points, both
@@ -30,7 +31,7 @@ func TestReportSubmissionTree(t *testing.T) {
 		t.Fatalf("%d systems", len(r.Systems))
 	}
 	s := r.Systems[0]
-	if len(s.Points) != 8 || s.CMax != 1024 || !strings.Contains(s.CMaxSource, "declared") || s.RegionForm != score.RegionsCMin ||
+	if len(s.Points) != 8 || s.CMax != 1024 || !strings.Contains(s.CMaxSource, "declared") || s.RegionForm != rulesets.RegionsCMin ||
 		s.Regions == nil || s.Regions.Low.String() != "33-42" {
 		t.Fatalf("system %s: %d points, C_max %d (%s), form %s, regions %+v", s.Name, len(s.Points), s.CMax, s.CMaxSource, s.RegionForm, s.Regions)
 	}
@@ -121,7 +122,7 @@ func TestReportSubmissionTree(t *testing.T) {
 	// The fixed-32 ruleset form places the same points differently (low 33-42 is the
 	// same at C_min 32 here) and says so.
 	r, err = Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep3"), Runs: []string{tree}, Ruleset: "readme-2026-08-qwen3.6"})
-	if err != nil || r.Systems[0].RegionForm != score.RegionsFixed32 {
+	if err != nil || r.Systems[0].RegionForm != rulesets.RegionsFixed32 {
 		t.Errorf("v0.7 form: %v %+v", err, r)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 // Check statuses.
@@ -126,7 +127,7 @@ func regionBasis(s *System) []Check {
 	}
 	form := s.RegionForm
 	if form == "" {
-		form = score.DefaultRegionForm
+		form = rulesets.DefaultRegionForm
 	}
 	clamped := ""
 	if s.Regions.CMinClamped {

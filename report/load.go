@@ -16,8 +16,9 @@ import (
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // System is one set of points drawn as one curve: a sweep, or the run directories
@@ -117,7 +118,7 @@ func LoadPoint(ctx context.Context, dir string, tok TokenCounter, islFor func(sc
 		mi.Config.Dataset, mi.Config.DatasetAbs = runlog.DatasetDir(dir, m.Config), ""
 		isl, islErr = islFor(mi)
 	}
-	p, err := foldLog(ctx, filepath.Join(dir, schemas.TurnLogFile), m, tok, isl)
+	p, err := foldLog(ctx, dir, m, tok, isl)
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", dir, err)
 	}
@@ -142,38 +143,34 @@ func LoadPoint(ctx context.Context, dir string, tok TokenCounter, islFor func(sc
 	return p, nil
 }
 
-// foldLog streams a turn log batch by batch through an Accumulator, so a run's
-// records are never all in memory. A truncated log (a killed run) is folded as far
-// as it goes and noted on the point.
-func foldLog(ctx context.Context, path string, m schemas.RunManifest, tok TokenCounter, isl ISLCounter) (*Point, error) {
-	f, err := infile.Open(path)
+// foldLog streams a run's turn log through an Accumulator (runread.ScanTurns),
+// so a run's records are never all in memory. A truncated log (a killed run) is
+// folded as far as it goes and noted on the point; a log with no row to read,
+// or one that does not hold the rows its manifest counts, is an error, never a
+// point.
+func foldLog(ctx context.Context, dir string, m schemas.RunManifest, tok TokenCounter, isl ISLCounter) (*Point, error) {
+	run, err := archive.OpenRun(dir, archive.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
-	defer f.Close()
+	defer run.Source.Close()
+	if !runread.HasTurnLog(run) {
+		return nil, fmt.Errorf("read turn log: %q has no %s", dir, schemas.TurnLogFile)
+	}
 	a := NewAccumulator(m, tok, isl)
-	var buf []schemas.TurnRecord
-	// A log with no row to read, or one that does not hold the rows its manifest
-	// counts, is an error, never a point (runlog.ScanRun).
-	lr, serr := runlog.ScanRun(ctx, f, runlog.SizeOf(f), &m, memory.DefaultAllocator, func(b arrow.RecordBatch) error {
-		var err error
-		if buf, err = runlog.AppendRecords(buf[:0], b); err != nil {
-			return err
-		}
-		for i := range buf {
-			a.Add(&buf[i])
-		}
+	scan, err := runread.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error {
+		a.Add(rec)
 		return nil
 	})
-	if serr != nil {
-		return nil, fmt.Errorf("read turn log %q: %w", path, serr)
+	if err != nil {
+		return nil, err
 	}
 	p, err := a.Close()
 	if err != nil {
 		return nil, err
 	}
-	p.LogNote = lr.Note
-	p.log = &lr.Log
+	p.LogNote = scan.Note
+	p.log = scan.Log
 	return p, nil
 }
 
@@ -263,7 +260,7 @@ func (s *System) Counted() []*Point {
 // NewSystem classifies the points by region under the default ruleset's region
 // form and runs the coverage checks; see NewSystemWith.
 func NewSystem(name string, pts []*Point, cmax int) *System {
-	rs, _ := score.LoadRuleset("")
+	rs, _ := rulesets.Load("")
 	return NewSystemWith(name, pts, cmax, rs)
 }
 
@@ -271,7 +268,7 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 // (C_max = cmax, else the C_max the points declare, else the highest concurrency;
 // C_min from the lowest point), judges the curve's SWE-bench mean of N when its
 // points carry SWE-bench results, and runs the coverage checks.
-func NewSystemWith(name string, pts []*Point, cmax int, rules score.Ruleset) *System {
+func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) *System {
 	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point"}
 	// A point whose point.yaml does not validate is kept apart: it counts for
 	// C_min, the coverage and the accuracy rules only (Counted).

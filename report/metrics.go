@@ -603,7 +603,7 @@ func (a *Accumulator) inputTokens(rec *schemas.TurnRecord) (float64, bool, error
 }
 
 // SetWindowStart sets when performance tracking started on the records' clock
-// (score.TurnScan.WindowStartNs); the default is 0, a turn log's.
+// (runread.TurnScan.WindowStartNs); the default is 0, a turn log's.
 func (a *Accumulator) SetWindowStart(ns int64) { a.windowStart = ns }
 
 // Close computes the point's metrics. The Accumulator must not be used after.

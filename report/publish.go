@@ -19,6 +19,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/sourcegraph/conc/iter"
 )
@@ -103,7 +104,7 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 			if r.Err != nil {
 				return nil, fmt.Errorf("publish: run %q: %w", r.Label, r.Err)
 			}
-			if r.Kind != archive.KindAgentrace {
+			if !runread.HasTurnLog(r) {
 				return nil, fmt.Errorf("publish: %q is a %s run: publish writes agentrace runs' files (audit reads the others as they are)", r.Label, r.Kind)
 			}
 		}
@@ -148,7 +149,7 @@ func PublishSystem(s *System, sweepDir, tokenizerDir string, log io.Writer) erro
 	}
 	var runs []*archive.Run
 	for _, p := range s.Points {
-		if p.source == nil || p.source.Kind != archive.KindAgentrace || p.source.Source.Kind != archive.SourceDir {
+		if p.source == nil || !runread.HasTurnLog(p.source) || p.source.Source.Kind != archive.SourceDir {
 			return fmt.Errorf("publish: %q is not an agentrace run folder", p.RunDir)
 		}
 		runs = append(runs, p.source)

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -124,7 +125,7 @@ func TestReferenceSampleWithoutComplete(t *testing.T) {
 	defer run.Source.Close()
 	statuses := map[string]int{}
 	var cutRec schemas.TurnRecord
-	if _, err := score.ScanTurns(context.Background(), run, func(rec *schemas.TurnRecord) error {
+	if _, err := runread.ScanTurns(context.Background(), run, func(rec *schemas.TurnRecord) error {
 		statuses[rec.Status]++
 		if rec.Status == schemas.StatusCancelled {
 			cutRec = *rec

@@ -14,8 +14,8 @@ import (
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/sourcegraph/conc/iter"
 )
@@ -50,7 +50,7 @@ type Options struct {
 	// CMax is the declared maximum supported concurrency; 0 means the highest point.
 	CMax int
 	// Ruleset names the ruleset (or a ruleset file) whose OSL window the histogram
-	// marks; "" uses the ruleset of the runs' scores.json, else score.DefaultRuleset.
+	// marks; "" uses the ruleset of the runs' scores.json, else rulesets.Default.
 	Ruleset string
 	// TokenizerDir is a reference tokenizer folder loaded with tokens.Load when
 	// Tokenizer is nil; "" means none.
@@ -127,7 +127,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		defer set.close()
 		scoreRuleset := o.Ruleset
 		if scoreRuleset == "" {
-			scoreRuleset = score.AutoRuleset
+			scoreRuleset = rulesets.Auto
 		}
 		for _, rg := range splitCurves(g.name, set.runs) {
 			// Points fold in parallel (token counting dominates), started in the
@@ -424,18 +424,18 @@ func Notes() []Note {
 
 // systemRuleset is the ruleset a curve is judged by: the one given, else the one
 // its points were scored under, else the default (def true).
-func systemRuleset(name string, pts []*Point) (rs score.Ruleset, def bool, err error) {
+func systemRuleset(name string, pts []*Point) (rs rulesets.Ruleset, def bool, err error) {
 	if name == "" {
 		for _, p := range pts {
 			if p.Ruleset == "" {
 				continue
 			}
-			if rs, err := score.LoadRuleset(p.Ruleset); err == nil {
+			if rs, err := rulesets.Load(p.Ruleset); err == nil {
 				return rs, false, nil
 			}
 			// A ruleset this build does not embed: its name and OSL window as the
 			// scores recorded them, the default's regions and thresholds otherwise.
-			rs, err := score.LoadRuleset("")
+			rs, err := rulesets.Load("")
 			if err == nil {
 				rs.Name = p.Ruleset
 				if p.scores != nil && p.scores.OSL != nil {
@@ -446,7 +446,7 @@ func systemRuleset(name string, pts []*Point) (rs score.Ruleset, def bool, err e
 		}
 		def = true
 	}
-	rs, err = score.LoadRuleset(name)
+	rs, err = rulesets.Load(name)
 	return rs, def, err
 }
 

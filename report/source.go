@@ -13,6 +13,8 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -71,7 +73,7 @@ func splitCurves(name string, runs []*archive.Run) []runGroup {
 	var order []string
 	var other []*archive.Run
 	for _, r := range runs {
-		if r.Kind != archive.KindSubmission {
+		if !runread.IsPoint(r) {
 			other = append(other, r)
 			continue
 		}
@@ -163,24 +165,24 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if islFor != nil && facts.Manifest != nil {
 		// The ISL source opens the dataset by path: give it the one found from here.
 		mi := m
-		mi.Config.Dataset, mi.Config.DatasetAbs = score.DatasetOf(run, facts), ""
+		mi.Config.Dataset, mi.Config.DatasetAbs = runread.DatasetOf(run, facts), ""
 		isl, islErr = islFor(mi)
 	}
 	// An event log carries each turn's prompt: its ISL is counted from it, as the
 	// reference's aggregator counts it (agentrace runs count theirs from the dataset).
-	var so score.ScanOptions
-	var cur score.TurnExtra
+	var so runread.ScanOptions
+	var cur runread.TurnExtra
 	if pc, ok := tok.(promptCounter); ok && facts.Manifest == nil && isl == nil {
 		so.Prompt = func(data json.RawMessage) (int, bool) { return promptISL(pc, data) }
 		isl = func(*schemas.TurnRecord) (int, bool, error) { return cur.ISL, cur.HasISL, nil }
 	}
 	a := NewAccumulator(m, tok, isl)
-	scan, err := score.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x score.TurnExtra) error {
+	scan, err := runread.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x runread.TurnExtra) error {
 		cur = x
 		a.Add(rec)
 		return nil
 	})
-	if err != nil && !(errors.Is(err, score.ErrNoTurns) && run.Kind == archive.KindSubmission) {
+	if err != nil && !(errors.Is(err, runread.ErrNoTurns) && runread.IsPoint(run)) {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
 	a.SetWindowStart(scan.WindowStartNs)
@@ -191,7 +193,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	p.RunDir, p.Kind = run.Label, run.Kind
 	p.source = run
 	if facts.Manifest != nil {
-		p.datasetDir = score.DatasetOf(run, facts)
+		p.datasetDir = runread.DatasetOf(run, facts)
 	}
 	if p.Concurrency == 0 {
 		p.Concurrency = facts.Concurrency
@@ -222,7 +224,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		}
 		p.ISLNote = note
 	}
-	if run.Kind == archive.KindSubmission {
+	if runread.IsPoint(run) {
 		if !run.Has(archive.PointFile) {
 			p.MissingFiles = append(p.MissingFiles, archive.PointFile)
 		}
@@ -238,7 +240,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	}
 	switch {
 	case o.NoScores:
-		if run.Kind != archive.KindAgentrace {
+		if !runread.HasTurnLog(run) {
 			if n := run.SummaryName(); n != "" {
 				if b, err := run.ReadFile(n); err == nil {
 					p.PublishedSummary = b
@@ -246,7 +248,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 			}
 			p.publishedSWEBench(run)
 		}
-	case run.Kind == archive.KindAgentrace:
+	case runread.HasTurnLog(run):
 		if run.Has(schemas.ScoresFile) {
 			data, err := run.ReadFile(schemas.ScoresFile)
 			if err != nil {
@@ -315,12 +317,12 @@ func (p *Point) markTokenizer(tok TokenCounter, rs, model string) {
 	if name == "" {
 		name = rs
 	}
-	var rules score.Ruleset
+	var rules rulesets.Ruleset
 	var err error
-	if name == "" || name == score.AutoRuleset {
-		rules, _ = score.RulesetForModel(model)
-	} else if rules, err = score.LoadRuleset(name); err != nil {
-		rules, _ = score.RulesetForModel(model)
+	if name == "" || name == rulesets.Auto {
+		rules, _ = rulesets.ForModel(model)
+	} else if rules, err = rulesets.Load(name); err != nil {
+		rules, _ = rulesets.ForModel(model)
 	}
 	p.Tokenizer = score.CounterUse(&rules, tok)
 	if p.Tokenizer.StandIn {

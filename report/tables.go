@@ -12,6 +12,7 @@ import (
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
@@ -128,7 +129,7 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 	for _, s := range r.Systems {
 		for _, p := range s.Points {
 			rows = append(rows, pointRowOf(s, p))
-			if p.source == nil || p.Kind != archive.KindAgentrace || !p.source.Has(schemas.TurnLogFile) {
+			if p.source == nil || !runread.HasTurnLog(p.source) || !p.source.Has(schemas.TurnLogFile) {
 				notes = append(notes, fmt.Sprintf("%s: no agentrace turn log, not in %s", p.RunDir, TurnsTable))
 				continue
 			}

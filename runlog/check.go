@@ -9,6 +9,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"strings"
 	"time"
 
 	"github.com/agentrace/agentrace/schemas"
@@ -134,8 +135,15 @@ func countStatuses(counts map[string]int, b arrow.RecordBatch) {
 	if status == nil {
 		return
 	}
+	// The values point into the batch's buffers, which a pooled allocator hands
+	// to the next batch: the counts keep copies of the few distinct statuses (a
+	// map assignment stores the key given, so every key is a copy).
+	batch := map[string]int{}
 	for i := range int(b.NumRows()) {
-		counts[status.Value(i)]++
+		batch[status.Value(i)]++
+	}
+	for k, n := range batch {
+		counts[strings.Clone(k)] += n
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/internal/python"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // executableAction maps an executable's normalized name to the action it counts
@@ -319,7 +320,7 @@ func appendToolCallsActions(dst []string, toolCallsJSON []byte) []string {
 		return dst
 	}
 	jsonscan.EachElement(toolCallsJSON, func(_ int, call []byte) bool {
-		if name, args, ok := splitToolCall(call); ok && jsonscan.StringIs(name, "bash") {
+		if name, args, ok := runread.SplitToolCall(call); ok && jsonscan.StringIs(name, "bash") {
 			if cmd, ok := bashArgsCommand(args); ok {
 				dst = appendCommandActions(dst, cmd)
 			}
@@ -348,20 +349,4 @@ func bashArgsCommand(args []byte) (string, bool) {
 		v = vals[1]
 	}
 	return jsonscan.Unquote(v)
-}
-
-// splitToolCall returns a tool call object's function.name and function.arguments
-// (raw JSON, nil when absent); ok is false when the call or its function is not an
-// object. Keys are matched exactly, the last of duplicates winning, as in Python
-// dictionaries. call is a value already read by a jsonscan.Scanner.
-func splitToolCall(call []byte) (name, args []byte, ok bool) {
-	function := [...]string{"function"}
-	var fn [1][]byte
-	if jsonscan.KindOf(call) != jsonscan.Object || !jsonscan.Lookup(call, function[:], fn[:]) || jsonscan.KindOf(fn[0]) != jsonscan.Object {
-		return nil, nil, false
-	}
-	keys := [...]string{"name", "arguments"}
-	var vals [len(keys)][]byte
-	jsonscan.Lookup(fn[0], keys[:], vals[:])
-	return vals[0], vals[1], true
 }

@@ -8,7 +8,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
-	"github.com/agentrace/agentrace/score/archive"
 	"io"
 	"io/fs"
 	"os"
@@ -19,6 +18,8 @@ import (
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/klauspost/compress/gzip"
 	"github.com/parquet-go/parquet-go"
 )
@@ -302,7 +303,7 @@ func TestGenuineReferenceRuns(t *testing.T) {
 		b, _ := run.ReadFile(run.SummaryName())
 		json.Unmarshal(b, &sum)
 		inWindow := 0
-		if _, err := score.ScanTurns(context.Background(), run, func(rec *schemas.TurnRecord) error {
+		if _, err := runread.ScanTurns(context.Background(), run, func(rec *schemas.TurnRecord) error {
 			if rec.InWindow {
 				inWindow++
 			}

@@ -18,6 +18,8 @@ import (
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -29,7 +31,7 @@ type DeriveOptions struct {
 	Runs []string
 	// Means, when set, are used instead of Runs (means measured elsewhere, or the
 	// published means of a ruleset).
-	Means *ReferenceMeans
+	Means *rulesets.ReferenceMeans
 	// Dataset overrides the dataset each run names (a dataset directory or a
 	// trace file).
 	Dataset string
@@ -45,12 +47,12 @@ type DeriveOptions struct {
 	SWEBenchMin *float64
 	// Base is the ruleset the new one starts from (its model, patterns, region
 	// form, instances, and its derivation rule): a name or file; "" picks the
-	// newest embedded ruleset naming the runs' model (else DefaultRuleset). Name,
+	// newest embedded ruleset naming the runs' model (else rulesets.Default). Name,
 	// Title and Model override it when set.
 	Base string
 	// EditRule, when set, changes the base's rule (flags given on the command
-	// line); the rule of a base without one is DefaultRuleset's.
-	EditRule func(*DerivationRule)
+	// line); the rule of a base without one is rulesets.Default's.
+	EditRule func(*rulesets.DerivationRule)
 	Name     string
 	Title    string
 	Model    string
@@ -66,13 +68,13 @@ type DeriveOptions struct {
 // DeriveRuleset derives a ruleset. From runs, every run must be official,
 // complete and replay the same dataset with the same model, sampling profile and
 // ruleset; the first difference is named in the error.
-func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
+func DeriveRuleset(ctx context.Context, o DeriveOptions) (*rulesets.Ruleset, error) {
 	now := o.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	prov := &DerivationProvenance{DerivedAt: now.UTC().Format(time.RFC3339), ToolVersion: schemas.ToolVersion}
-	var means ReferenceMeans
+	prov := &rulesets.DerivationProvenance{DerivedAt: now.UTC().Format(time.RFC3339), ToolVersion: schemas.ToolVersion}
+	var means rulesets.ReferenceMeans
 	var model, source string
 	switch {
 	case o.Means != nil && len(o.Runs) > 0:
@@ -102,7 +104,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 			acc = append(acc, r.InlineAccuracy)
 			osl = append(osl, r.OSLMean)
 		}
-		means.InlineAccuracy, means.OSL = NewSpread(acc), NewSpread(osl)
+		means.InlineAccuracy, means.OSL = rulesets.NewSpread(acc), rulesets.NewSpread(osl)
 		source = fmt.Sprintf("the %d runs of provenance.runs", len(runs))
 	}
 	if o.Model != "" {
@@ -144,11 +146,11 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 				return nil, fmt.Errorf("derive: %w", err)
 			}
 			sum := sha256.Sum256(data)
-			prov.SWEBench = append(prov.SWEBench, DerivedSWEB{Report: p, SHA256: hex.EncodeToString(sum[:]),
+			prov.SWEBench = append(prov.SWEBench, rulesets.DerivedSWEB{Report: p, SHA256: hex.EncodeToString(sum[:]),
 				Resolved: res.Resolved, Evaluated: res.Evaluated, Score: res.Score})
 			scores = append(scores, res.Score)
 		}
-		s := NewSpread(scores)
+		s := rulesets.NewSpread(scores)
 		means.SWEBench = &s
 	case means.SWEBench == nil && o.SWEBenchMin == nil:
 		return nil, errors.New("derive: no SWE-bench result: give the reference model's SWE-bench reports (--swebench-report), its mean, or the threshold to keep (--swebench-min)")
@@ -163,7 +165,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 	}
 
 	r := base // keeps the base's model patterns and fragments, region form, instances
-	r.patterns, r.File = nil, ""
+	r.File = ""
 	r.Name, r.Title, r.Model = o.Name, o.Title, model
 	if r.Name == "" {
 		r.Name = "derived-" + now.UTC().Format("2006-01-02") + "-" + slug(model)
@@ -180,7 +182,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 	r.Tentative = !o.Final
 	r.SWEBenchEvaluated = evaluated
 	r.InlineAccuracyMin, r.OSLWindow, r.SWEBenchMin = th.InlineAccuracyMin, th.OSLWindow, th.SWEBenchMin
-	r.Derivation = &Derivation{Rule: rule, Means: means, MeansSource: source, Provenance: prov}
+	r.Derivation = &rulesets.Derivation{Rule: rule, Means: means, MeansSource: source, Provenance: prov}
 	prov.Base = base.Name
 	if prov.SWEBenchGiven {
 		r.Derivation.Note = "swebench_min was given, not derived: no SWE-bench result of the reference model was supplied."
@@ -189,7 +191,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 		// The OSL means are the tokenizer's counts: say which, and whether it is
 		// the model's own.
 		u := CounterUse(&r, o.Counter)
-		prov.Tokenizer = fmt.Sprintf("%s (%s sha256 %s, chat template sha256 %s)", u.Name, u.File, short12(u.TokenizerSHA256), short12(u.TemplateSHA256))
+		prov.Tokenizer = fmt.Sprintf("%s (%s sha256 %s, chat template sha256 %s)", u.Name, u.File, rulesets.ShortDigest(u.TokenizerSHA256), rulesets.ShortDigest(u.TemplateSHA256))
 		if u.StandIn {
 			if r.Derivation.Note != "" {
 				r.Derivation.Note += " "
@@ -208,11 +210,11 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 	}
 	// A round trip through the file format validates it (patterns compile, the
 	// derivation reproduces the thresholds).
-	b, err := RulesetJSON(r)
+	b, err := rulesets.JSON(r)
 	if err != nil {
 		return nil, err
 	}
-	out, err := parseRuleset(b, "derived")
+	out, err := rulesets.Parse(b, "derived")
 	if err != nil {
 		return nil, err
 	}
@@ -220,23 +222,23 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*Ruleset, error) {
 }
 
 // deriveBase loads the base ruleset: the one named, else the newest naming model,
-// else DefaultRuleset.
-func deriveBase(name, model string) (Ruleset, error) {
+// else rulesets.Default.
+func deriveBase(name, model string) (rulesets.Ruleset, error) {
 	if name != "" {
-		return LoadRuleset(name)
+		return rulesets.Load(name)
 	}
-	r, _ := RulesetForModel(model)
+	r, _ := rulesets.ForModel(model)
 	return r, nil
 }
 
-// deriveRule is the base's rule (DefaultRuleset's when it has none) with edit
+// deriveRule is the base's rule (rulesets.Default's when it has none) with edit
 // applied, checked.
-func deriveRule(base Ruleset, edit func(*DerivationRule)) (DerivationRule, error) {
+func deriveRule(base rulesets.Ruleset, edit func(*rulesets.DerivationRule)) (rulesets.DerivationRule, error) {
 	src := base
 	if src.Derivation == nil {
 		var err error
-		if src, err = LoadRuleset(DefaultRuleset); err != nil {
-			return DerivationRule{}, err
+		if src, err = rulesets.Load(rulesets.Default); err != nil {
+			return rulesets.DerivationRule{}, err
 		}
 	}
 	rule := src.Derivation.Rule
@@ -249,7 +251,7 @@ func deriveRule(base Ruleset, edit func(*DerivationRule)) (DerivationRule, error
 	return rule, nil
 }
 
-func derivedFrom(o DeriveOptions, prov *DerivationProvenance) string {
+func derivedFrom(o DeriveOptions, prov *rulesets.DerivationProvenance) string {
 	if len(prov.Runs) > 0 {
 		s := fmt.Sprintf("%d reference-model runs", len(prov.Runs))
 		if len(prov.SWEBench) > 0 {
@@ -284,13 +286,13 @@ func slug(m string) string {
 
 // derivedRun is one checked run with what identifies its setup.
 type derivedRun struct {
-	DerivedRun
+	rulesets.DerivedRun
 	profile string // sampling profile or settings, for the same-setup check
 	ruleset string // the ruleset its scores.json names, "" when none
 }
 
 // deriveRuns checks and scores every run.
-func deriveRuns(ctx context.Context, o DeriveOptions) ([]DerivedRun, error) {
+func deriveRuns(ctx context.Context, o DeriveOptions) ([]rulesets.DerivedRun, error) {
 	counter := o.Counter
 	truths := map[string]*Truth{}
 	var runs []derivedRun
@@ -309,7 +311,7 @@ func deriveRuns(ctx context.Context, o DeriveOptions) ([]DerivedRun, error) {
 		}
 		runs = append(runs, r)
 	}
-	out := make([]DerivedRun, len(runs))
+	out := make([]rulesets.DerivedRun, len(runs))
 	for i := range runs {
 		out[i] = runs[i].DerivedRun
 	}
@@ -348,12 +350,12 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 	if run.Err != nil {
 		return dr, run.Err
 	}
-	info, err := runInfo(run)
+	info, err := runread.ReadInfo(run)
 	if err != nil {
 		return dr, err
 	}
 	dr.Path, dr.Kind, dr.Model, dr.Concurrency = p, info.Kind, info.Model, info.Concurrency
-	if info.Kind == KindSubmission {
+	if runread.IsPoint(run) {
 		if n, _ := run.EventsName(); n == "" {
 			return dr, errors.New("a submission point without an event log: its numbers cannot be re-derived")
 		}
@@ -387,7 +389,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 	}
 	dr.profile = setup(info)
 	dr.ruleset = scoredRuleset(run)
-	s, err := ScoreRun(ctx, Options{Run: p, Source: run, Dataset: o.Dataset, Truth: truth, Counter: counter, Ruleset: AutoRuleset})
+	s, err := ScoreRun(ctx, Options{Run: p, Source: run, Dataset: o.Dataset, Truth: truth, Counter: counter, Ruleset: rulesets.Auto})
 	if err != nil {
 		return dr, err
 	}
@@ -410,7 +412,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 
 // checkOfficial checks the official agentic settings (internal/official): an agentrace
 // run's manifest records its verdict; a reference run's config is judged here.
-func checkOfficial(info RunInfo, datasetSize int) error {
+func checkOfficial(info runread.Info, datasetSize int) error {
 	f := info.Facts
 	var why []string
 	if m := f.Manifest; m != nil {
@@ -430,7 +432,7 @@ func checkOfficial(info RunInfo, datasetSize int) error {
 }
 
 // complete checks that the run ended normally and issued everything.
-func complete(info RunInfo) error {
+func complete(info runread.Info) error {
 	f := info.Facts
 	if m := f.Manifest; m != nil {
 		if m.State != schemas.RunComplete {
@@ -462,7 +464,7 @@ func complete(info RunInfo) error {
 }
 
 // setup describes a run's sampling settings, for the same-setup check.
-func setup(info RunInfo) string {
+func setup(info runread.Info) string {
 	if m := info.Facts.Manifest; m != nil {
 		c := m.Config
 		return fmt.Sprintf("profile %q, max tokens %d, clear generated cache %v", c.Profile, c.MaxTokens, c.ClearGeneratedCache)
@@ -500,16 +502,16 @@ func isDerivedRuleset(path string) bool {
 	if err != nil {
 		return false
 	}
-	r, err := parseRuleset(data, path)
+	r, err := rulesets.Parse(data, path)
 	return err == nil && r.Derivation != nil && r.Derivation.Provenance != nil && r.Derivation.Provenance.ToolVersion != ""
 }
 
 // WriteRuleset writes r to path atomically, after checking path against the
 // inputs it was made from; an existing file is replaced only with overwrite, and
 // only when it is a ruleset agentrace derived.
-func WriteRuleset(path string, r *Ruleset, overwrite bool, inputs ...string) error {
+func WriteRuleset(path string, r *rulesets.Ruleset, overwrite bool, inputs ...string) error {
 	out := outguard.Output{Path: path, Kind: RulesetKind, Overwrite: overwrite, Ours: isDerivedRuleset}
-	b, err := RulesetJSON(*r)
+	b, err := rulesets.JSON(*r)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/scoretest"
 )
 
@@ -157,7 +158,7 @@ func TestDeriveFromRuns(t *testing.T) {
 	}
 	p := d.Provenance
 	if p.DatasetHash != f.d.Manifest.ContentHash || !strings.HasPrefix(p.Tokenizer, "len/4 (") || p.DerivedAt != "2026-12-01T09:00:00Z" ||
-		p.ToolVersion != schemas.ToolVersion || p.Base != DefaultRuleset || len(p.SWEBench) != 2 || p.SWEBench[0].SHA256 == "" ||
+		p.ToolVersion != schemas.ToolVersion || p.Base != rulesets.Default || len(p.SWEBench) != 2 || p.SWEBench[0].SHA256 == "" ||
 		p.Runs[0].ScoredTurns == 0 || p.Runs[0].OSLSource != "tokenizer:len/4" {
 		t.Errorf("provenance %+v", p)
 	}
@@ -172,7 +173,7 @@ func TestDeriveFromRuns(t *testing.T) {
 	if err := WriteRuleset(out, r, false, runs...); err != nil {
 		t.Fatal(err)
 	}
-	back, err := LoadRuleset(out)
+	back, err := rulesets.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestDeriveRefusals(t *testing.T) {
 			o.SWEBench = []string{sweReport(t, f.dir, "swe-part.json", `{"submitted_instances": 150, "resolved_instances": 100}`)}
 		}, "is incomplete: 150 of 200 instances submitted"},
 		{"no SWE-bench", []string{good}, func(o *DeriveOptions) { o.SWEBench = nil }, "no SWE-bench result"},
-		{"bad rule", []string{good}, func(o *DeriveOptions) { o.EditRule = func(r *DerivationRule) { r.OSLLow.Round = "sideways" } }, `round "sideways"`},
+		{"bad rule", []string{good}, func(o *DeriveOptions) { o.EditRule = func(r *rulesets.DerivationRule) { r.OSLLow.Round = "sideways" } }, `round "sideways"`},
 		{"no runs", nil, nil, "no run given"},
 		{"not a run", []string{f.dir + "/ds"}, nil, "run"},
 	}
@@ -349,23 +350,23 @@ func TestDeriveReferenceRun(t *testing.T) {
 // Means given directly: every embedded ruleset with a derivation re-derives from
 // its own means through the same path the command takes.
 func TestDeriveFromMeans(t *testing.T) {
-	for _, p := range published {
-		m := ReferenceMeans{InlineAccuracy: Spread{Mean: p.inline}, OSL: Spread{Mean: p.osl}, SWEBench: &Spread{Mean: p.swe}}
-		r, err := DeriveRuleset(context.Background(), DeriveOptions{Means: &m, Base: p.ruleset})
+	for _, p := range scoretest.CheckerTargets {
+		m := rulesets.ReferenceMeans{InlineAccuracy: rulesets.Spread{Mean: p.Inline}, OSL: rulesets.Spread{Mean: p.OSL}, SWEBench: &rulesets.Spread{Mean: p.SWE}}
+		r, err := DeriveRuleset(context.Background(), DeriveOptions{Means: &m, Base: p.Ruleset})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.InlineAccuracyMin != p.inlineMin || r.OSLWindow != p.oslWindow || r.SWEBenchMin != p.sweMin {
-			t.Errorf("%s: derived %v %v %v", p.ruleset, r.InlineAccuracyMin, r.OSLWindow, r.SWEBenchMin)
+		if r.InlineAccuracyMin != p.InlineMin || r.OSLWindow != p.OSLWindow || r.SWEBenchMin != p.SWEMin {
+			t.Errorf("%s: derived %v %v %v", p.Ruleset, r.InlineAccuracyMin, r.OSLWindow, r.SWEBenchMin)
 		}
-		base, _ := LoadRuleset(p.ruleset)
-		if r.Model != base.Model || !r.MatchesModel(base.Model) || r.Derivation.Provenance.Base != p.ruleset ||
+		base, _ := rulesets.Load(p.Ruleset)
+		if r.Model != base.Model || !r.MatchesModel(base.Model) || r.Derivation.Provenance.Base != p.Ruleset ||
 			r.RegionForm() != base.RegionForm() || strings.Join(r.ModelFragments, ",") != strings.Join(base.ModelFragments, ",") {
-			t.Errorf("%s: model %s, region form %s, fragments %v", p.ruleset, r.Model, r.RegionForm(), r.ModelFragments)
+			t.Errorf("%s: model %s, region form %s, fragments %v", p.Ruleset, r.Model, r.RegionForm(), r.ModelFragments)
 		}
 	}
 	// Another model than the base's: its own pattern, none of the base's matching.
-	m := ReferenceMeans{InlineAccuracy: Spread{Mean: 0.6}, OSL: Spread{Mean: 500}, SWEBench: &Spread{Mean: 0.8}}
+	m := rulesets.ReferenceMeans{InlineAccuracy: rulesets.Spread{Mean: 0.6}, OSL: rulesets.Spread{Mean: 500}, SWEBench: &rulesets.Spread{Mean: 0.8}}
 	r, err := DeriveRuleset(context.Background(), DeriveOptions{Means: &m, Base: "checker-2026-10-qwen3.6", Model: "acme/Foo-1"})
 	if err != nil {
 		t.Fatal(err)
@@ -381,4 +382,26 @@ func sumCounts(c map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// TestDeriveDeepSeekGivesTheRulesThresholds: deriving the DeepSeek-V4.1-Flash
+// ruleset (whose published thresholds do not follow its rule) from its means
+// with its rule gives the rule's thresholds, and a note saying so rather than
+// passing them for the published.
+func TestDeriveDeepSeekGivesTheRulesThresholds(t *testing.T) {
+	const name = "checker-2026-11-deepseek-v4.1-flash"
+	rs, err := rulesets.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := rs.Derivation
+	m := d.Means
+	got, err := DeriveRuleset(context.Background(), DeriveOptions{Base: name, Means: &m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.InlineAccuracyMin != 0.5262 || got.OSLWindow != [2]float64{793, 971} || got.SWEBenchMin != 0.965 || !got.Derivation.Follows() ||
+		!strings.Contains(got.Derivation.Note, "published thresholds do not follow this rule") {
+		t.Errorf("derived %+v note %q", got, got.Derivation.Note)
+	}
 }

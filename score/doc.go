@@ -13,21 +13,20 @@
 //
 // Runs come in three kinds, found by package score/archive in folders or in
 // archives read in place: agentrace's own replay runs (turns.arrows and
-// manifest.json), the reference client's run folders (events.jsonl, read by
-// ReadReferenceEvents, with config.yaml naming the model and dataset) and the points
-// of submission trees (r<N>/, their events as mlperf_endpoints_log_detail.json).
-// ScanTurns streams any run's turns as turn-log records; ScoreRun scores any run
+// manifest.json), the reference client's run folders (events.jsonl, with
+// config.yaml naming the model and dataset) and the points of submission trees
+// (r<N>/, their events as mlperf_endpoints_log_detail.json). Package
+// score/runread reads every one of them (runread.ScanTurns streams any run's
+// turns as turn-log records); ReadReferenceEvents pairs an event log's turns
+// with the ground truth as the reference scorer does. ScoreRun scores any run
 // (a point without events on its published figures: ReadPublishedAccuracy,
-// ReadSummaryOSL); WriteScores writes scores.json and scores.parquet; Rescore scores
-// whole trees in parallel, one row per run. A curve's SWE-bench gate is the mean of
-// one result per mandatory region (JudgeSWEBenchCurve), in the ruleset's region form
-// (RegionsFor).
+// ReadSummaryOSL); WriteScores writes scores.json and scores.parquet; Rescore
+// scores whole trees in parallel, one row per run. A curve's SWE-bench gate is
+// the mean of one result per mandatory region (JudgeSWEBenchCurve), in the
+// ruleset's region form (RegionsFor).
 //
-// Thresholds are data: each version of the rules is an embedded JSON ruleset
-// (rulesets/*.json, Rulesets, LoadRuleset), and Judge turns a run's values into a
-// verdict. A ruleset may carry its derivation (Derivation: the rule, as factors,
-// rounding directions and steps, and the reference means it was applied to), which
-// loading re-applies and checks; DeriveRuleset makes a new ruleset from the
-// reference model's own runs by such a rule (derivation.go says what the published
-// thresholds imply), and WriteRuleset writes it.
+// Thresholds are data: each version of the rules is a ruleset of package
+// score/rulesets, and Judge turns a run's values into a verdict against one;
+// DeriveRuleset makes a new ruleset from the reference model's own runs by a
+// ruleset's derivation rule, and WriteRuleset writes it.
 package score

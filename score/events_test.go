@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -103,59 +104,6 @@ func TestReferenceRunFixture(t *testing.T) {
 	}
 }
 
-func TestMergeToolCalls(t *testing.T) {
-	tests := []struct {
-		name, in string
-		want     []schemas.ToolCall
-		json     string // the merged JSON, "" to skip
-		err      string // the malformed entry reported, "" for none
-	}{
-		{"deltas by index, arguments joined, sorted",
-			`[[{"index":1,"id":"b","function":{"name":"bash","arguments":"{\"a\":"}}],[{"index":0,"id":"a","type":"function","function":{"name":"x","arguments":"{}"}}],[{"index":1,"function":{"arguments":"1}"}}]]`,
-			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "x", Arguments: "{}"}},
-				{Index: 1, ID: "b", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"a":1}`}}},
-			`[{"type":"function","id":"a","function":{"arguments":"{}","name":"x"}},{"type":"function","id":"b","function":{"arguments":"{\"a\":1}","name":"bash"}}]`, ""},
-		{"missing index is 0, empty values do not replace",
-			`[[{"id":"a","function":{"name":"bash","arguments":"x"}}],[{"id":"","function":{"name":"","arguments":"y"}}]]`,
-			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: "xy"}}}, "", ""},
-		{"whole calls kept", `[{"id":"a","type":"function","function":{"name":"bash","arguments":{"command":"ls"}}}]`,
-			[]schemas.ToolCall{{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"command":"ls"}`}}},
-			`[{"id":"a","type":"function","function":{"name":"bash","arguments":{"command":"ls"}}}]`, ""},
-		{"empty", `[]`, nil, "", ""},
-		{"a delta that is not an object is left out and reported",
-			`[[{"index":0,"function":{"name":"bash","arguments":"x"}},5],[{"index":0,"function":{"arguments":"y"}}]]`,
-			[]schemas.ToolCall{{Index: 0, Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: "xy"}}}, "",
-			"tool_calls[0][1]: not an object"},
-		{"a chunk that is not a list is left out and reported",
-			`[[{"function":{"arguments":"x"}}],{"index":0}]`,
-			[]schemas.ToolCall{{Index: 0, Type: "function", Function: schemas.ToolFunction{Arguments: "x"}}}, "",
-			"tool_calls[1] is not a list of deltas"},
-		{"arguments that are not a string are left out and reported",
-			`[[{"id":7,"function":{"name":"bash","arguments":{"a":1}}}]]`,
-			[]schemas.ToolCall{{Index: 0, Type: "function", Function: schemas.ToolFunction{Name: "bash"}}},
-			`[{"type":"function","function":{"arguments":"","name":"bash"}}]`,
-			"tool_calls[0][0]: id is not a string; function.arguments is not a string"},
-		{"a whole call without a function is left out and reported",
-			`[{"id":"a","function":{"name":"bash","arguments":"x"}},{"id":"b"}]`,
-			[]schemas.ToolCall{{Index: 0, ID: "a", Function: schemas.ToolFunction{Name: "bash", Arguments: "x"}}}, "",
-			"tool_calls[1] is not a call object with a function object"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			js, got, err := mergeToolCalls(json.RawMessage(tt.in))
-			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("got %+v\nwant %+v", got, tt.want)
-			}
-			if tt.json != "" && string(js) != tt.json {
-				t.Errorf("JSON %s\nwant %s", js, tt.json)
-			}
-			if msg := fmt.Sprint(err); (err != nil || tt.err != "") && msg != tt.err {
-				t.Errorf("error %q, want %q", msg, tt.err)
-			}
-		})
-	}
-}
-
 // TestMalformedToolCallReported: a complete event whose tool calls hold a
 // malformed delta is scored with the delta left out, and the run says which line.
 func TestMalformedToolCallReported(t *testing.T) {
@@ -172,38 +120,6 @@ func TestMalformedToolCallReported(t *testing.T) {
 	}
 	if len(run.Completed) != 1 || len(run.Completed[0].ToolCalls) != 1 || run.Completed[0].ToolCalls[0].Function.Name != "bash" {
 		t.Errorf("completed %+v", run.Completed)
-	}
-}
-
-func TestDecodeEventLineRejects(t *testing.T) {
-	for _, line := range []string{
-		`{"event_type":"sample.issued","turn":1.0,"conversation_id":"c"}`,
-		`{"event_type":"sample.issued","turn":true,"conversation_id":"c"}`,
-		`{"event_type":"sample.issued","turn":1,"conversation_id":null}`,
-		`{"event_type":"sample.issuedx","turn":1,"conversation_id":"c"}`,
-		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":["TextModelOutput",1]}`,
-		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":["TextModelOutput","a",null,null,5]}`,
-		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":["Nope"]}`,
-		`{"event_type":"sample.complete","turn":1,"conversation_id":"c","data":{"output":"a"}}`,
-		`["sample.issued"]`,
-		`{"event_type":"sample.issued","turn":1,"conversation_id":"c","timestamp_ns":NaN}`,
-		`{"event_type":"sample.issued","turn":1,"conversation_id":"c"} {}`,
-		`{"event_type":"sample.issued","turn":1,"conversation_id":"c",}`,
-		`{"event_type":"sample.issued","turn":1,"conversation_id":"c","data":[]}`,
-		`{"event_type":"sample.issued","turn":1,"conversation_id":"c","data":[1]}`,
-	} {
-		if _, ok, why := decodeEventLine([]byte(line)); ok || why == "" {
-			t.Errorf("accepted %s", line)
-		}
-	}
-	e, ok, _ := decodeEventLine([]byte(`  {"event_type":"sample.complete","turn":3,"conversation_id":"c__repeat_2","sample_uuid":"u","data":["TextModelOutput"],"worker_id":7}  `))
-	if !ok || e.turn != 3 || e.conv != "c__repeat_2" || e.uuid != "u" {
-		t.Errorf("rejected a valid line: %+v", e)
-	}
-	// Escaped keys and values decode; a prompt is not decoded, whatever it holds.
-	e, ok, why := decodeEventLine([]byte(`{"event_\u0074ype":"sample.issued","turn":2,"conversation_id":"sim_\u0031","data":["PromptData",null,null,[{"role":"user","content":"x"}],{"weird":[1,2,{}]}]}`))
-	if !ok || e.typ != "sample.issued" || e.conv != "sim_1" || e.turn != 2 {
-		t.Errorf("escaped line: %+v %s", e, why)
 	}
 }
 
@@ -261,7 +177,7 @@ func TestReferenceRunWithTokenizer(t *testing.T) {
 		}
 	}
 	_, truth := fixtureTruth(t)
-	ref, err := ReadReferenceEvents(filepath.Join(fixtureDir(t), EventsFile), truth)
+	ref, err := ReadReferenceEvents(filepath.Join(fixtureDir(t), archive.EventsFile), truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,24 +243,6 @@ func BenchmarkReadReferenceEvents(b *testing.B) {
 		run, err := readReferenceEvents(bytes.NewReader(data), truth)
 		if err != nil || len(run.Attempts) != 2000 {
 			b.Fatal(err, len(run.Attempts))
-		}
-	}
-}
-
-// BenchmarkDecodeEventLine decodes an issued event carrying a 100 KB prompt and
-// its complete event, as the reference writes them (the JSON part of
-// BenchmarkReadReferenceEvents).
-func BenchmarkDecodeEventLine(b *testing.B) {
-	prompt, _ := json.Marshal(strings.Repeat("def f(x):\n    return x  # a \"quoted\" line\n", 2500))
-	issued := []byte(fmt.Sprintf(`{"event_type":"sample.issued","timestamp_ns":1,"sample_uuid":"u1","conversation_id":"code1__repeat_1","turn":1,"data":["PromptData",null,null,[{"role":"user","content":%s}],null,null,null,null]}`, prompt))
-	complete := []byte(`{"event_type":"sample.complete","timestamp_ns":2,"sample_uuid":"u1","conversation_id":"code1__repeat_1","turn":1,"data":["TextModelOutput",["ok"],null,[[{"index":0,"id":"c","type":"function","function":{"name":"bash","arguments":"{\"command\":\"python -m pytest\"}"}}]]]}`)
-	b.SetBytes(int64(len(issued) + len(complete)))
-	for b.Loop() {
-		if _, ok, why := decodeEventLine(issued); !ok {
-			b.Fatal(why)
-		}
-		if _, ok, why := decodeEventLine(complete); !ok {
-			b.Fatal(why)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package score
 import (
 	"fmt"
 	"math"
+
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 // Region names, as used in point.yaml and in RegionSet's JSON form.
@@ -48,7 +50,7 @@ func (r Range) String() string {
 type RegionSet struct {
 	CMax int `json:"-"`
 	CMin int `json:"-"`
-	// Form is the region form (RegionsCMin, RegionsFixed32); CMinClamped tells that
+	// Form is the region form (rulesets.RegionsCMin, rulesets.RegionsFixed32); CMinClamped tells that
 	// the curve's lowest point was above 32 and C_min was clamped to 32.
 	Form        string `json:"-"`
 	CMinClamped bool   `json:"-"`
@@ -130,26 +132,6 @@ func Mandatory(name string) bool {
 	return false
 }
 
-// Region forms: which rules version places a curve's points (Ruleset.Regions).
-const (
-	// RegionsCMin is the v1.0 form the submission checker of October 2026 runs
-	// (models/regions.py compute_regions(c_max, c_min)): C_min is the curve's
-	// lowest concurrency, clamped to 32 (a curve whose lowest point is above 32
-	// still gets boundaries; its missing ultra-low point is reported on its own);
-	// low latency 1..C_min, three log regions from C_min+1 to C_max, and a margin
-	// C_max+1..ceil(1.10 C_max) that satisfies no region.
-	RegionsCMin = "cmin-v1.0"
-	// RegionsFixed32 is the v0.7 form (the rules text of v0.7 and the checker
-	// before v1.0): low latency fixed at 1..32, 33..C_max split in three log
-	// regions, the 10% margin folded into the high region.
-	RegionsFixed32 = "fixed32-v0.7"
-	// DefaultRegionForm is the form of rulesets that name none.
-	DefaultRegionForm = RegionsCMin
-)
-
-// RegionForms lists the region forms, the default first.
-func RegionForms() []string { return []string{RegionsCMin, RegionsFixed32} }
-
 // UltraLowMax is the upper bound of the Ultra Low Concurrency band (§5.4), fixed
 // for every curve.
 const UltraLowMax = 32
@@ -158,15 +140,15 @@ const UltraLowMax = 32
 // lowest concurrency.
 func RegionsFor(form string, cmax, lowest int) (RegionSet, error) {
 	switch form {
-	case "", RegionsCMin:
+	case "", rulesets.RegionsCMin:
 		if lowest < 1 {
 			return RegionSet{}, fmt.Errorf("regions: lowest concurrency %d must be at least 1", lowest)
 		}
 		rs, err := Regions(cmax, min(lowest, UltraLowMax))
-		rs.Form = RegionsCMin
+		rs.Form = rulesets.RegionsCMin
 		rs.CMinClamped = lowest > UltraLowMax
 		return rs, err
-	case RegionsFixed32:
+	case rulesets.RegionsFixed32:
 		if cmax <= MinCMaxExclusive {
 			return RegionSet{}, fmt.Errorf("regions: C_max %d must be greater than %d", cmax, MinCMaxExclusive)
 		}
@@ -174,12 +156,12 @@ func RegionsFor(form string, cmax, lowest int) (RegionSet, error) {
 		if err != nil {
 			return rs, err
 		}
-		rs.Form = RegionsFixed32
+		rs.Form = rulesets.RegionsFixed32
 		rs.High.End = rs.Margin.End
 		rs.Margin = Range{rs.Margin.End + 1, rs.Margin.End}
 		return rs, nil
 	}
-	return RegionSet{}, fmt.Errorf("regions: unknown region form %q (known: %v)", form, RegionForms())
+	return RegionSet{}, fmt.Errorf("regions: unknown region form %q (known: %v)", form, rulesets.RegionForms())
 }
 
 // SWEBenchBand is the mandatory band a point's SWE-bench result counts towards, as

@@ -20,6 +20,8 @@ import (
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/sourcegraph/conc/pool"
 )
@@ -38,7 +40,7 @@ type RescoreOptions struct {
 	Jobs int
 	// Dataset, when set, is every run's dataset; otherwise each run's own.
 	Dataset string
-	// Ruleset is as in Options; "" means AutoRuleset (chosen per run's model).
+	// Ruleset is as in Options; "" means rulesets.Auto (chosen per run's model).
 	Ruleset string
 	// Tokenizer is the reference tokenizer's folder, "" for server usage counts.
 	Tokenizer string
@@ -93,7 +95,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		opts.Jobs = runtime.GOMAXPROCS(0)
 	}
 	if opts.Ruleset == "" {
-		opts.Ruleset = AutoRuleset
+		opts.Ruleset = rulesets.Auto
 	}
 	out := outguard.Output{Path: opts.Out, Kind: outguard.Rescore, Overwrite: opts.Overwrite, Ours: isAgentraceParquet}
 	inputs := append([]string{opts.Dataset, opts.Tokenizer, opts.Ruleset}, opts.Archives...)
@@ -106,8 +108,8 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		}
 		defer claim.Release()
 	}
-	if opts.Ruleset != AutoRuleset {
-		if _, err := LoadRuleset(opts.Ruleset); err != nil {
+	if opts.Ruleset != rulesets.Auto {
+		if _, err := rulesets.Load(opts.Ruleset); err != nil {
 			return nil, fmt.Errorf("rescore: %w", err)
 		}
 	}
@@ -150,7 +152,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		}).Start()
 	}
 	cache := &truthCache{entries: map[string]*truthEntry{}}
-	buffers := newBufferPool()
+	buffers := runread.NewBufferPool()
 	rows := make([]schemas.RescoreRow, len(found))
 	p := pool.New().WithMaxGoroutines(opts.Jobs)
 	// Runs are scored in the order their logs lie in their archive, so that a
@@ -183,10 +185,10 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 }
 
 // rescoreOne scores one found run into a row; it never panics.
-func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *bufferPool) (row schemas.RescoreRow) {
+func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *runread.BufferPool) (row schemas.RescoreRow) {
 	start := time.Now()
 	row = schemas.RescoreRow{Path: fr.Label, Kind: fr.Kind}
-	if fr.Kind == KindSubmission {
+	if runread.IsPoint(fr) {
 		row.Curve = fr.CurveDir()
 	}
 	defer func() {
@@ -205,12 +207,12 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	info, err := runInfo(fr)
+	info, err := runread.ReadInfo(fr)
 	row.Model, row.Concurrency = info.Model, int32(info.Concurrency)
 	if err != nil {
 		return fail(err)
 	}
-	if fr.Kind == KindSubmission {
+	if runread.IsPoint(fr) {
 		if pa, err := ReadPublishedAccuracy(fr); err == nil && pa.Inline != nil {
 			v := *pa.Inline
 			row.PublishedAccuracy = &v
@@ -226,14 +228,14 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	switch {
 	case ds != "":
 		if truth, err = cache.get(ctx, ds); err != nil {
-			if fr.Kind != KindSubmission || opts.Dataset != "" {
+			if !runread.IsPoint(fr) || opts.Dataset != "" {
 				return fail(err)
 			}
 			// A submission point is judged on its published figures, as the
 			// submission checker judges it, when the dataset it names is not at hand.
 			truth, publishedOnly = &Truth{}, true
 		}
-	case fr.Kind == KindSubmission:
+	case runread.IsPoint(fr):
 		truth, publishedOnly = &Truth{}, true // published figures only
 	default:
 		return fail(errors.New("the run names no dataset; give --dataset"))
@@ -335,7 +337,7 @@ func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
 	}
 	curves := map[string]*curve{}
 	for i, r := range found {
-		if r.Kind != KindSubmission || rows[i].Concurrency <= 0 {
+		if !runread.IsPoint(r) || rows[i].Concurrency <= 0 {
 			continue
 		}
 		key := r.Source.Path + "\x00" + r.CurveDir()
@@ -355,8 +357,8 @@ func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
 		}
 	}
 	for _, c := range curves {
-		form := DefaultRegionForm
-		if rs, err := LoadRuleset(c.rules); err == nil && c.rules != "" {
+		form := rulesets.DefaultRegionForm
+		if rs, err := rulesets.Load(c.rules); err == nil && c.rules != "" {
 			form = rs.RegionForm()
 		}
 		cmax := c.cmax

@@ -6,19 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"unsafe"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 )
 
 // Kinds of run (RunIdentity.Kind, RescoreRow.Kind).
@@ -33,75 +30,6 @@ const (
 	ReferenceConfigFile  = archive.ConfigFile
 	ReferenceSummaryFile = "result_summary.json"
 )
-
-// RunInfo is what a run says about itself.
-type RunInfo struct {
-	Kind        string
-	Model       string
-	Concurrency int
-	// Dataset is the dataset the run names (its manifest's config.dataset, or the
-	// reference config's performance dataset path), resolved against the run
-	// directory when relative and found there; "" when it names none.
-	Dataset string
-	// DatasetHash is the content hash of the dataset the run was replayed from
-	// (agentrace runs only).
-	DatasetHash string
-	// State is the manifest's run state (agentrace runs only).
-	State string
-	// Facts are all the run's facts.
-	Facts archive.Facts
-}
-
-// ReadRunInfo reads what the run a path names says about itself (a run folder,
-// an archive holding one run, or a run folder inside an archive).
-func ReadRunInfo(p string) (RunInfo, error) {
-	run, err := archive.OpenRun(p, archive.Limits{})
-	if err != nil {
-		return RunInfo{}, fmt.Errorf("read run %q: %w", p, err)
-	}
-	defer run.Source.Close()
-	return runInfo(run)
-}
-
-// runInfo reads a run's facts: manifest (agentrace), config.yaml and summary
-// (reference), point.yaml (submission).
-func runInfo(run *archive.Run) (RunInfo, error) {
-	info := RunInfo{Kind: run.Kind}
-	f, err := run.Facts()
-	info.Facts = f
-	if err != nil {
-		return info, err
-	}
-	info.Model, info.Concurrency, info.DatasetHash, info.State = f.Model, f.Concurrency, f.DatasetHash, f.State
-	info.Dataset = datasetNear(run, f)
-	return info, nil
-}
-
-// DatasetOf is the dataset a run names, resolved as scoring resolves it (see
-// datasetNear); f is the run's facts.
-func DatasetOf(run *archive.Run, f archive.Facts) string { return datasetNear(run, f) }
-
-// datasetNear resolves the dataset a run names. An agentrace manifest records it
-// relative to the run folder with the absolute path beside it
-// (runlog.DatasetDir); a reference config names it relative to where the client
-// ran, so it is tried as given, then relative to the run folder and each folder
-// above (relpath.ResolveLegacy). For a run inside an archive, the archive's own
-// folder stands for the run folder.
-func datasetNear(run *archive.Run, f archive.Facts) string {
-	base := filepath.Dir(run.Source.Path)
-	if run.Source.Kind == archive.SourceDir {
-		base = filepath.Join(run.Source.Path, filepath.FromSlash(run.Dir))
-	}
-	if f.Manifest != nil {
-		return runlog.DatasetDir(base, f.Manifest.Config)
-	}
-	return relpath.ResolveLegacy(base, f.Dataset)
-}
-
-func pathExists(p string) bool {
-	_, err := os.Stat(p)
-	return err == nil
-}
 
 // runData is a run reduced to what scoring needs.
 type runData struct {
@@ -145,12 +73,12 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 // them. The log is read and checked as every reader does (runlog.ScanRun): a run
 // whose log does not hold what its manifest counts is refused, and the log read
 // is recorded (runData.log) for scores.json.
-func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *bufferPool, clone bool) (*runData, error) {
+func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *runread.BufferPool, clone bool) (*runData, error) {
 	rc, err := run.Open(schemas.TurnLogFile)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
-	recs, release, lr, err := readTurnLogFrom(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, pool, clone)
+	recs, release, lr, err := runread.ReadTurnLog(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, pool, clone)
 	rc.Close()
 	dir := run.Label
 	if err != nil {
@@ -170,7 +98,7 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 	rd.attempts = make([]Attempt, 0, len(recs))
 	ok := 0
 	for i := range recs {
-		if recs[i].status == schemas.StatusOK {
+		if recs[i].Status == schemas.StatusOK {
 			ok++
 		}
 	}
@@ -182,34 +110,34 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 	}
 	for i := range recs {
 		r := &recs[i]
-		if r.status == schemas.StatusNotIssued {
+		if r.Status == schemas.StatusNotIssued {
 			continue
 		}
-		a := Attempt{SessionID: r.session, ConversationID: r.conv, Repeat: int(r.repeat),
-			Turn: r.turn, InWindow: r.inWindow, OSL: -1}
+		a := Attempt{SessionID: r.Session, ConversationID: r.Conv, Repeat: int(r.Repeat),
+			Turn: r.Turn, InWindow: r.InWindow, OSL: -1}
 		if a.ConversationID == "" {
 			var ok bool
-			a.ConversationID, a.Repeat, ok = datasets.ParseReferenceSessionID(r.session)
+			a.ConversationID, a.Repeat, ok = datasets.ParseReferenceSessionID(r.Session)
 			if !ok {
 				release()
-				return nil, fmt.Errorf("run %q: turn log row %d: bad session id %q", dir, i, r.session)
+				return nil, fmt.Errorf("run %q: turn log row %d: bad session id %q", dir, i, r.Session)
 			}
 		}
 		if a.Repeat <= 0 {
 			a.Repeat = 1
 		}
-		if r.status == schemas.StatusOK {
-			outs = append(outs, Output{Content: r.content, Reasoning: r.reasoning})
+		if r.Status == schemas.StatusOK {
+			outs = append(outs, Output{Content: r.Content, Reasoning: r.Reasoning})
 			out := &outs[len(outs)-1]
-			if r.calls != "" {
+			if r.Calls != "" {
 				// Read-only view of the logged JSON, without a copy.
-				out.ToolCalls = unsafe.Slice(unsafe.StringData(r.calls), len(r.calls))
+				out.ToolCalls = unsafe.Slice(unsafe.StringData(r.Calls), len(r.Calls))
 			}
 			if clone {
-				rd.completed = append(rd.completed, schemas.Response{Content: r.content, Reasoning: r.reasoning})
-				rd.rawCalls = append(rd.rawCalls, r.calls)
+				rd.completed = append(rd.completed, schemas.Response{Content: r.Content, Reasoning: r.Reasoning})
+				rd.rawCalls = append(rd.rawCalls, r.Calls)
 			}
-			rd.usage = append(rd.usage, r.usage)
+			rd.usage = append(rd.usage, r.Usage)
 			out.completed = len(rd.usage)
 			a.Output = out
 		}
@@ -221,19 +149,11 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 // readReferenceRun reads a reference or submission run's event log
 // (events.jsonl, or mlperf_endpoints_log_detail.json as a JSON array).
 func readReferenceRun(run *archive.Run, truth *Truth) (*runData, error) {
-	name, format := run.EventsName()
-	if name == "" {
-		return nil, fmt.Errorf("run %q: %w", run.Label, ErrNoTurns)
-	}
-	rc, err := run.Open(name)
+	r, name, err := runread.OpenEvents(run)
 	if err != nil {
 		return nil, err
 	}
-	defer rc.Close()
-	var r io.Reader = rc
-	if format == archive.EventsArray {
-		r = newArrayLines(rc)
-	}
+	defer r.Close()
 	ref, err := readReferenceEvents(r, truth)
 	if err != nil {
 		return nil, fmt.Errorf("read reference events %q: %w", run.FileLabel(name), err)
@@ -295,7 +215,7 @@ func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
 	}
 	const field = "output_sequence_lengths_full_run.output_sequence_lengths.avg"
 	out := SummaryOSL{Field: name + ": " + field}
-	if why := summaryInvalid(s); why != "" && run.Kind == archive.KindSubmission {
+	if why := summaryInvalid(s); why != "" && runread.IsPoint(run) {
 		out.Problem = &schemas.Problem{Severity: schemas.SeverityError, Reason: fmt.Sprintf("%s does not validate (the checker's result-file-valid): %s", run.FileLabel(name), why)}
 		return out, false, nil
 	}

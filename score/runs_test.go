@@ -13,10 +13,13 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/parquet-go/parquet-go"
 )
@@ -67,7 +70,7 @@ func writeRun(t *testing.T, dir, dataset, hash string, recs []schemas.TurnRecord
 // telling the same story: completed turns ok, the failed one an error, the aborted
 // one aborted.
 func recordsFromReference(t *testing.T, truth *Truth) []schemas.TurnRecord {
-	ref, err := ReadReferenceEvents(filepath.Join(fixtureDir(t), EventsFile), truth)
+	ref, err := ReadReferenceEvents(filepath.Join(fixtureDir(t), archive.EventsFile), truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,27 +199,6 @@ func TestScoreRunSWEBenchAndVerdict(t *testing.T) {
 	}
 }
 
-func TestReadReferenceConfig(t *testing.T) {
-	info, err := ReadRunInfo(fixtureDir(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Kind != KindReference || info.Model != "Qwen/Qwen3.6-35B-A3B" || info.Concurrency != 4 ||
-		info.Facts.Trajectories != 6 || info.Facts.Salt == nil || !*info.Facts.Salt || info.Facts.LoadPattern != "agentic_inference" {
-		t.Errorf("%+v", info)
-	}
-	if !strings.HasSuffix(info.Dataset, "dataset.jsonl") || !pathExists(info.Dataset) {
-		t.Errorf("dataset %q not resolved beside the run", info.Dataset)
-	}
-	dir := t.TempDir()
-	os.WriteFile(filepath.Join(dir, "events.jsonl"), nil, 0o644)
-	os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("model_params:\n  name: 'moonshotai/Kimi-K3'\ndatasets:\n  - name: acc\n    type: accuracy\n    path: acc.jsonl\n  - path: \"perf.jsonl\"\n    type: performance\nsettings:\n  load_pattern:\n    target_concurrency: 64\n"), 0o644)
-	info, err = ReadRunInfo(dir)
-	if err != nil || info.Model != "moonshotai/Kimi-K3" || info.Dataset != "perf.jsonl" || info.Concurrency != 64 {
-		t.Errorf("%+v %v", info, err)
-	}
-}
-
 // TestOSLGateVectors runs the rules' OSL vectors through the whole scoring path:
 // the full-run mean of server usage counts against each checker window.
 func TestOSLGateVectors(t *testing.T) {
@@ -330,7 +312,7 @@ func TestScoresParquetDuckDB(t *testing.T) {
 func TestReadTurnLogPooled(t *testing.T) {
 	ds, truth := fixtureTruth(t)
 	recs := recordsFromReference(t, truth)
-	pool := newBufferPool()
+	pool := runread.NewBufferPool()
 	for round := 0; round < 3; round++ {
 		run := filepath.Join(t.TempDir(), "run")
 		// Vary the contents so that a stale reused buffer would show.
@@ -342,7 +324,16 @@ func TestReadTurnLogPooled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, release, err := readTurnLog(run, pool, false)
+		path := filepath.Join(run, schemas.TurnLogFile)
+		f, err := infile.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, release, lr, err := runread.ReadTurnLog(context.Background(), f, path, nil, pool, false)
+		f.Close()
+		if err == nil && lr.Truncated != nil {
+			err = lr.Truncated
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -356,9 +347,9 @@ func TestReadTurnLogPooled(t *testing.T) {
 			if w.Status != schemas.StatusOK {
 				content, reasoning, calls = "", "", ""
 			}
-			if g.session != w.SessionID || g.conv != w.ConversationID || g.status != w.Status || g.repeat != w.Repeat ||
-				g.turn != w.Turn || g.usage != w.UsageCompletionTokens || g.inWindow != w.InWindow ||
-				g.content != content || g.reasoning != reasoning || g.calls != calls {
+			if g.Session != w.SessionID || g.Conv != w.ConversationID || g.Status != w.Status || g.Repeat != w.Repeat ||
+				g.Turn != w.Turn || g.Usage != w.UsageCompletionTokens || g.InWindow != w.InWindow ||
+				g.Content != content || g.Reasoning != reasoning || g.Calls != calls {
 				t.Errorf("round %d row %d: %+v, want %+v", round, i, g, w)
 			}
 		}
@@ -438,4 +429,27 @@ func TestMovedRunFindsItsDataset(t *testing.T) {
 	}
 	scoreFrom("old manifest, from inside the tree", tree, "runs/c8")
 	scoreFrom("old manifest, from where it ran", root, "demo-out/runs/c8")
+}
+
+// TestScoreRunInArchive scores the reference fixture packed in a .tar.gz, named
+// by the archive path and the folder inside it: the same scores as the folder.
+func TestScoreRunInArchive(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	want, err := ScoreRun(context.Background(), Options{Run: fixtureDir(t), Truth: truth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgz := filepath.Join(t.TempDir(), "refs.tar.gz")
+	testenv.TarDir(t, fixtureDir(t), "archive/qwen-c4", tgz, nil)
+	got, err := ScoreRun(context.Background(), Options{Run: tgz + "/archive/qwen-c4", Dataset: ds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Score != want.Score || got.Turns != want.Turns || got.Run.Kind != KindReference || got.Run.Concurrency != 4 {
+		t.Errorf("in the archive %+v %+v, in the folder %+v %+v", got.Score, got.Turns, want.Score, want.Turns)
+	}
+	// The whole archive holds one run: it may be named alone.
+	if got, err := ScoreRun(context.Background(), Options{Run: tgz, Dataset: ds}); err != nil || got.Score != want.Score {
+		t.Errorf("the archive alone: %v", err)
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/rulesets"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/sourcegraph/conc/pool"
 )
@@ -30,8 +32,8 @@ type Options struct {
 	// Dataset is a dataset directory or a trace file (ingested on the fly); ""
 	// takes the dataset the run names.
 	Dataset string
-	// Ruleset is an embedded ruleset's name, a ruleset file, AutoRuleset, or ""
-	// for DefaultRuleset.
+	// Ruleset is an embedded ruleset's name, a ruleset file, rulesets.Auto, or ""
+	// for rulesets.Default.
 	Ruleset string
 	// Tokenizer is the reference tokenizer's folder for the OSL counts; without
 	// one, the server's usage counts are used and the OSL gate is unofficial.
@@ -66,7 +68,7 @@ type Options struct {
 	PublishedOnly bool
 
 	// pool recycles turn-log buffers across the runs of one rescore.
-	pool *bufferPool
+	pool *runread.BufferPool
 }
 
 // ScoreRun scores one run: inline accuracy against the dataset's ground truth, the
@@ -87,14 +89,14 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	if run.Err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, run.Err)
 	}
-	info, err := runInfo(run)
+	info, err := runread.ReadInfo(run)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}
 	s := &schemas.Scores{SchemaVersion: schemas.ScoresVersion}
 	s.Run = schemas.RunIdentity{Path: run.Label, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
 
-	if info.Kind == KindAgentrace && info.State != "" && info.State != schemas.RunComplete {
+	if info.Facts.Manifest != nil && info.State != "" && info.State != schemas.RunComplete {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("the run's state is %q, not complete: turns it never issued (not_issued) are not counted", info.State))
 	}
 	rs, warn, err := chooseRuleset(opts.Ruleset, rulesetModel(run, info.Model))
@@ -144,9 +146,9 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	var rd *runData
 	published := false
 	switch {
-	case info.Kind == KindAgentrace:
+	case runread.HasTurnLog(run):
 		rd, err = readAgentraceRun(ctx, run, info.Facts.Manifest, truth, opts.pool, counter != nil)
-	case info.Kind != KindAgentrace && (opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }()):
+	case opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }():
 		// A point that ships no event log: its published numbers are all there is.
 		rd, published = &runData{}, true
 	default:
@@ -163,7 +165,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		return nil, err
 	}
 
-	osl, err := computeOSL(ctx, rd, counter, run, info.Kind, opts.Workers, published)
+	osl, err := computeOSL(ctx, rd, counter, run, opts.Workers, published)
 	if err != nil {
 		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 	}
@@ -185,12 +187,12 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded
 	s.AccuracySource = AccuracyFromEvents
 	var pa PublishedAccuracy
-	if info.Kind == KindSubmission || published {
+	if runread.IsPoint(run) || published {
 		if pa, err = ReadPublishedAccuracy(run); err != nil {
 			s.Warnings = append(s.Warnings, err.Error())
 		}
 	}
-	if info.Kind == KindSubmission {
+	if runread.IsPoint(run) {
 		s.Published = publishedFigures(run, pa)
 	}
 	if published {
@@ -230,7 +232,7 @@ func short(h string) string {
 // model folder name, as the submission checker matches it
 // (get_agentic_targets(model_dir.name)), else the model the run names.
 func rulesetModel(run *archive.Run, named string) string {
-	if run.Kind == KindSubmission && run.Model != "" {
+	if runread.IsPoint(run) && run.Model != "" {
 		return run.Model
 	}
 	return named
@@ -248,11 +250,11 @@ const ModelFolderWarningPrefix = "the model folder is"
 // modelFolderWarning reports a submission point whose config names a model of
 // another ruleset than its folder's name.
 func modelFolderWarning(run *archive.Run, named string) string {
-	if run.Kind != KindSubmission || run.Model == "" || named == "" {
+	if !runread.IsPoint(run) || run.Model == "" || named == "" {
 		return ""
 	}
-	byDir, okDir := RulesetForModel(run.Model)
-	byName, okName := RulesetForModel(named)
+	byDir, okDir := rulesets.ForModel(run.Model)
+	byName, okName := rulesets.ForModel(named)
 	if okDir == okName && byDir.Name == byName.Name {
 		return ""
 	}
@@ -277,19 +279,19 @@ func publishedFigures(run *archive.Run, pa PublishedAccuracy) *schemas.Published
 }
 
 // chooseRuleset resolves the ruleset option for a run's model.
-func chooseRuleset(name, model string) (Ruleset, []string, error) {
-	if name == AutoRuleset {
-		rs, ok := RulesetForModel(model)
+func chooseRuleset(name, model string) (rulesets.Ruleset, []string, error) {
+	if name == rulesets.Auto {
+		rs, ok := rulesets.ForModel(model)
 		if !ok {
 			return rs, []string{fmt.Sprintf("no ruleset names model %q; using %s", model, rs.Name)}, nil
 		}
 		return rs, nil, nil
 	}
-	rs, err := LoadRuleset(name)
+	rs, err := rulesets.Load(name)
 	if err != nil {
 		return rs, nil, err
 	}
-	if model != "" && len(rs.patterns) > 0 && !rs.MatchesModel(model) {
+	if model != "" && len(rs.ModelPatterns) > 0 && !rs.MatchesModel(model) {
 		return rs, []string{fmt.Sprintf("ruleset %s is for %s, the run's model is %q", rs.Name, rs.Model, model)}, nil
 	}
 	return rs, nil, nil
@@ -327,7 +329,7 @@ const (
 
 // CounterUse is rs.TokenizerUse of the counter's tokenizer; a counter that
 // cannot tell its identity (no Identity method) is a stand-in.
-func CounterUse(rs *Ruleset, counter any) *schemas.TokenizerUse {
+func CounterUse(rs *rulesets.Ruleset, counter any) *schemas.TokenizerUse {
 	if c, ok := counter.(interface{ Identity() tokens.Identity }); ok {
 		return rs.TokenizerUse(c.Identity())
 	}
@@ -340,7 +342,7 @@ func CounterUse(rs *Ruleset, counter any) *schemas.TokenizerUse {
 
 // computeOSL computes the per-turn OSL mean over every completed turn of the run,
 // and fills each attempt's OSL. It returns nil when no count is available.
-func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archive.Run, kind string, workers int, published bool) (*schemas.OSLResult, error) {
+func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archive.Run, workers int, published bool) (*schemas.OSLResult, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -374,7 +376,7 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archi
 		if err := p.Wait(); err != nil {
 			return nil, err
 		}
-	case kind == KindReference || kind == KindSubmission:
+	case rd.log == nil: // no turn log (an event log, or published figures only): no server token counts
 		so, ok, err := ReadSummaryOSL(run)
 		if err != nil {
 			rd.warnings = append(rd.warnings, "no OSL: "+err.Error())

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 // DefaultSWEBenchEvaluated is the number of SWE-bench Verified instances a run is
@@ -240,7 +241,7 @@ func SWEBenchMeanOfN(points []SWEBenchPoint, cmax int, form string) (*SWEBenchMe
 // JudgeSWEBenchCurve is the curve's SWE-bench gate: the mean of N against the
 // ruleset's threshold. It is not evaluated (Note says why) when no point has a
 // result.
-func JudgeSWEBenchCurve(rs Ruleset, points []SWEBenchPoint, cmax int) (schemas.Gate, *SWEBenchMean) {
+func JudgeSWEBenchCurve(rs rulesets.Ruleset, points []SWEBenchPoint, cmax int) (schemas.Gate, *SWEBenchMean) {
 	g := schemas.Gate{Name: GateSWEBench, Threshold: rs.SWEBenchThreshold()}
 	if len(points) == 0 {
 		// The checker warns ("No point reports a swe_bench accuracy score").

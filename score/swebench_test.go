@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 func TestParseSWEBenchReport(t *testing.T) {
@@ -64,7 +65,7 @@ func TestSWEBenchMeanOfN(t *testing.T) {
 		{Concurrency: 32, Score: 0.70}, {Concurrency: 36, Score: 0.72}, {Concurrency: 40, Score: 0.68},
 		{Concurrency: 100, Score: 0.66}, {Concurrency: 512, Score: 0.64}, {Concurrency: 1100, Score: 0.10},
 	}
-	m, err := SWEBenchMeanOfN(pts, 1024, RegionsCMin)
+	m, err := SWEBenchMeanOfN(pts, 1024, rulesets.RegionsCMin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +82,7 @@ func TestSWEBenchMeanOfN(t *testing.T) {
 	// 3-8): one result per point, so 4 and 8 average into the ultra-low band and
 	// the low and medium bands are missing (64 and 200 are both high: 43-256).
 	m, err = SWEBenchMeanOfN([]SWEBenchPoint{{Concurrency: 2, Score: 0.5}, {Concurrency: 4, Score: 0.7}, {Concurrency: 8, Score: 0.9},
-		{Concurrency: 64, Score: 0.6}, {Concurrency: 200, Score: 0.8}}, 256, RegionsCMin)
+		{Concurrency: 64, Score: 0.6}, {Concurrency: 200, Score: 0.8}}, 256, rulesets.RegionsCMin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,11 +91,11 @@ func TestSWEBenchMeanOfN(t *testing.T) {
 		t.Errorf("checker bands: %+v", m)
 	}
 	// The v0.7 form folds the margin into the high region.
-	m, err = SWEBenchMeanOfN(pts, 1024, RegionsFixed32)
+	m, err = SWEBenchMeanOfN(pts, 1024, rulesets.RegionsFixed32)
 	if err != nil || m.N != 4 || len(m.Bands[3].Points) != 2 {
 		t.Errorf("v0.7 form: %+v %v", m, err)
 	}
-	if _, err := SWEBenchMeanOfN(pts, 32, RegionsCMin); err == nil {
+	if _, err := SWEBenchMeanOfN(pts, 32, rulesets.RegionsCMin); err == nil {
 		t.Error("C_max 32 accepted")
 	}
 }
@@ -103,7 +104,7 @@ func TestSWEBenchMeanOfN(t *testing.T) {
 // regions above passes the curve; the mean below fails it. A run's own verdict
 // never fails on its SWE-bench result.
 func TestSWEBenchCurveGate(t *testing.T) {
-	rs, err := LoadRuleset("checker-2026-10-qwen3.6") // SWE-bench >= 0.69
+	rs, err := rulesets.Load("checker-2026-10-qwen3.6") // SWE-bench >= 0.69
 	if err != nil {
 		t.Fatal(err)
 	}

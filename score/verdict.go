@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 // Gate names of a verdict.
@@ -23,7 +24,7 @@ const (
 // (s.Published), as the checker judges it, with agentrace's re-derived values
 // beside them; other runs on what agentrace derives (OSL unofficial with server
 // usage counts).
-func Judge(rs Ruleset, s *schemas.Scores) schemas.Verdict {
+func Judge(rs rulesets.Ruleset, s *schemas.Scores) schemas.Verdict {
 	v := schemas.Verdict{Ruleset: rs.Name}
 	if s.Published != nil {
 		v.Gates = append(v.Gates, judgePublished(rs, s)...)
@@ -61,7 +62,7 @@ func notEvaluated(g *schemas.Gate, severity, reason string) {
 	g.Value, g.Pass, g.Outcome, g.Severity, g.Reason = 0, false, schemas.OutcomeNotEvaluated, severity, reason
 }
 
-func judgeAccuracy(rs Ruleset, s *schemas.Scores) schemas.Gate {
+func judgeAccuracy(rs rulesets.Ruleset, s *schemas.Scores) schemas.Gate {
 	g := schemas.Gate{Name: GateAccuracy, Value: s.Score, Threshold: rs.AccuracyThreshold(), Source: s.AccuracySource}
 	switch {
 	case s.AccuracySource == AccuracyPublished:
@@ -75,7 +76,7 @@ func judgeAccuracy(rs Ruleset, s *schemas.Scores) schemas.Gate {
 	return g
 }
 
-func judgeOSL(rs Ruleset, s *schemas.Scores) schemas.Gate {
+func judgeOSL(rs rulesets.Ruleset, s *schemas.Scores) schemas.Gate {
 	g := schemas.Gate{Name: GateOSL, Threshold: rs.OSLThreshold()}
 	switch {
 	case s.OSL == nil:
@@ -99,7 +100,7 @@ func judgeOSL(rs Ruleset, s *schemas.Scores) schemas.Gate {
 
 // judgePublished judges a submission point's inline accuracy and OSL gates on
 // its published figures, re-derived values beside them.
-func judgePublished(rs Ruleset, s *schemas.Scores) []schemas.Gate {
+func judgePublished(rs rulesets.Ruleset, s *schemas.Scores) []schemas.Gate {
 	pf := s.Published
 	acc := schemas.Gate{Name: GateAccuracy, Threshold: rs.AccuracyThreshold(), Source: AccuracyPublished}
 	if s.AccuracySource == AccuracyFromEvents && s.Turns.Scored > 0 {

@@ -11,6 +11,7 @@ import (
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 )
@@ -148,7 +149,7 @@ func isDir(path string) bool {
 // checkScoresOutputs checks runDir's scores outputs against score's inputs.
 func checkScoresOutputs(runDir string, opts Options) error {
 	inputs := []string{opts.Dataset, opts.Tokenizer, opts.SWEBench, opts.Ruleset}
-	for _, f := range []string{schemas.TurnLogFile, schemas.RunManifestFile, EventsFile, ReferenceConfigFile} {
+	for _, f := range []string{schemas.TurnLogFile, schemas.RunManifestFile, archive.EventsFile, ReferenceConfigFile} {
 		inputs = append(inputs, filepath.Join(runDir, f))
 	}
 	for _, o := range scoresOutputs(runDir, opts.Overwrite) {

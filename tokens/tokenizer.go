@@ -48,7 +48,7 @@ const (
 
 // Identity is what a loaded tokenizer is: where it was found and the SHA-256
 // of the files that decide its counts. A ruleset records its model's digests
-// (score.Ruleset.Tokenizer): counts made with any other files are a stand-in.
+// (rulesets.Ruleset.Tokenizer): counts made with any other files are a stand-in.
 type Identity struct {
 	// Name is the config's name_or_path, else the folder's name.
 	Name string `json:"name"`

@@ -9,13 +9,14 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/urfave/cli/v3"
 )
 
 // defaultRule is the default ruleset's derivation rule: the derive flags'
 // defaults come from the ruleset file, never from constants here.
-func defaultRule() score.DerivationRule {
-	r, err := score.LoadRuleset(score.DefaultRuleset)
+func defaultRule() rulesets.DerivationRule {
+	r, err := rulesets.Load(rulesets.Default)
 	if err != nil || r.Derivation == nil {
 		panic("the default ruleset has no derivation rule") // TestRulesetsDeriveDefaults
 	}
@@ -41,7 +42,7 @@ func rulesetsDeriveCommand() *cli.Command {
 			"  instances (method lower_bound), or factor x mean (method factor), rounded, from the\n" +
 			"  SWE-bench harness reports given with --swebench-report.\n" +
 			"The rule's defaults are the published one, read from the base ruleset's file (--like; else the\n" +
-			"newest ruleset naming the runs' model, else " + score.DefaultRuleset + "): factors 0.99, 0.9 and 1.1, lower\n" +
+			"newest ruleset naming the runs' model, else " + rulesets.Default + "): factors 0.99, 0.9 and 1.1, lower\n" +
 			"bounds rounded down and upper bounds up, z 1.645 over 4 x 200 instances rounded down to a whole\n" +
 			"instance. Each flag changes one part; the rule, the means with their spread across runs (min, max,\n" +
 			"standard deviation), and the provenance (every run with its values, the dataset's content hash, the\n" +
@@ -117,9 +118,9 @@ func rulesetsDeriveCommand() *cli.Command {
 				if c.NArg() > 0 {
 					return argsError("rulesets derive", "give runs or means (--inline-mean, --osl-mean), not both")
 				}
-				m := score.ReferenceMeans{InlineAccuracy: score.Spread{Mean: c.Float("inline-mean")}, OSL: score.Spread{Mean: c.Float("osl-mean")}}
+				m := rulesets.ReferenceMeans{InlineAccuracy: rulesets.Spread{Mean: c.Float("inline-mean")}, OSL: rulesets.Spread{Mean: c.Float("osl-mean")}}
 				if c.IsSet("swebench-mean") {
-					m.SWEBench = &score.Spread{Mean: c.Float("swebench-mean")}
+					m.SWEBench = &rulesets.Spread{Mean: c.Float("swebench-mean")}
 				}
 				o.Means = &m
 			} else if c.NArg() == 0 {
@@ -143,8 +144,8 @@ func rulesetsDeriveCommand() *cli.Command {
 }
 
 // ruleEdits applies the rule flags given on the command line.
-func ruleEdits(c *cli.Command) func(*score.DerivationRule) {
-	return func(r *score.DerivationRule) {
+func ruleEdits(c *cli.Command) func(*rulesets.DerivationRule) {
+	return func(r *rulesets.DerivationRule) {
 		set := func(name string, f func()) {
 			if c.IsSet(name) {
 				f()
@@ -169,7 +170,7 @@ func ruleEdits(c *cli.Command) func(*score.DerivationRule) {
 
 // writeDerived prints what a derivation did: means with their spread, the rule
 // and the thresholds, beside the base ruleset's.
-func writeDerived(w io.Writer, r *score.Ruleset) error {
+func writeDerived(w io.Writer, r *rulesets.Ruleset) error {
 	d := r.Derivation
 	p := d.Provenance
 	from := d.MeansSource
@@ -177,9 +178,9 @@ func writeDerived(w io.Writer, r *score.Ruleset) error {
 		from += ", dataset " + p.DatasetHash[:min(12, len(p.DatasetHash))]
 	}
 	fmt.Fprintf(w, "ruleset %s for %s (%s)\n", r.Name, r.Model, from)
-	var base *score.Ruleset
+	var base *rulesets.Ruleset
 	if p != nil && p.Base != "" {
-		if b, err := score.LoadRuleset(p.Base); err == nil {
+		if b, err := rulesets.Load(p.Base); err == nil {
 			base = &b
 		}
 	}
@@ -189,7 +190,7 @@ func writeDerived(w io.Writer, r *score.Ruleset) error {
 		head += "\t" + strings.ToUpper(base.Name)
 	}
 	fmt.Fprintln(tw, head)
-	spread := func(s *score.Spread) string {
+	spread := func(s *rulesets.Spread) string {
 		if s == nil {
 			return "-\t-\t-\t-"
 		}
@@ -201,10 +202,10 @@ func writeDerived(w io.Writer, r *score.Ruleset) error {
 		}
 		return fstr(round6(s.Mean)) + "\t" + opt(s.Min) + "\t" + opt(s.Max) + "\t" + opt(s.StdDev)
 	}
-	bound := func(b score.BoundRule) string {
+	bound := func(b rulesets.BoundRule) string {
 		return fmt.Sprintf("%s x mean, %s to %s", fstr(b.Factor), b.Round, fstr(b.Step))
 	}
-	row := func(gate string, s *score.Spread, rule, th string, baseTh func(*score.Ruleset) string) {
+	row := func(gate string, s *rulesets.Spread, rule, th string, baseTh func(*rulesets.Ruleset) string) {
 		line := gate + "\t" + spread(s) + "\t" + rule + "\t" + th
 		if base != nil {
 			line += "\t" + baseTh(base)
@@ -212,18 +213,18 @@ func writeDerived(w io.Writer, r *score.Ruleset) error {
 		fmt.Fprintln(tw, line)
 	}
 	row("inline accuracy", &d.Means.InlineAccuracy, bound(d.Rule.InlineAccuracy), r.AccuracyThreshold(),
-		func(b *score.Ruleset) string { return b.AccuracyThreshold() })
+		func(b *rulesets.Ruleset) string { return b.AccuracyThreshold() })
 	row("OSL window", &d.Means.OSL, "["+bound(d.Rule.OSLLow)+"; "+bound(d.Rule.OSLHigh)+"]", r.OSLThreshold(),
-		func(b *score.Ruleset) string { return b.OSLThreshold() })
+		func(b *rulesets.Ruleset) string { return b.OSLThreshold() })
 	sw := d.Rule.SWEBench
 	swRule := fmt.Sprintf("%s x mean, %s to %s", fstr(sw.Factor), sw.Round, fstr(sw.Step))
-	if sw.Method == score.SWEBenchLowerBound {
+	if sw.Method == rulesets.SWEBenchLowerBound {
 		swRule = fmt.Sprintf("mean - %s x binomial s.e. of a mean of %d x %d, %s to %s", fstr(sw.Z), sw.Results, r.SWEBenchEvaluated, sw.Round, fstr(sw.Step))
 	}
 	if p != nil && p.SWEBenchGiven {
 		swRule = "given (--swebench-min)"
 	}
-	row("SWE-bench", d.Means.SWEBench, swRule, r.SWEBenchThreshold(), func(b *score.Ruleset) string { return b.SWEBenchThreshold() })
+	row("SWE-bench", d.Means.SWEBench, swRule, r.SWEBenchThreshold(), func(b *rulesets.Ruleset) string { return b.SWEBenchThreshold() })
 	if err := tw.Flush(); err != nil {
 		return err
 	}

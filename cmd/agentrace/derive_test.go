@@ -5,7 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
+
 	"github.com/urfave/cli/v3"
 )
 
@@ -56,8 +57,8 @@ func TestRulesetsDeriveCommand(t *testing.T) {
 		if err != nil || !strings.Contains(got, tc.want) || !strings.Contains(got, "wrote "+out) {
 			t.Fatalf("%s: %v\n%s", tc.like, err, got)
 		}
-		r, err := score.LoadRuleset(out)
-		want, _ := score.LoadRuleset(tc.like)
+		r, err := rulesets.Load(out)
+		want, _ := rulesets.Load(tc.like)
 		if err != nil || r.InlineAccuracyMin != want.InlineAccuracyMin || r.OSLWindow != want.OSLWindow || r.SWEBenchMin != want.SWEBenchMin {
 			t.Errorf("%s: %v %+v", tc.like, err, r)
 		}
@@ -74,7 +75,7 @@ func TestRulesetsDeriveCommand(t *testing.T) {
 	if err != nil || !strings.Contains(got, note) || !strings.Contains(got, "[793, 971]  [793, 970]") {
 		t.Errorf("derive --like the DeepSeek ruleset: %v\n%s", err, got)
 	}
-	if r, err := score.LoadRuleset(ds); err != nil || r.InlineAccuracyMin != 0.5262 || r.OSLWindow != [2]float64{793, 971} || r.SWEBenchMin != 0.965 ||
+	if r, err := rulesets.Load(ds); err != nil || r.InlineAccuracyMin != 0.5262 || r.OSLWindow != [2]float64{793, 971} || r.SWEBenchMin != 0.965 ||
 		!strings.Contains(r.Derivation.Note, "do not follow this rule") {
 		t.Errorf("derived from the DeepSeek means: %v %+v", err, r)
 	}
@@ -84,7 +85,7 @@ func TestRulesetsDeriveCommand(t *testing.T) {
 		"--osl-low-factor", "0.8", "--osl-high-factor", "1.2", "--name", "wide"); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := score.LoadRuleset(out); err != nil || r.OSLWindow != [2]float64{306, 460} || r.Derivation.Rule.OSLLow.Factor != 0.8 || r.Name != "wide" {
+	if r, err := rulesets.Load(out); err != nil || r.OSLWindow != [2]float64{306, 460} || r.Derivation.Rule.OSLLow.Factor != 0.8 || r.Name != "wide" {
 		t.Errorf("wide: %v %+v", err, r)
 	}
 	for args, want := range map[string]string{

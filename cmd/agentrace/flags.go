@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/english"
-	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
@@ -100,13 +100,13 @@ func tokenizerArg(c *cli.Command) (string, error) {
 // embedded ruleset naming each run's model (report and publish: the one the runs'
 // scores.json names first).
 func rulesetFlag(usage string) *cli.StringFlag {
-	return &cli.StringFlag{Name: "ruleset", Usage: usage, Value: score.AutoRuleset}
+	return &cli.StringFlag{Name: "ruleset", Usage: usage, Value: rulesets.Auto}
 }
 
 // curveRuleset is --ruleset of report and publish: auto is "" to them (each run's
 // scores.json ruleset, else the newest naming its model).
 func curveRuleset(c *cli.Command) string {
-	if r := c.String("ruleset"); r != score.AutoRuleset {
+	if r := c.String("ruleset"); r != rulesets.Auto {
 		return r
 	}
 	return ""

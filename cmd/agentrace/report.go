@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/urfave/cli/v3"
 )
 
@@ -134,7 +135,7 @@ func regionsCommand() *cli.Command {
 			if cmax, cmin := c.Int("cmax"), c.Int("cmin"); cmin > cmax {
 				return argsError("regions", "--cmin %d is above --cmax %d: C_min is the curve's lowest point, C_max its declared highest", cmin, cmax)
 			}
-			forms := score.RegionForms()
+			forms := rulesets.RegionForms()
 			if f := c.String("form"); f != "" {
 				forms = []string{f}
 			}
@@ -180,7 +181,7 @@ func printRegions(w io.Writer, rs score.RegionSet, asJSON bool) error {
 		clamped = " (the lowest point, clamped to 32)"
 	}
 	def := ""
-	if rs.Form == score.DefaultRegionForm {
+	if rs.Form == rulesets.DefaultRegionForm {
 		def = ", the default"
 	}
 	if _, err := fmt.Fprintf(w, "%s%s: C_max %d, C_min %d%s\n", rs.Form, def, rs.CMax, rs.CMin, clamped); err != nil {

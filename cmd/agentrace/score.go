@@ -12,6 +12,7 @@ import (
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/urfave/cli/v3"
 )
 
@@ -43,7 +44,7 @@ func scoreCommand() *cli.Command {
 			"verdict table is printed (standard output) and nothing is written; `agentrace rescore --out\n" +
 			"TABLE` writes the scores of archived runs as a table.\n\n" +
 			"The default ruleset is auto, as in every command: the newest ruleset naming the run's\n" +
-			"model (" + score.DefaultRuleset + " when none names it). `agentrace rulesets` lists them; a JSON file in the same format\n" +
+			"model (" + rulesets.Default + " when none names it). `agentrace rulesets` lists them; a JSON file in the same format\n" +
 			"is accepted.\n\n" +
 			"The run directories are arguments.\n\n" +
 			"Example:\n" +
@@ -118,7 +119,7 @@ func rulesetsCommand() *cli.Command {
 		Description: "Lists every embedded ruleset: its name (for --ruleset), date, source, the inline\n" +
 			"accuracy threshold, the inclusive OSL per-turn mean window and the SWE-bench threshold.\n" +
 			"Every command's --ruleset defaults to auto: the newest naming the run's model, else\n" +
-			score.DefaultRuleset + " (marked auto's fallback). A user ruleset is a JSON file with the same\n" +
+			rulesets.Default + " (marked auto's fallback). A user ruleset is a JSON file with the same\n" +
 			"fields; --show prints one in that format, to start from. `agentrace rulesets derive` makes a\n" +
 			"new one from the reference model's runs (see its --help).\n\n" +
 			"Example:\n" +
@@ -130,11 +131,11 @@ func rulesetsCommand() *cli.Command {
 		Commands: []*cli.Command{rulesetsDeriveCommand()},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			if name := c.String("show"); name != "" {
-				r, err := score.LoadRuleset(name)
+				r, err := rulesets.Load(name)
 				if err != nil {
 					return err
 				}
-				b, err := score.RulesetJSON(r)
+				b, err := rulesets.JSON(r)
 				if err != nil {
 					return err
 				}
@@ -143,9 +144,9 @@ func rulesetsCommand() *cli.Command {
 			}
 			tw := tabwriter.NewWriter(c.Root().Writer, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "NAME\tDATE\tMODEL\tACCURACY\tOSL WINDOW\tSWE-BENCH (MEAN OF 4)\tREGIONS\tSOURCE")
-			for _, r := range score.Rulesets() {
+			for _, r := range rulesets.All() {
 				name := r.Name
-				if name == score.DefaultRuleset {
+				if name == rulesets.Default {
 					name += " (auto's fallback)"
 				}
 				src := r.Source
@@ -181,7 +182,7 @@ func rescoreCommand() *cli.Command {
 			"archive expanding past --max-expansion times its size is one error row. Each dataset is loaded\n" +
 			"once. The runs are not modified; the results table may not be inside an archive, and an\n" +
 			"earlier one is replaced only with --overwrite. Exits 1 when any run could not be scored.\n\n" +
-			"The default ruleset is auto: per run, the newest ruleset naming its model (else " + score.DefaultRuleset + ").\n\n" +
+			"The default ruleset is auto: per run, the newest ruleset naming its model (else " + rulesets.Default + ").\n\n" +
 			"Example:\n" +
 			"  agentrace rescore --out results.parquet --jobs 4 archive/2026-10 ref-archive/\n" +
 			"  agentrace rescore --out r.parquet --dataset agentic_combined.jsonl ref-logs/",

@@ -3,7 +3,8 @@
 // reference that is absent skips the test with a message saying how to get it,
 // unless AGENTRACE_REQUIRE_DEPS is set (as `make test` and CI do), which fails it.
 // It also runs DuckDB queries for the interop tests and holds SyncBuffer, the
-// goroutine-safe buffer tests capture a command's output in.
+// goroutine-safe buffer tests capture a command's output in, and TarDir, which
+// packs a folder as an archive of runs.
 package testenv
 
 import (

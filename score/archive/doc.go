@@ -28,10 +28,10 @@
 //		b, err := run.ReadFile(run.SummaryName())      // published files, size-limited
 //	}
 //
-// The turns of a run, as schemas.TurnRecord, come from score.ScanTurns (turns.arrows
-// or the event log, streamed), which is what report's Accumulator folds and what
-// score's inline accuracy reads. This package knows where files are and how to
-// read them safely; score knows what they mean.
+// The turns of a run, as schemas.TurnRecord, come from package score/runread
+// (ScanTurns: turns.arrows or the event log, streamed), which is what report's
+// Accumulator folds and what score's inline accuracy reads. This package knows
+// where files are and how to read them safely; runread knows what they say.
 //
 // Safety. A directory source is read through an os.Root: nothing outside it is
 // opened, a symbolic link leading out of it is refused (Source.Problems) and a

@@ -1,57 +1,44 @@
-package score
+package rulesets
 
 import (
 	"bytes"
-	"context"
 	"math"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
-// published are the submission checker's agentic targets (src/submission_checker/
-// agentic_targets.py): the reference means it quotes "from the README" and the
-// thresholds, as fractions and tokens. Written out here, apart from the ruleset
-// files, so that a changed file cannot pass by changing both sides.
-var published = []struct {
-	ruleset           string
-	inline, osl, swe  float64 // means
-	inlineMin, sweMin float64 // thresholds
-	oslWindow         [2]float64
-}{
-	{"checker-2026-10-kimi-k3", 0.589, 472, 0.9483, 0.5832, 0.935, [2]float64{425, 520}},
-	{"checker-2026-10-qwen3.6", 0.5643, 383, 0.717, 0.5586, 0.69, [2]float64{344, 422}},
-}
-
 func TestRederivePublishedRulesets(t *testing.T) {
-	for _, p := range published {
-		rs, err := LoadRuleset(p.ruleset)
+	for _, p := range scoretest.CheckerTargets {
+		rs, err := Load(p.Ruleset)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if rs.InlineAccuracyMin != p.inlineMin || rs.OSLWindow != p.oslWindow || rs.SWEBenchMin != p.sweMin {
-			t.Errorf("%s: thresholds %v %v %v, published %v %v %v", p.ruleset,
-				rs.InlineAccuracyMin, rs.OSLWindow, rs.SWEBenchMin, p.inlineMin, p.oslWindow, p.sweMin)
+		if rs.InlineAccuracyMin != p.InlineMin || rs.OSLWindow != p.OSLWindow || rs.SWEBenchMin != p.SWEMin {
+			t.Errorf("%s: thresholds %v %v %v, published %v %v %v", p.Ruleset,
+				rs.InlineAccuracyMin, rs.OSLWindow, rs.SWEBenchMin, p.InlineMin, p.OSLWindow, p.SWEMin)
 		}
 		d := rs.Derivation
 		if d == nil {
-			t.Fatalf("%s has no derivation block", p.ruleset)
+			t.Fatalf("%s has no derivation block", p.Ruleset)
 		}
-		if d.Means.InlineAccuracy.Mean != p.inline || d.Means.OSL.Mean != p.osl || d.Means.SWEBench == nil || d.Means.SWEBench.Mean != p.swe {
-			t.Errorf("%s: means %+v, published %v %v %v", p.ruleset, d.Means, p.inline, p.osl, p.swe)
+		if d.Means.InlineAccuracy.Mean != p.Inline || d.Means.OSL.Mean != p.OSL || d.Means.SWEBench == nil || d.Means.SWEBench.Mean != p.SWE {
+			t.Errorf("%s: means %+v, published %v %v %v", p.Ruleset, d.Means, p.Inline, p.OSL, p.SWE)
 		}
-		means := ReferenceMeans{InlineAccuracy: Spread{Mean: p.inline}, OSL: Spread{Mean: p.osl}, SWEBench: &Spread{Mean: p.swe}}
+		means := ReferenceMeans{InlineAccuracy: Spread{Mean: p.Inline}, OSL: Spread{Mean: p.OSL}, SWEBench: &Spread{Mean: p.SWE}}
 		got, err := d.Rule.Derive(means, rs.SWEBenchEvaluated)
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := Thresholds{InlineAccuracyMin: p.inlineMin, OSLWindow: p.oslWindow, SWEBenchMin: p.sweMin}
+		want := Thresholds{InlineAccuracyMin: p.InlineMin, OSLWindow: p.OSLWindow, SWEBenchMin: p.SWEMin}
 		if got != want {
-			t.Errorf("%s: re-derived %+v from the published means, published %+v", p.ruleset, got, want)
+			t.Errorf("%s: re-derived %+v from the published means, published %+v", p.Ruleset, got, want)
 		}
 		for _, b := range []BoundRule{d.Rule.InlineAccuracy, d.Rule.OSLLow, d.Rule.OSLHigh} {
 			if b.Factor != 0.99 && b.Factor != 0.9 && b.Factor != 1.1 {
-				t.Errorf("%s: factor %v is not one of the published 0.99, 0.9, 1.1", p.ruleset, b.Factor)
+				t.Errorf("%s: factor %v is not one of the published 0.99, 0.9, 1.1", p.Ruleset, b.Factor)
 			}
 		}
 	}
@@ -65,7 +52,7 @@ func TestRederivePublishedRulesets(t *testing.T) {
 // the rule's thresholds and says so rather than passing them for the published.
 func TestDeepSeekDoesNotFollowTheRule(t *testing.T) {
 	const name = "checker-2026-11-deepseek-v4.1-flash"
-	rs, err := LoadRuleset(name)
+	rs, err := Load(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,37 +80,27 @@ func TestDeepSeekDoesNotFollowTheRule(t *testing.T) {
 	}
 	// The mark must be true: without it the file does not load, and on a ruleset
 	// that follows its rule it does not either; a mark without a note neither.
-	raw, err := rulesetFiles.ReadFile("rulesets/" + name + ".json")
+	raw, err := rulesetFiles.ReadFile(name + ".json")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := parseRuleset(bytes.Replace(raw, []byte(`"follows_rule": false,`), nil, 1), "test"); err == nil ||
+	if _, err := Parse(bytes.Replace(raw, []byte(`"follows_rule": false,`), nil, 1), "test"); err == nil ||
 		!strings.Contains(err.Error(), "the rule applied to the means gives inline_accuracy_min 0.5262") {
 		t.Errorf("without follows_rule: %v", err)
 	}
-	if _, err := parseRuleset(regexp.MustCompile(`"note": "[^"]*"`).ReplaceAll(raw, []byte(`"note": ""`)), "test"); err == nil || !strings.Contains(err.Error(), "without a note") {
+	if _, err := Parse(regexp.MustCompile(`"note": "[^"]*"`).ReplaceAll(raw, []byte(`"note": ""`)), "test"); err == nil || !strings.Contains(err.Error(), "without a note") {
 		t.Errorf("follows_rule false without a note: %v", err)
 	}
-	kimi, _ := rulesetFiles.ReadFile("rulesets/checker-2026-10-kimi-k3.json")
-	if _, err := parseRuleset(bytes.Replace(kimi, []byte(`"means_source"`), []byte(`"follows_rule": false, "means_source"`), 1), "test"); err == nil ||
+	kimi, _ := rulesetFiles.ReadFile("checker-2026-10-kimi-k3.json")
+	if _, err := Parse(bytes.Replace(kimi, []byte(`"means_source"`), []byte(`"follows_rule": false, "means_source"`), 1), "test"); err == nil ||
 		!strings.Contains(err.Error(), "yet the rule applied to the means gives the thresholds") {
 		t.Errorf("follows_rule false on a ruleset that follows: %v", err)
-	}
-	// Derived from its means with its rule: the rule's thresholds, and a note.
-	m := d.Means
-	got, err := DeriveRuleset(context.Background(), DeriveOptions{Base: name, Means: &m})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.InlineAccuracyMin != 0.5262 || got.OSLWindow != [2]float64{793, 971} || got.SWEBenchMin != 0.965 || !got.Derivation.Follows() ||
-		!strings.Contains(got.Derivation.Note, "published thresholds do not follow this rule") {
-		t.Errorf("derived %+v note %q", got, got.Derivation.Note)
 	}
 }
 
 func mustRuleset(t *testing.T, name string) Ruleset {
 	t.Helper()
-	r, err := LoadRuleset(name)
+	r, err := Load(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +110,7 @@ func mustRuleset(t *testing.T, name string) Ruleset {
 // The Kimi K3 file's note says that the Qwen3.6 rule (lower bounds rounded down)
 // falls one step short on Kimi's quoted means, and what unrounded means it needs.
 func TestKimiMeansAreRounded(t *testing.T) {
-	qwen, _ := LoadRuleset("checker-2026-10-qwen3.6")
+	qwen, _ := Load("checker-2026-10-qwen3.6")
 	kimi := ReferenceMeans{InlineAccuracy: Spread{Mean: 0.589}, OSL: Spread{Mean: 472}, SWEBench: &Spread{Mean: 0.9483}}
 	got, err := qwen.Derivation.Rule.Derive(kimi, 200)
 	if err != nil {
@@ -161,12 +138,12 @@ func TestNoConstantSWEBenchFactor(t *testing.T) {
 			for k := 8000; k <= 10000; k++ {
 				f := float64(k) / 10000
 				ok := true
-				for _, p := range published {
-					got, err := BoundRule{Factor: f, Round: round, Step: step}.apply(p.swe)
+				for _, p := range scoretest.CheckerTargets {
+					got, err := BoundRule{Factor: f, Round: round, Step: step}.apply(p.SWE)
 					if err != nil {
 						t.Fatal(err)
 					}
-					ok = ok && got == p.sweMin
+					ok = ok && got == p.SWEMin
 				}
 				if ok {
 					t.Errorf("factor %v (round %s, step %v) gives both SWE-bench thresholds", f, round, step)
@@ -177,18 +154,18 @@ func TestNoConstantSWEBenchFactor(t *testing.T) {
 	// The bound gives both for every z from 1.39 to 1.69, the one-sided 95% quantile
 	// 1.645 among them.
 	for _, z := range []float64{1.39, 1.5, 1.645, 1.69} {
-		for _, p := range published {
+		for _, p := range scoretest.CheckerTargets {
 			r := SWEBenchRule{Method: SWEBenchLowerBound, Z: z, Results: 4, Instances: 200, Round: RoundDown, Step: 0.005}
-			if got, _ := r.apply(p.swe, 0); got != p.sweMin {
-				t.Errorf("z %v: %s SWE-bench %v, want %v", z, p.ruleset, got, p.sweMin)
+			if got, _ := r.apply(p.SWE, 0); got != p.SWEMin {
+				t.Errorf("z %v: %s SWE-bench %v, want %v", z, p.Ruleset, got, p.SWEMin)
 			}
 		}
 	}
 	for _, z := range []float64{1.28, 1.96} {
 		r := SWEBenchRule{Method: SWEBenchLowerBound, Z: z, Results: 4, Instances: 200, Round: RoundDown, Step: 0.005}
-		a, _ := r.apply(published[0].swe, 0)
-		b, _ := r.apply(published[1].swe, 0)
-		if a == published[0].sweMin && b == published[1].sweMin {
+		a, _ := r.apply(scoretest.CheckerTargets[0].SWE, 0)
+		b, _ := r.apply(scoretest.CheckerTargets[1].SWE, 0)
+		if a == scoretest.CheckerTargets[0].SWEMin && b == scoretest.CheckerTargets[1].SWEMin {
 			t.Errorf("z %v also gives both (%v, %v): the note's claim is too strong", z, a, b)
 		}
 	}
@@ -240,7 +217,7 @@ func TestBadDerivation(t *testing.T) {
 	good := `{"rule": {"inline_accuracy": {"factor": 0.99, "round": "down", "step": 0.0001}, "osl_low": {"factor": 0.9, "round": "down", "step": 1},
 		"osl_high": {"factor": 1.1, "round": "up", "step": 1}, "swebench": {"method": "lower_bound", "z": 1.645, "results": 4, "round": "down", "step": 0.005}},
 		"means": {"inline_accuracy": {"mean": 0.5643}, "osl": {"mean": 383}, "swebench": {"mean": 0.717}}, "means_source": "test"}`
-	if _, err := parseRuleset([]byte(strings.Replace(base, "%s", good, 1)), "good"); err != nil {
+	if _, err := Parse([]byte(strings.Replace(base, "%s", good, 1)), "good"); err != nil {
 		t.Fatalf("good: %v", err)
 	}
 	for name, tc := range map[string]struct{ from, to, want string }{
@@ -252,7 +229,7 @@ func TestBadDerivation(t *testing.T) {
 		"no source":       {`"means_source": "test"`, `"means_source": ""`, "means_source"},
 		"factors crossed": {`{"factor": 1.1, "round": "up"`, `{"factor": 0.8, "round": "up"`, "osl_low factor"},
 	} {
-		_, err := parseRuleset([]byte(strings.Replace(base, "%s", strings.Replace(good, tc.from, tc.to, 1), 1)), name)
+		_, err := Parse([]byte(strings.Replace(base, "%s", strings.Replace(good, tc.from, tc.to, 1), 1)), name)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want it to mention %q", name, err, tc.want)
 		}

@@ -1,15 +1,13 @@
-package score
+package runread
 
 import (
 	"context"
 	"fmt"
 	"io"
 	"math/bits"
-	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
@@ -17,17 +15,18 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// bufferPool is an Arrow allocator that keeps freed buffers (by power-of-two size
+// BufferPool is an Arrow allocator that keeps freed buffers (by power-of-two size
 // class) for the next batch: reading many turn logs then barely allocates, which
 // leaves the garbage collector little to do while runs are scored in parallel. It
 // is safe for concurrent use.
-type bufferPool struct {
+type BufferPool struct {
 	mu      sync.Mutex
 	free    map[int][][]byte
 	backing memory.GoAllocator
 }
 
-func newBufferPool() *bufferPool { return &bufferPool{free: map[int][][]byte{}} }
+// NewBufferPool returns an empty pool.
+func NewBufferPool() *BufferPool { return &BufferPool{free: map[int][][]byte{}} }
 
 func sizeClass(size int) int {
 	if size <= 64 {
@@ -37,7 +36,7 @@ func sizeClass(size int) int {
 }
 
 // Allocate returns a zeroed, 64-byte aligned buffer of size bytes.
-func (p *bufferPool) Allocate(size int) []byte {
+func (p *BufferPool) Allocate(size int) []byte {
 	class := sizeClass(size)
 	p.mu.Lock()
 	list := p.free[class]
@@ -55,7 +54,7 @@ func (p *bufferPool) Allocate(size int) []byte {
 }
 
 // Reallocate grows a buffer, keeping its bytes.
-func (p *bufferPool) Reallocate(size int, b []byte) []byte {
+func (p *BufferPool) Reallocate(size int, b []byte) []byte {
 	if cap(b) >= size {
 		return b[:size]
 	}
@@ -66,7 +65,7 @@ func (p *bufferPool) Reallocate(size int, b []byte) []byte {
 }
 
 // Free keeps a buffer for reuse (buffers not from this pool are dropped).
-func (p *bufferPool) Free(b []byte) {
+func (p *BufferPool) Free(b []byte) {
 	c := cap(b)
 	if c < 64 || c&(c-1) != 0 {
 		return
@@ -132,39 +131,24 @@ func bindTurnLog(rec arrow.RecordBatch) (turnLogColumns, error) {
 	return c, nil
 }
 
-// turnLogRow is the part of a turn-log row scoring needs.
-type turnLogRow struct {
-	session, conv, status     string
-	content, reasoning, calls string
-	repeat, turn, usage       int32
-	inWindow                  bool
+// TurnLogRow is the part of a turn-log row scoring needs.
+type TurnLogRow struct {
+	Session, Conv, Status     string
+	Content, Reasoning, Calls string
+	Repeat, Turn, Usage       int32
+	InWindow                  bool
 }
 
-// readTurnLog reads the rows of RUNDIR/turns.arrows that scoring needs. Like
-// runlog.ReadFile, a truncated log yields the rows of its complete batches and an
-// error matching runlog.ErrTruncated.
+// ReadTurnLog reads the rows of an open turn log that scoring needs, checked
+// against the run's manifest m (when not nil) by runlog.ScanRun; path names it
+// in errors. A log cut short gives the rows of its complete batches,
+// lr.Truncated saying so (an error matching runlog.ErrTruncated). pool, when
+// not nil, recycles the Arrow buffers across logs.
 //
 // The output strings (content, reasoning, tool calls) point into the log's Arrow
 // buffers unless clone is set: those stay valid until release is called, which
 // hands the buffers back to the pool. Identity strings are always copied.
-func readTurnLog(dir string, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), err error) {
-	path := filepath.Join(dir, schemas.TurnLogFile)
-	f, err := infile.Open(path)
-	if err != nil {
-		return nil, func() {}, fmt.Errorf("read turn log: %w", err)
-	}
-	defer f.Close()
-	rows, release, lr, err := readTurnLogFrom(context.Background(), f, path, nil, pool, clone)
-	if err == nil && lr.Truncated != nil {
-		err = fmt.Errorf("read turn log %q: %w", path, lr.Truncated)
-	}
-	return rows, release, err
-}
-
-// readTurnLogFrom is readTurnLog on an open turn log, checked against the run's
-// manifest m (when not nil) by runlog.ScanRun; path names it in errors. A log
-// cut short gives the rows of its complete batches, lr.Truncated saying so.
-func readTurnLogFrom(ctx context.Context, f io.Reader, path string, m *schemas.RunManifest, pool *bufferPool, clone bool) (rows []turnLogRow, release func(), lr runlog.LogRead, err error) {
+func ReadTurnLog(ctx context.Context, f io.Reader, path string, m *schemas.RunManifest, pool *BufferPool, clone bool) (rows []TurnLogRow, release func(), lr runlog.LogRead, err error) {
 	var batches []arrow.RecordBatch
 	release = func() {
 		for _, b := range batches {
@@ -214,15 +198,15 @@ func readTurnLogFrom(ctx context.Context, f io.Reader, path string, m *schemas.R
 			batches = append(batches, rec)
 		}
 		n := int(rec.NumRows())
-		rows = append(rows, make([]turnLogRow, n)...)
+		rows = append(rows, make([]TurnLogRow, n)...)
 		batch := rows[len(rows)-n:]
 		for i := range batch {
 			r := &batch[i]
-			r.session, r.conv, r.status = small(c.session, i), small(c.conv, i), small(c.status, i)
-			r.repeat, r.turn, r.usage = i32(c.repeat, i), i32(c.turn, i), i32(c.usage, i)
-			r.inWindow = c.inWindow != nil && c.inWindow.Value(i)
-			if r.status == schemas.StatusOK {
-				r.content, r.reasoning, r.calls = big(c.content, i), big(c.reasoning, i), big(c.calls, i)
+			r.Session, r.Conv, r.Status = small(c.session, i), small(c.conv, i), small(c.status, i)
+			r.Repeat, r.Turn, r.Usage = i32(c.repeat, i), i32(c.turn, i), i32(c.usage, i)
+			r.InWindow = c.inWindow != nil && c.inWindow.Value(i)
+			if r.Status == schemas.StatusOK {
+				r.Content, r.Reasoning, r.Calls = big(c.content, i), big(c.reasoning, i), big(c.calls, i)
 			}
 		}
 		return nil

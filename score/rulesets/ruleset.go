@@ -1,4 +1,4 @@
-package score
+package rulesets
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -17,19 +16,19 @@ import (
 	"github.com/agentrace/agentrace/tokens"
 )
 
-// DefaultRuleset is the ruleset used when none is named: the submission checker of
+// Default is the ruleset used when none is named: the submission checker of
 // October 2026 for Qwen3.6-35B-A3B.
-const DefaultRuleset = "checker-2026-10-qwen3.6"
+const Default = "checker-2026-10-qwen3.6"
 
-// AutoRuleset picks, for each run, the newest embedded ruleset whose model patterns
-// match the run's model (DefaultRuleset when none does or the model is unknown).
-const AutoRuleset = "auto"
+// Auto picks, for each run, the newest embedded ruleset whose model patterns
+// match the run's model (Default when none does or the model is unknown).
+const Auto = "auto"
 
-//go:embed rulesets/*.json
+//go:embed *.json
 var rulesetFiles embed.FS
 
 // Ruleset is one version of the accuracy gates, as data: thresholds change between
-// versions of the rules, so each version is a JSON file (see rulesets/*.json). A
+// versions of the rules, so each version is a JSON file (see *.json here). A
 // user file in the same format is accepted wherever a name is.
 type Ruleset struct {
 	Name  string `json:"name"`
@@ -92,7 +91,7 @@ type ModelTokenizer struct {
 func (r *Ruleset) TokenizerUse(id tokens.Identity) *schemas.TokenizerUse {
 	u := &schemas.TokenizerUse{Name: id.Name, Spec: id.Spec, File: id.File, TokenizerSHA256: id.TokenizerSHA256,
 		TemplateSHA256: id.TemplateSHA256, Ruleset: r.Name, StandIn: true}
-	used := fmt.Sprintf("counted with %s (%s sha256 %s, chat template sha256 %s)", id.Name, id.File, short12(id.TokenizerSHA256), short12(id.TemplateSHA256))
+	used := fmt.Sprintf("counted with %s (%s sha256 %s, chat template sha256 %s)", id.Name, id.File, ShortDigest(id.TokenizerSHA256), ShortDigest(id.TemplateSHA256))
 	mt := r.Tokenizer
 	switch {
 	case mt == nil || mt.TokenizerSHA256 == "" || mt.ChatTemplateSHA256 == "":
@@ -109,13 +108,13 @@ func (r *Ruleset) TokenizerUse(id tokens.Identity) *schemas.TokenizerUse {
 	default:
 		u.Model = mt.Model
 		u.Note = fmt.Sprintf("%s: %s; %s's are %s sha256 %s and chat template sha256 %s (ruleset %s)",
-			schemas.StandInLabel, used, mt.Model, tokens.HFTokenizerFile, short12(mt.TokenizerSHA256), short12(mt.ChatTemplateSHA256), r.Name)
+			schemas.StandInLabel, used, mt.Model, tokens.HFTokenizerFile, ShortDigest(mt.TokenizerSHA256), ShortDigest(mt.ChatTemplateSHA256), r.Name)
 	}
 	return u
 }
 
-// short12 is a digest's first 12 hex digits ("none" for no digest).
-func short12(d string) string {
+// ShortDigest is a digest's first 12 hex digits ("none" for no digest).
+func ShortDigest(d string) string {
 	switch {
 	case d == "":
 		return "none"
@@ -178,8 +177,8 @@ func fmtFloat(f float64) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// parseRuleset decodes and checks a ruleset file.
-func parseRuleset(data []byte, where string) (Ruleset, error) {
+// Parse decodes and checks a ruleset file.
+func Parse(data []byte, where string) (Ruleset, error) {
 	var r Ruleset
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -234,19 +233,19 @@ func parseRuleset(data []byte, where string) (Ruleset, error) {
 
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// Rulesets returns the embedded rulesets, ordered by date, then name.
-func Rulesets() []Ruleset {
-	entries, err := fs.ReadDir(rulesetFiles, "rulesets")
+// All returns the embedded rulesets, ordered by date, then name.
+func All() []Ruleset {
+	entries, err := fs.ReadDir(rulesetFiles, ".")
 	if err != nil {
 		panic(err) // the embedded folder always exists
 	}
 	var out []Ruleset
 	for _, e := range entries {
-		data, err := rulesetFiles.ReadFile(path.Join("rulesets", e.Name()))
+		data, err := rulesetFiles.ReadFile(e.Name())
 		if err != nil {
 			panic(err)
 		}
-		r, err := parseRuleset(data, "embedded "+e.Name())
+		r, err := Parse(data, "embedded "+e.Name())
 		if err != nil {
 			panic(err) // TestRulesets keeps the embedded files valid
 		}
@@ -261,13 +260,13 @@ func Rulesets() []Ruleset {
 	return out
 }
 
-// LoadRuleset returns the embedded ruleset named nameOrFile, or reads a user ruleset
-// file when nameOrFile is a path to one. "" means DefaultRuleset.
-func LoadRuleset(nameOrFile string) (Ruleset, error) {
+// Load returns the embedded ruleset named nameOrFile, or reads a user ruleset
+// file when nameOrFile is a path to one. "" means Default.
+func Load(nameOrFile string) (Ruleset, error) {
 	if nameOrFile == "" {
-		nameOrFile = DefaultRuleset
+		nameOrFile = Default
 	}
-	for _, r := range Rulesets() {
+	for _, r := range All() {
 		if r.Name == nameOrFile {
 			return r, nil
 		}
@@ -279,7 +278,7 @@ func LoadRuleset(nameOrFile string) (Ruleset, error) {
 		}
 		return Ruleset{}, fmt.Errorf("load ruleset: %w", err)
 	}
-	r, err := parseRuleset(data, fmt.Sprintf("%q", nameOrFile))
+	r, err := Parse(data, fmt.Sprintf("%q", nameOrFile))
 	if err != nil {
 		return Ruleset{}, err
 	}
@@ -287,9 +286,9 @@ func LoadRuleset(nameOrFile string) (Ruleset, error) {
 	return r, nil
 }
 
-// RulesetJSON returns a ruleset in the file format (indented JSON), to start a
+// JSON returns a ruleset in the file format (indented JSON), to start a
 // user ruleset from.
-func RulesetJSON(r Ruleset) ([]byte, error) {
+func JSON(r Ruleset) ([]byte, error) {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return nil, err
@@ -297,16 +296,16 @@ func RulesetJSON(r Ruleset) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// RulesetForModel returns the newest embedded ruleset whose patterns match model,
+// ForModel returns the newest embedded ruleset whose patterns match model,
 // and false (with the default ruleset) when none does.
-func RulesetForModel(model string) (Ruleset, bool) {
-	all := Rulesets()
+func ForModel(model string) (Ruleset, bool) {
+	all := All()
 	for i := len(all) - 1; i >= 0; i-- {
 		if all[i].MatchesModel(model) {
 			return all[i], true
 		}
 	}
-	r, _ := LoadRuleset(DefaultRuleset)
+	r, _ := Load(Default)
 	return r, false
 }
 
@@ -317,3 +316,23 @@ func (r *Ruleset) RegionForm() string {
 	}
 	return r.Regions
 }
+
+// Region forms: which rules version places a curve's points (Ruleset.Regions).
+const (
+	// RegionsCMin is the v1.0 form the submission checker of October 2026 runs
+	// (models/regions.py compute_regions(c_max, c_min)): C_min is the curve's
+	// lowest concurrency, clamped to 32 (a curve whose lowest point is above 32
+	// still gets boundaries; its missing ultra-low point is reported on its own);
+	// low latency 1..C_min, three log regions from C_min+1 to C_max, and a margin
+	// C_max+1..ceil(1.10 C_max) that satisfies no region.
+	RegionsCMin = "cmin-v1.0"
+	// RegionsFixed32 is the v0.7 form (the rules text of v0.7 and the checker
+	// before v1.0): low latency fixed at 1..32, 33..C_max split in three log
+	// regions, the 10% margin folded into the high region.
+	RegionsFixed32 = "fixed32-v0.7"
+	// DefaultRegionForm is the form of rulesets that name none.
+	DefaultRegionForm = RegionsCMin
+)
+
+// RegionForms lists the region forms, the default first.
+func RegionForms() []string { return []string{RegionsCMin, RegionsFixed32} }

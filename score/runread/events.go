@@ -1,4 +1,4 @@
-package score
+package runread
 
 import (
 	"bufio"
@@ -6,19 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/internal/toolcall"
 	"github.com/agentrace/agentrace/schemas"
 )
-
-// EventsFile is the reference client's event log in its report directory.
-const EventsFile = "events.jsonl"
 
 // knownEventType tells whether t is an event type of the reference's event log
 // (spec §7); its decoder rejects a line of any other type.
@@ -33,206 +27,28 @@ func knownEventType(t string) bool {
 	return false
 }
 
-// ReferenceRun is what scoring takes from a reference client's events.jsonl.
-type ReferenceRun struct {
-	// Attempts are the issued turns of expected (conversation, turn) pairs, one per
-	// (conversation, repeat, turn), with the output the reference scorer would pair
-	// with each.
-	Attempts []Attempt
-	// Completed are the responses of every completed sample (expected or not), in
-	// completion order, for the OSL mean.
-	Completed []schemas.Response
-	// Skipped counts the lines the reference would skip as malformed.
-	Skipped int
-	// FirstSkipped describes the first of them.
-	FirstSkipped string
-	// Malformed counts the complete events kept with a malformed entry left out of
-	// their output (a tool-call delta that is not one); FirstMalformed says the
-	// first one's line and what is wrong.
-	Malformed      int
-	FirstMalformed string
-}
-
-type eventKey struct {
-	conv   string
-	repeat int
-	turn   int32
-}
-
-// rawEvent is one decoded line; fields keep their raw JSON for validation.
-type rawEvent struct {
-	typ     string
-	ts      int64
-	uuid    string
-	conv    string
-	turn    int64
-	hasTurn bool
-	data    json.RawMessage
-	finish  string
-	line    int // the line of the log it was read from
-}
-
-// ReadReferenceEvents reads a reference events.jsonl and pairs issued turns with
-// their outputs exactly as the reference scorer does: only sample.issued and
-// sample.complete events with a turn and a conversation id count; the id's
-// __repeat_N suffix gives the repeat (1 by default); only (conversation, turn)
-// pairs that truth expects are kept; a complete event is joined to its issue by
-// sample_uuid (in either order) and a null (failed) complete never replaces an
-// output. Streamed output and reasoning chunks are joined and streamed tool-call
-// deltas merged by index with their arguments concatenated. Lines that the
-// reference's decoder would reject are skipped and counted.
-func ReadReferenceEvents(path string, truth *Truth) (*ReferenceRun, error) {
-	f, err := infile.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read reference events: %w", err)
-	}
-	defer f.Close()
-	run, err := readReferenceEvents(f, truth)
-	if err != nil {
-		return nil, fmt.Errorf("read reference events %q: %w", path, err)
-	}
-	return run, nil
-}
-
-func readReferenceEvents(r io.Reader, truth *Truth) (*ReferenceRun, error) {
-	run := &ReferenceRun{}
-	uuidKey := map[string]eventKey{}
-	issuedAt := map[eventKey]int64{}
-	var issuedOrder []eventKey
-	issued := map[eventKey]bool{}
-	completedByUUID := map[string]*Output{}
-	seenComplete := map[string]bool{}
-	model := map[eventKey]*Output{}
-	hasModel := map[eventKey]bool{}
-	lastOutput := map[string]int{} // uuid -> index in run.Completed
-	var windowStart, windowStop int64 = -1, -1
-
-	br := bufio.NewReaderSize(r, 1<<20)
-	lineNo := 0
-	var long []byte
-	for {
-		line, err := readLine(br, &long)
-		if len(line) > 0 {
-			lineNo++
-			if e, ok, why := decodeEventLine(line); !ok {
-				if why != "" {
-					run.Skipped++
-					if run.FirstSkipped == "" {
-						run.FirstSkipped = fmt.Sprintf("line %d: %s", lineNo, why)
-					}
-				}
-			} else {
-				e.line = lineNo
-				switch e.typ {
-				case "session.start_performance_tracking":
-					if windowStart < 0 {
-						windowStart = e.ts
-					}
-				case "session.stop_performance_tracking":
-					if windowStop < 0 {
-						windowStop = e.ts
-					}
-				case "sample.issued", "sample.complete":
-					handleSampleEvent(run, e, truth, uuidKey, issuedAt, &issuedOrder, issued, completedByUUID, seenComplete, model, hasModel, lastOutput)
-				}
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
-	for _, k := range issuedOrder {
-		ts := issuedAt[k]
-		in := (windowStart < 0 || ts >= windowStart) && (windowStop < 0 || ts <= windowStop)
-		run.Attempts = append(run.Attempts, Attempt{
-			SessionID: sessionID(k.conv, k.repeat), ConversationID: k.conv, Repeat: k.repeat, Turn: k.turn,
-			Output: model[k], InWindow: in, OSL: -1,
-		})
-	}
-	return run, nil
-}
-
-func handleSampleEvent(run *ReferenceRun, e *rawEvent, truth *Truth, uuidKey map[string]eventKey,
-	issuedAt map[eventKey]int64, issuedOrder *[]eventKey, issued map[eventKey]bool,
-	completedByUUID map[string]*Output, seenComplete map[string]bool,
-	model map[eventKey]*Output, hasModel map[eventKey]bool, lastOutput map[string]int) {
-	var out *Output
-	if e.typ == "sample.complete" {
-		var resp *schemas.Response
-		var err error
-		out, resp, err = textModelOutput(e.data)
-		if err != nil {
-			run.Malformed++
-			if run.FirstMalformed == "" {
-				run.FirstMalformed = fmt.Sprintf("line %d: %v", e.line, err)
-			}
-		}
-		if resp != nil {
-			// Every completed sample counts for the OSL mean; a second complete
-			// of one sample replaces the first.
-			if i, ok := lastOutput[e.uuid]; ok && e.uuid != "" {
-				run.Completed[i] = *resp
-				out.completed = i + 1
-			} else {
-				lastOutput[e.uuid] = len(run.Completed)
-				run.Completed = append(run.Completed, *resp)
-				out.completed = len(run.Completed)
-			}
-		}
-	}
-	if !e.hasTurn || e.conv == "" {
-		return
-	}
-	conv, repeat, ok := datasets.ParseReferenceSessionID(e.conv)
-	if !ok || e.turn < -1<<31 || e.turn >= 1<<31 {
-		return
-	}
-	turn := int32(e.turn)
-	if _, ok := truth.Lookup(conv, turn); !ok {
-		return
-	}
-	k := eventKey{conv, repeat, turn}
-	if e.typ == "sample.issued" {
-		uuidKey[e.uuid] = k
-		if !issued[k] {
-			issued[k] = true
-			issuedAt[k] = e.ts
-			*issuedOrder = append(*issuedOrder, k)
-		}
-		if seenComplete[e.uuid] {
-			model[k] = completedByUUID[e.uuid]
-			hasModel[k] = true
-		}
-		return
-	}
-	if out != nil || !seenComplete[e.uuid] {
-		completedByUUID[e.uuid] = out
-		seenComplete[e.uuid] = true
-	}
-	if ik, ok := uuidKey[e.uuid]; ok {
-		if out != nil || !hasModel[ik] {
-			model[ik] = out
-			hasModel[ik] = true
-		}
-	}
-}
-
-// decodeEventLine decodes one line. ok is false for a line to skip; why is empty
-// for a blank line and says what is wrong with a malformed one. The line is
-// scanned without building it in memory: issued events carry whole prompts.
-func decodeEventLine(line []byte) (*rawEvent, bool, string) {
-	return decodeEvent(line, false)
+// Event is one decoded line of an event log; Data keeps its raw JSON.
+type Event struct {
+	Type        string
+	TimestampNs int64
+	UUID        string
+	Conv        string // the conversation_id, with its __repeat_N suffix
+	Turn        int64
+	HasTurn     bool // Turn was given (not absent or null)
+	Data        json.RawMessage
+	Finish      string
 }
 
 // eventKeys are the members of an event line that are read.
 var eventKeys = [7]string{"event_type", "timestamp_ns", "sample_uuid", "conversation_id", "turn", "data", "finish_reason"}
 
-// decodeEvent decodes one line; all asks for every event type (chunk and error
-// events too), else only the ones scoring reads.
-func decodeEvent(line []byte, all bool) (*rawEvent, bool, string) {
+// DecodeEvent decodes one line of an event log as the reference's decoder reads
+// it; all asks for every event type (chunk and error events too), else only the
+// ones scoring reads (issued, complete, performance tracking). ok is false for a
+// line to skip; why is empty for a blank line (or one of a type not asked for)
+// and says what is wrong with a malformed one. The line is scanned without
+// building it in memory: issued events carry whole prompts.
+func DecodeEvent(line []byte, all bool) (e *Event, ok bool, why string) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 {
 		return nil, false, ""
@@ -254,31 +70,30 @@ func decodeEvent(line []byte, all bool) (*rawEvent, bool, string) {
 		return nil, false, "text after the JSON object"
 	}
 	typ, uuid, conv, turn, data := vals[0], vals[2], vals[3], vals[4], vals[5]
-	e := &rawEvent{}
+	e = &Event{}
 	if fr := vals[6]; fr != nil {
-		e.finish, _ = jsonscan.Unquote(fr)
+		e.Finish, _ = jsonscan.Unquote(fr)
 	}
-	var ok bool
-	if e.typ, ok = jsonscan.Unquote(typ); !ok {
+	if e.Type, ok = jsonscan.Unquote(typ); !ok {
 		return nil, false, "event_type missing or not a string"
 	}
-	if !knownEventType(e.typ) {
-		return nil, false, fmt.Sprintf("unknown event_type %q", e.typ)
+	if !knownEventType(e.Type) {
+		return nil, false, fmt.Sprintf("unknown event_type %q", e.Type)
 	}
 	if ts := vals[1]; ts != nil {
 		n, err := jsonInt(json.RawMessage(ts))
 		if err != nil {
 			return nil, false, "timestamp_ns: " + err.Error()
 		}
-		e.ts = n
+		e.TimestampNs = n
 	}
 	if uuid != nil {
-		if e.uuid, ok = jsonscan.Unquote(uuid); !ok {
+		if e.UUID, ok = jsonscan.Unquote(uuid); !ok {
 			return nil, false, "sample_uuid is not a string"
 		}
 	}
 	if conv != nil {
-		if e.conv, ok = jsonscan.Unquote(conv); !ok {
+		if e.Conv, ok = jsonscan.Unquote(conv); !ok {
 			return nil, false, "conversation_id is not a string"
 		}
 	}
@@ -287,13 +102,13 @@ func decodeEvent(line []byte, all bool) (*rawEvent, bool, string) {
 		if err != nil {
 			return nil, false, "turn: " + err.Error()
 		}
-		e.turn, e.hasTurn = n, true
+		e.Turn, e.HasTurn = n, true
 	}
 	if data != nil && string(data) != "null" {
 		if why := checkEventData(data); why != "" {
 			return nil, false, "data: " + why
 		}
-		e.data = json.RawMessage(data)
+		e.Data = json.RawMessage(data)
 	}
 	return e, true, ""
 }
@@ -325,7 +140,7 @@ func checkEventData(v []byte) string {
 	}
 	var arr []json.RawMessage
 	if err := json.Unmarshal(v, &arr); err != nil {
-		return "not a tagged array: " + err.Error()
+		return "not a tagged array"
 	}
 	switch tag {
 	case "TextModelOutput":
@@ -373,10 +188,13 @@ func isTextOrChunks(v json.RawMessage, nullable bool) bool {
 	return true
 }
 
-// textModelOutput rebuilds a complete event's TextModelOutput as one assistant
-// message; both results are nil when data is not one. A malformed entry of the
-// output (a tool-call delta that is not one) is left out, as the first error says.
-func textModelOutput(data json.RawMessage) (*Output, *schemas.Response, error) {
+// TextModelOutput rebuilds a complete event's TextModelOutput as one assistant
+// message (output and reasoning chunks joined, tool calls merged as the
+// reference merges them, mergeToolCalls), with the merged tool calls as the JSON
+// array the accuracy rules read (nil when none); resp is nil when data is not a
+// TextModelOutput. A malformed entry of the output (a tool-call delta that is
+// not one) is left out, as the first error says.
+func TextModelOutput(data json.RawMessage) (resp *schemas.Response, calls json.RawMessage, err error) {
 	if data == nil {
 		return nil, nil, nil
 	}
@@ -401,13 +219,8 @@ func textModelOutput(data json.RawMessage) (*Output, *schemas.Response, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("reasoning: %w", err)
 	}
-	out := &Output{Content: content, Reasoning: reasoning}
 	calls, merged, err := mergeToolCalls(field(3))
-	if calls != nil {
-		out.ToolCalls = calls
-	}
-	resp := &schemas.Response{Content: out.Content, Reasoning: out.Reasoning, ToolCalls: merged}
-	return out, resp, err
+	return &schemas.Response{Content: content, Reasoning: reasoning, ToolCalls: merged}, calls, err
 }
 
 // joinChunks is a string, or the concatenation of a list of strings; "" for
@@ -453,7 +266,7 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall, err
 		// Already whole calls (a non-streamed response).
 		var calls []schemas.ToolCall
 		for i, it := range items {
-			name, args, ok := splitToolCall(it)
+			name, args, ok := SplitToolCall(it)
 			if !ok {
 				note(fmt.Errorf("tool_calls[%d] is not a call object with a function object", i))
 				continue
@@ -576,10 +389,10 @@ func toolCallDelta(raw json.RawMessage) (*toolcall.Delta, error) {
 	return d, nil
 }
 
-// readLine returns the next line of br, its newline included, without copying it
+// ReadLine returns the next line of br, its newline included, without copying it
 // when it fits br's buffer; a longer line is gathered into *long (reused). The
 // line is valid until the next call.
-func readLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
+func ReadLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	if !errors.Is(err, bufio.ErrBufferFull) {
 		return line, err
@@ -601,4 +414,20 @@ func stringValue(v []byte) string {
 		return ""
 	}
 	return s
+}
+
+// SplitToolCall returns a tool call object's function.name and function.arguments
+// (raw JSON, nil when absent); ok is false when the call or its function is not an
+// object. Keys are matched exactly, the last of duplicates winning, as in Python
+// dictionaries. call is a value already read by a jsonscan.Scanner.
+func SplitToolCall(call []byte) (name, args []byte, ok bool) {
+	function := [...]string{"function"}
+	var fn [1][]byte
+	if jsonscan.KindOf(call) != jsonscan.Object || !jsonscan.Lookup(call, function[:], fn[:]) || jsonscan.KindOf(fn[0]) != jsonscan.Object {
+		return nil, nil, false
+	}
+	keys := [...]string{"name", "arguments"}
+	var vals [len(keys)][]byte
+	jsonscan.Lookup(fn[0], keys[:], vals[:])
+	return vals[0], vals[1], true
 }

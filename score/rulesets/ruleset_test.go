@@ -1,4 +1,4 @@
-package score
+package rulesets
 
 import (
 	"os"
@@ -28,7 +28,7 @@ func TestRulesetsCoverTheRulesTable(t *testing.T) {
 		// agentic_targets.py at b889565: 52.36, SWE-bench 96.4, OSL (793, 970).
 		"checker-2026-11-deepseek-v4.1-flash": {0.5236, [2]float64{793, 970}, 0.964, "deepseek-ai/DeepSeek-V4.1-Flash", false},
 	}
-	all := Rulesets()
+	all := All()
 	if len(all) != len(want) {
 		t.Errorf("%d rulesets, want %d", len(all), len(want))
 	}
@@ -48,15 +48,15 @@ func TestRulesetsCoverTheRulesTable(t *testing.T) {
 			t.Errorf("%s does not name %s (or evaluated %d)", r.Name, w.model, r.SWEBenchEvaluated)
 		}
 	}
-	if _, err := LoadRuleset(DefaultRuleset); err != nil {
+	if _, err := Load(Default); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestOSLWindowVectors(t *testing.T) {
 	// rules.md checker vectors: windows are inclusive.
-	kimi, _ := LoadRuleset("checker-2026-10-kimi-k3")
-	qwen, _ := LoadRuleset("checker-2026-10-qwen3.6")
+	kimi, _ := Load("checker-2026-10-kimi-k3")
+	qwen, _ := Load("checker-2026-10-qwen3.6")
 	tests := []struct {
 		rs   Ruleset
 		mean float64
@@ -83,19 +83,19 @@ func TestRulesetByModelAndFile(t *testing.T) {
 		"kimi-k2.6":            "blog-2026-07-kimi-k2.6",
 		"qwen3_6-35b-a3b-fp8":  "checker-2026-10-qwen3.6",
 	} {
-		r, ok := RulesetForModel(model)
+		r, ok := ForModel(model)
 		if !ok || r.Name != want {
-			t.Errorf("RulesetForModel(%q) = %s, %v; want %s", model, r.Name, ok, want)
+			t.Errorf("ForModel(%q) = %s, %v; want %s", model, r.Name, ok, want)
 		}
 	}
-	if r, ok := RulesetForModel("llama"); ok || r.Name != DefaultRuleset {
+	if r, ok := ForModel("llama"); ok || r.Name != Default {
 		t.Errorf("unknown model: %s %v", r.Name, ok)
 	}
 
 	dir := t.TempDir()
 	good := filepath.Join(dir, "mine.json")
 	os.WriteFile(good, []byte(`{"name":"mine","source":"our lab","date":"2026-11","inline_accuracy_min":0.5,"osl_window":[100,200],"swebench_min":0.6}`), 0o644)
-	r, err := LoadRuleset(good)
+	r, err := Load(good)
 	if err != nil || r.Name != "mine" || r.File != good || r.SWEBenchEvaluated != 200 || !r.OSLPass(100) {
 		t.Errorf("user ruleset: %+v %v", r, err)
 	}
@@ -108,25 +108,25 @@ func TestRulesetByModelAndFile(t *testing.T) {
 	} {
 		p := filepath.Join(dir, "bad.json")
 		os.WriteFile(p, []byte(body), 0o644)
-		if _, err := LoadRuleset(p); err == nil {
+		if _, err := Load(p); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 	// --show output reads back as the same ruleset.
-	for _, r := range Rulesets() {
-		b, err := RulesetJSON(r)
+	for _, r := range All() {
+		b, err := JSON(r)
 		if err != nil {
 			t.Fatal(err)
 		}
 		p := filepath.Join(dir, r.Name+".json")
 		os.WriteFile(p, b, 0o644)
-		back, err := LoadRuleset(p)
+		back, err := Load(p)
 		if err != nil || back.Name != r.Name || back.OSLWindow != r.OSLWindow || back.InlineAccuracyMin != r.InlineAccuracyMin ||
 			back.SWEBenchMin != r.SWEBenchMin || back.Source != r.Source || !back.MatchesModel(r.Model) {
 			t.Errorf("%s: round trip %+v %v", r.Name, back, err)
 		}
 	}
-	if _, err := LoadRuleset("no-such-ruleset"); err == nil || !strings.Contains(err.Error(), "agentrace rulesets") {
+	if _, err := Load("no-such-ruleset"); err == nil || !strings.Contains(err.Error(), "agentrace rulesets") {
 		t.Errorf("unknown name: %v", err)
 	}
 }
@@ -141,11 +141,11 @@ func TestTokenizerUse(t *testing.T) {
 		qwenTmpl = "e84f32a23fdda27689f868aa4a1a5621f41133e51a48d7f3efcbea2839574259"
 		other    = "1111111111111111111111111111111111111111111111111111111111111111"
 	)
-	qwen, err := LoadRuleset("checker-2026-10-qwen3.6")
+	qwen, err := Load("checker-2026-10-qwen3.6")
 	if err != nil {
 		t.Fatal(err)
 	}
-	kimi, err := LoadRuleset("checker-2026-10-kimi-k3")
+	kimi, err := Load("checker-2026-10-kimi-k3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestTokenizerUse(t *testing.T) {
 		})
 	}
 	// Every embedded ruleset says what its model's tokenizer is, or that it is unknown.
-	for _, r := range Rulesets() {
+	for _, r := range All() {
 		if r.Tokenizer == nil || r.Tokenizer.Source == "" {
 			t.Errorf("ruleset %s records nothing of its model's tokenizer", r.Name)
 		}

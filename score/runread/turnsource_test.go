@@ -1,51 +1,22 @@
-package score
+package runread
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/klauspost/compress/gzip"
 )
 
-// tarDir packs a folder into a .tar.gz under prefix.
-func tarDir(t *testing.T, dir, prefix, out string, extra map[string]string) {
-	t.Helper()
-	var buf bytes.Buffer
-	gz := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(gz)
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(dir, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		tw.WriteHeader(&tar.Header{Name: prefix + "/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg})
-		_, err = tw.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, body := range extra {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(body))
-	}
-	tw.Close()
-	gz.Close()
-	os.WriteFile(out, buf.Bytes(), 0o644)
+func fixtureDir(t *testing.T) string {
+	return filepath.Join(testenv.RepoRoot(t), "testdata", "reference-run")
 }
 
 func scanAll(t *testing.T, run *archive.Run) ([]schemas.TurnRecord, TurnScan) {
@@ -114,7 +85,7 @@ func TestScanTurnsFromEvents(t *testing.T) {
 	}
 	detail, _ := json.MarshalIndent(arr, "", "  ")
 	tgz := filepath.Join(t.TempDir(), "sub.tgz")
-	tarDir(t, t.TempDir(), "x", tgz, map[string]string{
+	testenv.TarDir(t, t.TempDir(), "x", tgz, map[string]string{
 		"sys/model/r4/point.yaml":                        "concurrency: 4\n",
 		"sys/model/r4/mlperf_endpoints_log_summary.json": "{}",
 		"sys/model/r4/mlperf_endpoints_log_detail.json":  string(detail),
@@ -133,29 +104,6 @@ func TestScanTurnsFromEvents(t *testing.T) {
 		if a.SessionID != b.SessionID || a.Status != b.Status || a.OutputContent != b.OutputContent || a.IssuedNs != b.IssuedNs {
 			t.Errorf("record %d: %+v vs %+v", i, a, b)
 		}
-	}
-}
-
-// TestScoreRunInArchive scores the reference fixture packed in a .tar.gz, named
-// by the archive path and the folder inside it: the same scores as the folder.
-func TestScoreRunInArchive(t *testing.T) {
-	ds, truth := fixtureTruth(t)
-	want, err := ScoreRun(context.Background(), Options{Run: fixtureDir(t), Truth: truth})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tgz := filepath.Join(t.TempDir(), "refs.tar.gz")
-	tarDir(t, fixtureDir(t), "archive/qwen-c4", tgz, nil)
-	got, err := ScoreRun(context.Background(), Options{Run: tgz + "/archive/qwen-c4", Dataset: ds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Score != want.Score || got.Turns != want.Turns || got.Run.Kind != KindReference || got.Run.Concurrency != 4 {
-		t.Errorf("in the archive %+v %+v, in the folder %+v %+v", got.Score, got.Turns, want.Score, want.Turns)
-	}
-	// The whole archive holds one run: it may be named alone.
-	if got, err := ScoreRun(context.Background(), Options{Run: tgz, Dataset: ds}); err != nil || got.Score != want.Score {
-		t.Errorf("the archive alone: %v", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package score
+package runread
 
 import (
 	"bufio"
@@ -104,7 +104,7 @@ type TurnExtra struct {
 // says of each record beyond its columns.
 func ScanTurnsWith(ctx context.Context, run *archive.Run, o ScanOptions, fn func(*schemas.TurnRecord, TurnExtra) error) (TurnScan, error) {
 	var scan TurnScan
-	if run.Kind == archive.KindAgentrace || run.Has(archive.TurnLogFile) {
+	if run.Has(archive.TurnLogFile) {
 		scan.File = archive.TurnLogFile
 		var m *schemas.RunManifest
 		if run.Has(archive.ManifestFile) {
@@ -141,24 +141,38 @@ func ScanTurnsWith(ctx context.Context, run *archive.Run, o ScanOptions, fn func
 		scan.Truncated, scan.Note, scan.Log = lr.Truncated, lr.Note, &lr.Log
 		return scan, nil
 	}
-	name, format := run.EventsName()
-	if name == "" {
-		return scan, fmt.Errorf("run %q: %w", run.Label, ErrNoTurns)
-	}
+	r, name, err := OpenEvents(run)
 	scan.File = name
-	rc, err := run.Open(name)
 	if err != nil {
 		return scan, err
 	}
-	defer rc.Close()
-	var r io.Reader = rc
-	if format == archive.EventsArray {
-		r = newArrayLines(rc)
-	}
+	defer r.Close()
 	if err := scanEventTurns(ctx, r, &scan, o, fn); err != nil {
 		return scan, fmt.Errorf("read event log %q: %w", run.FileLabel(name), err)
 	}
 	return scan, nil
+}
+
+// OpenEvents opens a run's event log (events.jsonl, or a submission's
+// mlperf_endpoints_log_detail.json, a JSON array read one element a line) as
+// lines of events, and names it; an error matching ErrNoTurns says the run has
+// none.
+func OpenEvents(run *archive.Run) (io.ReadCloser, string, error) {
+	name, format := run.EventsName()
+	if name == "" {
+		return nil, "", fmt.Errorf("run %q: %w", run.Label, ErrNoTurns)
+	}
+	rc, err := run.Open(name)
+	if err != nil {
+		return nil, name, err
+	}
+	if format == archive.EventsArray {
+		return struct {
+			io.Reader
+			io.Closer
+		}{newArrayLines(rc), rc}, name, nil
+	}
+	return rc, name, nil
 }
 
 // pendingTurn is a sample issued and not yet completed.
@@ -194,7 +208,7 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, o ScanOpti
 	lineNo := 0
 	var long []byte
 	for {
-		line, err := readLine(br, &long)
+		line, err := ReadLine(br, &long)
 		if len(line) > 0 {
 			lineNo++
 			if lineNo&1023 == 0 {
@@ -202,10 +216,7 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, o ScanOpti
 					return cerr
 				}
 			}
-			e, ok, why := decodeEvent(line, true)
-			if ok {
-				e.line = lineNo
-			}
+			e, ok, why := DecodeEvent(line, true)
 			if !ok {
 				if why != "" {
 					scan.Skipped++
@@ -213,7 +224,7 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, o ScanOpti
 						scan.FirstSkipped = fmt.Sprintf("line %d: %s", lineNo, why)
 					}
 				}
-			} else if herr := et.handle(e); herr != nil {
+			} else if herr := et.handle(e, lineNo); herr != nil {
 				return herr
 			}
 		}
@@ -256,45 +267,45 @@ func (et *eventTurns) clock(ts int64) int64 {
 	return ts - et.origin
 }
 
-func (et *eventTurns) handle(e *rawEvent) error {
-	switch e.typ {
+func (et *eventTurns) handle(e *Event, line int) error {
+	switch e.Type {
 	case "session.start_performance_tracking":
 		if et.start < 0 {
-			et.start = e.ts
+			et.start = e.TimestampNs
 			if !et.originSet {
-				et.clock(e.ts)
+				et.clock(e.TimestampNs)
 			}
 		}
 	case "session.stop_performance_tracking":
 		if et.stop < 0 {
-			et.stop = e.ts
+			et.stop = e.TimestampNs
 		}
 	case "sample.issued":
 		return et.issued(e)
 	case "sample.recv_first", "sample.recv_non_first":
-		p := et.pending[e.uuid]
+		p := et.pending[e.UUID]
 		if p == nil {
 			return nil
 		}
 		et.scan.HasStream = true
-		t := et.clock(e.ts)
+		t := et.clock(e.TimestampNs)
 		if p.rec.FirstTokenNs == 0 {
 			p.rec.FirstTokenNs = t
 		}
 		p.rec.ChunkTimesNs = append(p.rec.ChunkTimesNs, t-p.rec.FirstTokenNs)
 		p.rec.Chunks++
 	case "sample.complete":
-		p := et.pending[e.uuid]
+		p := et.pending[e.UUID]
 		if p == nil {
 			return nil
 		}
-		p.rec.CompletedNs = et.clock(e.ts)
-		p.rec.FinishReason = e.finish
-		out, err := textOutput(e.data)
+		p.rec.CompletedNs = et.clock(e.TimestampNs)
+		p.rec.FinishReason = e.Finish
+		out, err := textOutput(e.Data)
 		if err != nil {
 			et.scan.Malformed++
 			if et.scan.FirstMalformed == "" {
-				et.scan.FirstMalformed = fmt.Sprintf("line %d: %v", e.line, err)
+				et.scan.FirstMalformed = fmt.Sprintf("line %d: %v", line, err)
 			}
 		}
 		if out != nil {
@@ -313,10 +324,10 @@ func (et *eventTurns) handle(e *rawEvent) error {
 		}
 		return et.emit(p)
 	default:
-		if len(e.typ) > 6 && e.typ[:6] == "error." && e.uuid != "" {
-			if p := et.pending[e.uuid]; p != nil && p.errType == "" {
+		if len(e.Type) > 6 && e.Type[:6] == "error." && e.UUID != "" {
+			if p := et.pending[e.UUID]; p != nil && p.errType == "" {
 				var arr []json.RawMessage
-				if json.Unmarshal(e.data, &arr) == nil && len(arr) >= 2 {
+				if json.Unmarshal(e.Data, &arr) == nil && len(arr) >= 2 {
 					// A type or message that is not a string leaves the field as it is.
 					if t, ok := jsonscan.Unquote(bytes.TrimSpace(arr[1])); ok {
 						p.errType = t
@@ -328,7 +339,7 @@ func (et *eventTurns) handle(e *rawEvent) error {
 					}
 				}
 				if p.errType == "" {
-					p.errType = e.typ
+					p.errType = e.Type
 				}
 			}
 		}
@@ -336,38 +347,38 @@ func (et *eventTurns) handle(e *rawEvent) error {
 	return nil
 }
 
-func (et *eventTurns) issued(e *rawEvent) error {
-	if e.uuid == "" || et.pending[e.uuid] != nil {
+func (et *eventTurns) issued(e *Event) error {
+	if e.UUID == "" || et.pending[e.UUID] != nil {
 		return nil
 	}
-	conv, repeat, ok := datasets.ParseReferenceSessionID(e.conv)
+	conv, repeat, ok := datasets.ParseReferenceSessionID(e.Conv)
 	if !ok {
-		conv, repeat = e.conv, 1
+		conv, repeat = e.Conv, 1
 	}
-	p := &pendingTurn{uuid: e.uuid, issuedTs: e.ts}
+	p := &pendingTurn{uuid: e.UUID, issuedTs: e.TimestampNs}
 	rec := &p.rec
-	rec.SessionID, rec.ConversationID, rec.Repeat = e.conv, conv, int32(repeat)
-	tr, seen := et.traj[e.conv]
+	rec.SessionID, rec.ConversationID, rec.Repeat = e.Conv, conv, int32(repeat)
+	tr, seen := et.traj[e.Conv]
 	if !seen {
 		tr = int32(len(et.traj))
-		et.traj[e.conv] = tr
+		et.traj[e.Conv] = tr
 	}
 	rec.Trajectory = tr
-	if e.hasTurn && e.turn >= math.MinInt32 && e.turn <= math.MaxInt32 {
-		rec.Turn = int32(e.turn)
+	if e.HasTurn && e.Turn >= math.MinInt32 && e.Turn <= math.MaxInt32 {
+		rec.Turn = int32(e.Turn)
 	}
-	rec.ClientIndex = et.nextIndex[e.conv]
-	et.nextIndex[e.conv]++
+	rec.ClientIndex = et.nextIndex[e.Conv]
+	et.nextIndex[e.Conv]++
 	rec.Domain = datasets.Domain(conv)
-	t := et.clock(e.ts)
+	t := et.clock(e.TimestampNs)
 	rec.IssuedNs, rec.ScheduledNs = t, t
-	rec.InWindow = (et.start < 0 || e.ts >= et.start) && (et.stop < 0 || e.ts <= et.stop)
+	rec.InWindow = (et.start < 0 || e.TimestampNs >= et.start) && (et.stop < 0 || e.TimestampNs <= et.stop)
 	rec.UsagePromptTokens, rec.UsageCompletionTokens, rec.UsageCachedTokens = -1, -1, -1
 	if et.opts.Prompt != nil && rec.InWindow {
-		p.extra.ISL, p.extra.HasISL = et.opts.Prompt(e.data)
+		p.extra.ISL, p.extra.HasISL = et.opts.Prompt(e.Data)
 	}
-	et.pending[e.uuid] = p
-	et.order = append(et.order, e.uuid)
+	et.pending[e.UUID] = p
+	et.order = append(et.order, e.UUID)
 	return nil
 }
 
@@ -386,14 +397,14 @@ type turnOutput struct {
 // textOutput rebuilds a complete event's TextModelOutput (nil when data is none):
 // content and reasoning joined, tool calls merged as the reference merges them,
 // and the bytes of the first streamed chunk (reasoning first when the response
-// has any, as servers stream it).
-// A malformed entry of the output is left out, as the error says.
+// has any, as servers stream it). A malformed entry of the output is left out,
+// as the error says.
 func textOutput(data json.RawMessage) (*turnOutput, error) {
-	out, resp, err := textModelOutput(data)
-	if out == nil {
+	resp, _, err := TextModelOutput(data)
+	if resp == nil {
 		return nil, err
 	}
-	t := &turnOutput{content: out.Content, reasoning: out.Reasoning}
+	t := &turnOutput{content: resp.Content, reasoning: resp.Reasoning}
 	if len(resp.ToolCalls) > 0 {
 		b, err := json.Marshal(resp.ToolCalls)
 		if err == nil {
