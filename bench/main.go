@@ -48,6 +48,7 @@ func rows() []func(Env) (Row, error) {
 		benchTokenizer,
 		benchSim,
 		benchSimulate,
+		benchSimulateSweep,
 		benchScore,
 		benchRescore,
 		benchEventsScan,
@@ -138,6 +139,8 @@ var rowGoals = []string{
 	"client lag p99 <= bare timer p99 + 0.5 ms",
 	">= 5x the JS tokenizer",
 	">= 5,000 requests/s per core",
+	">= 2,000 turns/s",
+	"the full-size sweep to c=1024 within 60 s wall",
 	"30,000 turns in < 2 s",
 	"2 jobs >= 1.7x faster than 1",
 	">= 300 MB/s per core each",
@@ -167,7 +170,7 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "isl", "isl-any-template", "diff", "body", "replay", "lag", "tokenizer", "sim", "simulate", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
+var rowNames = []string{"ingest", "isl", "isl-any-template", "diff", "body", "replay", "lag", "tokenizer", "sim", "simulate", "simulate-sweep", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
 
 func selected(i int, only string) bool {
 	for _, s := range strings.Split(only, ",") {
