@@ -97,13 +97,6 @@ type core struct {
 	pool    *kvPool
 	now     float64 // modelled time, seconds since start
 	plan    []planned
-	// stalled is the waiting head the pool could not take at its last try:
-	// short blocks more than the pool had free (free), with a step budget of
-	// budget. It is not tried again until the pool has freed that many blocks
-	// or the budget is smaller, as vLLM checks the pool before it takes a
-	// request's cached blocks.
-	stalled              *seq
-	short, free, stallAt int
 }
 
 func newCore(p Profile, met *metrics, seed uint64) core {
@@ -380,9 +373,7 @@ func (e *core) match(s *seq) {
 // chunk of its prompt when prefilling) within the step's token budget; when the
 // pool runs dry the last-admitted running sequence is preempted. Then, unless a
 // preemption happened, waiting sequences are admitted in order while the budget,
-// the sequence limit and the pool allow; a head the pool could not take is
-// tried again only once the pool has freed what it lacked or the budget is
-// smaller (stalled).
+// the sequence limit and the pool allow.
 func (e *core) schedule() {
 	e.plan = e.plan[:0]
 	budget := e.prof.MaxBatchedTokens
@@ -421,22 +412,14 @@ func (e *core) schedule() {
 	}
 	for len(e.waiting) > 0 && len(e.running) < e.limit && budget > 0 {
 		s := e.waiting[0]
-		if s == e.stalled && e.pool.free()-e.free < e.short && budget >= e.stallAt {
-			break
-		}
 		e.match(s)
 		n := min(s.numTokens()-s.computed, budget)
 		if !e.ensure(s, s.computed+n) {
-			bs := e.prof.BlockSize
-			e.stalled, e.stallAt = s, budget
-			e.short = (s.computed+n+bs-1)/bs - len(s.blocks) - e.pool.free()
 			e.pool.release(s.blocks)
-			e.free = e.pool.free()
 			s.blocks = s.blocks[:0]
 			s.computed, s.registered = 0, 0
 			break
 		}
-		e.stalled = nil
 		e.waiting[0] = nil
 		e.waiting = e.waiting[1:]
 		e.running = append(e.running, s)

@@ -344,7 +344,7 @@ func (o *output) tokenEvents(k int) []event {
 func (s *Server) planOutput(a *answer, toks []uint64, limit int) output {
 	body, segs := a.render()
 	o := output{calls: a.ToolCalls}
-	ends := make([]int, 0, len(body)/3+1) // end of each pseudo-token (about 4 bytes each)
+	var ends []int // end of each pseudo-token
 	for i := 0; i < len(body) && (s.tt.tok != nil || len(ends) <= limit); {
 		i = nextPiece(body, i)
 		ends = append(ends, i)
@@ -366,7 +366,6 @@ func (s *Server) planOutput(a *answer, toks []uint64, limit int) output {
 		}
 	}
 	o.toks = toks
-	o.events, o.tokEnd = make([]event, 0, n+len(segs)), make([]int32, 0, n)
 	p, si := len(ends), 0
 	for j := range n {
 		lo, hi := j*p/n, (j+1)*p/n
