@@ -258,13 +258,15 @@ var archQwen36 = Architecture{
 	DraftDenseParams: 27e6 + 8.4e6 + 3.1e6, DraftExperts: 256,
 }
 
-// The Kimi K2 architecture, from its published configuration (moonshotai/
-// Kimi-K2-Instruct config.json; NVIDIA Megatron-Bridge's KimiK2Provider gives
-// the same: 61 layers, hidden size 7168, 64 heads, 384 experts of intermediate
-// size 2048, 8 routed a token, one shared): the first layer dense (intermediate
-// size 18432), the other 60 MoE; MLA in every layer (query rank 1536, KV latent
-// rank 512 plus 64 rotary dimensions, 128 + 64 query and key head dimensions,
-// values of 128); a vocabulary of 163,840 with untied embeddings. Counted: MLA
+// The Kimi K2 architecture as published: NVIDIA Megatron-Bridge's KimiK2Provider
+// (docs.nvidia.com, bridge.models.kimi.kimi_provider) gives 61 layers, hidden
+// size 7168, FFN 18432, 64 heads, 384 experts of intermediate size 2048, a
+// shared expert of 2048, 8 routed a token, untied embeddings; K2 keeps
+// DeepSeek-V3's MLA (its config: query rank 1536, KV latent rank 512 plus 64
+// rotary dimensions, 128 + 64 query and key head dimensions, values of 128)
+// and its first layer dense, the other 60 MoE; Kimi's vocabulary is 163,840
+// (vLLM's KimiLinearConfig default, the 163,584 + 256 ids of its tokenizer).
+// Not read from Moonshot's own config.json here. Counted: MLA
 // 61 × 101.1M, shared experts 60 × 44.0M, the dense layer's MLP 396M, routers
 // 60 × 2.8M: 9.37B dense; routed experts 60 × 384 × 44.0M = 1,014.7B; head
 // and embedding 1.17B each: 1.03T in all (published: 1.04T) and 32.9B active a
