@@ -35,28 +35,34 @@ type Row struct {
 	Met      bool
 }
 
-// rows lists every benchmark, in pipeline order.
-func rows() []func(Env) (Row, error) {
-	return []func(Env) (Row, error){
-		benchIngest,
-		benchISL,
-		benchISLAnyTemplate,
-		benchDiff,
-		benchBody,
-		benchReplay,
-		benchRecorded,
-		benchLag,
-		benchTokenizer,
-		benchSim,
-		benchSimulate,
-		benchScore,
-		benchRescore,
-		benchEventsScan,
-		benchEventsRSS,
-		benchRescoreTree,
-		benchAuditScan,
-		benchAuditRSS,
-	}
+// bench is one row of the table: its name for -only, the goal shown even when
+// the row fails before stating its own, and how it is measured.
+type bench struct {
+	name, goal string
+	measure    func(Env) (Row, error)
+}
+
+// benches lists every benchmark, in pipeline order.
+var benches = []bench{
+	{"ingest", ">= 1.5x DuckDB, peak RSS < 2x input", benchIngest},
+	{"isl", ">= 10x the naive count; x30 file < 10 s", benchISL},
+	{"isl-any-template", "ingest --tokenizer <= 10x the CPU time of plain ingest", benchISLAnyTemplate},
+	{"diff", "< 2x the time of reading both", benchDiff},
+	{"body", "throughput reported next to copy", benchBody},
+	{"replay", "turns/s and tokens/s >= 0.8x a minimal Go client", benchReplay},
+	{"recorded", "agentrace CPU/turn <= 0.15 ms", benchRecorded},
+	{"lag", "client lag p99 <= bare timer p99 + 0.5 ms", benchLag},
+	{"tokenizer", ">= 5x the JS tokenizer", benchTokenizer},
+	{"sim", ">= 5,000 requests/s per core", benchSim},
+	{"simulate", ">= 2,000 turns/s", benchSimulate},
+	{"simulate-sweep", "the full-size sweep to c=1024 within 60 s wall", benchSimulateSweep},
+	{"score", "30,000 turns in < 2 s", benchScore},
+	{"rescore", "2 jobs >= 1.7x faster than 1", benchRescore},
+	{"events-scan", ">= 300 MB/s per core each", benchEventsScan},
+	{"events-rss", "< 500 MB", benchEventsRSS},
+	{"rescore-tree", ">= 1.7x (1-job time / 2-job time)", benchRescoreTree},
+	{"audit-scan", ">= 300 MB/s per core on the scan", benchAuditScan},
+	{"audit-rss", "< 500 MB", benchAuditRSS},
 }
 
 func main() { os.Exit(run()) }
@@ -64,7 +70,7 @@ func main() { os.Exit(run()) }
 // run measures the rows and returns the exit status: 1 when a row failed.
 func run() int {
 	out := flag.String("out", "bench.md", "write the Markdown table here")
-	only := flag.String("only", "", "run only rows whose name contains this (comma-separated): "+strings.Join(rowNames, ", "))
+	only := flag.String("only", "", "run only rows whose name contains this (comma-separated): "+strings.Join(names(), ", "))
 	flag.Parse()
 	if *scanChild != "" {
 		return runScanChild(*scanChild)
@@ -88,18 +94,18 @@ func run() int {
 	// and a failed row does not hide the others.
 	fmt.Print(header)
 	failed := false
-	for i, f := range rows() {
-		if *only != "" && !selected(i, *only) {
+	for _, row := range benches {
+		if *only != "" && !selected(row.name, *only) {
 			continue
 		}
-		fmt.Fprintf(os.Stderr, "bench: %s ...\n", rowNames[i])
+		fmt.Fprintf(os.Stderr, "bench: %s ...\n", row.name)
 		start := time.Now()
-		r, err := f(env)
+		r, err := row.measure(env)
 		if r.Name == "" {
-			r.Name = rowNames[i]
+			r.Name = row.name
 		}
 		if r.Goal == "" {
-			r.Goal = rowGoals[i]
+			r.Goal = row.goal
 		}
 		if err != nil {
 			failed = true
@@ -112,7 +118,7 @@ func run() int {
 		line := fmt.Sprintf("| %s | %s | %s | %s | %s |\n", r.Name, r.Measured, r.Ratio, r.Goal, met)
 		b.WriteString(line)
 		fmt.Print(line)
-		fmt.Fprintf(os.Stderr, "bench: %s done in %.1fs\n", rowNames[i], time.Since(start).Seconds())
+		fmt.Fprintf(os.Stderr, "bench: %s done in %.1fs\n", row.name, time.Since(start).Seconds())
 	}
 	doc := "# agentrace benchmarks\n\nMeasured side by side in one run on " + time.Now().UTC().Format(time.DateOnly) +
 		" (" + machine() + ").\n\n" + b.String()
@@ -128,28 +134,6 @@ func run() int {
 		return 1
 	}
 	return 0
-}
-
-// rowGoals are the rows' goals, shown even when a row fails before
-// stating its own.
-var rowGoals = []string{
-	">= 1.5x DuckDB, peak RSS < 2x input",
-	">= 10x the naive count; x30 file < 10 s",
-	"ingest --tokenizer <= 10x the CPU time of plain ingest",
-	"< 2x the time of reading both",
-	"throughput reported next to copy",
-	"turns/s and tokens/s >= 0.8x a minimal Go client",
-	"agentrace CPU/turn <= 0.15 ms",
-	"client lag p99 <= bare timer p99 + 0.5 ms",
-	">= 5x the JS tokenizer",
-	">= 5,000 requests/s per core",
-	"30,000 turns in < 2 s",
-	"2 jobs >= 1.7x faster than 1",
-	">= 300 MB/s per core each",
-	"< 500 MB",
-	">= 1.7x (1-job time / 2-job time)",
-	">= 300 MB/s per core on the scan",
-	"< 500 MB",
 }
 
 // oneLine keeps a table cell on one line.
@@ -172,11 +156,18 @@ func machine() string {
 	return fmt.Sprintf("%s%d CPUs, %s, %s/%s", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-var rowNames = []string{"ingest", "isl", "isl-any-template", "diff", "body", "replay", "recorded", "lag", "tokenizer", "sim", "simulate", "score", "rescore", "events-scan", "events-rss", "rescore-tree", "audit-scan", "audit-rss"}
+// names are the rows' names, in order.
+func names() []string {
+	var out []string
+	for _, b := range benches {
+		out = append(out, b.name)
+	}
+	return out
+}
 
-func selected(i int, only string) bool {
+func selected(name, only string) bool {
 	for _, s := range strings.Split(only, ",") {
-		if s != "" && strings.Contains(rowNames[i], s) {
+		if s != "" && strings.Contains(name, s) {
 			return true
 		}
 	}

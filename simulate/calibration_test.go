@@ -88,3 +88,49 @@ func TestPredictions(t *testing.T) {
 		}
 	}
 }
+
+// TestKimiSpeculation runs ISL 8192 / OSL 1024 at c=1 on the Kimi K2.6
+// profile: EAGLE-3 accepting every draft streams 4 tokens a verify step and
+// beats no speculation; accepting none pays the 3 draft passes a token for
+// nothing and loses to it. It logs the Kimi K3 profile's prediction beside
+// them.
+func TestKimiSpeculation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("four simulated cells")
+	}
+	run := func(profile, method string, acceptance float64) *Point {
+		p, err := sim.LookupProfile(profile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p, err = p.WithSpeculative(method, 0); err != nil {
+			t.Fatal(err)
+		}
+		if p.Speculative.On() {
+			p.Speculative.Acceptance = acceptance
+		}
+		pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: 1, Requests: 4, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s, %s at acceptance %.2f: TTFT p50 %.1f ms, TPOT p50 %.2f ms, output %.0f tok/s",
+			profile, method, acceptance, float64(pt.TTFTP50Ms), float64(pt.TPOTP50Ms), float64(pt.OutputTPS))
+		return pt
+	}
+	off := run("8xh200-kimi-k2.6", sim.SpecOff, 0)
+	all := run("8xh200-kimi-k2.6", sim.SpecEAGLE3, 1)
+	none := run("8xh200-kimi-k2.6", sim.SpecEAGLE3, 0)
+	if !(all.TPOTP50Ms < off.TPOTP50Ms && off.TPOTP50Ms < none.TPOTP50Ms) {
+		t.Errorf("TPOT p50: all drafts accepted %.2f ms, no speculation %.2f, none accepted %.2f; want them in that order",
+			float64(all.TPOTP50Ms), float64(off.TPOTP50Ms), float64(none.TPOTP50Ms))
+	}
+	// Every draft accepted: 1023 tokens after the first in 256 verify steps of 4
+	// (the last with 3), so TPOT is a quarter of a verify step.
+	if all.Steps != 4*(1+256) {
+		t.Errorf("all drafts accepted: %d steps for 4 requests, want %d (a prefill and 256 verify steps each)", all.Steps, 4*(1+256))
+	}
+	k3 := run("8xb300-kimi-k3", sim.SpecOff, 0)
+	if k3.TPOTP50Ms <= off.TPOTP50Ms {
+		t.Errorf("Kimi K3 (104B active) TPOT %.2f ms is not above K2.6's (32B active) %.2f", float64(k3.TPOTP50Ms), float64(off.TPOTP50Ms))
+	}
+}

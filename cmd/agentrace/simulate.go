@@ -25,7 +25,7 @@ func simulateCommand() *cli.Command {
 		Name:  "simulate",
 		Usage: "predict a sweep on modelled hardware in virtual time (no server, no waiting)",
 		UsageText: "agentrace simulate --dataset DIR --concurrency LIST [--profile NAME] [--replicas N --routing R] [--json]\n" +
-			"agentrace simulate --isl N --osl M [--requests K] --concurrency LIST [--profile NAME] [--speculative off|mtp]",
+			"agentrace simulate --isl N --osl M [--requests K] --concurrency LIST [--profile NAME] [--speculative off|mtp|eagle3]",
 		Description: "Runs the embedded sim's scheduler and cost model (the model `agentrace sim` serves in real\n" +
 			"time) as a discrete-event loop: no HTTP and no sleeping, so a full-size sweep to c=1024 takes\n" +
 			"seconds. Every figure is modelled, in modelled seconds: nothing to divide.\n\n" +
@@ -38,6 +38,7 @@ func simulateCommand() *cli.Command {
 			"Examples:\n" +
 			"  agentrace simulate --dataset ds --concurrency 1,8,64,256\n" +
 			"  agentrace simulate --isl 8192 --osl 1024 --concurrency 1,16 --profile b200-qwen3.6-35b-a3b\n" +
+			"  agentrace simulate --isl 8192 --osl 1024 --concurrency 1,16,256 --profile 8xh200-kimi-k2.6 --speculative off\n" +
 			"  agentrace simulate --dataset ds --concurrency 256 --replicas 4 --routing round-robin --json\n" +
 			"  agentrace simulate --dataset ds --concurrency 1,8,64 --out sim-sweep && agentrace report --out rep sim-sweep\n\n" +
 			"Profiles: " + strings.Join(names, ", ") + " (docs/simulator.md: what each models, and how it was fitted).",
@@ -48,7 +49,7 @@ func simulateCommand() *cli.Command {
 			&cli.IntFlag{Name: "osl", HideDefault: true, Usage: "random workload: output tokens `M` per request"},
 			&cli.IntFlag{Name: "requests", HideDefault: true, Usage: "random workload: requests `K` per point (default 10 x concurrency, 16 to 4096)"},
 			&cli.StringFlag{Name: "profile", Value: sim.DefaultProfile, Usage: "hardware/model profile `NAME` (" + strings.Join(names, ", ") + ")"},
-			&cli.StringFlag{Name: "speculative", Usage: "speculative decoding: off, mtp or eagle3 (default: the profile's)"},
+			&cli.StringFlag{Name: "speculative", Usage: "speculative decoding: off, mtp (Qwen3.6's own layer) or eagle3 (Kimi K2.6's draft model); refused where the profile's model has no such draft (default: the profile's)"},
 			&cli.FloatFlag{Name: "acceptance", HideDefault: true, Usage: "speculative draft acceptance rate `A` in [0, 1] (default: the profile's)"},
 			&cli.IntFlag{Name: "replicas", Value: 1, Usage: "replicas `N` of the profile, each with its own scheduler and prefix cache"},
 			&cli.StringFlag{Name: "routing", Value: simulate.RouteSession, Usage: "with --replicas: session, round-robin or least-loaded"},
@@ -150,8 +151,12 @@ func simulateOptions(ctx context.Context, c *cli.Command) (simulate.Options, err
 // writeSimulateTable prints the points, one line each.
 func writeSimulateTable(w io.Writer, o simulate.Options, pts []*simulate.Point) {
 	p := o.Profile
-	fmt.Fprintf(w, "modelled: %s; speculation %s; running batch at most %d (linear-attention state slots), KV pool %d tokens\n",
-		p.Description, p.Speculative.String(), p.RunningLimit(), p.KVBlocks*p.BlockSize)
+	bound := "max-num-seqs"
+	if s := p.StateSlots(); s > 0 && s < p.MaxNumSeqs {
+		bound = "linear-attention state slots"
+	}
+	fmt.Fprintf(w, "modelled: %s; speculation %s; running batch at most %d (%s), KV pool %d tokens\n",
+		p.Description, p.Speculative.String(), p.RunningLimit(), bound, p.KVBlocks*p.BlockSize)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "concurrency\tsystem tok/s\toutput tok/s\tinteractivity tok/s\tTTFT p50 ms\tTTFT p99 ms\tTPOT p50 ms\tcache hit\twindow turns\twindow s\twall s\t")
 	for _, pt := range pts {

@@ -8,6 +8,7 @@ import "math"
 //	step = passes × PassOverhead
 //	     + FLOPs / (dense peak × Compute)
 //	     + bytes read / (HBM bandwidth × Bandwidth)
+//	     + all-reduces × (LinkLatency + activation bytes / LinkBandwidth)
 //
 // passes is 1, plus the draft passes when a sequence of the step verifies drafts.
 // FLOPs are 2 per active parameter per token computed (the routed experts' share
@@ -21,6 +22,13 @@ import "math"
 // read and written once. A draft pass reads the draft layer (its experts touched
 // by one token a decoding sequence), the output head and the draft layer's KV.
 //
+// A separately trained draft (EAGLE-3) reads its own layer and head over a
+// reduced vocabulary each draft pass, and its own KV; its fusion of the
+// target's hidden states once a verify round. Under tensor parallelism the
+// peaks and bandwidth are the devices' sum, MLA's latent KV is read by every
+// device (kvCopies), and each pass adds two all-reduces a layer (the draft's
+// one layer: two), a fixed latency plus the activations over the link.
+//
 // Both terms add: a step that carries an 8k-token prefill chunk is as slow for
 // the sequences decoding in it (chunked-prefill interference).
 type costModel struct {
@@ -32,21 +40,30 @@ type costModel struct {
 	attnFlops  float64 // per (token, earlier position) pair
 	dense      float64 // bytes read every pass of the model
 	expert     float64 // bytes of one routed expert in one layer
-	layers     float64
+	layers     float64 // layers with routed experts
 	experts    float64
 	perToken   float64 // routed experts per token
-	kv         float64 // KV bytes per context token, all full-attention layers
+	kv         float64 // KV bytes read per context token, all full-attention layers and copies
 	state      float64 // state bytes per sequence, read and written
+	// tensor parallelism: two all-reduces a layer
+	allReduces   float64 // of one pass of the model
+	reduceFixed  float64 // seconds each
+	reducePerTok float64 // seconds per token each
 	// draft pass
-	drafts      int
-	draftDense  float64 // bytes
-	draftExpert bool
-	draftKV     float64 // KV bytes per context token of the draft layer
-	draftFlops  float64 // per decoding sequence per draft pass
+	drafts          int
+	draftDense      float64 // bytes read every draft pass (its layer and head)
+	draftExpert     bool
+	draftKV         float64 // KV bytes per context token of the draft layer
+	draftFlops      float64 // per decoding sequence per draft pass
+	draftHeadFlops  float64 // of those, the draft's head
+	draftFuse       float64 // bytes read once a verify round (EAGLE-3's fusion of hidden states)
+	draftFuseFlops  float64 // per sequence, once a round
+	draftAllReduces float64 // of one draft pass
 }
 
 func newCostModel(p Profile) costModel {
 	a, pr, h, e := p.Arch, p.Precision, p.Hardware, p.Efficiency
+	n := h.devices()
 	peak := h.DenseFLOPS16
 	if pr.WeightBytes <= 1 {
 		peak = h.DenseFLOPS8
@@ -55,34 +72,61 @@ func newCostModel(p Profile) costModel {
 	if pr.WeightBytes == 0 {
 		headBytes = 0
 	}
-	routedActive := float64(a.Layers*a.ExpertsPerToken) * a.ExpertParams
+	routedActive := float64(a.moeLayers()*a.ExpertsPerToken) * a.ExpertParams
+	attn := float64(4 * a.QueryHeads * a.HeadDim * a.FullAttentionLayers)
+	if a.KVLoraRank > 0 {
+		// MLA with the up-projections absorbed: scores against the latent and
+		// the rotary part, values from the latent.
+		attn = float64(2 * a.QueryHeads * (2*a.KVLoraRank + a.RopeDim) * a.FullAttentionLayers)
+	}
 	c := costModel{
 		overhead:   e.PassOverhead,
-		flops:      peak * e.Compute,
-		bandwidth:  h.HBMBandwidth * e.Bandwidth,
+		flops:      n * peak * e.Compute,
+		bandwidth:  n * h.HBMBandwidth * e.Bandwidth,
 		tokenFlops: 2 * (a.DenseParams + routedActive),
 		headFlops:  2 * a.HeadParams,
-		attnFlops:  float64(4 * a.QueryHeads * a.HeadDim * a.FullAttentionLayers),
+		attnFlops:  attn,
 		dense:      a.DenseParams*pr.WeightBytes + a.HeadParams*headBytes,
-		expert:     a.ExpertParams * pr.WeightBytes,
-		layers:     float64(a.Layers),
+		expert:     a.ExpertParams * pr.expertBytes(),
+		layers:     float64(a.moeLayers()),
 		experts:    float64(a.Experts),
 		perToken:   float64(a.ExpertsPerToken),
-		kv:         p.KVBytesPerToken(),
+		kv:         p.KVBytesPerToken() * p.kvCopies(),
 		state:      2 * p.StateBytesPerSeq(),
 	}
+	if n > 1 && h.LinkBandwidth > 0 {
+		// A ring all-reduce moves 2(n-1)/n of the activations (16-bit) over each
+		// device's link.
+		c.allReduces = 2 * float64(a.Layers)
+		c.reduceFixed = h.LinkLatency
+		c.reducePerTok = 2 * (n - 1) / n * float64(a.Hidden) * 2 / h.LinkBandwidth
+	}
 	if s := p.Speculative; s.On() {
+		db := pr.draftBytes()
 		c.drafts = s.DraftTokens
-		c.draftDense = a.DraftDenseParams*pr.WeightBytes + a.HeadParams*headBytes
+		head, headB := a.HeadParams, headBytes
+		if a.DraftHeadParams > 0 {
+			head, headB = a.DraftHeadParams, db
+		}
+		c.draftDense = a.DraftDenseParams*db + head*headB
 		c.draftExpert = a.DraftExperts > 0
-		if a.FullAttentionLayers > 0 {
+		switch {
+		case a.DraftKVHeads > 0:
+			c.draftKV = p.DraftKVBytesPerToken()
+		case a.FullAttentionLayers > 0:
 			c.draftKV = c.kv / float64(a.FullAttentionLayers)
 		}
-		draftActive := a.DraftDenseParams + a.HeadParams
+		draftActive := a.DraftDenseParams + head
 		if c.draftExpert {
 			draftActive += float64(a.ExpertsPerToken) * a.ExpertParams
 		}
 		c.draftFlops = 2 * draftActive
+		c.draftHeadFlops = 2 * head
+		c.draftFuse = a.DraftFuseParams * db
+		c.draftFuseFlops = 2 * a.DraftFuseParams
+		if c.allReduces > 0 {
+			c.draftAllReduces = 2
+		}
 	}
 	return c
 }
@@ -134,24 +178,29 @@ func (c *costModel) seconds(w stepWork) float64 {
 	flops := c.tokenFlops*float64(w.tokens) + c.headFlops*float64(w.sampled) + c.attnFlops*w.attnPairs
 	bytes := c.dense + c.layers*c.touched(w.tokens)*c.expert + c.kv*w.context + c.state*float64(w.seqs)
 	passes := 1.0
+	link := c.allReduces * (c.reduceFixed + c.reducePerTok*float64(w.tokens))
 	if w.prefill > 0 && c.drafts > 0 {
 		// The draft layer extends over the new prompt tokens (one pass).
 		passes++
-		bytes += c.draftDense
+		bytes += c.draftDense + c.draftFuse
 		if c.draftExpert {
 			bytes += c.touched(w.prefill) * c.expert
 		}
-		flops += (c.draftFlops - c.headFlops) * float64(w.prefill)
+		flops += (c.draftFlops - c.draftHeadFlops + c.draftFuseFlops) * float64(w.prefill)
+		link += c.draftAllReduces * (c.reduceFixed + c.reducePerTok*float64(w.prefill))
 	}
 	if w.verifying > 0 && c.drafts > 0 {
+		// k draft passes, one token a verifying sequence each; the first fuses
+		// the target's hidden states (EAGLE-3).
 		d := float64(c.drafts)
 		passes += d
 		draft := c.draftDense + c.draftKV*w.verifyCtx
 		if c.draftExpert {
 			draft += c.touched(w.verifying) * c.expert
 		}
-		bytes += d * draft
-		flops += d * c.draftFlops * float64(w.verifying)
+		bytes += d*draft + c.draftFuse
+		flops += (d*c.draftFlops + c.draftFuseFlops) * float64(w.verifying)
+		link += d * c.draftAllReduces * (c.reduceFixed + c.reducePerTok*float64(w.verifying))
 	}
-	return passes*c.overhead + flops/c.flops + bytes/c.bandwidth
+	return passes*c.overhead + flops/c.flops + bytes/c.bandwidth + link
 }

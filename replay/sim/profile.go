@@ -48,6 +48,9 @@ type Profile struct {
 	MaxNumSeqs int
 	// MaxWaiting bounds the waiting queue; a request beyond it is answered 429.
 	MaxWaiting int
+	// NoDraft says why the profile has no speculative draft, where its model has
+	// none the sim models (the refusal of --speculative names it).
+	NoDraft string
 
 	derivedKV bool // KVBlocks came from the memory budget (Derive)
 }
@@ -62,25 +65,46 @@ type Hardware struct {
 	// DenseFLOPS8 and DenseFLOPS16 are the dense (not sparse) tensor-core peaks
 	// in FLOP/s for FP8 and BF16.
 	DenseFLOPS8, DenseFLOPS16 float64
+	// Devices is the number of these devices the model is split over with
+	// tensor parallelism (0 means 1): memory, bandwidth and peaks add up, and
+	// every layer's two all-reduces cross the link.
+	Devices int
+	// LinkBandwidth is one device's NVLink bandwidth in one direction, bytes per
+	// second; LinkLatency the fixed time of one all-reduce of a step's
+	// activations (an assumption, not a published figure).
+	LinkBandwidth, LinkLatency float64
 }
+
+// devices is the tensor-parallel width, at least 1.
+func (h Hardware) devices() float64 { return float64(max(h.Devices, 1)) }
 
 // Architecture is the model's shape, as its published configuration gives it.
 // Parameter counts are per layer where they say so.
 type Architecture struct {
 	Layers int
+	// Hidden is the hidden size: what a tensor-parallel all-reduce carries per
+	// token.
+	Hidden int
 	// FullAttentionLayers use softmax attention with a KV cache of KVHeads ×
 	// HeadDim per token (keys and values), read in full by every step.
 	FullAttentionLayers int
 	QueryHeads, KVHeads int
 	HeadDim             int
+	// KVLoraRank and RopeDim, when set, make the full-attention layers MLA
+	// (multi-head latent attention): a token's cache is one latent of
+	// KVLoraRank + RopeDim values a layer (no separate keys and values), which
+	// tensor parallelism cannot split: every device holds and reads all of it.
+	KVLoraRank, RopeDim int
 	// LinearLayers (Gated DeltaNet) keep a fixed state per sequence instead of a
 	// KV cache: LinearHeads × LinearKeyDim × LinearValueDim values each.
 	LinearLayers                              int
 	LinearHeads, LinearKeyDim, LinearValueDim int
-	// Experts routed per MoE layer (every layer here), ExpertsPerToken of them
-	// per token, ExpertParams parameters each.
+	// Experts routed per MoE layer, ExpertsPerToken of them per token,
+	// ExpertParams parameters each; MoELayers is the number of layers with routed
+	// experts (0: every layer).
 	Experts, ExpertsPerToken int
 	ExpertParams             float64
+	MoELayers                int
 	// DenseParams are the parameters every forward pass reads besides the routed
 	// experts and the output head: attention and linear-attention projections,
 	// shared experts, routers and norms. HeadParams is the output head (kept at
@@ -92,12 +116,31 @@ type Architecture struct {
 	// each, Experts of them); DraftExperts is 0 for a dense draft (EAGLE-3).
 	DraftDenseParams float64
 	DraftExperts     int
+	// A separately trained draft (EAGLE-3) has its own output head over a
+	// reduced vocabulary, DraftHeadParams (0: the draft shares the target's head,
+	// as MTP does); DraftFuseParams project the target's hidden states of three
+	// layers into the draft's input, once a verify round; DraftKVHeads ×
+	// DraftHeadDim is its own attention's KV a token, keys and values (0: one of
+	// the target's full-attention layers, as MTP's), split by tensor parallelism.
+	DraftHeadParams, DraftFuseParams float64
+	DraftKVHeads, DraftHeadDim       int
+}
+
+// moeLayers is the number of layers with routed experts.
+func (a Architecture) moeLayers() int {
+	if a.MoELayers > 0 {
+		return a.MoELayers
+	}
+	return a.Layers
 }
 
 // Precision is how the model is served.
 type Precision struct {
 	// WeightBytes per parameter (1 for FP8, 2 for BF16); FP8 compute when 1.
-	WeightBytes float64
+	// ExpertWeightBytes, when set, is the routed experts' own (0.5625 for INT4
+	// in groups of 32 with a BF16 scale); DraftWeightBytes the draft's (0: as
+	// the target's weights).
+	WeightBytes, ExpertWeightBytes, DraftWeightBytes float64
 	// KVBytes per cached key or value element; StateBytes per linear-attention
 	// state element (fp32 in SGLang and vLLM).
 	KVBytes, StateBytes float64
@@ -124,7 +167,8 @@ type MemoryBudget struct {
 	// Utilization is the share of HBMBytes the server takes (vLLM's
 	// --gpu-memory-utilization, SGLang's --mem-fraction-static).
 	Utilization float64
-	// Reserve is what activations, CUDA graphs and the runtime keep, in bytes.
+	// Reserve is what activations, CUDA graphs and the runtime keep, in bytes a
+	// device.
 	Reserve float64
 }
 
@@ -132,7 +176,7 @@ type MemoryBudget struct {
 const (
 	SpecOff    = "off"
 	SpecMTP    = "mtp"    // the model's own multi-token-prediction layer (Qwen3.6)
-	SpecEAGLE3 = "eagle3" // a separately trained EAGLE-3 draft head (Kimi)
+	SpecEAGLE3 = "eagle3" // a separately trained EAGLE-3 draft model (Kimi K2.6)
 )
 
 // Speculative is a profile's speculative decoding: Method off, mtp or eagle3;
@@ -173,7 +217,27 @@ var (
 	// each).
 	hwB200 = Hardware{Name: "NVIDIA B200", HBMBytes: 180e9, HBMBandwidth: 8e12,
 		DenseFLOPS8: 4.5e15, DenseFLOPS16: 2.25e15}
+	// NVIDIA HGX B300 (Blackwell Ultra), per GPU: 288 GB HBM3e, 8 TB/s; FP8 and
+	// BF16 dense peaks as the B200's (4.5 and 2.25 PFLOPS; Blackwell Ultra adds
+	// FP4, not used here); NVLink 5 at 1.8 TB/s both ways.
+	hwB300 = Hardware{Name: "NVIDIA B300", HBMBytes: 288e9, HBMBandwidth: 8e12,
+		DenseFLOPS8: 4.5e15, DenseFLOPS16: 2.25e15}
 )
+
+// tensorParallel is n devices of hw in one NVLink domain, the model split over
+// them. linkBytes is one device's NVLink bandwidth in one direction (NVLink 4
+// on the H200: 900 GB/s both ways; NVLink 5: 1.8 TB/s). Each all-reduce also
+// costs allReduceLatency: an assumption (SGLang's one-shot all-reduce of a
+// decode batch's activations over NVLink takes microseconds), not a published
+// or fitted figure.
+func tensorParallel(hw Hardware, n int, linkBytes float64) Hardware {
+	hw.Name = fmt.Sprintf("%d x %s", n, hw.Name)
+	hw.Devices, hw.LinkBandwidth, hw.LinkLatency = n, linkBytes, allReduceLatency
+	return hw
+}
+
+// allReduceLatency is the fixed time of one tensor-parallel all-reduce.
+const allReduceLatency = 8e-6
 
 // The Qwen3.6-35B-A3B architecture, from the published Qwen3.5-35B-A3B
 // configuration that it keeps: hidden size 2048, 40 layers, every fourth (10) full
@@ -193,6 +257,73 @@ var archQwen36 = Architecture{
 	// and a shared expert, with 256 routed experts of its own.
 	DraftDenseParams: 27e6 + 8.4e6 + 3.1e6, DraftExperts: 256,
 }
+
+// The Kimi K2 architecture as published: NVIDIA Megatron-Bridge's KimiK2Provider
+// (docs.nvidia.com, bridge.models.kimi.kimi_provider) gives 61 layers, hidden
+// size 7168, FFN 18432, 64 heads, 384 experts of intermediate size 2048, a
+// shared expert of 2048, 8 routed a token, untied embeddings; K2 keeps
+// DeepSeek-V3's MLA (its config: query rank 1536, KV latent rank 512 plus 64
+// rotary dimensions, 128 + 64 query and key head dimensions, values of 128)
+// and its first layer dense, the other 60 MoE; Kimi's vocabulary is 163,840
+// (vLLM's KimiLinearConfig default, the 163,584 + 256 ids of its tokenizer).
+// Not read from Moonshot's own config.json here. Counted: MLA
+// 61 × 101.1M, shared experts 60 × 44.0M, the dense layer's MLP 396M, routers
+// 60 × 2.8M: 9.37B dense; routed experts 60 × 384 × 44.0M = 1,014.7B; head
+// and embedding 1.17B each: 1.03T in all (published: 1.04T) and 32.9B active a
+// token (published: 32B). Kimi K2.6 keeps this architecture (SGLang's K2.6
+// tutorial: "1T total parameters and 32B active", continual pretraining atop
+// Kimi-K2-Base).
+var archKimiK2 = Architecture{
+	Layers: 61, Hidden: 7168, FullAttentionLayers: 61, QueryHeads: 64,
+	KVLoraRank: 512, RopeDim: 64,
+	Experts: 384, ExpertsPerToken: 8, ExpertParams: 3 * 7168 * 2048, MoELayers: 60,
+	DenseParams: 61*kimiMLAParams + 60*3*7168*2048 + 3*7168*18432 + 60*384*7168,
+	HeadParams:  163840 * 7168, EmbeddingParams: 163840 * 7168,
+}
+
+// kimiMLAParams are one MLA layer's projections: query down (7168 → 1536) and
+// up (1536 → 64 × 192), KV down (7168 → 512 + 64) and up (512 → 64 × (128 +
+// 128)), output (64 × 128 → 7168).
+const kimiMLAParams = 7168*1536 + 1536*64*192 + 7168*576 + 512*64*256 + 64*128*7168
+
+// eagle3Kimi is the EAGLE-3 draft of Kimi K2.x: the reference client allowed
+// nvidia/Kimi-K2.6-Eagle3 for Kimi K2.6 (mlcommons/endpoints, examples/
+// 10_Agentic_Inference/README.md before "Upgrade agentic Kimi model to K3",
+// #450). Its shape is that of the published Kimi K2 EAGLE-3 drafts
+// (AQ-MedAI/Kimi-K2-Instruct-eagle3 and Kimi-K25-eagle3 config.json), assumed
+// the same for NVIDIA's: one Llama decoder layer of hidden size 7168, 64 query
+// and 64 KV heads of 128 whose projections take the token's embedding and the
+// fused hidden state (2 × 7168 in), an MLP of 18432, a fusion of the target's
+// hidden states at three layers (3 × 7168 → 7168), and its own head over a
+// draft vocabulary of 32,000; BF16.
+var eagle3Kimi = Architecture{
+	DraftDenseParams: 3*2*7168*64*128 + 64*128*7168 + 3*7168*18432,
+	DraftFuseParams:  3 * 7168 * 7168,
+	DraftHeadParams:  32000 * 7168,
+	DraftKVHeads:     64, DraftHeadDim: 128,
+}
+
+// archKimiK3 stands in for Kimi K3, whose architecture is not published where
+// this was written. The reference client lists Kimi K3 as "MoE + KDA/Gated MLA,
+// 2.8T total / 104B active, 1,048,576 tokens" (mlcommons/endpoints, examples/
+// 10_Agentic_Inference/README.md). ASSUMED: K2's architecture standing in for
+// K3's (61 layers, hidden 7168, MLA of 512 + 64 in every layer, 384 experts, 8
+// routed and one shared, 60 MoE layers, the vocabulary), with its parameters
+// scaled to the published totals: routed experts 2.71x larger (119.5M each:
+// 2,753B routed, 57.4B active) and the dense part 4.7x (44.3B), so that the
+// weights take what 2.8T take and a token reads what 104B read. Not modelled:
+// K3's KDA linear-attention layers (the profile keeps MLA in every layer, so
+// its KV a token, and the KV read, are an upper bound) and a larger hidden size
+// (the all-reduces and the latent are K2's).
+var archKimiK3 = func() Architecture {
+	a := archKimiK2
+	const routedActive, routedTotal = 60 * 8, 60 * 384 // experts a token, in all
+	fixed := a.HeadParams + a.EmbeddingParams
+	// total = routedTotal × e + dense + fixed, active = routedActive × e + dense + fixed
+	a.ExpertParams = (2.8e12 - 104e9) / (routedTotal - routedActive)
+	a.DenseParams = 104e9 - fixed - routedActive*a.ExpertParams
+	return a
+}()
 
 // effSGLang are the efficiencies fitted to SGLang's published Qwen3.6-35B-A3B
 // runs on one H200 (sgl-project/sglang, docs/src/snippets/configs/Qwen/
@@ -226,6 +357,26 @@ var memSGLang = MemoryBudget{Utilization: 0.9, Reserve: 5e9}
 // 4 draft tokens counting the verified one: 3 drafts).
 var mtpQwen = Speculative{Method: SpecMTP, DraftTokens: 3, Acceptance: 0.80}
 
+// eagle3KimiDefault: 3 drafts (the Qwen runs' steps) at acceptance 0.65, 2.35
+// tokens a verify step. An assumption, not a measurement: accept lengths of about
+// 2 to 3 are reported for Kimi K2.x EAGLE-3 drafts (about 1.9 for a K2.6 head
+// on a mismatched target).
+var eagle3KimiDefault = Speculative{Method: SpecEAGLE3, DraftTokens: 3, Acceptance: 0.65}
+
+// kimi is a Kimi profile on one node, the model split over its devices with
+// tensor parallelism (TP8, the reference's SGLang command), with the Qwen
+// profiles' fitted efficiencies unchanged (no fit of its own) and the reserve
+// per device.
+func kimi(name, desc, model string, hw Hardware, arch Architecture, prec Precision, spec Speculative, maxLen int) Profile {
+	return Profile{
+		Name: name, Description: desc, Model: model,
+		Hardware: hw, Arch: arch, Precision: prec, Efficiency: effSGLang,
+		Speculative: spec, MemoryBudget: memSGLang,
+		BlockSize: 16, MaxModelLen: maxLen,
+		MaxBatchedTokens: 16384, MaxNumSeqs: 1024, MaxWaiting: 4096,
+	}
+}
+
 // Profiles returns the built-in profiles, sorted by name.
 func Profiles() []Profile {
 	qwen := func(name, desc string, hw Hardware, prec Precision) Profile {
@@ -256,6 +407,23 @@ func Profiles() []Profile {
 			hwH200, bf16),
 		qwen("b200-qwen3.6-35b-a3b", "one NVIDIA B200 (180 GB HBM3e, 8 TB/s) serving Qwen3.6-35B-A3B with FP8 weights and KV, MTP; derived from the H200 efficiencies, not fitted",
 			hwB200, fp8),
+		// Kimi K2.6 as published: INT4 routed experts (quantization-aware
+		// training, groups of 32 with a BF16 scale: 0.5625 bytes a parameter; the
+		// rest BF16, so BF16 compute), BF16 KV, the EAGLE-3 draft in BF16: 595 GB of
+		// weights on 8 H200s.
+		kimi("8xh200-kimi-k2.6", "8 NVIDIA H200 (TP8) serving Kimi K2.6 (K2's architecture: 1T, 32B active, MLA) with INT4 experts, BF16 KV, EAGLE-3; the Qwen fit's efficiencies, not fitted",
+			"moonshotai/Kimi-K2.6", tensorParallel(hwH200, 8, 450e9), withDraft(archKimiK2, eagle3Kimi),
+			Precision{WeightBytes: 2, ExpertWeightBytes: 0.5625, DraftWeightBytes: 2, KVBytes: 2}, eagle3KimiDefault, 262144),
+		// Kimi K3 at 2.8T parameters fits one node only at 4 bits on B300s (2.3 TB):
+		// INT4 experts as K2.6's (assumed), the rest BF16, FP8 KV (BF16 KV would
+		// not hold one 1M-token context). Its allowed draft is not modelled.
+		func() Profile {
+			p := kimi("8xb300-kimi-k3", "8 NVIDIA B300 (TP8) serving Kimi K3 as K2's architecture scaled to 2.8T, 104B active (assumed) with INT4 experts, FP8 KV, no speculation; the Qwen fit's efficiencies, not fitted",
+				"moonshotai/Kimi-K3", tensorParallel(hwB300, 8, 900e9), archKimiK3,
+				Precision{WeightBytes: 2, ExpertWeightBytes: 0.5625, KVBytes: 1}, Speculative{Method: SpecOff}, 1048576)
+			p.NoDraft = "the reference client allows only DSpark drafts for Kimi K3 (RadixArk/Kimi-K3-DSpark, Inferact/Kimi-K3-DSpark), whose architecture the sim does not model; no EAGLE-3 or MTP head is allowed"
+			return p
+		}(),
 		{
 			// Round costs for tests: a step is 1 ms, plus 10 µs per token computed
 			// (2 × 5M parameters at 1 TFLOP/s), plus 100 µs per sequence scheduled
@@ -278,6 +446,13 @@ func Profiles() []Profile {
 	return ps
 }
 
+// withDraft adds a separately trained draft's shape to a target architecture.
+func withDraft(a, draft Architecture) Architecture {
+	a.DraftDenseParams, a.DraftFuseParams, a.DraftHeadParams = draft.DraftDenseParams, draft.DraftFuseParams, draft.DraftHeadParams
+	a.DraftKVHeads, a.DraftHeadDim = draft.DraftKVHeads, draft.DraftHeadDim
+	return a
+}
+
 // DefaultProfile is the profile `agentrace sim` and `agentrace simulate` use
 // unless told otherwise.
 const DefaultProfile = "h200-qwen3.6-35b-a3b"
@@ -295,9 +470,32 @@ func LookupProfile(name string) (Profile, error) {
 }
 
 // KVBytesPerToken is the KV cache one token takes: keys and values of every
-// full-attention layer.
+// full-attention layer, or with MLA its latent in every layer (one copy).
 func (p Profile) KVBytesPerToken() float64 {
-	return float64(p.Arch.FullAttentionLayers*2*p.Arch.KVHeads*p.Arch.HeadDim) * p.Precision.KVBytes
+	a := p.Arch
+	if a.KVLoraRank > 0 {
+		return float64(a.FullAttentionLayers*(a.KVLoraRank+a.RopeDim)) * p.Precision.KVBytes
+	}
+	return float64(a.FullAttentionLayers*2*a.KVHeads*a.HeadDim) * p.Precision.KVBytes
+}
+
+// kvCopies is how many copies of a token's KV the devices hold and read: MLA's
+// latent is on every tensor-parallel device, keys and values are split by head.
+func (p Profile) kvCopies() float64 {
+	if p.Arch.KVLoraRank > 0 {
+		return p.Hardware.devices()
+	}
+	return 1
+}
+
+// DraftKVBytesPerToken is the KV cache of a separately trained draft (EAGLE-3)
+// per token, when speculation is on: its own attention's keys and values. An
+// MTP layer's (one of the target's full-attention layers) is not counted.
+func (p Profile) DraftKVBytesPerToken() float64 {
+	if !p.Speculative.On() {
+		return 0
+	}
+	return float64(2*p.Arch.DraftKVHeads*p.Arch.DraftHeadDim) * p.Precision.KVBytes
 }
 
 // StateBytesPerSeq is the linear-attention state one sequence holds.
@@ -306,20 +504,38 @@ func (p Profile) StateBytesPerSeq() float64 {
 	return float64(a.LinearLayers*a.LinearHeads*a.LinearKeyDim*a.LinearValueDim) * p.Precision.StateBytes
 }
 
-// WeightBytes is the memory the weights take (the draft layer included when
-// speculation is on).
+// expertBytes and draftBytes are the bytes per parameter of the routed experts
+// and of the draft.
+func (pr Precision) expertBytes() float64 {
+	if pr.ExpertWeightBytes > 0 {
+		return pr.ExpertWeightBytes
+	}
+	return pr.WeightBytes
+}
+
+func (pr Precision) draftBytes() float64 {
+	if pr.DraftWeightBytes > 0 {
+		return pr.DraftWeightBytes
+	}
+	return pr.WeightBytes
+}
+
+// WeightBytes is the memory the weights take (the draft included when
+// speculation is on), over all devices.
 func (p Profile) WeightBytes() float64 {
-	a := p.Arch
-	b := (a.DenseParams+float64(a.Layers*a.Experts)*a.ExpertParams)*p.Precision.WeightBytes + (a.HeadParams+a.EmbeddingParams)*max(p.Precision.WeightBytes, 2)
+	a, pr := p.Arch, p.Precision
+	b := a.DenseParams*pr.WeightBytes + float64(a.moeLayers()*a.Experts)*a.ExpertParams*pr.expertBytes() + (a.HeadParams+a.EmbeddingParams)*max(pr.WeightBytes, 2)
 	if p.Speculative.On() {
-		b += (a.DraftDenseParams + float64(a.DraftExperts)*a.ExpertParams) * p.Precision.WeightBytes
+		b += (a.DraftDenseParams+a.DraftFuseParams+a.DraftHeadParams)*pr.draftBytes() + float64(a.DraftExperts)*a.ExpertParams*pr.expertBytes()
 	}
 	return b
 }
 
-// CacheBytes is the memory left for the KV pool and the linear-attention states.
+// CacheBytes is the memory left for the KV pool and the linear-attention states,
+// over all devices.
 func (p Profile) CacheBytes() float64 {
-	return p.Hardware.HBMBytes*p.MemoryBudget.Utilization - p.MemoryBudget.Reserve - p.WeightBytes()
+	n := p.Hardware.devices()
+	return n*(p.Hardware.HBMBytes*p.MemoryBudget.Utilization-p.MemoryBudget.Reserve) - p.WeightBytes()
 }
 
 // StateSlots is the number of sequences whose linear-attention state fits in the
@@ -333,11 +549,15 @@ func (p Profile) StateSlots() int {
 }
 
 // Derive fills the KV pool when KVBlocks is 0: the cache memory less the state
-// pool, in blocks.
+// pool, in blocks of every copy of the model's KV and the draft's.
 func (p Profile) Derive() Profile {
-	if (p.KVBlocks == 0 || p.derivedKV) && p.KVBytesPerToken() > 0 {
-		kv := p.CacheBytes() * (1 - p.Efficiency.StateShare)
-		p.KVBlocks = int(kv / p.KVBytesPerToken() / float64(p.BlockSize))
+	perToken := p.KVBytesPerToken()*p.kvCopies() + p.DraftKVBytesPerToken()
+	if (p.KVBlocks == 0 || p.derivedKV) && perToken > 0 {
+		kv := p.CacheBytes()
+		if p.StateBytesPerSeq() > 0 {
+			kv *= 1 - p.Efficiency.StateShare
+		}
+		p.KVBlocks = int(kv / perToken / float64(p.BlockSize))
 		p.derivedKV = true
 	}
 	return p
@@ -361,7 +581,11 @@ func (p Profile) WithSpeculative(method string, acceptance float64) (Profile, er
 		p.Speculative.Method = SpecOff
 	case SpecMTP, SpecEAGLE3:
 		if p.Speculative.Method != method || p.Speculative.DraftTokens == 0 {
-			return p, fmt.Errorf("profile %q has no %s draft (its speculation: %s)", p.Name, method, p.Speculative.String())
+			why := ""
+			if p.NoDraft != "" {
+				why = ": " + p.NoDraft
+			}
+			return p, fmt.Errorf("profile %q has no %s draft (its speculation: %s)%s", p.Name, method, p.Speculative.String(), why)
 		}
 	default:
 		return p, fmt.Errorf("speculative %q: want off, mtp or eagle3", method)
