@@ -150,8 +150,8 @@ func TestHugeAnswer(t *testing.T) {
 		t.Fatalf("summary:\n%s", sum)
 	}
 	// Kept: 1 MiB of output, 256 Ki chunk times at most (2 MiB), a frame
-	// buffer, the HTTP buffers, and at the end the analysis table's zstd
-	// encoder (16 MiB windows); the server streams from one prebuilt frame.
+	// buffer, the HTTP buffers, and at the end the analysis table's Parquet
+	// writer; the server streams from one prebuilt frame.
 	const bound = 64 << 20
 	t.Logf("%d MiB answer in %v: heap grew by at most %.1f MiB (bound %d MiB); process peak RSS %.0f MiB",
 		size>>20, took.Round(time.Millisecond), float64(grew)/(1<<20), bound>>20, float64(vmHWM())/(1<<20))

@@ -175,7 +175,7 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 	}
 	fields := make([]arrow.Field, len(cols))
 	props := []parquet.WriterProperty{
-		parquet.WithCompression(compress.Codecs.Zstd),
+		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithCreatedBy("agentrace version " + schemas.ToolVersion),
 		parquet.WithMaxRowGroupLength(tableRowGroupRows),
 		parquet.WithAllocator(mem),
