@@ -9,11 +9,11 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
 // roundTrip replays dataset d (two passes) against the embedded sim answering with
@@ -50,24 +50,25 @@ func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64
 	return sc
 }
 
+// synthDataset writes a synthetic trace with o and ingests it: the dataset folder
+// and the opened dataset.
+func synthDataset(t *testing.T, o synth.Options) (string, *datasets.Dataset) {
+	t.Helper()
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "synth.jsonl")
+	if _, err := synth.WriteFile(context.Background(), trace, o); err != nil {
+		t.Fatal(err)
+	}
+	dsDir := filepath.Join(dir, "ds")
+	return dsDir, scoretest.Ingest(t, dsDir, trace)
+}
+
 // TestReplayScoreRoundTrip: replaying against the sim at fidelity 1 (it answers
 // with the dataset's own assistant messages) scores 1.0 on every scorable turn of
 // every repeat, in both domains; at fidelity 0 (every answer perturbed) the score
 // is low.
 func TestReplayScoreRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "synth.jsonl")
-	if _, err := synth.WriteFile(context.Background(), trace, synth.Options{CodingScale: 0.01, WorkflowScale: 0.02, Seed: 11}); err != nil {
-		t.Fatal(err)
-	}
-	dsDir := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), dsDir, trace); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(dsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsDir, d := synthDataset(t, synth.Options{CodingScale: 0.01, WorkflowScale: 0.02, Seed: 11})
 
 	exact := roundTrip(t, dsDir, d, 1)
 	if exact.Turns.Scored == 0 || exact.Domains[schemas.DomainCoding].Scored == 0 || exact.Domains[schemas.DomainWorkflow].Scored == 0 {

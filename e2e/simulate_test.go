@@ -10,7 +10,6 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
@@ -26,19 +25,7 @@ func TestSimulateAgreesWithRealTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real-time replay of about 8 s")
 	}
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "synth.jsonl")
-	if _, err := synth.WriteFile(context.Background(), trace, synth.Options{Scale: 0.02, Seed: 11}); err != nil {
-		t.Fatal(err)
-	}
-	dsDir := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), dsDir, trace); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(dsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsDir, d := synthDataset(t, synth.Options{Scale: 0.02, Seed: 11})
 	prof, err := sim.LookupProfile(sim.DefaultProfile)
 	if err != nil {
 		t.Fatal(err)
@@ -51,7 +38,7 @@ func TestSimulateAgreesWithRealTime(t *testing.T) {
 	defer s.Close()
 	srv := httptest.NewServer(s.Handler())
 	defer srv.Close()
-	run := filepath.Join(dir, "run")
+	run := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: srv.URL, Out: run, Profile: "qwen3.6-35b-a3b",

@@ -5,15 +5,18 @@ package scoretest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/runlog"
+	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -81,6 +84,20 @@ func TileTrace(src, dst string, times int) error {
 		return fmt.Errorf("tile trace: %w", err)
 	}
 	return f.Close()
+}
+
+// Ingest ingests the traces into the new dataset folder out and opens it; any
+// error fails tb.
+func Ingest(tb testing.TB, out string, traces ...string) *datasets.Dataset {
+	tb.Helper()
+	if err := ingest.Files(context.Background(), out, traces...); err != nil {
+		tb.Fatal(err)
+	}
+	d, err := datasets.Open(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
 }
 
 // RunOptions shapes a synthetic run.
