@@ -223,7 +223,7 @@ func (h *harness) start(sp spec, argv ...string) *proc {
 		defer close(sampled)
 		path := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
 		for {
-			if v := vmHWM(path); v > hwm.Load() {
+			if v := testenv.PeakRSS(path); v > hwm.Load() {
 				hwm.Store(v)
 			}
 			select {
@@ -326,22 +326,6 @@ func (p *proc) expectExit(codes ...int) {
 		}
 	}
 	p.t.Errorf("%s: exit %d, want %v\nstdout:\n%s\nstderr:\n%s", p.name, p.exitCode, codes, tail(p.stdout.String()), tail(p.stderr.String()))
-}
-
-// vmHWM reads the peak resident set (VmHWM, bytes) from a /proc status file; 0
-// when it cannot (the process is gone).
-func vmHWM(path string) int64 {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 func tail(s string) string {
