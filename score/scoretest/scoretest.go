@@ -100,6 +100,30 @@ func Ingest(tb testing.TB, out string, traces ...string) *datasets.Dataset {
 	return d
 }
 
+// WriteLog writes recs as the turn log at path, flushing a batch after the first
+// flushAfter of them when that is above 0 (so that a log cut after it keeps them);
+// any error fails tb.
+func WriteLog(tb testing.TB, path string, recs []schemas.TurnRecord, flushAfter int) {
+	tb.Helper()
+	f, err := runlog.Create(path, memory.DefaultAllocator)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range recs {
+		if err := f.Write(&recs[i]); err != nil {
+			tb.Fatal(err)
+		}
+		if i == flushAfter-1 {
+			if err := f.Flush(); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 // RunOptions shapes a synthetic run.
 type RunOptions struct {
 	// Repeats is the number of passes over the dataset (default 1).
