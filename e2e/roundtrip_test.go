@@ -20,21 +20,11 @@ import (
 // the dataset's recorded messages at the given fidelity, and scores the run.
 func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64) *schemas.Scores {
 	t.Helper()
-	prof, err := sim.LookupProfile(sim.DefaultProfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sim.New(sim.Config{Profile: prof, Speedup: 1e5, Dataset: d, Fidelity: fidelity, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	_, url := startSim(t, sim.Config{Speedup: 1e5, Dataset: d, Fidelity: fidelity, Seed: 3})
 	run := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: srv.URL, Out: run,
+	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: url, Out: run,
 		// Room for the longest recorded answer (the default, 1024 as the reference
 		// client's, would cut a few).
 		Concurrency: 4, Trajectories: 2 * len(d.Conversations), NoDelays: true, MaxTokens: 1 << 16}); err != nil {
@@ -48,6 +38,21 @@ func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64
 		t.Fatal(err)
 	}
 	return sc
+}
+
+// startSim serves the sim of cfg until the test ends: the sim and its URL.
+func startSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+	t.Helper()
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		s.Close()
+	})
+	return s, srv.URL
 }
 
 // synthDataset writes a synthetic trace with o and ingests it: the dataset folder

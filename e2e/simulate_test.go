@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"math"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
@@ -31,17 +30,11 @@ func TestSimulateAgreesWithRealTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	const speedup, c = 10, 4
-	s, err := sim.New(sim.Config{Profile: prof, Speedup: speedup, Dataset: d, Fidelity: 1, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	s, url := startSim(t, sim.Config{Profile: prof, Speedup: speedup, Dataset: d, Fidelity: 1, Seed: 3})
 	run := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: srv.URL, Out: run, Profile: "qwen3.6-35b-a3b",
+	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: url, Out: run, Profile: "qwen3.6-35b-a3b",
 		Concurrency: c, NoDelays: true, StreamUsage: true}); err != nil {
 		t.Fatal(err)
 	}
