@@ -41,6 +41,23 @@ func rowsOf(res *Result, run, field string) []Row {
 	return out
 }
 
+// expectAgree checks that each field has a row for each of the points, and that
+// every one of them agrees.
+func expectAgree(t *testing.T, res *Result, points int, fields ...string) {
+	t.Helper()
+	for _, f := range fields {
+		rows := rowsOf(res, "", f)
+		if len(rows) != points {
+			t.Errorf("%s: %d rows, want %d (one per point)", f, len(rows), points)
+		}
+		for _, r := range rows {
+			if r.Status != Agree {
+				t.Errorf("c=%d %s: %s (%s)", r.Concurrency, f, r.Status, r.Note)
+			}
+		}
+	}
+}
+
 func failedFields(res *Result) []string {
 	var out []string
 	for _, r := range res.Failed() {
