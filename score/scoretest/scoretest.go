@@ -243,25 +243,9 @@ func fillOutput(rec *schemas.TurnRecord, r *rand.Rand, msgs []schemas.Message, e
 // mergedCalls turns a dataset message's tool_calls into the merged form a replay
 // log holds (arguments as a string).
 func mergedCalls(raw string) string {
-	var in []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	}
-	if json.Unmarshal([]byte(raw), &in) != nil {
+	out, err := datasets.ToolCalls(raw)
+	if err != nil {
 		return ""
-	}
-	out := make([]schemas.ToolCall, len(in))
-	for i, c := range in {
-		args := string(c.Function.Arguments)
-		var s string
-		if json.Unmarshal(c.Function.Arguments, &s) == nil {
-			args = s
-		}
-		out[i] = schemas.ToolCall{Index: i, ID: c.ID, Type: c.Type, Function: schemas.ToolFunction{Name: c.Function.Name, Arguments: args}}
 	}
 	b, _ := json.Marshal(out)
 	return string(b)
