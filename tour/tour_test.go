@@ -41,6 +41,37 @@ func (w *signalWriter) String() string {
 	return w.b.String()
 }
 
+// interruptInSweep runs a real-time tour into out and cancels it (as Ctrl-C does)
+// settle after its sweep starts; Run must return within 45 s of that.
+func interruptInSweep(t *testing.T, out string, settle time.Duration) (*Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &signalWriter{want: "sweep point 1/", hit: make(chan struct{})}
+	done := make(chan struct{})
+	var res *Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = Run(ctx, Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{1, 2, 4}, Speedup: 1, Progress: w})
+	}()
+	select {
+	case <-w.hit:
+	case <-done:
+		t.Fatalf("the tour ended before its sweep: %v\n%s", err, w)
+	case <-time.After(90 * time.Second):
+		t.Fatal("the sweep did not start within 90 s")
+	}
+	time.Sleep(settle)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(45 * time.Second):
+		t.Fatal("Run did not return within 45 s of the interrupt")
+	}
+	return res, err
+}
+
 func serverGone(t *testing.T, endpoint string) {
 	t.Helper()
 	addr := strings.TrimPrefix(endpoint, "http://")
@@ -131,31 +162,7 @@ func TestRunRefusesForeignFolder(t *testing.T) {
 // TestInterrupt cancels the tour during its sweep (as Ctrl-C does): Run returns
 // promptly with the cancellation, and the server is shut down.
 func TestInterrupt(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w := &signalWriter{want: "sweep point 1/", hit: make(chan struct{})}
-	done := make(chan struct{})
-	var res *Result
-	var err error
-	go func() {
-		defer close(done)
-		res, err = Run(ctx, Options{Out: filepath.Join(t.TempDir(), "demo"), CodingScale: 0.01, WorkflowScale: 0.01,
-			Concurrencies: []int{1, 2, 4}, Speedup: 1, Progress: w})
-	}()
-	select {
-	case <-w.hit:
-	case <-done:
-		t.Fatalf("Run ended before the sweep: %v\n%s", err, w)
-	case <-time.After(60 * time.Second):
-		t.Fatal("the sweep did not start within a minute")
-	}
-	time.Sleep(200 * time.Millisecond)
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(45 * time.Second):
-		t.Fatal("Run did not return within 45 s of the interrupt")
-	}
+	res, err := interruptInSweep(t, filepath.Join(t.TempDir(), "demo"), 200*time.Millisecond)
 	if !errors.Is(err, context.Canceled) && (err == nil || !strings.Contains(err.Error(), "interrupt")) {
 		t.Errorf("err = %v, want the interruption", err)
 	}
@@ -235,30 +242,8 @@ func TestInterruptKeepsTheEarlierTour(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := files(t, root)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w := &signalWriter{want: "sweep point 1/", hit: make(chan struct{})}
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{1, 2, 4}, Speedup: 1, Progress: w})
-		done <- err
-	}()
-	select {
-	case <-w.hit:
-	case err := <-done:
-		t.Fatalf("the second tour ended before its sweep: %v\n%s", err, w)
-	case <-time.After(90 * time.Second):
-		t.Fatal("the sweep did not start within 90 s")
-	}
-	time.Sleep(500 * time.Millisecond)
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("an interrupted tour returned no error")
-		}
-	case <-time.After(45 * time.Second):
-		t.Fatal("Run did not return within 45 s of the interrupt")
+	if _, err := interruptInSweep(t, out, 500*time.Millisecond); err == nil {
+		t.Fatal("an interrupted tour returned no error")
 	}
 	after := files(t, root)
 	for p, s := range before {
