@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -333,49 +331,6 @@ func tail(s string) string {
 		return "..." + s[len(s)-4000:]
 	}
 	return s
-}
-
-// snapshot is the sha256 of every file under root, by path.
-func snapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return err
-		}
-		out[p] = hex.EncodeToString(h.Sum(nil))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// sameFiles fails the test unless root holds exactly the files of before,
-// unchanged: nothing lost.
-func sameFiles(t *testing.T, root string, before map[string]string) {
-	t.Helper()
-	after := snapshot(t, root)
-	for p, h := range before {
-		if after[p] != h {
-			t.Errorf("%s changed or vanished", p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s appeared", p)
-		}
-	}
 }
 
 // waitBatch waits, a minute at most, until the replay r has flushed a batch of

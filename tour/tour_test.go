@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -172,24 +173,6 @@ func TestInterrupt(t *testing.T) {
 	serverGone(t, res.Endpoint)
 }
 
-// files is the content of every regular file under root, by path.
-func files(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		out[p] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
 // TestRunOwnsOnlyWhatItWrote: a second tour into a folder where the user wrote
 // files of their own (what "After the demo" writes there) replaces only the
 // tour's entries: the user's files survive byte for byte. A file of the user's
@@ -223,13 +206,11 @@ func TestRunOwnsOnlyWhatItWrote(t *testing.T) {
 	if err := os.WriteFile(inside, []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := files(t, root)
+	before := testenv.Snapshot(t, root)
 	if _, err := Run(context.Background(), opts); !errors.Is(err, outguard.ErrNotOurs) || !strings.Contains(err.Error(), "my-notes.md") {
 		t.Fatalf("a tour over report/ holding the user's my-notes.md: %v", err)
 	}
-	if after := files(t, root); len(after) != len(before) {
-		t.Errorf("a refused tour changed the folder: %d files, were %d", len(after), len(before))
-	}
+	testenv.SameFiles(t, root, before)
 }
 
 // TestInterruptKeepsTheEarlierTour: a second tour interrupted during its sweep
@@ -241,21 +222,11 @@ func TestInterruptKeepsTheEarlierTour(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{2}, Speedup: 400}); err != nil {
 		t.Fatal(err)
 	}
-	before := files(t, root)
+	before := testenv.Snapshot(t, root)
 	if _, err := interruptInSweep(t, out, 500*time.Millisecond); err == nil {
 		t.Fatal("an interrupted tour returned no error")
 	}
-	after := files(t, root)
-	for p, s := range before {
-		if after[p] != s {
-			t.Errorf("%s changed or vanished", p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s appeared", p)
-		}
-	}
+	testenv.SameFiles(t, root, before)
 }
 
 // TestWriteTableTokenizer: the closing table names the tokenizer that counted
