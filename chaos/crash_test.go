@@ -73,10 +73,7 @@ func TestChaosCrash(t *testing.T) {
 	// case's 512 KB. At 20000 an idle machine finished the whole run in 1.7 s, before
 	// the kill, with its first batch alone over 512 KB.
 	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
-	defer func() {
-		sim.signal(syscall.SIGTERM)
-		sim.wait(minute)
-	}()
+	defer sim.stop()
 
 	t.Run("kill -9", func(t *testing.T) {
 		h := &harness{t: t}
@@ -153,8 +150,7 @@ func TestChaosHostileRuns(t *testing.T) {
 	good := p("archive/good")
 	h.run(spec{budget: small}, minute, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "8",
 		"--no-delays", "--out", good).expectExit(0)
-	sim.signal(syscall.SIGTERM)
-	sim.wait(minute)
+	sim.stop()
 	manifest, err := os.ReadFile(filepath.Join(good, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)

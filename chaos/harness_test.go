@@ -309,6 +309,13 @@ func (p *proc) signal(sig syscall.Signal) {
 	}
 }
 
+// stop sends SIGTERM and waits up to a minute for the process to end (a server
+// the test no longer needs).
+func (p *proc) stop() {
+	p.signal(syscall.SIGTERM)
+	p.wait(minute)
+}
+
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)

@@ -24,10 +24,7 @@ func TestChaosKilledRunReaders(t *testing.T) {
 	h.workflowDataset(root, "0.5")
 	// As TestChaosCrash: at speedup 10 the run lasts about 11 s on an idle machine.
 	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
-	defer func() {
-		sim.signal(syscall.SIGTERM)
-		sim.wait(minute)
-	}()
+	defer sim.stop()
 	run := p("run")
 	r := h.start(spec{budget: small}, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "16",
 		"--no-delays", "--out", run)
