@@ -3,10 +3,6 @@ package testenv
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -15,25 +11,10 @@ import (
 func Snapshot(t testing.TB, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return err
-		}
-		out[p] = hex.EncodeToString(h.Sum(nil))
-		return nil
+	eachFile(t, root, func(path string, b []byte) {
+		sum := sha256.Sum256(b)
+		out[path] = hex.EncodeToString(sum[:])
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	return out
 }
 
