@@ -41,6 +41,23 @@ func rowsOf(res *Result, run, field string) []Row {
 	return out
 }
 
+// expectAgree checks that each field has a row for each of the points, and that
+// every one of them agrees.
+func expectAgree(t *testing.T, res *Result, points int, fields ...string) {
+	t.Helper()
+	for _, f := range fields {
+		rows := rowsOf(res, "", f)
+		if len(rows) != points {
+			t.Errorf("%s: %d rows, want %d (one per point)", f, len(rows), points)
+		}
+		for _, r := range rows {
+			if r.Status != Agree {
+				t.Errorf("c=%d %s: %s (%s)", r.Concurrency, f, r.Status, r.Note)
+			}
+		}
+	}
+}
+
 func failedFields(res *Result) []string {
 	var out []string
 	for _, r := range res.Failed() {
@@ -122,22 +139,7 @@ func TestAuditReferenceRunsAgree(t *testing.T) {
 // copyTree copies a folder.
 func copyTree(t *testing.T, src, dst string) {
 	t.Helper()
-	err := filepath.Walk(src, func(p string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		if info.IsDir() {
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	})
-	if err != nil {
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
 }

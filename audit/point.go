@@ -127,6 +127,22 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	return pt
 }
 
+// readJSON reads and parses the run's published file (its document and its
+// bytes); a failure is field's error row (and false).
+func (pt *point) readJSON(field, file string) (jsonDoc, []byte, bool) {
+	b, err := pt.run.ReadFile(file)
+	if err != nil {
+		pt.fail(field, file, err)
+		return nil, nil, false
+	}
+	d, err := parseJSON(b)
+	if err != nil {
+		pt.fail(field, file, fmt.Errorf("parse %s: %w", pt.run.FileLabel(file), err))
+		return nil, nil, false
+	}
+	return d, b, true
+}
+
 func (pt *point) fail(field, file string, err error) {
 	r := pt.base
 	r.Field, r.File, r.Status, r.Note = field, file, Error, err.Error()
@@ -358,14 +374,8 @@ func (pt *point) compareSummary() {
 		pt.add(r)
 		return
 	}
-	b, err := pt.run.ReadFile(name)
-	if err != nil {
-		pt.fail("result_summary", name, err)
-		return
-	}
-	d, err := parseJSON(b)
-	if err != nil {
-		pt.fail("result_summary", name, fmt.Errorf("parse %s: %w", pt.run.FileLabel(name), err))
+	d, _, ok := pt.readJSON("result_summary", name)
+	if !ok {
 		return
 	}
 	noEv := ""
@@ -640,14 +650,8 @@ func (pt *point) compareAccuracy() {
 	if name == "" {
 		return
 	}
-	b, err := pt.run.ReadFile(name)
-	if err != nil {
-		pt.fail("accuracy", name, err)
-		return
-	}
-	d, err := parseJSON(b)
-	if err != nil {
-		pt.fail("accuracy", name, fmt.Errorf("parse %s: %w", pt.run.FileLabel(name), err))
+	d, _, ok := pt.readJSON("accuracy", name)
+	if !ok {
 		return
 	}
 	for _, e := range accuracyEntries(d) {
@@ -694,14 +698,8 @@ func (pt *point) compareScores() {
 	if !pt.run.Has(schemas.ScoresFile) || pt.noEvents {
 		return
 	}
-	b, err := pt.run.ReadFile(schemas.ScoresFile)
-	if err != nil {
-		pt.fail("scores", schemas.ScoresFile, err)
-		return
-	}
-	d, err := parseJSON(b)
-	if err != nil {
-		pt.fail("scores", schemas.ScoresFile, fmt.Errorf("parse %s: %w", pt.run.FileLabel(schemas.ScoresFile), err))
+	d, b, ok := pt.readJSON("scores", schemas.ScoresFile)
+	if !ok {
 		return
 	}
 	if runread.HasTurnLog(pt.run) && pt.p != nil {

@@ -157,18 +157,8 @@ func TestAuditSubmissionTree(t *testing.T) {
 	if dirRes.Points != 7 || dirRes.Curves != 1 {
 		t.Errorf("%d points in %d curves, want 7 in 1", dirRes.Points, dirRes.Curves)
 	}
-	for _, f := range []string{"sweep_summary.system_tps", "sweep_summary.tps_per_user", "sweep_summary.ttft_p90_ms",
-		"sweep_summary.inline_accuracy", "sweep_summary.region", "point.region", "point.concurrency", "n_samples_completed"} {
-		rows := rowsOf(dirRes, "", f)
-		if len(rows) != 7 {
-			t.Errorf("%s: %d rows, want 7", f, len(rows))
-		}
-		for _, r := range rows {
-			if r.Status != Agree {
-				t.Errorf("r%d %s: %s (%s)", r.Concurrency, f, r.Status, r.Note)
-			}
-		}
-	}
+	expectAgree(t, dirRes, 7, "sweep_summary.system_tps", "sweep_summary.tps_per_user", "sweep_summary.ttft_p90_ms",
+		"sweep_summary.inline_accuracy", "sweep_summary.region", "point.region", "point.concurrency", "n_samples_completed")
 	// The same tree as an archive, read in place: the same rows.
 	arch := tarGz(t, root)
 	// Pretty-printed event arrays compress about 16x: past the default expansion

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // The claim cases: two commands writing one output at once, and an interrupt
@@ -100,7 +102,7 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 	_, endpoint := h.sim(small, "--speedup", "20", "--output-mean", "64")
 	run := filepath.Join(root, "run")
 	h.run(spec{budget: small}, minute, replayArgs(ds, endpoint, run)...).expectExit(0)
-	before := snapshot(t, root)
+	before := testenv.Snapshot(t, root)
 	for _, signals := range []int{1, 2} {
 		p := h.start(spec{budget: small}, replayArgs(ds, endpoint, run, "--overwrite")...)
 		time.Sleep(500 * time.Millisecond)
@@ -113,7 +115,7 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 		if !strings.Contains(p.stderr.String()+p.stdout.String(), "is kept as it was") {
 			t.Errorf("%d Ctrl-C: the summary does not say the earlier run was kept:\n%s", signals, tail(p.stderr.String()+p.stdout.String()))
 		}
-		sameFiles(t, root, before)
+		testenv.SameFiles(t, root, before)
 		noTemps(t, root)
 	}
 
@@ -128,7 +130,7 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 	if !strings.Contains(full.stderr.String()+full.stdout.String(), "is kept as it was") {
 		t.Errorf("full disk: the summary does not say the earlier run was kept:\n%s", tail(full.stderr.String()+full.stdout.String()))
 	}
-	sameFiles(t, root, before)
+	testenv.SameFiles(t, root, before)
 	noTemps(t, root)
 
 	// A command that does not handle a second Ctrl-C itself (ingest) exits on
@@ -136,7 +138,7 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 	// the next ingest into it removes.
 	big := filepath.Join(root, "big.jsonl")
 	h.run(spec{budget: small}, minute, "agentrace", "synth", "--scale", "0.6", "--seed", "5", "--out", big).expectExit(0)
-	before = snapshot(t, root)
+	before = testenv.Snapshot(t, root)
 	p := h.start(spec{budget: 1 << 30}, "agentrace", "ingest", "--overwrite", "--out", ds, big)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -150,7 +152,7 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 	p.signal(syscall.SIGINT)
 	p.wait(promptExit)
 	p.expectExit(130)
-	after := snapshot(t, root)
+	after := testenv.Snapshot(t, root)
 	for f, sum := range before {
 		if after[f] != sum {
 			t.Errorf("ingest, 2 Ctrl-C: %s changed or vanished", f)
@@ -158,7 +160,7 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 	}
 	h.run(spec{budget: 1 << 30}, minute, "agentrace", "ingest", "--overwrite", "--out", ds, big).expectExit(0)
 	noTemps(t, root)
-	before = snapshot(t, root)
+	before = testenv.Snapshot(t, root)
 
 	demo := filepath.Join(root, "demo")
 	demoArgs := func(speedup string) []string {
@@ -166,7 +168,7 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 			"--concurrency", "1,2", "--speedup", speedup}
 	}
 	h.run(spec{budget: 1 << 30}, 2*minute, demoArgs("400")...).expectExit(0)
-	before = snapshot(t, root)
+	before = testenv.Snapshot(t, root)
 	for _, signals := range []int{1, 2} {
 		p := h.start(spec{budget: 1 << 30}, demoArgs("1")...)
 		p.waitFor(`sweep point 1/`, minute)
@@ -177,7 +179,7 @@ func TestChaosClaimInterruptKeepsEarlier(t *testing.T) {
 		}
 		p.wait(promptExit + 10*time.Second)
 		p.expectExit(130)
-		sameFiles(t, root, before)
+		testenv.SameFiles(t, root, before)
 		noTemps(t, root)
 	}
 	var m struct{ Entries []string }

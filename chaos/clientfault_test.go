@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -18,10 +17,7 @@ func TestChaosClientFault(t *testing.T) {
 	root := t.TempDir()
 	_, ds := h.dataset(root)
 	sim, endpoint := h.sim(small, "--speedup", "1000", "--output-mean", "64")
-	defer func() {
-		sim.signal(syscall.SIGTERM)
-		sim.wait(minute)
-	}()
+	defer sim.stop()
 	run := filepath.Join(root, "run")
 	p := h.run(spec{budget: small, nofile: 64}, minute, "agentrace", "replay", "--dataset", ds, "--endpoint", endpoint,
 		"--concurrency", "100", "--trajectories", "200", "--no-delays", "--out", run)

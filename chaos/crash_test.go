@@ -67,17 +67,13 @@ func TestChaosCrash(t *testing.T) {
 	h := chaos(t)
 	root := t.TempDir()
 	p := func(s string) string { return filepath.Join(root, s) }
-	h.run(spec{budget: small}, minute, "agentrace", "synth", "--domain", "workflow", "--scale", "0.5", "--seed", "5", "--out", p("wf.jsonl")).expectExit(0)
-	h.run(spec{budget: small}, minute, "agentrace", "ingest", "--out", p("wf"), p("wf.jsonl")).expectExit(0)
+	h.workflowDataset(root, "0.5")
 	// At speedup 10 the run lasts about 11 s on an idle machine, long past the kill at
 	// 2 to 3 s, and a second's batch of rows (about 200) stays well under the disk-full
 	// case's 512 KB. At 20000 an idle machine finished the whole run in 1.7 s, before
 	// the kill, with its first batch alone over 512 KB.
 	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
-	defer func() {
-		sim.signal(syscall.SIGTERM)
-		sim.wait(minute)
-	}()
+	defer sim.stop()
 
 	t.Run("kill -9", func(t *testing.T) {
 		h := &harness{t: t}
@@ -149,14 +145,12 @@ func TestChaosHostileRuns(t *testing.T) {
 	h := chaos(t)
 	root := t.TempDir()
 	p := func(s string) string { return filepath.Join(root, s) }
-	h.run(spec{budget: small}, minute, "agentrace", "synth", "--domain", "workflow", "--scale", "0.05", "--seed", "5", "--out", p("wf.jsonl")).expectExit(0)
-	h.run(spec{budget: small}, minute, "agentrace", "ingest", "--out", p("wf"), p("wf.jsonl")).expectExit(0)
+	h.workflowDataset(root, "0.05")
 	sim, endpoint := h.sim(small, "--speedup", "20000", "--output-mean", "64")
 	good := p("archive/good")
 	h.run(spec{budget: small}, minute, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "8",
 		"--no-delays", "--out", good).expectExit(0)
-	sim.signal(syscall.SIGTERM)
-	sim.wait(minute)
+	sim.stop()
 	manifest, err := os.ReadFile(filepath.Join(good, "manifest.json"))
 	if err != nil {
 		t.Fatal(err)

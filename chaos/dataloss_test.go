@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // TestChaosOutputOverInput: `ingest --overwrite --out indir indir/good.jsonl`,
@@ -45,7 +47,7 @@ func TestChaosOutputOverInput(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(mine, "notes.txt"), []byte("only copy"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := snapshot(t, root)
+	before := testenv.Snapshot(t, root)
 
 	for _, argv := range [][]string{
 		{"ingest", "--overwrite", "--out", indir, good},
@@ -87,6 +89,6 @@ func TestChaosOutputOverInput(t *testing.T) {
 	}
 	sim.signal(15)
 	sim.wait(minute)
-	sameFiles(t, root, before)
+	testenv.SameFiles(t, root, before)
 	noTemps(t, root)
 }

@@ -20,6 +20,16 @@ func (h *harness) dataset(root string) (traces, ds string) {
 	return traces, ds
 }
 
+// workflowDataset writes synthetic workflow traces at scale (seed 5) and ingests
+// them: the dataset folder, root/wf.
+func (h *harness) workflowDataset(root, scale string) string {
+	h.t.Helper()
+	traces, ds := filepath.Join(root, "wf.jsonl"), filepath.Join(root, "wf")
+	h.run(spec{budget: small}, minute, "agentrace", "synth", "--domain", "workflow", "--scale", scale, "--seed", "5", "--out", traces).expectExit(0)
+	h.run(spec{budget: small}, minute, "agentrace", "ingest", "--out", ds, traces).expectExit(0)
+	return ds
+}
+
 // sim starts `agentrace sim` on a free loopback port and returns its endpoint.
 func (h *harness) sim(budget int64, args ...string) (*proc, string) {
 	h.t.Helper()

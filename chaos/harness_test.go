@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"io/fs"
@@ -223,7 +221,7 @@ func (h *harness) start(sp spec, argv ...string) *proc {
 		defer close(sampled)
 		path := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
 		for {
-			if v := vmHWM(path); v > hwm.Load() {
+			if v := testenv.PeakRSS(path); v > hwm.Load() {
 				hwm.Store(v)
 			}
 			select {
@@ -311,6 +309,13 @@ func (p *proc) signal(sig syscall.Signal) {
 	}
 }
 
+// stop sends SIGTERM and waits up to a minute for the process to end (a server
+// the test no longer needs).
+func (p *proc) stop() {
+	p.signal(syscall.SIGTERM)
+	p.wait(minute)
+}
+
 func (p *proc) kill() {
 	if p.cmd.Process != nil {
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
@@ -328,70 +333,11 @@ func (p *proc) expectExit(codes ...int) {
 	p.t.Errorf("%s: exit %d, want %v\nstdout:\n%s\nstderr:\n%s", p.name, p.exitCode, codes, tail(p.stdout.String()), tail(p.stderr.String()))
 }
 
-// vmHWM reads the peak resident set (VmHWM, bytes) from a /proc status file; 0
-// when it cannot (the process is gone).
-func vmHWM(path string) int64 {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
-}
-
 func tail(s string) string {
 	if len(s) > 4000 {
 		return "..." + s[len(s)-4000:]
 	}
 	return s
-}
-
-// snapshot is the sha256 of every file under root, by path.
-func snapshot(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		h := sha256.New()
-		if _, err := io.Copy(h, f); err != nil {
-			return err
-		}
-		out[p] = hex.EncodeToString(h.Sum(nil))
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-// sameFiles fails the test unless root holds exactly the files of before,
-// unchanged: nothing lost.
-func sameFiles(t *testing.T, root string, before map[string]string) {
-	t.Helper()
-	after := snapshot(t, root)
-	for p, h := range before {
-		if after[p] != h {
-			t.Errorf("%s changed or vanished", p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s appeared", p)
-		}
-	}
 }
 
 // waitBatch waits, a minute at most, until the replay r has flushed a batch of

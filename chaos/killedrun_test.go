@@ -21,14 +21,10 @@ func TestChaosKilledRunReaders(t *testing.T) {
 	h := chaos(t)
 	root := t.TempDir()
 	p := func(s string) string { return filepath.Join(root, s) }
-	h.run(spec{budget: small}, minute, "agentrace", "synth", "--domain", "workflow", "--scale", "0.5", "--seed", "5", "--out", p("wf.jsonl")).expectExit(0)
-	h.run(spec{budget: small}, minute, "agentrace", "ingest", "--out", p("wf"), p("wf.jsonl")).expectExit(0)
+	h.workflowDataset(root, "0.5")
 	// As TestChaosCrash: at speedup 10 the run lasts about 11 s on an idle machine.
 	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
-	defer func() {
-		sim.signal(syscall.SIGTERM)
-		sim.wait(minute)
-	}()
+	defer sim.stop()
 	run := p("run")
 	r := h.start(spec{budget: small}, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "16",
 		"--no-delays", "--out", run)

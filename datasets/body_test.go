@@ -373,3 +373,23 @@ func TestAppendNextBody(t *testing.T) {
 		}
 	}
 }
+
+// TestToolCalls: a message's tool_calls read as a response holds them, numbered,
+// string arguments unquoted and object arguments kept as their JSON.
+func TestToolCalls(t *testing.T) {
+	got, err := ToolCalls(`[{"id":"a","type":"function","function":{"name":"bash","arguments":"{\"cmd\":\"ls\"}"}},` +
+		`{"id":"b","type":"function","function":{"name":"edit","arguments":{"path":"x"}}}]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []schemas.ToolCall{
+		{Index: 0, ID: "a", Type: "function", Function: schemas.ToolFunction{Name: "bash", Arguments: `{"cmd":"ls"}`}},
+		{Index: 1, ID: "b", Type: "function", Function: schemas.ToolFunction{Name: "edit", Arguments: `{"path":"x"}`}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ToolCalls = %+v, want %+v", got, want)
+	}
+	if _, err := ToolCalls(`{"not":"a list"}`); err == nil {
+		t.Error("an object read as tool calls")
+	}
+}

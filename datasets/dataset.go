@@ -237,6 +237,33 @@ func (d *Dataset) cleared() []wireData {
 	return d.clearData
 }
 
+// ToolCalls reads a message's tool_calls (schemas.Message.ToolCalls) as a response
+// holds them: numbered in order, each one's arguments as their string, or as the
+// raw JSON when they are not a string.
+func ToolCalls(raw string) ([]schemas.ToolCall, error) {
+	var calls []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal([]byte(raw), &calls); err != nil {
+		return nil, err
+	}
+	out := make([]schemas.ToolCall, len(calls))
+	for i, tc := range calls {
+		args := string(tc.Function.Arguments)
+		var s string
+		if json.Unmarshal(tc.Function.Arguments, &s) == nil {
+			args = s
+		}
+		out[i] = schemas.ToolCall{Index: i, ID: tc.ID, Type: tc.Type, Function: schemas.ToolFunction{Name: tc.Function.Name, Arguments: args}}
+	}
+	return out, nil
+}
+
 // ClearedWire returns the wire form of an assistant message with one space put at
 // the start of the first text a chat template renders for it: its reasoning_content
 // when present, else its content (content " " when it has none). Because prefix

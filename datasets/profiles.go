@@ -66,6 +66,24 @@ func (p Profile) Overlay(o Profile) Profile {
 	return p
 }
 
+// RunProfile is the profile a run sends: the built-in profile called name ("" for
+// none) with every field that sampling sets overlaid; nil when name is "" and
+// sampling sets nothing.
+func RunProfile(name string, sampling Profile) (*Profile, error) {
+	if name == "" && sampling.IsZero() {
+		return nil, nil
+	}
+	var p Profile
+	if name != "" {
+		var err error
+		if p, err = LookupProfile(name); err != nil {
+			return nil, err
+		}
+	}
+	p = p.Overlay(sampling)
+	return &p, nil
+}
+
 // IsZero reports whether p sets no field (its name aside).
 func (p Profile) IsZero() bool {
 	return p.Model == "" && p.Temperature == nil && p.TopP == nil && p.TopK == nil && p.Seed == "" &&

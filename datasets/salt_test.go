@@ -68,6 +68,28 @@ func TestLookupProfile(t *testing.T) {
 	}
 }
 
+// TestRunProfile: a run sends the named profile with its explicit settings over
+// it, the explicit settings alone without a name, and no profile with neither.
+func TestRunProfile(t *testing.T) {
+	hot := 0.5
+	if p, err := RunProfile("", Profile{}); p != nil || err != nil {
+		t.Errorf("neither: %+v, %v; want nil", p, err)
+	}
+	p, err := RunProfile("qwen3.6-35b-a3b", Profile{Temperature: &hot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *p.Temperature != 0.5 || *p.TopK != 20 || p.MaxTokens != 8192 || p.Name != "qwen3.6-35b-a3b" {
+		t.Errorf("named and overlaid: %+v", p)
+	}
+	if p, err := RunProfile("", Profile{Temperature: &hot}); err != nil || *p.Temperature != 0.5 || p.TopK != nil {
+		t.Errorf("settings alone: %+v, %v", p, err)
+	}
+	if _, err := RunProfile("nope", Profile{Temperature: &hot}); err == nil {
+		t.Error("unknown profile accepted")
+	}
+}
+
 // TestParseReferenceSessionID: session ids read back as the reference scorer reads
 // them (a trailing __repeat_ and Python digits, any value).
 func TestParseReferenceSessionID(t *testing.T) {

@@ -129,7 +129,7 @@ func appendValue(dst, raw []byte, i int) ([]byte, int) {
 	}
 	switch c := raw[i]; c {
 	case '"':
-		j := stringEnd(raw, i)
+		j := jsonscan.StringEnd(raw, i)
 		if tok := raw[i:j]; canonicalToken(tok) && utf8.Valid(tok) {
 			dst = append(dst, tok...)
 		} else {
@@ -186,7 +186,7 @@ func appendObjectValue(dst, raw []byte, i int) ([]byte, int) {
 	dup := false
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] != '}' {
-		j := stringEnd(raw, i)
+		j := jsonscan.StringEnd(raw, i)
 		tok := raw[i:j]
 		var key string
 		plain := len(tok) >= 2 && bytes.IndexByte(tok, '\\') < 0 && utf8.Valid(tok)
@@ -367,27 +367,6 @@ func canonicalToken(raw []byte) bool {
 // controlEscapes lists the xx of the control characters written as \u00xx: all
 // but \b, \t, \n, \f and \r, which have their own escapes.
 const controlEscapes = "00 01 02 03 04 05 06 07 0b 0e 0f 10 11 12 13 14 15 16 17 18 19 1a 1b 1c 1d 1e 1f"
-
-// stringEnd returns the offset just past the string token starting at raw[i].
-func stringEnd(raw []byte, i int) int {
-	j := i + 1
-	for {
-		k := bytes.IndexByte(raw[j:], '"')
-		if k < 0 {
-			return len(raw)
-		}
-		j += k
-		// The quote is escaped when an odd number of backslashes precede it.
-		n := 0
-		for p := j - 1; p > i && raw[p] == '\\'; p-- {
-			n++
-		}
-		j++
-		if n%2 == 0 {
-			return j
-		}
-	}
-}
 
 // AppendWire appends m's wire form to dst: a JSON object with the keys role,
 // content, name, tool_calls, tool_call_id and reasoning_content in that order, absent

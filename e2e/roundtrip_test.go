@@ -9,32 +9,22 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
 // roundTrip replays dataset d (two passes) against the embedded sim answering with
 // the dataset's recorded messages at the given fidelity, and scores the run.
 func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64) *schemas.Scores {
 	t.Helper()
-	prof, err := sim.LookupProfile(sim.DefaultProfile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := sim.New(sim.Config{Profile: prof, Speedup: 1e5, Dataset: d, Fidelity: fidelity, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
+	_, url := startSim(t, sim.Config{Speedup: 1e5, Dataset: d, Fidelity: fidelity, Seed: 3})
 	run := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: srv.URL, Out: run,
+	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: url, Out: run,
 		// Room for the longest recorded answer (the default, 1024 as the reference
 		// client's, would cut a few).
 		Concurrency: 4, Trajectories: 2 * len(d.Conversations), NoDelays: true, MaxTokens: 1 << 16}); err != nil {
@@ -50,24 +40,40 @@ func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64
 	return sc
 }
 
+// startSim serves the sim of cfg until the test ends: the sim and its URL.
+func startSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+	t.Helper()
+	s, err := sim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s.Handler())
+	t.Cleanup(func() {
+		srv.Close()
+		s.Close()
+	})
+	return s, srv.URL
+}
+
+// synthDataset writes a synthetic trace with o and ingests it: the dataset folder
+// and the opened dataset.
+func synthDataset(t *testing.T, o synth.Options) (string, *datasets.Dataset) {
+	t.Helper()
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "synth.jsonl")
+	if _, err := synth.WriteFile(context.Background(), trace, o); err != nil {
+		t.Fatal(err)
+	}
+	dsDir := filepath.Join(dir, "ds")
+	return dsDir, scoretest.Ingest(t, dsDir, trace)
+}
+
 // TestReplayScoreRoundTrip: replaying against the sim at fidelity 1 (it answers
 // with the dataset's own assistant messages) scores 1.0 on every scorable turn of
 // every repeat, in both domains; at fidelity 0 (every answer perturbed) the score
 // is low.
 func TestReplayScoreRoundTrip(t *testing.T) {
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "synth.jsonl")
-	if _, err := synth.WriteFile(context.Background(), trace, synth.Options{CodingScale: 0.01, WorkflowScale: 0.02, Seed: 11}); err != nil {
-		t.Fatal(err)
-	}
-	dsDir := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), dsDir, trace); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(dsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsDir, d := synthDataset(t, synth.Options{CodingScale: 0.01, WorkflowScale: 0.02, Seed: 11})
 
 	exact := roundTrip(t, dsDir, d, 1)
 	if exact.Turns.Scored == 0 || exact.Domains[schemas.DomainCoding].Scored == 0 || exact.Domains[schemas.DomainWorkflow].Scored == 0 {

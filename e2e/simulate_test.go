@@ -3,14 +3,12 @@ package e2e
 import (
 	"context"
 	"math"
-	"net/http/httptest"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
@@ -26,35 +24,17 @@ func TestSimulateAgreesWithRealTime(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a real-time replay of about 8 s")
 	}
-	dir := t.TempDir()
-	trace := filepath.Join(dir, "synth.jsonl")
-	if _, err := synth.WriteFile(context.Background(), trace, synth.Options{Scale: 0.02, Seed: 11}); err != nil {
-		t.Fatal(err)
-	}
-	dsDir := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), dsDir, trace); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(dsDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsDir, d := synthDataset(t, synth.Options{Scale: 0.02, Seed: 11})
 	prof, err := sim.LookupProfile(sim.DefaultProfile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const speedup, c = 10, 4
-	s, err := sim.New(sim.Config{Profile: prof, Speedup: speedup, Dataset: d, Fidelity: 1, Seed: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	srv := httptest.NewServer(s.Handler())
-	defer srv.Close()
-	run := filepath.Join(dir, "run")
+	s, url := startSim(t, sim.Config{Profile: prof, Speedup: speedup, Dataset: d, Fidelity: 1, Seed: 3})
+	run := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: srv.URL, Out: run, Profile: "qwen3.6-35b-a3b",
+	if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: d, Endpoint: url, Out: run, Profile: "qwen3.6-35b-a3b",
 		Concurrency: c, NoDelays: true, StreamUsage: true}); err != nil {
 		t.Fatal(err)
 	}

@@ -132,8 +132,9 @@ func contains(ss []string, s string) bool {
 	return false
 }
 
-// appendObject appends fields as a compact JSON object.
-func appendObject(dst []byte, fs []field) []byte {
+// appendObject appends fields as a JSON object, each value as value appends it
+// (datasets.AppendCompact; appendParamValue for generation parameters).
+func appendObject(dst []byte, fs []field, value func(dst, raw []byte) []byte) []byte {
 	dst = append(dst, '{')
 	for i, f := range fs {
 		if i > 0 {
@@ -141,21 +142,7 @@ func appendObject(dst []byte, fs []field) []byte {
 		}
 		dst = datasets.AppendString(dst, f.key)
 		dst = append(dst, ':')
-		dst = datasets.AppendCompact(dst, f.val)
-	}
-	return append(dst, '}')
-}
-
-// appendParamObject is appendObject for generation parameters (appendParamValue).
-func appendParamObject(dst []byte, fs []field) []byte {
-	dst = append(dst, '{')
-	for i, f := range fs {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = datasets.AppendString(dst, f.key)
-		dst = append(dst, ':')
-		dst = appendParamValue(dst, f.val)
+		dst = value(dst, f.val)
 	}
 	return append(dst, '}')
 }
@@ -289,7 +276,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			}
 		}
 		if len(fs) > 0 {
-			inherited = string(appendParamObject(nil, fs))
+			inherited = string(appendObject(nil, fs, appendParamValue))
 		}
 	}
 	// Unsalted system message, for HistoryBytes.
@@ -367,7 +354,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 		if expand {
 			rowExtra := ""
 			if len(extra) > 0 {
-				buf = appendObject(buf[:0], extra)
+				buf = appendObject(buf[:0], extra, datasets.AppendCompact)
 				rowExtra = string(buf)
 			}
 			for i, res := range r.results {
@@ -395,7 +382,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 					ex = mergeExtra(ex, field{"row_role", datasets.AppendString(nil, r.role)})
 				}
 				if len(resExtra) > 0 {
-					ex = mergeExtra(ex, field{"tool_result_extra", appendObject(nil, resExtra)})
+					ex = mergeExtra(ex, field{"tool_result_extra", appendObject(nil, resExtra, datasets.AppendCompact)})
 				}
 				m.Extra = string(ex)
 			}
@@ -427,7 +414,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 				m.IntentCodesJSON = string(datasets.AppendCompact(nil, r.intentCodes))
 			}
 			if len(extra) > 0 {
-				m.Extra = string(appendObject(nil, extra))
+				m.Extra = string(appendObject(nil, extra, datasets.AppendCompact))
 			}
 		}
 		for i := start; i < int32(len(b.msgs)); i++ {

@@ -57,13 +57,7 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 		}
 		for i := range items {
 			it := &items[i]
-			if it.err != nil {
-				in.rows++
-				problem(it.line, "", 0, it.err.Error())
-				continue
-			}
-			if it.meta != nil {
-				input.Metadata = append(input.Metadata, datasets.AppendCompact(nil, it.meta))
+			if !in.dataItem(it, input, problem) {
 				continue
 			}
 			r := it.row
@@ -158,6 +152,21 @@ func (in *ingester) consumeFlat(ctx context.Context, path string, input *schemas
 	return nil
 }
 
+// dataItem tells whether it is a row to consume: a line that could not be parsed
+// is counted as a row and reported, a metadata line kept in input.
+func (in *ingester) dataItem(it *item, input *schemas.DatasetInput, problem problemFunc) bool {
+	switch {
+	case it.err != nil:
+		in.rows++
+		problem(it.line, "", 0, it.err.Error())
+		return false
+	case it.meta != nil:
+		input.Metadata = append(input.Metadata, datasets.AppendCompact(nil, it.meta))
+		return false
+	}
+	return true
+}
+
 // consumeSnapshots keeps the latest snapshot of each conversation (highest
 // conversation_idx; the first seen on a tie), then converts them in order of id, as
 // the reference's converter writes them.
@@ -172,13 +181,7 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 		}
 		for i := range items {
 			it := &items[i]
-			if it.err != nil {
-				in.rows++
-				problem(it.line, "", 0, it.err.Error())
-				continue
-			}
-			if it.meta != nil {
-				input.Metadata = append(input.Metadata, datasets.AppendCompact(nil, it.meta))
+			if !in.dataItem(it, input, problem) {
 				continue
 			}
 			in.rows++

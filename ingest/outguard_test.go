@@ -16,8 +16,7 @@ import (
 // way an output can be, contain or sit inside an input is refused before anything is
 // written, with or without --overwrite, and the input is byte for byte intact.
 func TestOutputNeverOverlapsInput(t *testing.T) {
-	good := `{"conversation_id":"c1","turn":1,"role":"user","content":"hi","system":"s"}` + "\n" +
-		`{"conversation_id":"c1","turn":2,"role":"assistant","content":"hello"}` + "\n"
+	good := oneRow + `{"conversation_id":"c1","turn":2,"role":"assistant","content":"hello"}` + "\n"
 	for _, tc := range []struct {
 		name string
 		out  func(root string) string
@@ -59,19 +58,29 @@ func TestOutputNeverOverlapsInput(t *testing.T) {
 	}
 }
 
-// TestOverwriteOnlyADataset: --overwrite replaces a dataset, and nothing else that
-// happens to be at --out.
-func TestOverwriteOnlyADataset(t *testing.T) {
-	root := t.TempDir()
-	in := filepath.Join(root, "good.jsonl")
-	good := `{"conversation_id":"c1","turn":1,"role":"user","content":"hi","system":"s"}` + "\n"
-	if err := os.WriteFile(in, []byte(good), 0o644); err != nil {
+// oneRow is a trace of one user row.
+const oneRow = `{"conversation_id":"c1","turn":1,"role":"user","content":"hi","system":"s"}` + "\n"
+
+// oneRowDataset writes oneRow to ROOT/good.jsonl in a new temporary folder ROOT
+// and ingests it to ROOT/ds.
+func oneRowDataset(t *testing.T) (root, in, ds string) {
+	t.Helper()
+	root = t.TempDir()
+	in = filepath.Join(root, "good.jsonl")
+	if err := os.WriteFile(in, []byte(oneRow), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	ds := filepath.Join(root, "ds")
+	ds = filepath.Join(root, "ds")
 	if _, err := Run(context.Background(), Options{Out: ds, Inputs: []string{in}}); err != nil {
 		t.Fatal(err)
 	}
+	return root, in, ds
+}
+
+// TestOverwriteOnlyADataset: --overwrite replaces a dataset, and nothing else that
+// happens to be at --out.
+func TestOverwriteOnlyADataset(t *testing.T) {
+	root, in, ds := oneRowDataset(t)
 	if k := outguard.DirKind(ds); k != outguard.Dataset.Name {
 		t.Fatalf("dataset folder kind %q", k)
 	}
@@ -108,16 +117,7 @@ func TestOverwriteOnlyADataset(t *testing.T) {
 // TestExportOutput: export never writes into its dataset, replaces an earlier export
 // only with Overwrite, and never replaces a trace file agentrace did not write.
 func TestExportOutput(t *testing.T) {
-	root := t.TempDir()
-	in := filepath.Join(root, "good.jsonl")
-	good := `{"conversation_id":"c1","turn":1,"role":"user","content":"hi","system":"s"}` + "\n"
-	if err := os.WriteFile(in, []byte(good), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ds := filepath.Join(root, "ds")
-	if _, err := Run(context.Background(), Options{Out: ds, Inputs: []string{in}}); err != nil {
-		t.Fatal(err)
-	}
+	root, in, ds := oneRowDataset(t)
 	for _, out := range []string{ds, filepath.Join(ds, "back.jsonl"), filepath.Join(ds, "manifest.json")} {
 		if err := Export(context.Background(), ExportOptions{Dataset: ds, Out: out, Overwrite: true}); !errors.Is(err, outguard.ErrOverlap) {
 			t.Errorf("export to %s: %v, want ErrOverlap", out, err)
@@ -127,7 +127,7 @@ func TestExportOutput(t *testing.T) {
 	if err := Export(context.Background(), ExportOptions{Dataset: ds, Out: in, Overwrite: true}); !errors.Is(err, outguard.ErrNotOurs) {
 		t.Errorf("export over the user's trace: %v, want ErrNotOurs", err)
 	}
-	if b, _ := os.ReadFile(in); string(b) != good {
+	if b, _ := os.ReadFile(in); string(b) != oneRow {
 		t.Fatalf("the user's trace changed: %q", b)
 	}
 	back := filepath.Join(root, "back.jsonl")

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/agentrace/agentrace/internal/english"
 )
 
 // Phases of an ingest, in order. Reading, validating, building, tokenizing and
@@ -141,18 +143,10 @@ func mb(n int64) string { return fmt.Sprintf("%.1f MB", float64(n)/1e6) }
 
 // count writes n with thousands separators.
 func count(n int64) string {
-	s := fmt.Sprint(n)
 	if n < 0 {
-		return s
+		return fmt.Sprint(n)
 	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
+	return english.Thousands(float64(n), 0)
 }
 
 // clock writes d as 1m05s or 12s.

@@ -49,20 +49,8 @@ func Prompt(ctx context.Context, w io.Writer, o PromptOptions) error {
 		Stream: !o.NoStream, IncludeUsage: o.StreamUsage && !o.NoStream, MaxTokens: o.MaxTokens,
 		ClearGeneratedCache: o.ClearGeneratedCache,
 	}
-	if o.Profile != "" {
-		p, err := datasets.LookupProfile(o.Profile)
-		if err != nil {
-			return err
-		}
-		bo.Profile = &p
-	}
-	if !o.Sampling.IsZero() {
-		var p datasets.Profile
-		if bo.Profile != nil {
-			p = *bo.Profile
-		}
-		p = p.Overlay(o.Sampling)
-		bo.Profile = &p
+	if bo.Profile, err = datasets.RunProfile(o.Profile, o.Sampling); err != nil {
+		return err
 	}
 	if bo.Salt {
 		c, _ := d.Conversation(o.Conversation)

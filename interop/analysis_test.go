@@ -16,29 +16,13 @@ import (
 	"github.com/agentrace/agentrace/report"
 )
 
-// docQueries returns docs/analysis.md's queries by name: every ```sql block whose
-// first line is "-- NAME: ...".
-func docQueries(t *testing.T) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "analysis.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile("(?s)```sql\n-- ([a-z-]+):[^\n]*\n(.*?)```")
-	out := map[string]string{}
-	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
-		out[m[1]] = m[2]
-	}
-	return out
-}
-
 // TestAnalysisQueries builds a report over a fresh sweep and runs every query of
 // docs/analysis.md with DuckDB, after the report's agentrace.sql: each column named
 // like a points.json field (per point, and per point and domain) must equal it
 // exactly, and the rules' lower percentile must differ from quantile_disc where
 // the doc says it can.
 func TestAnalysisQueries(t *testing.T) {
-	queries := docQueries(t)
+	queries := docQueries(t, "analysis.md")
 	want := []string{"window-counts", "throughput", "latency", "domains", "client-and-cache", "token-means", "errors", "points", "accuracy-join"}
 	for _, name := range want {
 		if queries[name] == "" {
@@ -188,7 +172,7 @@ func TestAnalysisWithoutDuckDBShell(t *testing.T) {
 	if err := os.Symlink(filepath.Join(js, "node_modules"), filepath.Join(jsDir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(repDir, "query.sql"), []byte(docQueries(t)["window-counts"]), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(repDir, "query.sql"), []byte(docQueries(t, "analysis.md")["window-counts"]), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command("bash", "-c", strings.Replace(line[1], "node", node, 1))

@@ -24,11 +24,11 @@ import (
 	"github.com/agentrace/agentrace/score"
 )
 
-// readmeQueries returns the example queries of docs/queries.md by name: every
-// ```sql block whose first line is "-- NAME: ...".
-func readmeQueries(t *testing.T) map[string]string {
+// docQueries returns the queries of docs/NAME by name: every ```sql block whose
+// first line is "-- NAME: ...".
+func docQueries(t *testing.T, name string) map[string]string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "queries.md"))
+	data, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func num(t *testing.T, row map[string]any, col string) float64 {
 // and the rescore table with DuckDB and runs docs/queries.md's example queries on them,
 // checking each answer against what agentrace computed.
 func TestDuckDBReadsEverything(t *testing.T) {
-	queries := readmeQueries(t)
+	queries := docQueries(t, "queries.md")
 	for _, name := range []string{"largest-requests", "turn-messages", "isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore"} {
 		if queries[name] == "" {
 			t.Fatalf("docs/queries.md has no ```sql block named %q", name)

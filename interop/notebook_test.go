@@ -40,17 +40,24 @@ type polarsColumn struct {
 func polars(t *testing.T, dir string, files []string) map[string]polarsTable {
 	t.Helper()
 	js, node := testenv.JSModule(t, "nodejs-polars")
-	cmd := exec.Command(node, append([]string{filepath.Join(js, "polars-read.mjs")}, files...)...)
+	return readTables(t, dir, node, filepath.Join(js, "polars-read.mjs"), files)
+}
+
+// readTables runs the reader script with the files (relative to dir) and decodes
+// what it says of them.
+func readTables(t *testing.T, dir, interpreter, script string, files []string) map[string]polarsTable {
+	t.Helper()
+	cmd := exec.Command(interpreter, append([]string{script}, files...)...)
 	cmd.Dir = dir
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("polars-read.mjs: %v\n%s", err, stderr.String())
+		t.Fatalf("%s: %v\n%s", filepath.Base(script), err, stderr.String())
 	}
 	var res map[string]polarsTable
 	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("polars-read.mjs output: %v\n%s", err, out)
+		t.Fatalf("%s output: %v\n%s", filepath.Base(script), err, out)
 	}
 	return res
 }
@@ -72,19 +79,7 @@ func pandas(t *testing.T, dir string, files []string) map[string]polarsTable {
 	if err != nil {
 		t.Skipf("skipping: python3 with pandas and pyarrow is missing (%v): Debian has python3-pyarrow in testing and unstable only; `apt-get install python3-pandas python3-pyarrow` there", err)
 	}
-	cmd := exec.Command(py, append([]string{filepath.Join(testenv.RepoRoot(t), "testdata", "python", "pyarrow_read.py")}, files...)...)
-	cmd.Dir = dir
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("pyarrow_read.py: %v\n%s", err, stderr.String())
-	}
-	var res map[string]polarsTable
-	if err := json.Unmarshal(out, &res); err != nil {
-		t.Fatalf("pyarrow_read.py output: %v\n%s", err, out)
-	}
-	return res
+	return readTables(t, dir, py, filepath.Join(testenv.RepoRoot(t), "testdata", "python", "pyarrow_read.py"), files)
 }
 
 // readerKind names a column kind as polars-read.mjs ("DataType(List(DataType(Int64)))")

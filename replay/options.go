@@ -263,21 +263,11 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		s.chatURLs, s.modelsURLs = append(s.chatURLs, chat), append(s.modelsURLs, models)
 		s.dialAddrs = append(s.dialAddrs, dialAddr(chat))
 	}
-	if o.Profile != "" {
-		p, err := datasets.LookupProfile(o.Profile)
-		if err != nil {
-			return nil, err
-		}
-		s.profile = &p
+	profile, err := datasets.RunProfile(o.Profile, o.Sampling)
+	if err != nil {
+		return nil, err
 	}
-	if !o.Sampling.IsZero() {
-		var p datasets.Profile
-		if s.profile != nil {
-			p = *s.profile
-		}
-		p = p.Overlay(o.Sampling)
-		s.profile = &p
-	}
+	s.profile = profile
 	if o.Timeout < 0 || o.IdleConnTimeout < 0 || o.WarmupConnections < 0 {
 		return nil, fmt.Errorf("timeout %v, idle connection timeout %v, warm-up connections %d: must not be negative", o.Timeout, o.IdleConnTimeout, o.WarmupConnections)
 	}

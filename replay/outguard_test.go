@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -170,34 +171,12 @@ func TestSweepOverwriteKeepsTheEarlierSweep(t *testing.T) {
 	if err := Sweep(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: sweep}, []int{1, 2}); err != nil {
 		t.Fatal(err)
 	}
-	before := map[string]string{}
-	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
-		if err == nil && e.Type().IsRegular() {
-			b, _ := os.ReadFile(p)
-			before[p] = string(b)
-		}
-		return err
-	})
+	before := testenv.Snapshot(t, root)
 	g := newFake(t)
 	o := Options{Data: d, Endpoint: g.srv.URL, Out: sweep, Overwrite: true,
 		Progress: &progressHook{want: "sweep point 2/", hook: g.srv.Close}}
 	if err := Sweep(context.Background(), o, []int{1, 2}); err == nil {
 		t.Fatal("a sweep whose second point could not start succeeded")
 	}
-	after := map[string]string{}
-	filepath.WalkDir(root, func(p string, e os.DirEntry, err error) error {
-		if err == nil && e.Type().IsRegular() {
-			b, _ := os.ReadFile(p)
-			after[p] = string(b)
-		}
-		return err
-	})
-	if len(after) != len(before) {
-		t.Errorf("%d files after, %d before", len(after), len(before))
-	}
-	for p, s := range before {
-		if after[p] != s {
-			t.Errorf("%s changed or vanished", p)
-		}
-	}
+	testenv.SameFiles(t, root, before)
 }

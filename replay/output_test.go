@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -50,21 +51,6 @@ func heapPeak() (stop func() uint64) {
 		wg.Wait()
 		return peak.Load()
 	}
-}
-
-// vmHWM is the process's peak resident set (VmHWM), 0 where /proc is missing.
-func vmHWM() int64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // streamBytes streams about n bytes of content as SSE frames of 64 KiB each
@@ -154,7 +140,7 @@ func TestHugeAnswer(t *testing.T) {
 	// writer; the server streams from one prebuilt frame.
 	const bound = 64 << 20
 	t.Logf("%d MiB answer in %v: heap grew by at most %.1f MiB (bound %d MiB); process peak RSS %.0f MiB",
-		size>>20, took.Round(time.Millisecond), float64(grew)/(1<<20), bound>>20, float64(vmHWM())/(1<<20))
+		size>>20, took.Round(time.Millisecond), float64(grew)/(1<<20), bound>>20, float64(testenv.PeakRSS("/proc/self/status"))/(1<<20))
 	if grew > bound {
 		t.Fatalf("heap grew by %d MiB for a %d MiB answer with a 1 MiB cap", grew>>20, size>>20)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
 // fakeRun simulates a closed-loop run at concurrency c against a server whose
@@ -165,18 +165,7 @@ func writeRun(t testing.TB, dir string, m schemas.RunManifest, recs []schemas.Tu
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := runlog.Create(filepath.Join(dir, schemas.TurnLogFile), memory.NewGoAllocator())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := f.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scoretest.WriteLog(t, filepath.Join(dir, schemas.TurnLogFile), recs, 0)
 	if err := runlog.WriteManifest(dir, m); err != nil {
 		t.Fatal(err)
 	}

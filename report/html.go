@@ -9,9 +9,9 @@ import (
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -193,15 +193,15 @@ func templateFuncs() template.FuncMap {
 		"statAvg": statAvg,
 		"k1":      func(n Num) string { return thousandsNum(n, 1) },
 		"k2":      func(n Num) string { return thousandsNum(n, 2) },
-		"int":     func(n int) string { return thousands(float64(n), 0) },
+		"int":     func(n int) string { return english.Thousands(float64(n), 0) },
 		"level": func(v float64) string {
 			if v <= 0 {
 				return "(none)"
 			}
 			if v == math.Trunc(v) {
-				return thousands(v, 0)
+				return english.Thousands(v, 0)
 			}
-			return thousands(v, 1)
+			return english.Thousands(v, 1)
 		},
 		"speedup": func(s *System) float64 {
 			if sp := simSpeedup([]*System{s}); sp > 1 || (sp > 0 && sp < 1) {
@@ -429,27 +429,5 @@ func thousandsNum(n Num, prec int) string {
 	if !n.Valid() {
 		return "–"
 	}
-	return thousands(float64(n), prec)
-}
-
-// thousands formats x with prec decimals (-1: as few as needed) and commas between
-// thousands of the integer part: 218374.7 -> "218,374.7".
-func thousands(x float64, prec int) string {
-	s := strconv.FormatFloat(math.Abs(x), 'f', prec, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	if x < 0 && strings.Trim(s, "0.") != "" {
-		b.WriteByte('-')
-	}
-	for i, r := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if frac != "" {
-		b.WriteByte('.')
-		b.WriteString(frac)
-	}
-	return b.String()
+	return english.Thousands(float64(n), prec)
 }

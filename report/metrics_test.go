@@ -287,21 +287,6 @@ func TestNiceTicks(t *testing.T) {
 	}
 }
 
-func TestThousands(t *testing.T) {
-	for _, tt := range []struct {
-		x    float64
-		prec int
-		want string
-	}{
-		{218374.74, 1, "218,374.7"}, {999.96, 1, "1,000.0"}, {12, 0, "12"}, {1234567, 0, "1,234,567"},
-		{-1234.5, 1, "-1,234.5"}, {0.04, 1, "0.0"}, {-0.04, 1, "0.0"}, {100000, -1, "100,000"}, {2000.5, -1, "2,000.5"},
-	} {
-		if got := thousands(tt.x, tt.prec); got != tt.want {
-			t.Errorf("thousands(%v, %d) = %q, want %q", tt.x, tt.prec, got, tt.want)
-		}
-	}
-}
-
 // TestITLAndNonStreamedTurns: ITL is measured over chunk_times alone (the chunks
 // the reference publishes a receive event for), never over tool_call_chunk_times;
 // a turn not streamed (first_token_ns 0, as replay logs it) gives no TTFT sample,

@@ -259,10 +259,9 @@ func betacf(a, b, x float64) float64 {
 	}
 	d = 1 / d
 	h := d
-	for m := 1; m < 400; m++ {
-		fm := float64(m)
-		m2 := 2 * fm
-		aa := fm * (b - fm) * x / ((qam + m2) * (a + m2))
+	// step takes the fraction's next coefficient aa (Lentz's method) and returns
+	// the factor it multiplied h by.
+	step := func(aa float64) float64 {
 		d = 1 + aa*d
 		if math.Abs(d) < fpmin {
 			d = fpmin
@@ -273,19 +272,13 @@ func betacf(a, b, x float64) float64 {
 		}
 		d = 1 / d
 		h *= d * c
-		aa = -(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))
-		d = 1 + aa*d
-		if math.Abs(d) < fpmin {
-			d = fpmin
-		}
-		c = 1 + aa/c
-		if math.Abs(c) < fpmin {
-			c = fpmin
-		}
-		d = 1 / d
-		de := d * c
-		h *= de
-		if math.Abs(de-1) < eps {
+		return d * c
+	}
+	for m := 1; m < 400; m++ {
+		fm := float64(m)
+		m2 := 2 * fm
+		step(fm * (b - fm) * x / ((qam + m2) * (a + m2)))
+		if de := step(-(a + fm) * (qab + fm) * x / ((a + m2) * (qap + m2))); math.Abs(de-1) < eps {
 			break
 		}
 	}

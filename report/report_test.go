@@ -18,8 +18,8 @@ import (
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/agentrace/agentrace/tokens"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"gonum.org/v1/plot/cmpimg"
 )
 
@@ -474,24 +474,8 @@ func TestTruncatedLog(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, schemas.TurnLogFile)
-	f, err := runlog.Create(path, memory.NewGoAllocator())
-	if err != nil {
-		t.Fatal(err)
-	}
 	half := len(recs) / 2
-	for i := range recs {
-		if err := f.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-		if i == half-1 {
-			if err := f.Flush(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scoretest.WriteLog(t, path, recs, half)
 	if err := runlog.WriteManifest(dir, m); err != nil {
 		t.Fatal(err)
 	}

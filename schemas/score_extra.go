@@ -47,6 +47,15 @@ func (t TurnScore) MarshalJSON() ([]byte, error) {
 		InWindow   bool   `json:"in_window"`
 		OSL        int32  `json:"osl"`
 	}
+	// head is the fields both shapes open with.
+	type head struct {
+		ConversationID string `json:"conversation_id"`
+		Repeat         int32  `json:"repeat"`
+		Turn           int32  `json:"turn"`
+		Domain         string `json:"domain"`
+		Missing        bool   `json:"missing,omitempty"`
+	}
+	id := head{t.ConversationID, t.Repeat, t.Turn, t.Domain, t.Missing}
 	extra := common{t.SessionID, t.ClientTurn, t.InWindow, t.OSL}
 	if t.Domain == DomainWorkflow {
 		gt := t.GTIntents
@@ -54,16 +63,12 @@ func (t TurnScore) MarshalJSON() ([]byte, error) {
 			gt = []string{}
 		}
 		return marshalNoHTML(struct {
-			ConversationID string   `json:"conversation_id"`
-			Repeat         int32    `json:"repeat"`
-			Turn           int32    `json:"turn"`
-			Domain         string   `json:"domain"`
-			Missing        bool     `json:"missing,omitempty"`
-			GTIntents      []string `json:"gt_intents"`
-			ModelIntent    *string  `json:"model_intent"`
-			Score          float64  `json:"score"`
+			head
+			GTIntents   []string `json:"gt_intents"`
+			ModelIntent *string  `json:"model_intent"`
+			Score       float64  `json:"score"`
 			common
-		}{t.ConversationID, t.Repeat, t.Turn, t.Domain, t.Missing, gt, t.ModelIntent, t.Score, extra})
+		}{id, gt, t.ModelIntent, t.Score, extra})
 	}
 	gt, got := t.GTActions, t.ModelActions
 	if gt == nil {
@@ -73,16 +78,12 @@ func (t TurnScore) MarshalJSON() ([]byte, error) {
 		got = []string{}
 	}
 	return marshalNoHTML(struct {
-		ConversationID string   `json:"conversation_id"`
-		Repeat         int32    `json:"repeat"`
-		Turn           int32    `json:"turn"`
-		Domain         string   `json:"domain"`
-		Missing        bool     `json:"missing,omitempty"`
-		GTActions      []string `json:"gt_actions"`
-		ModelActions   []string `json:"model_actions"`
-		Score          float64  `json:"score"`
+		head
+		GTActions    []string `json:"gt_actions"`
+		ModelActions []string `json:"model_actions"`
+		Score        float64  `json:"score"`
 		common
-	}{t.ConversationID, t.Repeat, t.Turn, t.Domain, t.Missing, gt, got, t.Score, extra})
+	}{id, gt, got, t.Score, extra})
 }
 
 // MarshalJSON writes a gate that was not evaluated with "value": null and

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/scoretest"
@@ -27,14 +26,8 @@ func tiledDatasetT(b testing.TB, times int) (string, *datasets.Dataset) {
 		b.Fatal(err)
 	}
 	ds := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), ds, tiled); err != nil {
-		b.Fatal(err)
-	}
+	d := scoretest.Ingest(b, ds, tiled)
 	os.Remove(tiled)
-	d, err := datasets.Open(ds)
-	if err != nil {
-		b.Fatal(err)
-	}
 	return ds, d
 }
 

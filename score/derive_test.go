@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/runlog"
@@ -55,13 +54,7 @@ func newDeriveFixture(t *testing.T, edit func(string) string) *deriveFixture {
 		t.Fatal(err)
 	}
 	ds := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), ds, src); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(ds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := scoretest.Ingest(t, ds, src)
 	return &deriveFixture{ds: ds, d: d, dir: dir}
 }
 

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/score"
@@ -55,13 +53,7 @@ func buildFixtures(t *testing.T, root string) {
 	}
 	src := filepath.Join(repo, "testdata", "reference-run", "dataset.jsonl")
 	ds := filepath.Join(t.TempDir(), "ds")
-	if err := ingest.Files(context.Background(), ds, src); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(ds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := scoretest.Ingest(t, ds, src)
 	truth, err := score.LoadTruth(context.Background(), ds)
 	if err != nil {
 		t.Fatal(err)

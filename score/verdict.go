@@ -98,6 +98,20 @@ func judgeOSL(rs rulesets.Ruleset, s *schemas.Scores) schemas.Gate {
 	return g
 }
 
+// judgeFigure judges g on the published figure v; without one g is not
+// evaluated, for problem (a warning that says missing when there is none).
+func judgeFigure(g *schemas.Gate, v *float64, pass func(float64) bool, problem *schemas.Problem, missing string) {
+	if v != nil {
+		g.Value = *v
+		decide(g, pass(*v))
+		return
+	}
+	if problem == nil {
+		problem = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: missing}
+	}
+	notEvaluated(g, problem.Severity, problem.Reason)
+}
+
 // judgePublished judges a submission point's inline accuracy and OSL gates on
 // its published figures, re-derived values beside them.
 func judgePublished(rs rulesets.Ruleset, s *schemas.Scores) []schemas.Gate {
@@ -106,16 +120,7 @@ func judgePublished(rs rulesets.Ruleset, s *schemas.Scores) []schemas.Gate {
 	if s.AccuracySource == AccuracyFromEvents && s.Turns.Scored > 0 {
 		acc.Rederived = f64(s.Score)
 	}
-	if pf.Inline != nil {
-		acc.Value = *pf.Inline
-		decide(&acc, rs.AccuracyPass(*pf.Inline))
-	} else {
-		p := pf.InlineProblem
-		if p == nil {
-			p = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: "no inline accuracy result"}
-		}
-		notEvaluated(&acc, p.Severity, p.Reason)
-	}
+	judgeFigure(&acc, pf.Inline, rs.AccuracyPass, pf.InlineProblem, "no inline accuracy result")
 	if acc.Rederived != nil {
 		acc.Note = fmt.Sprintf("the gate judges the published value, as the submission checker does; re-derived from the events: %.4f", *acc.Rederived)
 	}
@@ -124,16 +129,7 @@ func judgePublished(rs rulesets.Ruleset, s *schemas.Scores) []schemas.Gate {
 	if s.OSL != nil && s.OSL.Turns > 0 && s.OSL.Source != OSLSourceSummary {
 		osl.Rederived = f64(s.OSL.Mean)
 	}
-	if pf.OSL != nil {
-		osl.Value = *pf.OSL
-		decide(&osl, rs.OSLPass(*pf.OSL))
-	} else {
-		p := pf.OSLProblem
-		if p == nil {
-			p = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: "no published full-run OSL"}
-		}
-		notEvaluated(&osl, p.Severity, p.Reason)
-	}
+	judgeFigure(&osl, pf.OSL, rs.OSLPass, pf.OSLProblem, "no published full-run OSL")
 	switch {
 	case osl.Rederived != nil:
 		osl.Note = fmt.Sprintf("the gate judges the published output_sequence_lengths_full_run, as the submission checker does; re-derived (%s): %.2f", s.OSL.Source, *osl.Rederived)

@@ -584,17 +584,5 @@ func num(x float64) string {
 	if math.IsNaN(x) || math.IsInf(x, 0) {
 		return "-"
 	}
-	s := fmt.Sprintf("%.1f", math.Abs(x))
-	intPart, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	if x < 0 {
-		b.WriteByte('-')
-	}
-	for i, r := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	return b.String() + "." + frac
+	return english.Thousands(x, 1)
 }

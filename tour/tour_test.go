@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -39,6 +40,37 @@ func (w *signalWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.String()
+}
+
+// interruptInSweep runs a real-time tour into out and cancels it (as Ctrl-C does)
+// settle after its sweep starts; Run must return within 45 s of that.
+func interruptInSweep(t *testing.T, out string, settle time.Duration) (*Result, error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &signalWriter{want: "sweep point 1/", hit: make(chan struct{})}
+	done := make(chan struct{})
+	var res *Result
+	var err error
+	go func() {
+		defer close(done)
+		res, err = Run(ctx, Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{1, 2, 4}, Speedup: 1, Progress: w})
+	}()
+	select {
+	case <-w.hit:
+	case <-done:
+		t.Fatalf("the tour ended before its sweep: %v\n%s", err, w)
+	case <-time.After(90 * time.Second):
+		t.Fatal("the sweep did not start within 90 s")
+	}
+	time.Sleep(settle)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(45 * time.Second):
+		t.Fatal("Run did not return within 45 s of the interrupt")
+	}
+	return res, err
 }
 
 func serverGone(t *testing.T, endpoint string) {
@@ -131,31 +163,7 @@ func TestRunRefusesForeignFolder(t *testing.T) {
 // TestInterrupt cancels the tour during its sweep (as Ctrl-C does): Run returns
 // promptly with the cancellation, and the server is shut down.
 func TestInterrupt(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w := &signalWriter{want: "sweep point 1/", hit: make(chan struct{})}
-	done := make(chan struct{})
-	var res *Result
-	var err error
-	go func() {
-		defer close(done)
-		res, err = Run(ctx, Options{Out: filepath.Join(t.TempDir(), "demo"), CodingScale: 0.01, WorkflowScale: 0.01,
-			Concurrencies: []int{1, 2, 4}, Speedup: 1, Progress: w})
-	}()
-	select {
-	case <-w.hit:
-	case <-done:
-		t.Fatalf("Run ended before the sweep: %v\n%s", err, w)
-	case <-time.After(60 * time.Second):
-		t.Fatal("the sweep did not start within a minute")
-	}
-	time.Sleep(200 * time.Millisecond)
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(45 * time.Second):
-		t.Fatal("Run did not return within 45 s of the interrupt")
-	}
+	res, err := interruptInSweep(t, filepath.Join(t.TempDir(), "demo"), 200*time.Millisecond)
 	if !errors.Is(err, context.Canceled) && (err == nil || !strings.Contains(err.Error(), "interrupt")) {
 		t.Errorf("err = %v, want the interruption", err)
 	}
@@ -163,24 +171,6 @@ func TestInterrupt(t *testing.T) {
 		t.Fatalf("no endpoint in the result %+v", res)
 	}
 	serverGone(t, res.Endpoint)
-}
-
-// files is the content of every regular file under root, by path.
-func files(t *testing.T, root string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		out[p] = string(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
 }
 
 // TestRunOwnsOnlyWhatItWrote: a second tour into a folder where the user wrote
@@ -216,13 +206,11 @@ func TestRunOwnsOnlyWhatItWrote(t *testing.T) {
 	if err := os.WriteFile(inside, []byte("mine"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	before := files(t, root)
+	before := testenv.Snapshot(t, root)
 	if _, err := Run(context.Background(), opts); !errors.Is(err, outguard.ErrNotOurs) || !strings.Contains(err.Error(), "my-notes.md") {
 		t.Fatalf("a tour over report/ holding the user's my-notes.md: %v", err)
 	}
-	if after := files(t, root); len(after) != len(before) {
-		t.Errorf("a refused tour changed the folder: %d files, were %d", len(after), len(before))
-	}
+	testenv.SameFiles(t, root, before)
 }
 
 // TestInterruptKeepsTheEarlierTour: a second tour interrupted during its sweep
@@ -234,43 +222,11 @@ func TestInterruptKeepsTheEarlierTour(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{2}, Speedup: 400}); err != nil {
 		t.Fatal(err)
 	}
-	before := files(t, root)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	w := &signalWriter{want: "sweep point 1/", hit: make(chan struct{})}
-	done := make(chan error, 1)
-	go func() {
-		_, err := Run(ctx, Options{Out: out, CodingScale: 0.01, WorkflowScale: 0.01, Concurrencies: []int{1, 2, 4}, Speedup: 1, Progress: w})
-		done <- err
-	}()
-	select {
-	case <-w.hit:
-	case err := <-done:
-		t.Fatalf("the second tour ended before its sweep: %v\n%s", err, w)
-	case <-time.After(90 * time.Second):
-		t.Fatal("the sweep did not start within 90 s")
+	before := testenv.Snapshot(t, root)
+	if _, err := interruptInSweep(t, out, 500*time.Millisecond); err == nil {
+		t.Fatal("an interrupted tour returned no error")
 	}
-	time.Sleep(500 * time.Millisecond)
-	cancel()
-	select {
-	case err := <-done:
-		if err == nil {
-			t.Fatal("an interrupted tour returned no error")
-		}
-	case <-time.After(45 * time.Second):
-		t.Fatal("Run did not return within 45 s of the interrupt")
-	}
-	after := files(t, root)
-	for p, s := range before {
-		if after[p] != s {
-			t.Errorf("%s changed or vanished", p)
-		}
-	}
-	for p := range after {
-		if _, ok := before[p]; !ok {
-			t.Errorf("%s appeared", p)
-		}
-	}
+	testenv.SameFiles(t, root, before)
 }
 
 // TestWriteTableTokenizer: the closing table names the tokenizer that counted

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
 // TestLogDumpOfACutLog: `log dump` of a log cut by kill -9
@@ -20,24 +20,11 @@ import (
 func TestLogDumpOfACutLog(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, schemas.TurnLogFile)
-	f, err := runlog.Create(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var recs []schemas.TurnRecord
 	for i := range 5 {
-		r := schemas.TurnRecord{SessionID: "s", ConversationID: "c", Turn: int32(i + 1), Status: schemas.StatusOK}
-		if err := f.Write(&r); err != nil {
-			t.Fatal(err)
-		}
-		if i == 2 {
-			if err := f.Flush(); err != nil {
-				t.Fatal(err)
-			}
-		}
+		recs = append(recs, schemas.TurnRecord{SessionID: "s", ConversationID: "c", Turn: int32(i + 1), Status: schemas.StatusOK})
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scoretest.WriteLog(t, p, recs, 3)
 	whole, _ := os.ReadFile(p)
 	dump := func(data []byte) (string, string, error) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
 func writeRunDir(t *testing.T, dir string, c int) {
@@ -15,20 +16,12 @@ func writeRunDir(t *testing.T, dir string, c int) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	f, err := runlog.Create(filepath.Join(dir, schemas.TurnLogFile), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	var recs []schemas.TurnRecord
 	for i := range 3 {
-		r := schemas.TurnRecord{SessionID: "s", ConversationID: "s", Repeat: 1, Turn: int32(2*i + 1), Status: schemas.StatusOK,
-			IssuedNs: int64(i+1) * 1000, CompletedNs: int64(i+1)*1000 + 500, InWindow: true}
-		if err := f.Write(&r); err != nil {
-			t.Fatal(err)
-		}
+		recs = append(recs, schemas.TurnRecord{SessionID: "s", ConversationID: "s", Repeat: 1, Turn: int32(2*i + 1), Status: schemas.StatusOK,
+			IssuedNs: int64(i+1) * 1000, CompletedNs: int64(i+1)*1000 + 500, InWindow: true})
 	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scoretest.WriteLog(t, filepath.Join(dir, schemas.TurnLogFile), recs, 0)
 	if err := runlog.WriteManifest(dir, schemas.RunManifest{SchemaVersion: schemas.Version, ToolVersion: schemas.ToolVersion,
 		State: schemas.RunComplete, Counts: map[string]int{schemas.StatusOK: 3}, Config: schemas.RunConfig{Concurrency: c}}); err != nil {
 		t.Fatal(err)

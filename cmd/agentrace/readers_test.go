@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
 // readersFixture replays a small dataset against the simulated server and
@@ -59,23 +60,7 @@ func cutLog(t *testing.T, run string, keep int) []schemas.TurnRecord {
 	if keep >= len(recs) {
 		t.Fatalf("the run has %d rows, fewer than the %d to keep and a batch to cut", len(recs), keep)
 	}
-	w, err := runlog.Create(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range recs {
-		if err := w.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-		if i == keep-1 {
-			if err := w.Flush(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	scoretest.WriteLog(t, p, recs, keep)
 	whole, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)

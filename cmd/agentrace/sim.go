@@ -23,13 +23,19 @@ type simOptions struct {
 	seed                                                    uint64
 }
 
-func simCommand() *cli.Command {
-	var o simOptions
-	def := sim.DefaultOutputLength()
+// profileNames lists the sim's profiles by name, for --profile's help.
+func profileNames() []string {
 	var names []string
 	for _, p := range sim.Profiles() {
 		names = append(names, p.Name)
 	}
+	return names
+}
+
+func simCommand() *cli.Command {
+	var o simOptions
+	def := sim.DefaultOutputLength()
+	names := profileNames()
 	return &cli.Command{
 		Name:      "sim",
 		Usage:     "run the simulated OpenAI-compatible LLM server",

@@ -17,10 +17,7 @@ import (
 )
 
 func simulateCommand() *cli.Command {
-	var names []string
-	for _, p := range sim.Profiles() {
-		names = append(names, p.Name)
-	}
+	names := profileNames()
 	return &cli.Command{
 		Name:  "simulate",
 		Usage: "predict a sweep on modelled hardware in virtual time (no server, no waiting)",

@@ -74,14 +74,14 @@ func swebenchCommand() *cli.Command {
 // swebenchRun completes o with the instances and the generation parameters,
 // runs it and prints the score.
 func swebenchRun(ctx context.Context, c *cli.Command, o swebench.Options, profile string, sampling datasets.Profile, maxTokens int, instances string, n int) error {
-	var p datasets.Profile
-	if profile != "" {
-		var err error
-		if p, err = datasets.LookupProfile(profile); err != nil {
-			return fmt.Errorf("swebench: %w", err)
-		}
+	rp, err := datasets.RunProfile(profile, sampling)
+	if err != nil {
+		return fmt.Errorf("swebench: %w", err)
 	}
-	p = p.Overlay(sampling)
+	var p datasets.Profile
+	if rp != nil {
+		p = *rp
+	}
 	if o.Model == "" {
 		o.Model = p.Model
 	}

@@ -344,25 +344,12 @@ func Response(m *schemas.Message) (schemas.Response, error) {
 	if m.ToolCalls == "" {
 		return r, nil
 	}
-	var calls []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	}
-	if err := json.Unmarshal([]byte(m.ToolCalls), &calls); err != nil {
+	calls, err := datasets.ToolCalls(m.ToolCalls)
+	if err != nil {
 		return r, fmt.Errorf("tool_calls: %w", err)
 	}
-	for i, tc := range calls {
-		args := string(tc.Function.Arguments)
-		var s string
-		if json.Unmarshal(tc.Function.Arguments, &s) == nil {
-			args = s
-		}
-		r.ToolCalls = append(r.ToolCalls, schemas.ToolCall{Index: i, ID: tc.ID, Type: tc.Type,
-			Function: schemas.ToolFunction{Name: tc.Function.Name, Arguments: args}})
+	if len(calls) > 0 {
+		r.ToolCalls = calls
 	}
 	return r, nil
 }

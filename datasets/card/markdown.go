@@ -4,8 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
+
+	"github.com/agentrace/agentrace/internal/english"
 )
 
 // maxMetadataBytes caps each dataset_metadata record shown in CARD.md (card.json
@@ -190,25 +191,11 @@ func orDash(s string) string {
 	return s
 }
 
-// thousands formats v with the given decimals and thousands separators.
+// thousands formats v with the given decimals and thousands separators, "-" when
+// it is not a number.
 func thousands(v float64, decimals int) string {
 	if math.IsNaN(v) || math.IsInf(v, 0) {
 		return "-"
 	}
-	s := strconv.FormatFloat(math.Abs(v), 'f', decimals, 64)
-	ip, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	if v < 0 && strings.Trim(s, "0.") != "" {
-		b.WriteByte('-')
-	}
-	for i, r := range ip {
-		if i > 0 && (len(ip)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if frac != "" {
-		b.WriteString("." + frac)
-	}
-	return b.String()
+	return english.Thousands(v, decimals)
 }

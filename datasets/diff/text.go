@@ -2,12 +2,12 @@ package diff
 
 import (
 	"fmt"
-	"github.com/agentrace/agentrace/internal/english"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentrace/agentrace/internal/english"
 )
 
 // WriteText writes r for a person: one line per added, removed or changed
@@ -77,7 +77,7 @@ func WriteText(w io.Writer, r *Result) error {
 	for _, d := range r.Domains {
 		rows = append(rows, []string{d.Domain, "", "", ""})
 		row := func(label string, a, b float64, decimals int) {
-			rows = append(rows, []string{"  " + label, num(a, decimals), num(b, decimals), signed(b-a, decimals)})
+			rows = append(rows, []string{"  " + label, english.Thousands(a, decimals), english.Thousands(b, decimals), signed(b-a, decimals)})
 		}
 		row("trajectories", float64(d.Trajectories[0]), float64(d.Trajectories[1]), 0)
 		row("client turns", float64(d.ClientTurns[0]), float64(d.ClientTurns[1]), 0)
@@ -129,7 +129,7 @@ func islNote(ok bool) string {
 }
 
 func signed(v float64, decimals int) string {
-	s := num(v, decimals)
+	s := english.Thousands(v, decimals)
 	switch {
 	case strings.Trim(s, "-0.,") == "":
 		return strings.TrimPrefix(s, "-")
@@ -137,26 +137,6 @@ func signed(v float64, decimals int) string {
 		return "+" + s
 	}
 	return s
-}
-
-// num formats v with thousands separators.
-func num(v float64, decimals int) string {
-	s := strconv.FormatFloat(math.Abs(v), 'f', decimals, 64)
-	intPart, frac, _ := strings.Cut(s, ".")
-	var b strings.Builder
-	if v < 0 {
-		b.WriteByte('-')
-	}
-	for i, c := range intPart {
-		if i > 0 && (len(intPart)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if frac != "" {
-		b.WriteString("." + frac)
-	}
-	return b.String()
 }
 
 func bytesStr(n int64) string {

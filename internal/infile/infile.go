@@ -45,30 +45,36 @@ var (
 // links). The error wraps ErrNotRegular for anything else (a folder, a FIFO, a
 // device, a socket).
 func Open(path string) (*os.File, error) {
+	f, _, err := open(path)
+	return f, err
+}
+
+// open is Open that also returns what the opened file's Stat said.
+func open(path string) (*os.File, fs.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|nonblock, 0)
 	if err != nil {
 		// A socket cannot be opened at all: say what it is rather than ENXIO.
 		if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() {
-			return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
+			return nil, nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
 	}
 	// O_NONBLOCK means nothing for a regular file's reads, but clear it anyway so
 	// the descriptor behaves as a plain open's would.
 	if err := clearNonblock(f); err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, st, nil
 }
 
 // Check reports whether path could be opened as an input: it is a regular file
@@ -97,15 +103,11 @@ const readChunk = 16 << 20
 
 // ReadFileContext is ReadFile that stops, with ctx's error, once ctx is done.
 func ReadFileContext(ctx context.Context, path string, limit int64) ([]byte, error) {
-	f, err := Open(path)
+	f, st, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	if st.Size() > limit {
 		return nil, tooLarge(path, st.Size(), limit)
 	}
@@ -173,15 +175,11 @@ func ReadParquet[T any](path string) ([]T, error) {
 // ReadParquetContext is ReadParquet that stops, with ctx's error, once ctx is
 // done (its reads fail).
 func ReadParquetContext[T any](ctx context.Context, path string) ([]T, error) {
-	f, err := Open(path)
+	f, st, err := open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	rows, err := readParquet[T](ctx, ctxReaderAt{ctx, f}, st.Size())
 	if cerr := ctx.Err(); err != nil && cerr != nil {
 		return nil, cerr

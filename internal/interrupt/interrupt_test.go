@@ -16,6 +16,19 @@ func waitClosed(t *testing.T, what string, c <-chan struct{}) {
 	}
 }
 
+// waitExit waits for the exit that what causes, with the code want.
+func waitExit(t *testing.T, what string, exited <-chan int, want int) {
+	t.Helper()
+	select {
+	case code := <-exited:
+		if code != want {
+			t.Fatalf("exit code %d at %s, want %d", code, what, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no exit at %s", what)
+	}
+}
+
 // TestStages sends the process three signals: the first cancels the context,
 // the second closes Force (claimed), the third exits with 128 + the first
 // signal's number.
@@ -47,14 +60,7 @@ func TestStages(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	syscall.Kill(syscall.Getpid(), syscall.SIGINT)
-	select {
-	case code := <-exited:
-		if code != 130 {
-			t.Fatalf("exit code %d, want 130 (the first signal was SIGINT)", code)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no exit at the third signal")
-	}
+	waitExit(t, "the third signal (the first was SIGINT)", exited, 130)
 }
 
 // TestUnclaimedSecondSignalExits: a command that never asked for Force exits
@@ -66,12 +72,5 @@ func TestUnclaimedSecondSignalExits(t *testing.T) {
 	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
 	waitClosed(t, "context", ctx.Done())
 	syscall.Kill(syscall.Getpid(), syscall.SIGTERM)
-	select {
-	case code := <-exited:
-		if code != 143 {
-			t.Fatalf("exit code %d, want 143", code)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no exit at the second signal")
-	}
+	waitExit(t, "the second signal", exited, 143)
 }

@@ -452,13 +452,13 @@ func (s *Scanner) skipArray(i int) (int, error) {
 func skipTrusted(b []byte, i int) int {
 	switch b[i] {
 	case '"':
-		return stringEnd(b, i)
+		return StringEnd(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				j = stringEnd(b, j) - 1
+				j = StringEnd(b, j) - 1
 			case '{', '[':
 				depth++
 			case '}', ']':
@@ -476,9 +476,10 @@ func skipTrusted(b []byte, i int) int {
 	return j
 }
 
-// stringEnd returns the offset just past the string starting at b[i] == '"': its
-// first quote that an even number of backslashes precede.
-func stringEnd(b []byte, i int) int {
+// StringEnd returns the offset just past the string starting at b[i] == '"': its
+// first quote that an even number of backslashes precede (len(b) when none does).
+// It checks nothing else of the string.
+func StringEnd(b []byte, i int) int {
 	j := i + 1
 	for {
 		k := bytes.IndexByte(b[j:], '"')

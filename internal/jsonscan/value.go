@@ -71,7 +71,7 @@ func spanMembers(obj []byte, fn func(key, val []byte)) bool {
 		return true
 	}
 	for i < len(obj) && obj[i] == '"' {
-		ke := stringEnd(obj, i)
+		ke := StringEnd(obj, i)
 		key := obj[i:ke]
 		if i = skipSpace(obj, ke); i >= len(obj) || obj[i] != ':' {
 			return false
@@ -129,7 +129,7 @@ func EachNumber(v []byte, fn func(tok []byte)) {
 	for i := 0; i < len(v); {
 		switch c := v[i]; {
 		case c == '"':
-			i = stringEnd(v, i)
+			i = StringEnd(v, i)
 		case c == '-' || isDigit(c) || c == 'N' || c == 'I':
 			j := i + 1
 			for j < len(v) && v[j] != ',' && v[j] != '}' && v[j] != ']' && v[j] != ' ' && v[j] != '\t' && v[j] != '\n' && v[j] != '\r' {

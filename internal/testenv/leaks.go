@@ -17,14 +17,7 @@ import (
 // SECRET".
 func Leaks(t testing.TB, root string, secrets ...string) (files int, leaks []string) {
 	t.Helper()
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
+	eachFile(t, root, func(path string, b []byte) {
 		files++
 		if strings.HasSuffix(path, ".parquet") {
 			b = append(b, parquetStrings(t, path)...)
@@ -34,12 +27,28 @@ func Leaks(t testing.TB, root string, secrets ...string) (files int, leaks []str
 				leaks = append(leaks, path+" holds "+s)
 			}
 		}
+	})
+	return files, leaks
+}
+
+// eachFile calls fn with the path and the bytes of every regular file under root;
+// an error fails t.
+func eachFile(t testing.TB, root string, fn func(path string, b []byte)) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fn(path, b)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return files, leaks
 }
 
 // parquetStrings returns the values of a Parquet file's byte-array columns, one

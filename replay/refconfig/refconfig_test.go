@@ -121,9 +121,9 @@ func TestParseCoerces(t *testing.T) {
 	}
 }
 
-func TestMarshalRedacts(t *testing.T) {
-	y := "type: online\nmodel_params:\n  name: m\nendpoint_config:\n  endpoints: [\"http://u:pw@h:1/v1?api_key=k1\"]\n  api_key: sk-secret\n" +
-		"datasets:\n  - name: swe\n    type: accuracy\n    accuracy_config:\n      extras:\n        swebench_service_auth_token: tok-secret\n        workers: 3\n"
+// parseMarshal parses the config y and writes it back.
+func parseMarshal(t *testing.T, y string) []byte {
+	t.Helper()
 	c, err := Parse("c", []byte(y), env(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +132,13 @@ func TestMarshalRedacts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return out
+}
+
+func TestMarshalRedacts(t *testing.T) {
+	y := "type: online\nmodel_params:\n  name: m\nendpoint_config:\n  endpoints: [\"http://u:pw@h:1/v1?api_key=k1\"]\n  api_key: sk-secret\n" +
+		"datasets:\n  - name: swe\n    type: accuracy\n    accuracy_config:\n      extras:\n        swebench_service_auth_token: tok-secret\n        workers: 3\n"
+	out := parseMarshal(t, y)
 	s := string(out)
 	for _, secret := range []string{"sk-secret", "tok-secret", "pw", "k1", "u:"} {
 		if strings.Contains(s, secret) {
@@ -149,14 +156,7 @@ func TestMarshalRedacts(t *testing.T) {
 
 func TestMarshalFloats(t *testing.T) {
 	y := "type: online\nmodel_params:\n  name: m\n  temperature: 1\n  top_p: 0.95\ndatasets:\n  - path: x\n    agentic_inference:\n      turn_timeout_s: 600\n    accuracy_config:\n      extras:\n        poll_interval_s: 2.0\nendpoint_config:\n  endpoints: [\"http://h\"]\n"
-	c, err := Parse("c", []byte(y), env(nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := Marshal(c)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := parseMarshal(t, y)
 	for _, want := range []string{"temperature: 1.0\n", "top_p: 0.95\n", "turn_timeout_s: 600.0\n", "poll_interval_s: 2.0\n"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("want %q in\n%s", want, out)

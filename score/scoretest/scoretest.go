@@ -5,14 +5,17 @@ package scoretest
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
@@ -81,6 +84,44 @@ func TileTrace(src, dst string, times int) error {
 		return fmt.Errorf("tile trace: %w", err)
 	}
 	return f.Close()
+}
+
+// Ingest ingests the traces into the new dataset folder out and opens it; any
+// error fails tb.
+func Ingest(tb testing.TB, out string, traces ...string) *datasets.Dataset {
+	tb.Helper()
+	if err := ingest.Files(context.Background(), out, traces...); err != nil {
+		tb.Fatal(err)
+	}
+	d, err := datasets.Open(out)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+// WriteLog writes recs as the turn log at path, flushing a batch after the first
+// flushAfter of them when that is above 0 (so that a log cut after it keeps them);
+// any error fails tb.
+func WriteLog(tb testing.TB, path string, recs []schemas.TurnRecord, flushAfter int) {
+	tb.Helper()
+	f, err := runlog.Create(path, memory.DefaultAllocator)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for i := range recs {
+		if err := f.Write(&recs[i]); err != nil {
+			tb.Fatal(err)
+		}
+		if i == flushAfter-1 {
+			if err := f.Flush(); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		tb.Fatal(err)
+	}
 }
 
 // RunOptions shapes a synthetic run.
@@ -202,25 +243,9 @@ func fillOutput(rec *schemas.TurnRecord, r *rand.Rand, msgs []schemas.Message, e
 // mergedCalls turns a dataset message's tool_calls into the merged form a replay
 // log holds (arguments as a string).
 func mergedCalls(raw string) string {
-	var in []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	}
-	if json.Unmarshal([]byte(raw), &in) != nil {
+	out, err := datasets.ToolCalls(raw)
+	if err != nil {
 		return ""
-	}
-	out := make([]schemas.ToolCall, len(in))
-	for i, c := range in {
-		args := string(c.Function.Arguments)
-		var s string
-		if json.Unmarshal(c.Function.Arguments, &s) == nil {
-			args = s
-		}
-		out[i] = schemas.ToolCall{Index: i, ID: c.ID, Type: c.Type, Function: schemas.ToolFunction{Name: c.Function.Name, Arguments: args}}
 	}
 	b, _ := json.Marshal(out)
 	return string(b)

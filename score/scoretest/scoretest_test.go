@@ -1,14 +1,11 @@
 package scoretest
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
@@ -26,13 +23,7 @@ func TestTileAndWriteRun(t *testing.T) {
 		t.Errorf("%d lines, want 73 (one metadata line, 24 rows three times)", n)
 	}
 	ds := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), ds, tiled); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(ds)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := Ingest(t, ds, tiled)
 	if d.Manifest.Counts.Conversations != 12 || d.Manifest.Counts.Workflow != 6 {
 		t.Errorf("counts %+v, want 12 conversations, 6 of them workflow", d.Manifest.Counts)
 	}
