@@ -293,7 +293,9 @@ func (g *curveGroup) audit(o *Options) []Row {
 	if sys.SWEBench != nil {
 		r := base
 		r.Field = "curve.swe_bench_mean"
-		r.Recomputed = fp(sys.SWEBench.Value)
+		if sys.SWEBench.Evaluated() {
+			r.Recomputed = fp(sys.SWEBench.Value)
+		}
 		r.Status = NotPublished
 		r.Note = "the mean of one published SWE-bench result per mandatory region (" + sys.SWEBench.Note + "): its inputs are published, not re-derivable"
 		out = append(out, r)

@@ -56,6 +56,12 @@ type corpusCase struct {
 	CheckerFigures map[string]*float64 `json:"checker_figures"`
 	// AuditRows are the statuses of the point's audit rows, by field.
 	AuditRows map[string]string `json:"audit_rows"`
+	// CMax is the curve's C_max as the checker takes it (base's when absent); 0:
+	// none, so no region rule runs.
+	CMax *int `json:"cmax"`
+	// UnparsedAt are the concurrencies the checker counts points whose point.yaml
+	// does not validate at, by point folder.
+	UnparsedAt map[string]int `json:"unparsed_at"`
 }
 
 // corpusOp is one edit of a file of the tree: set a JSON value, merge keys into
@@ -267,6 +273,9 @@ func TestCheckerCorpus(t *testing.T) {
 			if want.CoverageCheck == "" {
 				want.CoverageCheck = c.Base.CoverageCheck
 			}
+			if want.CMax == nil {
+				want.CMax = c.Base.CMax
+			}
 			// The variant sits where the dataset its config names resolves, so
 			// that all three re-derive beside the published figures.
 			work := t.TempDir()
@@ -341,6 +350,23 @@ func TestCheckerCorpus(t *testing.T) {
 				}
 			}
 			checkFileChecks(t, "report", repFC, want.FileChecks)
+			if want.CMax != nil && (sys.CMax != *want.CMax || (*want.CMax == 0) != (sys.NoCMax != "")) {
+				t.Errorf("report: C_max %d (%s; %s), the checker's %d", sys.CMax, sys.CMaxSource, sys.NoCMax, *want.CMax)
+			}
+			for dir, at := range want.UnparsedAt {
+				found := false
+				for _, p := range sys.Unparsed {
+					if strings.HasSuffix(p.RunDir, "/"+dir) {
+						found = true
+						if p.Concurrency != at {
+							t.Errorf("report: %s counted at %d, the checker's %d", dir, p.Concurrency, at)
+						}
+					}
+				}
+				if !found {
+					t.Errorf("report: %s is not a point whose point.yaml does not validate", dir)
+				}
+			}
 			if (got["model_warning"] == report.CheckWarn) != want.ModelWarning {
 				t.Errorf("report: model folder check %q, want a warning: %v", got["model_warning"], want.ModelWarning)
 			}
@@ -391,6 +417,20 @@ func TestCheckerCorpus(t *testing.T) {
 			}
 			if row.Error != "" {
 				t.Fatalf("rescore: %s", row.Error)
+			}
+			if want.CMax != nil && *want.CMax == 0 {
+				for _, r := range rows {
+					if r.Region != "" {
+						t.Errorf("rescore: %s placed in %s without a C_max", r.Path, r.Region)
+					}
+				}
+			}
+			for dir, at := range want.UnparsedAt {
+				for _, r := range rows {
+					if strings.HasSuffix(r.Path, "/"+dir) && int(r.Concurrency) != at {
+						t.Errorf("rescore: %s at concurrency %d, the checker's %d", dir, r.Concurrency, at)
+					}
+				}
 			}
 			rsGate := func(outcome, name string) string {
 				if outcome != schemas.OutcomeNotEvaluated {
@@ -446,9 +486,27 @@ func TestCheckerCorpus(t *testing.T) {
 						ag["swebench_n"] = m[1]
 					}
 				case r.Field == "curve.verdict":
-					ag["coverage_check"] = "pass"
+					if ag["coverage_check"] == "" {
+						ag["coverage_check"] = "pass"
+					}
 					if strings.Contains(r.Note, "(accuracy-coverage)") {
 						ag["coverage_check"] = "fail"
+					}
+				case r.Field == "curve.regions":
+					// No C_max: the region rules, accuracy coverage among them,
+					// are not evaluated (the checker's region-basis warning).
+					if strings.HasPrefix(r.RecomputedText, "none: not evaluated (warning)") {
+						ag["coverage_check"] = report.CheckWarn
+						if want.CMax == nil || *want.CMax != 0 {
+							t.Errorf("audit: no C_max (%s), the checker's %v", r.RecomputedText, want.CMax)
+						}
+					} else if want.CMax != nil && !strings.Contains(r.Note, fmt.Sprintf("C_max %d (", *want.CMax)) {
+						t.Errorf("audit: %s, the checker's C_max %d", r.Note, *want.CMax)
+					}
+				}
+				for dir, at := range want.UnparsedAt {
+					if strings.HasSuffix(r.Run, "/"+dir) && r.Concurrency != 0 && int(r.Concurrency) != at {
+						t.Errorf("audit: %s row %s at concurrency %d, the checker's %d", dir, r.Field, r.Concurrency, at)
 					}
 				}
 			}
@@ -465,6 +523,9 @@ func TestCheckerCorpus(t *testing.T) {
 				if !found {
 					t.Errorf("audit: no %s row", field)
 				}
+			}
+			if _, ok := ag["swebench_n"]; !ok {
+				ag["swebench_n"] = "0" // no mean of N: not evaluated or no results
 			}
 			for _, k := range []string{"inline", "osl", "verdict", "swebench_n", "coverage_check"} {
 				if ag[k] != wantMap[k] {

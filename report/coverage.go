@@ -53,6 +53,12 @@ func check(name string, ok bool, reason string) Check {
 	return Check{Name: name, Status: st, Reason: reason}
 }
 
+// notEvaluated is a region rule the curve cannot run without a C_max
+// (System.NoCMax): not evaluated, the checker's region-basis warning.
+func notEvaluated(name string, s *System) Check {
+	return Check{Name: name, Status: CheckWarn, Reason: "not evaluated (warning): " + s.NoCMax}
+}
+
 // Coverage runs the curve checks on a system's points: the submission checker's
 // checks of an agentic curve (each named with the checker's rule id; see
 // CheckerRules for what is covered and what is not), then agentrace's own. Each
@@ -122,6 +128,9 @@ func pointCap(s *System) []Check {
 // bounds.
 func regionBasis(s *System) []Check {
 	const name = "C_max and C_min within bounds (region-basis, region-computation)"
+	if s.NoCMax != "" {
+		return []Check{notEvaluated(name, s)}
+	}
 	if s.Regions == nil {
 		return []Check{check(name, false, s.RegionsErr)}
 	}
@@ -141,6 +150,9 @@ func regionBasis(s *System) []Check {
 // margin.
 func concurrencyInRange(s *System) []Check {
 	const name = "point in a region (concurrency-in-range)"
+	if s.NoCMax != "" {
+		return []Check{notEvaluated(name, s)}
+	}
 	if s.Regions == nil {
 		return []Check{check(name, false, "regions cannot be computed: "+s.RegionsErr)}
 	}
@@ -165,6 +177,9 @@ func ultraLowCoverage(s *System) []Check {
 // regionCoverage is low-concurrency-coverage, med-concurrency-coverage and
 // high-concurrency-coverage: a point in each region.
 func regionCoverage(s *System) []Check {
+	if s.NoCMax != "" {
+		return []Check{notEvaluated("a point in each region (low-concurrency-coverage, med-concurrency-coverage, high-concurrency-coverage)", s)}
+	}
 	if s.Regions == nil {
 		return nil
 	}
@@ -316,6 +331,9 @@ func configConsistencyDataset(s *System) []Check {
 // accuracyCoverage is accuracy-coverage: an accuracy result at each of the 4
 // mandatory bands.
 func accuracyCoverage(s *System) []Check {
+	if s.NoCMax != "" {
+		return []Check{notEvaluated("accuracy at the 4 mandatory bands (accuracy-coverage)", s)}
+	}
 	if s.Regions == nil {
 		return nil
 	}

@@ -46,6 +46,12 @@ type System struct {
 	Ruleset    string
 	RegionForm string
 	CMaxSource string
+	// NoCMax says why the curve has no C_max as the submission checker takes it
+	// (archive.CurveCMax): its first system description does not validate and
+	// holds no positive integer max_supported_concurrency. The region rules are
+	// then not evaluated (a warning, the checker's region-basis), never passed
+	// or failed; "" when the curve has a C_max.
+	NoCMax string
 	// SWEBench is the curve's SWE-bench gate (the mean of one result per mandatory
 	// region), nil when no point carries a SWE-bench result.
 	SWEBench     *schemas.Gate
@@ -257,6 +263,25 @@ func (s *System) Counted() []*Point {
 	return out
 }
 
+// systemDescs are the points' own system descriptions in the order the
+// submission checker reads them: by the folder's concurrency (r<N>), every
+// point folder of the curve, its point.yaml valid or not.
+func (s *System) systemDescs() []*archive.SystemDescCopy {
+	all := append(append([]*Point(nil), s.Points...), s.Unparsed...)
+	folder := func(p *Point) int {
+		if p.source != nil && p.source.Point > 0 {
+			return p.source.Point
+		}
+		return p.Concurrency
+	}
+	slices.SortStableFunc(all, func(a, b *Point) int { return folder(a) - folder(b) })
+	var out []*archive.SystemDescCopy
+	for _, p := range all {
+		out = append(out, p.systemDesc)
+	}
+	return out
+}
+
 // NewSystem classifies the points by region under the default ruleset's region
 // form and runs the coverage checks; see NewSystemWith.
 func NewSystem(name string, pts []*Point, cmax int) *System {
@@ -290,19 +315,29 @@ func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) 
 		s.CMin = pts[0].Concurrency
 		s.CMax = pts[len(pts)-1].Concurrency
 	}
-	for _, p := range pts {
-		if p.MaxSupportedConcurrency > 0 && cmax <= 0 {
-			s.CMax, s.CMaxSource = p.MaxSupportedConcurrency, "declared (point.yaml / system_desc.json)"
-			break
+	declared, why, found := archive.CurveCMax(s.systemDescs())
+	switch {
+	case cmax > 0:
+		s.CMax, s.CMaxFromFlag, s.CMaxSource = cmax, true, "--cmax"
+	case found && declared > 0:
+		s.CMax, s.CMaxSource = declared, why
+	case found:
+		s.CMax, s.CMaxSource, s.NoCMax = 0, "none", why
+	default:
+		for _, p := range pts {
+			if p.MaxSupportedConcurrency > 0 {
+				s.CMax, s.CMaxSource = p.MaxSupportedConcurrency, "declared (point.yaml / system_desc.json)"
+				break
+			}
 		}
 	}
-	if cmax > 0 {
-		s.CMax, s.CMaxFromFlag, s.CMaxSource = cmax, true, "--cmax"
-	}
 	rs, err := score.RegionsFor(s.RegionForm, s.CMax, max(s.CMin, 1))
-	if err != nil {
+	switch {
+	case s.NoCMax != "":
+		s.RegionsErr = "not evaluated (warning): " + s.NoCMax
+	case err != nil:
 		s.RegionsErr = err.Error()
-	} else {
+	default:
 		s.Regions = &rs
 		for _, p := range pts {
 			p.Region = rs.Classify(p.Concurrency)
@@ -316,6 +351,10 @@ func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) 
 	}
 	if len(sw) > 0 {
 		g, m := score.JudgeSWEBenchCurve(rules, sw, s.CMax)
+		if s.NoCMax != "" {
+			// The checker assigns no band without regions: the gate does not run.
+			g.Reason, g.Note = s.NoCMax, "not evaluated: "+s.NoCMax
+		}
 		s.SWEBench, s.SWEBenchMean = &g, m
 	}
 	s.Checks = Coverage(s)

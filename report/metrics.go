@@ -208,8 +208,11 @@ type Point struct {
 	// the in-flight timeline (completed 0 when the turn never completed).
 	Flight [][2]int64 `json:"-"`
 	// source is the run the point was read from (its turn log feeds the report's
-	// turns.parquet) and datasetDir its dataset folder, "" when unknown.
+	// turns.parquet) and datasetDir its dataset folder, "" when unknown;
+	// systemDesc is a submission point's own system_desc.json as the curve's
+	// C_max reads it (archive.CurveCMax).
 	source     *archive.Run
+	systemDesc *archive.SystemDescCopy
 	datasetDir string
 	// Samples are per-turn values for the plots.
 	Samples []TurnSample `json:"-"`

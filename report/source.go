@@ -200,7 +200,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	}
 	p.DeclaredRegion, p.MaxSupportedConcurrency = facts.Region, facts.MaxSupportedConcurrency
 	p.LoadPattern, p.DatasetName = facts.LoadPattern, facts.DatasetName
-	p.FileChecks = facts.FileChecks
+	p.FileChecks, p.systemDesc = facts.FileChecks, facts.SystemDesc
 	if scan.File == "" {
 		p.LogNote = "no event log: the point's metrics are not re-derived (only its published files are read)"
 	}

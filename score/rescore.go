@@ -326,14 +326,21 @@ func fillRow(row *schemas.RescoreRow, s *schemas.Scores) {
 // placeSubmissionPoints fills the region of each submission point's row: the
 // points of one curve (<system>/<model> folder) placed together, by the region
 // form of the ruleset the curve's rows were scored under, with the C_max the
-// points declare (else the highest point) and C_min from the lowest point.
+// checker takes (archive.CurveCMax; when no point has a system description of
+// its own, the C_max the points declare, else the highest point) and C_min from
+// the lowest point. A curve without a C_max places no point, as the checker.
 func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
+	type copyAt struct {
+		folder int
+		c      *archive.SystemDescCopy
+	}
 	type curve struct {
 		idx    []int
 		cmax   int
 		lowest int
 		high   int
 		rules  string
+		copies []copyAt
 	}
 	curves := map[string]*curve{}
 	for i, r := range found {
@@ -352,11 +359,25 @@ func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
 		if c.rules == "" {
 			c.rules = rows[i].Ruleset
 		}
-		if f, err := r.Facts(); err == nil && f.MaxSupportedConcurrency > 0 && c.cmax == 0 {
-			c.cmax = f.MaxSupportedConcurrency
+		if f, err := r.Facts(); err == nil {
+			c.copies = append(c.copies, copyAt{r.Point, f.SystemDesc})
+			if f.MaxSupportedConcurrency > 0 && c.cmax == 0 {
+				c.cmax = f.MaxSupportedConcurrency
+			}
 		}
 	}
 	for _, c := range curves {
+		sort.SliceStable(c.copies, func(i, j int) bool { return c.copies[i].folder < c.copies[j].folder })
+		var copies []*archive.SystemDescCopy
+		for _, a := range c.copies {
+			copies = append(copies, a.c)
+		}
+		if declared, _, ok := archive.CurveCMax(copies); ok {
+			if declared == 0 {
+				continue
+			}
+			c.cmax = declared
+		}
 		form := rulesets.DefaultRegionForm
 		if rs, err := rulesets.Load(c.rules); err == nil && c.rules != "" {
 			form = rs.RegionForm()

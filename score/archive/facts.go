@@ -39,6 +39,9 @@ type Facts struct {
 	// MaxSupportedConcurrency is the declared C_max (system_desc.json, else
 	// point.yaml: the checker reads the system description's).
 	MaxSupportedConcurrency int
+	// SystemDesc is the point's own system_desc.json as the checker's curve reads
+	// it (CurveCMax); nil when the point has none that is a JSON object.
+	SystemDesc *SystemDescCopy
 	// State is an agentrace run's state, or a reference summary's.
 	State string
 	// Manifest is an agentrace run's manifest.
@@ -142,8 +145,12 @@ func num(v any) (int64, bool) {
 		n, err := strconv.ParseInt(x, 10, 64)
 		return n, err == nil
 	case json.Number:
-		n, err := x.Int64()
-		return n, err == nil
+		if n, err := x.Int64(); err == nil {
+			return n, true
+		}
+		if v, err := x.Float64(); err == nil && v == float64(int64(v)) {
+			return int64(v), true
+		}
 	}
 	return 0, false
 }
@@ -262,10 +269,13 @@ var declaredRegions = map[string]bool{"low_latency": true, "low_concurrency": tr
 // mapping (point-config-valid, an error: the checker then leaves the point off
 // its curve); a concurrency that is not positive is load-pattern's error, a
 // region name outside the vocabulary region-declared's, a concurrency other
-// than the folder's point-dirname-concurrency's warning. The system
-// description's max_supported_concurrency is C_max (a required integer:
-// system-description-valid, an error, as is a file that is not a JSON object);
-// point.yaml's is read only when no system description declares one.
+// than the folder's point-dirname-concurrency's warning; a point.yaml that does
+// not validate gives the checker's fallback concurrency (unparsedPoint). The
+// system description's max_supported_concurrency is C_max (a required integer,
+// system_name a string: system-description-valid, an error, as is a file that
+// is not a JSON object); the point's own copy is kept for the curve's C_max
+// (SystemDesc, CurveCMax); point.yaml's is read only when no system
+// description declares one.
 func (r *Run) pointFacts(f *Facts) {
 	var yamlCMax int
 	if !r.Has(SystemDescFile) {
@@ -287,8 +297,11 @@ func (r *Run) pointFacts(f *Facts) {
 		} else {
 			r.readPointYAML(f, m, label, &yamlCMax)
 		}
+		if configInvalid(f.FileChecks) {
+			r.unparsedPoint(f, m)
+		}
 	}
-	for _, p := range []string{r.rel(SystemDescFile), path.Join(path.Dir(path.Dir(r.Dir)), SystemDescFile)} {
+	for i, p := range []string{r.rel(SystemDescFile), path.Join(path.Dir(path.Dir(r.Dir)), SystemDescFile)} {
 		if !r.Source.IsFile(p) {
 			continue
 		}
@@ -296,7 +309,9 @@ func (r *Run) pointFacts(f *Facts) {
 		data, err := r.Source.ReadFile(p)
 		var sd map[string]any
 		if err == nil {
-			err = json.Unmarshal(data, &sd)
+			d := json.NewDecoder(bytes.NewReader(data))
+			d.UseNumber() // 1024 and 1024.0 are told apart, as Python's json tells them
+			err = d.Decode(&sd)
 			if err == nil && sd == nil {
 				err = fmt.Errorf("not a JSON object")
 			}
@@ -305,16 +320,34 @@ func (r *Run) pointFacts(f *Facts) {
 			r.fileCheck(f, "system-description-valid", schemas.SeverityError, label, "not readable as a JSON object: "+err.Error())
 			break
 		}
+		c := SystemDescCopy{File: label, Valid: true}
+		invalid := func(format string, a ...any) {
+			c.Valid = false
+			r.fileCheck(f, "system-description-valid", schemas.SeverityError, label, fmt.Sprintf(format, a...))
+		}
 		switch v, ok := sd["max_supported_concurrency"]; {
 		case !ok || v == nil:
-			r.fileCheck(f, "system-description-valid", schemas.SeverityError, label, "max_supported_concurrency is required")
+			invalid("max_supported_concurrency is required")
 		default:
 			n, isInt := num(v)
 			if !isInt {
-				r.fileCheck(f, "system-description-valid", schemas.SeverityError, label, fmt.Sprintf("max_supported_concurrency %v is not an integer", v))
+				invalid("max_supported_concurrency %v is not an integer", v)
 				break
 			}
-			f.MaxSupportedConcurrency = int(n)
+			f.MaxSupportedConcurrency, c.CMax = int(n), int(n)
+		}
+		if v, ok := sd["system_name"]; ok {
+			if _, isStr := v.(string); !isStr {
+				invalid("system_name %v is not a string", v)
+			}
+		}
+		if !c.Valid {
+			// The checker's C_max from a copy that does not validate: the raw
+			// field when it is a positive JSON integer, else none.
+			f.MaxSupportedConcurrency, c.CMax = 0, rawPositiveInt(sd["max_supported_concurrency"])
+		}
+		if i == 0 {
+			f.SystemDesc = &c
 		}
 		break
 	}
@@ -324,6 +357,94 @@ func (r *Run) pointFacts(f *Facts) {
 	if f.Model == "" {
 		f.Model = r.Model
 	}
+}
+
+// SystemDescCopy is one point's own system_desc.json as the submission checker
+// reads it for the curve: Valid when it validates (as far as agentrace checks
+// its schema: max_supported_concurrency an integer, system_name a string when
+// given), CMax its max_supported_concurrency, or for a copy that does not
+// validate the raw field when it is a positive JSON integer, else 0.
+type SystemDescCopy struct {
+	File  string
+	Valid bool
+	CMax  int
+}
+
+// CurveCMax is the C_max of a curve as the submission checker takes it
+// (checker.py _check_model): from the first point, in the order of the folders'
+// concurrency, whose own system_desc.json is a JSON object; a copy that does not
+// validate gives its raw positive integer, else the curve has no C_max and no
+// region rule runs (region-basis, a warning). copies are the points' SystemDesc
+// in that order (nil entries skipped); found is false when no point has one.
+func CurveCMax(copies []*SystemDescCopy) (cmax int, reason string, found bool) {
+	for _, c := range copies {
+		if c == nil {
+			continue
+		}
+		switch {
+		case c.Valid:
+			return c.CMax, "declared in " + c.File, true
+		case c.CMax > 0:
+			return c.CMax, "the raw max_supported_concurrency of " + c.File + ", which does not validate", true
+		default:
+			return 0, c.File + " does not validate and holds no positive integer max_supported_concurrency: no C_max, so no region rule runs (region-basis, a warning)", true
+		}
+	}
+	return 0, "", false
+}
+
+// rawPositiveInt is v when it is a positive JSON integer (not 1024.0, not
+// "1024", not true), else 0: the checker's _positive_int on json.loads' value.
+func rawPositiveInt(v any) int {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0
+	}
+	i, err := strconv.ParseInt(string(n), 10, 64)
+	if err != nil || i <= 0 {
+		return 0
+	}
+	return int(i)
+}
+
+// configInvalid tells whether the findings hold point.yaml's point-config-valid
+// error (the checker's _UnparsedPoint).
+func configInvalid(cs []FileCheck) bool {
+	for _, c := range cs {
+		if c.Rule == "point-config-valid" && c.Severity == schemas.SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// unparsedPoint gives a point whose point.yaml does not validate (m, nil when it
+// does not parse as a mapping) the concurrency the checker gives it
+// (_fallback_concurrency): the raw concurrency when it is a positive YAML
+// integer, else the folder's r<N>. The checker compares the folder's
+// concurrency with the declared one only for a point.yaml that validates
+// (checker.py _load_point_configs), and PointConfig's rules on a validated
+// model (load-pattern, region-declared) do not run when a field fails, so
+// only the point-config-valid findings are kept.
+func (r *Run) unparsedPoint(f *Facts, m map[string]any) {
+	f.Concurrency = r.Point
+	switch v := m["concurrency"].(type) {
+	case int:
+		if v > 0 {
+			f.Concurrency = v
+		}
+	case uint64:
+		if v > 0 && v <= uint64(int(^uint(0)>>1)) {
+			f.Concurrency = int(v)
+		}
+	}
+	kept := f.FileChecks[:0]
+	for _, c := range f.FileChecks {
+		if c.Rule != "point-dirname-concurrency" && c.Rule != "load-pattern" && c.Rule != "region-declared" {
+			kept = append(kept, c)
+		}
+	}
+	f.FileChecks = kept
 }
 
 // readPointYAML reads a parsed point.yaml into f (see pointFacts).

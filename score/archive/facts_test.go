@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,6 +20,9 @@ func TestPointFactsAsTheCheckerTypesThem(t *testing.T) {
 		want           []string // rule:severity
 		concurrency    int
 		cmax           int
+		// copy is the point's own system description as the curve reads it
+		// ("valid 1024", "invalid 0"; "" for none).
+		copy string
 	}{
 		{name: "valid", yaml: goodYAML, sd: goodSD, concurrency: 64, cmax: 1024},
 		{name: "numeric string concurrency", yaml: strings.Replace(goodYAML, "64", `"64"`, 1), sd: goodSD, concurrency: 64, cmax: 1024},
@@ -37,6 +41,20 @@ func TestPointFactsAsTheCheckerTypesThem(t *testing.T) {
 		{name: "system description without C_max", yaml: goodYAML, sd: `{"system_name": "x"}`, want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512},
 		{name: "system description C_max text", yaml: goodYAML, sd: `{"max_supported_concurrency": "lots"}`, want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512},
 		{name: "no system description", yaml: goodYAML, noSD: true, want: []string{"system-description-present:error"}, concurrency: 64, cmax: 512},
+		// A point.yaml that does not validate: the raw concurrency when a positive
+		// YAML integer, else the folder's r<N>; no point-dirname-concurrency.
+		{name: "numeric region, other concurrency", yaml: strings.Replace(strings.Replace(goodYAML, "64", "72", 1), "med_concurrency", "3", 1), sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 72, cmax: 1024},
+		{name: "numeric region, other concurrency as text", yaml: strings.Replace(strings.Replace(goodYAML, "64", `"72"`, 1), "med_concurrency", "3", 1), sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		{name: "numeric region, other concurrency as a float", yaml: strings.Replace(strings.Replace(goodYAML, "64", "72.0", 1), "med_concurrency", "3", 1), sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		{name: "numeric region, negative concurrency", yaml: strings.Replace(strings.Replace(goodYAML, "64", "-8", 1), "med_concurrency", "3", 1), sd: goodSD, want: []string{"point-config-valid:error"}, concurrency: 64, cmax: 1024},
+		// The point's own copy as the curve's C_max reads it.
+		{name: "copy valid", yaml: goodYAML, sd: goodSD, concurrency: 64, cmax: 1024, copy: "valid 1024"},
+		{name: "copy C_max a whole float", yaml: goodYAML, sd: `{"max_supported_concurrency": 1024.0}`, concurrency: 64, cmax: 1024, copy: "valid 1024"},
+		{name: "copy system_name a number", yaml: goodYAML, sd: `{"system_name": 7, "max_supported_concurrency": 1024}`, want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512, copy: "invalid 1024"},
+		{name: "copy invalid, C_max a whole float", yaml: goodYAML, sd: `{"system_name": 7, "max_supported_concurrency": 1024.0}`, want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512, copy: "invalid 0"},
+		{name: "copy C_max text", yaml: goodYAML, sd: `{"max_supported_concurrency": "lots"}`, want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512, copy: "invalid 0"},
+		{name: "copy without C_max", yaml: goodYAML, sd: `{"system_name": "x"}`, want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512, copy: "invalid 0"},
+		{name: "copy not JSON", yaml: goodYAML, sd: "[1024]", want: []string{"system-description-valid:error"}, concurrency: 64, cmax: 512},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root := t.TempDir()
@@ -67,6 +85,15 @@ func TestPointFactsAsTheCheckerTypesThem(t *testing.T) {
 			}
 			if strings.Join(got, ",") != strings.Join(tc.want, ",") {
 				t.Errorf("findings %v, the checker's %v (%v)", got, tc.want, f.FileChecks)
+			}
+			if tc.copy != "" || f.SystemDesc == nil {
+				got := ""
+				if c := f.SystemDesc; c != nil {
+					got = fmt.Sprintf("%s %d", map[bool]string{true: "valid", false: "invalid"}[c.Valid], c.CMax)
+				}
+				if got != tc.copy {
+					t.Errorf("own system description %q, want %q", got, tc.copy)
+				}
 			}
 			if f.Concurrency != tc.concurrency || f.MaxSupportedConcurrency != tc.cmax {
 				t.Errorf("concurrency %d, C_max %d; want %d, %d", f.Concurrency, f.MaxSupportedConcurrency, tc.concurrency, tc.cmax)
