@@ -133,6 +133,11 @@ func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	if err := checkScoresOutputs(s.Run.Path, opts); err != nil {
 		return nil, err
 	}
+	// A signal that came while the run was scored stops the command before it
+	// writes: the earlier scores stay as they were.
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := WriteScores(s.Run.Path, s); err != nil {
 		return nil, err
 	}
