@@ -993,24 +993,43 @@ func (e *engine) builder(st *slotState, build <-chan buildJob, built chan<- buil
 	}
 }
 
+// issueMargin is how long before a turn's due time its slot's Go timer fires.
+// Go's netpoller sleeps in whole milliseconds (a wait under one is one), so a
+// timer on a quiet process wakes up to a millisecond late; the slot wakes this
+// much early and sleeps the rest in the kernel (preciseSleep), to within its
+// timer slack (50 µs by default).
+const issueMargin = time.Millisecond
+
 // sleepUntil waits until run time at (ns), or returns false when issuing stops
-// first.
+// first. It never returns true before at.
 func (st *slotState) sleepUntil(e *engine, at int64) bool {
 	if e.issueCtx.Err() != nil {
 		return false
 	}
-	d := time.Duration(at - e.now())
-	if d <= 0 {
-		return true
+	if d := time.Duration(at-e.now()) - issueMargin; d > 0 {
+		st.timer.Reset(d)
+		select {
+		case <-st.timer.C:
+		case <-e.issueCtx.Done():
+			st.timer.Stop()
+			return false
+		}
 	}
-	st.timer.Reset(d)
-	select {
-	case <-st.timer.C:
-		return true
-	case <-e.issueCtx.Done():
-		st.timer.Stop()
-		return false
+	for {
+		now := e.now()
+		d := time.Duration(at - now)
+		if d <= 0 {
+			break
+		}
+		preciseSleep(d)
+		if e.now() == now {
+			// The clock did not move while the thread slept: it is a test's fake
+			// clock (testing/synctest), which moves only while every goroutine
+			// waits on Go's timers.
+			time.Sleep(d)
+		}
 	}
+	return e.issueCtx.Err() == nil
 }
 
 type logResult struct {
