@@ -357,21 +357,30 @@ func TestLogFlushedDuringDelay(t *testing.T) {
 }
 
 // TestSleepUntilNeverEarly holds sleepUntil on the real clock: it wakes on Go's
-// timer a margin early and sleeps the rest in the kernel, and still never returns
-// before the due time, nor after a stop with true.
+// timer a margin early and sleeps the rest in the kernel (or, when too many slots
+// do, on Go's timer), and still never returns before the due time, nor true
+// after a stop.
 func TestSleepUntilNeverEarly(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
-	e := &engine{start: time.Now(), issueCtx: ctx}
+	e := &engine{start: time.Now(), issueCtx: ctx, kernelSleeps: make(chan struct{}, kernelSleepers)}
 	st := newSlotState()
 	defer st.release()
-	for _, d := range []time.Duration{0, 50 * time.Microsecond, 700 * time.Microsecond, issueMargin, 1300 * time.Microsecond, 2500 * time.Microsecond} {
-		for range 5 {
-			at := e.now() + int64(d)
-			if !st.sleepUntil(e, at) {
-				t.Fatalf("sleep %v: stopped without a stop", d)
+	// Then with every kernel sleeper taken: the slot ends the wait on Go's timer.
+	for full := range 2 {
+		if full == 1 {
+			for range kernelSleepers {
+				e.kernelSleeps <- struct{}{}
 			}
-			if now := e.now(); now < at {
-				t.Fatalf("sleep %v: returned %v early", d, time.Duration(at-now))
+		}
+		for _, d := range []time.Duration{0, 50 * time.Microsecond, 700 * time.Microsecond, issueMargin, 1300 * time.Microsecond, 2500 * time.Microsecond} {
+			for range 5 {
+				at := e.now() + int64(d)
+				if !st.sleepUntil(e, at) {
+					t.Fatalf("sleep %v: stopped without a stop", d)
+				}
+				if now := e.now(); now < at {
+					t.Fatalf("sleep %v (kernel sleepers full: %v): returned %v early", d, full == 1, time.Duration(at-now))
+				}
 			}
 		}
 	}
