@@ -70,7 +70,9 @@ func benchLag(env Env) (Row, error) {
 	}
 	var client, bare, clientP50, bareP50 []time.Duration
 	var turns, sleeps []int
+	var cpuPerTurn []string
 	for round := range lagRounds {
+		cpu0 := cpuTime()
 		sum, err := replay.Run(context.Background(), replay.Options{
 			Data: d, Dataset: filepath.Join(env.Work, "lag-ds"), Endpoint: endpoint,
 			Out:         filepath.Join(env.Work, fmt.Sprintf("lag-run%d", round)),
@@ -83,6 +85,7 @@ func benchLag(env Env) (Row, error) {
 		if sum.Turns == 0 || sum.Counts["ok"] == 0 {
 			return row, fmt.Errorf("replay: no turn completed (%v)", sum.Counts)
 		}
+		cpuPerTurn = append(cpuPerTurn, fmt.Sprintf("%.3f", (cpuTime()-cpu0).Seconds()*1e3/float64(sum.Turns)))
 		client, clientP50 = append(client, sum.LagP99), append(clientP50, sum.LagP50)
 		turns = append(turns, sum.Turns)
 		lags := bareTimer(d, lagConcurrency, lagDuration)
@@ -90,8 +93,8 @@ func benchLag(env Env) (Row, error) {
 		sleeps = append(sleeps, len(lags))
 	}
 	diff := median(client) - median(bare)
-	row.Measured = fmt.Sprintf("client lag p99 per round %v (p50 %v; %v turns issued); bare timer p99 %v (p50 %v; %v sleeps); %d conversations, %s rounds against %s; GOMAXPROCS %d, scheduling policy %s, load average %s",
-		roundAll(client), roundAll(clientP50), turns, roundAll(bare), roundAll(bareP50), sleeps,
+	row.Measured = fmt.Sprintf("client lag p99 per round %v (p50 %v; %v turns issued; client CPU ms per turn %v); bare timer p99 %v (p50 %v; %v sleeps); %d conversations, %s rounds against %s; GOMAXPROCS %d, scheduling policy %s, load average %s",
+		roundAll(client), roundAll(clientP50), turns, cpuPerTurn, roundAll(bare), roundAll(bareP50), sleeps,
 		len(d.Conversations), lagDuration, where, goMaxProcs(), schedPolicy(), loadAverage())
 	sign := "+"
 	if diff < 0 {
