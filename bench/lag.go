@@ -45,8 +45,9 @@ const (
 // rounds of the same length, is a bare Go timer: 256 goroutines sleeping the
 // delays of the same trajectories (goroutine j walks trajectories j, j+256, ...;
 // the client's closed loop hands them to whichever slot is free), with a reused
-// time.Timer, each late by wake minus due. Both p99s ("lower") per round; the
-// row compares their medians.
+// time.Timer, each late by wake minus due. Both p99s ("lower") per round, and the
+// client's CPU per issued turn (this process's, the sim being a child); the row
+// compares the p99s' medians.
 func benchLag(env Env) (Row, error) {
 	row := Row{Name: fmt.Sprintf("client lag with delays: %d active trajectories, delay scale 1, vs a bare Go timer sleeping the same delays", lagConcurrency),
 		Goal: "client lag p99 <= bare timer p99 + 0.5 ms (medians of the rounds)"}
