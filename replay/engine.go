@@ -199,6 +199,10 @@ type engine struct {
 	cancelWork  context.CancelFunc
 	interrupted atomic.Bool
 
+	// kernelSleeps holds a token for each slot sleeping the end of a delay in
+	// the kernel (sleepUntil): each holds an OS thread while it sleeps.
+	kernelSleeps chan struct{}
+
 	stopMu    sync.Mutex
 	stopCause string // schemas.Stop*
 	stoppedNs int64
@@ -367,7 +371,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
-	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.slots), logFailed: make(chan struct{})}
+	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.slots), logFailed: make(chan struct{}), kernelSleeps: make(chan struct{}, kernelSleepers)}
 	if w := longestDelay(d, s); w != "" && s.Progress != nil {
 		fmt.Fprintln(s.Progress, w)
 	}
@@ -993,24 +997,63 @@ func (e *engine) builder(st *slotState, build <-chan buildJob, built chan<- buil
 	}
 }
 
+// issueMargin is how long before a turn's due time its slot's Go timer fires.
+// Go's netpoller sleeps in whole milliseconds (a wait under one is one), so a
+// timer on a quiet process wakes up to a millisecond late; the slot wakes this
+// much early and sleeps the rest in the kernel (preciseSleep), to within its
+// timer slack (50 µs by default).
+const issueMargin = time.Millisecond
+
+// kernelSleepers is how many slots at most sleep the end of a delay in the
+// kernel at once (each holds an OS thread, which Go keeps for the life of the
+// process); the others end it on Go's timer.
+const kernelSleepers = 16
+
 // sleepUntil waits until run time at (ns), or returns false when issuing stops
-// first.
+// first. It never returns true before at.
 func (st *slotState) sleepUntil(e *engine, at int64) bool {
 	if e.issueCtx.Err() != nil {
 		return false
 	}
-	d := time.Duration(at - e.now())
-	if d <= 0 {
-		return true
+	wait := func(d time.Duration) bool {
+		st.timer.Reset(d)
+		select {
+		case <-st.timer.C:
+			return true
+		case <-e.issueCtx.Done():
+			st.timer.Stop()
+			return false
+		}
 	}
-	st.timer.Reset(d)
-	select {
-	case <-st.timer.C:
-		return true
-	case <-e.issueCtx.Done():
-		st.timer.Stop()
+	if d := time.Duration(at-e.now()) - issueMargin; d > 0 && !wait(d) {
 		return false
 	}
+	if e.now() >= at {
+		return e.issueCtx.Err() == nil
+	}
+	select {
+	case e.kernelSleeps <- struct{}{}:
+		defer func() { <-e.kernelSleeps }()
+	default:
+		if d := time.Duration(at - e.now()); d > 0 && !wait(d) {
+			return false
+		}
+	}
+	for {
+		now := e.now()
+		d := time.Duration(at - now)
+		if d <= 0 {
+			break
+		}
+		preciseSleep(d)
+		if e.now() == now {
+			// The clock did not move while the thread slept: it is a test's fake
+			// clock (testing/synctest), which moves only while every goroutine
+			// waits on Go's timers.
+			time.Sleep(d)
+		}
+	}
+	return e.issueCtx.Err() == nil
 }
 
 type logResult struct {

@@ -355,3 +355,43 @@ func TestLogFlushedDuringDelay(t *testing.T) {
 		}
 	})
 }
+
+// TestSleepUntilNeverEarly holds sleepUntil on the real clock: it wakes on Go's
+// timer a margin early and sleeps the rest in the kernel (or, when too many slots
+// do, on Go's timer), and still never returns before the due time, nor true
+// after a stop.
+func TestSleepUntilNeverEarly(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	e := &engine{start: time.Now(), issueCtx: ctx, kernelSleeps: make(chan struct{}, kernelSleepers)}
+	st := newSlotState()
+	defer st.release()
+	// Then with every kernel sleeper taken: the slot ends the wait on Go's timer.
+	for full := range 2 {
+		if full == 1 {
+			for range kernelSleepers {
+				e.kernelSleeps <- struct{}{}
+			}
+		}
+		for _, d := range []time.Duration{0, 50 * time.Microsecond, 700 * time.Microsecond, issueMargin, 1300 * time.Microsecond, 2500 * time.Microsecond} {
+			for range 5 {
+				at := e.now() + int64(d)
+				if !st.sleepUntil(e, at) {
+					t.Fatalf("sleep %v: stopped without a stop", d)
+				}
+				if now := e.now(); now < at {
+					t.Fatalf("sleep %v (kernel sleepers full: %v): returned %v early", d, full == 1, time.Duration(at-now))
+				}
+			}
+		}
+	}
+	stop()
+	if st.sleepUntil(e, e.now()+int64(time.Hour)) {
+		t.Fatal("sleepUntil returned true after the stop")
+	}
+	ctx, stop = context.WithCancel(context.Background())
+	e.issueCtx = ctx
+	time.AfterFunc(10*time.Millisecond, stop)
+	if st.sleepUntil(e, e.now()+int64(time.Hour)) {
+		t.Fatal("sleepUntil returned true when issuing stopped during the wait")
+	}
+}
