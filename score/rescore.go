@@ -372,12 +372,14 @@ func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
 		for _, a := range c.copies {
 			copies = append(copies, a.c)
 		}
-		if declared, _, ok := archive.CurveCMax(copies); ok {
-			if declared == 0 {
-				continue
-			}
-			c.cmax = declared
+		// The checker takes C_max from the point folders' own system_desc.json
+		// only: a curve without one (or whose first does not give one) has none,
+		// and no point of it is placed in a region.
+		declared, _, ok := archive.CurveCMax(copies)
+		if !ok || declared == 0 {
+			continue
 		}
+		c.cmax = declared
 		form := rulesets.DefaultRegionForm
 		if rs, err := rulesets.Load(c.rules); err == nil && c.rules != "" {
 			form = rs.RegionForm()
