@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/apache/arrow-go/v18/arrow"
