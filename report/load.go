@@ -263,9 +263,6 @@ func (s *System) Counted() []*Point {
 	return out
 }
 
-// systemDescs are the points' own system descriptions in the order the
-// submission checker reads them: by the folder's concurrency (r<N>), every
-// point folder of the curve, its point.yaml valid or not.
 // allSubmission tells whether every point is a submission tree's.
 func allSubmission(pts []*Point) bool {
 	for _, p := range pts {
@@ -276,8 +273,16 @@ func allSubmission(pts []*Point) bool {
 	return true
 }
 
+// systemDescs are a submission curve's points' own system descriptions in the
+// order the submission checker reads them: by the folder's concurrency (r<N>),
+// every point folder of the curve, its point.yaml valid or not (nil for a point
+// without one); none for a curve of other runs, whose C_max the checker's rule
+// does not give.
 func (s *System) systemDescs() []*archive.SystemDescCopy {
 	all := append(append([]*Point(nil), s.Points...), s.Unparsed...)
+	if !allSubmission(all) {
+		return nil
+	}
 	folder := func(p *Point) int {
 		if p.source != nil && p.source.Point > 0 {
 			return p.source.Point
@@ -333,11 +338,6 @@ func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) 
 		s.CMax, s.CMaxSource = declared, why
 	case found:
 		s.CMax, s.CMaxSource, s.NoCMax = 0, "none", why
-	case len(pts) > 0 && allSubmission(pts):
-		// The checker reads C_max from the point folders' own system_desc.json
-		// only: with none, the curve has no C_max.
-		s.CMax, s.CMaxSource = 0, "none"
-		s.NoCMax = "no point folder holds a system_desc.json: no C_max, so no region rule runs (region-basis, a warning)"
 	default:
 		for _, p := range pts {
 			if p.MaxSupportedConcurrency > 0 {

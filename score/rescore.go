@@ -373,8 +373,8 @@ func placeSubmissionPoints(found []*archive.Run, rows []schemas.RescoreRow) {
 			copies = append(copies, a.c)
 		}
 		// The checker takes C_max from the point folders' own system_desc.json
-		// only: a curve without one (or whose first does not give one) has none,
-		// and no point of it is placed in a region.
+		// only (archive.CurveCMax): a curve without one has none, and no point
+		// of it is placed in a region.
 		declared, _, ok := archive.CurveCMax(copies)
 		if !ok || declared == 0 {
 			continue

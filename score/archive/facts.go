@@ -280,7 +280,7 @@ func (r *Run) pointFacts(f *Facts) {
 	var yamlCMax int
 	if !r.Has(SystemDescFile) {
 		r.fileCheck(f, "system-description-present", schemas.SeverityError, r.FileLabel(SystemDescFile),
-			"the point has no system description of its own (the system folder's is read)")
+			"the point has no system description of its own (the checker reads no other for the curve's C_max)")
 	}
 	if r.Has(PointFile) {
 		label := r.FileLabel(PointFile)
@@ -374,8 +374,9 @@ type SystemDescCopy struct {
 // (checker.py _check_model): from the first point, in the order of the folders'
 // concurrency, whose own system_desc.json is a JSON object; a copy that does not
 // validate gives its raw positive integer, else the curve has no C_max and no
-// region rule runs (region-basis, a warning). copies are the points' SystemDesc
-// in that order (nil entries skipped); found is false when no point has one.
+// region rule runs (region-basis, a warning). copies are the submission points'
+// SystemDesc in that order, nil for a point without one: when none has one the
+// curve has no C_max either; found is false only for no points.
 func CurveCMax(copies []*SystemDescCopy) (cmax int, reason string, found bool) {
 	for _, c := range copies {
 		if c == nil {
@@ -389,6 +390,9 @@ func CurveCMax(copies []*SystemDescCopy) (cmax int, reason string, found bool) {
 		default:
 			return 0, c.File + " does not validate and holds no positive integer max_supported_concurrency: no C_max, so no region rule runs (region-basis, a warning)", true
 		}
+	}
+	if len(copies) > 0 {
+		return 0, "no point folder holds a system_desc.json: no C_max, so no region rule runs (region-basis, a warning)", true
 	}
 	return 0, "", false
 }
