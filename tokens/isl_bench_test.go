@@ -26,29 +26,6 @@ func islBenchTurns(b *testing.B) (convs []islConv, ends [][]int, turns int) {
 // preserve_thinking) the naive way: a full render and encode per turn.
 func BenchmarkCountISL(b *testing.B) { benchCountISL(b, loadQwen3(b)) }
 
-func benchCountISL(b *testing.B, tok *Tokenizer) {
-	convs, ends, turns := islBenchTurns(b)
-	kw := map[string]any{"preserve_thinking": true}
-	for b.Loop() {
-		n := 0
-		for i, c := range convs {
-			frags := make([][]byte, len(c.frags))
-			for j, f := range c.frags {
-				frags[j] = f
-			}
-			for _, k := range ends[i] {
-				v, err := tok.CountISL(joinMessages(frags[:k]), c.tools, kw)
-				if err != nil {
-					b.Fatal(err)
-				}
-				n += v
-			}
-		}
-		b.ReportMetric(float64(n), "tokens/op")
-	}
-	b.ReportMetric(float64(turns), "turns")
-}
-
 // BenchmarkISLCounter counts the same turns with one ISLCounter per
 // conversation, as ingest does.
 func BenchmarkISLCounter(b *testing.B) { benchISLCounter(b, loadQwen3(b)) }
@@ -60,9 +37,28 @@ func BenchmarkISLCounterQwen36(b *testing.B) { benchISLCounter(b, loadQwen36(b))
 // BenchmarkCountISLQwen36 is BenchmarkCountISL with the Qwen3.6-shaped folder.
 func BenchmarkCountISLQwen36(b *testing.B) { benchCountISL(b, loadQwen36(b)) }
 
-func benchISLCounter(b *testing.B, tok *Tokenizer) {
-	convs, ends, turns := islBenchTurns(b)
+// islCount counts one client turn's ISL: its conversation's first messages and
+// its tools.
+type islCount func(messages [][]byte, tools []byte) (int, error)
+
+func benchCountISL(b *testing.B, tok *Tokenizer) {
 	kw := map[string]any{"preserve_thinking": true}
+	benchISL(b, func() islCount {
+		return func(messages [][]byte, tools []byte) (int, error) {
+			return tok.CountISL(joinMessages(messages), tools, kw)
+		}
+	})
+}
+
+func benchISLCounter(b *testing.B, tok *Tokenizer) {
+	kw := map[string]any{"preserve_thinking": true}
+	benchISL(b, func() islCount { return tok.NewISLCounter(kw).Count })
+}
+
+// benchISL counts every client turn of the sample, with a counter made afresh
+// for each conversation.
+func benchISL(b *testing.B, perConversation func() islCount) {
+	convs, ends, turns := islBenchTurns(b)
 	for b.Loop() {
 		n := 0
 		for i, c := range convs {
@@ -70,9 +66,9 @@ func benchISLCounter(b *testing.B, tok *Tokenizer) {
 			for j, f := range c.frags {
 				frags[j] = f
 			}
-			ctr := tok.NewISLCounter(kw)
+			count := perConversation()
 			for _, k := range ends[i] {
-				v, err := ctr.Count(frags[:k], c.tools)
+				v, err := count(frags[:k], c.tools)
 				if err != nil {
 					b.Fatal(err)
 				}
