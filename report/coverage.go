@@ -12,7 +12,6 @@ import (
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
-	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/rulesets"
 )
 
@@ -243,7 +242,7 @@ func pointFiles(s *System) []Check {
 	var missing []string
 	subs := 0
 	for _, p := range s.Points {
-		if p.Kind == "submission" {
+		if p.point {
 			subs++
 		}
 		if len(p.MissingFiles) > 0 {
@@ -447,23 +446,18 @@ func officialDatasetSizeCheck(s *System) []Check {
 	return []Check{c}
 }
 
-// officialSettings: the settings of internal/official but the budget
-// (trajectoryBudget), an agentrace run's sampling profile too (a reference run's
-// config records none).
+// officialSettings: the settings of internal/official as the point's files
+// record them (runread.Conditions), but the budget (trajectoryBudget).
 func officialSettings(s *System) []Check {
 	var unofficial []string
 	for _, p := range s.Points {
-		c := p.Manifest.Config
-		cond := official.Conditions{Salt: official.Bool(c.Salt), Delays: official.Bool(c.Delays), DelayScale: c.DelayScale,
-			StopIssuing: official.Bool(c.StopIssuingAtWindow)}
-		if p.Kind == archive.KindAgentrace {
-			cond.Profile, cond.Model = official.String(c.Profile), c.Model
-		}
+		cond := p.conditions
+		cond.Trajectories, cond.DatasetSize = 0, 0
 		if why := official.Reasons(cond); len(why) > 0 {
 			unofficial = append(unofficial, fmt.Sprintf("c=%d: %s", p.Concurrency, strings.Join(why, ", ")))
 		}
 	}
-	reason := "salt on, delays on at scale 1, stop-issuing off, a sampling profile at every point"
+	reason := "salt on, delays on at scale 1, stop-issuing off, streaming on, a sampling profile at every agentrace point"
 	if len(unofficial) > 0 {
 		reason = strings.Join(unofficial, "; ")
 	}
@@ -510,7 +504,7 @@ func metricConsistency(s *System) []Check {
 func runsComplete(s *System) []Check {
 	var notDone []string
 	for _, p := range s.Points {
-		if p.Manifest.State != "complete" && !(p.Kind != "" && p.Kind != "agentrace" && p.Manifest.State == "") {
+		if p.Manifest.State != schemas.RunComplete && !(p.eventLog && p.Manifest.State == "") {
 			notDone = append(notDone, fmt.Sprintf("c=%d: %q", p.Concurrency, p.Manifest.State))
 		}
 		if p.LogNote != "" {
@@ -856,7 +850,7 @@ func pointFileChecks(s *System) (Check, bool) {
 	var errs, warns []string
 	subs := 0
 	for _, p := range append(append([]*Point(nil), s.Points...), s.Unparsed...) {
-		if p.Kind == archive.KindSubmission {
+		if p.point {
 			subs++
 		}
 		for _, fc := range p.FileChecks {

@@ -266,7 +266,7 @@ func (s *System) Counted() []*Point {
 // allSubmission tells whether every point is a submission tree's.
 func allSubmission(pts []*Point) bool {
 	for _, p := range pts {
-		if p.Kind != archive.KindSubmission {
+		if !p.point {
 			return false
 		}
 	}

@@ -6,9 +6,11 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -201,6 +203,13 @@ type Point struct {
 
 	// Manifest is the run's manifest (settings, dataset hash).
 	Manifest schemas.RunManifest `json:"-"`
+	// conditions are the official settings as the run's files record them.
+	conditions official.Conditions
+	// point: the run is a submission tree's point (runread.IsPoint), whose
+	// published files the checker's point rules read. eventLog: its turns come
+	// from an event log, not agentrace's turn log (runread.HasTurnLog), so its
+	// state is a result summary's, when it publishes one.
+	point, eventLog bool
 	// Rows are per-row values of the run's turn log, in log order, for the
 	// report's turns.parquet: OSL, ISL and TPOT as the metrics counted them.
 	Rows RowValues `json:"-"`
@@ -337,6 +346,7 @@ func NewAccumulator(m schemas.RunManifest, tok TokenCounter, isl ISLCounter) *Ac
 		Domains:      map[string]*DomainMetrics{},
 		ErrorKinds:   map[string]int{},
 		Manifest:     m,
+		conditions:   runread.Conditions(archive.Facts{Manifest: &m}, 0),
 	}
 	return a
 }

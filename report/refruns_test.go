@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -171,5 +172,65 @@ func TestReferenceSampleWithoutComplete(t *testing.T) {
 	}
 	if cutSc.Turns.Issued != full.Turns.Issued {
 		t.Errorf("inline accuracy over %d issued turns, the whole run's %d: the cut turn must stay in the denominator", cutSc.Turns.Issued, full.Turns.Issued)
+	}
+}
+
+// TestOfficialSettingsOfReferenceRun: a reference run's official settings are
+// what its config.yaml records, a setting it leaves out being the reference's
+// default (its config schema: enable_salt, inject_tool_delay and
+// stop_issuing_on_first_user_complete default to false). The genuine run records
+// all three as official; each one dropped makes the check fail with its reason,
+// as score's official gate says for the same run.
+func TestOfficialSettingsOfReferenceRun(t *testing.T) {
+	src := filepath.Join(testenv.RepoRoot(t), "testdata", "refruns", "c004")
+	cfg, err := os.ReadFile(filepath.Join(src, "config.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, drop, want string
+	}{
+		{name: "as recorded"},
+		{name: "no enable_salt", drop: "    enable_salt: true\n", want: "cache salting off"},
+		{name: "no inject_tool_delay", drop: "    inject_tool_delay: true\n", want: "inter-turn delays off"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.drop != "" && !strings.Contains(string(cfg), tc.drop) {
+				t.Fatalf("config.yaml has no line %q", tc.drop)
+			}
+			dir := filepath.Join(t.TempDir(), "c004")
+			if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(strings.Replace(string(cfg), tc.drop, "", 1)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run, err := archive.OpenRun(dir, archive.Limits{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer run.Source.Close()
+			p, err := LoadRunWith(context.Background(), run, LoadOptions{NoScores: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := officialSettings(NewSystem("ref", []*Point{p}, 0))[0]
+			if tc.want == "" {
+				if c.Status != CheckPass {
+					t.Fatalf("official settings: %s (%s), want pass", c.Status, c.Reason)
+				}
+				return
+			}
+			if c.Status != CheckFail || !strings.Contains(c.Reason, tc.want) {
+				t.Fatalf("official settings: %s (%s), want fail naming %q", c.Status, c.Reason, tc.want)
+			}
+			facts, err := run.Facts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if why := strings.Join(official.Reasons(runread.Conditions(facts, 0)), "; "); !strings.Contains(why, tc.want) {
+				t.Fatalf("runread.Conditions gives reasons %q, want %q", why, tc.want)
+			}
+		})
 	}
 }

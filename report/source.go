@@ -107,7 +107,9 @@ type runGroup struct {
 }
 
 // ReferenceManifest stands in for a run manifest for a reference run or a
-// submission point: its configuration as its config.yaml and point.yaml say.
+// submission point: its configuration as its config.yaml and point.yaml say, a
+// setting they leave out being the reference's default (salting, delays and
+// stop-issuing off, streaming on).
 func ReferenceManifest(f archive.Facts) schemas.RunManifest {
 	deref := func(b *bool, def bool) bool {
 		if b == nil {
@@ -118,7 +120,7 @@ func ReferenceManifest(f archive.Facts) schemas.RunManifest {
 	return schemas.RunManifest{
 		Config: schemas.RunConfig{
 			Dataset: f.Dataset, Model: f.Model, Concurrency: f.Concurrency, Trajectories: f.Trajectories,
-			Salt: deref(f.Salt, true), Delays: deref(f.Delays, true), DelayScale: 1,
+			Salt: deref(f.Salt, false), Delays: deref(f.Delays, false), DelayScale: 1,
 			StopIssuingAtWindow: deref(f.StopIssuing, false), Stream: deref(f.Stream, true),
 		},
 		DatasetSize: f.DatasetSize,
@@ -191,6 +193,8 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
 	p.RunDir, p.Kind = run.Label, run.Kind
+	p.conditions = runread.Conditions(facts, 0)
+	p.point, p.eventLog = runread.IsPoint(run), !runread.HasTurnLog(run)
 	p.source = run
 	if facts.Manifest != nil {
 		p.datasetDir = runread.DatasetOf(run, facts)

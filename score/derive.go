@@ -421,9 +421,7 @@ func checkOfficial(info runread.Info, datasetSize int) error {
 			why = append(why, "the manifest marks it unofficial")
 		}
 	} else {
-		// A reference run: what its config.yaml records (internal/official).
-		why = official.Reasons(official.Conditions{Salt: f.Salt, Delays: f.Delays, StopIssuing: f.StopIssuing,
-			Stream: f.Stream, Trajectories: f.Trajectories, DatasetSize: datasetSize})
+		why = official.Reasons(runread.Conditions(f, datasetSize))
 	}
 	if len(why) > 0 {
 		return fmt.Errorf("not an official run: %s", strings.Join(why, "; "))
