@@ -552,14 +552,9 @@ func WriteManifest(runDir string, m schemas.RunManifest) error {
 
 // DatasetDir returns the dataset folder a run names, found from the run folder runDir:
 // the path recorded relative to the run folder, else the absolute one beside it
-// (internal/relpath); for manifests written before dataset_abs existed, the path as
-// given to replay, tried from the current directory and from runDir and the folders
-// above it. "" when the manifest names none.
+// (internal/relpath). "" when the manifest names none.
 func DatasetDir(runDir string, c schemas.RunConfig) string {
-	if c.DatasetAbs != "" {
-		return relpath.Resolve(runDir, c.Dataset, c.DatasetAbs)
-	}
-	return relpath.ResolveLegacy(runDir, c.Dataset)
+	return relpath.Resolve(runDir, c.Dataset, c.DatasetAbs)
 }
 
 // writeInPlace overwrites an existing file that is at least as long as data, so

@@ -421,14 +421,6 @@ func TestMovedRunFindsItsDataset(t *testing.T) {
 		t.Errorf("missing dataset: %v", err)
 	}
 	os.Rename(filepath.Join(root, "gone"), filepath.Join(tree, "dataset"))
-	// a manifest from before dataset_abs: the path as given where the demo ran
-	os.Rename(alone, filepath.Join(tree, "runs", "c8"))
-	m.Config.Dataset, m.Config.DatasetAbs = "demo-out/dataset", ""
-	if err := runlog.WriteManifest(filepath.Join(tree, "runs", "c8"), m); err != nil {
-		t.Fatal(err)
-	}
-	scoreFrom("old manifest, from inside the tree", tree, "runs/c8")
-	scoreFrom("old manifest, from where it ran", root, "demo-out/runs/c8")
 }
 
 // TestScoreRunInArchive scores the reference fixture packed in a .tar.gz, named

@@ -55,13 +55,14 @@ func Resolve(base, rel, abs string) string {
 	return p
 }
 
-// ResolveLegacy finds a path recorded before Record existed: relative to the working
-// directory of the command that wrote it, which is unknown. It tries p as given
+// ResolveUnrooted finds a path recorded relative to the working directory of the
+// program that wrote it, which is unknown (a reference client config's dataset
+// path). It tries p as given
 // (relative to the current directory), then p relative to base and to each folder
 // above base (the writer's working directory was one of them when the output sits
 // below it, e.g. demo-out/runs/c8 naming demo-out/dataset). It returns p when nothing
 // matches.
-func ResolveLegacy(base, p string) string {
+func ResolveUnrooted(base, p string) string {
 	if p == "" || filepath.IsAbs(p) || exists(p) {
 		return p
 	}

@@ -61,21 +61,22 @@ func TestRecordResolveMoves(t *testing.T) {
 	}
 }
 
-// Before Record, manifests held the path relative to the writer's working directory.
-func TestResolveLegacy(t *testing.T) {
+// A reference config's path is relative to the client's working directory, which is
+// unknown: it is tried from here, then from the run folder and each folder above.
+func TestResolveUnrooted(t *testing.T) {
 	root := t.TempDir()
 	run, ds := filepath.Join(root, "demo-out", "runs", "c8"), filepath.Join(root, "demo-out", "dataset")
 	mkdir(t, run)
 	mkdir(t, ds)
 	t.Chdir(filepath.Join(root, "demo-out"))
-	if got := ResolveLegacy("runs/c8", "demo-out/dataset"); got != ds {
-		t.Errorf("legacy from inside demo-out: %q, want %q", got, ds)
+	if got := ResolveUnrooted("runs/c8", "demo-out/dataset"); got != ds {
+		t.Errorf("unrooted from inside demo-out: %q, want %q", got, ds)
 	}
 	t.Chdir(root)
-	if got := ResolveLegacy("demo-out/runs/c8", "demo-out/dataset"); got != "demo-out/dataset" {
-		t.Errorf("legacy from where it ran: %q", got)
+	if got := ResolveUnrooted("demo-out/runs/c8", "demo-out/dataset"); got != "demo-out/dataset" {
+		t.Errorf("unrooted from where it ran: %q", got)
 	}
-	if got := ResolveLegacy("demo-out/runs/c8", "no/such"); got != "no/such" {
-		t.Errorf("legacy missing: %q", got)
+	if got := ResolveUnrooted("demo-out/runs/c8", "no/such"); got != "no/such" {
+		t.Errorf("unrooted missing: %q", got)
 	}
 }

@@ -60,7 +60,7 @@ func DatasetOf(run *archive.Run, f archive.Facts) string { return datasetNear(ru
 // relative to the run folder with the absolute path beside it
 // (runlog.DatasetDir); a reference config names it relative to where the client
 // ran, so it is tried as given, then relative to the run folder and each folder
-// above (relpath.ResolveLegacy). For a run inside an archive, the archive's own
+// above (relpath.ResolveUnrooted). For a run inside an archive, the archive's own
 // folder stands for the run folder.
 func datasetNear(run *archive.Run, f archive.Facts) string {
 	base := filepath.Dir(run.Source.Path)
@@ -70,5 +70,5 @@ func datasetNear(run *archive.Run, f archive.Facts) string {
 	if f.Manifest != nil {
 		return runlog.DatasetDir(base, f.Manifest.Config)
 	}
-	return relpath.ResolveLegacy(base, f.Dataset)
+	return relpath.ResolveUnrooted(base, f.Dataset)
 }
