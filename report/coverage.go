@@ -36,14 +36,6 @@ type Check struct {
 // Pass tells whether the check did not fail.
 func (c Check) Pass() bool { return c.Status != CheckFail }
 
-// Official agentic values (rules: "Official agentic settings").
-const (
-	officialDatasetSize = 613
-	minPoints           = 7
-	maxPoints           = 32
-	consistencyTol      = 0.01
-)
-
 func check(name string, ok bool, reason string) Check {
 	st := CheckPass
 	if !ok {
@@ -108,19 +100,20 @@ func regionTally(pts []*Point) tally {
 	return t
 }
 
-// pointCount is point-count: at least 7 points. Every point of the curve counts
-// (the checker counts the point folders), margin points and points whose
-// point.yaml does not validate included.
+// pointCount is point-count: at least the ruleset's minimum of points. Every
+// point of the curve counts (the checker counts the point folders), margin points
+// and points whose point.yaml does not validate included.
 func pointCount(s *System) []Check {
-	n := len(s.Points) + len(s.Unparsed)
-	return []Check{check("at least 7 points (point-count)", n >= minPoints,
-		fmt.Sprintf("%d points; an agentic curve needs %d", n, minPoints))}
+	n, least := len(s.Points)+len(s.Unparsed), s.limits.MinPoints
+	return []Check{check(fmt.Sprintf("at least %d points (point-count)", least), n >= least,
+		fmt.Sprintf("%d points; an agentic curve needs %d", n, least))}
 }
 
-// pointCap is point-cap: at most 32 points, margin points included.
+// pointCap is point-cap: at most the ruleset's maximum of points, margin points
+// included.
 func pointCap(s *System) []Check {
-	n := len(s.Points) + len(s.Unparsed)
-	return []Check{check("at most 32 points (point-cap)", n <= maxPoints, fmt.Sprintf("%d points; the rules allow %d", n, maxPoints))}
+	n, most := len(s.Points)+len(s.Unparsed), s.limits.MaxPoints
+	return []Check{check(fmt.Sprintf("at most %d points (point-cap)", most), n <= most, fmt.Sprintf("%d points; the rules allow %d", n, most))}
 }
 
 // regionBasis is region-basis and region-computation: C_max and C_min within
@@ -406,7 +399,7 @@ func trajectoryBudget(s *System) []Check {
 		t, size := p.Manifest.Config.Trajectories, p.Manifest.DatasetSize
 		if size <= 0 {
 			unknownDS = append(unknownDS, fmt.Sprintf("c=%d (%d trajectories)", p.Concurrency, t))
-			size = officialDatasetSize
+			size = s.limits.DatasetSize
 		}
 		if why := official.Budget(t, size); why != "" {
 			bad = append(bad, fmt.Sprintf("c=%d: %s", p.Concurrency, why))
@@ -417,13 +410,14 @@ func trajectoryBudget(s *System) []Check {
 		reason = strings.Join(bad, "; ")
 	}
 	if len(unknownDS) > 0 {
-		reason += "; dataset size not recorded (checked against 613): " + strings.Join(unknownDS, ", ")
+		reason += fmt.Sprintf("; dataset size not recorded (checked against %d): ", s.limits.DatasetSize) + strings.Join(unknownDS, ", ")
 	}
 	return []Check{check("trajectory budget a multiple of the dataset size", len(bad) == 0, reason)}
 }
 
 // officialDatasetSizeCheck: every point that records its dataset's size uses the
-// official 613 trajectories (info when none records it).
+// official dataset's trajectories (the ruleset's curve limits; info when none
+// records it).
 func officialDatasetSizeCheck(s *System) []Check {
 	var notOfficialDS []string
 	unknown := 0
@@ -431,15 +425,16 @@ func officialDatasetSizeCheck(s *System) []Check {
 		switch d := p.Manifest.DatasetSize; {
 		case d <= 0:
 			unknown++
-		case d != officialDatasetSize:
+		case d != s.limits.DatasetSize:
 			notOfficialDS = append(notOfficialDS, fmt.Sprintf("c=%d: %d", p.Concurrency, d))
 		}
 	}
-	reason := "every point uses a 613-trajectory dataset"
+	size := s.limits.DatasetSize
+	reason := fmt.Sprintf("every point uses a %d-trajectory dataset", size)
 	if len(notOfficialDS) > 0 {
-		reason = "dataset size is not the official 613: " + strings.Join(notOfficialDS, "; ")
+		reason = fmt.Sprintf("dataset size is not the official %d: ", size) + strings.Join(notOfficialDS, "; ")
 	}
-	c := check("official dataset size (613)", len(notOfficialDS) == 0, reason)
+	c := check(fmt.Sprintf("official dataset size (%d)", size), len(notOfficialDS) == 0, reason)
 	if unknown == len(s.Points) && len(s.Points) > 0 {
 		c = Check{Name: c.Name, Status: CheckInfo, Reason: "no point records its dataset's size"}
 	}
@@ -488,16 +483,17 @@ func metricConsistency(s *System) []Check {
 	var incons []string
 	for _, p := range s.Points {
 		if p.PublishedSummary != nil {
-			incons = append(incons, PublishedConsistency(p.Concurrency, p.PublishedSummary)...)
+			incons = append(incons, PublishedConsistency(p.Concurrency, p.PublishedSummary, s.limits.ConsistencyTolerance)...)
 			continue
 		}
-		incons = append(incons, Consistency(p)...)
+		incons = append(incons, Consistency(p, s.limits.ConsistencyTolerance)...)
 	}
-	reason := "completed <= issued and failed <= completed (the reference counts a failed turn as completed too); duration > 0; output tokens >= 0; TPOT P90 finite and > 0; system_tps, tps_per_user and e2e_avg_interactivity re-derived from result_summary.json within 1% (a published summary as published); counts and window end agree with the run manifest"
+	pct := fmt.Sprintf("%.4g%%", 100*s.limits.ConsistencyTolerance)
+	reason := "completed <= issued and failed <= completed (the reference counts a failed turn as completed too); duration > 0; output tokens >= 0; TPOT P90 finite and > 0; system_tps, tps_per_user and e2e_avg_interactivity re-derived from result_summary.json within " + pct + " (a published summary as published); counts and window end agree with the run manifest"
 	if len(incons) > 0 {
 		reason = strings.Join(incons, "; ")
 	}
-	return []Check{check("metric consistency within 1% (metric-consistency-*)", len(incons) == 0, reason)}
+	return []Check{check("metric consistency within "+pct+" (metric-consistency-*)", len(incons) == 0, reason)}
 }
 
 // runsComplete: every agentrace run complete, its log read whole.
@@ -622,7 +618,7 @@ func relDiff(a, b float64) float64 {
 // Consistency re-derives a point's headline metrics the way an offline checker does:
 // from its result_summary.json as written (a JSON round trip), against points.json
 // and the run manifest. It returns the disagreements.
-func Consistency(p *Point) []string {
+func Consistency(p *Point, tol float64) []string {
 	var out []string
 	bad := func(f string, a ...any) { out = append(out, fmt.Sprintf("c=%d: ", p.Concurrency)+fmt.Sprintf(f, a...)) }
 	if p.Summary == nil {
@@ -665,17 +661,17 @@ func Consistency(p *Point) []string {
 		bad("result_summary.json counts %d issued turns, fewer than the point's %d sent", rs.Issued, p.Issued)
 	}
 	if rs.OSL.Total != nil && rs.DurNs > 0 && p.SystemTPS.Valid() {
-		if d := relDiff(*rs.OSL.Total/(rs.DurNs/1e9), float64(p.SystemTPS)); d > consistencyTol {
+		if d := relDiff(*rs.OSL.Total/(rs.DurNs/1e9), float64(p.SystemTPS)); d > tol {
 			bad("system_tps %.6g differs from OSL total / duration by %.2f%%", float64(p.SystemTPS), 100*d)
 		}
 	}
 	if v, ok := rs.TPOT.P["90.0"]; ok && p.TPSPerUser.Valid() {
-		if d := relDiff(1000/(v/1e6), float64(p.TPSPerUser)); d > consistencyTol {
+		if d := relDiff(1000/(v/1e6), float64(p.TPSPerUser)); d > tol {
 			bad("tps_per_user %.6g differs from 1000 / TPOT P90 by %.2f%%", float64(p.TPSPerUser), 100*d)
 		}
 	}
 	if rs.TurnS != nil && *rs.TurnS > 0 && p.E2EAvgInteractivity.Valid() {
-		if d := relDiff(rs.Out / *rs.TurnS, float64(p.E2EAvgInteractivity)); d > consistencyTol {
+		if d := relDiff(rs.Out / *rs.TurnS, float64(p.E2EAvgInteractivity)); d > tol {
 			bad("e2e_avg_interactivity %.6g differs from tokens / turn time by %.2f%%", float64(p.E2EAvgInteractivity), 100*d)
 		}
 	}
@@ -694,7 +690,7 @@ func Consistency(p *Point) []string {
 		}
 	}
 	if m.LastTrackedDoneNs > 0 && p.WindowEndNs > 0 {
-		if d := relDiff(float64(m.LastTrackedDoneNs), float64(p.WindowEndNs)); d > consistencyTol {
+		if d := relDiff(float64(m.LastTrackedDoneNs), float64(p.WindowEndNs)); d > tol {
 			bad("window end %d ns differs from the manifest's last tracked completion %d ns by %.2f%%", p.WindowEndNs, m.LastTrackedDoneNs, 100*d)
 		}
 	}
@@ -719,7 +715,7 @@ func sortedKeys(m map[string]bool) []string {
 // e2e_avg_interactivity within 1% of output_tokens_per_turn_total over
 // e2e_turn_time_seconds_total, which must then be derivable
 // (agentic-metric-consistency).
-func PublishedConsistency(c int, data []byte) []string {
+func PublishedConsistency(c int, data []byte, tol float64) []string {
 	var out []string
 	bad := func(f string, a ...any) {
 		out = append(out, fmt.Sprintf("c=%d: published summary: ", c)+fmt.Sprintf(f, a...))
@@ -779,12 +775,12 @@ func PublishedConsistency(c int, data []byte) []string {
 	}
 	f := score.ReadSummaryFigures(doc)
 	if f.HasTPSPerUser && f.StoredTPSPerUser != nil {
-		if d := score.CheckerRelErr(*f.StoredTPSPerUser, f.TPSPerUser); d > consistencyTol {
+		if d := score.CheckerRelErr(*f.StoredTPSPerUser, f.TPSPerUser); d > tol {
 			bad("stored tps_per_user %.6g differs from 1000 / TPOT P90 (%.6g) by %.2f%% (metric-consistency-tps-per-user)", *f.StoredTPSPerUser, f.TPSPerUser, 100*d)
 		}
 	}
 	if f.HasSystemTPS && f.StoredSystemTPS != nil && v(rs.DurNs) > 0 {
-		if d := score.CheckerRelErr(*f.StoredSystemTPS, f.SystemTPS); d > consistencyTol {
+		if d := score.CheckerRelErr(*f.StoredSystemTPS, f.SystemTPS); d > tol {
 			bad("stored system_tps %.6g differs from output_sequence_lengths.total / duration_ns (%.6g) by %.2f%% (metric-consistency-system-tps)", *f.StoredSystemTPS, f.SystemTPS, 100*d)
 		}
 	}
@@ -793,7 +789,7 @@ func PublishedConsistency(c int, data []byte) []string {
 	case !f.HasInteractivity:
 		bad("stored e2e_avg_interactivity %.6g, but output_tokens_per_turn_total / e2e_turn_time_seconds_total is not derivable (agentic-metric-consistency)", *f.StoredInteractivity)
 	default:
-		if d := score.CheckerRelErr(*f.StoredInteractivity, f.Interactivity); d > consistencyTol {
+		if d := score.CheckerRelErr(*f.StoredInteractivity, f.Interactivity); d > tol {
 			bad("stored e2e_avg_interactivity %.6g differs from output_tokens_per_turn_total / e2e_turn_time_seconds_total (%.6g) by %.2f%% (agentic-metric-consistency)", *f.StoredInteractivity, f.Interactivity, 100*d)
 		}
 	}

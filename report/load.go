@@ -56,6 +56,8 @@ type System struct {
 	// region), nil when no point carries a SWE-bench result.
 	SWEBench     *schemas.Gate
 	SWEBenchMean *score.SWEBenchMean
+	// limits are the ruleset's limits on a curve (rulesets.CurveLimits).
+	limits rulesets.CurveLimits
 }
 
 // IsRunDir tells whether dir holds a run's turn log.
@@ -309,7 +311,7 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 // C_min from the lowest point), judges the curve's SWE-bench mean of N when its
 // points carry SWE-bench results, and runs the coverage checks.
 func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) *System {
-	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point"}
+	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point", limits: rules.Curve}
 	// A point whose point.yaml does not validate is kept apart: it counts for
 	// C_min, the coverage and the accuracy rules only (Counted).
 	for _, p := range pts {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 func TestPercentileLower(t *testing.T) {
@@ -142,7 +143,7 @@ func TestFoldHandComputed(t *testing.T) {
 	if !p.Unofficial || p.TokenSource != "server_usage" || p.ISLSource != "server_usage" {
 		t.Errorf("token source %q / %q unofficial %v, want server usage, unofficial", p.TokenSource, p.ISLSource, p.Unofficial)
 	}
-	if got := Consistency(p); len(got) != 0 {
+	if got := Consistency(p, defaultTolerance(t)); len(got) != 0 {
 		t.Errorf("consistency of a fresh point: %v", got)
 	}
 	// The result summary carries times in ns under the reference's names.
@@ -243,7 +244,7 @@ func TestConsistencyDetectsDrift(t *testing.T) {
 	p.Summary.NSamplesCompleted = 2
 	p.Summary.NSamplesFailed = 3
 	p.Counts["ok"]++
-	got := Consistency(p)
+	got := Consistency(p, defaultTolerance(t))
 	want := []string{"system_tps", "tps_per_user", "failed 3 > completed 2", `manifest counts 3 "ok" turns, the log 4`}
 	for _, w := range want {
 		found := false
@@ -259,7 +260,7 @@ func TestConsistencyDetectsDrift(t *testing.T) {
 	// Within 1% passes.
 	p2, _ := FoldRun(m, recs, nil, nil)
 	p2.SystemTPS *= 1.009
-	if got := Consistency(p2); len(got) != 0 {
+	if got := Consistency(p2, defaultTolerance(t)); len(got) != 0 {
 		t.Errorf("0.9%% drift reported: %v", got)
 	}
 }
@@ -318,4 +319,14 @@ func TestITLAndNonStreamedTurns(t *testing.T) {
 	if s := p.Summary; s.TTFT == nil || s.TTFT.Count != 1 || s.Latency == nil || s.Latency.Count != 2 {
 		t.Errorf("result_summary TTFT %+v, latency %+v: want 1 TTFT sample and 2 latencies", s.TTFT, s.Latency)
 	}
+}
+
+// defaultTolerance is the default ruleset's metric-consistency tolerance.
+func defaultTolerance(t *testing.T) float64 {
+	t.Helper()
+	rs, err := rulesets.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs.Curve.ConsistencyTolerance
 }

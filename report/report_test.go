@@ -18,6 +18,7 @@ import (
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/agentrace/agentrace/tokens"
 	"gonum.org/v1/plot/cmpimg"
@@ -231,6 +232,32 @@ func TestCoverageFailures(t *testing.T) {
 	}
 	if c := got["trajectory budget a multiple of the dataset size"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: budget of 47 trajectories") {
 		t.Errorf("budget check = %+v", c)
+	}
+	// The curve limits are the ruleset's: a user ruleset allowing 2 points at most
+	// fails the same three points on point-cap, and needs 2 for point-count.
+	rs, err := rulesets.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs.Name, rs.Derivation, rs.Curve.MinPoints, rs.Curve.MaxPoints = "two-points", nil, 2, 2
+	b, err := rulesets.JSON(rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rsFile := filepath.Join(t.TempDir(), "two-points.json")
+	if err := os.WriteFile(rsFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r3, _ := buildFake(t, Options{Runs: []string{root}, CMax: 56, Ruleset: rsFile})
+	got3 := map[string]Check{}
+	for _, c := range r3.Systems[0].Checks {
+		got3[c.Name] = c
+	}
+	if c := got3["at most 2 points (point-cap)"]; c.Status != CheckFail || !strings.Contains(c.Reason, "3 points; the rules allow 2") {
+		t.Errorf("point cap under a 2-point ruleset = %+v", c)
+	}
+	if c := got3["at least 2 points (point-count)"]; c.Status != CheckPass {
+		t.Errorf("point count under a 2-point ruleset = %+v", c)
 	}
 	// C_max at or below 32 is rejected with the regions' error.
 	r2, _ := buildFake(t, Options{Runs: []string{filepath.Join(root, "c4")}})

@@ -213,7 +213,7 @@ func TestNewSpread(t *testing.T) {
 }
 
 func TestBadDerivation(t *testing.T) {
-	base := `{"name": "x", "source": "s", "date": "2026-11", "inline_accuracy_min": 0.5586, "osl_window": [344, 422], "swebench_min": 0.69, "derivation": %s}`
+	base := `{"name": "x", "source": "s", "date": "2026-11", "inline_accuracy_min": 0.5586, "osl_window": [344, 422], "swebench_min": 0.69, "curve": {"min_points": 7, "max_points": 32, "dataset_size": 613, "consistency_tolerance": 0.01}, "derivation": %s}`
 	good := `{"rule": {"inline_accuracy": {"factor": 0.99, "round": "down", "step": 0.0001}, "osl_low": {"factor": 0.9, "round": "down", "step": 1},
 		"osl_high": {"factor": 1.1, "round": "up", "step": 1}, "swebench": {"method": "lower_bound", "z": 1.645, "results": 4, "round": "down", "step": 0.005}},
 		"means": {"inline_accuracy": {"mean": 0.5643}, "osl": {"mean": 383}, "swebench": {"mean": 0.717}}, "means_source": "test"}`

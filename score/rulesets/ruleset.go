@@ -67,10 +67,27 @@ type Ruleset struct {
 	// counts are official only when made with exactly these (TokenizerUse).
 	// Absent, or with empty digests, no tokenizer can be shown to be the model's.
 	Tokenizer *ModelTokenizer `json:"tokenizer,omitempty"`
+	// Curve holds the limits the rules put on a curve as a whole.
+	Curve CurveLimits `json:"curve"`
 	// File is the path of a user ruleset, "" for an embedded one.
 	File string `json:"-"`
 
 	patterns []*regexp.Regexp
+}
+
+// CurveLimits are the rules' limits on a curve (the submission checker's
+// point-count and point-cap, context.py:204-219; its metric-consistency
+// tolerance, point_result.py:17; the official dataset of the rules' "Official
+// agentic settings").
+type CurveLimits struct {
+	// MinPoints and MaxPoints bound the points of a curve, margin points counted.
+	MinPoints int `json:"min_points"`
+	MaxPoints int `json:"max_points"`
+	// DatasetSize is the official dataset's number of trajectories.
+	DatasetSize int `json:"dataset_size"`
+	// ConsistencyTolerance is the largest relative error of a published figure
+	// from its derivation (a fraction).
+	ConsistencyTolerance float64 `json:"consistency_tolerance"`
 }
 
 // ModelTokenizer is a model's own tokenizer as the reference client loads it
@@ -201,6 +218,9 @@ func Parse(data []byte, where string) (Ruleset, error) {
 	case "", RegionsCMin, RegionsFixed32:
 	default:
 		return r, fmt.Errorf("ruleset %s: regions %q is not a region form (%v)", where, r.Regions, RegionForms())
+	}
+	if c := r.Curve; c.MinPoints < 1 || c.MaxPoints < c.MinPoints || c.DatasetSize < 1 || c.ConsistencyTolerance <= 0 || c.ConsistencyTolerance >= 1 {
+		return r, fmt.Errorf("ruleset %s: curve needs min_points >= 1, max_points >= min_points, dataset_size >= 1 and consistency_tolerance in (0, 1); it has %+v", where, c)
 	}
 	if r.SWEBenchEvaluated == 0 {
 		r.SWEBenchEvaluated = 200

@@ -94,22 +94,25 @@ func TestRulesetByModelAndFile(t *testing.T) {
 
 	dir := t.TempDir()
 	good := filepath.Join(dir, "mine.json")
-	os.WriteFile(good, []byte(`{"name":"mine","source":"our lab","date":"2026-11","inline_accuracy_min":0.5,"osl_window":[100,200],"swebench_min":0.6}`), 0o644)
+	os.WriteFile(good, []byte(`{"name":"mine","source":"our lab","date":"2026-11","inline_accuracy_min":0.5,"osl_window":[100,200],"swebench_min":0.6,"curve":{"min_points":7,"max_points":32,"dataset_size":613,"consistency_tolerance":0.01}}`), 0o644)
 	r, err := Load(good)
 	if err != nil || r.Name != "mine" || r.File != good || r.SWEBenchEvaluated != 200 || !r.OSLPass(100) {
 		t.Errorf("user ruleset: %+v %v", r, err)
 	}
-	for name, body := range map[string]string{
-		"unknown field": `{"name":"x","source":"s","date":"d","osl_window":[1,2],"extra":1}`,
-		"no source":     `{"name":"x","date":"d","osl_window":[1,2]}`,
-		"percent":       `{"name":"x","source":"s","date":"d","inline_accuracy_min":55.86,"osl_window":[1,2]}`,
-		"window":        `{"name":"x","source":"s","date":"d","osl_window":[3,2]}`,
-		"pattern":       `{"name":"x","source":"s","date":"d","osl_window":[1,2],"model_patterns":["("]}`,
+	curve := `"curve":{"min_points":7,"max_points":32,"dataset_size":613,"consistency_tolerance":0.01}`
+	for name, tc := range map[string]struct{ body, want string }{
+		"unknown field": {`{"name":"x","source":"s","date":"d","osl_window":[1,2],"extra":1,` + curve + `}`, "unknown field"},
+		"no source":     {`{"name":"x","date":"d","osl_window":[1,2],` + curve + `}`, "source and date"},
+		"percent":       {`{"name":"x","source":"s","date":"d","inline_accuracy_min":55.86,"osl_window":[1,2],` + curve + `}`, "not a fraction"},
+		"window":        {`{"name":"x","source":"s","date":"d","osl_window":[3,2],` + curve + `}`, "not a window"},
+		"pattern":       {`{"name":"x","source":"s","date":"d","osl_window":[1,2],"model_patterns":["("],` + curve + `}`, "("},
+		"no curve":      {`{"name":"x","source":"s","date":"d","osl_window":[1,2]}`, "curve needs"},
+		"cap below min": {`{"name":"x","source":"s","date":"d","osl_window":[1,2],"curve":{"min_points":7,"max_points":6,"dataset_size":613,"consistency_tolerance":0.01}}`, "curve needs"},
 	} {
 		p := filepath.Join(dir, "bad.json")
-		os.WriteFile(p, []byte(body), 0o644)
-		if _, err := Load(p); err == nil {
-			t.Errorf("%s: accepted", name)
+		os.WriteFile(p, []byte(tc.body), 0o644)
+		if _, err := Load(p); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error naming %q", name, err, tc.want)
 		}
 	}
 	// --show output reads back as the same ruleset.
