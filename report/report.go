@@ -312,11 +312,6 @@ func writeJSON(path string, v any) error {
 	return outguard.AtomicWriteBytes(path, append(b, '\n'))
 }
 
-// Write writes the report folder.
-func (r *Report) Write(out string) error {
-	return r.write(context.Background(), out)
-}
-
 // write is Write that stops, with ctx's error, once ctx is done.
 func (r *Report) write(ctx context.Context, out string) error {
 	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {

@@ -43,7 +43,7 @@ type LogRead struct {
 var ErrStale = errors.New("scores.json is stale")
 
 // ScanRun reads a run's turn log from r (size bytes, < 0 when unknown) batch by
-// batch through fn, as ScanContext does, and checks it as every reader of a run
+// batch through fn, as Scan does, and checks it as every reader of a run
 // must (score, rescore, report, publish, audit, log export):
 //
 //   - a log from which no row can be read is an error (ErrUnreadable, ErrNoRows);
@@ -61,7 +61,7 @@ var ErrStale = errors.New("scores.json is stale")
 func ScanRun(ctx context.Context, r io.Reader, size int64, m *schemas.RunManifest, mem memory.Allocator, fn func(arrow.RecordBatch) error) (LogRead, error) {
 	lr := LogRead{Counts: map[string]int{}}
 	h := &hashReader{r: r, h: sha256.New()}
-	err := ScanContext(ctx, h, size, mem, func(b arrow.RecordBatch) error {
+	err := Scan(ctx, h, size, mem, func(b arrow.RecordBatch) error {
 		countStatuses(lr.Counts, b)
 		lr.Log.Rows += int(b.NumRows())
 		if fn == nil {

@@ -37,7 +37,7 @@ func Dump(ctx context.Context, out io.Writer, path string, columns []string) (in
 	bw := bufio.NewWriterSize(out, 256<<10)
 	var line []byte
 	rows := 0
-	scanErr := ScanContext(ctx, f, SizeOf(f), memory.DefaultAllocator, func(rec arrow.RecordBatch) error {
+	scanErr := Scan(ctx, f, SizeOf(f), memory.DefaultAllocator, func(rec arrow.RecordBatch) error {
 		names := columns
 		if len(names) == 0 {
 			names = make([]string, 0, rec.NumCols())

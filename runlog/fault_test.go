@@ -125,7 +125,7 @@ func TestBatchBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	batches, rows := 0, 0
-	err = Scan(strings.NewReader(buf.String()), nil, func(b arrow.RecordBatch) error {
+	err = Scan(t.Context(), strings.NewReader(buf.String()), -1, nil, func(b arrow.RecordBatch) error {
 		if b.NumRows() > 0 { // the first batch, empty, carries the schema
 			batches++
 		}

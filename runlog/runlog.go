@@ -311,18 +311,6 @@ func (t *tailReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Scan reads a turn log stream batch by batch, calling fn with each batch (valid
-// only during the call). When the stream is truncated, fn has seen every complete
-// batch and the error matches ErrTruncated; a stream that is not a turn log at all
-// (empty, random bytes) gives an error matching ErrUnreadable.
-//
-// Whatever the stream holds, no message larger than the stream itself (a file's
-// size) or MaxMessageBytes (a stream of unknown size) is allocated: random bytes
-// must not make the reader allocate the 2 GiB a garbage length claims.
-func Scan(r io.Reader, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
-	return ScanSize(r, SizeOf(r), mem, fn)
-}
-
 // MaxMessageBytes bounds an IPC message of a turn log of unknown size (a stream):
 // a batch holds at most MaxBatchBytes of data plus one row.
 const MaxMessageBytes = 256 << 20
@@ -369,11 +357,6 @@ func checkVersion(schema *arrow.Schema) error {
 	return nil
 }
 
-// ScanSize is Scan on a stream of size bytes (< 0: unknown).
-func ScanSize(r io.Reader, size int64, mem memory.Allocator, fn func(arrow.RecordBatch) error) error {
-	return ScanContext(context.Background(), r, size, mem, fn)
-}
-
 // ctxReader fails its reads once ctx is done.
 type ctxReader struct {
 	ctx context.Context
@@ -387,10 +370,20 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// ScanContext is ScanSize that stops when ctx is done (checked at every read and
-// every batch), returning ctx's error, never a truncation: a command interrupted
-// while it reads a log stops at once instead of reading it to the end.
-func ScanContext(ctx context.Context, r io.Reader, size int64, mem memory.Allocator, fn func(arrow.RecordBatch) error) (err error) {
+// Scan reads a turn log stream of size bytes (< 0: unknown; SizeOf tells a
+// file's) batch by batch, calling fn with each batch (valid only during the
+// call). When the stream is truncated, fn has seen every complete batch and the
+// error matches ErrTruncated; a stream that is not a turn log at all (empty,
+// random bytes) gives an error matching ErrUnreadable.
+//
+// Whatever the stream holds, no message larger than the stream itself (a file's
+// size) or MaxMessageBytes (a stream of unknown size) is allocated: random bytes
+// must not make the reader allocate the 2 GiB a garbage length claims.
+//
+// It stops when ctx is done (checked at every read and every batch), returning
+// ctx's error, never a truncation: a command interrupted while it reads a log
+// stops at once instead of reading it to the end.
+func Scan(ctx context.Context, r io.Reader, size int64, mem memory.Allocator, fn func(arrow.RecordBatch) error) (err error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
@@ -433,7 +426,7 @@ func ScanContext(ctx context.Context, r io.Reader, size int64, mem memory.Alloca
 // error returns no records.
 func Read(r io.Reader, mem memory.Allocator) ([]schemas.TurnRecord, error) {
 	var out []schemas.TurnRecord
-	err := Scan(r, mem, func(rec arrow.RecordBatch) error {
+	err := Scan(context.Background(), r, SizeOf(r), mem, func(rec arrow.RecordBatch) error {
 		var err error
 		out, err = AppendRecords(out, rec)
 		return err

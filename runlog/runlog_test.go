@@ -155,7 +155,7 @@ func TestAutoBatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	batches := 0
-	if err := Scan(bytes.NewReader(buf.Bytes()), mem, func(arrow.RecordBatch) error { batches++; return nil }); err != nil {
+	if err := Scan(t.Context(), bytes.NewReader(buf.Bytes()), -1, mem, func(arrow.RecordBatch) error { batches++; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	// The schema-only batch at the start, one full batch, the remainder.

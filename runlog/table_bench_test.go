@@ -45,7 +45,7 @@ func BenchmarkWriteTable30k(b *testing.B) {
 		b.Fatal(err)
 	}
 	var recs []schemas.TurnRecord
-	err = runlog.Scan(f, nil, func(rec arrow.RecordBatch) (err error) {
+	err = runlog.Scan(b.Context(), f, runlog.SizeOf(f), nil, func(rec arrow.RecordBatch) (err error) {
 		recs, err = runlog.AppendRecords(recs, rec)
 		return err
 	})
