@@ -36,6 +36,15 @@ type Check struct {
 // Pass tells whether the check did not fail.
 func (c Check) Pass() bool { return c.Status != CheckFail }
 
+// failIfAny is a check that fails when found lists anything: its reason is
+// then prefix and found joined by sep, else ok.
+func failIfAny(name, ok, prefix, sep string, found []string) []Check {
+	if len(found) == 0 {
+		return []Check{check(name, true, ok)}
+	}
+	return []Check{check(name, false, prefix+strings.Join(found, sep))}
+}
+
 func check(name string, ok bool, reason string) Check {
 	st := CheckPass
 	if !ok {
@@ -149,11 +158,7 @@ func concurrencyInRange(s *System) []Check {
 		return []Check{check(name, false, "regions cannot be computed: "+s.RegionsErr)}
 	}
 	outside := regionTally(s.Points).outside
-	reason := fmt.Sprintf("every point lies in a region or the margin (up to %d)", max(s.Regions.Margin.End, s.Regions.High.End))
-	if len(outside) > 0 {
-		reason = "outside every region: " + strings.Join(outside, ", ")
-	}
-	return []Check{check(name, len(outside) == 0, reason)}
+	return failIfAny(name, fmt.Sprintf("every point lies in a region or the margin (up to %d)", max(s.Regions.Margin.End, s.Regions.High.End)), "outside every region: ", ", ", outside)
 }
 
 // ultraLowCoverage is ultra-low-concurrency-coverage: a point at 1..32.
@@ -245,11 +250,7 @@ func pointFiles(s *System) []Check {
 	if subs == 0 {
 		return nil
 	}
-	reason := "every point has point.yaml, a result summary and accuracy results"
-	if len(missing) > 0 {
-		reason = strings.Join(missing, "; ")
-	}
-	return []Check{check("point files (run-point-config, result-summary-present, accuracy-file, result-detail-present)", len(missing) == 0, reason)}
+	return failIfAny("point files (run-point-config, result-summary-present, accuracy-file, result-detail-present)", "every point has point.yaml, a result summary and accuracy results", "", "; ", missing)
 }
 
 // pointFileRules is point-config-valid, system-description-present,
@@ -347,11 +348,7 @@ func accuracyCoverage(s *System) []Check {
 			missing = append(missing, b)
 		}
 	}
-	reason := "every mandatory band has a point with accuracy results"
-	if len(missing) > 0 {
-		reason = "no accuracy results in: " + strings.Join(missing, ", ")
-	}
-	return []Check{check("accuracy at the 4 mandatory bands (accuracy-coverage)", len(missing) == 0, reason)}
+	return failIfAny("accuracy at the 4 mandatory bands (accuracy-coverage)", "every mandatory band has a point with accuracy results", "no accuracy results in: ", ", ", missing)
 }
 
 // agenticAccuracySWEBench is agentic-accuracy-swebench: the curve's mean of N.
@@ -452,11 +449,7 @@ func officialSettings(s *System) []Check {
 			unofficial = append(unofficial, fmt.Sprintf("c=%d: %s", p.Concurrency, strings.Join(why, ", ")))
 		}
 	}
-	reason := "salt on, delays on at scale 1, stop-issuing off, streaming on, a sampling profile at every agentrace point"
-	if len(unofficial) > 0 {
-		reason = strings.Join(unofficial, "; ")
-	}
-	return []Check{check("official settings", len(unofficial) == 0, reason)}
+	return failIfAny("official settings", "salt on, delays on at scale 1, stop-issuing off, streaming on, a sampling profile at every agentrace point", "", "; ", unofficial)
 }
 
 // oneRuleset: a point whose scores.json judged it under another ruleset than the
@@ -489,11 +482,7 @@ func metricConsistency(s *System) []Check {
 		incons = append(incons, Consistency(p, s.limits.ConsistencyTolerance)...)
 	}
 	pct := fmt.Sprintf("%.4g%%", 100*s.limits.ConsistencyTolerance)
-	reason := "completed <= issued and failed <= completed (the reference counts a failed turn as completed too); duration > 0; output tokens >= 0; TPOT P90 finite and > 0; system_tps, tps_per_user and e2e_avg_interactivity re-derived from result_summary.json within " + pct + " (a published summary as published); counts and window end agree with the run manifest"
-	if len(incons) > 0 {
-		reason = strings.Join(incons, "; ")
-	}
-	return []Check{check("metric consistency within "+pct+" (metric-consistency-*)", len(incons) == 0, reason)}
+	return failIfAny("metric consistency within "+pct+" (metric-consistency-*)", "completed <= issued and failed <= completed (the reference counts a failed turn as completed too); duration > 0; output tokens >= 0; TPOT P90 finite and > 0; system_tps, tps_per_user and e2e_avg_interactivity re-derived from result_summary.json within "+pct+" (a published summary as published); counts and window end agree with the run manifest", "", "; ", incons)
 }
 
 // runsComplete: every agentrace run complete, its log read whole.
@@ -507,11 +496,7 @@ func runsComplete(s *System) []Check {
 			notDone = append(notDone, fmt.Sprintf("c=%d: %s", p.Concurrency, p.LogNote))
 		}
 	}
-	reason := "every run completed"
-	if len(notDone) > 0 {
-		reason = "not complete: " + strings.Join(notDone, "; ")
-	}
-	return []Check{check("runs complete", len(notDone) == 0, reason)}
+	return failIfAny("runs complete", "every run completed", "not complete: ", "; ", notDone)
 }
 
 // accuracyGates is agentic-accuracy-inline and agentic-osl-range: every point
@@ -601,11 +586,7 @@ func officialTokenCounts(s *System) []Check {
 			unoff = append(unoff, fmt.Sprintf("c=%d: OSL %s, ISL %s", p.Concurrency, p.TokenSource, p.ISLSource))
 		}
 	}
-	reason := "every count is from the reference tokenizer"
-	if len(unoff) > 0 {
-		reason = "unofficial counts: " + strings.Join(unoff, "; ")
-	}
-	return []Check{check("official token counts", len(unoff) == 0, reason)}
+	return failIfAny("official token counts", "every count is from the reference tokenizer", "unofficial counts: ", "; ", unoff)
 }
 
 func relDiff(a, b float64) float64 {
