@@ -106,14 +106,7 @@ func withParsedArguments(t testing.TB, messages json.RawMessage) json.RawMessage
 			b.WriteByte(',')
 		}
 		if tc, ok := m["tool_calls"]; ok {
-			var calls []struct {
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			}
+			var calls []schemas.ToolCall
 			if err := json.Unmarshal(tc, &calls); err != nil {
 				t.Fatal(err)
 			}

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // chunk is an SSE chunk as a client decodes it.
@@ -16,18 +18,10 @@ type chunk struct {
 	Object  string `json:"object"`
 	Choices []struct {
 		Delta struct {
-			Role      string  `json:"role"`
-			Content   *string `json:"content"`
-			Reasoning *string `json:"reasoning_content"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
+			Role      string             `json:"role"`
+			Content   *string            `json:"content"`
+			Reasoning *string            `json:"reasoning_content"`
+			ToolCalls []schemas.ToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
