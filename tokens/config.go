@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -43,19 +42,13 @@ var specialTokenKeys = []string{"bos_token", "eos_token", "unk_token", "sep_toke
 // readConfig reads dir/tokenizer_config.json; a missing file gives nil.
 func readConfig(dir string) (*config, error) {
 	path := filepath.Join(dir, ConfigFile)
-	data, err := infile.ReadFile(path, infile.SmallFile)
+	var c config
+	data, err := readJSONFile(path, infile.SmallFile, &c)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer config %q: %w", path, err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("load tokenizer config %q: %w", path, errTruncated)
-	}
-	var c config
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("load tokenizer config %q: not valid JSON (truncated?): %w", path, err)
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(data, &all); err != nil {

@@ -46,16 +46,10 @@ type hfModel struct {
 // loadHF reads a Hugging Face tokenizer.json and adds the tokens of the
 // config's added_tokens_decoder that it lacks (addConfigTokens).
 func loadHF(path string, cfg *config) (*Tokenizer, error) {
-	data, err := infile.ReadFile(path, infile.LargeFile)
+	var f hfFile
+	data, err := readJSONFile(path, infile.LargeFile, &f)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("load tokenizer %q: %w", path, errTruncated)
-	}
-	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("load tokenizer %q: not valid JSON (truncated?): %w", path, err)
 	}
 	t, err := buildHF(&f, cfg)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -260,7 +261,7 @@ func TestQwen36ByModelID(t *testing.T) {
 	bad := 0
 	for i, s := range texts {
 		got := tok.Encode(s, false)
-		if !equalIDs(got, hf[i]) {
+		if !slices.Equal(got, hf[i]) {
 			if bad++; bad <= 10 {
 				t.Errorf("text %d %.80q: %d tokens, HF tokenizers %d:\n  go %v\n  hf %v", i, s, len(got), len(hf[i]), head(got), head(hf[i]))
 			}

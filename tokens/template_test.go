@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -45,24 +44,8 @@ func jinja2Render(t testing.TB, template string, reqs []renderRequest) []renderR
 		in.Write(line)
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command(python(t), refScript(t), "render", template)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jinja2 render: %v: %s", err, stderr.String())
-	}
-	var res []renderResult
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 256<<20)
-	for sc.Scan() {
-		var r renderResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		res = append(res, r)
-	}
+	out := runScript(t, "jinja2 render", exec.Command(python(t), refScript(t), "render", template), &in)
+	res := decodeLines[renderResult](t, out)
 	if len(res) != len(reqs) {
 		t.Fatalf("jinja2 returned %d results for %d requests", len(res), len(reqs))
 	}
@@ -73,21 +56,8 @@ func jinja2Render(t testing.TB, template string, reqs []renderRequest) []renderR
 // reference script builds them.
 func sampleConversations(t testing.TB) []renderRequest {
 	t.Helper()
-	out, err := exec.Command(python(t), refScript(t), "conversations", testenv.SampleFlat(t)).Output()
-	if err != nil {
-		t.Fatalf("sample conversations: %v", err)
-	}
-	var convs []renderRequest
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 256<<20)
-	for sc.Scan() {
-		var c renderRequest
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		convs = append(convs, c)
-	}
-	return convs
+	out := runScript(t, "sample conversations", exec.Command(python(t), refScript(t), "conversations", testenv.SampleFlat(t)), nil)
+	return decodeLines[renderRequest](t, out)
 }
 
 // withParsedArguments turns every tool call's arguments string holding a JSON
