@@ -21,6 +21,14 @@ func tinyProfile(t *testing.T) Profile {
 	return p
 }
 
+// startEngine starts an engine of profile p at speedup 1, closed when the test
+// (or its synctest bubble) ends.
+func startEngine(t *testing.T, p Profile) *engine {
+	e := newEngine(p, 1, newMetrics(p, 1), 1)
+	t.Cleanup(e.close)
+	return e
+}
+
 // submitTogether enqueues seqs in one go, so that the scheduler sees them all at
 // its next step.
 func submitTogether(e *engine, seqs ...*seq) {
@@ -96,8 +104,7 @@ func TestStepTimes(t *testing.T) {
 func TestPreemption(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := tinyProfile(t)
-		e := newEngine(p, 1, newMetrics(p, 1), 1)
-		defer e.close()
+		e := startEngine(t, p)
 		var seqs []*seq
 		for i := range 4 {
 			toks := make([]uint64, 600)
@@ -140,11 +147,7 @@ func TestQueueLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := tinyConfig(t)
 		cfg.Speedup = 1
-		s, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := newServer(t, cfg)
 		h := s.Handler()
 		body := `{"max_completion_tokens":300,"messages":[{"role":"user","content":"hello"}]}`
 		var wg sync.WaitGroup
@@ -183,8 +186,7 @@ func TestQueueLimit(t *testing.T) {
 func TestCancelFreesBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := tinyProfile(t)
-		e := newEngine(p, 1, newMetrics(p, 1), 1)
-		defer e.close()
+		e := startEngine(t, p)
 		s := newSeq(100, 500, nil)
 		submitTogether(e, s)
 		for s.emitted.Load() < 3 {

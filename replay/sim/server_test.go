@@ -109,6 +109,17 @@ func tinyConfig(t testing.TB) Config {
 	return Config{Profile: p, Speedup: 1000, Seed: 7, Output: OutputLength{Mean: 40, Sigma: 0.3, Min: 8, Max: 200}}
 }
 
+// newServer is a simulator of cfg, closed when the test ends.
+func newServer(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 func startServer(t testing.TB, cfg Config) (*Server, *httptest.Server) {
 	t.Helper()
 	s, err := New(cfg)
