@@ -226,16 +226,13 @@ func TestUnclosed(t *testing.T) {
 	}
 }
 
-func TestFileAndDump(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, schemas.TurnLogFile)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+// createLog writes recs to a turn log file at p (Create), in one batch.
+func createLog(t *testing.T, p string, mem memory.Allocator, recs []schemas.TurnRecord) {
+	t.Helper()
 	f, err := Create(p, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := sampleRecords(5)
 	for i := range recs {
 		if err := f.Write(&recs[i]); err != nil {
 			t.Fatal(err)
@@ -244,6 +241,15 @@ func TestFileAndDump(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestFileAndDump(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, schemas.TurnLogFile)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	recs := sampleRecords(5)
+	createLog(t, p, mem, recs)
 	got, err := ReadFile(p)
 	if err != nil || !reflect.DeepEqual(got, recs) {
 		t.Fatalf("ReadFile: err %v, %d rows", err, len(got))
@@ -358,19 +364,8 @@ func TestColumnsDocumented(t *testing.T) {
 func TestUnreadableLogs(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, schemas.TurnLogFile)
-	f, err := Create(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs := sampleRecords(3)
-	for i := range recs {
-		if err := f.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	createLog(t, p, nil, recs)
 	whole, _ := os.ReadFile(p)
 	random := make([]byte, 4096)
 	for i := range random {
@@ -436,17 +431,7 @@ func TestDocumentedColumns(t *testing.T) {
 // limit).
 func TestGarbageLengthsAllocateNothing(t *testing.T) {
 	p := filepath.Join(t.TempDir(), schemas.TurnLogFile)
-	f, err := Create(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := sampleRecords(2)
-	for i := range recs {
-		f.Write(&recs[i])
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	createLog(t, p, nil, sampleRecords(2))
 	whole, _ := os.ReadFile(p)
 	schemaLen := 8 + int(whole[4]) | int(whole[5])<<8 | int(whole[6])<<16
 	// A metadata length of 2 GiB - 16 at the start; a batch whose metadata claims
