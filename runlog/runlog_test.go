@@ -226,13 +226,16 @@ func TestUnclosed(t *testing.T) {
 	}
 }
 
-// createLog writes recs to a turn log file at p (Create), in one batch.
-func createLog(t *testing.T, p string, mem memory.Allocator, recs []schemas.TurnRecord) {
-	t.Helper()
+func TestFileAndDump(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, schemas.TurnLogFile)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
 	f, err := Create(p, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := sampleRecords(5)
 	for i := range recs {
 		if err := f.Write(&recs[i]); err != nil {
 			t.Fatal(err)
@@ -241,15 +244,6 @@ func createLog(t *testing.T, p string, mem memory.Allocator, recs []schemas.Turn
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-}
-
-func TestFileAndDump(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, schemas.TurnLogFile)
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	recs := sampleRecords(5)
-	createLog(t, p, mem, recs)
 	got, err := ReadFile(p)
 	if err != nil || !reflect.DeepEqual(got, recs) {
 		t.Fatalf("ReadFile: err %v, %d rows", err, len(got))
@@ -365,8 +359,7 @@ func TestUnreadableLogs(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, schemas.TurnLogFile)
 	recs := sampleRecords(3)
-	createLog(t, p, nil, recs)
-	whole, _ := os.ReadFile(p)
+	whole := writeLog(t, nil, recs, len(recs), true)
 	random := make([]byte, 4096)
 	for i := range random {
 		random[i] = byte(i*7919 + i>>3)
@@ -431,8 +424,7 @@ func TestDocumentedColumns(t *testing.T) {
 // limit).
 func TestGarbageLengthsAllocateNothing(t *testing.T) {
 	p := filepath.Join(t.TempDir(), schemas.TurnLogFile)
-	createLog(t, p, nil, sampleRecords(2))
-	whole, _ := os.ReadFile(p)
+	whole := writeLog(t, nil, sampleRecords(2), 2, true)
 	schemaLen := 8 + int(whole[4]) | int(whole[5])<<8 | int(whole[6])<<16
 	// A metadata length of 2 GiB - 16 at the start; a batch whose metadata claims
 	// a 1.9 GB body after a valid schema.
