@@ -27,6 +27,9 @@ type config struct {
 	Tokens  map[string]json.RawMessage `json:"-"` // bos_token, eos_token, ... as given
 }
 
+// configAdded is an added token as tokenizer_config.json's added_tokens_decoder
+// writes it under its id, and tokenizer.json's added_tokens beside its id
+// (hfAddedToken).
 type configAdded struct {
 	Content    string `json:"content"`
 	SingleWord bool   `json:"single_word"`
@@ -34,6 +37,11 @@ type configAdded struct {
 	RStrip     bool   `json:"rstrip"`
 	Normalized bool   `json:"normalized"`
 	Special    bool   `json:"special"`
+}
+
+// token is the added token a has, with id.
+func (a configAdded) token(id int) addedToken {
+	return addedToken{content: a.Content, id: id, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized}
 }
 
 // specialTokenKeys are the config entries a chat template may refer to by name.
@@ -127,7 +135,7 @@ func addConfigTokens(added []addedToken, c *config, vocab map[string]int32, maxI
 	sort.Ints(ids)
 	for _, id := range ids {
 		a := byID[id]
-		tok := addedToken{content: a.Content, id: id, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized}
+		tok := a.token(id)
 		if i, ok := at[a.Content]; ok {
 			added[i] = tok
 			continue

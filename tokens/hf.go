@@ -24,13 +24,8 @@ type hfFile struct {
 }
 
 type hfAddedToken struct {
-	ID         int    `json:"id"`
-	Content    string `json:"content"`
-	SingleWord bool   `json:"single_word"`
-	LStrip     bool   `json:"lstrip"`
-	RStrip     bool   `json:"rstrip"`
-	Normalized bool   `json:"normalized"`
-	Special    bool   `json:"special"`
+	ID int `json:"id"`
+	configAdded
 }
 
 type hfModel struct {
@@ -119,7 +114,7 @@ func buildHF(f *hfFile, cfg *config) (*Tokenizer, error) {
 	t.model = m
 	added := make([]addedToken, 0, len(f.AddedTokens))
 	for _, a := range f.AddedTokens {
-		added = append(added, addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized})
+		added = append(added, a.token(a.ID))
 	}
 	if added, err = addConfigTokens(added, cfg, vocab, maxID); err != nil {
 		return nil, err
