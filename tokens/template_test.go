@@ -80,23 +80,16 @@ func withParsedArguments(t testing.TB, messages json.RawMessage) json.RawMessage
 			if err := json.Unmarshal(tc, &calls); err != nil {
 				t.Fatal(err)
 			}
-			var nb bytes.Buffer
-			nb.WriteByte('[')
+			parts := make([]string, len(calls))
 			for j, c := range calls {
-				if j > 0 {
-					nb.WriteByte(',')
+				args := c.Function.Arguments
+				if !strings.HasPrefix(strings.TrimSpace(args), "{") || !json.Valid([]byte(args)) {
+					s, _ := json.Marshal(args)
+					args = string(s)
 				}
-				fmt.Fprintf(&nb, `{"id":%q,"type":%q,"function":{"name":%q,"arguments":`, c.ID, c.Type, c.Function.Name)
-				if strings.HasPrefix(strings.TrimSpace(c.Function.Arguments), "{") && json.Valid([]byte(c.Function.Arguments)) {
-					nb.WriteString(c.Function.Arguments)
-				} else {
-					s, _ := json.Marshal(c.Function.Arguments)
-					nb.Write(s)
-				}
-				nb.WriteString("}}")
+				parts[j] = fmt.Sprintf(`{"id":%q,"type":%q,"function":{"name":%q,"arguments":%s}}`, c.ID, c.Type, c.Function.Name, args)
 			}
-			nb.WriteByte(']')
-			m["tool_calls"] = nb.Bytes()
+			m["tool_calls"] = []byte("[" + strings.Join(parts, ",") + "]")
 		}
 		// Re-encode with keys in the wire order.
 		b.WriteByte('{')
