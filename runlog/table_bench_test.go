@@ -7,8 +7,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
@@ -27,13 +25,7 @@ func BenchmarkWriteTable30k(b *testing.B) {
 		b.Fatal(err)
 	}
 	ds := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), ds, tiled); err != nil {
-		b.Fatal(err)
-	}
-	d, err := datasets.Open(ds)
-	if err != nil {
-		b.Fatal(err)
-	}
+	d := scoretest.Ingest(b, ds, tiled)
 	run := filepath.Join(dir, "run")
 	n, err := scoretest.WriteRun(run, ds, d, scoretest.RunOptions{Fidelity: 0.7, FailRate: 0.01, Seed: 1, Model: "m", Concurrency: 64})
 	if err != nil {

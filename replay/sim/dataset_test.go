@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"path/filepath"
@@ -10,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -20,16 +19,7 @@ import (
 // bash calls and a workflow conversation with intent codes.
 func fixtureDataset(t *testing.T) *datasets.Dataset {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ds")
-	src := filepath.Join(testenv.RepoRoot(t), "testdata", "sim", "answers.jsonl")
-	if err := ingest.Files(context.Background(), dir, src); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return scoretest.Ingest(t, filepath.Join(t.TempDir(), "ds"), filepath.Join(testenv.RepoRoot(t), "testdata", "sim", "answers.jsonl"))
 }
 
 type gotMessage struct {
