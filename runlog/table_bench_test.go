@@ -11,7 +11,6 @@ import (
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/scoretest"
-	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // BenchmarkWriteTable30k writes the analysis table (turns.parquet) of a
@@ -32,16 +31,7 @@ func BenchmarkWriteTable30k(b *testing.B) {
 		b.Fatal(err)
 	}
 	logPath := filepath.Join(run, schemas.TurnLogFile)
-	f, err := os.Open(logPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var recs []schemas.TurnRecord
-	err = runlog.Scan(f, nil, func(rec arrow.RecordBatch) (err error) {
-		recs, err = runlog.AppendRecords(recs, rec)
-		return err
-	})
-	f.Close()
+	recs, err := runlog.ReadFile(logPath)
 	if err != nil {
 		b.Fatal(err)
 	}
