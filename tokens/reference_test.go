@@ -91,15 +91,18 @@ func readSampleTexts(t testing.TB, sample string) []string {
 
 // runScript runs a reference script with in (nil: nothing) as its standard
 // input and returns its standard output; a failure says what it was doing and
-// what the script wrote to its standard error.
+// what the script wrote to its standard error (which Output keeps in the
+// ExitError).
 func runScript(t testing.TB, what string, cmd *exec.Cmd, in io.Reader) []byte {
 	t.Helper()
 	cmd.Stdin = in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%s: %v: %s", what, err, stderr.String())
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s: %v: %s", what, err, stderr)
 	}
 	return out
 }
