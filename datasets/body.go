@@ -290,19 +290,20 @@ func (d *Dataset) appendFields(dst []byte, t *schemas.Turn, o *BodyOptions) []by
 		dst = append(dst, k...)
 		dst = append(dst, '"', ':')
 	}
-	float := func(name string, pv *float64) {
-		if v := ps.get(name); v != nil {
+	// raw writes the turn's own value of name as it is and tells whether the
+	// turn has one (where it has none, the profile's value, if any, is sent).
+	raw := func(name string) bool {
+		v := ps.get(name)
+		if v != nil {
 			key(name)
 			dst = append(dst, v...)
-		} else if pv != nil {
+		}
+		return v != nil
+	}
+	float := func(name string, pv *float64) {
+		if !raw(name) && pv != nil {
 			key(name)
 			dst = AppendPyFloat(dst, *pv)
-		}
-	}
-	raw := func(name string) {
-		if v := ps.get(name); v != nil {
-			key(name)
-			dst = append(dst, v...)
 		}
 	}
 	float("temperature", pr.Temperature)
@@ -315,18 +316,12 @@ func (d *Dataset) appendFields(dst []byte, t *schemas.Turn, o *BodyOptions) []by
 		key("stream_options")
 		dst = append(dst, `{"include_usage":true}`...)
 	}
-	if v := ps.get("seed"); v != nil {
-		key("seed")
-		dst = append(dst, v...)
-	} else if pr.Seed != "" {
+	if !raw("seed") && pr.Seed != "" {
 		key("seed")
 		dst = append(dst, pr.Seed...)
 	}
 	float("top_p", pr.TopP)
-	if v := ps.get("top_k"); v != nil {
-		key("top_k")
-		dst = append(dst, v...)
-	} else if pr.TopK != nil {
+	if !raw("top_k") && pr.TopK != nil {
 		key("top_k")
 		dst = strconv.AppendInt(dst, int64(*pr.TopK), 10)
 	}
@@ -338,13 +333,12 @@ func (d *Dataset) appendFields(dst []byte, t *schemas.Turn, o *BodyOptions) []by
 	raw("logit_bias")
 	raw("user")
 	raw("chat_template")
-	if v := ps.get("chat_template_kwargs"); v != nil {
-		key("chat_template_kwargs")
-		dst = append(dst, v...)
-	} else if pr.ChatTemplateKwargsJSON != "" {
+	switch {
+	case raw("chat_template_kwargs"):
+	case pr.ChatTemplateKwargsJSON != "":
 		key("chat_template_kwargs")
 		dst = append(dst, pr.ChatTemplateKwargsJSON...)
-	} else if len(pr.ChatTemplateKwargs) > 0 {
+	case len(pr.ChatTemplateKwargs) > 0:
 		key("chat_template_kwargs")
 		dst = AppendKwargs(dst, pr.ChatTemplateKwargs)
 	}

@@ -237,18 +237,23 @@ func (d *Dataset) cleared() []wireData {
 	return d.clearData
 }
 
+// WireToolCall is one tool call of a chat message as a request (or a dataset
+// message) carries it: its arguments the raw JSON, a string or, as some datasets
+// and servers write them, an object.
+type WireToolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	} `json:"function"`
+}
+
 // ToolCalls reads a message's tool_calls (schemas.Message.ToolCalls) as a response
 // holds them: numbered in order, each one's arguments as their string, or as the
 // raw JSON when they are not a string.
 func ToolCalls(raw string) ([]schemas.ToolCall, error) {
-	var calls []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		} `json:"function"`
-	}
+	var calls []WireToolCall
 	if err := json.Unmarshal([]byte(raw), &calls); err != nil {
 		return nil, err
 	}

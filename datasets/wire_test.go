@@ -106,13 +106,21 @@ func FuzzDecodeString(f *testing.F) {
 		if !ok {
 			return
 		}
-		if got != want {
-			t.Fatalf("DecodeString(%s) = %q, encoding/json %q", raw, got, want)
-		}
-		if enc := AppendString(nil, got); canonical != bytes.Equal(enc, raw) {
-			t.Fatalf("DecodeString(%s): canonical %v, but AppendString gives %s", raw, canonical, enc)
-		}
+		checkDecoded(t, "DecodeString", raw, got, want, canonical)
 	})
+}
+
+// checkDecoded is the string decoders' oracle: what decoder made of the string
+// token raw is encoding/json's want, and it said canonical exactly when
+// AppendString writes the token back as it is.
+func checkDecoded(t *testing.T, decoder string, raw []byte, got, want string, canonical bool) {
+	t.Helper()
+	if got != want {
+		t.Fatalf("%s(%s) = %q, encoding/json %q", decoder, raw, got, want)
+	}
+	if enc := AppendString(nil, got); canonical != bytes.Equal(enc, raw) {
+		t.Fatalf("%s(%s): canonical %v, but AppendString gives %s", decoder, raw, canonical, enc)
+	}
 }
 
 func TestAppendCompact(t *testing.T) {
@@ -192,12 +200,7 @@ func FuzzDecodeValidString(f *testing.F) {
 		if !utf8.Valid(raw) || len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' || json.Unmarshal(raw, &want) != nil {
 			return
 		}
-		if got != want {
-			t.Fatalf("DecodeValidString(%s) = %q, encoding/json %q", raw, got, want)
-		}
-		if enc := AppendString(nil, got); canon != bytes.Equal(enc, raw) {
-			t.Fatalf("DecodeValidString(%s): canonical %v, but AppendString gives %s", raw, canon, enc)
-		}
+		checkDecoded(t, "DecodeValidString", raw, got, want, canon)
 	})
 }
 

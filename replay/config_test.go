@@ -250,17 +250,9 @@ func TestFromConfigAgreesWithReferenceSchema(t *testing.T) {
 		}
 		o := cr.Options
 		var mp struct {
-			Name               string          `json:"name"`
-			Temperature        *float64        `json:"temperature"`
-			Seed               json.Number     `json:"seed"`
-			TopK               *int            `json:"top_k"`
-			TopP               *float64        `json:"top_p"`
-			RepetitionPenalty  *float64        `json:"repetition_penalty"`
-			PresencePenalty    *float64        `json:"presence_penalty"`
-			FrequencyPenalty   *float64        `json:"frequency_penalty"`
-			MaxNewTokens       int             `json:"max_new_tokens"`
-			ChatTemplateKwargs json.RawMessage `json:"chat_template_kwargs"`
-			Streaming          string          `json:"streaming"`
+			Name string `json:"name"`
+			schemas.Sampling
+			Streaming string `json:"streaming"`
 		}
 		if err := json.Unmarshal(want.ModelParams, &mp); err != nil {
 			t.Fatal(err)

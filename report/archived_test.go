@@ -14,6 +14,23 @@ import (
 	"github.com/agentrace/agentrace/score/rulesets"
 )
 
+// submissionTree is the testdata/submission-tree fixture.
+func submissionTree(t testing.TB) string {
+	return filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree")
+}
+
+// reportSubmissionTree reports testdata/submission-tree (no tokenizer) into a
+// temporary folder and returns the report and that folder.
+func reportSubmissionTree(t *testing.T) (*Report, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "rep")
+	r, err := Build(context.Background(), Options{Out: out, Runs: []string{submissionTree(t)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, out
+}
+
 // TestReportSubmissionTree draws the submission tree fixture (8 points, both
 // domains, C_max 1024 declared, SWE-bench published at one point per mandatory
 // region): the points come from their event logs (the one without is read from its
@@ -21,12 +38,7 @@ import (
 // the mean of 4 (0.6975 >= 0.69 with the ultra-low point at 0.66). Lowering that
 // point's result to 0.60 brings the mean to 0.6825: the curve fails.
 func TestReportSubmissionTree(t *testing.T) {
-	tree := filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree")
-	out := filepath.Join(t.TempDir(), "rep")
-	r, err := Build(context.Background(), Options{Out: out, Runs: []string{tree}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, out := reportSubmissionTree(t)
 	if len(r.Systems) != 1 {
 		t.Fatalf("%d systems", len(r.Systems))
 	}
@@ -98,7 +110,7 @@ func TestReportSubmissionTree(t *testing.T) {
 
 	// The same tree with the ultra-low point's SWE-bench result at 0.60.
 	bad := filepath.Join(t.TempDir(), "tree")
-	if err := os.CopyFS(bad, os.DirFS(tree)); err != nil {
+	if err := os.CopyFS(bad, os.DirFS(submissionTree(t))); err != nil {
 		t.Fatal(err)
 	}
 	acc := filepath.Join(bad, "h200-sim", "qwen3_6-35b-a3b", "r32", "accuracy", "accuracy_results.json")
@@ -108,7 +120,7 @@ func TestReportSubmissionTree(t *testing.T) {
 		t.Fatal("fixture changed: no 0.66 SWE-bench score at r32")
 	}
 	os.WriteFile(acc, []byte(b2), 0o644)
-	r, err = Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep2"), Runs: []string{bad}})
+	r, err := Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep2"), Runs: []string{bad}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +133,7 @@ func TestReportSubmissionTree(t *testing.T) {
 
 	// The fixed-32 ruleset form places the same points differently (low 33-42 is the
 	// same at C_min 32 here) and says so.
-	r, err = Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep3"), Runs: []string{tree}, Ruleset: "readme-2026-08-qwen3.6"})
+	r, err = Build(context.Background(), Options{Out: filepath.Join(t.TempDir(), "rep3"), Runs: []string{submissionTree(t)}, Ruleset: "readme-2026-08-qwen3.6"})
 	if err != nil || r.Systems[0].RegionForm != rulesets.RegionsFixed32 {
 		t.Errorf("v0.7 form: %v %+v", err, r)
 	}

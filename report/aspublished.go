@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"math"
 	"sort"
@@ -87,10 +85,8 @@ func (p *Point) applyPublished() {
 	if len(p.PublishedSummary) == 0 {
 		return
 	}
-	dec := json.NewDecoder(bytes.NewReader(p.PublishedSummary))
-	dec.UseNumber()
-	var s map[string]any
-	if dec.Decode(&s) != nil {
+	s, err := score.DecodeSummary(p.PublishedSummary)
+	if err != nil {
 		return
 	}
 	for _, m := range publishedMetrics {

@@ -32,12 +32,7 @@ func publishedField(t *testing.T, p *Point, field string) float64 {
 // "as published", and the Pareto curve is drawn from them (8 points, not an
 // empty plot).
 func TestPublishedFiguresWithoutTokenizer(t *testing.T) {
-	tree := filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree")
-	out := filepath.Join(t.TempDir(), "rep")
-	r, err := Build(context.Background(), Options{Out: out, Runs: []string{tree}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, out := reportSubmissionTree(t)
 	s := r.Systems[0]
 	for _, p := range s.Points {
 		for _, f := range []string{"system_tps", "e2e_avg_interactivity", "tps_per_user"} {
@@ -227,7 +222,7 @@ func TestPublishedFiguresAreTheCheckers(t *testing.T) {
 func editedTree(t *testing.T, edit func(doc map[string]any)) string {
 	t.Helper()
 	tree := filepath.Join(t.TempDir(), "tree")
-	if err := os.CopyFS(tree, os.DirFS(filepath.Join(testenv.RepoRoot(t), "testdata", "submission-tree"))); err != nil {
+	if err := os.CopyFS(tree, os.DirFS(submissionTree(t))); err != nil {
 		t.Fatal(err)
 	}
 	sum := filepath.Join(tree, "h200-sim", "qwen3_6-35b-a3b", "r64", "mlperf_endpoints_log_summary.json")

@@ -72,14 +72,8 @@ type Point struct {
 	E2EAvgInteractivity      Num   `json:"e2e_avg_interactivity"`
 	OutputTokensPerTurnTotal int64 `json:"output_tokens_per_turn_total"`
 	E2ETurnTimeSecondsTotal  Num   `json:"e2e_turn_time_seconds_total"`
-	TPSPerUser               Num   `json:"tps_per_user"`
+	TokenTimes
 
-	TTFTP50Ms    Num `json:"ttft_p50_ms"`
-	TTFTP90Ms    Num `json:"ttft_p90_ms"`
-	TTFTP99Ms    Num `json:"ttft_p99_ms"`
-	TPOTP50Ms    Num `json:"tpot_p50_ms"`
-	TPOTP90Ms    Num `json:"tpot_p90_ms"`
-	TPOTP99Ms    Num `json:"tpot_p99_ms"`
 	ITLP50Ms     Num `json:"itl_p50_ms"`
 	ITLP90Ms     Num `json:"itl_p90_ms"`
 	ITLP99Ms     Num `json:"itl_p99_ms"`
@@ -237,6 +231,26 @@ type Point struct {
 	log *schemas.TurnLogIdentity
 }
 
+// TokenTimes are the TTFT and TPOT percentiles (ms) of a set of window turns,
+// and the tps_per_user they give, 1000 / the TPOT P90: a point's and each of its
+// domains' (in JSON, their fields in this order).
+type TokenTimes struct {
+	TPSPerUser Num `json:"tps_per_user"`
+	TTFTP50Ms  Num `json:"ttft_p50_ms"`
+	TTFTP90Ms  Num `json:"ttft_p90_ms"`
+	TTFTP99Ms  Num `json:"ttft_p99_ms"`
+	TPOTP50Ms  Num `json:"tpot_p50_ms"`
+	TPOTP90Ms  Num `json:"tpot_p90_ms"`
+	TPOTP99Ms  Num `json:"tpot_p99_ms"`
+}
+
+// set takes the figures from the turns' TTFT and TPOT samples.
+func (t *TokenTimes) set(ttft, tpot *Series) {
+	t.TTFTP50Ms, t.TTFTP90Ms, t.TTFTP99Ms = Num(ttft.P(50)), Num(ttft.P(90)), Num(ttft.P(99))
+	t.TPOTP50Ms, t.TPOTP90Ms, t.TPOTP99Ms = Num(tpot.P(50)), Num(tpot.P(90)), Num(tpot.P(99))
+	t.TPSPerUser = div(1000, float64(t.TPOTP90Ms))
+}
+
 // DomainMetrics are a point's window metrics over one domain's turns.
 type DomainMetrics struct {
 	Issued                   int   `json:"n_samples_issued"`
@@ -244,16 +258,10 @@ type DomainMetrics struct {
 	Failed                   int   `json:"n_samples_failed"`
 	OutputTokensPerTurnTotal int64 `json:"output_tokens_per_turn_total"`
 	E2EAvgInteractivity      Num   `json:"e2e_avg_interactivity"`
-	TPSPerUser               Num   `json:"tps_per_user"`
-	TTFTP50Ms                Num   `json:"ttft_p50_ms"`
-	TTFTP90Ms                Num   `json:"ttft_p90_ms"`
-	TTFTP99Ms                Num   `json:"ttft_p99_ms"`
-	TPOTP50Ms                Num   `json:"tpot_p50_ms"`
-	TPOTP90Ms                Num   `json:"tpot_p90_ms"`
-	TPOTP99Ms                Num   `json:"tpot_p99_ms"`
-	LatencyP50Ms             Num   `json:"latency_p50_ms"`
-	LatencyP90Ms             Num   `json:"latency_p90_ms"`
-	LatencyP99Ms             Num   `json:"latency_p99_ms"`
+	TokenTimes
+	LatencyP50Ms Num `json:"latency_p50_ms"`
+	LatencyP90Ms Num `json:"latency_p90_ms"`
+	LatencyP99Ms Num `json:"latency_p99_ms"`
 
 	ttft, tpot, lat Series
 	outTokens       float64
@@ -646,8 +654,7 @@ func (a *Accumulator) Close() (*Point, error) {
 		p.SystemTPS, p.E2EAvgInteractivity = Num(math.NaN()), Num(math.NaN())
 	}
 
-	p.TTFTP50Ms, p.TTFTP90Ms, p.TTFTP99Ms = Num(a.ttft.P(50)), Num(a.ttft.P(90)), Num(a.ttft.P(99))
-	p.TPOTP50Ms, p.TPOTP90Ms, p.TPOTP99Ms = Num(a.tpot.P(50)), Num(a.tpot.P(90)), Num(a.tpot.P(99))
+	p.TokenTimes.set(&a.ttft, &a.tpot)
 	p.ITLP50Ms, p.ITLP90Ms, p.ITLP99Ms = Num(a.itl.P(50)), Num(a.itl.P(90)), Num(a.itl.P(99))
 	if n, burst := coalesced(a.itl.Sorted()); burst > 0 {
 		p.ITLP50Ms, p.ITLP90Ms, p.ITLP99Ms = Num(math.NaN()), Num(math.NaN()), Num(math.NaN())
@@ -655,7 +662,6 @@ func (a *Accumulator) Close() (*Point, error) {
 			burst, n, CoalescedGapMs*1000)
 	}
 	p.LatencyP50Ms, p.LatencyP90Ms, p.LatencyP99Ms = Num(a.lat.P(50)), Num(a.lat.P(90)), Num(a.lat.P(99))
-	p.TPSPerUser = div(1000, float64(p.TPOTP90Ms))
 	p.TurnsPerS = div(float64(p.Completed), float64(p.WindowDurationS))
 	for _, d := range p.Domains {
 		d.OutputTokensPerTurnTotal = int64(d.outTokens)
@@ -663,10 +669,8 @@ func (a *Accumulator) Close() (*Point, error) {
 		if d.outTurns == 0 && d.Completed > 0 {
 			d.E2EAvgInteractivity = Num(math.NaN()) // no token counted: not evaluated
 		}
-		d.TTFTP50Ms, d.TTFTP90Ms, d.TTFTP99Ms = Num(d.ttft.P(50)), Num(d.ttft.P(90)), Num(d.ttft.P(99))
-		d.TPOTP50Ms, d.TPOTP90Ms, d.TPOTP99Ms = Num(d.tpot.P(50)), Num(d.tpot.P(90)), Num(d.tpot.P(99))
+		d.TokenTimes.set(&d.ttft, &d.tpot)
 		d.LatencyP50Ms, d.LatencyP90Ms, d.LatencyP99Ms = Num(d.lat.P(50)), Num(d.lat.P(90)), Num(d.lat.P(99))
-		d.TPSPerUser = div(1000, float64(d.TPOTP90Ms))
 	}
 	p.ClientLagP99Ms = Num(a.lag.P(99))
 	if p.Completed < MinWindowTurns || 4*p.Issued < p.Issued+p.TurnsExcludedByWindow {

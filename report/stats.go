@@ -21,10 +21,12 @@ func Percentile(sorted []float64, p float64) float64 {
 // names them in result_summary.json (str(float) keys).
 func summaryPercentiles() []float64 { return []float64{1, 5, 10, 25, 50, 75, 90, 95, 99, 99.9} }
 
-// Stats summarizes one series of samples: the rollups of the reference's
-// result_summary.json (total, min, max, median, avg, std_dev, percentiles,
-// histogram) plus the count. Percentiles are "lower" percentiles; std_dev is the
-// sample standard deviation (n-1), as the reference computes it.
+// Stats summarizes one series of points.json (ISL, OSL, progress rate) with the
+// names of the reference's rollups (total, min, max, median, avg, std_dev,
+// percentiles, histogram) plus the count. Percentiles are "lower" percentiles;
+// std_dev is the sample standard deviation (n-1), as the reference computes it.
+// result_summary.json's own blocks are StatBlock's (refstats.go): the
+// reference's percentile grid, its sums and its log-spaced histogram.
 type Stats struct {
 	Count       int                `json:"count"`
 	Total       float64            `json:"total"`

@@ -358,20 +358,8 @@ func TestColumnsDocumented(t *testing.T) {
 func TestUnreadableLogs(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, schemas.TurnLogFile)
-	f, err := Create(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	recs := sampleRecords(3)
-	for i := range recs {
-		if err := f.Write(&recs[i]); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	whole, _ := os.ReadFile(p)
+	whole := writeLog(t, nil, recs, len(recs), true)
 	random := make([]byte, 4096)
 	for i := range random {
 		random[i] = byte(i*7919 + i>>3)
@@ -436,18 +424,7 @@ func TestDocumentedColumns(t *testing.T) {
 // limit).
 func TestGarbageLengthsAllocateNothing(t *testing.T) {
 	p := filepath.Join(t.TempDir(), schemas.TurnLogFile)
-	f, err := Create(p, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs := sampleRecords(2)
-	for i := range recs {
-		f.Write(&recs[i])
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	whole, _ := os.ReadFile(p)
+	whole := writeLog(t, nil, sampleRecords(2), 2, true)
 	schemaLen := 8 + int(whole[4]) | int(whole[5])<<8 | int(whole[6])<<16
 	// A metadata length of 2 GiB - 16 at the start; a batch whose metadata claims
 	// a 1.9 GB body after a valid schema.

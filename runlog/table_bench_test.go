@@ -7,13 +7,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/scoretest"
-	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // BenchmarkWriteTable30k writes the analysis table (turns.parquet) of a
@@ -27,29 +24,14 @@ func BenchmarkWriteTable30k(b *testing.B) {
 		b.Fatal(err)
 	}
 	ds := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), ds, tiled); err != nil {
-		b.Fatal(err)
-	}
-	d, err := datasets.Open(ds)
-	if err != nil {
-		b.Fatal(err)
-	}
+	d := scoretest.Ingest(b, ds, tiled)
 	run := filepath.Join(dir, "run")
 	n, err := scoretest.WriteRun(run, ds, d, scoretest.RunOptions{Fidelity: 0.7, FailRate: 0.01, Seed: 1, Model: "m", Concurrency: 64})
 	if err != nil {
 		b.Fatal(err)
 	}
 	logPath := filepath.Join(run, schemas.TurnLogFile)
-	f, err := os.Open(logPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var recs []schemas.TurnRecord
-	err = runlog.Scan(b.Context(), f, runlog.SizeOf(f), nil, func(rec arrow.RecordBatch) (err error) {
-		recs, err = runlog.AppendRecords(recs, rec)
-		return err
-	})
-	f.Close()
+	recs, err := runlog.ReadFile(logPath)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -441,6 +441,19 @@ type SummaryFigures struct {
 	StoredTPSPerUser    *float64
 }
 
+// DecodeSummary decodes a result summary (its first JSON value) as its figures
+// are read (SummaryNumber, ReadSummaryFigures, the checker's validation): numbers
+// as json.Number, so that 11 and 11.0 stay apart as Python's json tells them.
+func DecodeSummary(data []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var s map[string]any
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // SummaryNumber reads the finite number at a path of nested mappings of a
 // summary decoded with UseNumber, as pydantic's lax mode reads a float field
 // (Python's float(): a numeric string is a number).

@@ -1,8 +1,6 @@
 package score
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"testing"
 )
@@ -42,10 +40,8 @@ func TestReadSummaryFigures(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			dec := json.NewDecoder(bytes.NewReader([]byte(c.summary)))
-			dec.UseNumber()
-			var s map[string]any
-			if err := dec.Decode(&s); err != nil {
+			s, err := DecodeSummary([]byte(c.summary))
+			if err != nil {
 				t.Fatal(err)
 			}
 			f := ReadSummaryFigures(s)

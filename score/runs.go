@@ -1,7 +1,6 @@
 package score
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -207,10 +206,8 @@ func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
 	if err != nil {
 		return SummaryOSL{}, false, err
 	}
-	dec := json.NewDecoder(bytes.NewReader(bytes.TrimSpace(data)))
-	dec.UseNumber()
-	var s map[string]any
-	if err := dec.Decode(&s); err != nil {
+	s, err := DecodeSummary(data)
+	if err != nil {
 		return SummaryOSL{}, false, fmt.Errorf("parse %q: %w", run.FileLabel(name), err)
 	}
 	const field = "output_sequence_lengths_full_run.output_sequence_lengths.avg"

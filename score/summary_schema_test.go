@@ -1,8 +1,6 @@
 package score
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -29,10 +27,8 @@ func TestSummaryInvalid(t *testing.T) {
 		{`{"n_samples_completed": 11, "duration_ns": 1e9, "output_sequence_lengths": {"total": "many"}}`, "output_sequence_lengths.total"},
 		{`{"n_samples_completed": 11, "duration_ns": 1e9, "e2e_turn_time_seconds_total": "x"}`, "e2e_turn_time_seconds_total"},
 	} {
-		dec := json.NewDecoder(bytes.NewReader([]byte(tc.summary)))
-		dec.UseNumber()
-		var s map[string]any
-		if err := dec.Decode(&s); err != nil {
+		s, err := DecodeSummary([]byte(tc.summary))
+		if err != nil {
 			t.Fatal(err)
 		}
 		got := summaryInvalid(s)

@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,6 +27,9 @@ type config struct {
 	Tokens  map[string]json.RawMessage `json:"-"` // bos_token, eos_token, ... as given
 }
 
+// configAdded is an added token as tokenizer_config.json's added_tokens_decoder
+// writes it under its id, and tokenizer.json's added_tokens beside its id
+// (hfAddedToken).
 type configAdded struct {
 	Content    string `json:"content"`
 	SingleWord bool   `json:"single_word"`
@@ -37,25 +39,24 @@ type configAdded struct {
 	Special    bool   `json:"special"`
 }
 
+// token is the added token a has, with id.
+func (a configAdded) token(id int) addedToken {
+	return addedToken{content: a.Content, id: id, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized}
+}
+
 // specialTokenKeys are the config entries a chat template may refer to by name.
 var specialTokenKeys = []string{"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}
 
 // readConfig reads dir/tokenizer_config.json; a missing file gives nil.
 func readConfig(dir string) (*config, error) {
 	path := filepath.Join(dir, ConfigFile)
-	data, err := infile.ReadFile(path, infile.SmallFile)
+	var c config
+	data, err := readJSONFile(path, infile.SmallFile, &c)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer config %q: %w", path, err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("load tokenizer config %q: %w", path, errTruncated)
-	}
-	var c config
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, fmt.Errorf("load tokenizer config %q: not valid JSON (truncated?): %w", path, err)
 	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(data, &all); err != nil {
@@ -134,7 +135,7 @@ func addConfigTokens(added []addedToken, c *config, vocab map[string]int32, maxI
 	sort.Ints(ids)
 	for _, id := range ids {
 		a := byID[id]
-		tok := addedToken{content: a.Content, id: id, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized}
+		tok := a.token(id)
 		if i, ok := at[a.Content]; ok {
 			added[i] = tok
 			continue

@@ -24,13 +24,8 @@ type hfFile struct {
 }
 
 type hfAddedToken struct {
-	ID         int    `json:"id"`
-	Content    string `json:"content"`
-	SingleWord bool   `json:"single_word"`
-	LStrip     bool   `json:"lstrip"`
-	RStrip     bool   `json:"rstrip"`
-	Normalized bool   `json:"normalized"`
-	Special    bool   `json:"special"`
+	ID int `json:"id"`
+	configAdded
 }
 
 type hfModel struct {
@@ -46,16 +41,10 @@ type hfModel struct {
 // loadHF reads a Hugging Face tokenizer.json and adds the tokens of the
 // config's added_tokens_decoder that it lacks (addConfigTokens).
 func loadHF(path string, cfg *config) (*Tokenizer, error) {
-	data, err := infile.ReadFile(path, infile.LargeFile)
+	var f hfFile
+	data, err := readJSONFile(path, infile.LargeFile, &f)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, fmt.Errorf("load tokenizer %q: %w", path, errTruncated)
-	}
-	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("load tokenizer %q: not valid JSON (truncated?): %w", path, err)
 	}
 	t, err := buildHF(&f, cfg)
 	if err != nil {
@@ -125,7 +114,7 @@ func buildHF(f *hfFile, cfg *config) (*Tokenizer, error) {
 	t.model = m
 	added := make([]addedToken, 0, len(f.AddedTokens))
 	for _, a := range f.AddedTokens {
-		added = append(added, addedToken{content: a.Content, id: a.ID, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord, normalized: a.Normalized})
+		added = append(added, a.token(a.ID))
 	}
 	if added, err = addConfigTokens(added, cfg, vocab, maxID); err != nil {
 		return nil, err

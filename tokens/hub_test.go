@@ -3,6 +3,7 @@ package tokens
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -133,7 +134,7 @@ func TestConfigAddedTokens(t *testing.T) {
 	}
 	got := tok.Encode("a<think>b</think><|eos|>", false)
 	want := []int{'a', 300, 'b', 301, 302}
-	if !equalIDs(got, want) {
+	if !slices.Equal(got, want) {
 		t.Errorf("Encode = %v, want %v", got, want)
 	}
 }

@@ -2,12 +2,12 @@ package tokens
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/testenv"
 )
 
@@ -90,16 +90,20 @@ func TestScanVocabMerges(t *testing.T) {
 	}
 }
 
+// qwen3File is the real tokenizer's tokenizer.json, its vocabulary and merges
+// left raw.
+func qwen3File(t testing.TB) *hfFile {
+	t.Helper()
+	var f hfFile
+	if _, err := readJSONFile(filepath.Join(testenv.Tokenizer(t), HFTokenizerFile), infile.LargeFile, &f); err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
 // TestScanQwen3 reads the real tokenizer's vocabulary and merges both ways.
 func TestScanQwen3(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join(testenv.Tokenizer(t), HFTokenizerFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		t.Fatal(err)
-	}
+	f := qwen3File(t)
 	wantV, wantM := stdVocabMerges(t, f.Model.Vocab, f.Model.Merges)
 	v, err := scanVocab(f.Model.Vocab)
 	if err != nil || !reflect.DeepEqual(v, wantV) {
@@ -114,14 +118,7 @@ func TestScanQwen3(t *testing.T) {
 // BenchmarkScanVocabMerges reads the Qwen3 vocabulary and merges (the part of
 // BenchmarkLoad that is JSON scanning).
 func BenchmarkScanVocabMerges(b *testing.B) {
-	data, err := os.ReadFile(filepath.Join(testenv.Tokenizer(b), HFTokenizerFile))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		b.Fatal(err)
-	}
+	f := qwen3File(b)
 	b.SetBytes(int64(len(f.Model.Vocab) + len(f.Model.Merges)))
 	b.ReportAllocs()
 	for b.Loop() {

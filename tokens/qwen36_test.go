@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -259,7 +261,7 @@ func TestQwen36ByModelID(t *testing.T) {
 	bad := 0
 	for i, s := range texts {
 		got := tok.Encode(s, false)
-		if !equalIDs(got, hf[i]) {
+		if !slices.Equal(got, hf[i]) {
 			if bad++; bad <= 10 {
 				t.Errorf("text %d %.80q: %d tokens, HF tokenizers %d:\n  go %v\n  hf %v", i, s, len(got), len(hf[i]), head(got), head(hf[i]))
 			}
@@ -279,16 +281,9 @@ func TestQwen36ByModelID(t *testing.T) {
 			continue
 		}
 		var m struct {
-			Content          string `json:"content"`
-			ReasoningContent string `json:"reasoning_content"`
-			ToolCalls        []struct {
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
+			Content          string          `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			ToolCalls        json.RawMessage `json:"tool_calls"`
 		}
 		var msgs []json.RawMessage
 		if err := json.Unmarshal(r.Messages, &msgs); err != nil {
@@ -298,13 +293,12 @@ func TestQwen36ByModelID(t *testing.T) {
 			t.Fatalf("%s: %v", what[i], err)
 		}
 		resp := schemas.Response{Content: m.Content, Reasoning: m.ReasoningContent}
-		for _, tc := range m.ToolCalls {
-			args := string(tc.Function.Arguments)
-			var str string
-			if json.Unmarshal(tc.Function.Arguments, &str) == nil {
-				args = str
+		if len(m.ToolCalls) > 0 {
+			calls, err := datasets.ToolCalls(string(m.ToolCalls))
+			if err != nil {
+				t.Fatalf("%s: %v", what[i], err)
 			}
-			resp.ToolCalls = append(resp.ToolCalls, schemas.ToolCall{ID: tc.ID, Type: tc.Type, Function: schemas.ToolFunction{Name: tc.Function.Name, Arguments: args}})
+			resp.ToolCalls = calls
 		}
 		if resp.Reasoning == "" && len(resp.ToolCalls) == 0 {
 			continue // counted as plain text (the rules' plain-text case)

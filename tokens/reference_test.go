@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -76,24 +78,60 @@ var sampleCache struct {
 }
 
 func readSampleTexts(t testing.TB, sample string) []string {
-	out, err := exec.Command(python(t), refScript(t), "texts", sample).Output()
-	if err != nil {
-		t.Fatalf("read sample texts: %v", err)
-	}
+	out := runScript(t, "read sample texts", exec.Command(python(t), refScript(t), "texts", sample), nil)
 	var texts []string
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 64<<20)
-	for sc.Scan() {
-		var l struct{ Text string }
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-			t.Fatal(err)
-		}
+	for _, l := range decodeLines[struct{ Text string }](t, out) {
 		texts = append(texts, l.Text)
 	}
 	if len(texts) < 1000 {
 		t.Fatalf("only %d texts in the sample", len(texts))
 	}
 	return texts
+}
+
+// runScript runs a reference script with in (nil: nothing) as its standard
+// input and returns its standard output; a failure says what it was doing and
+// what the script wrote to its standard error (which Output keeps in the
+// ExitError).
+func runScript(t testing.TB, what string, cmd *exec.Cmd, in io.Reader) []byte {
+	t.Helper()
+	cmd.Stdin = in
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("%s: %v: %s", what, err, stderr)
+	}
+	return out
+}
+
+// decodeLines decodes each line of a reference script's output as a T.
+func decodeLines[T any](t testing.TB, out []byte) []T {
+	t.Helper()
+	var vs []T
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 256<<20)
+	for sc.Scan() {
+		var v T
+		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	return vs
+}
+
+// textLines is texts as a reference script reads them: one {"text": s} a line.
+func textLines(texts []string) *bytes.Buffer {
+	var in bytes.Buffer
+	for _, s := range texts {
+		line, _ := json.Marshal(map[string]string{"text": s}) // a string map always encodes
+		in.Write(line)
+		in.WriteByte('\n')
+	}
+	return &in
 }
 
 // edgeCases are Unicode and BPE corner cases.
@@ -181,19 +219,13 @@ func jsReference(t testing.TB, script string, texts []string) ([][]int, float64)
 func jsReferenceWith(t testing.TB, script, tokenizerJSON, config string, texts []string) ([][]int, float64) {
 	t.Helper()
 	dir, node := testenv.JS(t)
-	var in bytes.Buffer
-	for _, s := range texts {
-		line, _ := json.Marshal(map[string]string{"text": s}) // a string map always encodes
-		in.Write(line)
-		in.WriteByte('\n')
-	}
 	args := []string{filepath.Join(dir, script), tokenizerJSON}
 	if config != "" {
 		args = append(args, config)
 	}
 	cmd := exec.Command(node, args...)
 	cmd.Dir = dir
-	cmd.Stdin = &in
+	cmd.Stdin = textLines(texts)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -223,18 +255,6 @@ func jsReferenceWith(t testing.TB, script, tokenizerJSON, config string, texts [
 		return nil, 0
 	}
 	return ids, last.EncodeMS
-}
-
-func equalIDs(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // lenmlSpaceDeviation reports whether s holds a character that @lenml/tokenizers
@@ -275,7 +295,7 @@ func TestEncodeMatchesReferences(t *testing.T) {
 			s := all[i]
 			got := tok.Encode(s, false)
 			tokens += len(got)
-			okHF, okLenml := equalIDs(got, hf[i]), equalIDs(got, lenml[i])
+			okHF, okLenml := slices.Equal(got, hf[i]), slices.Equal(got, lenml[i])
 			if okHF {
 				eqHF++
 			}

@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -45,24 +44,8 @@ func jinja2Render(t testing.TB, template string, reqs []renderRequest) []renderR
 		in.Write(line)
 		in.WriteByte('\n')
 	}
-	cmd := exec.Command(python(t), refScript(t), "render", template)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("jinja2 render: %v: %s", err, stderr.String())
-	}
-	var res []renderResult
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 256<<20)
-	for sc.Scan() {
-		var r renderResult
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			t.Fatal(err)
-		}
-		res = append(res, r)
-	}
+	out := runScript(t, "jinja2 render", exec.Command(python(t), refScript(t), "render", template), &in)
+	res := decodeLines[renderResult](t, out)
 	if len(res) != len(reqs) {
 		t.Fatalf("jinja2 returned %d results for %d requests", len(res), len(reqs))
 	}
@@ -73,21 +56,8 @@ func jinja2Render(t testing.TB, template string, reqs []renderRequest) []renderR
 // reference script builds them.
 func sampleConversations(t testing.TB) []renderRequest {
 	t.Helper()
-	out, err := exec.Command(python(t), refScript(t), "conversations", testenv.SampleFlat(t)).Output()
-	if err != nil {
-		t.Fatalf("sample conversations: %v", err)
-	}
-	var convs []renderRequest
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 256<<20)
-	for sc.Scan() {
-		var c renderRequest
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			t.Fatal(err)
-		}
-		convs = append(convs, c)
-	}
-	return convs
+	out := runScript(t, "sample conversations", exec.Command(python(t), refScript(t), "conversations", testenv.SampleFlat(t)), nil)
+	return decodeLines[renderRequest](t, out)
 }
 
 // withParsedArguments turns every tool call's arguments string holding a JSON
@@ -106,34 +76,20 @@ func withParsedArguments(t testing.TB, messages json.RawMessage) json.RawMessage
 			b.WriteByte(',')
 		}
 		if tc, ok := m["tool_calls"]; ok {
-			var calls []struct {
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			}
+			var calls []schemas.ToolCall
 			if err := json.Unmarshal(tc, &calls); err != nil {
 				t.Fatal(err)
 			}
-			var nb bytes.Buffer
-			nb.WriteByte('[')
+			parts := make([]string, len(calls))
 			for j, c := range calls {
-				if j > 0 {
-					nb.WriteByte(',')
+				args := c.Function.Arguments
+				if !strings.HasPrefix(strings.TrimSpace(args), "{") || !json.Valid([]byte(args)) {
+					s, _ := json.Marshal(args)
+					args = string(s)
 				}
-				fmt.Fprintf(&nb, `{"id":%q,"type":%q,"function":{"name":%q,"arguments":`, c.ID, c.Type, c.Function.Name)
-				if strings.HasPrefix(strings.TrimSpace(c.Function.Arguments), "{") && json.Valid([]byte(c.Function.Arguments)) {
-					nb.WriteString(c.Function.Arguments)
-				} else {
-					s, _ := json.Marshal(c.Function.Arguments)
-					nb.Write(s)
-				}
-				nb.WriteString("}}")
+				parts[j] = fmt.Sprintf(`{"id":%q,"type":%q,"function":{"name":%q,"arguments":%s}}`, c.ID, c.Type, c.Function.Name, args)
 			}
-			nb.WriteByte(']')
-			m["tool_calls"] = nb.Bytes()
+			m["tool_calls"] = []byte("[" + strings.Join(parts, ",") + "]")
 		}
 		// Re-encode with keys in the wire order.
 		b.WriteByte('{')

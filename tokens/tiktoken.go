@@ -110,7 +110,7 @@ func loadTiktoken(path string, c *config) (*Tokenizer, error) {
 				return nil, fmt.Errorf("load tokenizer config in %q: added token id %q", filepath.Dir(path), idS)
 			}
 			named[id] = true
-			t.rawAdded.add(addedToken{content: a.Content, id: id, special: a.Special, lstrip: a.LStrip, rstrip: a.RStrip, singleWord: a.SingleWord})
+			t.rawAdded.add(a.token(id)) // a tiktoken model matches every added token on the raw text
 			maxID = max(maxID, int32(id))
 		}
 	}

@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -9,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,7 +74,7 @@ func TestTiktokenMatchesBPE(t *testing.T) {
 		// Qwen normalizes to NFC before splitting; a tiktoken vocabulary has no
 		// normalizer, so it gets the normalized text.
 		a, b := hf.Encode(s, false), tk.Encode(norm.NFC.String(s), false)
-		if equalIDs(a, b) {
+		if slices.Equal(a, b) {
 			equal++
 		} else if equal+10 > i {
 			t.Errorf("text %d %.60q: bpe %v, tiktoken %v", i, s, head(a), head(b))
@@ -94,29 +94,11 @@ func TestKimiSplitMatchesRegex(t *testing.T) {
 	texts := append(sampleTexts(t), edgeCases()...)
 	texts = append(texts, "中文English混合 Hello world\u0301x ABC\u0301d MyClass's x\n\n y ALLCAPS'S",
 		"ǅungla ǈ ʰmod ˢup Ǆ\u0301", "ÀÉÎ\u0300õü'LL 'Ve", "日本語テキストと漢字カタカナ", "x\u0301\u0302\u0303 \u0301A")
-	var in bytes.Buffer
-	for _, s := range texts {
-		line, _ := json.Marshal(map[string]string{"text": s})
-		in.Write(line)
-		in.WriteByte('\n')
-	}
 	cmd := exec.Command(python(t, "regex"), filepath.Join(testenv.RepoRoot(t), "testdata", "py", "split_ref.py"), PatternKimi)
-	cmd.Stdin = &in
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("split_ref.py: %v: %s", err, stderr.String())
-	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 64<<20)
+	out := runScript(t, "split_ref.py", cmd, textLines(texts))
 	m := kimiMatcher{}
 	i, equal := 0, 0
-	for sc.Scan() {
-		var want struct{ Pieces []string }
-		if err := json.Unmarshal(sc.Bytes(), &want); err != nil {
-			t.Fatal(err)
-		}
+	for _, want := range decodeLines[struct{ Pieces []string }](t, out) {
 		var got []string
 		s := texts[i]
 		for p := 0; p < len(s); {

@@ -1,14 +1,18 @@
 package tokens
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // Tokenizer is a loaded reference tokenizer with its chat template. It is safe for
@@ -342,3 +346,20 @@ func isWordAfter(s string, i int) bool {
 }
 
 var errTruncated = errors.New("file is empty or truncated")
+
+// readJSONFile reads the JSON file at path (at most limit bytes, as
+// infile.ReadFile) into v and returns its bytes: an empty file is errTruncated,
+// one that does not parse says it may be cut short.
+func readJSONFile(path string, limit int64, v any) ([]byte, error) {
+	data, err := infile.ReadFile(path, limit)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, errTruncated
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return nil, fmt.Errorf("not valid JSON (truncated?): %w", err)
+	}
+	return data, nil
+}

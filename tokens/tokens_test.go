@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -73,7 +74,7 @@ func TestMergeForms(t *testing.T) {
 				"hello<|end|>he": {259, 260, 256},
 				"":               {},
 			} {
-				if got := tok.Encode(text, false); !equalIDs(got, want) {
+				if got := tok.Encode(text, false); !slices.Equal(got, want) {
 					t.Errorf("Encode(%q) = %v, want %v", text, got, want)
 				}
 			}
@@ -140,7 +141,7 @@ func TestConcurrentEncode(t *testing.T) {
 			defer wg.Done()
 			for k := range texts {
 				i := (k + g*len(texts)/8) % len(texts)
-				if got := fresh.Encode(texts[i], false); !equalIDs(got, want[i]) {
+				if got := fresh.Encode(texts[i], false); !slices.Equal(got, want[i]) {
 					t.Errorf("goroutine %d text %d: ids differ", g, i)
 					return
 				}
@@ -269,14 +270,14 @@ func TestTokenize(t *testing.T) {
 		}
 		res = append(res, r)
 	}
-	if want := tok.Encode("hello <|im_end|> world", false); !equalIDs(res[0].IDs, want) || res[0].N != len(want) || res[0].Text != nil {
+	if want := tok.Encode("hello <|im_end|> world", false); !slices.Equal(res[0].IDs, want) || res[0].N != len(want) || res[0].Text != nil {
 		t.Errorf("text line: %+v", res[0])
 	}
 	text, err := tok.Render([]byte(`[{"role":"user","content":"hi"}]`), nil, true, map[string]any{"enable_thinking": false})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res[1].Text == nil || *res[1].Text != text || !equalIDs(res[1].IDs, tok.Encode(text, false)) {
+	if res[1].Text == nil || *res[1].Text != text || !slices.Equal(res[1].IDs, tok.Encode(text, false)) {
 		t.Errorf("messages line: %+v", res[1])
 	}
 	if res[2].Text == nil || !strings.Contains(*res[2].Text, `{"type": "function", "function": {"name": "f"}}`) {
@@ -326,12 +327,7 @@ func BenchmarkLoad(b *testing.B) {
 // reference side by side.
 func BenchmarkEncode(b *testing.B) {
 	tok := loadQwen3(b)
-	texts := sampleTexts(b)
-	size := 0
-	for _, s := range texts {
-		size += len(s)
-	}
-	b.SetBytes(int64(size))
+	texts := benchTexts(b)
 	for b.Loop() {
 		for _, s := range texts {
 			tok.Encode(s, false)
@@ -343,12 +339,7 @@ func BenchmarkEncode(b *testing.B) {
 // cache) for every pass; Load is not timed.
 func BenchmarkEncodeCold(b *testing.B) {
 	dir := testenv.Tokenizer(b)
-	texts := sampleTexts(b)
-	size := 0
-	for _, s := range texts {
-		size += len(s)
-	}
-	b.SetBytes(int64(size))
+	texts := benchTexts(b)
 	for b.Loop() {
 		b.StopTimer()
 		tok, err := Load(dir)
@@ -360,4 +351,15 @@ func BenchmarkEncodeCold(b *testing.B) {
 			tok.Encode(s, false)
 		}
 	}
+}
+
+// benchTexts is the shared sample's texts, a benchmark's bytes set to their size.
+func benchTexts(b *testing.B) []string {
+	texts := sampleTexts(b)
+	size := 0
+	for _, s := range texts {
+		size += len(s)
+	}
+	b.SetBytes(int64(size))
+	return texts
 }

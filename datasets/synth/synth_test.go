@@ -24,23 +24,16 @@ import (
 
 // flatRow is a flat JSONL row as the reference loader reads it.
 type flatRow struct {
-	Type           string          `json:"_type"`
-	ConversationID *string         `json:"conversation_id"`
-	Turn           json.Number     `json:"turn"`
-	Role           string          `json:"role"`
-	Content        *string         `json:"content"`
-	System         *string         `json:"system"`
-	Tools          json.RawMessage `json:"tools"`
-	Reasoning      *string         `json:"reasoning_content"`
-	ToolCalls      []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-	ToolResults []struct {
+	Type           string             `json:"_type"`
+	ConversationID *string            `json:"conversation_id"`
+	Turn           json.Number        `json:"turn"`
+	Role           string             `json:"role"`
+	Content        *string            `json:"content"`
+	System         *string            `json:"system"`
+	Tools          json.RawMessage    `json:"tools"`
+	Reasoning      *string            `json:"reasoning_content"`
+	ToolCalls      []schemas.ToolCall `json:"tool_calls"`
+	ToolResults    []struct {
 		ToolCallID string  `json:"tool_call_id"`
 		Content    *string `json:"content"`
 	} `json:"tool_results"`

@@ -261,11 +261,7 @@ func TestClearGeneratedCache(t *testing.T) {
 	cached := func(clear bool) (total int) {
 		cfg := tinyConfig(t)
 		cfg.Dataset, cfg.Fidelity = d, 1
-		s, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := newServer(t, cfg)
 		for i := range d.Turns {
 			turn := &d.Turns[i]
 			body := d.AppendBody(nil, turn, datasets.BodyOptions{Model: s.prof.Model, Salt: true, ClearGeneratedCache: clear})

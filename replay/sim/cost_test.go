@@ -89,8 +89,7 @@ func TestSpeculativeSteps(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := tinyProfile(t)
 		p.Speculative = Speculative{Method: SpecMTP, DraftTokens: 3, Acceptance: 1}
-		e := newEngine(p, 1, newMetrics(p, 1), 1)
-		defer e.close()
+		e := startEngine(t, p, 1)
 		start := time.Now()
 		s := newSeq(10, 9, nil)
 		submitTogether(e, s)
@@ -213,8 +212,7 @@ func TestEAGLE3Steps(t *testing.T) {
 			p.Arch = withDraft(p.Arch, Architecture{DraftDenseParams: 1e6, DraftFuseParams: 1e6, DraftKVHeads: 1, DraftHeadDim: 8})
 			p.Precision.DraftWeightBytes = 1
 			p.Speculative = Speculative{Method: SpecEAGLE3, DraftTokens: 3, Acceptance: tc.acceptance}
-			e := newEngine(p, 1, newMetrics(p, 1), 1)
-			defer e.close()
+			e := startEngine(t, p, 1)
 			start := time.Now()
 			s := newSeq(10, 9, nil)
 			submitTogether(e, s)

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -16,8 +15,8 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
 // timedWriter is an in-memory ResponseWriter that notes when each write
@@ -73,15 +72,7 @@ type turnResult struct {
 // sampleDataset ingests the shared sample into a temporary dataset.
 func sampleDataset(t *testing.T) *datasets.Dataset {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ds")
-	if err := ingest.Files(context.Background(), dir, testenv.SampleFlat(t)); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return scoretest.Ingest(t, filepath.Join(t.TempDir(), "ds"), testenv.SampleFlat(t))
 }
 
 // replayClosedLoop replays trajectories (trajectory k is conversation k mod n,

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"path/filepath"
@@ -10,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -20,16 +19,7 @@ import (
 // bash calls and a workflow conversation with intent codes.
 func fixtureDataset(t *testing.T) *datasets.Dataset {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "ds")
-	src := filepath.Join(testenv.RepoRoot(t), "testdata", "sim", "answers.jsonl")
-	if err := ingest.Files(context.Background(), dir, src); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return scoretest.Ingest(t, filepath.Join(t.TempDir(), "ds"), filepath.Join(testenv.RepoRoot(t), "testdata", "sim", "answers.jsonl"))
 }
 
 type gotMessage struct {
@@ -61,6 +51,18 @@ func ask(t *testing.T, s *Server, d *datasets.Dataset, turn *schemas.Turn, repea
 		t.Fatal(err)
 	}
 	return out.Choices[0].Message
+}
+
+// askStreamed sends a client turn streamed, with its session header and usage
+// asked for, and returns the stream put back together.
+func askStreamed(t *testing.T, s *Server, d *datasets.Dataset, turn *schemas.Turn) streamed {
+	t.Helper()
+	body := d.AppendBody(nil, turn, datasets.BodyOptions{Model: s.prof.Model, Salt: true, Stream: true, IncludeUsage: true})
+	req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
+	req.Header.Set("X-Session-ID", turn.ConversationID)
+	w := httptest.NewRecorder()
+	s.Handler().ServeHTTP(w, req)
+	return readStream(t, w.Body)
 }
 
 // recordedFor returns the recorded answer of a client turn through the sim's own
@@ -97,12 +99,7 @@ func TestDatasetAnswers(t *testing.T) {
 	newServer := func(fidelity float64) *Server {
 		cfg := tinyConfig(t)
 		cfg.Dataset, cfg.Fidelity = d, fidelity
-		s, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		return s
+		return newServer(t, cfg)
 	}
 	exact, wrong := newServer(1), newServer(0)
 
@@ -141,12 +138,7 @@ func TestDatasetAnswers(t *testing.T) {
 		}
 
 		// Streamed, the same message comes back piece by piece.
-		body := d.AppendBody(nil, turn, datasets.BodyOptions{Model: exact.prof.Model, Salt: true, Stream: true, IncludeUsage: true})
-		req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
-		req.Header.Set("X-Session-ID", turn.ConversationID)
-		w := httptest.NewRecorder()
-		exact.Handler().ServeHTTP(w, req)
-		st := readStream(t, w.Body)
+		st := askStreamed(t, exact, d, turn)
 		if st.content != rec.Content || st.reasoning != rec.Reasoning || len(st.toolArgs) != len(rec.ToolCalls) {
 			t.Errorf("%s streamed: content %q reasoning %q calls %q; want %+v", key, st.content, st.reasoning, st.toolArgs, rec)
 		}
@@ -187,11 +179,7 @@ func TestFidelityRate(t *testing.T) {
 	d := fixtureDataset(t)
 	cfg := tinyConfig(t)
 	cfg.Dataset, cfg.Fidelity = d, 0.7
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newServer(t, cfg)
 	exact, total := 0, 0
 	for repeat := 1; repeat <= 40; repeat++ {
 		for i := range d.Turns {
@@ -227,20 +215,11 @@ func TestStreamRealTokenizer(t *testing.T) {
 	d := fixtureDataset(t)
 	cfg := tinyConfig(t)
 	cfg.Dataset, cfg.Fidelity, cfg.Tokenizer = d, 1, tok
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := newServer(t, cfg)
 	for i := range d.Turns {
 		turn := &d.Turns[i]
 		rec := recordedFor(t, s, turn, d)
-		body := d.AppendBody(nil, turn, datasets.BodyOptions{Model: s.prof.Model, Salt: true, Stream: true, IncludeUsage: true})
-		req := httptest.NewRequest("POST", "/v1/chat/completions", bytes.NewReader(body))
-		req.Header.Set("X-Session-ID", turn.ConversationID)
-		w := httptest.NewRecorder()
-		s.Handler().ServeHTTP(w, req)
-		st := readStream(t, w.Body)
+		st := askStreamed(t, s, d, turn)
 		if st.content != rec.Content || st.reasoning != rec.Reasoning || len(st.toolArgs) != len(rec.ToolCalls) {
 			t.Errorf("turn %d: content %q reasoning %q calls %q; want %+v", turn.Turn, st.content, st.reasoning, st.toolArgs, rec)
 		}

@@ -107,11 +107,7 @@ func TestFaultStall(t *testing.T) {
 		cfg := tinyConfig(t)
 		cfg.Speedup = 10
 		cfg.Faults = FaultSpec{Stall: 1, StallSeconds: 30}
-		s, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := newServer(t, cfg)
 		w := newTimedWriter()
 		s.Handler().ServeHTTP(w, httptest.NewRequest("POST", "/v1/chat/completions", strings.NewReader(streamBody)))
 		var gap time.Duration

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -89,22 +90,13 @@ type streamOptions struct {
 
 // message is one chat message of a request.
 type message struct {
-	Role             string          `json:"role"`
-	Content          json.RawMessage `json:"content"`
-	Name             string          `json:"name"`
-	ToolCalls        []wireToolCall  `json:"tool_calls"`
-	ToolCallID       string          `json:"tool_call_id"`
-	ReasoningContent *string         `json:"reasoning_content"`
-	Reasoning        *string         `json:"reasoning"`
-}
-
-type wireToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"function"`
+	Role             string                  `json:"role"`
+	Content          json.RawMessage         `json:"content"`
+	Name             string                  `json:"name"`
+	ToolCalls        []datasets.WireToolCall `json:"tool_calls"`
+	ToolCallID       string                  `json:"tool_call_id"`
+	ReasoningContent *string                 `json:"reasoning_content"`
+	Reasoning        *string                 `json:"reasoning"`
 }
 
 // contentText returns a message content as text: a JSON string as is, a list of

@@ -21,6 +21,14 @@ func tinyProfile(t *testing.T) Profile {
 	return p
 }
 
+// startEngine starts an engine of profile p at speedup, closed when the test
+// (or its synctest bubble) ends.
+func startEngine(t *testing.T, p Profile, speedup float64) *engine {
+	e := newEngine(p, speedup, newMetrics(p, speedup), 1)
+	t.Cleanup(e.close)
+	return e
+}
+
 // submitTogether enqueues seqs in one go, so that the scheduler sees them all at
 // its next step.
 func submitTogether(e *engine, seqs ...*seq) {
@@ -54,9 +62,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 func TestStepTimes(t *testing.T) {
 	for _, speedup := range []float64{1, 10} {
 		synctest.Test(t, func(t *testing.T) {
-			p := tinyProfile(t) // budget 64; step 1 ms + 10 µs a token + 100 µs a sequence
-			e := newEngine(p, speedup, newMetrics(p, speedup), 1)
-			defer e.close()
+			e := startEngine(t, tinyProfile(t), speedup) // budget 64; step 1 ms + 10 µs a token + 100 µs a sequence
 			start := time.Now()
 			a := newSeq(10, 5, nil)
 			b := newSeq(300, 2, nil)
@@ -95,9 +101,7 @@ func TestStepTimes(t *testing.T) {
 // sequence gets all its tokens.
 func TestPreemption(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := tinyProfile(t)
-		e := newEngine(p, 1, newMetrics(p, 1), 1)
-		defer e.close()
+		e := startEngine(t, tinyProfile(t), 1)
 		var seqs []*seq
 		for i := range 4 {
 			toks := make([]uint64, 600)
@@ -140,11 +144,7 @@ func TestQueueLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		cfg := tinyConfig(t)
 		cfg.Speedup = 1
-		s, err := New(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := newServer(t, cfg)
 		h := s.Handler()
 		body := `{"max_completion_tokens":300,"messages":[{"role":"user","content":"hello"}]}`
 		var wg sync.WaitGroup
@@ -182,9 +182,7 @@ func TestQueueLimit(t *testing.T) {
 // TestCancelFreesBlocks checks that a client going away frees its KV.
 func TestCancelFreesBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := tinyProfile(t)
-		e := newEngine(p, 1, newMetrics(p, 1), 1)
-		defer e.close()
+		e := startEngine(t, tinyProfile(t), 1)
 		s := newSeq(100, 500, nil)
 		submitTogether(e, s)
 		for s.emitted.Load() < 3 {

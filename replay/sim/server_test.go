@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // chunk is an SSE chunk as a client decodes it.
@@ -16,18 +18,10 @@ type chunk struct {
 	Object  string `json:"object"`
 	Choices []struct {
 		Delta struct {
-			Role      string  `json:"role"`
-			Content   *string `json:"content"`
-			Reasoning *string `json:"reasoning_content"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
+			Role      string             `json:"role"`
+			Content   *string            `json:"content"`
+			Reasoning *string            `json:"reasoning_content"`
+			ToolCalls []schemas.ToolCall `json:"tool_calls"`
 		} `json:"delta"`
 		FinishReason *string `json:"finish_reason"`
 	} `json:"choices"`
@@ -113,6 +107,17 @@ func tinyConfig(t testing.TB) Config {
 		t.Fatal(err)
 	}
 	return Config{Profile: p, Speedup: 1000, Seed: 7, Output: OutputLength{Mean: 40, Sigma: 0.3, Min: 8, Max: 200}}
+}
+
+// newServer is a simulator of cfg, closed when the test ends.
+func newServer(t testing.TB, cfg Config) *Server {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }
 
 func startServer(t testing.TB, cfg Config) (*Server, *httptest.Server) {

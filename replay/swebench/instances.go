@@ -29,12 +29,16 @@ func ReadInstances(path, subset, split string, n int) ([]string, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = CachePath(path, subset, split)
 	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read instances: %w", err)
+	}
+	defer f.Close()
 	var ids []string
-	var err error
 	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
-		ids, err = parquetIDs(path, n)
+		ids, err = parquetIDs(f, path, n)
 	} else {
-		ids, err = jsonlIDs(path, n)
+		ids, err = jsonlIDs(f, path, n)
 	}
 	if err != nil {
 		return nil, err
@@ -45,12 +49,7 @@ func ReadInstances(path, subset, split string, n int) ([]string, error) {
 	return ids, nil
 }
 
-func parquetIDs(path string, n int) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read instances: %w", err)
-	}
-	defer f.Close()
+func parquetIDs(f *os.File, path string, n int) ([]string, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -98,13 +97,8 @@ func parquetIDs(path string, n int) ([]string, error) {
 	return ids, nil
 }
 
-func jsonlIDs(path string, n int) ([]string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read instances: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
+func jsonlIDs(r io.Reader, path string, n int) ([]string, error) {
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	var ids []string
 	for line := 1; sc.Scan(); line++ {

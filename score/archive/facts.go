@@ -325,15 +325,7 @@ func (r *Run) pointFacts(f *Facts) {
 			c.Valid = false
 			r.fileCheck(f, "system-description-valid", schemas.SeverityError, label, fmt.Sprintf(format, a...))
 		}
-		switch v, ok := sd["max_supported_concurrency"]; {
-		case !ok || v == nil:
-			invalid("max_supported_concurrency is required")
-		default:
-			n, isInt := num(v)
-			if !isInt {
-				invalid("max_supported_concurrency %v is not an integer", v)
-				break
-			}
+		if n, ok := requiredInt(sd, "max_supported_concurrency", invalid); ok {
 			f.MaxSupportedConcurrency, c.CMax = int(n), int(n)
 		}
 		if v, ok := sd["system_name"]; ok {
@@ -397,6 +389,21 @@ func CurveCMax(copies []*SystemDescCopy) (cmax int, reason string, found bool) {
 	return 0, "", false
 }
 
+// requiredInt is the integer m[key] (num), or false after invalid has said that
+// it is missing (or null) or not an integer.
+func requiredInt(m map[string]any, key string, invalid func(format string, a ...any)) (int64, bool) {
+	v, ok := m[key]
+	if !ok || v == nil {
+		invalid("%s is required", key)
+		return 0, false
+	}
+	n, isInt := num(v)
+	if !isInt {
+		invalid("%s %v is not an integer", key, v)
+	}
+	return n, isInt
+}
+
 // rawPositiveInt is v when it is a positive JSON integer (not 1024.0, not
 // "1024", not true), else 0: the checker's _positive_int on json.loads' value.
 func rawPositiveInt(v any) int {
@@ -456,15 +463,7 @@ func (r *Run) readPointYAML(f *Facts, m map[string]any, label string, cmax *int)
 	invalid := func(format string, a ...any) {
 		r.fileCheck(f, "point-config-valid", schemas.SeverityError, label, fmt.Sprintf(format, a...))
 	}
-	switch v, ok := m["concurrency"]; {
-	case !ok || v == nil:
-		invalid("concurrency is required")
-	default:
-		n, isInt := num(v)
-		if !isInt {
-			invalid("concurrency %v is not an integer", v)
-			break
-		}
+	if n, ok := requiredInt(m, "concurrency", invalid); ok {
 		f.Concurrency = int(n)
 		if n <= 0 {
 			r.fileCheck(f, "load-pattern", schemas.SeverityError, label, fmt.Sprintf("concurrency must be positive, got %d", n))
