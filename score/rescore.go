@@ -97,7 +97,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	if opts.Ruleset == "" {
 		opts.Ruleset = rulesets.Auto
 	}
-	out := outguard.Output{Path: opts.Out, Kind: outguard.Rescore, Overwrite: opts.Overwrite, Ours: isAgentraceParquet}
+	out := outguard.Output{Path: opts.Out, Kind: outguard.Rescore, Overwrite: opts.Overwrite}
 	inputs := append([]string{opts.Dataset, opts.Tokenizer, opts.Ruleset}, opts.Archives...)
 	if opts.Out != "" {
 		// Claimed for the whole batch (internal/outguard): a second rescore into

@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
 )
 
@@ -27,12 +25,12 @@ var ScoresKind = outguard.Kind{Name: "scores"}
 func scoresOutputs(runDir string, overwrite bool) []outguard.Output {
 	return []outguard.Output{
 		{Path: filepath.Join(runDir, schemas.ScoresFile), Kind: ScoresKind, Overwrite: overwrite, Ours: isScoresJSON},
-		{Path: filepath.Join(runDir, schemas.ScoresTable), Kind: ScoresKind, Overwrite: overwrite, Ours: isAgentraceParquet},
+		{Path: filepath.Join(runDir, schemas.ScoresTable), Kind: ScoresKind, Overwrite: overwrite},
 	}
 }
 
-// isScoresJSON recognizes a scores.json agentrace wrote (before Parquet-style
-// marks existed): a JSON object with agentrace's own members schema_version,
+// isScoresJSON recognizes a scores.json agentrace wrote, a JSON file having no
+// footer for a mark: a JSON object with agentrace's own members schema_version,
 // verdict and run beside the reference scorer's.
 func isScoresJSON(path string) bool {
 	b, err := infile.ReadFile(path, infile.LargeFile)
@@ -49,25 +47,6 @@ func isScoresJSON(path string) bool {
 		}
 	}
 	return true
-}
-
-// isAgentraceParquet recognizes a Parquet file agentrace wrote before the
-// agentrace.kind key existed: its created_by names agentrace.
-func isAgentraceParquet(path string) bool {
-	f, err := infile.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
-	if err != nil {
-		return false
-	}
-	return strings.HasPrefix(pf.Metadata().CreatedBy, "agentrace ")
 }
 
 // WriteScores writes RUNDIR/scores.json and RUNDIR/scores.parquet (one row per
