@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -101,13 +100,7 @@ type islConv struct {
 // system message first), the default ISL profile's kwargs and the number of
 // client turns.
 func islSample(env Env) ([]islConv, map[string]any, int, error) {
-	dir := filepath.Join(env.Work, "isl-ds")
-	if _, err := os.Stat(dir); err != nil {
-		if err := ingest.Files(context.Background(), dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
-			return nil, nil, 0, err
-		}
-	}
-	d, err := datasets.Open(dir)
+	_, d, err := sampleDataset(env, "isl-ds")
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -322,7 +315,7 @@ func (t tiledIngest) run(args ...string) (wall, cpu time.Duration, err error) {
 // and gzips it beside it: the path of the .gz, the input of the ISL rows.
 func gzippedTiles(env Env, name string) (string, error) {
 	plain := filepath.Join(env.Work, name)
-	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles, false); err != nil {
+	if _, err := tileSample(env.sample(), plain, ingestTiles, false); err != nil {
 		return "", err
 	}
 	gz := plain + ".gz"

@@ -30,7 +30,7 @@ func scoreDataset(env Env, name string, tiles int) (string, *datasets.Dataset, e
 		return "", nil, errors.New("needs AGENTRACE_SHARED (the sample)")
 	}
 	tiled := filepath.Join(env.Work, name+".jsonl")
-	if err := scoretest.TileTrace(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), tiled, tiles); err != nil {
+	if err := scoretest.TileTrace(env.sample(), tiled, tiles); err != nil {
 		return "", nil, err
 	}
 	dir := filepath.Join(env.Work, name)

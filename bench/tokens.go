@@ -97,7 +97,7 @@ func tokenizerMS(d time.Duration) float64 { return d.Seconds() * 1000 }
 // tool_calls and tool_results fields are Python literals).
 func tokenizerSampleTexts(env Env) ([]string, error) {
 	cmd := exec.Command("python3", filepath.Join(env.Root, "testdata", "py", "chat_template_ref.py"), "texts",
-		filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"))
+		env.sample())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
