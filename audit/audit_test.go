@@ -165,25 +165,25 @@ func editJSON(t *testing.T, path string, f func(m map[string]any)) {
 	}
 }
 
-// scale multiplies the number at a path.
-func scale(m map[string]any, k float64, keys ...string) {
+// setNumber replaces the number at a path of keys with f of it.
+func setNumber(m map[string]any, f func(float64) float64, keys ...string) {
 	obj := m
 	for _, key := range keys[:len(keys)-1] {
 		obj = obj[key].(map[string]any)
 	}
 	last := keys[len(keys)-1]
 	v, _ := score.PyFloat(obj[last])
-	obj[last] = json.Number(fmt.Sprint(v * k))
+	obj[last] = json.Number(fmt.Sprint(f(v)))
 }
 
+// scale multiplies the number at a path.
+func scale(m map[string]any, k float64, keys ...string) {
+	setNumber(m, func(v float64) float64 { return v * k }, keys...)
+}
+
+// add adds d to the number at a path.
 func add(m map[string]any, d float64, keys ...string) {
-	obj := m
-	for _, key := range keys[:len(keys)-1] {
-		obj = obj[key].(map[string]any)
-	}
-	last := keys[len(keys)-1]
-	v, _ := score.PyFloat(obj[last])
-	obj[last] = json.Number(fmt.Sprint(v + d))
+	setNumber(m, func(v float64) float64 { return v + d }, keys...)
 }
 
 // TestAuditCatchesTamperedFigure tampers one published figure at a time in a copy

@@ -1,9 +1,7 @@
 package audit
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,37 +103,11 @@ func submissionFromRefruns(t *testing.T) (string, string) {
 	return root, curve
 }
 
-// tarGz archives a folder as a .tar.gz beside it.
+// tarGz archives a folder as a .tar.gz beside it, its files under the folder's name.
 func tarGz(t *testing.T, dir string) string {
 	t.Helper()
 	out := dir + ".tar.gz"
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	tw := tar.NewWriter(zw)
-	base := filepath.Dir(dir)
-	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
-		if err != nil || info.IsDir() {
-			return err
-		}
-		rel, _ := filepath.Rel(base, p)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := tw.WriteHeader(&tar.Header{Name: filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
-			return err
-		}
-		_, err = tw.Write(b)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tw.Close()
-	zw.Close()
-	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testenv.TarDir(t, dir, filepath.Base(dir), out, nil)
 	return out
 }
 

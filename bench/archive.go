@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,12 +23,28 @@ import (
 )
 
 // scanChild, when set, makes this process the child of the RSS row: it scans the
-// event log named and exits (see benchEventsRSS).
-var scanChild = flag.String("scan-child", "", "internal: scan this events.jsonl as the RSS row's child process")
+// event log of the run folder named and exits (see benchEventsRSS).
+var scanChild = flag.String("scan-child", "", "internal: scan this run folder's events.jsonl as the RSS row's child process")
 
-// fixtureDataset is the dataset the synthetic event logs refer to.
+// fixtureDatasetPath is the dataset the synthetic event logs refer to, from the
+// repository root (where a row's child process runs).
+const fixtureDatasetPath = "testdata/reference-run/dataset.jsonl"
+
+// fixtureDataset is fixtureDatasetPath in env's repository root.
 func fixtureDataset(env Env) string {
-	return filepath.Join(env.Root, "testdata", "reference-run", "dataset.jsonl")
+	return filepath.Join(env.Root, fixtureDatasetPath)
+}
+
+// eventLogRun writes an event log of about size bytes (writeEventLog) as the one
+// file of the run folder env.Work/name and returns the folder (remove it when
+// done) and the bytes written.
+func eventLogRun(env Env, name string, size int64) (dir string, written int64, err error) {
+	dir = filepath.Join(env.Work, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", 0, err
+	}
+	written, err = writeEventLog(filepath.Join(dir, archive.EventsFile), size)
+	return dir, written, err
 }
 
 // writeEventLog writes a reference-shaped events.jsonl of about size bytes: per
@@ -92,81 +109,103 @@ func writeEventLog(path string, size int64) (int64, error) {
 	return written, f.Close()
 }
 
-// scanBoth runs both streaming scans of an event log: score's pairing of issued
-// turns with outputs (inline accuracy) and the turn records report and audit fold.
-func scanBoth(path string, truth *score.Truth) (attempts, records int, err error) {
-	ref, err := score.ReadReferenceEvents(path, truth)
+// scanBoth runs both streaming scans of a run folder's event log: score's pairing
+// of issued turns with outputs (inline accuracy) and the turn records report and
+// audit fold.
+func scanBoth(dir string, truth *score.Truth) (attempts, records int, err error) {
+	ref, err := score.ReadReferenceEvents(filepath.Join(dir, archive.EventsFile), truth)
 	if err != nil {
 		return 0, 0, err
 	}
-	run, err := archive.OpenRun(filepath.Dir(path), archive.Limits{})
-	if err != nil {
-		return 0, 0, err
-	}
-	defer run.Source.Close()
-	_, err = runread.ScanTurns(context.Background(), run, func(*schemas.TurnRecord) error { records++; return nil })
+	records, err = countTurns(dir)
 	return len(ref.Attempts), records, err
 }
 
-// benchEventsScan measures the event-log scans in MB per CPU-second (per core, so
-// that a busy machine does not change the figure much), beside reading the same
-// file to nothing.
+// countTurns counts the turn records of the run folder dir (runread.ScanTurns:
+// what report and audit fold).
+func countTurns(dir string) (int, error) {
+	run, err := archive.OpenRun(dir, archive.Limits{})
+	if err != nil {
+		return 0, err
+	}
+	defer run.Source.Close()
+	n := 0
+	_, err = runread.ScanTurns(context.Background(), run, func(*schemas.TurnRecord) error { n++; return nil })
+	return n, err
+}
+
+// scanPass is one timed pass of a scan row over its event log.
+type scanPass struct {
+	name string
+	run  func() error
+}
+
+// bestPerCore runs the passes in order, three rounds, each pass after a garbage
+// collection, and gives each pass's best MB per CPU-second over a log of mb MB
+// (per core, so that a busy machine does not change the figure much).
+func bestPerCore(mb float64, passes []scanPass) (map[string]float64, error) {
+	best := map[string]float64{}
+	for range 3 {
+		for _, p := range passes {
+			runtime.GC()
+			c0 := cpuTime()
+			if err := p.run(); err != nil {
+				return nil, err
+			}
+			best[p.name] = max(best[p.name], mb/(cpuTime()-c0).Seconds())
+		}
+	}
+	return best, nil
+}
+
+// readPass is the pass beside which a scan row's figures stand: reading the log at
+// path to nothing.
+func readPass(path string) scanPass {
+	return scanPass{"read", func() error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = io.Copy(io.Discard, f)
+		return err
+	}}
+}
+
+// benchEventsScan measures the event-log scans in MB per CPU-second, beside
+// reading the same file to nothing.
 func benchEventsScan(env Env) (Row, error) {
 	row := Row{Name: "events.jsonl scan (score's pairing, and the turn records report/audit fold), 512 MB", Goal: ">= 300 MB/s per core each"}
-	dir := filepath.Join(env.Work, "events-scan")
-	os.MkdirAll(dir, 0o755)
-	path := filepath.Join(dir, archive.EventsFile)
-	size, err := writeEventLog(path, 512<<20)
+	dir, size, err := eventLogRun(env, "events-scan", 512<<20)
 	if err != nil {
 		return row, err
 	}
-	defer os.Remove(path)
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, archive.EventsFile)
 	truth, err := score.LoadTruth(context.Background(), fixtureDataset(env))
 	if err != nil {
 		return row, err
 	}
 	mb := float64(size) / 1e6
-	best := map[string]float64{}
-	for range 3 {
-		runtime.GC()
-		c0 := cpuTime()
-		f, err := os.Open(path)
-		if err != nil {
-			return row, err
-		}
-		buf := make([]byte, 1<<20)
-		for {
-			if _, err := f.Read(buf); err != nil {
-				break
+	best, err := bestPerCore(mb, []scanPass{
+		readPass(path),
+		{"pair", func() error {
+			ref, err := score.ReadReferenceEvents(path, truth)
+			if err == nil && len(ref.Attempts) == 0 {
+				err = errors.New("the pairing found no attempts")
 			}
-		}
-		f.Close()
-		read := (cpuTime() - c0).Seconds()
-		runtime.GC()
-		c0 = cpuTime()
-		ref, err := score.ReadReferenceEvents(path, truth)
-		if err != nil {
-			return row, err
-		}
-		pair := (cpuTime() - c0).Seconds()
-		runtime.GC()
-		run, err := archive.OpenRun(dir, archive.Limits{})
-		if err != nil {
-			return row, err
-		}
-		c0 = cpuTime()
-		n := 0
-		if _, err := runread.ScanTurns(context.Background(), run, func(*schemas.TurnRecord) error { n++; return nil }); err != nil {
-			return row, err
-		}
-		turns := (cpuTime() - c0).Seconds()
-		run.Source.Close()
-		if len(ref.Attempts) == 0 || n == 0 {
-			return row, fmt.Errorf("scan found %d attempts, %d records", len(ref.Attempts), n)
-		}
-		for k, v := range map[string]float64{"read": mb / read, "pair": mb / pair, "turns": mb / turns} {
-			best[k] = max(best[k], v)
-		}
+			return err
+		}},
+		{"turns", func() error {
+			n, err := countTurns(dir)
+			if err == nil && n == 0 {
+				err = errors.New("the scan found no turn records")
+			}
+			return err
+		}},
+	})
+	if err != nil {
+		return row, err
 	}
 	row.Measured = fmt.Sprintf("%.0f MB: pairing %.0f MB/s per core, turn records %.0f MB/s per core; reading the file to nothing %.0f MB/s per core (CPU time; load average %s)",
 		mb, best["pair"], best["turns"], best["read"], loadAverage())
@@ -179,20 +218,25 @@ func benchEventsScan(env Env) (Row, error) {
 // benchEventsRSS scans a 2 GB event log in a child process (both scans) and reads
 // its peak RSS from the kernel.
 func benchEventsRSS(env Env) (Row, error) {
-	row := Row{Name: "events.jsonl of 2 GB scanned (both scans, in a child process): peak RSS", Goal: "< 500 MB"}
-	dir := filepath.Join(env.Work, "events-rss")
-	os.MkdirAll(dir, 0o755)
-	path := filepath.Join(dir, archive.EventsFile)
-	size, err := writeEventLog(path, 2<<30)
+	return eventLogRSS(env, "events.jsonl of 2 GB scanned (both scans, in a child process): peak RSS", "events-rss", "-scan-child", "scanned")
+}
+
+// eventLogRSS is a peak-RSS row: a 2 GB event log written into the run folder
+// env.Work/sub, which this binary's child process (childFlag) reads whole, and
+// the child's peak RSS (as the kernel counts it) against 500 MB; did says what the
+// child did ("scanned").
+func eventLogRSS(env Env, name, sub, childFlag, did string) (Row, error) {
+	row := Row{Name: name, Goal: "< 500 MB"}
+	dir, size, err := eventLogRun(env, sub, 2<<30)
 	if err != nil {
 		return row, err
 	}
-	defer os.Remove(path)
-	out, rssMB, took, err := childPeakRSS(env, "-scan-child", path)
+	defer os.RemoveAll(dir)
+	out, rssMB, took, err := childPeakRSS(env, childFlag, dir)
 	if err != nil {
 		return row, err
 	}
-	row.Measured = fmt.Sprintf("%.2f GB scanned in %.1f s (%s): peak RSS %.0f MB", float64(size)/1e9, took.Seconds(), out, rssMB)
+	row.Measured = fmt.Sprintf("%.2f GB %s in %.1f s (%s): peak RSS %.0f MB", float64(size)/1e9, did, took.Seconds(), out, rssMB)
 	row.Ratio = fmt.Sprintf("%.2fx", 500/rssMB)
 	row.Met = rssMB < 500
 	return row, nil
@@ -221,14 +265,14 @@ func childPeakRSS(env Env, flag, arg string) (out string, rssMB float64, took ti
 	return strings.TrimSpace(string(b)), float64(ru.Maxrss) / 1024, took, nil // Maxrss is in KiB on Linux
 }
 
-// runScanChild is the RSS row's child: both scans of one event log.
-func runScanChild(path string) int {
-	truth, err := score.LoadTruth(context.Background(), filepath.Join("testdata", "reference-run", "dataset.jsonl"))
+// runScanChild is the RSS row's child: both scans of one run folder's event log.
+func runScanChild(dir string) int {
+	truth, err := score.LoadTruth(context.Background(), fixtureDatasetPath)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	a, n, err := scanBoth(path, truth)
+	a, n, err := scanBoth(dir, truth)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -254,14 +298,5 @@ func benchRescoreTree(env Env) (Row, error) {
 		os.WriteFile(filepath.Join(pt, archive.PointFile), fmt.Appendf(nil, "concurrency: %d\nmodel_name: model\n", i+1), 0o644)
 		os.WriteFile(filepath.Join(pt, archive.LogSummaryFile), []byte(`{"n_samples_completed": 1, "duration_ns": 1, "output_sequence_lengths_full_run": {"output_sequence_lengths": {"avg": 380}}}`), 0o644)
 	}
-	best, cpu, err := rescoreOneVsTwo(5, score.RescoreOptions{Archives: []string{filepath.Join(env.Work, "tree")}, Dataset: fixtureDataset(env)})
-	if err != nil {
-		return row, err
-	}
-	ratio := best[1].Seconds() / best[2].Seconds()
-	row.Measured = fmt.Sprintf("1 job %.2f s (CPU %.2f s), 2 jobs %.2f s (CPU %.2f s) over 480 MB of event logs; a bare CPU loop on 2 goroutines scales %.2fx in the same run; GOMAXPROCS %d, load average %s",
-		best[1].Seconds(), cpu[1].Seconds(), best[2].Seconds(), cpu[2].Seconds(), spinScaling(), runtime.GOMAXPROCS(0), loadAverage())
-	row.Ratio = fmt.Sprintf("%.2fx", ratio)
-	row.Met = ratio >= 1.7
-	return row, nil
+	return rescoreScaling(row, 5, score.RescoreOptions{Archives: []string{filepath.Join(env.Work, "tree")}, Dataset: fixtureDataset(env)}, " over 480 MB of event logs")
 }

@@ -4,16 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/agentrace/agentrace/audit"
 	"github.com/agentrace/agentrace/report"
-	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runread"
 )
 
 // auditChild, when set, makes this process the child of the audit RSS row: it
@@ -28,62 +24,42 @@ var auditChild = flag.String("audit-child", "", "internal: audit this run folder
 // comparison), which reads the file twice.
 func benchAuditScan(env Env) (Row, error) {
 	row := Row{Name: "audit: events.jsonl re-derived (turn records + the reference summary fold), 512 MB", Goal: ">= 300 MB/s per core on the scan"}
-	dir := filepath.Join(env.Work, "audit-scan")
-	os.MkdirAll(dir, 0o755)
-	path := filepath.Join(dir, archive.EventsFile)
-	size, err := writeEventLog(path, 512<<20)
+	dir, size, err := eventLogRun(env, "audit-scan", 512<<20)
 	if err != nil {
 		return row, err
 	}
 	defer os.RemoveAll(dir)
 	mb := float64(size) / 1e6
-	best := map[string]float64{}
 	ctx := context.Background()
-	for range 3 {
-		run, err := archive.OpenRun(dir, archive.Limits{})
-		if err != nil {
-			return row, err
-		}
-		runtime.GC()
-		c0 := cpuTime()
-		f, err := os.Open(path)
-		if err != nil {
-			return row, err
-		}
-		io.Copy(io.Discard, f)
-		f.Close()
-		read := (cpuTime() - c0).Seconds()
-		runtime.GC()
-		c0 = cpuTime()
-		n := 0
-		if _, err := runread.ScanTurns(ctx, run, func(*schemas.TurnRecord) error { n++; return nil }); err != nil {
-			return row, err
-		}
-		scan := (cpuTime() - c0).Seconds()
-		runtime.GC()
-		c0 = cpuTime()
-		p, err := report.LoadRunWith(ctx, run, report.LoadOptions{NoScores: true})
-		if err != nil {
-			return row, err
-		}
-		fold := (cpuTime() - c0).Seconds()
-		run.Source.Close()
-		if p.Summary.NSamplesIssued != n || n == 0 {
-			return row, fmt.Errorf("the fold counts %d issued samples, the scan %d records", p.Summary.NSamplesIssued, n)
-		}
-		runtime.GC()
-		c0 = cpuTime()
-		res, err := audit.Run(ctx, audit.Options{Inputs: []string{dir}, Dataset: fixtureDataset(env), Jobs: 1})
-		if err != nil {
-			return row, err
-		}
-		whole := (cpuTime() - c0).Seconds()
-		if res.Points != 1 {
-			return row, fmt.Errorf("the audit found %d points", res.Points)
-		}
-		for k, v := range map[string]float64{"read": mb / read, "scan": mb / scan, "fold": mb / fold, "audit": mb / whole} {
-			best[k] = max(best[k], v)
-		}
+	n := 0 // turn records of this round's scan, which the fold must count again
+	best, err := bestPerCore(mb, []scanPass{
+		readPass(filepath.Join(dir, archive.EventsFile)),
+		{"scan", func() (err error) { n, err = countTurns(dir); return err }},
+		{"fold", func() error {
+			run, err := archive.OpenRun(dir, archive.Limits{})
+			if err != nil {
+				return err
+			}
+			defer run.Source.Close()
+			p, err := report.LoadRunWith(ctx, run, report.LoadOptions{NoScores: true})
+			if err != nil {
+				return err
+			}
+			if p.Summary.NSamplesIssued != n || n == 0 {
+				return fmt.Errorf("the fold counts %d issued samples, the scan %d records", p.Summary.NSamplesIssued, n)
+			}
+			return nil
+		}},
+		{"audit", func() error {
+			res, err := audit.Run(ctx, audit.Options{Inputs: []string{dir}, Dataset: fixtureDataset(env), Jobs: 1})
+			if err == nil && res.Points != 1 {
+				err = fmt.Errorf("the audit found %d points", res.Points)
+			}
+			return err
+		}},
+	})
+	if err != nil {
+		return row, err
 	}
 	row.Measured = fmt.Sprintf("%.0f MB: the fold %.0f MB/s per core; the whole audit of the run (fold, score's pairing pass, comparison) %.0f MB/s per core; the bare turn-record scan %.0f, reading the file to nothing %.0f (CPU time; load average %s)",
 		mb, best["fold"], best["audit"], best["scan"], best["read"], loadAverage())
@@ -95,29 +71,13 @@ func benchAuditScan(env Env) (Row, error) {
 // benchAuditRSS audits a run folder with a 2 GB event log in a child process and
 // reads its peak RSS from the kernel.
 func benchAuditRSS(env Env) (Row, error) {
-	row := Row{Name: "audit of a run with a 2 GB events.jsonl (in a child process): peak RSS", Goal: "< 500 MB"}
-	dir := filepath.Join(env.Work, "audit-rss")
-	os.MkdirAll(dir, 0o755)
-	path := filepath.Join(dir, archive.EventsFile)
-	size, err := writeEventLog(path, 2<<30)
-	if err != nil {
-		return row, err
-	}
-	defer os.RemoveAll(dir)
-	out, rssMB, took, err := childPeakRSS(env, "-audit-child", dir)
-	if err != nil {
-		return row, err
-	}
-	row.Measured = fmt.Sprintf("%.2f GB audited in %.1f s (%s): peak RSS %.0f MB", float64(size)/1e9, took.Seconds(), out, rssMB)
-	row.Ratio = fmt.Sprintf("%.2fx", 500/rssMB)
-	row.Met = rssMB < 500
-	return row, nil
+	return eventLogRSS(env, "audit of a run with a 2 GB events.jsonl (in a child process): peak RSS", "audit-rss", "-audit-child", "audited")
 }
 
 // runAuditChild is the audit RSS row's child: the whole audit of one run folder.
 func runAuditChild(dir string) int {
 	res, err := audit.Run(context.Background(), audit.Options{Inputs: []string{dir},
-		Dataset: filepath.Join("testdata", "reference-run", "dataset.jsonl"), Jobs: 1})
+		Dataset: fixtureDatasetPath, Jobs: 1})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

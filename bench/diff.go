@@ -28,7 +28,7 @@ func benchDiff(env Env) (Row, error) {
 		return row, errors.New("needs AGENTRACE_SHARED (the sample)")
 	}
 	tiled := filepath.Join(env.Work, "diff-a.jsonl")
-	if err := scoretest.TileTrace(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), tiled, ingestTiles); err != nil {
+	if err := scoretest.TileTrace(env.sample(), tiled, ingestTiles); err != nil {
 		return row, err
 	}
 	mutated := filepath.Join(env.Work, "diff-b.jsonl")

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -69,24 +67,14 @@ func benchISL(env Env) (Row, error) {
 	ratio := median(naiveT).Seconds() / median(incrT).Seconds()
 
 	// The tiled file, gzipped, through the binary.
-	gz, err := gzippedTiles(env, "isl-tiled.jsonl")
+	tiles, err := newTiledIngest(env, "isl-tiled.jsonl", "isl-tiled-ds")
 	if err != nil {
 		return row, err
 	}
-	bin, err := buildBinary(env)
+	tiled, tiledCPU, err := tiles.run("--tokenizer", env.Tokenizer)
 	if err != nil {
 		return row, err
 	}
-	cmd := exec.Command(bin, "ingest", "--out", filepath.Join(env.Work, "isl-tiled-ds"), "--tokenizer", env.Tokenizer, gz)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	start := time.Now()
-	if err := cmd.Run(); err != nil {
-		return row, fmt.Errorf("agentrace ingest --tokenizer: %v\n%s", err, stderr.Bytes())
-	}
-	tiled := time.Since(start)
-	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	tiledCPU := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 
 	row.Measured = fmt.Sprintf("incremental %.0f ms (CPU %.0f ms), naive %.0f ms (CPU %.0f ms): medians of %d alternating rounds, %d turns, counts equal %d/%d, Qwen3 template; x30 gzipped (%d turns): %.1f s (CPU %.1f s); load average %s",
 		ms(median(incrT)), ms(median(incrCPU)), ms(median(naiveT)), ms(median(naiveCPU)), islRounds, nturns, equal, nturns,
@@ -112,13 +100,7 @@ type islConv struct {
 // system message first), the default ISL profile's kwargs and the number of
 // client turns.
 func islSample(env Env) ([]islConv, map[string]any, int, error) {
-	dir := filepath.Join(env.Work, "isl-ds")
-	if _, err := os.Stat(dir); err != nil {
-		if err := ingest.Files(context.Background(), dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
-			return nil, nil, 0, err
-		}
-	}
-	d, err := datasets.Open(dir)
+	_, d, err := sampleDataset(env, "isl-ds")
 	if err != nil {
 		return nil, nil, 0, err
 	}
@@ -222,35 +204,17 @@ func benchISLAnyTemplate(env Env) (Row, error) {
 			return row, fmt.Errorf("incremental ISL differs from the naive count on turn %d: %d against %d", i, got[i], want[i])
 		}
 	}
-	gz, err := gzippedTiles(env, "isl-any-tiled.jsonl")
+	tiles, err := newTiledIngest(env, "isl-any-tiled.jsonl", "isl-any-ds")
 	if err != nil {
 		return row, err
-	}
-	bin, err := buildBinary(env)
-	if err != nil {
-		return row, err
-	}
-	// ingestOnce returns the wall time and the CPU time (user and system) of one
-	// child ingest: on this shared machine the CPU time says what the work costs
-	// whatever the load, the wall time what a user waits.
-	ingestOnce := func(args ...string) (time.Duration, time.Duration, error) {
-		args = append(append([]string{"ingest", "--overwrite", "--out", filepath.Join(env.Work, "isl-any-ds")}, args...), gz)
-		cmd := exec.Command(bin, args...)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			return 0, 0, fmt.Errorf("agentrace %v: %v\n%s", args, err, stderr.Bytes())
-		}
-		return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
 	}
 	var plainT, tokT, plainCPU, tokCPU []time.Duration
 	for range 2 {
-		p, pc, err := ingestOnce()
+		p, pc, err := tiles.run()
 		if err != nil {
 			return row, err
 		}
-		k, kc, err := ingestOnce("--tokenizer", folder)
+		k, kc, err := tiles.run("--tokenizer", folder)
 		if err != nil {
 			return row, err
 		}
@@ -313,11 +277,45 @@ func qwen36Folder(env Env) (string, error) {
 	return dir, os.WriteFile(filepath.Join(dir, tokens.TemplateFile), tmpl, 0o644)
 }
 
+// tiledIngest is the ISL rows' child ingest: the binary, the gzipped tiled
+// sample it reads and the dataset folder it writes.
+type tiledIngest struct{ bin, gz, out string }
+
+// newTiledIngest builds the binary and writes the tiled sample as
+// env.Work/name.gz (gzippedTiles), to be ingested into env.Work/out.
+func newTiledIngest(env Env, name, out string) (tiledIngest, error) {
+	gz, err := gzippedTiles(env, name)
+	if err != nil {
+		return tiledIngest{}, err
+	}
+	bin, err := buildBinary(env)
+	if err != nil {
+		return tiledIngest{}, err
+	}
+	return tiledIngest{bin: bin, gz: gz, out: filepath.Join(env.Work, out)}, nil
+}
+
+// run ingests the tiled sample in a child process with args (--overwrite, so that
+// a row may ingest it again) and returns the wall time and the CPU time (user and
+// system): on this shared machine the CPU time says what the work costs whatever
+// the load, the wall time what a user waits.
+func (t tiledIngest) run(args ...string) (wall, cpu time.Duration, err error) {
+	args = append(append([]string{"ingest", "--overwrite", "--out", t.out}, args...), t.gz)
+	cmd := exec.Command(t.bin, args...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	if err := cmd.Run(); err != nil {
+		return 0, 0, fmt.Errorf("agentrace %v: %v\n%s", args, err, stderr.Bytes())
+	}
+	return time.Since(start), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(), nil
+}
+
 // gzippedTiles writes the shared sample tiled ingestTiles times to env.Work/name
 // and gzips it beside it: the path of the .gz, the input of the ISL rows.
 func gzippedTiles(env Env, name string) (string, error) {
 	plain := filepath.Join(env.Work, name)
-	if _, err := tileSample(filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"), plain, ingestTiles, false); err != nil {
+	if _, err := tileSample(env.sample(), plain, ingestTiles, false); err != nil {
 		return "", err
 	}
 	gz := plain + ".gz"

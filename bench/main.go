@@ -4,14 +4,18 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
+	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/outguard"
 )
 
@@ -24,6 +28,23 @@ type Env struct {
 	Tokenizer string
 	JS        string
 	Work      string
+}
+
+// sample is the shared sample's flat trace file.
+func (e Env) sample() string { return filepath.Join(e.Shared, "data", "deepswe-sample-20.jsonl") }
+
+// sampleDataset ingests the shared sample into the dataset folder env.Work/name,
+// once (a later call opens the folder as it is), and opens it: the folder and
+// the dataset.
+func sampleDataset(env Env, name string) (dir string, d *datasets.Dataset, err error) {
+	dir = filepath.Join(env.Work, name)
+	if _, err := os.Stat(dir); err != nil {
+		if err := ingest.Files(context.Background(), dir, env.sample()); err != nil {
+			return "", nil, err
+		}
+	}
+	d, err = datasets.Open(dir)
+	return dir, d, err
 }
 
 // Row is one line of the benchmark table.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/yardstick"
@@ -36,12 +35,8 @@ func benchReplay(env Env) (Row, error) {
 	if env.Shared == "" {
 		return row, errors.New("needs AGENTRACE_SHARED (the sample)")
 	}
-	dir := filepath.Join(env.Work, "replay-ds")
 	ctx := context.Background()
-	if err := ingest.Files(ctx, dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
-		return row, err
-	}
-	d, err := datasets.Open(dir)
+	dir, d, err := sampleDataset(env, "replay-ds")
 	if err != nil {
 		return row, err
 	}

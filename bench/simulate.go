@@ -41,21 +41,31 @@ func fullSizeDataset(env Env) (*datasets.Dataset, error) {
 	return datasets.Open(dir)
 }
 
+// fullSizeOptions are the simulate settings both simulate rows model: the
+// full-size dataset on the default H200 profile, 90% recorded answers, seed 1.
+func fullSizeOptions(env Env) (simulate.Options, error) {
+	d, err := fullSizeDataset(env)
+	if err != nil {
+		return simulate.Options{}, err
+	}
+	p, err := sim.LookupProfile(sim.DefaultProfile)
+	if err != nil {
+		return simulate.Options{}, err
+	}
+	return simulate.Options{Profile: p, Data: d, Fidelity: 0.9, Seed: 1}, nil
+}
+
 // benchSimulateSweep measures a sweep of the full-size dataset to c=1024 on the
 // default H200 profile, one point at a time (two jobs on the shared 2-CPU
 // machine took longer: 104 s wall against 57 at load 7): wall and CPU seconds.
 func benchSimulateSweep(env Env) (Row, error) {
-	d, err := fullSizeDataset(env)
-	if err != nil {
-		return Row{}, err
-	}
-	p, err := sim.LookupProfile(sim.DefaultProfile)
+	o, err := fullSizeOptions(env)
 	if err != nil {
 		return Row{}, err
 	}
 	const jobs = 1
 	cpu0, wall0 := cpuTime(), time.Now()
-	pts, err := simulate.Sweep(context.Background(), simulate.Options{Profile: p, Data: d, Fidelity: 0.9, Seed: 1}, sweepConcurrencies, jobs)
+	pts, err := simulate.Sweep(context.Background(), o, sweepConcurrencies, jobs)
 	if err != nil {
 		return Row{}, err
 	}
@@ -78,17 +88,13 @@ func benchSimulateSweep(env Env) (Row, error) {
 // (synth at scale 1: 613 trajectories) at concurrency 256 on the default H200
 // profile: modelled turns per wall second and per CPU second.
 func benchSimulate(env Env) (Row, error) {
-	ctx := context.Background()
-	d, err := fullSizeDataset(env)
+	o, err := fullSizeOptions(env)
 	if err != nil {
 		return Row{}, err
 	}
-	p, err := sim.LookupProfile(sim.DefaultProfile)
-	if err != nil {
-		return Row{}, err
-	}
+	o.Concurrency = 256
 	cpu0, wall0 := cpuTime(), time.Now()
-	pt, err := simulate.Run(ctx, simulate.Options{Profile: p, Data: d, Concurrency: 256, Fidelity: 0.9, Seed: 1})
+	pt, err := simulate.Run(context.Background(), o)
 	if err != nil {
 		return Row{}, err
 	}

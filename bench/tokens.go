@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/agentrace/agentrace/tokens"
@@ -75,10 +76,10 @@ func benchTokenizer(env Env) (Row, error) {
 	equalJS, equalHF, ntok := 0, 0, 0
 	for i := range texts {
 		ntok += len(goIDs[i])
-		if tokenizerSameIDs(goIDs[i], jsIDs[i]) {
+		if slices.Equal(goIDs[i], jsIDs[i]) {
 			equalJS++
 		}
-		if tokenizerSameIDs(goIDs[i], hfIDs[i]) {
+		if slices.Equal(goIDs[i], hfIDs[i]) {
 			equalHF++
 		}
 	}
@@ -92,23 +93,11 @@ func benchTokenizer(env Env) (Row, error) {
 
 func tokenizerMS(d time.Duration) float64 { return d.Seconds() * 1000 }
 
-func tokenizerSameIDs(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // tokenizerSampleTexts extracts the texts with the reference script (the sample's
 // tool_calls and tool_results fields are Python literals).
 func tokenizerSampleTexts(env Env) ([]string, error) {
 	cmd := exec.Command("python3", filepath.Join(env.Root, "testdata", "py", "chat_template_ref.py"), "texts",
-		filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl"))
+		env.sample())
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

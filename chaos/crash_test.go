@@ -67,19 +67,13 @@ func TestChaosCrash(t *testing.T) {
 	h := chaos(t)
 	root := t.TempDir()
 	p := func(s string) string { return filepath.Join(root, s) }
-	h.workflowDataset(root, "0.5")
-	// At speedup 10 the run lasts about 11 s on an idle machine, long past the kill at
-	// 2 to 3 s, and a second's batch of rows (about 200) stays well under the disk-full
-	// case's 512 KB. At 20000 an idle machine finished the whole run in 1.7 s, before
-	// the kill, with its first batch alone over 512 KB.
-	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
+	sim, replay := h.longRun(root)
 	defer sim.stop()
 
 	t.Run("kill -9", func(t *testing.T) {
 		h := &harness{t: t}
 		run := p("killed")
-		r := h.start(spec{budget: small}, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "16",
-			"--no-delays", "--out", run)
+		r := h.start(spec{budget: small}, replay(run)...)
 		// Killed once at least one batch (flushed every second) is on disk.
 		waitBatch(t, r, run, "killed")
 		time.Sleep(1500 * time.Millisecond)
@@ -107,8 +101,7 @@ func TestChaosCrash(t *testing.T) {
 		h := &harness{t: t}
 		run := p("full")
 		// The first batches fit, then every write past 512 KB fails.
-		r := h.run(spec{budget: small, fsize: 512 << 10}, minute, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint,
-			"--concurrency", "16", "--no-delays", "--out", run)
+		r := h.run(spec{budget: small, fsize: 512 << 10}, minute, replay(run)...)
 		if r.exitCode == 0 {
 			t.Fatalf("replay on a full disk exited 0:\n%s", tail(r.stderr.String()))
 		}

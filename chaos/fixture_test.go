@@ -37,3 +37,19 @@ func (h *harness) sim(budget int64, args ...string) (*proc, string) {
 	m := p.waitFor(`on (http://[0-9.:]+)/v1`, 30*time.Second)
 	return p, m[1]
 }
+
+// longRun writes the workflow dataset at scale 0.5 (root/wf) and starts a sim
+// (stop it) over which a replay lasts long enough to be killed or read mid-run:
+// at speedup 10 a replay at concurrency 16 lasts about 11 s on an idle machine,
+// long past a kill at 2 to 3 s, and a second's batch of rows (about 200) stays
+// well under 512 KB. At 20000 an idle machine finished the whole run in 1.7 s,
+// before the kill, with its first batch alone over 512 KB. replay is the argv of
+// such a replay into the run folder out.
+func (h *harness) longRun(root string) (sim *proc, replay func(out string) []string) {
+	h.t.Helper()
+	ds := h.workflowDataset(root, "0.5")
+	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
+	return sim, func(out string) []string {
+		return []string{"agentrace", "replay", "--dataset", ds, "--endpoint", endpoint, "--concurrency", "16", "--no-delays", "--out", out}
+	}
+}

@@ -21,13 +21,10 @@ func TestChaosKilledRunReaders(t *testing.T) {
 	h := chaos(t)
 	root := t.TempDir()
 	p := func(s string) string { return filepath.Join(root, s) }
-	h.workflowDataset(root, "0.5")
-	// As TestChaosCrash: at speedup 10 the run lasts about 11 s on an idle machine.
-	sim, endpoint := h.sim(small, "--speedup", "10", "--output-mean", "64")
+	sim, replay := h.longRun(root)
 	defer sim.stop()
 	run := p("run")
-	r := h.start(spec{budget: small}, "agentrace", "replay", "--dataset", p("wf"), "--endpoint", endpoint, "--concurrency", "16",
-		"--no-delays", "--out", run)
+	r := h.start(spec{budget: small}, replay(run)...)
 	waitBatch(t, r, run, "read")
 
 	// Being written: read as it is now.

@@ -7,11 +7,11 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/scoretest"
 )
 
 // synthDataset ingests a small synthetic dataset (12 trajectories, 369 turns).
@@ -22,15 +22,7 @@ func synthDataset(t testing.TB) *datasets.Dataset {
 	if _, err := synth.WriteFile(context.Background(), trace, synth.Options{Scale: 0.02, Seed: 11}); err != nil {
 		t.Fatal(err)
 	}
-	ds := filepath.Join(dir, "ds")
-	if err := ingest.Files(context.Background(), ds, trace); err != nil {
-		t.Fatal(err)
-	}
-	d, err := datasets.Open(ds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return d
+	return scoretest.Ingest(t, filepath.Join(dir, "ds"), trace)
 }
 
 func defaultProfile(t testing.TB) sim.Profile {

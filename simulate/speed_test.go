@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/replay/sim"
 )
 
 // BenchmarkDataset simulates the synthetic dataset in AGENTRACE_SIM_DATASET (or
@@ -20,7 +19,7 @@ func BenchmarkDataset(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p, _ := sim.LookupProfile(sim.DefaultProfile)
+	p := defaultProfile(b)
 	for b.Loop() {
 		pt, err := Run(context.Background(), Options{Profile: p, Data: d, Concurrency: 256, Fidelity: 0.9, Seed: 1, Trajectories: 64})
 		if err != nil {

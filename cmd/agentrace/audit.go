@@ -55,19 +55,14 @@ func auditCommand() *cli.Command {
 			maxExpansionFlag(),
 		}, overwriteFlags("an audit")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, tokErr := tokenizerArg(c)
-			if tokErr != nil {
-				return tokErr
+			tokDir, inputs, err := tokenizerAndArgs(c, "no run folder, sweep, submission tree or archive given")
+			if err != nil {
+				return err
 			}
-			if c.NArg() == 0 {
-				return argsError("audit", "no run folder, sweep, submission tree or archive given")
-			}
-			inputs := c.Args().Slice()
 			out := c.String("out")
 			guarded := append(append([]string(nil), inputs...), c.String("tokenizer"), c.String("dataset"))
 			var claim *outguard.Claim
 			if out != "" {
-				var err error
 				if claim, err = audit.Claim(out, overwrite(c), guarded...); err != nil {
 					return err
 				}

@@ -14,14 +14,8 @@ import (
 func claimFixture(t *testing.T) (root, traces, ds, runs string) {
 	t.Helper()
 	root = t.TempDir()
-	traces = filepath.Join(root, "t.jsonl")
-	if err := os.WriteFile(traces, []byte(diffTrace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ds = filepath.Join(root, "ds")
-	if out, err := runApp(t, "ingest", "--out", ds, traces); err != nil {
-		t.Fatalf("ingest: %v\n%s", err, out)
-	}
+	traces, ds = filepath.Join(root, "t.jsonl"), filepath.Join(root, "ds")
+	ingestText(t, traces, ds, diffTrace)
 	runs = filepath.Join(root, "runs", "c008")
 	if err := os.CopyFS(runs, os.DirFS(filepath.Join(testenv.RepoRoot(t), "testdata", "refruns", "c008"))); err != nil {
 		t.Fatal(err)

@@ -16,14 +16,8 @@ const diffTrace = `{"conversation_id": "sim_000001", "turn": 1, "role": "user", 
 func TestDiffCommandExitStatus(t *testing.T) {
 	tmp := t.TempDir()
 	ingestTrace := func(name, body string) string {
-		p := filepath.Join(tmp, name+".jsonl")
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
 		dir := filepath.Join(tmp, name)
-		if out, err := runApp(t, "ingest", "--out", dir, p); err != nil {
-			t.Fatalf("ingest: %v\n%s", err, out)
-		}
+		ingestText(t, dir+".jsonl", dir, body)
 		return dir
 	}
 	a := ingestTrace("a", diffTrace)
@@ -63,14 +57,8 @@ func TestDiffCommandExitStatus(t *testing.T) {
 // stats --card writes a card folder; its flags go together.
 func TestStatsCardCommand(t *testing.T) {
 	tmp := t.TempDir()
-	p := filepath.Join(tmp, "t.jsonl")
-	if err := os.WriteFile(p, []byte(diffTrace), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	ds := filepath.Join(tmp, "ds")
-	if out, err := runApp(t, "ingest", "--out", ds, p); err != nil {
-		t.Fatalf("ingest: %v\n%s", err, out)
-	}
+	ingestText(t, filepath.Join(tmp, "t.jsonl"), ds, diffTrace)
 	card := filepath.Join(tmp, "card")
 	out, err := runApp(t, "stats", "-d", ds, "--card", "-o", card)
 	if err != nil || !strings.Contains(out, "wrote "+card+": CARD.md and card.json, 2 plots; 1 trajectory, 1 client turn, 1 assistant turn") {

@@ -96,6 +96,20 @@ func tokenizerArg(c *cli.Command) (string, error) {
 	return tokens.Resolve(spec, rev)
 }
 
+// tokenizerAndArgs is the first step of every command that takes --tokenizer and
+// positional folders or files (ingest, score, rescore, report, publish, audit):
+// --tokenizer resolved (tokenizerArg), then the arguments, at least one; none is
+// a usage error saying what is missing ("no run directory given").
+func tokenizerAndArgs(c *cli.Command, missing string) (tokDir string, args []string, err error) {
+	if tokDir, err = tokenizerArg(c); err != nil {
+		return "", nil, err
+	}
+	if c.NArg() == 0 {
+		return "", nil, argsError(c.Name, "%s", missing)
+	}
+	return tokDir, c.Args().Slice(), nil
+}
+
 // rulesetFlag is --ruleset, whose default is auto in every command: the newest
 // embedded ruleset naming each run's model (report and publish: the one the runs'
 // scores.json names first).

@@ -60,15 +60,12 @@ func ingestCommand() *cli.Command {
 			&cli.BoolFlag{Name: "snapshot-as-reference", Usage: "convert snapshot files exactly as the reference's converter: drop reasoning_content, delay_seconds and intent_codes"},
 		}, overwriteFlags("a dataset directory")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, tokErr := tokenizerArg(c)
-			if tokErr != nil {
-				return tokErr
-			}
-			if c.NArg() == 0 {
-				return argsError("ingest", "no input files")
+			tokDir, inputs, err := tokenizerAndArgs(c, "no input files")
+			if err != nil {
+				return err
 			}
 			m, err := ingest.Run(ctx, ingest.Options{
-				Out: c.String("out"), Inputs: c.Args().Slice(), Format: c.String("format"), Overwrite: overwrite(c),
+				Out: c.String("out"), Inputs: inputs, Format: c.String("format"), Overwrite: overwrite(c),
 				MaxProblems: int(c.Int("max-problems")), MaxLineBytes: int(c.Int("max-line-bytes")), MaxExpansion: maxExpansion(c),
 				Tokenizer: tokDir, ISLProfile: c.String("isl-profile"),
 				Strict: c.Bool("strict"), SnapshotAsReference: c.Bool("snapshot-as-reference"),

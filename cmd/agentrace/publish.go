@@ -39,15 +39,12 @@ func publishCommand() *cli.Command {
 			tokenizerRevisionFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, tokErr := tokenizerArg(c)
-			if tokErr != nil {
-				return tokErr
+			tokDir, runs, err := tokenizerAndArgs(c, "no run or sweep folder given")
+			if err != nil {
+				return err
 			}
-			if c.NArg() == 0 {
-				return argsError("publish", "no run or sweep folder given")
-			}
-			_, err := report.Publish(ctx, report.PublishOptions{
-				Runs: c.Args().Slice(), CMax: int(c.Int("cmax")), Ruleset: curveRuleset(c),
+			_, err = report.Publish(ctx, report.PublishOptions{
+				Runs: runs, CMax: int(c.Int("cmax")), Ruleset: curveRuleset(c),
 				TokenizerDir: tokDir, Log: c.Root().ErrWriter,
 			})
 			return err

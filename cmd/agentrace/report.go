@@ -58,12 +58,9 @@ func reportCommand() *cli.Command {
 			&cli.FloatFlag{Name: "slo-tps-per-user", HideDefault: true, Usage: "service level: show per point the share of turns decoding at least this many tokens/s (1000 / the turn's TPOT ms)"},
 		}, overwriteFlags("a report")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, tokErr := tokenizerArg(c)
-			if tokErr != nil {
-				return tokErr
-			}
-			if c.NArg() == 0 {
-				return argsError("report", "no run or sweep directory given")
+			tokDir, runs, err := tokenizerAndArgs(c, "no run or sweep directory given")
+			if err != nil {
+				return err
 			}
 			o := report.Options{
 				Out:           c.String("out"),
@@ -78,9 +75,9 @@ func reportCommand() *cli.Command {
 				Log:           c.Root().ErrWriter,
 			}
 			if c.Bool("compare") {
-				o.Compare = c.Args().Slice()
+				o.Compare = runs
 			} else {
-				o.Runs = c.Args().Slice()
+				o.Runs = runs
 			}
 			r, err := report.Build(ctx, o)
 			if err != nil {

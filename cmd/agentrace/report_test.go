@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +18,18 @@ func runApp(t *testing.T, args ...string) (string, error) {
 	a.ErrWriter = &out
 	err := a.Run(context.Background(), append([]string{"agentrace"}, args...))
 	return out.String(), err
+}
+
+// ingestText writes body (trace rows) to the file traces and ingests it into the
+// dataset folder ds, failing the test on an error.
+func ingestText(t *testing.T, traces, ds, body string) {
+	t.Helper()
+	if err := os.WriteFile(traces, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := runApp(t, "ingest", "--out", ds, traces); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, out)
+	}
 }
 
 // doneWithVerdict tells whether a command did its work: it succeeded, or its

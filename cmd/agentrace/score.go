@@ -63,13 +63,9 @@ func scoreCommand() *cli.Command {
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace the scores.json and scores.parquet an earlier score wrote into the run folder (never a file agentrace did not write)"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, tokErr := tokenizerArg(c)
-			if tokErr != nil {
-				return tokErr
-			}
-			runs := c.Args().Slice()
-			if len(runs) == 0 {
-				return argsError("score", "no run directory given")
+			tokDir, runs, err := tokenizerAndArgs(c, "no run directory given")
+			if err != nil {
+				return err
 			}
 			var failed []string
 			for _, run := range runs {
@@ -196,15 +192,12 @@ func rescoreCommand() *cli.Command {
 			maxExpansionFlag(),
 		}, overwriteFlags("a results table")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, tokErr := tokenizerArg(c)
-			if tokErr != nil {
-				return tokErr
-			}
-			if c.NArg() == 0 {
-				return argsError("rescore", "no archive given")
+			tokDir, archives, err := tokenizerAndArgs(c, "no archive given")
+			if err != nil {
+				return err
 			}
 			rows, err := score.Rescore(ctx, score.RescoreOptions{
-				Archives: c.Args().Slice(), Out: c.String("out"), Overwrite: overwrite(c), Jobs: int(c.Int("jobs")),
+				Archives: archives, Out: c.String("out"), Overwrite: overwrite(c), Jobs: int(c.Int("jobs")),
 				Dataset: c.String("dataset"), Ruleset: c.String("ruleset"), Tokenizer: tokDir,
 				MaxExpansion: maxExpansion(c),
 				Progress:     os.Stderr, ProgressTTY: progress.IsTerminal(os.Stderr),

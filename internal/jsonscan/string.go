@@ -26,8 +26,9 @@ func stopWord(w uint64) bool {
 }
 
 // scanString validates the string starting at b[i] == '"' and returns the offset
-// just past its closing quote.
-func scanString(b []byte, i int) (int, error) {
+// just past its closing quote. A raw control character is an error unless rawCtl
+// lets it through (the Pandas dialect).
+func scanString(b []byte, i int, rawCtl bool) (int, error) {
 	start := i
 	i++
 	for {
@@ -49,37 +50,17 @@ func scanString(b []byte, i int) (int, error) {
 				return i, err
 			}
 		default:
-			return i, &SyntaxError{i, "control character in string"}
+			if !rawCtl {
+				return i, &SyntaxError{i, "control character in string"}
+			}
+			i++
 		}
 	}
 }
 
 // scanString validates the string at b[i] == '"' in the scanner's dialect.
 func (s *Scanner) scanString(b []byte, i int) (int, error) {
-	if s.rawCtl {
-		return scanStringRawControls(b, i)
-	}
-	return scanString(b, i)
-}
-
-// scanStringRawControls is scanString that lets raw control characters through
-// (the Pandas dialect).
-func scanStringRawControls(b []byte, i int) (int, error) {
-	start := i
-	for i++; i < len(b); {
-		switch b[i] {
-		case '"':
-			return i + 1, nil
-		case '\\':
-			var err error
-			if i, err = scanEscape(b, i); err != nil {
-				return i, err
-			}
-		default:
-			i++
-		}
-	}
-	return i, &SyntaxError{start, "unterminated string"}
+	return scanString(b, i, s.rawCtl)
 }
 
 // scanEscape validates the escape at b[i] == '\\' and returns the offset just past

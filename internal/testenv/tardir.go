@@ -27,18 +27,32 @@ func TarDir(t testing.TB, dir, prefix, out string, extra map[string]string) {
 		if err != nil {
 			return err
 		}
-		tw.WriteHeader(&tar.Header{Name: prefix + "/" + filepath.ToSlash(rel), Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg})
-		_, err = tw.Write(b)
-		return err
+		return addFile(tw, prefix+"/"+filepath.ToSlash(rel), b)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for name, body := range extra {
-		tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg})
-		tw.Write([]byte(body))
+		if err := addFile(tw, name, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
 	}
-	tw.Close()
-	gz.Close()
-	os.WriteFile(out, buf.Bytes(), 0o644)
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// addFile writes one regular file entry.
+func addFile(tw *tar.Writer, name string, b []byte) error {
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(b)), Typeflag: tar.TypeReg}); err != nil {
+		return err
+	}
+	_, err := tw.Write(b)
+	return err
 }
