@@ -24,8 +24,8 @@ import (
 // Endpoint returns an OpenAI-compatible handler that answers every POST at once:
 // it reads the whole body, then streams tokens content chunks of one token each,
 // a finish_reason chunk, a usage chunk and [DONE], flushing every 16 chunks, as a
-// fast server's socket would coalesce them. GET requests (a probe) get a models
-// list.
+// fast server's socket would coalesce them. GET requests (a probe) get an empty
+// models list: it answers whatever model a request names.
 func Endpoint(tokens int) http.Handler {
 	var pre []byte
 	pre = append(pre, "data: {\"id\":\"y\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n"...)
@@ -50,7 +50,7 @@ func Endpoint(tokens int) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"yardstick","object":"model"}]}`)
+			_, _ = io.WriteString(w, `{"object":"list","data":[]}`)
 			return
 		}
 		if _, err := io.Copy(io.Discard, r.Body); err != nil {
