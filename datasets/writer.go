@@ -37,6 +37,7 @@ const pageBytes = 512 << 10
 type Writer struct {
 	dir     string
 	files   []*os.File
+	msgFile *os.File // messages.parquet, one of files
 	convs   *parquet.GenericWriter[schemas.Conversation]
 	msgs    *parquet.GenericWriter[schemas.Message]
 	turns   *parquet.GenericWriter[schemas.Turn]
@@ -62,7 +63,11 @@ func NewWriter(dir string) (*Writer, error) {
 		w.files = append(w.files, f)
 		return f, nil
 	}
-	opts := []parquet.WriterOption{parquet.Compression(&fastSnappy{}), parquet.PageBufferSize(pageBytes), parquet.CreatedBy("agentrace", schemas.ToolVersion, "")}
+	opts := []parquet.WriterOption{parquet.Compression(&fastSnappy{}), parquet.PageBufferSize(pageBytes), parquet.CreatedBy("agentrace", schemas.ToolVersion, ""),
+		// The bounds of message texts filter nothing and cost a comparison of
+		// every value (and the footer a copy of the largest).
+		parquet.SkipPageBounds("content"), parquet.SkipPageBounds("reasoning_content"), parquet.SkipPageBounds("tool_calls"),
+		parquet.SkipPageBounds("wire"), parquet.SkipPageBounds("extra")}
 	f, err := open(schemas.ConversationsFile)
 	if err != nil {
 		return nil, w.abort(err)
@@ -71,6 +76,7 @@ func NewWriter(dir string) (*Writer, error) {
 	if f, err = open(schemas.MessagesFile); err != nil {
 		return nil, w.abort(err)
 	}
+	w.msgFile = f
 	w.msgs = parquet.NewGenericWriter[schemas.Message](f, opts...)
 	if f, err = open(schemas.TurnsFile); err != nil {
 		return nil, w.abort(err)
@@ -188,6 +194,7 @@ func (w *Writer) AddPrepared(p *Prepared) error {
 			return fmt.Errorf("flush messages: %w", err)
 		}
 		w.pending = 0
+		startWriteback(w.msgFile)
 	}
 	return nil
 }
