@@ -65,6 +65,9 @@ type row struct {
 	intentCodes []byte
 	params      []field
 	extra       []field
+	// noNumbers are the values among tools, tool_calls, tool_results and
+	// content (numberFields) that the line's scan found no number in.
+	noNumbers numberFields
 
 	// metadata is set for a `_type: dataset_metadata` record, which is kept as
 	// provenance and is not a row.
@@ -87,6 +90,24 @@ type toolResult struct {
 	extra     []field
 }
 
+// numberFields is a set of the values a row's check looks for numbers in:
+// tools, tool_calls, tool_results and content, bits 0 to 3.
+type numberFields uint8
+
+func numberFieldOf(key string) numberFields {
+	switch key {
+	case "tools":
+		return 1
+	case "tool_calls":
+		return 2
+	case "tool_results":
+		return 4
+	case "content":
+		return 8
+	}
+	return 0
+}
+
 func keyString(k []byte) string {
 	if bytes.IndexByte(k, '\\') < 0 {
 		return string(k[1 : len(k)-1])
@@ -104,8 +125,13 @@ func isNull(raw []byte) bool { return raw == nil || (len(raw) == 4 && string(raw
 func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 	r := &row{line: lineNo, size: len(line)}
 	var typ, turn []byte
-	err := parseObject(line, func(k, v []byte) {
+	err := parseObjectNumbers(line, func(k, v []byte, numbers int) {
 		key := keyString(k)
+		if numbers == 0 {
+			r.noNumbers |= numberFieldOf(key)
+		} else {
+			r.noNumbers &^= numberFieldOf(key)
+		}
 		switch key {
 		case "conversation_id":
 			r.idRaw = v
@@ -355,7 +381,10 @@ func (r *row) check() {
 			r.warnf("delay_seconds %s %s: the reference waits %ss", orMissing(r.delay), why, python.FloatRepr(d))
 		}
 	}
-	for _, f := range [...]field{{"tools", r.tools}, {"tool_calls", r.toolCalls}, {"tool_results", r.toolResults}, {"content", r.content}} {
+	for i, f := range [...]field{{"tools", r.tools}, {"tool_calls", r.toolCalls}, {"tool_results", r.toolResults}, {"content", r.content}} {
+		if r.noNumbers&(1<<i) != 0 {
+			continue
+		}
 		if kind(f.val) == "array" || kind(f.val) == "object" || kind(f.val) == "number" {
 			if note := pandasNumberNote(f.val); note != "" {
 				r.warnf("%s: %s", f.key, note)

@@ -649,11 +649,17 @@ func TestEachNumber(t *testing.T) {
 		if strings.Join(got, "|") != tc.want {
 			t.Errorf("EachNumber(%s) = %q, want %q", tc.in, got, tc.want)
 		}
+		// The validating scan counts the same tokens.
+		s := NewScanner([]byte(tc.in), Pandas)
+		if _, err := s.Document(); err != nil || s.Numbers() != len(got) {
+			t.Errorf("Scanner.Numbers() after %s = %d (%v), want %d", tc.in, s.Numbers(), err, len(got))
+		}
 	}
 }
 
 // FuzzEachNumber: on every value the pandas dialect accepts, EachNumber's single
-// pass finds the tokens the walk of the nesting finds, in the same order.
+// pass finds the tokens the walk of the nesting finds, in the same order, and the
+// validating scan counts as many (Scanner.Numbers).
 func FuzzEachNumber(f *testing.F) {
 	for _, s := range []string{`[1,"2",{"3":4.5e-1}]`, `{"a":"\"1\\","b":[NaN,-Infinity]}`, ` 7 `, `{"k":[[],{},[-0]]}`, `"\\\"9"`} {
 		f.Add([]byte(s))
@@ -667,6 +673,10 @@ func FuzzEachNumber(f *testing.F) {
 		walkNumbers(data, &want)
 		if !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
 			t.Fatalf("EachNumber(%q) = %q, the walk %q", data, got, want)
+		}
+		s := NewScanner(data, Pandas)
+		if _, err := s.Document(); err != nil || s.Numbers() != len(want) {
+			t.Fatalf("Scanner.Numbers() after %q = %d (%v), the walk found %d", data, s.Numbers(), err, len(want))
 		}
 	})
 }
