@@ -471,26 +471,26 @@ func (r *row) checkToolCalls() {
 	// The walk also collects the calls' ids, as toolCallIDs would with a walk of
 	// its own.
 	var ids []string
-	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
-		if kind(v) != "object" {
+	jsonscan.EachElementMembers(r.toolCalls, func(k int, v []byte, members []jsonscan.Member) bool {
+		if members == nil {
 			r.problemf("tool_calls[%d] is a JSON %s, not an object", k, kind(v))
-			return nil
+			return true
 		}
 		var typ, fn []byte
 		var id string
 		idOK := false
-		jsonscan.EachMember(v, func(key, val []byte) {
-			switch keyString(key) {
+		for _, m := range members {
+			switch keyString(m.Key) {
 			case "id":
-				if id, idOK = datasets.DecodeString(val); idOK {
+				if id, idOK = datasets.DecodeString(m.Val); idOK {
 					ids = append(ids, id)
 				}
 			case "type":
-				typ = val
+				typ = m.Val
 			case "function":
-				fn = val
+				fn = m.Val
 			}
-		})
+		}
 		if !idOK || id == "" {
 			r.problemf("tool_calls[%d] has an empty or missing id", k)
 		}
@@ -499,7 +499,7 @@ func (r *row) checkToolCalls() {
 		}
 		if kind(fn) != "object" || fn == nil {
 			r.problemf("tool_calls[%d].function is not an object", k)
-			return nil
+			return true
 		}
 		var name, args []byte
 		jsonscan.EachMember(fn, func(key, val []byte) {
@@ -516,7 +516,7 @@ func (r *row) checkToolCalls() {
 		if k2 := kind(args); args == nil || (k2 != "string" && k2 != "object") {
 			r.problemf("tool_calls[%d].function.arguments is %s, neither a string nor an object", k, orMissing(args))
 		}
-		return nil
+		return true
 	})
 	r.callIDs, r.callIDsDone = ids, true
 }
@@ -546,23 +546,23 @@ func (r *row) checkToolResults() {
 		return
 	}
 	r.results = []toolResult{}
-	_ = eachElement(r.toolResults, func(k int, v []byte) error {
-		if kind(v) != "object" {
+	jsonscan.EachElementMembers(r.toolResults, func(k int, v []byte, members []jsonscan.Member) bool {
+		if members == nil {
 			r.problemf("tool_results[%d] is a JSON %s, not an object", k, kind(v))
-			return nil
+			return true
 		}
 		var res toolResult
 		var id []byte
-		jsonscan.EachMember(v, func(key, val []byte) {
-			switch ks := keyString(key); ks {
+		for _, m := range members {
+			switch ks := keyString(m.Key); ks {
 			case "tool_call_id":
-				id = val
+				id = m.Val
 			case "content":
-				res.content = val
+				res.content = m.Val
 			default:
-				res.extra = setField(res.extra, ks, val)
+				res.extra = setField(res.extra, ks, m.Val)
 			}
-		})
+		}
 		if s, ok := datasets.DecodeString(id); ok && s != "" {
 			res.callID = s
 		} else if tool || isNull(id) {
@@ -577,7 +577,7 @@ func (r *row) checkToolResults() {
 			r.problemf("tool_results[%d].content is null", k)
 		}
 		r.results = append(r.results, res)
-		return nil
+		return true
 	})
 }
 
