@@ -90,31 +90,36 @@ type toolResult struct {
 	extra     []field
 }
 
-// numberFields is a set of the values a row's check looks for numbers in:
-// tools, tool_calls, tool_results and content, bits 0 to 3.
+// numberFields is a set of the values a row's check looks for numbers in, in
+// the order it looks: tools, tool_calls, tool_results and content.
 type numberFields uint8
 
-func numberFieldOf(key string) numberFields {
-	switch key {
-	case "tools":
-		return 1
-	case "tool_calls":
-		return 2
-	case "tool_results":
-		return 4
-	case "content":
-		return 8
+const (
+	numTools numberFields = 1 << iota
+	numToolCalls
+	numToolResults
+	numContent
+)
+
+// with is fs with f in it when in is true, without it otherwise.
+func (fs numberFields) with(f numberFields, in bool) numberFields {
+	if in {
+		return fs | f
 	}
-	return 0
+	return fs &^ f
 }
 
-func keyString(k []byte) string {
+// keyText is the text of a key token, to compare as string(keyText(k)), which
+// does not allocate; keyString copies it.
+func keyText(k []byte) []byte {
 	if bytes.IndexByte(k, '\\') < 0 {
-		return string(k[1 : len(k)-1])
+		return k[1 : len(k)-1]
 	}
 	s, _ := datasets.DecodeString(k)
-	return s
+	return []byte(s)
 }
+
+func keyString(k []byte) string { return string(keyText(k)) }
 
 func isNull(raw []byte) bool { return raw == nil || (len(raw) == 4 && string(raw) == "null") }
 
@@ -126,13 +131,8 @@ func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 	r := &row{line: lineNo, size: len(line)}
 	var typ, turn []byte
 	err := parseObjectNumbers(line, func(k, v []byte, numbers int) {
-		key := keyString(k)
-		if numbers == 0 {
-			r.noNumbers |= numberFieldOf(key)
-		} else {
-			r.noNumbers &^= numberFieldOf(key)
-		}
-		switch key {
+		name := keyText(k)
+		switch string(name) {
 		case "conversation_id":
 			r.idRaw = v
 		case "turn":
@@ -141,14 +141,18 @@ func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 			r.roleRaw = v
 		case "content":
 			r.content = v
+			r.noNumbers = r.noNumbers.with(numContent, numbers == 0)
 		case "system":
 			r.system = v
 		case "tools":
 			r.tools = v
+			r.noNumbers = r.noNumbers.with(numTools, numbers == 0)
 		case "tool_calls":
 			r.toolCalls = v
+			r.noNumbers = r.noNumbers.with(numToolCalls, numbers == 0)
 		case "tool_results":
 			r.toolResults = v
+			r.noNumbers = r.noNumbers.with(numToolResults, numbers == 0)
 		case "reasoning_content":
 			r.reasoning = v
 		case "name":
@@ -159,8 +163,9 @@ func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 			r.intentCodes = v
 		case "_type":
 			typ = v
-			r.extra = setField(r.extra, key, v)
+			r.extra = setField(r.extra, "_type", v)
 		default:
+			key := string(name)
 			if isGenParam(key) {
 				r.params = setField(r.params, key, v)
 			} else {
@@ -480,7 +485,7 @@ func (r *row) checkToolCalls() {
 		var id string
 		idOK := false
 		for _, m := range members {
-			switch keyString(m.Key) {
+			switch string(keyText(m.Key)) {
 			case "id":
 				if id, idOK = datasets.DecodeString(m.Val); idOK {
 					ids = append(ids, id)
@@ -503,7 +508,7 @@ func (r *row) checkToolCalls() {
 		}
 		var name, args []byte
 		jsonscan.EachMember(fn, func(key, val []byte) {
-			switch keyString(key) {
+			switch string(keyText(key)) {
 			case "name":
 				name = val
 			case "arguments":
@@ -554,13 +559,13 @@ func (r *row) checkToolResults() {
 		var res toolResult
 		var id []byte
 		for _, m := range members {
-			switch ks := keyString(m.Key); ks {
+			switch name := keyText(m.Key); string(name) {
 			case "tool_call_id":
 				id = m.Val
 			case "content":
 				res.content = m.Val
 			default:
-				res.extra = setField(res.extra, ks, m.Val)
+				res.extra = setField(res.extra, string(name), m.Val)
 			}
 		}
 		if s, ok := datasets.DecodeString(id); ok && s != "" {
@@ -595,7 +600,7 @@ func (r *row) toolCallIDs() []string {
 	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
 		if kind(v) == "object" {
 			jsonscan.EachMember(v, func(key, val []byte) {
-				if keyString(key) == "id" {
+				if string(keyText(key)) == "id" {
 					if s, ok := datasets.DecodeString(val); ok {
 						ids = append(ids, s)
 					}
