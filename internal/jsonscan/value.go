@@ -142,7 +142,10 @@ func EachElementMembers(arr []byte, fn func(i int, val []byte, members []Member)
 	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
 		return
 	}
-	var ms []Member
+	// Room for the members of a tool call or a tool result, the objects this
+	// walks most, without growing.
+	var room [4]Member
+	ms := room[:0]
 	collect := func(key, val []byte) { ms = append(ms, Member{key, val}) }
 	for k := 0; i < len(arr); k++ {
 		var ve int
@@ -154,9 +157,6 @@ func EachElementMembers(arr []byte, fn func(i int, val []byte, members []Member)
 				return
 			}
 			ve, members = end, ms
-			if members == nil {
-				members = []Member{}
-			}
 		} else {
 			ve = skipTrusted(arr, i)
 		}
