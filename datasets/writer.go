@@ -26,11 +26,6 @@ import (
 // is flushed, which bounds the writer's memory.
 const rowGroupBytes = 8 << 20
 
-// pageBytes is the size of the pages the writer compresses: twice parquet-go's
-// default, so that each half a page is compressed in (fastSnappy) is as large as
-// its default page.
-const pageBytes = 512 << 10
-
 // Writer writes a dataset directory one conversation at a time. The caller owns the
 // directory (normally a temporary one from an output claim (internal/outguard)). A Writer is owned by one
 // goroutine.
@@ -63,7 +58,7 @@ func NewWriter(dir string) (*Writer, error) {
 		w.files = append(w.files, f)
 		return f, nil
 	}
-	opts := []parquet.WriterOption{parquet.Compression(&fastSnappy{}), parquet.PageBufferSize(pageBytes), parquet.CreatedBy("agentrace", schemas.ToolVersion, ""),
+	opts := []parquet.WriterOption{parquet.Compression(&fastSnappy{}), parquet.CreatedBy("agentrace", schemas.ToolVersion, ""),
 		// The bounds of message texts filter nothing and cost a comparison of
 		// every value (and the footer a copy of the largest).
 		parquet.SkipPageBounds("content"), parquet.SkipPageBounds("reasoning_content"), parquet.SkipPageBounds("tool_calls"),

@@ -44,7 +44,10 @@ const (
 	// minExpansionBytes is what any gzipped input may decompress to, whatever its
 	// size.
 	minExpansionBytes = 64 << 20
-	blockBytes        = 2 << 20
+	// blockBytes is the size of the chunks the input is read in: the chunks
+	// in flight (read ahead, or holding rows of conversations not yet written)
+	// are most of ingest's memory.
+	blockBytes = 1 << 20
 )
 
 // Options configures Run.
