@@ -58,6 +58,11 @@ func TestFastSnappyRoundTrip(t *testing.T) {
 			if err != nil || !bytes.Equal(back, tc.page) {
 				t.Fatalf("fastSnappy.Decode: %v", err)
 			}
+			// The halves, whatever GOMAXPROCS is where the test runs.
+			halves, err := s2.Decode(nil, c.encodeHalves(nil, tc.page))
+			if err != nil || !bytes.Equal(halves, tc.page) {
+				t.Fatalf("encodeHalves does not decode back (%v)", err)
+			}
 		})
 	}
 }
