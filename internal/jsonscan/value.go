@@ -142,8 +142,7 @@ func EachElementMembers(arr []byte, fn func(i int, val []byte, members []Member)
 	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
 		return
 	}
-	// Room for the members of a tool call or a tool result, the objects this
-	// walks most, without growing.
+	// Room for a small object's members without growing.
 	var room [4]Member
 	ms := room[:0]
 	collect := func(key, val []byte) { ms = append(ms, Member{key, val}) }
