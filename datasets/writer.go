@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"sync"
 
@@ -31,6 +32,7 @@ const rowGroupBytes = 8 << 20
 type Writer struct {
 	dir     string
 	files   []*os.File
+	msgFile *os.File // messages.parquet, one of files
 	convs   *parquet.GenericWriter[schemas.Conversation]
 	msgs    *parquet.GenericWriter[schemas.Message]
 	turns   *parquet.GenericWriter[schemas.Turn]
@@ -56,7 +58,11 @@ func NewWriter(dir string) (*Writer, error) {
 		w.files = append(w.files, f)
 		return f, nil
 	}
-	opts := []parquet.WriterOption{parquet.Compression(fastSnappy{}), parquet.CreatedBy("agentrace", schemas.ToolVersion, "")}
+	opts := []parquet.WriterOption{parquet.Compression(&fastSnappy{}), parquet.CreatedBy("agentrace", schemas.ToolVersion, ""),
+		// The bounds of message texts filter nothing and cost a comparison of
+		// every value (and the footer a copy of the largest).
+		parquet.SkipPageBounds("content"), parquet.SkipPageBounds("reasoning_content"), parquet.SkipPageBounds("tool_calls"),
+		parquet.SkipPageBounds("wire"), parquet.SkipPageBounds("extra")}
 	f, err := open(schemas.ConversationsFile)
 	if err != nil {
 		return nil, w.abort(err)
@@ -65,6 +71,7 @@ func NewWriter(dir string) (*Writer, error) {
 	if f, err = open(schemas.MessagesFile); err != nil {
 		return nil, w.abort(err)
 	}
+	w.msgFile = f
 	w.msgs = parquet.NewGenericWriter[schemas.Message](f, opts...)
 	if f, err = open(schemas.TurnsFile); err != nil {
 		return nil, w.abort(err)
@@ -182,6 +189,7 @@ func (w *Writer) AddPrepared(p *Prepared) error {
 			return fmt.Errorf("flush messages: %w", err)
 		}
 		w.pending = 0
+		startWriteback(w.msgFile)
 	}
 	return nil
 }
@@ -328,19 +336,62 @@ func combineDigests(ds []convDigest) string {
 
 // fastSnappy is Parquet's SNAPPY codec with the fast encoder of
 // github.com/klauspost/compress/s2 (Snappy-compatible output, as parquet-go's own
-// codec, which uses the slower "better" mode).
-type fastSnappy struct{}
+// codec, which uses the slower "better" mode). A large page is cut in two halves
+// compressed at once on two goroutines (parquet-go compresses a table's pages one
+// after another, on the goroutine that writes it): a Snappy block is its
+// uncompressed length followed by literals and copies that refer back only into
+// what the block has already produced, so the two halves' elements, one after
+// the other under the whole page's length, are one valid block. A Writer has
+// one, used by its goroutine only (it keeps the buffer the second halves are
+// compressed into).
+type fastSnappy struct {
+	scratch []byte
+}
 
-func (fastSnappy) String() string                            { return "SNAPPY" }
-func (fastSnappy) CompressionCodec() format.CompressionCodec { return format.Snappy }
-func (fastSnappy) Encode(dst, src []byte) ([]byte, error) {
-	n := s2.MaxEncodedLen(len(src))
+// splitSnappyBytes is the smallest page whose halves are compressed in
+// parallel: below it, handing half to another goroutine costs more than it
+// saves.
+const splitSnappyBytes = 64 << 10
+
+func (*fastSnappy) String() string                            { return "SNAPPY" }
+func (*fastSnappy) CompressionCodec() format.CompressionCodec { return format.Snappy }
+func (c *fastSnappy) Encode(dst, src []byte) ([]byte, error) {
+	if len(src) < splitSnappyBytes || runtime.GOMAXPROCS(0) < 2 {
+		n := s2.MaxEncodedLen(len(src))
+		if cap(dst) < n {
+			dst = make([]byte, n)
+		}
+		return s2.EncodeSnappy(dst[:n], src), nil
+	}
+	return c.encodeHalves(dst, src), nil
+}
+
+// encodeHalves compresses src as one Snappy block made of its two halves
+// compressed independently, the second on another goroutine.
+func (c *fastSnappy) encodeHalves(dst, src []byte) []byte {
+	first, second := src[:len(src)/2], src[len(src)/2:]
+	done := make(chan []byte, 1)
+	go func() { done <- s2.EncodeSnappy(c.scratch[:cap(c.scratch)], second) }()
+	// The first half is compressed in place: its own length preamble is
+	// written where the whole block's ends, and overwritten by it.
+	var hdr [binary.MaxVarintLen64]byte
+	whole := binary.PutUvarint(hdr[:], uint64(len(src)))
+	half := binary.PutUvarint(hdr[:], uint64(len(first)))
+	n := whole - half + s2.MaxEncodedLen(len(first)) + s2.MaxEncodedLen(len(second))
 	if cap(dst) < n {
 		dst = make([]byte, n)
 	}
-	return s2.EncodeSnappy(dst[:n], src), nil
+	out := s2.EncodeSnappy(dst[whole-half:n], first)
+	dst = dst[:whole-half+len(out)]
+	binary.PutUvarint(dst, uint64(len(src)))
+	enc := <-done
+	_, skip := binary.Uvarint(enc)
+	dst = append(dst, enc[skip:]...)
+	c.scratch = enc[:0]
+	return dst
 }
-func (fastSnappy) Decode(dst, src []byte) ([]byte, error) {
+
+func (*fastSnappy) Decode(dst, src []byte) ([]byte, error) {
 	n, err := s2.DecodedLen(src)
 	if err != nil {
 		return dst[:0], err

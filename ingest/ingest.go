@@ -44,7 +44,10 @@ const (
 	// minExpansionBytes is what any gzipped input may decompress to, whatever its
 	// size.
 	minExpansionBytes = 64 << 20
-	blockBytes        = 2 << 20
+	// blockBytes is the size of the chunks the input is read in: the chunks
+	// in flight (read ahead, or holding rows of conversations not yet written)
+	// are most of ingest's memory.
+	blockBytes = 1 << 20
 )
 
 // Options configures Run.
@@ -394,6 +397,7 @@ type chunk struct {
 	seq       int64 // position in the run's sequence of chunks (chunkPool)
 	data      []byte
 	firstLine int64
+	newlines  int  // the newlines in data, counted by the chunkReader
 	final     bool // the file's last bytes, not ending in a newline
 }
 
@@ -705,7 +709,8 @@ func (cr *chunkReader) next() (*chunk, error) {
 			continue
 		}
 		c := &chunk{seq: seq, data: buf[:last+1], firstLine: cr.line}
-		cr.line += int64(bytes.Count(c.data, []byte{'\n'}))
+		c.newlines = bytes.Count(c.data, []byte{'\n'})
+		cr.line += int64(c.newlines)
 		cr.carry = buf[last+1:]
 		return c, nil
 	}
@@ -779,7 +784,7 @@ func detectFormat(c *chunk) string {
 
 // parseChunk parses every line of a chunk.
 func parseChunk(c *chunk, format string, maxLine int) []item {
-	items := make([]item, 0, bytes.Count(c.data, []byte{'\n'})+1)
+	items := make([]item, 0, c.newlines+1)
 	data := c.data
 	line := c.firstLine
 	for len(data) > 0 {

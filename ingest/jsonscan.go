@@ -16,6 +16,13 @@ const maxDepth = 512
 // parseObject checks that b is exactly one JSON object (surrounding whitespace
 // allowed) and calls field with each member's key token and raw value.
 func parseObject(b []byte, field func(key, val []byte)) error {
+	return parseObjectNumbers(b, func(key, val []byte, _ int) { field(key, val) })
+}
+
+// parseObjectNumbers is parseObject that also tells field how many number tokens
+// (NaN and Infinity included) each value holds, as the validating scan counted
+// them: a value with none needs no look for numbers.
+func parseObjectNumbers(b []byte, field func(key, val []byte, numbers int)) error {
 	s := jsonscan.NewScanner(b, jsonscan.JSON)
 	s.LimitDepth(maxDepth)
 	if s.Peek() != '{' {
@@ -27,7 +34,13 @@ func parseObject(b []byte, field func(key, val []byte)) error {
 		}
 		return fmt.Errorf("line is a JSON %s, not an object", jsonscan.KindOf(b))
 	}
-	if err := s.Members(field); err != nil {
+	seen := 0
+	member := func(key, val []byte) {
+		n := s.Numbers()
+		field(key, val, n-seen)
+		seen = n
+	}
+	if err := s.Members(member); err != nil {
 		return err
 	}
 	if err := s.End(); err != nil {

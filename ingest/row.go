@@ -65,6 +65,9 @@ type row struct {
 	intentCodes []byte
 	params      []field
 	extra       []field
+	// noNumbers are the values among tools, tool_calls, tool_results and
+	// content (numberFields) that the line's scan found no number in.
+	noNumbers numberFields
 
 	// metadata is set for a `_type: dataset_metadata` record, which is kept as
 	// provenance and is not a row.
@@ -87,13 +90,36 @@ type toolResult struct {
 	extra     []field
 }
 
-func keyString(k []byte) string {
+// numberFields is a set of the values a row's check looks for numbers in, in
+// the order it looks: tools, tool_calls, tool_results and content.
+type numberFields uint8
+
+const (
+	numTools numberFields = 1 << iota
+	numToolCalls
+	numToolResults
+	numContent
+)
+
+// with is fs with f in it when in is true, without it otherwise.
+func (fs numberFields) with(f numberFields, in bool) numberFields {
+	if in {
+		return fs | f
+	}
+	return fs &^ f
+}
+
+// keyText is the text of a key token, to compare as string(keyText(k)), which
+// does not allocate; keyString copies it.
+func keyText(k []byte) []byte {
 	if bytes.IndexByte(k, '\\') < 0 {
-		return string(k[1 : len(k)-1])
+		return k[1 : len(k)-1]
 	}
 	s, _ := datasets.DecodeString(k)
-	return s
+	return []byte(s)
 }
+
+func keyString(k []byte) string { return string(keyText(k)) }
 
 func isNull(raw []byte) bool { return raw == nil || (len(raw) == 4 && string(raw) == "null") }
 
@@ -104,9 +130,9 @@ func isNull(raw []byte) bool { return raw == nil || (len(raw) == 4 && string(raw
 func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 	r := &row{line: lineNo, size: len(line)}
 	var typ, turn []byte
-	err := parseObject(line, func(k, v []byte) {
-		key := keyString(k)
-		switch key {
+	err := parseObjectNumbers(line, func(k, v []byte, numbers int) {
+		name := keyText(k)
+		switch string(name) {
 		case "conversation_id":
 			r.idRaw = v
 		case "turn":
@@ -115,14 +141,18 @@ func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 			r.roleRaw = v
 		case "content":
 			r.content = v
+			r.noNumbers = r.noNumbers.with(numContent, numbers == 0)
 		case "system":
 			r.system = v
 		case "tools":
 			r.tools = v
+			r.noNumbers = r.noNumbers.with(numTools, numbers == 0)
 		case "tool_calls":
 			r.toolCalls = v
+			r.noNumbers = r.noNumbers.with(numToolCalls, numbers == 0)
 		case "tool_results":
 			r.toolResults = v
+			r.noNumbers = r.noNumbers.with(numToolResults, numbers == 0)
 		case "reasoning_content":
 			r.reasoning = v
 		case "name":
@@ -133,8 +163,9 @@ func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 			r.intentCodes = v
 		case "_type":
 			typ = v
-			r.extra = setField(r.extra, key, v)
+			r.extra = setField(r.extra, "_type", v)
 		default:
+			key := string(name)
 			if isGenParam(key) {
 				r.params = setField(r.params, key, v)
 			} else {
@@ -355,7 +386,10 @@ func (r *row) check() {
 			r.warnf("delay_seconds %s %s: the reference waits %ss", orMissing(r.delay), why, python.FloatRepr(d))
 		}
 	}
-	for _, f := range [...]field{{"tools", r.tools}, {"tool_calls", r.toolCalls}, {"tool_results", r.toolResults}, {"content", r.content}} {
+	for i, f := range [...]field{{"tools", r.tools}, {"tool_calls", r.toolCalls}, {"tool_results", r.toolResults}, {"content", r.content}} {
+		if r.noNumbers&(1<<i) != 0 {
+			continue
+		}
 		if kind(f.val) == "array" || kind(f.val) == "object" || kind(f.val) == "number" {
 			if note := pandasNumberNote(f.val); note != "" {
 				r.warnf("%s: %s", f.key, note)
@@ -442,26 +476,26 @@ func (r *row) checkToolCalls() {
 	// The walk also collects the calls' ids, as toolCallIDs would with a walk of
 	// its own.
 	var ids []string
-	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
-		if kind(v) != "object" {
+	jsonscan.EachElementMembers(r.toolCalls, func(k int, v []byte, members []jsonscan.Member) bool {
+		if members == nil {
 			r.problemf("tool_calls[%d] is a JSON %s, not an object", k, kind(v))
-			return nil
+			return true
 		}
 		var typ, fn []byte
 		var id string
 		idOK := false
-		jsonscan.EachMember(v, func(key, val []byte) {
-			switch keyString(key) {
+		for _, m := range members {
+			switch string(keyText(m.Key)) {
 			case "id":
-				if id, idOK = datasets.DecodeString(val); idOK {
+				if id, idOK = datasets.DecodeString(m.Val); idOK {
 					ids = append(ids, id)
 				}
 			case "type":
-				typ = val
+				typ = m.Val
 			case "function":
-				fn = val
+				fn = m.Val
 			}
-		})
+		}
 		if !idOK || id == "" {
 			r.problemf("tool_calls[%d] has an empty or missing id", k)
 		}
@@ -470,11 +504,11 @@ func (r *row) checkToolCalls() {
 		}
 		if kind(fn) != "object" || fn == nil {
 			r.problemf("tool_calls[%d].function is not an object", k)
-			return nil
+			return true
 		}
 		var name, args []byte
 		jsonscan.EachMember(fn, func(key, val []byte) {
-			switch keyString(key) {
+			switch string(keyText(key)) {
 			case "name":
 				name = val
 			case "arguments":
@@ -487,7 +521,7 @@ func (r *row) checkToolCalls() {
 		if k2 := kind(args); args == nil || (k2 != "string" && k2 != "object") {
 			r.problemf("tool_calls[%d].function.arguments is %s, neither a string nor an object", k, orMissing(args))
 		}
-		return nil
+		return true
 	})
 	r.callIDs, r.callIDsDone = ids, true
 }
@@ -517,23 +551,23 @@ func (r *row) checkToolResults() {
 		return
 	}
 	r.results = []toolResult{}
-	_ = eachElement(r.toolResults, func(k int, v []byte) error {
-		if kind(v) != "object" {
+	jsonscan.EachElementMembers(r.toolResults, func(k int, v []byte, members []jsonscan.Member) bool {
+		if members == nil {
 			r.problemf("tool_results[%d] is a JSON %s, not an object", k, kind(v))
-			return nil
+			return true
 		}
 		var res toolResult
 		var id []byte
-		jsonscan.EachMember(v, func(key, val []byte) {
-			switch ks := keyString(key); ks {
+		for _, m := range members {
+			switch name := keyText(m.Key); string(name) {
 			case "tool_call_id":
-				id = val
+				id = m.Val
 			case "content":
-				res.content = val
+				res.content = m.Val
 			default:
-				res.extra = setField(res.extra, ks, val)
+				res.extra = setField(res.extra, string(name), m.Val)
 			}
-		})
+		}
 		if s, ok := datasets.DecodeString(id); ok && s != "" {
 			res.callID = s
 		} else if tool || isNull(id) {
@@ -548,7 +582,7 @@ func (r *row) checkToolResults() {
 			r.problemf("tool_results[%d].content is null", k)
 		}
 		r.results = append(r.results, res)
-		return nil
+		return true
 	})
 }
 
@@ -566,7 +600,7 @@ func (r *row) toolCallIDs() []string {
 	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
 		if kind(v) == "object" {
 			jsonscan.EachMember(v, func(key, val []byte) {
-				if keyString(key) == "id" {
+				if string(keyText(key)) == "id" {
 					if s, ok := datasets.DecodeString(val); ok {
 						ids = append(ids, s)
 					}

@@ -77,6 +77,7 @@ type Scanner struct {
 	python    bool // Python's integer digit limit
 	nonFinite bool // NaN, Infinity and -Infinity
 	rawCtl    bool // raw control characters inside strings
+	numbers   int  // number tokens read (Numbers)
 }
 
 // NewScanner returns a scanner of data in dialect d.
@@ -89,6 +90,11 @@ func NewScanner(data []byte, d Dialect) Scanner {
 	}
 	return Scanner{data: data, maxDepth: MaxDepth}
 }
+
+// Numbers is how many number tokens (NaN and Infinity included) the scanner has
+// read or skipped so far: a value during which it did not change holds none, and
+// a reader can leave that value's numbers unvisited.
+func (s *Scanner) Numbers() int { return s.numbers }
 
 // LimitDepth sets the nesting limit to n arrays and objects.
 func (s *Scanner) LimitDepth(n int) { s.maxDepth = n }
@@ -346,14 +352,17 @@ func (s *Scanner) skip(i int) (int, error) {
 		return s.literal(i, "null")
 	case 'N':
 		if s.nonFinite {
+			s.numbers++
 			return s.literal(i, "NaN")
 		}
 	case 'I':
 		if s.nonFinite {
+			s.numbers++
 			return s.literal(i, "Infinity")
 		}
 	case '-':
 		if s.nonFinite && i+1 < len(b) && b[i+1] == 'I' {
+			s.numbers++
 			return s.literal(i, "-Infinity")
 		}
 		return s.number(i)
@@ -509,6 +518,7 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // number validates -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)? at b[i].
 func (s *Scanner) number(i int) (int, error) {
 	b, start := s.data, i
+	s.numbers++
 	if b[i] == '-' {
 		i++
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"os"
@@ -262,6 +263,70 @@ func TestEachElementAndMember(t *testing.T) {
 			t.Errorf("KindOf(%q) = %v, want %v", tc.in, k, tc.kind)
 		}
 	}
+}
+
+// elementMembersBoth walks arr with EachElementMembers and with EachElement then
+// EachMember on each object element, writing both walks as text.
+func elementMembersBoth(arr []byte) (one, two string) {
+	var a, b []string
+	EachElementMembers(arr, func(i int, v []byte, ms []Member) bool {
+		a = append(a, fmt.Sprintf("%d:%s", i, v))
+		if ms != nil {
+			a = append(a, "{")
+			for _, m := range ms {
+				a = append(a, string(m.Key)+"="+string(m.Val))
+			}
+			a = append(a, "}")
+		}
+		return true
+	})
+	EachElement(arr, func(i int, v []byte) bool {
+		b = append(b, fmt.Sprintf("%d:%s", i, v))
+		if KindOf(v) == Object {
+			b = append(b, "{")
+			EachMember(v, func(k, val []byte) { b = append(b, string(k)+"="+string(val)) })
+			b = append(b, "}")
+		}
+		return true
+	})
+	return strings.Join(a, "|"), strings.Join(b, "|")
+}
+
+func TestEachElementMembers(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`[]`, ``},
+		{` [ {} , {"a" : 1} ]`, `0:{}|{|}|1:{"a" : 1}|{|"a"=1|}`},
+		{`[1, "x\"]", [{"n": 2}], {"k\"": {"in": "}"}, "v": [3]}, null]`, `0:1|1:"x\"]"|2:[{"n": 2}]|3:{"k\"": {"in": "}"}, "v": [3]}|{|"k\""={"in": "}"}|"v"=[3]|}|4:null`},
+		{`{"a": 1}`, ``},
+	} {
+		one, two := elementMembersBoth([]byte(tc.in))
+		if one != tc.want || one != two {
+			t.Errorf("EachElementMembers(%s) = %q, want %q (EachElement and EachMember: %q)", tc.in, one, tc.want, two)
+		}
+	}
+	// A false from fn stops the walk.
+	n := 0
+	EachElementMembers([]byte(`[{}, {}, {}]`), func(i int, _ []byte, _ []Member) bool { n++; return i < 1 })
+	if n != 2 {
+		t.Errorf("walk went on after false: %d calls", n)
+	}
+}
+
+// FuzzEachElementMembers: on every value the pandas dialect accepts,
+// EachElementMembers' single pass gives what EachElement and then EachMember on
+// each object element give.
+func FuzzEachElementMembers(f *testing.F) {
+	for _, s := range []string{`[{"a":1,"b":"}"},2,[{}],{}]`, `[{"id":"c\"1","function":{"name":"f","arguments":"{\"x\": 1}"}}]`, `[ ]`, `{"a":[]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !Valid(data, Pandas) {
+			return
+		}
+		if one, two := elementMembersBoth(data); one != two {
+			t.Fatalf("EachElementMembers(%q) = %q, EachElement and EachMember %q", data, one, two)
+		}
+	})
 }
 
 // TestUnquote: decoding matches encoding/json, including lone surrogates and
@@ -649,11 +714,17 @@ func TestEachNumber(t *testing.T) {
 		if strings.Join(got, "|") != tc.want {
 			t.Errorf("EachNumber(%s) = %q, want %q", tc.in, got, tc.want)
 		}
+		// The validating scan counts the same tokens.
+		s := NewScanner([]byte(tc.in), Pandas)
+		if _, err := s.Document(); err != nil || s.Numbers() != len(got) {
+			t.Errorf("Scanner.Numbers() after %s = %d (%v), want %d", tc.in, s.Numbers(), err, len(got))
+		}
 	}
 }
 
 // FuzzEachNumber: on every value the pandas dialect accepts, EachNumber's single
-// pass finds the tokens the walk of the nesting finds, in the same order.
+// pass finds the tokens the walk of the nesting finds, in the same order, and the
+// validating scan counts as many (Scanner.Numbers).
 func FuzzEachNumber(f *testing.F) {
 	for _, s := range []string{`[1,"2",{"3":4.5e-1}]`, `{"a":"\"1\\","b":[NaN,-Infinity]}`, ` 7 `, `{"k":[[],{},[-0]]}`, `"\\\"9"`} {
 		f.Add([]byte(s))
@@ -667,6 +738,10 @@ func FuzzEachNumber(f *testing.F) {
 		walkNumbers(data, &want)
 		if !reflect.DeepEqual(got, want) && (len(got) > 0 || len(want) > 0) {
 			t.Fatalf("EachNumber(%q) = %q, the walk %q", data, got, want)
+		}
+		s := NewScanner(data, Pandas)
+		if _, err := s.Document(); err != nil || s.Numbers() != len(want) {
+			t.Fatalf("Scanner.Numbers() after %q = %d (%v), the walk found %d", data, s.Numbers(), err, len(want))
 		}
 	})
 }

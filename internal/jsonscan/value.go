@@ -67,34 +67,41 @@ func spanMembers(obj []byte, fn func(key, val []byte)) bool {
 	if i >= len(obj) || obj[i] != '{' {
 		return false
 	}
+	_, ok := walkMembers(obj, i, fn)
+	return ok
+}
+
+// walkMembers walks the valid object at obj[i] == '{' as EachMember and returns
+// the offset just past it; ok is false when the walk breaks off.
+func walkMembers(obj []byte, i int, fn func(key, val []byte)) (end int, ok bool) {
 	if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
-		return true
+		return i + 1, true
 	}
 	for i < len(obj) && obj[i] == '"' {
 		ke := StringEnd(obj, i)
 		key := obj[i:ke]
 		if i = skipSpace(obj, ke); i >= len(obj) || obj[i] != ':' {
-			return false
+			return i, false
 		}
 		vs := skipSpace(obj, i+1)
 		if vs >= len(obj) {
-			return false
+			return vs, false
 		}
 		ve := skipTrusted(obj, vs)
 		fn(key, obj[vs:ve])
 		if i = skipSpace(obj, ve); i >= len(obj) {
-			return false
+			return i, false
 		}
 		switch obj[i] {
 		case '}':
-			return true
+			return i + 1, true
 		case ',':
 			i = skipSpace(obj, i+1)
 		default:
-			return false
+			return i, false
 		}
 	}
-	return false
+	return i, false
 }
 
 // EachElement calls fn with the index and raw value of each element of the array
@@ -111,6 +118,48 @@ func EachElement(arr []byte, fn func(i int, val []byte) bool) {
 	for k := 0; i < len(arr); k++ {
 		ve := skipTrusted(arr, i)
 		if !fn(k, arr[i:ve]) {
+			return
+		}
+		if i = skipSpace(arr, ve); i >= len(arr) || arr[i] != ',' {
+			return
+		}
+		i = skipSpace(arr, i+1)
+	}
+}
+
+// Member is one member of an object: its key token and raw value.
+type Member struct{ Key, Val []byte }
+
+// EachElementMembers is EachElement that also gives fn the members of each element
+// that is an object (nil for any other element), read in the same pass: a member's
+// value is spanned once, where EachElement and then EachMember on the element
+// span it twice. The members slice is reused from one call to the next.
+func EachElementMembers(arr []byte, fn func(i int, val []byte, members []Member) bool) {
+	i := skipSpace(arr, 0)
+	if i >= len(arr) || arr[i] != '[' {
+		return
+	}
+	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
+		return
+	}
+	// Room for a small object's members without growing.
+	var room [4]Member
+	ms := room[:0]
+	collect := func(key, val []byte) { ms = append(ms, Member{key, val}) }
+	for k := 0; i < len(arr); k++ {
+		var ve int
+		var members []Member
+		if arr[i] == '{' {
+			ms = ms[:0]
+			end, ok := walkMembers(arr, i, collect)
+			if !ok {
+				return
+			}
+			ve, members = end, ms
+		} else {
+			ve = skipTrusted(arr, i)
+		}
+		if !fn(k, arr[i:ve], members) {
 			return
 		}
 		if i = skipSpace(arr, ve); i >= len(arr) || arr[i] != ',' {
