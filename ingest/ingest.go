@@ -91,11 +91,11 @@ type Options struct {
 	// DefaultISLProfile).
 	Tokenizer  string
 	ISLProfile string
-	// ISL, when set, counts ISL instead of Tokenizer (tests); ISLName names it in
+	// isl, when set, counts ISL instead of Tokenizer (tests); islName names it in
 	// the manifest. It is called with each client turn's messages as one JSON
 	// array.
-	ISL     func(messages, tools []byte) (int, error)
-	ISLName string
+	isl     func(messages, tools []byte) (int, error)
+	islName string
 	// naiveISL counts each turn with Tokenizer the way the rules state it (a full
 	// render and encode of the turn's messages, tokens.CountISL) instead of
 	// incrementally (tokens.ISLCounter, which gives the same counts); for
@@ -157,7 +157,7 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = min(runtime.GOMAXPROCS(0), 4)
 	}
-	if opts.Tokenizer != "" && opts.ISL == nil {
+	if opts.Tokenizer != "" && opts.isl == nil {
 		tok, err := tokens.Load(opts.Tokenizer)
 		if err != nil {
 			return m, fmt.Errorf("ingest: %w", err)
@@ -171,14 +171,14 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		}
 		kwargs := p.ChatTemplateKwargs
 		if opts.naiveISL {
-			opts.ISL = func(msgs, tools []byte) (int, error) { return tok.CountISL(msgs, tools, kwargs) }
+			opts.isl = func(msgs, tools []byte) (int, error) { return tok.CountISL(msgs, tools, kwargs) }
 		} else {
 			opts.islCounter = func() islFunc { return tok.NewISLCounter(kwargs).Count }
 		}
-		opts.ISLName = tok.Name()
+		opts.islName = tok.Name()
 	}
-	if opts.ISL != nil {
-		count := opts.ISL
+	if opts.isl != nil {
+		count := opts.isl
 		opts.islCounter = func() islFunc {
 			var joined []byte
 			return func(msgs [][]byte, tools []byte) (int, error) {
@@ -233,7 +233,7 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		}
 		m.WarningCount = len(in.warnings.err.Problems) + in.warnings.err.Omitted
 		m.CreatedAt = time.Now().UTC().Format(time.RFC3339)
-		m.Tokenizer = opts.ISLName
+		m.Tokenizer = opts.islName
 		m, err = w.Close(m)
 		in.prog.phase.Store(phaseDone)
 		return err

@@ -44,7 +44,7 @@ func TestProgressLines(t *testing.T) {
 		time.Sleep(3 * time.Millisecond)
 		return len(msgs), nil
 	}
-	_, err = Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{gz}, ISL: slow, ISLName: "bytes",
+	_, err = Run(context.Background(), Options{Out: filepath.Join(dir, "ds"), Inputs: []string{gz}, isl: slow, islName: "bytes",
 		Workers: 1, Progress: &out, ProgressEvery: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -82,14 +82,9 @@ type Stats struct {
 	Total       DomainStats   `json:"total"`
 }
 
-// ComputeStats computes d's statistics.
-func ComputeStats(d *datasets.Dataset) Stats {
-	st, _ := computeStats(context.Background(), d)
-	return st
-}
-
-// computeStats is ComputeStats that stops, with ctx's error, once ctx is done.
-func computeStats(ctx context.Context, d *datasets.Dataset) (Stats, error) {
+// ComputeStats computes d's statistics; it stops, with ctx's error, once ctx is
+// done.
+func ComputeStats(ctx context.Context, d *datasets.Dataset) (Stats, error) {
 	st := Stats{Dataset: d.Dir, ContentHash: d.Manifest.ContentHash, Tokenizer: d.Manifest.Tokenizer}
 	for _, dom := range []string{schemas.DomainCoding, schemas.DomainWorkflow} {
 		var idx []int
@@ -185,7 +180,7 @@ func WriteStats(ctx context.Context, w io.Writer, o StatsOptions) error {
 	if err != nil {
 		return err
 	}
-	st, err := computeStats(ctx, d)
+	st, err := ComputeStats(ctx, d)
 	if err != nil {
 		return err
 	}

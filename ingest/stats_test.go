@@ -42,7 +42,10 @@ func TestStatsSample(t *testing.T) {
 		counts = append(counts, float64(n))
 	}
 	sort.Float64s(counts)
-	st := ComputeStats(d)
+	st, err := ComputeStats(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tot := st.Total
 	if len(st.Domains) != 1 || st.Domains[0].Domain != "coding" || st.Domains[0].Trajectories != 20 {
 		t.Errorf("domains %+v", st.Domains)
@@ -91,7 +94,7 @@ func TestISL(t *testing.T) {
 	fixture := filepath.Join(testenv.RepoRoot(t), "testdata/ingest/rich.jsonl")
 	out := filepath.Join(t.TempDir(), "ds")
 	count := func(msgs, tools []byte) (int, error) { return len(msgs) + len(tools), nil }
-	if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{fixture}, ISL: count, ISLName: "bytes"}); err != nil {
+	if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{fixture}, isl: count, islName: "bytes"}); err != nil {
 		t.Fatal(err)
 	}
 	d, err := datasets.Open(out)
@@ -108,7 +111,10 @@ func TestISL(t *testing.T) {
 			t.Errorf("%s turn %d: ISL %v, want %d", tr.ConversationID, tr.Turn, tr.ISL, want)
 		}
 	}
-	st := ComputeStats(d)
+	st, err := ComputeStats(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(st.Domains) != 2 || st.Domains[0].ISL == nil || st.Domains[1].ISL == nil || st.Total.ISL.N != 5 {
 		t.Errorf("ISL stats %+v", st.Domains)
 	}

@@ -34,7 +34,10 @@ func TestSynthStatsMatchPublished(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := ingest.ComputeStats(d)
+	st, err := ingest.ComputeStats(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
 	by := map[string]ingest.DomainStats{}
 	for _, s := range st.Domains {
 		by[s.Domain] = s

@@ -14,13 +14,12 @@ import (
 )
 
 // TestISLFromDataset checks that, without a tokenizer, a run's ISL comes from the
-// counts ingest stored in its dataset (here a byte count, so the expected value is
-// independent of any tokenizer): the point's ISL is official-sourced even though
+// counts ingest stored in its dataset (ingest --tokenizer): each turn's ISL is the
+// dataset's own count of it, and the point's ISL is tokenizer-sourced even though
 // the server reported no usage.
 func TestISLFromDataset(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "ds")
-	_, err := ingest.Run(context.Background(), ingest.Options{Out: dir, Inputs: []string{testenv.SampleFlat(t)},
-		ISL: func(msgs, tools []byte) (int, error) { return len(msgs) + len(tools), nil }, ISLName: "bytes"})
+	_, err := ingest.Run(context.Background(), ingest.Options{Out: dir, Inputs: []string{testenv.SampleFlat(t)}, Tokenizer: testenv.Tokenizer(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,8 +32,10 @@ func TestISLFromDataset(t *testing.T) {
 	clock := int64(1e6)
 	for ci := range 3 {
 		for _, tn := range d.ConversationTurns(ci) {
-			msgs := d.RequestMessages(&tn, datasets.BodyOptions{Salt: true, Repeat: 1})
-			want[[2]int32{int32(ci), tn.Turn}] = float64(len(msgs) + len(tn.Tools))
+			if tn.ISL == nil {
+				t.Fatalf("turn %d of %s: the dataset stores no ISL", tn.Turn, tn.ConversationID)
+			}
+			want[[2]int32{int32(ci), tn.Turn}] = float64(*tn.ISL)
 			recs = append(recs, schemas.TurnRecord{SessionID: tn.ConversationID, ConversationID: tn.ConversationID, Repeat: 1,
 				Trajectory: int32(ci), Turn: tn.Turn, ClientIndex: tn.ClientIndex, Domain: tn.Domain, Status: schemas.StatusOK,
 				InWindow: true, ScheduledNs: clock, IssuedNs: clock + 1, FirstTokenNs: clock + 1e6, CompletedNs: clock + 2e6,

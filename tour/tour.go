@@ -257,7 +257,11 @@ func (t *tour) makeDataset(ctx context.Context) error {
 	if t.d, err = datasets.OpenContext(ctx, t.dsDir); err != nil {
 		return err
 	}
-	printStats(w, ingest.ComputeStats(t.d))
+	st, err := ingest.ComputeStats(ctx, t.d)
+	if err != nil {
+		return err
+	}
+	printStats(w, st)
 	return nil
 }
 
