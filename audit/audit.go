@@ -106,7 +106,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		o.tok = tk
 	}
-	o.isl = report.NewISLSource(o.tok)
+	o.isl = report.NewISLSource(ctx, o.tok)
 	res := &Result{}
 	var groups []*curveGroup
 	byKey := map[string]*curveGroup{}

@@ -73,14 +73,14 @@ func OpenContext(ctx context.Context, dir string) (*Dataset, error) {
 	if d.Manifest.SchemaVersion != schemas.Version {
 		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, d.Manifest.SchemaVersion, schemas.Version)
 	}
-	if d.Conversations, err = infile.ReadParquetContext[schemas.Conversation](ctx, filepath.Join(dir, schemas.ConversationsFile)); err != nil {
+	if d.Conversations, err = infile.ReadParquet[schemas.Conversation](ctx, filepath.Join(dir, schemas.ConversationsFile)); err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.ConversationsFile, err)
 	}
-	msgs, err := infile.ReadParquetContext[schemas.Message](ctx, filepath.Join(dir, schemas.MessagesFile))
+	msgs, err := infile.ReadParquet[schemas.Message](ctx, filepath.Join(dir, schemas.MessagesFile))
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.MessagesFile, err)
 	}
-	if d.Turns, err = infile.ReadParquetContext[schemas.Turn](ctx, filepath.Join(dir, schemas.TurnsFile)); err != nil {
+	if d.Turns, err = infile.ReadParquet[schemas.Turn](ctx, filepath.Join(dir, schemas.TurnsFile)); err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.TurnsFile, err)
 	}
 	if err := d.index(msgs); err != nil {

@@ -37,12 +37,12 @@ type islKey struct {
 // tok, the run's salted request messages rendered with the chat template and
 // counted; without, the dataset's stored counts. Counts are shared across the runs
 // it serves (a sweep replays the same turns).
-func NewISLSource(tok *tokens.Tokenizer) func(schemas.RunManifest) (ISLCounter, error) {
-	return newISLSource(tok).forRun
+func NewISLSource(ctx context.Context, tok *tokens.Tokenizer) func(schemas.RunManifest) (ISLCounter, error) {
+	return newISLSource(ctx, tok).forRun
 }
 
-func newISLSource(tok *tokens.Tokenizer) *islSource {
-	return &islSource{tok: tok, ctx: context.Background(), datasets: map[string]*datasets.Dataset{}, failed: map[string]error{}, counts: map[islKey]int{}}
+func newISLSource(ctx context.Context, tok *tokens.Tokenizer) *islSource {
+	return &islSource{tok: tok, ctx: ctx, datasets: map[string]*datasets.Dataset{}, failed: map[string]error{}, counts: map[islKey]int{}}
 }
 
 func (s *islSource) dataset(dir string) (*datasets.Dataset, error) {

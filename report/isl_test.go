@@ -44,7 +44,7 @@ func TestISLFromDataset(t *testing.T) {
 		}
 	}
 	m := schemas.RunManifest{Config: schemas.RunConfig{Dataset: dir, Concurrency: 1, Salt: true, Stream: true}, State: schemas.RunComplete}
-	isl, err := newISLSource(nil).forRun(m)
+	isl, err := newISLSource(t.Context(), nil).forRun(m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func TestISLFromDataset(t *testing.T) {
 	}
 	// A dataset that cannot be opened leaves ISL to server usage, with a note.
 	m.Config.Dataset = filepath.Join(t.TempDir(), "missing")
-	if _, err := newISLSource(nil).forRun(m); err == nil {
+	if _, err := newISLSource(t.Context(), nil).forRun(m); err == nil {
 		t.Error("a missing dataset should be reported")
 	}
 }

@@ -85,7 +85,7 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 		}
 		tok = tk
 	}
-	islFor := newISLSource(tk).forRun
+	islFor := newISLSource(ctx, tk).forRun
 	var systems []*System
 	for _, arg := range o.Runs {
 		src, inner, err := archive.OpenPath(arg, archive.Limits{})

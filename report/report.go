@@ -114,9 +114,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		islFor = func(schemas.RunManifest) (ISLCounter, error) { return o.ISL, nil }
 	} else {
 		tk, _ := o.Tokenizer.(*tokens.Tokenizer)
-		src := newISLSource(tk)
-		src.ctx = ctx
-		islFor = src.forRun
+		islFor = newISLSource(ctx, tk).forRun
 	}
 	r := &Report{Options: o, Notes: Notes()}
 	for _, g := range groups {

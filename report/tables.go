@@ -140,7 +140,7 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 			if p.datasetDir != "" {
 				exp, ok := expected[p.datasetDir]
 				if !ok {
-					if exp, err = runlog.ReadExpectedTurns(p.datasetDir); err != nil {
+					if exp, err = runlog.ReadExpectedTurns(ctx, p.datasetDir); err != nil {
 						notes = append(notes, fmt.Sprintf("%s: expected_turn left null: %v", p.RunDir, err))
 					}
 					expected[p.datasetDir] = exp

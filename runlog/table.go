@@ -155,7 +155,7 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 	var cols []*tableCol
 	index := map[string]int{}
 	for i := range runs {
-		p, err := planRun(&runs[i], o.RunColumns)
+		p, err := planRun(ctx, &runs[i], o.RunColumns)
 		if err != nil {
 			return info, err
 		}
@@ -357,7 +357,7 @@ func passThrough(f arrow.Field, fi int) (arrow.DataType, putFunc, error) {
 	return nil, nil, fmt.Errorf("column %q of type %s: the turns table does not take this type", f.Name, f.Type)
 }
 
-func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
+func planRun(ctx context.Context, r *TableRun, runColumns bool) (*tablePlan, error) {
 	p := &tablePlan{run: r, logPath: filepath.Join(r.Dir, schemas.TurnLogFile)}
 	if r.Manifest == nil {
 		m, err := ReadManifest(r.Dir)
@@ -372,7 +372,7 @@ func planRun(r *TableRun, runColumns bool) (*tablePlan, error) {
 	}
 	p.expected = r.Expected
 	if p.expected == nil {
-		exp, err := ReadExpectedTurns(DatasetDir(r.Dir, r.Manifest.Config))
+		exp, err := ReadExpectedTurns(ctx, DatasetDir(r.Dir, r.Manifest.Config))
 		if err != nil {
 			p.warnings = append(p.warnings, fmt.Sprintf("run %q: expected_turn left null: %v", r.Dir, err))
 		} else {
@@ -621,7 +621,7 @@ func (p *tablePlan) write(ctx context.Context, fw *pqarrow.FileWriter, schema *a
 
 // ReadExpectedTurns reads the expected assistant turn of every client turn of the
 // dataset folder dir (its turns.parquet).
-func ReadExpectedTurns(dir string) (ExpectedTurns, error) {
+func ReadExpectedTurns(ctx context.Context, dir string) (ExpectedTurns, error) {
 	if dir == "" {
 		return nil, errors.New("the run's manifest names no dataset")
 	}
@@ -630,7 +630,7 @@ func ReadExpectedTurns(dir string) (ExpectedTurns, error) {
 		Turn           int32  `parquet:"turn"`
 		ExpectedTurn   int32  `parquet:"expected_turn"`
 	}
-	rows, err := infile.ReadParquet[row](filepath.Join(dir, schemas.TurnsFile))
+	rows, err := infile.ReadParquet[row](ctx, filepath.Join(dir, schemas.TurnsFile))
 	if err != nil {
 		return nil, fmt.Errorf("read dataset %q: %w", dir, err)
 	}

@@ -317,7 +317,7 @@ func LoadTruth(ctx context.Context, dataset string) (*Truth, error) {
 			return nil, fmt.Errorf("ingest %q: %w", dataset, err)
 		}
 	}
-	return readTruthDir(dir)
+	return readTruthDir(ctx, dir)
 }
 
 // OSL sources.

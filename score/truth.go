@@ -1,6 +1,7 @@
 package score
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -150,7 +151,7 @@ func conversationExpectations(msgs []truthMessage) []*Expectation {
 
 // readTruthDir builds the ground truth of a dataset directory, reading only the
 // columns of messages.parquet it needs.
-func readTruthDir(dir string) (*Truth, error) {
+func readTruthDir(ctx context.Context, dir string) (*Truth, error) {
 	var m schemas.DatasetManifest
 	data, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
@@ -163,7 +164,7 @@ func readTruthDir(dir string) (*Truth, error) {
 		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, m.SchemaVersion, schemas.Version)
 	}
 	path := filepath.Join(dir, schemas.MessagesFile)
-	rows, err := infile.ReadParquet[truthMessage](path)
+	rows, err := infile.ReadParquet[truthMessage](ctx, path)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.MessagesFile, err)
 	}

@@ -167,14 +167,9 @@ func describe(m fs.FileMode) string {
 	}
 }
 
-// ReadParquet reads every row of the Parquet file path, opened as Open opens it.
-func ReadParquet[T any](path string) ([]T, error) {
-	return ReadParquetContext[T](context.Background(), path)
-}
-
-// ReadParquetContext is ReadParquet that stops, with ctx's error, once ctx is
-// done (its reads fail).
-func ReadParquetContext[T any](ctx context.Context, path string) ([]T, error) {
+// ReadParquet reads every row of the Parquet file path, opened as Open opens it;
+// it stops, with ctx's error, once ctx is done (its reads fail).
+func ReadParquet[T any](ctx context.Context, path string) ([]T, error) {
 	f, st, err := open(path)
 	if err != nil {
 		return nil, err
