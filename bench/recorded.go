@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ var (
 	recordedChild   = flag.String("recorded-child", "", "internal: run this client (replay or minimal) as the recorded row's child process")
 	recordedURL     = flag.String("recorded-url", "", "internal: the recorded row's endpoint")
 	recordedDataset = flag.String("recorded-dataset", "", "internal: the recorded row's dataset")
+	recordedProfile = flag.String("recorded-cpuprofile", "", "write a CPU profile of each recorded-row client run into this folder (SIDE-ROUND.pprof)")
 )
 
 // recordedResult is what a child prints: the turns it completed.
@@ -77,9 +79,13 @@ func benchRecorded(env Env) (Row, error) {
 	peak := map[string]float64{}
 	simRate := map[string]float64{}
 	var turns int64
-	for range recordedRounds {
+	for round := range recordedRounds {
 		for _, side := range []string{"replay", "minimal"} {
-			res, use, simCPU, err := recordedRun(env, d, dir, side)
+			var prof string
+			if *recordedProfile != "" {
+				prof = filepath.Join(*recordedProfile, fmt.Sprintf("%s-%d.pprof", side, round+1))
+			}
+			res, use, simCPU, err := recordedRun(env, d, dir, side, prof)
 			if err != nil {
 				return row, fmt.Errorf("%s: %w", side, err)
 			}
@@ -104,8 +110,9 @@ func benchRecorded(env Env) (Row, error) {
 }
 
 // recordedRun serves a fresh sim and runs one client against it in a child
-// process; it returns what the child did and used, and the sim's CPU time.
-func recordedRun(env Env, d *datasets.Dataset, dir, side string) (recordedResult, clientUsage, time.Duration, error) {
+// process (which writes a CPU profile to prof, when given); it returns what the
+// child did and used, and the sim's CPU time.
+func recordedRun(env Env, d *datasets.Dataset, dir, side, prof string) (recordedResult, clientUsage, time.Duration, error) {
 	var res recordedResult
 	p, err := sim.LookupProfile(sim.DefaultProfile)
 	if err != nil {
@@ -119,7 +126,11 @@ func recordedRun(env Env, d *datasets.Dataset, dir, side string) (recordedResult
 	hs := httptest.NewServer(s.Handler())
 	defer hs.Close()
 	cpu0 := cpuTime()
-	out, use, err := childUsage(env, "-recorded-child", side, "-recorded-url", hs.URL, "-recorded-dataset", dir)
+	args := []string{"-recorded-child", side, "-recorded-url", hs.URL, "-recorded-dataset", dir}
+	if prof != "" {
+		args = append(args, "-recorded-cpuprofile", prof)
+	}
+	out, use, err := childUsage(env, args...)
 	simCPU := cpuTime() - cpu0
 	if err != nil {
 		return res, use, 0, err
@@ -152,7 +163,21 @@ func childUsage(env Env, args ...string) (string, clientUsage, error) {
 }
 
 // runRecordedChild is the recorded row's child: one client's run.
+// With -recorded-cpuprofile it profiles the run into that file.
 func runRecordedChild(side string) int {
+	if *recordedProfile != "" {
+		f, err := os.Create(*recordedProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := recordedClient(side); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", side+":", err)
 		return 1

@@ -790,6 +790,9 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		e.client.do(e, st, hdr, r)
 		e.inFlight.Add(-1)
 		p.bufBusy[body] = false
+		if st.lost {
+			st.bufs[body], st.held[body], st.lost = nil, heldBody{}, false
+		}
 		p.fin, p.finResp = r, cur
 		base = r.CompletedNs
 		if r.Status == schemas.StatusOK {
