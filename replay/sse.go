@@ -47,7 +47,8 @@ type response struct {
 	// tpotTools merges the tool-call chunks after the first, as the reference's
 	// TPOT counts a response that has nothing but tool calls.
 	tpotTools  toolcall.List
-	toolChunks int // chunks with a non-empty tool_calls list
+	toolChunks int    // chunks with a non-empty tool_calls list
+	args       []byte // a tool call's arguments unquoted (argumentsText)
 	finish     string
 
 	firstTokenNs int64
@@ -89,6 +90,9 @@ func (r *response) reset() {
 	r.tools.Reset(maxIndexedCalls)
 	r.tpotTools.Reset(maxIndexedCalls)
 	r.toolChunks = 0
+	if cap(r.args) > 1<<20 {
+		r.args = nil
+	}
 	r.finish = ""
 	r.firstTokenNs = 0
 	if cap(r.chunkTimes) > 1<<16 {
@@ -409,13 +413,30 @@ func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
 		case !streamed:
 			idx = r.tools.Len()
 		}
-		delta := toolcall.Delta{Index: idx, ID: d.ID, Type: d.Type, Name: d.Function.Name, Arguments: schemas.ArgumentsText(d.Function.Arguments)}
+		delta := toolcall.Delta{Index: idx, ID: d.ID, Type: d.Type, Name: d.Function.Name, Arguments: r.argumentsText(d.Function.Arguments)}
 		kept, ok := r.tools.Merge(delta, (*outputBudget)(r))
 		if ok && r.toolChunks > 1 {
 			r.tpotTools.Merge(kept, nil)
 		}
 	}
 	return true
+}
+
+// argumentsText is schemas.ArgumentsText(raw), the arguments' text, read as the
+// chunk's strings are: arguments streamed as a JSON string (raw a value the
+// chunk scanner or encoding/json accepted) are unquoted by internal/jsonscan,
+// without encoding/json, into a view that is valid until the next call; any
+// other value is schemas.ArgumentsText's.
+func (r *response) argumentsText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return schemas.ArgumentsText(raw)
+	}
+	if body, ok := jsonscan.Verbatim(raw); ok {
+		return unsafeString(body)
+	}
+	r.args = jsonscan.AppendUnquote(r.args[:0], raw)
+	return unsafeString(r.args)
 }
 
 // outputBudget counts what a tool call keeps against the response's output
