@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"context"
 	"net"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -67,5 +69,43 @@ func TestRequestWrites(t *testing.T) {
 				t.Errorf("%d writes for the probe and 3 turns, want %d (%d a turn)", got, want, tc.perTurn)
 			}
 		})
+	}
+}
+
+// TestNextBody: a trajectory's bodies built as replay builds them, each into
+// the buffer that held the body two turns before (nextBody), are AppendBody's;
+// the room estimated from the first body holds the last one with little slack
+// (bodyRoom), and a buffer never grows past that room.
+func TestNextBody(t *testing.T) {
+	d := sampleDataset(t)
+	prof := mustProfile(t, "qwen3.6-35b-a3b")
+	for _, o := range []datasets.BodyOptions{
+		{Profile: prof, Salt: true, Repeat: 3, Stream: true, IncludeUsage: true},
+		{Stream: true, ClearGeneratedCache: true},
+	} {
+		for ci := range d.Conversations {
+			turns := d.ConversationTurns(ci)
+			last := &turns[len(turns)-1]
+			var bufs [2][]byte
+			var held [2]*schemas.Turn
+			room := 0
+			for i := range turns {
+				b := i % 2
+				bufs[b] = nextBody(d, bufs[b], held[b], &turns[i], o, room)
+				held[b] = &turns[i]
+				if want := d.AppendBody(nil, &turns[i], o); !bytes.Equal(bufs[b], want) {
+					t.Fatalf("conversation %d turn %d: the body differs from AppendBody's", ci, i)
+				}
+				if i == 0 {
+					room = bodyRoom(d, ci, bufs[b], &turns[0], last)
+					if n := len(d.AppendBody(nil, last, o)); room < n || room > n+4<<10 {
+						t.Errorf("conversation %d (%+v): room %d for a last body of %d bytes", ci, o, room, n)
+					}
+				}
+				if i > 1 && cap(bufs[b]) > room {
+					t.Errorf("conversation %d turn %d: a buffer of %d bytes, past the room %d", ci, i, cap(bufs[b]), room)
+				}
+			}
+		}
 	}
 }
