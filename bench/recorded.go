@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
+	"strings"
 	"syscall"
 	"time"
 
@@ -31,9 +33,10 @@ const (
 // The recorded row's child process: one client, replay or the yardstick, run
 // against the sim at url with the dataset in dir; it prints a recordedResult.
 var (
-	recordedChild   = flag.String("recorded-child", "", "internal: run this client (replay or minimal) as the recorded row's child process")
+	recordedChild   = flag.String("recorded-child", "", "internal: run this client (replay, replay-salted or minimal) as the recorded row's child process")
 	recordedURL     = flag.String("recorded-url", "", "internal: the recorded row's endpoint")
 	recordedDataset = flag.String("recorded-dataset", "", "internal: the recorded row's dataset")
+	recordedProfile = flag.String("recorded-cpuprofile", "", "write a CPU profile of each recorded-row client run into this folder (SIDE-ROUND.pprof)")
 )
 
 // recordedResult is what a child prints: the turns it completed.
@@ -51,15 +54,21 @@ type clientUsage struct {
 
 // benchRecorded replays the shared sample (13 passes, 260 trajectories) at 256
 // active trajectories against the embedded sim serving the dataset's recorded
-// answers at x1000, side by side with the yardstick client posting the first
-// pass's bodies under the same session ids (so the sim finds the same recorded
-// answers). Each client runs in a child process of its own, so that its CPU time
-// and peak RSS are its own; the sim runs here, a fresh one per run, and this
-// process's CPU over a run is the sim's. Rounds alternate; each side keeps its
-// lowest CPU per turn.
+// answers at x1000, side by side with the yardstick client posting precomputed
+// bodies under the same session ids (so the sim finds the same recorded
+// answers). The two send the same bytes: the unsalted bodies, every pass the
+// same (the minimal client cannot hold 13 passes of salted bodies), so that the
+// sim does the same work for each, prefix-cache hits across passes included. A
+// third run, agentrace with a real run's salted bodies, tells what the salt
+// costs: the sim's prefix cache no longer shares a conversation's passes, so
+// the sim works more and longer, and the client waits on more, smaller reads.
+// Each client runs in a child process of its own, so that its CPU time and peak
+// RSS are its own; the sim runs here, a fresh one per run, and this process's
+// CPU over a run is the sim's. Rounds alternate; each side keeps its lowest CPU
+// per turn, and every round's figure is listed.
 func benchRecorded(env Env) (Row, error) {
 	row := Row{
-		Name: fmt.Sprintf("replay vs minimal Go client: sample x%d, %d active trajectories, sim x%d serving recorded answers, each client in its own process", recordedPasses, recordedConcurrency, recordedSpeedup),
+		Name: fmt.Sprintf("replay vs minimal Go client: sample x%d, %d active trajectories, sim x%d serving recorded answers, each client in its own process, the same (unsalted) bodies", recordedPasses, recordedConcurrency, recordedSpeedup),
 		Goal: fmt.Sprintf("agentrace CPU/turn <= %.2f ms", recordedGoalMs),
 	}
 	if env.Shared == "" {
@@ -73,13 +82,20 @@ func benchRecorded(env Env) (Row, error) {
 	if err != nil {
 		return row, err
 	}
+	sides := []string{"replay", "minimal", "replay-salted"}
 	best := map[string]clientUsage{}
 	peak := map[string]float64{}
 	simRate := map[string]float64{}
+	rounds := map[string][]string{}
 	var turns int64
-	for range recordedRounds {
-		for _, side := range []string{"replay", "minimal"} {
-			res, use, simCPU, err := recordedRun(env, d, dir, side)
+	perTurn := func(u clientUsage) float64 { return float64(u.cpu.Microseconds()) / 1e3 / float64(turns) }
+	for round := range recordedRounds {
+		for _, side := range sides {
+			var prof string
+			if *recordedProfile != "" {
+				prof = filepath.Join(*recordedProfile, fmt.Sprintf("%s-%d.pprof", side, round+1))
+			}
+			res, use, simCPU, err := recordedRun(env, d, dir, side, prof)
 			if err != nil {
 				return row, fmt.Errorf("%s: %w", side, err)
 			}
@@ -92,20 +108,23 @@ func benchRecorded(env Env) (Row, error) {
 			}
 			peak[side] = max(peak[side], use.rssMB)
 			simRate[side] = max(simRate[side], float64(res.Turns)/simCPU.Seconds())
+			rounds[side] = append(rounds[side], fmt.Sprintf("%.3f", perTurn(use)))
 		}
 	}
-	perTurn := func(side string) float64 { return float64(best[side].cpu.Microseconds()) / 1e3 / float64(turns) }
-	r, m := perTurn("replay"), perTurn("minimal")
-	row.Measured = fmt.Sprintf("%d turns; CPU per turn: agentrace %.3f ms, minimal %.3f ms; peak RSS: agentrace %.0f MB, minimal %.0f MB; the sim served %.0f requests per CPU-second under agentrace, %.0f under minimal; load average %s",
-		turns, r, m, peak["replay"], peak["minimal"], simRate["replay"], simRate["minimal"], loadAverage())
-	row.Ratio = fmt.Sprintf("%.2fx of goal; CPU/turn %.2fx minimal's, peak RSS %.2fx", recordedGoalMs/r, r/m, peak["replay"]/peak["minimal"])
+	r, m, salted := perTurn(best["replay"]), perTurn(best["minimal"]), perTurn(best["replay-salted"])
+	list := func(side string) string { return strings.Join(rounds[side], ", ") }
+	row.Measured = fmt.Sprintf("%d turns; CPU per turn: agentrace %.3f ms (rounds %s), minimal %.3f ms (rounds %s), agentrace with salted bodies %.3f ms (rounds %s); peak RSS: agentrace %.0f MB, minimal %.0f MB, salted %.0f MB; the sim served %.0f requests per CPU-second under agentrace, %.0f under minimal, %.0f salted; load average %s",
+		turns, r, list("replay"), m, list("minimal"), salted, list("replay-salted"), peak["replay"], peak["minimal"], peak["replay-salted"],
+		simRate["replay"], simRate["minimal"], simRate["replay-salted"], loadAverage())
+	row.Ratio = fmt.Sprintf("%.2fx of goal; CPU/turn %.2fx minimal's, peak RSS %.2fx; salted %.2fx of goal", recordedGoalMs/r, r/m, peak["replay"]/peak["minimal"], recordedGoalMs/salted)
 	row.Met = r <= recordedGoalMs
 	return row, nil
 }
 
 // recordedRun serves a fresh sim and runs one client against it in a child
-// process; it returns what the child did and used, and the sim's CPU time.
-func recordedRun(env Env, d *datasets.Dataset, dir, side string) (recordedResult, clientUsage, time.Duration, error) {
+// process (which writes a CPU profile to prof, when given); it returns what the
+// child did and used, and the sim's CPU time.
+func recordedRun(env Env, d *datasets.Dataset, dir, side, prof string) (recordedResult, clientUsage, time.Duration, error) {
 	var res recordedResult
 	p, err := sim.LookupProfile(sim.DefaultProfile)
 	if err != nil {
@@ -119,7 +138,11 @@ func recordedRun(env Env, d *datasets.Dataset, dir, side string) (recordedResult
 	hs := httptest.NewServer(s.Handler())
 	defer hs.Close()
 	cpu0 := cpuTime()
-	out, use, err := childUsage(env, "-recorded-child", side, "-recorded-url", hs.URL, "-recorded-dataset", dir)
+	args := []string{"-recorded-child", side, "-recorded-url", hs.URL, "-recorded-dataset", dir}
+	if prof != "" {
+		args = append(args, "-recorded-cpuprofile", prof)
+	}
+	out, use, err := childUsage(env, args...)
 	simCPU := cpuTime() - cpu0
 	if err != nil {
 		return res, use, 0, err
@@ -152,7 +175,21 @@ func childUsage(env Env, args ...string) (string, clientUsage, error) {
 }
 
 // runRecordedChild is the recorded row's child: one client's run.
+// With -recorded-cpuprofile it profiles the run into that file.
 func runRecordedChild(side string) int {
+	if *recordedProfile != "" {
+		f, err := os.Create(*recordedProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := recordedClient(side); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", side+":", err)
 		return 1
@@ -174,20 +211,20 @@ func recordedClient(side string) error {
 	trajectories := recordedPasses * n
 	var res recordedResult
 	switch side {
-	case "replay":
+	case "replay", "replay-salted":
 		out, err := os.MkdirTemp("", "agentrace-bench-recorded-*")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(out)
 		sum, err := replay.Run(ctx, replay.Options{Data: d, Dataset: *recordedDataset, Endpoint: *recordedURL, Out: filepath.Join(out, "run"),
-			Concurrency: recordedConcurrency, Trajectories: trajectories, NoDelays: true, Profile: prof.Name})
+			Concurrency: recordedConcurrency, Trajectories: trajectories, NoDelays: true, Profile: prof.Name, NoSalt: side == "replay"})
 		if err != nil {
 			return err
 		}
 		res = recordedResult{Turns: int64(sum.Turns), OK: int64(sum.Counts["ok"])}
 	case "minimal":
-		bodies := yardstick.Bodies(d, datasets.BodyOptions{Profile: &prof, Salt: true, Repeat: 1, Stream: true, IncludeUsage: true})
+		bodies := yardstick.Bodies(d, datasets.BodyOptions{Profile: &prof, Salt: false, Repeat: 1, Stream: true, IncludeUsage: true})
 		r, err := yardstick.Minimal(ctx, *recordedURL+"/v1/chat/completions", recordedConcurrency, trajectories,
 			func(k int) [][]byte { return bodies[k%n] },
 			func(k int) string { return datasets.SessionID(d.Conversations[k%n].ConversationID, k/n+1) })
@@ -196,7 +233,7 @@ func recordedClient(side string) error {
 		}
 		res = recordedResult{Turns: r.Turns, OK: r.Turns}
 	default:
-		return fmt.Errorf("unknown client %q (want replay or minimal)", side)
+		return fmt.Errorf("unknown client %q (want replay, replay-salted or minimal)", side)
 	}
 	b, err := json.Marshal(res)
 	if err != nil {

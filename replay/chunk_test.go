@@ -209,3 +209,39 @@ func (r *response) apply(c *chunk, now int64, streamed bool) {
 		r.chunks++
 	}
 }
+
+// TestChunkSequence: a response read chunk after chunk by the scanner, which
+// decodes each chunk's tool calls into the lists of the one before, is the
+// oracle's (encoding/json, a fresh value each chunk), a repeated tool_calls key
+// after a longer list included.
+func TestChunkSequence(t *testing.T) {
+	for _, seq := range [][]string{{
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"x","type":"function","function":{"name":"f","arguments":"{"}},{"index":0,"id":"y","function":{"name":"g"}},{"index":0,"id":"c"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"x\""}}],"tool_calls":[{"index":0},{"index":0}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":1,"function":{"arguments":"}"}}]}},{"index":1,"delta":{"tool_calls":[{"index":5,"id":"z"}]}}]}`,
+		`{"choices":[{"index":0,"delta":{"content":"done"}}]}`,
+	}} {
+		fast, slow := new(response), new(response)
+		fast.reset()
+		slow.reset()
+		var s chunkScanner
+		var scratch []byte
+		for _, data := range seq {
+			c, err := s.parse([]byte(data))
+			if err == nil {
+				err = fast.applyRaw(c, 7, &scratch, true)
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", data, err)
+			}
+			var sc chunk
+			if err := json.Unmarshal([]byte(data), &sc); err != nil {
+				t.Fatal(err)
+			}
+			slow.apply(&sc, 7, true)
+		}
+		if !sameResponse(fast, slow) {
+			t.Errorf("fast %s %q, encoding/json %s %q", fast.toolCallsJSON(), fast.content.String(), slow.toolCallsJSON(), slow.content.String())
+		}
+	}
+}

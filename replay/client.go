@@ -12,6 +12,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,9 @@ type client struct {
 	simSpeedup float64
 	// served are the model names GET /v1/models listed (nil: no list).
 	served []string
+	// traced tells that the transport is an *http.Transport, which reports
+	// through httptrace when it has written a request's body (see bodyDone).
+	traced bool
 }
 
 // newTransport returns the load generator's HTTP transport: a connection kept per
@@ -72,6 +76,7 @@ func newClient(s *settings) *client {
 		c.own = newTransport(s, c.dialer.DialContext)
 		rt = c.own
 	}
+	_, c.traced = rt.(*http.Transport)
 	// No redirects: a redirected POST would be a hidden second request.
 	c.hc = &http.Client{Transport: rt, CheckRedirect: func(*http.Request, []*http.Request) error {
 		return http.ErrUseLastResponse
@@ -165,28 +170,46 @@ func (w *warmDialer) DialContext(ctx context.Context, network, addr string) (net
 	return bodyConn{conn}, nil
 }
 
-// bodyConn is a connection that writes what is left of a request body of the
-// client's own (reqBody) straight from its buffer, in one write: past the
-// transport's write buffer, the transport hands the body to the connection's
-// ReadFrom behind an io.LimitedReader, which a TCP connection would copy through
-// a fresh 32 KiB buffer, one write each.
+// bodyConn is a connection that writes what is left of a request body in one
+// write, straight from its buffer: past the transport's write buffer, the
+// transport hands the body to the connection's ReadFrom behind an
+// io.LimitedReader, which a TCP connection would copy through a fresh 32 KiB
+// buffer, one write each. The body (a *bytes.Reader the transport wrapped in
+// io.NopCloser) writes itself, held to the limit.
 type bodyConn struct{ net.Conn }
 
 func (c bodyConn) ReadFrom(r io.Reader) (int64, error) {
 	if lr, ok := r.(*io.LimitedReader); ok {
-		if b, ok := lr.R.(*reqBody); ok {
-			rest := b.buf[b.off:]
-			rest = rest[:min(int64(len(rest)), max(lr.N, 0))]
-			n, err := c.Conn.Write(rest)
-			b.off += n
-			lr.N -= int64(n)
-			return int64(n), err
+		if wt, ok := lr.R.(io.WriterTo); ok {
+			n, err := wt.WriteTo(&limitWriter{c.Conn, lr.N})
+			lr.N -= n
+			return n, err
 		}
 	}
 	if rf, ok := c.Conn.(io.ReaderFrom); ok {
 		return rf.ReadFrom(r)
 	}
 	return io.Copy(struct{ io.Writer }{c.Conn}, r)
+}
+
+// limitWriter writes at most n bytes to w: a write past them writes the first
+// ones and fails with io.ErrShortWrite.
+type limitWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (l *limitWriter) Write(p []byte) (int, error) {
+	short := int64(len(p)) > l.n
+	if short {
+		p = p[:l.n]
+	}
+	m, err := l.w.Write(p)
+	l.n -= int64(m)
+	if err == nil && short {
+		err = io.ErrShortWrite
+	}
+	return m, err
 }
 
 // close closes the connections no turn took.
@@ -289,7 +312,10 @@ type slotState struct {
 	pipe  pipeline
 	build chan buildJob
 	built chan buildResult
-	prev  *reqBody
+	// lost tells that the transport may still read buf, the last request's body
+	// (its request failed before the transport said it was done with it): the
+	// buffer must not be reused.
+	lost  bool
 	br    *bufio.Reader
 	sse   sseReader
 	resps [3]response  // response accumulators (see pipeline)
@@ -307,45 +333,63 @@ func newSlotState() *slotState {
 
 func (st *slotState) release() {
 	st.timer.Stop()
-	st.waitBody()
 }
 
-// waitBody waits until the transport is done with the previous request body, so
-// that its buffer may be reused: a RoundTripper may still read the body after it
-// returned.
-func (st *slotState) waitBody() {
-	if st.prev != nil {
-		<-st.prev.closed
-		st.prev = nil
+// bodyDone tells when the transport is done with a request body, so that its
+// buffer may be reused: a RoundTripper may still read the body after it
+// returned. The body an *http.Transport is given is a *bytes.Reader, the one
+// kind of body it sends with its headers in one write (any other it flushes the
+// headers ahead of, one more write and segment a turn), and it says that it is
+// done through httptrace's WroteRequest, called once its write of the request
+// ended (written or not). Another RoundTripper is given a body that says so
+// when closed (closeBody).
+type bodyDone struct {
+	once sync.Once
+	ch   chan struct{}
+}
+
+func (d *bodyDone) signal() { d.once.Do(func() { close(d.ch) }) }
+
+// bodyWait is how long a turn that got its answer waits at most for the
+// transport to say it is done with the body: it said so long before, but for a
+// server that answered before it read the request.
+const bodyWait = time.Second
+
+// wait reports whether the transport is done with the body. answered tells
+// that the request got an answer: its body was handed to the connection, and
+// the transport says when it is done, which is waited for (bodyWait at most, and
+// no longer than the slot's context). A request that failed may never have
+// reached a connection: it is done only if the transport already said so.
+func (d *bodyDone) wait(ctx context.Context, answered bool) bool {
+	select {
+	case <-d.ch:
+		return true
+	default:
 	}
-}
-
-// reqBody is a request body over the slot's buffer that tells when the transport
-// has closed it.
-type reqBody struct {
-	buf    []byte
-	off    int // bytes read
-	once   sync.Once
-	closed chan struct{}
-}
-
-func (b *reqBody) Read(p []byte) (int, error) {
-	if b.off >= len(b.buf) {
-		return 0, io.EOF
+	if !answered {
+		return false
 	}
-	n := copy(p, b.buf[b.off:])
-	b.off += n
-	return n, nil
+	t := time.NewTimer(bodyWait)
+	defer t.Stop()
+	select {
+	case <-d.ch:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return false
 }
 
-// WriteTo lets the transport copy the body without a buffer of its own.
-func (b *reqBody) WriteTo(w io.Writer) (int64, error) {
-	n, err := w.Write(b.buf[b.off:])
-	b.off += n
-	return int64(n), err
+// closeBody is a request body for a RoundTripper other than *http.Transport: it
+// signals done when closed, as every RoundTripper must close it, errors
+// included.
+type closeBody struct {
+	*bytes.Reader
+	done *bodyDone
 }
-func (b *reqBody) Close() error {
-	b.once.Do(func() { close(b.closed) })
+
+func (b closeBody) Close() error {
+	b.done.signal()
 	return nil
 }
 
@@ -356,27 +400,33 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	r.RequestBytes = int64(len(st.buf))
 	ctx, cancel := context.WithTimeout(st.ctx, c.s.TurnTimeout)
 	defer cancel()
-	body := &reqBody{buf: st.buf, closed: make(chan struct{})}
+	done := &bodyDone{ch: make(chan struct{})}
+	var body io.Reader = bytes.NewReader(st.buf)
+	if c.traced {
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { done.signal() }})
+	} else {
+		body = closeBody{body.(*bytes.Reader), done}
+	}
 	chat := c.chats[0]
 	if len(c.chats) > 1 {
 		chat = c.chats[(c.next.Add(1)-1)%uint64(len(c.chats))]
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, chat, body)
 	if err != nil {
-		body.Close()
 		c.fail(e, r, ctx, fmt.Errorf("build request: %w", err))
 		return
 	}
 	req.ContentLength = int64(len(st.buf))
+	// No GetBody: a request that failed is never sent again.
+	req.GetBody = nil
 	req.Header = hdr
-	st.prev = body
 
 	r.InWindow = !e.windowClosed.Load()
 	r.IssuedNs = e.now()
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.fail(e, r, ctx, err)
-		st.waitBody()
+		st.lost = !done.wait(st.ctx, false)
 		return
 	}
 	r.HeadersNs = e.now()
@@ -385,7 +435,7 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	// Drain a little so that the connection can be reused, then close.
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	_ = resp.Body.Close()
-	st.waitBody()
+	st.lost = !done.wait(st.ctx, true)
 	if err != nil {
 		c.fail(e, r, ctx, err)
 	} else {

@@ -713,6 +713,7 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 	base := e.now()
 	abort, abortStatus := "", ""
 	p := &st.pipe
+	room := 0 // the trajectory's longest body (bodyRoom), once its first is built
 	for i := range turns {
 		t := &turns[i]
 		// While the previous turn was in flight, the slot's builder finished the
@@ -733,8 +734,11 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		if abort == "" {
 			if body < 0 {
 				body = p.freeBuf(-1)
-				st.bufs[body] = e.d.AppendNextBody(st.bufs[body], st.held[body].turnOf(k), t, bo)
+				st.bufs[body] = nextBody(e.d, st.bufs[body], st.held[body].turnOf(k), t, bo, room)
 				st.held[body] = heldBody{k: k, turn: t}
+				if i == 0 {
+					room = bodyRoom(e.d, ci, st.bufs[body], t, &turns[len(turns)-1])
+				}
 			}
 			var delay time.Duration
 			if !e.s.NoDelays && t.DelaySeconds > 0 {
@@ -750,7 +754,7 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 					job.t = i + 1
 					job.turn, job.o = &turns[i+1], bo
 					job.buf = p.freeBuf(body)
-					job.dst, job.prev, job.k = st.bufs[job.buf], st.held[job.buf].turnOf(k), k
+					job.dst, job.prev, job.k, job.room = st.bufs[job.buf], st.held[job.buf].turnOf(k), k, room
 					st.held[job.buf] = heldBody{} // being built
 				}
 				p.job = job
@@ -790,6 +794,9 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		e.client.do(e, st, hdr, r)
 		e.inFlight.Add(-1)
 		p.bufBusy[body] = false
+		if st.lost {
+			st.bufs[body], st.held[body], st.lost = nil, heldBody{}, false
+		}
 		p.fin, p.finResp = r, cur
 		base = r.CompletedNs
 		if r.Status == schemas.StatusOK {
@@ -815,6 +822,39 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 	}
 	p.drain(e, st)
 	return outcome
+}
+
+// nextBody is d.AppendNextBody(dst, prev, t, o), with dst grown first when the
+// body will not fit: to twice its capacity, at most room (the trajectory's
+// longest body, 0 when not known yet) and at least what the body needs. A body
+// buffer then grows in a few doublings up to its trajectory's longest body,
+// rather than in append's smaller steps for large slices, a copy each.
+func nextBody(d *datasets.Dataset, dst []byte, prev, t *schemas.Turn, o datasets.BodyOptions, room int) []byte {
+	if prev != nil && room > 0 {
+		need := len(dst) + 256
+		msgs := d.Messages(int(t.ConvIndex))
+		for j := max(prev.MsgEnd, 0); j < t.MsgEnd && int(j) < len(msgs); j++ {
+			need += len(msgs[j].Wire) + 1
+		}
+		if need > cap(dst) {
+			grown := make([]byte, len(dst), max(min(2*cap(dst), room), need))
+			copy(grown, dst)
+			dst = grown
+		}
+	}
+	return d.AppendNextBody(dst, prev, t, o)
+}
+
+// bodyRoom estimates the longest body of a trajectory of conversation ci, its
+// last turn's, from its first body: that body, the messages the last turn adds
+// after it (each with its comma) and some slack.
+func bodyRoom(d *datasets.Dataset, ci int, first []byte, firstTurn, last *schemas.Turn) int {
+	msgs := d.Messages(ci)
+	n := len(first) + 1<<10
+	for j := max(firstTurn.MsgEnd, 0); j < last.MsgEnd && int(j) < len(msgs); j++ {
+		n += len(msgs[j].Wire) + 1
+	}
+	return n
 }
 
 // delayDuration converts a delay in seconds to a Duration, saturating at the
@@ -959,6 +999,7 @@ type buildJob struct {
 	dst  []byte
 	prev *schemas.Turn
 	k    int
+	room int // the trajectory's longest body (bodyRoom)
 }
 
 // heldBody names the body a buffer holds: client turn turn of trajectory k (turn
@@ -991,7 +1032,7 @@ func (e *engine) builder(st *slotState, build <-chan buildJob, built chan<- buil
 		}
 		res := buildResult{rec: new(schemas.TurnRecord)}
 		if j.t >= 0 {
-			res.body = e.d.AppendNextBody(j.dst, j.prev, j.turn, j.o)
+			res.body = nextBody(e.d, j.dst, j.prev, j.turn, j.o, j.room)
 		}
 		built <- res
 	}

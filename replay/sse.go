@@ -47,8 +47,14 @@ type response struct {
 	// tpotTools merges the tool-call chunks after the first, as the reference's
 	// TPOT counts a response that has nothing but tool calls.
 	tpotTools  toolcall.List
-	toolChunks int // chunks with a non-empty tool_calls list
-	finish     string
+	toolChunks int    // chunks with a non-empty tool_calls list
+	args       []byte // a tool call's arguments unquoted (argumentsText)
+	// calls are the last chunk's tool-call lists, decoded (applyRaw), kept to
+	// be decoded into again.
+	calls  [][]toolCallDelta
+	finish string
+	// encoded holds the tool calls encoded for the turn log (callsJSON).
+	encoded bytes.Buffer
 
 	firstTokenNs int64
 	// chunkTimes are the chunks the reference publishes a receive event for (the
@@ -89,6 +95,9 @@ func (r *response) reset() {
 	r.tools.Reset(maxIndexedCalls)
 	r.tpotTools.Reset(maxIndexedCalls)
 	r.toolChunks = 0
+	if cap(r.args) > 1<<20 {
+		r.args = nil
+	}
 	r.finish = ""
 	r.firstTokenNs = 0
 	if cap(r.chunkTimes) > 1<<16 {
@@ -316,13 +325,21 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte, streamed b
 	}
 	// Decode tool calls first: a malformed one fails the chunk before anything
 	// of it is merged, as with encoding/json.
-	var calls [][]toolCallDelta
+	// The lists are decoded into r.calls, the previous chunk's lists, reused.
+	calls := r.calls[:0]
 	for i := range chs {
 		m := &chs[i].delta
 		if !m.present {
 			m = &chs[i].message
 		}
 		var tc []toolCallDelta
+		if i < cap(calls) {
+			// Emptied to its capacity: encoding/json decodes a repeated key's
+			// list into the elements there.
+			tc = calls[:i+1][i]
+			clear(tc[:cap(tc)])
+			tc = tc[:0]
+		}
 		for _, raw := range m.toolCalls {
 			if err := decodeToolCalls(raw, &tc); err != nil {
 				return fmt.Errorf("%w: tool_calls: %v", errMalformed, err)
@@ -330,6 +347,7 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte, streamed b
 		}
 		calls = append(calls, tc)
 	}
+	r.calls = calls
 	if e != nil {
 		r.noteError(e)
 	}
@@ -409,13 +427,30 @@ func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
 		case !streamed:
 			idx = r.tools.Len()
 		}
-		delta := toolcall.Delta{Index: idx, ID: d.ID, Type: d.Type, Name: d.Function.Name, Arguments: schemas.ArgumentsText(d.Function.Arguments)}
+		delta := toolcall.Delta{Index: idx, ID: d.ID, Type: d.Type, Name: d.Function.Name, Arguments: r.argumentsText(d.Function.Arguments)}
 		kept, ok := r.tools.Merge(delta, (*outputBudget)(r))
 		if ok && r.toolChunks > 1 {
 			r.tpotTools.Merge(kept, nil)
 		}
 	}
 	return true
+}
+
+// argumentsText is schemas.ArgumentsText(raw), the arguments' text, read as the
+// chunk's strings are: arguments streamed as a JSON string (raw a value the
+// chunk scanner or encoding/json accepted) are unquoted by internal/jsonscan,
+// without encoding/json, into a view that is valid until the next call; any
+// other value is schemas.ArgumentsText's.
+func (r *response) argumentsText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '"' {
+		return schemas.ArgumentsText(raw)
+	}
+	if body, ok := jsonscan.Verbatim(raw); ok {
+		return unsafeString(body)
+	}
+	r.args = jsonscan.AppendUnquote(r.args[:0], raw)
+	return unsafeString(r.args)
 }
 
 // outputBudget counts what a tool call keeps against the response's output
@@ -456,7 +491,7 @@ func (b *outputBudget) Arguments(s string) string {
 
 // toolCallsJSON returns the merged tool calls ordered by index as a JSON array,
 // "" when there are none.
-func (r *response) toolCallsJSON() string { return callsJSON(&r.tools, false) }
+func (r *response) toolCallsJSON() string { return r.callsJSON(&r.tools, false) }
 
 // tpotToolCallsJSON is the tpot_tool_calls value: when the response has tool
 // calls and neither content nor reasoning, its tool calls without the first
@@ -465,12 +500,12 @@ func (r *response) tpotToolCallsJSON() string {
 	if r.toolChunks == 0 || r.content.Len() > 0 || r.reasoning.Len() > 0 {
 		return ""
 	}
-	return callsJSON(&r.tpotTools, true)
+	return r.callsJSON(&r.tpotTools, true)
 }
 
 // callsJSON returns l's calls ordered by index as a JSON array; none are "[]"
-// with empty, else "".
-func callsJSON(l *toolcall.List, empty bool) string {
+// with empty, else "". It encodes into r's buffer, kept for the next turn.
+func (r *response) callsJSON(l *toolcall.List, empty bool) string {
 	calls := l.Calls()
 	if len(calls) == 0 {
 		if empty {
@@ -478,13 +513,17 @@ func callsJSON(l *toolcall.List, empty bool) string {
 		}
 		return ""
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
+	r.encoded.Reset()
+	enc := json.NewEncoder(&r.encoded)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(calls); err != nil {
 		return ""
 	}
-	return strings.TrimSuffix(b.String(), "\n")
+	out := string(bytes.TrimSuffix(r.encoded.Bytes(), []byte("\n")))
+	if r.encoded.Cap() > 1<<20 {
+		r.encoded = bytes.Buffer{} // give a huge answer's memory back
+	}
+	return out
 }
 
 // sseReader reads Server-Sent Events of a streamed chat completion. It tolerates

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/agentrace/agentrace/schemas"
 )
 
 func parseSSE(input string, oneByte bool) (*response, error) {
@@ -262,4 +264,24 @@ func BenchmarkReadCompletion(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// FuzzArgumentsText: a tool call's arguments read without encoding/json
+// (argumentsText) are schemas.ArgumentsText's, for any value encoding/json
+// accepts (the oracle: ArgumentsText decodes with encoding/json), escapes,
+// surrogates and invalid UTF-8 included.
+func FuzzArgumentsText(f *testing.F) {
+	for _, s := range []string{`"{\"path\": \"a.go\"}"`, `"plain"`, `""`, `"\ud83d\ude00 \u00e9 \/ \n"`, `"\ud800x"`, "\"\xff\"", `{"x": [1, 2]}`, `null`, ` "sp" `, `5`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			t.Skip()
+		}
+		var r response
+		got, want := r.argumentsText(raw), schemas.ArgumentsText(raw)
+		if got != want {
+			t.Fatalf("argumentsText(%q) = %q, ArgumentsText %q", raw, got, want)
+		}
+	})
 }
