@@ -117,7 +117,8 @@ func benchRecorded(env Env) (Row, error) {
 		turns, r, list("replay"), m, list("minimal"), salted, list("replay-salted"), peak["replay"], peak["minimal"], peak["replay-salted"],
 		simRate["replay"], simRate["minimal"], simRate["replay-salted"], loadAverage())
 	row.Ratio = fmt.Sprintf("%.2fx of goal; CPU/turn %.2fx minimal's, peak RSS %.2fx; salted %.2fx of goal", recordedGoalMs/r, r/m, peak["replay"]/peak["minimal"], recordedGoalMs/salted)
-	row.Met = r <= recordedGoalMs
+	// Met only when a real run (salted bodies) meets the goal too.
+	row.Met = r <= recordedGoalMs && salted <= recordedGoalMs
 	return row, nil
 }
 
