@@ -45,8 +45,8 @@ func benchDiff(env Env) (Row, error) {
 		var wg sync.WaitGroup
 		var ea, eb error
 		wg.Add(2)
-		go func() { defer wg.Done(); _, ea = datasets.Open(a) }()
-		go func() { defer wg.Done(); _, eb = datasets.Open(b) }()
+		go func() { defer wg.Done(); _, ea = datasets.Open(context.Background(), a) }()
+		go func() { defer wg.Done(); _, eb = datasets.Open(context.Background(), b) }()
 		wg.Wait()
 		return errors.Join(ea, eb)
 	}

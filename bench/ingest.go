@@ -251,7 +251,7 @@ func benchBody(env Env) (Row, error) {
 	if err := ingest.Files(context.Background(), dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
 		return row, err
 	}
-	d, err := datasets.Open(dir)
+	d, err := datasets.Open(context.Background(), dir)
 	if err != nil {
 		return row, err
 	}

@@ -117,7 +117,7 @@ func lagDataset(env Env) (*datasets.Dataset, error) {
 	if err := ingest.Files(context.Background(), dir, traces); err != nil {
 		return nil, err
 	}
-	d, err := datasets.Open(dir)
+	d, err := datasets.Open(context.Background(), dir)
 	if err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func sampleDataset(env Env, name string) (dir string, d *datasets.Dataset, err e
 			return "", nil, err
 		}
 	}
-	d, err = datasets.Open(dir)
+	d, err = datasets.Open(context.Background(), dir)
 	return dir, d, err
 }
 

@@ -78,7 +78,7 @@ func benchRecorded(env Env) (Row, error) {
 	if err := ingest.Files(context.Background(), dir, filepath.Join(env.Shared, "data", "deepswe-sample-20.jsonl")); err != nil {
 		return row, err
 	}
-	d, err := datasets.Open(dir)
+	d, err := datasets.Open(context.Background(), dir)
 	if err != nil {
 		return row, err
 	}
@@ -200,7 +200,7 @@ func runRecordedChild(side string) int {
 
 func recordedClient(side string) error {
 	ctx := context.Background()
-	d, err := datasets.Open(*recordedDataset)
+	d, err := datasets.Open(context.Background(), *recordedDataset)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func scoreDataset(env Env, name string, tiles int) (string, *datasets.Dataset, e
 	if err := ingest.Files(context.Background(), dir, tiled); err != nil {
 		return "", nil, err
 	}
-	d, err := datasets.Open(dir)
+	d, err := datasets.Open(context.Background(), dir)
 	return dir, d, err
 }
 

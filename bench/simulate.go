@@ -38,7 +38,7 @@ func fullSizeDataset(env Env) (*datasets.Dataset, error) {
 			return nil, err
 		}
 	}
-	return datasets.Open(dir)
+	return datasets.Open(context.Background(), dir)
 }
 
 // fullSizeOptions are the simulate settings both simulate rows model: the

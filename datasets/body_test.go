@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"path/filepath"
@@ -224,7 +225,7 @@ func TestWriterRoundTrip(t *testing.T) {
 	if m.Counts != (schemas.DatasetCounts{Conversations: 2, Coding: 2, Rows: 5, ClientTurns: 3, AssistantTurns: 2, Messages: 5}) {
 		t.Errorf("counts %+v", m.Counts)
 	}
-	d, err := Open(dir)
+	d, err := Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

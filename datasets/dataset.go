@@ -50,13 +50,9 @@ type wireData struct {
 }
 
 // Open reads the dataset directory dir: manifest.json and the three Parquet tables.
-// It checks that they agree with each other.
-func Open(dir string) (*Dataset, error) {
-	return OpenContext(context.Background(), dir)
-}
-
-// OpenContext is Open that stops, with ctx's error, once ctx is done.
-func OpenContext(ctx context.Context, dir string) (*Dataset, error) {
+// It checks that they agree with each other, and stops, with ctx's error, once ctx
+// is done.
+func Open(ctx context.Context, dir string) (*Dataset, error) {
 	d := &Dataset{Dir: dir}
 	mb, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {

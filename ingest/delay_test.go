@@ -44,7 +44,7 @@ func TestAbsurdDelayIsCapped(t *testing.T) {
 	if capped != 3 {
 		t.Errorf("%d cap warnings, want 3: %q", capped, m.Warnings)
 	}
-	d, err := datasets.Open(out)
+	d, err := datasets.Open(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func Export(ctx context.Context, o ExportOptions) error {
 		return fmt.Errorf("export: %w", err)
 	}
 	defer claim.Release()
-	d, err := datasets.OpenContext(ctx, o.Dataset)
+	d, err := datasets.Open(ctx, o.Dataset)
 	if err != nil {
 		return err
 	}

@@ -36,7 +36,7 @@ type PromptOptions struct {
 // Prompt writes the exact JSON request body replay sends for one client turn,
 // followed by a newline; with Verbose, the request headers come first.
 func Prompt(ctx context.Context, w io.Writer, o PromptOptions) error {
-	d, err := datasets.OpenContext(ctx, o.Dataset)
+	d, err := datasets.Open(ctx, o.Dataset)
 	if err != nil {
 		return err
 	}

@@ -260,7 +260,7 @@ func TestReferenceParityCorpus(t *testing.T) {
 				t.Errorf("no warning %q; warnings:\n%s", dev.warning, strings.Join(m.Warnings, "\n"))
 			}
 			fix := strings.NewReplacer(dev.replace...)
-			d, err := datasets.Open(out)
+			d, err := datasets.Open(context.Background(), out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -457,7 +457,7 @@ func TestReferenceSnapshotParity(t *testing.T) {
 		if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{snapPath}, SnapshotAsReference: true}); err != nil {
 			t.Fatal(err)
 		}
-		d, err := datasets.Open(out)
+		d, err := datasets.Open(context.Background(), out)
 		if err != nil {
 			t.Fatal(err)
 		}

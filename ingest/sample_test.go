@@ -26,7 +26,7 @@ func ingestFiles(t *testing.T, files ...string) *datasets.Dataset {
 	if err := Files(context.Background(), out, files...); err != nil {
 		t.Fatalf("ingest %v: %v", files, err)
 	}
-	d, err := datasets.Open(out)
+	d, err := datasets.Open(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -176,7 +176,7 @@ type StatsOptions struct {
 // WriteStats writes the statistics of a dataset directory to w, as a table or as
 // JSON.
 func WriteStats(ctx context.Context, w io.Writer, o StatsOptions) error {
-	d, err := datasets.OpenContext(ctx, o.Dataset)
+	d, err := datasets.Open(ctx, o.Dataset)
 	if err != nil {
 		return err
 	}

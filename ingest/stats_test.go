@@ -97,7 +97,7 @@ func TestISL(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{fixture}, isl: count, islName: "bytes"}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := datasets.Open(out)
+	d, err := datasets.Open(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +145,7 @@ func TestISLTokenizer(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{fixture}, Tokenizer: dir}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := datasets.Open(out)
+	d, err := datasets.Open(context.Background(), out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestISLIncremental(t *testing.T) {
 				if _, err := Run(context.Background(), Options{Out: out, Inputs: []string{input}, Tokenizer: dir, naiveISL: naive}); err != nil {
 					t.Fatal(err)
 				}
-				d, err := datasets.Open(out)
+				d, err := datasets.Open(context.Background(), out)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -64,7 +64,7 @@ func build(t *testing.T) *workspace {
 		t.Fatal(err)
 	}
 	var err error
-	if w.d, err = datasets.Open(dsDir); err != nil {
+	if w.d, err = datasets.Open(context.Background(), dsDir); err != nil {
 		t.Fatal(err)
 	}
 	srv, err := sim.New(sim.Config{Speedup: 2000, Dataset: w.d, Fidelity: 0.9, Seed: 5})

@@ -30,7 +30,7 @@ func TestSynthStatsMatchPublished(t *testing.T) {
 	if _, err := ingest.Run(ctx, ingest.Options{Out: filepath.Join(dir, "ds"), Inputs: []string{traces}}); err != nil {
 		t.Fatal(err)
 	}
-	d, err := datasets.Open(filepath.Join(dir, "ds"))
+	d, err := datasets.Open(context.Background(), filepath.Join(dir, "ds"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func sampleDataset(b testing.TB) *datasets.Dataset {
 		if sample.err = ingest.Files(context.Background(), sample.dir, path); sample.err != nil {
 			return
 		}
-		sample.d, sample.err = datasets.Open(sample.dir)
+		sample.d, sample.err = datasets.Open(context.Background(), sample.dir)
 	})
 	if sample.err != nil {
 		b.Fatal(sample.err)

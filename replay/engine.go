@@ -336,7 +336,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	d := opts.Data
 	if d == nil {
 		var err error
-		if d, err = datasets.OpenContext(ctx, opts.Dataset); err != nil {
+		if d, err = datasets.Open(ctx, opts.Dataset); err != nil {
 			return nil, fmt.Errorf("replay: %w", err)
 		}
 	}

@@ -56,7 +56,7 @@ func TestPerTurnStreaming(t *testing.T) {
 			if _, err := ingest.Run(context.Background(), ingest.Options{Out: ds, Inputs: []string{filepath.Join(root, "testdata", "refparity", tc.file+".jsonl")}}); err != nil {
 				t.Fatal(err)
 			}
-			d, err := datasets.Open(ds)
+			d, err := datasets.Open(context.Background(), ds)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -52,7 +52,7 @@ func (s *islSource) dataset(dir string) (*datasets.Dataset, error) {
 	if err, ok := s.failed[dir]; ok {
 		return nil, err
 	}
-	d, err := datasets.OpenContext(s.ctx, dir)
+	d, err := datasets.Open(s.ctx, dir)
 	if err != nil {
 		s.failed[dir] = err
 		return nil, err

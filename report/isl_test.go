@@ -23,7 +23,7 @@ func TestISLFromDataset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := datasets.Open(dir)
+	d, err := datasets.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

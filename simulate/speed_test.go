@@ -15,7 +15,7 @@ func BenchmarkDataset(b *testing.B) {
 	if dir == "" {
 		b.Skip("AGENTRACE_SIM_DATASET not set")
 	}
-	d, err := datasets.Open(dir)
+	d, err := datasets.Open(context.Background(), dir)
 	if err != nil {
 		b.Fatal(err)
 	}

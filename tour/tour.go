@@ -254,7 +254,7 @@ func (t *tour) makeDataset(ctx context.Context) error {
 	if _, err := ingest.Run(ctx, ingest.Options{Out: t.dsDir, Inputs: []string{tracePath}, Overwrite: true}); err != nil {
 		return err
 	}
-	if t.d, err = datasets.OpenContext(ctx, t.dsDir); err != nil {
+	if t.d, err = datasets.Open(ctx, t.dsDir); err != nil {
 		return err
 	}
 	st, err := ingest.ComputeStats(ctx, t.d)

@@ -127,7 +127,7 @@ func datasetDir(ctx context.Context, path string, log io.Writer) (dir, source st
 		cache = filepath.Join(base, "agentrace")
 	}
 	dir = filepath.Join(cache, "datasets", hex.EncodeToString(h.Sum(nil))[:16])
-	if _, err := datasets.Open(dir); err == nil {
+	if _, err := datasets.Open(ctx, dir); err == nil {
 		fmt.Fprintf(log, "agentrace: dataset %s: the trace file's dataset from the cache, %s\n", path, dir)
 		return dir, path, nil
 	}

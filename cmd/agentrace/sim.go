@@ -99,7 +99,7 @@ func runSim(ctx context.Context, o simOptions) error {
 	cfg := sim.Config{Profile: p, Speedup: o.speedup, Fidelity: o.fidelity, Faults: faults, Seed: int64(o.seed),
 		Output: sim.OutputLength{Mean: o.outMean, Sigma: o.outSigma, Min: o.outMin, Max: o.outMax}, MaxConnections: o.maxConns}
 	if o.dataset != "" {
-		if cfg.Dataset, err = datasets.OpenContext(ctx, o.dataset); err != nil {
+		if cfg.Dataset, err = datasets.Open(ctx, o.dataset); err != nil {
 			return err
 		}
 	}

@@ -131,7 +131,7 @@ func simulateOptions(ctx context.Context, c *cli.Command) (simulate.Options, err
 		return o, usageErrorf("--delay-scale must be >= 0 and --fidelity in [0, 1]")
 	}
 	if dir != "" {
-		if o.Data, err = datasets.OpenContext(ctx, dir); err != nil {
+		if o.Data, err = datasets.Open(ctx, dir); err != nil {
 			return o, err
 		}
 	}

@@ -237,7 +237,7 @@ type Options struct {
 
 // Build computes a dataset's card.
 func Build(ctx context.Context, o Options) (*Card, error) {
-	d, err := datasets.OpenContext(ctx, o.Dataset)
+	d, err := datasets.Open(ctx, o.Dataset)
 	if err != nil {
 		return nil, err
 	}

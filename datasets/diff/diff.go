@@ -248,7 +248,7 @@ func joinAnd(s []string) string {
 
 // load opens a dataset and digests its conversations in parallel.
 func load(ctx context.Context, dir string) (side, error) {
-	d, err := datasets.OpenContext(ctx, dir)
+	d, err := datasets.Open(ctx, dir)
 	if err != nil {
 		return side{}, err
 	}

@@ -44,7 +44,7 @@ func TestDiffSampleWithKnownChanges(t *testing.T) {
 		t.Fatalf("same %v, %d added, %d removed, %d changed, %d unchanged, order %+v, warnings %v; want 1, 1, 2, 17",
 			r.Same, r.Added, r.Removed, r.Changed, r.Unchanged, r.Order, r.Warnings)
 	}
-	da, err := datasets.Open(a)
+	da, err := datasets.Open(context.Background(), a)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -182,7 +182,7 @@ func ReadParquet[T any](ctx context.Context, path string) ([]T, error) {
 	return rows, err
 }
 
-// parquetStep is how many rows ReadParquetContext decodes between two looks at its
+// parquetStep is how many rows ReadParquet decodes between two looks at its
 // context: a table's pages are read first, then decoded without further reads, and
 // decoding a large table whole takes seconds.
 const parquetStep = 4096

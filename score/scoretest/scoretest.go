@@ -93,7 +93,7 @@ func Ingest(tb testing.TB, out string, traces ...string) *datasets.Dataset {
 	if err := ingest.Files(context.Background(), out, traces...); err != nil {
 		tb.Fatal(err)
 	}
-	d, err := datasets.Open(out)
+	d, err := datasets.Open(context.Background(), out)
 	if err != nil {
 		tb.Fatal(err)
 	}
