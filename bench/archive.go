@@ -9,12 +9,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -223,7 +220,7 @@ func benchEventsRSS(env Env) (Row, error) {
 
 // eventLogRSS is a peak-RSS row: a 2 GB event log written into the run folder
 // env.Work/sub, which this binary's child process (childFlag) reads whole, and
-// the child's peak RSS (as the kernel counts it) against 500 MB; did says what the
+// the child's own peak RSS (runChild) against 500 MB; did says what the
 // child did ("scanned").
 func eventLogRSS(env Env, name, sub, childFlag, did string) (Row, error) {
 	row := Row{Name: name, Goal: "< 500 MB"}
@@ -232,37 +229,15 @@ func eventLogRSS(env Env, name, sub, childFlag, did string) (Row, error) {
 		return row, err
 	}
 	defer os.RemoveAll(dir)
-	out, rssMB, took, err := childPeakRSS(env, childFlag, dir)
+	out, use, err := runChild(env, true, childFlag, dir)
 	if err != nil {
 		return row, err
 	}
+	out, rssMB, took := strings.TrimSpace(out), use.rssMB, use.took
 	row.Measured = fmt.Sprintf("%.2f GB %s in %.1f s (%s): peak RSS %.0f MB", float64(size)/1e9, did, took.Seconds(), out, rssMB)
 	row.Ratio = fmt.Sprintf("%.2fx", 500/rssMB)
 	row.Met = rssMB < 500
 	return row, nil
-}
-
-// childPeakRSS runs this bench binary again with flag and arg (a row's child
-// process) in the repository root and returns what it printed, its peak RSS in MB
-// as the kernel counts it, and how long it ran.
-func childPeakRSS(env Env, flag, arg string) (out string, rssMB float64, took time.Duration, err error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", 0, 0, err
-	}
-	start := time.Now()
-	cmd := exec.Command(self, flag, arg)
-	cmd.Dir = env.Root
-	b, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", 0, 0, fmt.Errorf("child: %v: %s", err, b)
-	}
-	took = time.Since(start)
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return "", 0, 0, errors.New("no rusage for the child")
-	}
-	return strings.TrimSpace(string(b)), float64(ru.Maxrss) / 1024, took, nil // Maxrss is in KiB on Linux
 }
 
 // runScanChild is the RSS row's child: both scans of one run folder's event log.

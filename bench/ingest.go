@@ -78,8 +78,11 @@ func benchIngest(env Env) (Row, error) {
 		median(m.ours).Seconds(), secondsList(m.ours), median(m.ourCPU).Seconds(), float64(m.rss)/1e6, rssX,
 		median(m.duck).Seconds(), secondsList(m.duck), median(m.duckCPU).Seconds(), float64(size)/1e6,
 		median(d.ours).Seconds(), median(d.ourCPU).Seconds(), median(d.duck).Seconds(), d.ratio(), loadAverage())
+	if m.rss <= m.benchPeak {
+		row.Measured += fmt.Sprintf("; agentrace's peak RSS not known: the kernel's count is this bench's own peak, %.0f MB", float64(m.benchPeak)/1e6)
+	}
 	row.Ratio = fmt.Sprintf("%.2fx", ratio)
-	row.Met = ratio >= 1.5 && rssX < 2
+	row.Met = ratio >= 1.5 && rssX < 2 && m.rss > m.benchPeak
 	return row, nil
 }
 
@@ -87,6 +90,10 @@ func benchIngest(env Env) (Row, error) {
 type ingestTimes struct {
 	ours, duck, ourCPU, duckCPU []time.Duration
 	rss                         int64 // agentrace's peak
+	// benchPeak is this process's own peak RSS when it started agentrace: the
+	// kernel's count for the child is at least that (runChild), so rss tells
+	// agentrace's own peak only when it is larger.
+	benchPeak int64
 }
 
 func (t ingestTimes) ratio() float64 { return median(t.duck).Seconds() / median(t.ours).Seconds() }
@@ -100,6 +107,7 @@ func ingestVsDuckDB(env Env, bin, input string) (ingestTimes, error) {
 		cmd := exec.Command(bin, "ingest", "--out", out, input)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
+		t.benchPeak = max(t.benchPeak, ownPeakRSS())
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
 			return t, fmt.Errorf("agentrace ingest: %v\n%s", err, stderr.Bytes())

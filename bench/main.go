@@ -93,6 +93,9 @@ func run() int {
 	out := flag.String("out", "bench.md", "write the Markdown table here")
 	only := flag.String("only", "", "run only rows whose name contains this (comma-separated): "+strings.Join(names(), ", "))
 	flag.Parse()
+	if *scanChild != "" || *auditChild != "" || *recordedChild != "" {
+		defer reportPeakRSS()
+	}
 	if *scanChild != "" {
 		return runScanChild(*scanChild)
 	}

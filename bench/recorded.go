@@ -8,11 +8,9 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -43,13 +41,6 @@ var (
 type recordedResult struct {
 	Turns int64 `json:"turns"`
 	OK    int64 `json:"ok"`
-}
-
-// clientUsage is what one child process used: CPU time and peak RSS, as the
-// kernel counts them.
-type clientUsage struct {
-	cpu   time.Duration
-	rssMB float64
 }
 
 // benchRecorded replays the shared sample (13 passes, 260 trajectories) at 256
@@ -143,7 +134,7 @@ func recordedRun(env Env, d *datasets.Dataset, dir, side, prof string) (recorded
 	if prof != "" {
 		args = append(args, "-recorded-cpuprofile", prof)
 	}
-	out, use, err := childUsage(env, args...)
+	out, use, err := runChild(env, false, args...)
 	simCPU := cpuTime() - cpu0
 	if err != nil {
 		return res, use, 0, err
@@ -152,27 +143,6 @@ func recordedRun(env Env, d *datasets.Dataset, dir, side, prof string) (recorded
 		return res, use, 0, fmt.Errorf("child printed %q: %w", out, err)
 	}
 	return res, use, simCPU, nil
-}
-
-// childUsage runs this bench binary again with args (a row's child process) in
-// the repository root and returns what it printed and what it used.
-func childUsage(env Env, args ...string) (string, clientUsage, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return "", clientUsage{}, err
-	}
-	cmd := exec.Command(self, args...)
-	cmd.Dir = env.Root
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return "", clientUsage{}, fmt.Errorf("child: %v: %s", err, b)
-	}
-	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return "", clientUsage{}, errors.New("no rusage for the child")
-	}
-	return string(b), clientUsage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), rssMB: float64(ru.Maxrss) / 1024}, nil // Maxrss is in KiB on Linux
 }
 
 // runRecordedChild is the recorded row's child: one client's run.
