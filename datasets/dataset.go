@@ -54,7 +54,7 @@ type wireData struct {
 // is done.
 func Open(ctx context.Context, dir string) (*Dataset, error) {
 	d := &Dataset{Dir: dir}
-	mb, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
+	mb, err := infile.ReadFile(ctx, filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: %w", dir, err)
 	}

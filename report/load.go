@@ -204,7 +204,7 @@ func FoldRun(m schemas.RunManifest, recs []schemas.TurnRecord, tok TokenCounter,
 }
 
 func readScores(dir string) (*schemas.Scores, error) {
-	b, err := infile.ReadFile(filepath.Join(dir, schemas.ScoresFile), infile.LargeFile)
+	b, err := infile.ReadFile(context.Background(), filepath.Join(dir, schemas.ScoresFile), infile.LargeFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

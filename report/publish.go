@@ -223,7 +223,7 @@ func writePublished(path string, data []byte, ours func(string) bool, inputs ...
 // isOurJSON recognizes a published JSON file agentrace wrote: an object with an
 // "agentrace" member naming its tool version.
 func isOurJSON(path string) bool {
-	b, err := infile.ReadFile(path, infile.LargeFile)
+	b, err := infile.ReadFile(context.Background(), path, infile.LargeFile)
 	if err != nil {
 		return false
 	}
@@ -236,12 +236,12 @@ func isOurJSON(path string) bool {
 }
 
 func isOurPointYAML(path string) bool {
-	b, err := infile.ReadFile(path, 1<<20)
+	b, err := infile.ReadFile(context.Background(), path, 1<<20)
 	return err == nil && bytes.HasPrefix(b, []byte("# Draft point.yaml (MLPerf Endpoints rules §8.3) written by agentrace"))
 }
 
 func isOurSweepSummary(path string) bool {
-	b, err := infile.ReadFile(path, infile.LargeFile)
+	b, err := infile.ReadFile(context.Background(), path, infile.LargeFile)
 	if err != nil {
 		return false
 	}
@@ -313,7 +313,7 @@ func datasetClientTurns(dir string) any {
 	if dir == "" {
 		return nil
 	}
-	b, err := infile.ReadFile(filepath.Join(dir, schemas.RunManifestFile), 1<<20)
+	b, err := infile.ReadFile(context.Background(), filepath.Join(dir, schemas.RunManifestFile), 1<<20)
 	if err != nil {
 		return nil
 	}

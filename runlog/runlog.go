@@ -498,7 +498,7 @@ func AppendRecords(dst []schemas.TurnRecord, rec arrow.RecordBatch) ([]schemas.T
 func ReadManifest(runDir string) (schemas.RunManifest, error) {
 	var m schemas.RunManifest
 	p := filepath.Join(runDir, schemas.RunManifestFile)
-	data, err := infile.ReadFile(p, infile.SmallFile)
+	data, err := infile.ReadFile(context.Background(), p, infile.SmallFile)
 	if err != nil {
 		return m, fmt.Errorf("read run manifest: %w", err)
 	}

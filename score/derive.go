@@ -141,7 +141,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*rulesets.Ruleset, err
 			if res.Incomplete {
 				return nil, fmt.Errorf("derive: SWE-bench report %q is incomplete: %d of %d instances submitted", p, res.Submitted, res.Evaluated)
 			}
-			data, err := infile.ReadFile(p, infile.SmallFile)
+			data, err := infile.ReadFile(ctx, p, infile.SmallFile)
 			if err != nil {
 				return nil, fmt.Errorf("derive: %w", err)
 			}
@@ -496,7 +496,7 @@ var RulesetKind = outguard.Kind{Name: "ruleset", Folder: false}
 
 // isDerivedRuleset recognizes a ruleset file agentrace derived.
 func isDerivedRuleset(path string) bool {
-	data, err := infile.ReadFile(path, infile.SmallFile)
+	data, err := infile.ReadFile(context.Background(), path, infile.SmallFile)
 	if err != nil {
 		return false
 	}

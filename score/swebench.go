@@ -2,6 +2,7 @@ package score
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -27,7 +28,7 @@ const DefaultSWEBenchEvaluated = 200
 // run that did not succeed is refused.
 func ReadSWEBenchReport(path string, evaluated int) (*schemas.SWEBenchResult, []string, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		data, err := infile.ReadFile(filepath.Join(path, schemas.SWEBenchRunFile), infile.SmallFile)
+		data, err := infile.ReadFile(context.Background(), filepath.Join(path, schemas.SWEBenchRunFile), infile.SmallFile)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read SWE-bench run: %w", err)
 		}
@@ -43,7 +44,7 @@ func ReadSWEBenchReport(path string, evaluated int) (*schemas.SWEBenchResult, []
 		}
 		path, evaluated = filepath.Join(path, "swe_bench_results.json"), run.Evaluated
 	}
-	data, err := infile.ReadFile(path, infile.LargeFile)
+	data, err := infile.ReadFile(context.Background(), path, infile.LargeFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read SWE-bench report: %w", err)
 	}

@@ -153,7 +153,7 @@ func conversationExpectations(msgs []truthMessage) []*Expectation {
 // columns of messages.parquet it needs.
 func readTruthDir(ctx context.Context, dir string) (*Truth, error) {
 	var m schemas.DatasetManifest
-	data, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
+	data, err := infile.ReadFile(ctx, filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: %w", dir, err)
 	}

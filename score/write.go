@@ -33,7 +33,7 @@ func scoresOutputs(runDir string, overwrite bool) []outguard.Output {
 // footer for a mark: a JSON object with agentrace's own members schema_version,
 // verdict and run beside the reference scorer's.
 func isScoresJSON(path string) bool {
-	b, err := infile.ReadFile(path, infile.LargeFile)
+	b, err := infile.ReadFile(context.Background(), path, infile.LargeFile)
 	if err != nil {
 		return false
 	}

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,7 +209,7 @@ func pythonTokenizer(dir string, c *config) string {
 // "default" is taken).
 func templateSource(dir string, c *config) (src, from string, err error) {
 	path := filepath.Join(dir, TemplateFile)
-	if data, err := infile.ReadFile(path, infile.SmallFile); err == nil {
+	if data, err := infile.ReadFile(context.Background(), path, infile.SmallFile); err == nil {
 		return string(data), TemplateFile, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", "", fmt.Errorf("load chat template %q: %w", path, err)

@@ -118,7 +118,7 @@ func tokenizeFiles(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bu
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		data, err := infile.ReadFileContext(ctx, f, infile.LargeFile)
+		data, err := infile.ReadFile(ctx, f, infile.LargeFile)
 		if err != nil {
 			return fmt.Errorf("tokenize: %w", err)
 		}

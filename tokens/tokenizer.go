@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -351,7 +352,7 @@ var errTruncated = errors.New("file is empty or truncated")
 // infile.ReadFile) into v and returns its bytes: an empty file is errTruncated,
 // one that does not parse says it may be cut short.
 func readJSONFile(path string, limit int64, v any) ([]byte, error) {
-	data, err := infile.ReadFile(path, limit)
+	data, err := infile.ReadFile(context.Background(), path, limit)
 	if err != nil {
 		return nil, err
 	}

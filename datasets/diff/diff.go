@@ -210,7 +210,7 @@ func readManifest(dir string) (schemas.DatasetManifest, error) {
 	if !st.IsDir() {
 		return m, fmt.Errorf("dataset %q is not a dataset directory (ingest a trace file first: agentrace ingest --out DIR FILE)", dir)
 	}
-	data, err := infile.ReadFile(filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
+	data, err := infile.ReadFile(context.Background(), filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
 		return m, fmt.Errorf("dataset %q: %w", dir, err)
 	}

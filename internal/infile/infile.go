@@ -5,7 +5,7 @@
 // Use it for every input path a user (or a manifest) names:
 //
 //	f, err := infile.Open(path)                       // *os.File of a regular file
-//	data, err := infile.ReadFile(path, infile.SmallFile) // at most 64 MiB, else ErrTooLarge
+//	data, err := infile.ReadFile(ctx, path, infile.SmallFile) // at most 64 MiB, else ErrTooLarge
 //
 // Open never blocks: the file is opened with O_NONBLOCK (so that a FIFO without a
 // writer cannot hang the open), checked with fstat on the opened descriptor (no
@@ -90,19 +90,15 @@ func Check(path string) error {
 	return nil
 }
 
-// ReadFile reads the whole of the regular file path, refusing one larger than
-// limit bytes (the error wraps ErrTooLarge). A file that grows while it is read is
-// cut off at limit+1 bytes and refused the same way.
-func ReadFile(path string, limit int64) ([]byte, error) {
-	return ReadFileContext(context.Background(), path, limit)
-}
-
 // readChunk is the most one read asks for: a read of hundreds of MB takes a
 // second or more, which an interrupt should not wait for.
 const readChunk = 16 << 20
 
-// ReadFileContext is ReadFile that stops, with ctx's error, once ctx is done.
-func ReadFileContext(ctx context.Context, path string, limit int64) ([]byte, error) {
+// ReadFile reads the whole of the regular file path, refusing one larger than
+// limit bytes (the error wraps ErrTooLarge). A file that grows while it is read is
+// cut off at limit+1 bytes and refused the same way. It stops, with ctx's error,
+// once ctx is done.
+func ReadFile(ctx context.Context, path string, limit int64) ([]byte, error) {
 	f, st, err := open(path)
 	if err != nil {
 		return nil, err

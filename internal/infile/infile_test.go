@@ -40,7 +40,7 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		}
 		for name, call := range map[string]func() error{
 			"Open":     func() error { f, err := Open(tc.path); f.Close(); return err },
-			"ReadFile": func() error { _, err := ReadFile(tc.path, SmallFile); return err },
+			"ReadFile": func() error { _, err := ReadFile(t.Context(), tc.path, SmallFile); return err },
 			"Check":    func() error { return Check(tc.path) },
 		} {
 			done := make(chan error, 1)
@@ -65,10 +65,10 @@ func TestReadFileLimit(t *testing.T) {
 	if err := os.WriteFile(p, []byte("0123456789"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if b, err := ReadFile(p, 10); err != nil || string(b) != "0123456789" {
+	if b, err := ReadFile(t.Context(), p, 10); err != nil || string(b) != "0123456789" {
 		t.Fatalf("ReadFile at the limit = %q, %v", b, err)
 	}
-	if _, err := ReadFile(p, 9); !errors.Is(err, ErrTooLarge) {
+	if _, err := ReadFile(t.Context(), p, 9); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("ReadFile over the limit: %v, want ErrTooLarge", err)
 	}
 	f, err := Open(p)
@@ -80,7 +80,7 @@ func TestReadFileLimit(t *testing.T) {
 	if n, err := f.Read(buf); n != 4 || err != nil {
 		t.Fatalf("read %d, %v", n, err)
 	}
-	if _, err := ReadFile(filepath.Join(dir, "missing"), 10); !errors.Is(err, os.ErrNotExist) {
+	if _, err := ReadFile(t.Context(), filepath.Join(dir, "missing"), 10); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package rulesets
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -291,7 +292,7 @@ func Load(nameOrFile string) (Ruleset, error) {
 			return r, nil
 		}
 	}
-	data, err := infile.ReadFile(nameOrFile, infile.SmallFile)
+	data, err := infile.ReadFile(context.Background(), nameOrFile, infile.SmallFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Ruleset{}, fmt.Errorf("load ruleset %q: no embedded ruleset by that name (see `agentrace rulesets`) and no such file", nameOrFile)
