@@ -78,10 +78,10 @@ var benches = []bench{
 	{"simulate", ">= 2,000 turns/s", benchSimulate},
 	{"simulate-sweep", "the full-size sweep to c=1024 within 60 s wall", benchSimulateSweep},
 	{"score", "30,000 turns in < 2 s", benchScore},
-	{"rescore", "2 jobs >= 1.7x faster than 1", benchRescore},
+	{"rescore", "2 jobs >= 1.8x faster than 1", benchRescore},
 	{"events-scan", ">= 300 MB/s per core each", benchEventsScan},
 	{"events-rss", "< 500 MB", benchEventsRSS},
-	{"rescore-tree", ">= 1.7x (1-job time / 2-job time)", benchRescoreTree},
+	{"rescore-tree", ">= 1.8x (1-job time / 2-job time)", benchRescoreTree},
 	{"audit-scan", ">= 300 MB/s per core on the scan", benchAuditScan},
 	{"audit-rss", "< 500 MB", benchAuditRSS},
 }
