@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/toolcall"
@@ -233,14 +234,11 @@ func (r *response) warnings(streamed, ok bool) string {
 	return strings.Join(parts, "; ")
 }
 
+// toolCallDelta is one tool call of a chunk's delta: the wire form of a tool
+// call with the index that says which call of the turn it continues.
 type toolCallDelta struct {
-	Index    *int   `json:"index"`
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-	} `json:"function"`
+	Index *int `json:"index"`
+	datasets.WireToolCall
 }
 
 type usage struct {
