@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/format"
@@ -107,7 +108,7 @@ func ingestVsDuckDB(env Env, bin, input string) (ingestTimes, error) {
 		cmd := exec.Command(bin, "ingest", "--out", out, input)
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
-		t.benchPeak = max(t.benchPeak, ownPeakRSS())
+		t.benchPeak = max(t.benchPeak, testenv.PeakRSS("/proc/self/status"))
 		start := time.Now()
 		if err := cmd.Run(); err != nil {
 			return t, fmt.Errorf("agentrace ingest: %v\n%s", err, stderr.Bytes())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -9,9 +8,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // A child's peak RSS as the kernel counts it for the parent (wait4's ru_maxrss)
@@ -23,31 +23,10 @@ import (
 // /proc (then it may be the parent's).
 const peakRSSEnv = "AGENTRACE_BENCH_PEAK_RSS_FILE"
 
-// ownPeakRSS is this process's peak resident set in bytes (VmHWM), 0 where
-// /proc/self/status does not say.
-func ownPeakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
-		}
-	}
-	return 0
-}
-
 // reportPeakRSS is a child's last step: its own peak RSS into the parent's file.
 func reportPeakRSS() {
 	if path := os.Getenv(peakRSSEnv); path != "" {
-		_ = os.WriteFile(path, []byte(strconv.FormatInt(ownPeakRSS(), 10)), 0o644)
+		_ = os.WriteFile(path, []byte(strconv.FormatInt(testenv.PeakRSS("/proc/self/status"), 10)), 0o644)
 	}
 }
 
