@@ -339,8 +339,8 @@ func TestReferenceParityCorpus(t *testing.T) {
 					}
 					got := string(d.AppendBody(nil, tr, o))
 					if want := fix.Replace(rt.Body); got != want {
-						i := diffAt(got, want)
-						t.Errorf("%s: %s turn %d body differs at byte %d:\n  agentrace: %s\n  reference: %s", vn, id, rt.Turn, i, around(got, i), around(want, i))
+						i := testenv.DiffAt(got, want)
+						t.Errorf("%s: %s turn %d body differs at byte %d:\n  agentrace: %s\n  reference: %s", vn, id, rt.Turn, i, testenv.Around(got, i), testenv.Around(want, i))
 						continue
 					}
 					if sid := datasets.SessionID(id, 1); fix.Replace(`"`+rt.Headers["X-Session-ID"]+`"`) != `"`+sid+`"` {
@@ -366,19 +366,6 @@ func TestReferenceParityCorpus(t *testing.T) {
 	if fastDelays == 0 {
 		t.Error("no delay read differently by pandas' fast float reader: the corpus lost its float-delay file")
 	}
-}
-
-func diffAt(a, b string) int {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	return i
-}
-
-func around(s string, i int) string {
-	lo, hi := max(0, i-80), min(len(s), i+80)
-	return s[lo:hi]
 }
 
 // TestReferenceSnapshotParity: the shared snapshot sample, converted by agentrace's

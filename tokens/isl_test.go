@@ -7,6 +7,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/internal/testenv"
 )
 
 // islKwargs are the chat_template_kwargs the equivalence tests render with: none,
@@ -67,8 +69,8 @@ func checkCounter(t *testing.T, tok *Tokenizer, name string, frags []json.RawMes
 		if text, ok := textCheck.renderQwen3(msgs, tools); ok {
 			ref, err := tok.Render(NormalizeToolCallArguments(joinMessages(msgs)), tools, true, kw)
 			if err != nil || text != ref {
-				at := diffAt(text, ref)
-				t.Errorf("%s, %d messages, kwargs %v: native text differs from Render at byte %d (%v):\n  native: %q\n  render: %q", name, k, kw, at, err, around(text, at), around(ref, at))
+				at := testenv.DiffAt(text, ref)
+				t.Errorf("%s, %d messages, kwargs %v: native text differs from Render at byte %d (%v):\n  native: %q\n  render: %q", name, k, kw, at, err, testenv.Around(text, at), testenv.Around(ref, at))
 			}
 		}
 	}

@@ -235,8 +235,8 @@ func TestQwen36ByModelID(t *testing.T) {
 		case err != nil:
 			t.Fatalf("%s: %v", what[i], err)
 		case got != *want[i].Text:
-			at := diffAt(got, *want[i].Text)
-			t.Errorf("%s: render differs from Jinja2 at byte %d:\n  go:     %q\n  jinja2: %q", what[i], at, around(got, at), around(*want[i].Text, at))
+			at := testenv.DiffAt(got, *want[i].Text)
+			t.Errorf("%s: render differs from Jinja2 at byte %d:\n  go:     %q\n  jinja2: %q", what[i], at, testenv.Around(got, at), testenv.Around(*want[i].Text, at))
 		}
 		if r.AddGenerationPrompt {
 			isl++

@@ -169,7 +169,7 @@ func compareRenders(t *testing.T, tok *Tokenizer, template string, reqs []render
 		case err != nil:
 			t.Errorf("request %d: %v", i, err)
 		case got != *want[i].Text:
-			t.Errorf("request %d differs from Jinja2 at byte %d:\n  go:     %q\n  jinja2: %q", i, diffAt(got, *want[i].Text), around(got, diffAt(got, *want[i].Text)), around(*want[i].Text, diffAt(got, *want[i].Text)))
+			t.Errorf("request %d differs from Jinja2 at byte %d:\n  go:     %q\n  jinja2: %q", i, testenv.DiffAt(got, *want[i].Text), testenv.Around(got, testenv.DiffAt(got, *want[i].Text)), testenv.Around(*want[i].Text, testenv.DiffAt(got, *want[i].Text)))
 		default:
 			equal++
 			texts = append(texts, got)
@@ -177,19 +177,6 @@ func compareRenders(t *testing.T, tok *Tokenizer, template string, reqs []render
 	}
 	t.Logf("%s: %d of %d renders equal to Jinja2", filepath.Base(template), equal, len(reqs))
 	return texts
-}
-
-func diffAt(a, b string) int {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	return i
-}
-
-func around(s string, i int) string {
-	lo, hi := max(0, i-60), min(len(s), i+60)
-	return s[lo:hi]
 }
 
 // TestRenderMatchesJinja2 renders the Qwen3 template for prefixes of every

@@ -143,3 +143,19 @@ func JSModule(t testing.TB, name string) (dir, node string) {
 	}
 	return dir, node
 }
+
+// DiffAt is the byte offset where a and b first differ (the shorter one's length
+// when one is a prefix of the other).
+func DiffAt(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// Around is s within 80 bytes of offset i, for showing where two texts differ.
+func Around(s string, i int) string {
+	lo, hi := max(0, min(i, len(s))-80), min(len(s), i+80)
+	return s[lo:hi]
+}
