@@ -106,20 +106,8 @@ func DecodeStringCanonical(raw []byte) (s string, canonical, ok bool) {
 // the same bytes, the bytes the reference client's msgspec encoder writes for it.
 // raw must be valid JSON.
 func AppendCompact(dst []byte, raw []byte) []byte {
-	dst, _ = appendValue(dst, raw, skipSpace(raw, 0))
+	dst, _ = appendValue(dst, raw, jsonscan.SkipSpace(raw, 0))
 	return dst
-}
-
-func skipSpace(raw []byte, i int) int {
-	for i < len(raw) {
-		switch raw[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
 }
 
 // appendValue appends the value starting at raw[i] and returns the offset after it.
@@ -141,18 +129,18 @@ func appendValue(dst, raw []byte, i int) ([]byte, int) {
 		return appendObjectValue(dst, raw, i)
 	case '[':
 		dst = append(dst, '[')
-		i = skipSpace(raw, i+1)
+		i = jsonscan.SkipSpace(raw, i+1)
 		if i < len(raw) && raw[i] == ']' {
 			return append(dst, ']'), i + 1
 		}
 		for i < len(raw) {
 			dst, i = appendValue(dst, raw, i)
-			i = skipSpace(raw, i)
+			i = jsonscan.SkipSpace(raw, i)
 			if i >= len(raw) || raw[i] == ']' {
 				return append(dst, ']'), i + 1
 			}
 			dst = append(dst, ',')
-			i = skipSpace(raw, i+1)
+			i = jsonscan.SkipSpace(raw, i+1)
 		}
 		return append(dst, ']'), i
 	case 't', 'f', 'n':
@@ -184,7 +172,7 @@ func appendObjectValue(dst, raw []byte, i int) ([]byte, int) {
 	var buf [8]member
 	ms := buf[:0]
 	dup := false
-	i = skipSpace(raw, i+1)
+	i = jsonscan.SkipSpace(raw, i+1)
 	for i < len(raw) && raw[i] != '}' {
 		j := jsonscan.StringEnd(raw, i)
 		tok := raw[i:j]
@@ -214,14 +202,14 @@ func appendObjectValue(dst, raw []byte, i int) ([]byte, int) {
 			dst = AppendString(dst, key)
 		}
 		dst = append(dst, ':')
-		i = skipSpace(raw, j)
-		i = skipSpace(raw, i+1) // the colon
+		i = jsonscan.SkipSpace(raw, j)
+		i = jsonscan.SkipSpace(raw, i+1) // the colon
 		vstart := len(dst)
 		dst, i = appendValue(dst, raw, i)
 		ms = append(ms, member{key: key, start: start, end: len(dst), vstart: vstart})
-		i = skipSpace(raw, i)
+		i = jsonscan.SkipSpace(raw, i)
 		if i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
+			i = jsonscan.SkipSpace(raw, i+1)
 		}
 	}
 	dst = append(dst, '}')

@@ -106,7 +106,7 @@ func (s *Scanner) Pos() int { return s.pos }
 // NUL byte also reads as 0; it is never valid outside a string, so Peek suits
 // choosing how to read the next value, and End tells whether the input ended.
 func (s *Scanner) Peek() byte {
-	s.pos = skipSpace(s.data, s.pos)
+	s.pos = SkipSpace(s.data, s.pos)
 	if s.pos >= len(s.data) {
 		return 0
 	}
@@ -115,7 +115,7 @@ func (s *Scanner) Peek() byte {
 
 // End skips whitespace and reports an error unless the input ends there.
 func (s *Scanner) End() error {
-	if s.pos = skipSpace(s.data, s.pos); s.pos < len(s.data) {
+	if s.pos = SkipSpace(s.data, s.pos); s.pos < len(s.data) {
 		return s.errAt(s.pos, "trailing data after the value")
 	}
 	return nil
@@ -123,7 +123,7 @@ func (s *Scanner) End() error {
 
 // Value reads one value and returns its bytes.
 func (s *Scanner) Value() ([]byte, error) {
-	i := skipSpace(s.data, s.pos)
+	i := SkipSpace(s.data, s.pos)
 	end, err := s.skip(i)
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (s *Scanner) Document() ([]byte, error) {
 // String reads a value that must be a string and returns its token, quotes
 // included (Unquote decodes it).
 func (s *Scanner) String() ([]byte, error) {
-	i := skipSpace(s.data, s.pos)
+	i := SkipSpace(s.data, s.pos)
 	if i >= len(s.data) || s.data[i] != '"' {
 		return nil, s.errFound(i, "a string")
 	}
@@ -159,7 +159,7 @@ func (s *Scanner) String() ([]byte, error) {
 
 // Null reads a null if one comes next and reports whether it did.
 func (s *Scanner) Null() bool {
-	i := skipSpace(s.data, s.pos)
+	i := SkipSpace(s.data, s.pos)
 	if len(s.data)-i >= 4 && string(s.data[i:i+4]) == "null" {
 		s.pos = i + 4
 		return true
@@ -172,14 +172,14 @@ func (s *Scanner) Null() bool {
 // reads one). An error from member stops the scan and is returned.
 func (s *Scanner) Object(member func(key []byte) error) error {
 	b := s.data
-	i := skipSpace(b, s.pos)
+	i := SkipSpace(b, s.pos)
 	if i >= len(b) || b[i] != '{' {
 		return s.errFound(i, "an object")
 	}
 	if err := s.enter(i); err != nil {
 		return err
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+	if i = SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		s.pos, s.depth = i+1, s.depth-1
 		return nil
 	}
@@ -195,14 +195,14 @@ func (s *Scanner) Object(member func(key []byte) error) error {
 			return err
 		}
 		key := b[i:end]
-		if i = skipSpace(b, end); i >= len(b) || b[i] != ':' {
+		if i = SkipSpace(b, end); i >= len(b) || b[i] != ':' {
 			return s.errAt(i, "expected ':' after key")
 		}
 		s.pos = i + 1
 		if err := member(key); err != nil {
 			return err
 		}
-		if i = skipSpace(b, s.pos); i >= len(b) {
+		if i = SkipSpace(b, s.pos); i >= len(b) {
 			return s.errAt(i, "unterminated object")
 		}
 		switch b[i] {
@@ -210,7 +210,7 @@ func (s *Scanner) Object(member func(key []byte) error) error {
 			s.pos, s.depth = i+1, s.depth-1
 			return nil
 		case ',':
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		default:
 			return s.errAt(i, fmt.Sprintf("expected ',' or '}', found %s", quoteByte(b, i)))
 		}
@@ -221,14 +221,14 @@ func (s *Scanner) Object(member func(key []byte) error) error {
 // read the element. An error from elem stops the scan and is returned.
 func (s *Scanner) Array(elem func(i int) error) error {
 	b := s.data
-	i := skipSpace(b, s.pos)
+	i := SkipSpace(b, s.pos)
 	if i >= len(b) || b[i] != '[' {
 		return s.errFound(i, "an array")
 	}
 	if err := s.enter(i); err != nil {
 		return err
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
+	if i = SkipSpace(b, i+1); i < len(b) && b[i] == ']' {
 		s.pos, s.depth = i+1, s.depth-1
 		return nil
 	}
@@ -237,7 +237,7 @@ func (s *Scanner) Array(elem func(i int) error) error {
 		if err := elem(n); err != nil {
 			return err
 		}
-		if i = skipSpace(b, s.pos); i >= len(b) {
+		if i = SkipSpace(b, s.pos); i >= len(b) {
 			return s.errAt(i, "unterminated array")
 		}
 		switch b[i] {
@@ -255,7 +255,7 @@ func (s *Scanner) Array(elem func(i int) error) error {
 // Members reads an object, calling fn with each member's key token and raw value.
 func (s *Scanner) Members(fn func(key, val []byte)) error {
 	b := s.data
-	i := skipSpace(b, s.pos)
+	i := SkipSpace(b, s.pos)
 	if i >= len(b) || b[i] != '{' {
 		return s.errFound(i, "an object")
 	}
@@ -318,7 +318,9 @@ func quoteByte(b []byte, i int) string {
 	return fmt.Sprintf("%q", r)
 }
 
-func skipSpace(b []byte, i int) int {
+// SkipSpace returns the offset of the first byte of b at or after i that is not
+// JSON white space (len(b) when there is none).
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\n', '\r':
@@ -381,7 +383,7 @@ func (s *Scanner) skipObject(i int, member func(key, val []byte)) (int, error) {
 	if err := s.enter(i); err != nil {
 		return i, err
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == '}' {
+	if i = SkipSpace(b, i+1); i < len(b) && b[i] == '}' {
 		s.depth--
 		return i + 1, nil
 	}
@@ -398,17 +400,17 @@ func (s *Scanner) skipObject(i int, member func(key, val []byte)) (int, error) {
 			return i, err
 		}
 		ke := i
-		if i = skipSpace(b, i); i >= len(b) || b[i] != ':' {
+		if i = SkipSpace(b, i); i >= len(b) || b[i] != ':' {
 			return i, s.errAt(i, "expected ':' after key")
 		}
-		vs := skipSpace(b, i+1)
+		vs := SkipSpace(b, i+1)
 		if i, err = s.skip(vs); err != nil {
 			return i, err
 		}
 		if member != nil {
 			member(b[ks:ke], b[vs:i])
 		}
-		if i = skipSpace(b, i); i >= len(b) {
+		if i = SkipSpace(b, i); i >= len(b) {
 			return i, s.errAt(i, "unterminated object")
 		}
 		switch b[i] {
@@ -416,7 +418,7 @@ func (s *Scanner) skipObject(i int, member func(key, val []byte)) (int, error) {
 			s.depth--
 			return i + 1, nil
 		case ',':
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		default:
 			return i, s.errAt(i, fmt.Sprintf("expected ',' or '}', found %s", quoteByte(b, i)))
 		}
@@ -430,7 +432,7 @@ func (s *Scanner) skipArray(i int) (int, error) {
 	if err := s.enter(i); err != nil {
 		return i, err
 	}
-	if i = skipSpace(b, i+1); i < len(b) && b[i] == ']' {
+	if i = SkipSpace(b, i+1); i < len(b) && b[i] == ']' {
 		s.depth--
 		return i + 1, nil
 	}
@@ -439,7 +441,7 @@ func (s *Scanner) skipArray(i int) (int, error) {
 		if i, err = s.skip(i); err != nil {
 			return i, err
 		}
-		if i = skipSpace(b, i); i >= len(b) {
+		if i = SkipSpace(b, i); i >= len(b) {
 			return i, s.errAt(i, "unterminated array")
 		}
 		switch b[i] {
@@ -447,7 +449,7 @@ func (s *Scanner) skipArray(i int) (int, error) {
 			s.depth--
 			return i + 1, nil
 		case ',':
-			i = skipSpace(b, i+1)
+			i = SkipSpace(b, i+1)
 		default:
 			return i, s.errAt(i, fmt.Sprintf("expected ',' or ']', found %s", quoteByte(b, i)))
 		}

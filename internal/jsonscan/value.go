@@ -29,7 +29,7 @@ func (k Kind) String() string { return kindNames[k] }
 // KindOf tells the kind of the raw value v (leading whitespace allowed) from its
 // first byte.
 func KindOf(v []byte) Kind {
-	i := skipSpace(v, 0)
+	i := SkipSpace(v, 0)
 	if i >= len(v) {
 		return Nothing
 	}
@@ -63,7 +63,7 @@ func EachMember(obj []byte, fn func(key, val []byte)) {
 // spanMembers walks the valid object obj as EachMember, reporting false when obj
 // is not an object or its walk breaks off.
 func spanMembers(obj []byte, fn func(key, val []byte)) bool {
-	i := skipSpace(obj, 0)
+	i := SkipSpace(obj, 0)
 	if i >= len(obj) || obj[i] != '{' {
 		return false
 	}
@@ -74,29 +74,29 @@ func spanMembers(obj []byte, fn func(key, val []byte)) bool {
 // walkMembers walks the valid object at obj[i] == '{' as EachMember and returns
 // the offset just past it; ok is false when the walk breaks off.
 func walkMembers(obj []byte, i int, fn func(key, val []byte)) (end int, ok bool) {
-	if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
+	if i = SkipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
 		return i + 1, true
 	}
 	for i < len(obj) && obj[i] == '"' {
 		ke := StringEnd(obj, i)
 		key := obj[i:ke]
-		if i = skipSpace(obj, ke); i >= len(obj) || obj[i] != ':' {
+		if i = SkipSpace(obj, ke); i >= len(obj) || obj[i] != ':' {
 			return i, false
 		}
-		vs := skipSpace(obj, i+1)
+		vs := SkipSpace(obj, i+1)
 		if vs >= len(obj) {
 			return vs, false
 		}
 		ve := skipTrusted(obj, vs)
 		fn(key, obj[vs:ve])
-		if i = skipSpace(obj, ve); i >= len(obj) {
+		if i = SkipSpace(obj, ve); i >= len(obj) {
 			return i, false
 		}
 		switch obj[i] {
 		case '}':
 			return i + 1, true
 		case ',':
-			i = skipSpace(obj, i+1)
+			i = SkipSpace(obj, i+1)
 		default:
 			return i, false
 		}
@@ -108,11 +108,11 @@ func walkMembers(obj []byte, i int, fn func(key, val []byte)) (end int, ok bool)
 // arr, a valid value (one a Scanner read), until fn returns false; as EachMember,
 // it does not validate arr again.
 func EachElement(arr []byte, fn func(i int, val []byte) bool) {
-	i := skipSpace(arr, 0)
+	i := SkipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return
 	}
-	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
+	if i = SkipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
 		return
 	}
 	for k := 0; i < len(arr); k++ {
@@ -120,10 +120,10 @@ func EachElement(arr []byte, fn func(i int, val []byte) bool) {
 		if !fn(k, arr[i:ve]) {
 			return
 		}
-		if i = skipSpace(arr, ve); i >= len(arr) || arr[i] != ',' {
+		if i = SkipSpace(arr, ve); i >= len(arr) || arr[i] != ',' {
 			return
 		}
-		i = skipSpace(arr, i+1)
+		i = SkipSpace(arr, i+1)
 	}
 }
 
@@ -135,11 +135,11 @@ type Member struct{ Key, Val []byte }
 // value is spanned once, where EachElement and then EachMember on the element
 // span it twice. The members slice is reused from one call to the next.
 func EachElementMembers(arr []byte, fn func(i int, val []byte, members []Member) bool) {
-	i := skipSpace(arr, 0)
+	i := SkipSpace(arr, 0)
 	if i >= len(arr) || arr[i] != '[' {
 		return
 	}
-	if i = skipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
+	if i = SkipSpace(arr, i+1); i < len(arr) && arr[i] == ']' {
 		return
 	}
 	// Room for a small object's members without growing.
@@ -162,10 +162,10 @@ func EachElementMembers(arr []byte, fn func(i int, val []byte, members []Member)
 		if !fn(k, arr[i:ve], members) {
 			return
 		}
-		if i = skipSpace(arr, ve); i >= len(arr) || arr[i] != ',' {
+		if i = SkipSpace(arr, ve); i >= len(arr) || arr[i] != ',' {
 			return
 		}
-		i = skipSpace(arr, i+1)
+		i = SkipSpace(arr, i+1)
 	}
 }
 
@@ -206,7 +206,7 @@ func Lookup(obj []byte, keys []string, vals [][]byte) bool {
 // Truthy is Python's bool() of the value json.loads gives for the raw value v:
 // false for nothing, null, false, zero (in any spelling), "", [] and {}.
 func Truthy(v []byte) bool {
-	i := skipSpace(v, 0)
+	i := SkipSpace(v, 0)
 	if i >= len(v) {
 		return false
 	}
@@ -218,7 +218,7 @@ func Truthy(v []byte) bool {
 	case '"':
 		return i+1 < len(v) && v[i+1] != '"'
 	case '[', '{':
-		j := skipSpace(v, i+1)
+		j := SkipSpace(v, i+1)
 		return j < len(v) && v[j] != ']' && v[j] != '}'
 	}
 	// A number: an integer is zero when all its digits are; a float (it has a

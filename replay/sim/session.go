@@ -172,7 +172,7 @@ func (x *Session) decodeAfter(body []byte) (*chatRequest, bool) {
 	for _, m := range x.msgs {
 		r.Messages = append(r.Messages, body[m[0]:m[1]])
 	}
-	i := skipSpace(body, x.end)
+	i := jsonscan.SkipSpace(body, x.end)
 	for i < len(body) && body[i] == ',' {
 		sc := jsonscan.NewScanner(body[i+1:], jsonscan.JSON)
 		sc.LimitDepth(jsonscan.MaxDepth - 2) // inside the request object and its messages array
@@ -181,24 +181,24 @@ func (x *Session) decodeAfter(body []byte) (*chatRequest, bool) {
 			return nil, false
 		}
 		r.Messages = append(r.Messages, v)
-		i = skipSpace(body, i+1+sc.Pos())
+		i = jsonscan.SkipSpace(body, i+1+sc.Pos())
 	}
 	if i >= len(body) || body[i] != ']' {
 		return nil, false
 	}
 	vals := make([][]byte, len(requestKeys))
 	copy(vals, x.head)
-	switch i = skipSpace(body, i+1); {
+	switch i = jsonscan.SkipSpace(body, i+1); {
 	case i >= len(body):
 		return nil, false
 	case body[i] == '}':
-		if skipSpace(body, i+1) != len(body) {
+		if jsonscan.SkipSpace(body, i+1) != len(body) {
 			return nil, false
 		}
 	case body[i] == ',':
 		// The members after the messages, read as an object of their own: at
 		// least one, as after a comma.
-		if j := skipSpace(body, i+1); j >= len(body) || body[j] != '"' {
+		if j := jsonscan.SkipSpace(body, i+1); j >= len(body) || body[j] != '"' {
 			return nil, false
 		}
 		x.tail = append(append(x.tail[:0], '{'), body[i+1:]...)
@@ -219,15 +219,6 @@ func (x *Session) decodeAfter(body []byte) (*chatRequest, bool) {
 		return nil, false
 	}
 	return &r, true
-}
-
-// skipSpace returns the offset of the first byte at or after i that is not JSON
-// whitespace.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // prepare is Server.prepare from the history the session knows: known leading
