@@ -13,6 +13,7 @@ import (
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/python"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/parquet-go/parquet-go"
 	"github.com/sourcegraph/conc/pool"
 )
 
@@ -68,12 +69,49 @@ func (t *Truth) Lookup(conversationID string, clientTurn int32) (*Expectation, b
 
 // truthMessage is the part of a messages.parquet row that ground truth needs.
 type truthMessage struct {
-	ConversationID  string `parquet:"conversation_id"`
-	Seq             int32  `parquet:"seq"`
-	Turn            int32  `parquet:"turn"`
-	Role            string `parquet:"role"`
-	ToolCalls       string `parquet:"tool_calls"`
-	IntentCodesJSON string `parquet:"intent_codes"`
+	ConversationID  string
+	Seq             int32
+	Turn            int32
+	Role            string
+	ToolCalls       string
+	IntentCodesJSON string
+}
+
+// readTruthMessages reads the truthMessage of every row of a messages table,
+// column by column (infile.ReadColumns): a conversation's id and a role are one
+// string for all their rows.
+func readTruthMessages(ctx context.Context, path string) ([]truthMessage, error) {
+	var rows []truthMessage
+	roles := map[string]string{}
+	columns := []string{"conversation_id", "seq", "turn", "role", "tool_calls", "intent_codes"} // truthMessage's fields
+	err := infile.ReadColumns(ctx, path, columns, false, func(n int64) { rows = make([]truthMessage, n) }, func(col int, row int64, v parquet.Value) error {
+		m := &rows[row]
+		switch col {
+		case 0:
+			if id := v.ByteArray(); row > 0 && rows[row-1].ConversationID == string(id) {
+				m.ConversationID = rows[row-1].ConversationID
+			} else {
+				m.ConversationID = string(id)
+			}
+		case 1:
+			m.Seq = v.Int32()
+		case 2:
+			m.Turn = v.Int32()
+		case 3:
+			role, ok := roles[string(v.ByteArray())]
+			if !ok {
+				role = string(v.ByteArray())
+				roles[role] = role
+			}
+			m.Role = role
+		case 4:
+			m.ToolCalls = string(v.ByteArray())
+		case 5:
+			m.IntentCodesJSON = string(v.ByteArray())
+		}
+		return nil
+	})
+	return rows, err
 }
 
 // NewTruth builds the ground truth of a dataset from its wire messages: each user
@@ -109,12 +147,30 @@ func newTruth(convs [][]truthMessage, hash string) *Truth {
 	}
 	p.Wait()
 	t := &Truth{byKey: make(map[turnKey]*Expectation), Hash: hash}
+	n := 0
 	for _, es := range per {
 		for _, e := range es {
 			t.byKey[turnKey{e.ConversationID, e.ClientTurn}] = e
 		}
+		n += len(es)
 	}
-	t.finish()
+	// Ordered by (conversation id, client turn): the conversations sorted by id,
+	// each one's expectations in the client-turn order they were found in.
+	order := make([]int, 0, len(per))
+	for i, es := range per {
+		if len(es) > 0 {
+			order = append(order, i)
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return per[order[a]][0].ConversationID < per[order[b]][0].ConversationID })
+	t.sorted = make([]*Expectation, 0, n)
+	for _, i := range order {
+		for _, e := range per[i] {
+			if t.byKey[turnKey{e.ConversationID, e.ClientTurn}] == e { // a key given twice counts once, as the map holds it
+				t.sorted = append(t.sorted, e)
+			}
+		}
+	}
 	return t
 }
 
@@ -163,8 +219,7 @@ func readTruthDir(ctx context.Context, dir string) (*Truth, error) {
 	if m.SchemaVersion != schemas.Version {
 		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, m.SchemaVersion, schemas.Version)
 	}
-	path := filepath.Join(dir, schemas.MessagesFile)
-	rows, err := infile.ReadParquet[truthMessage](ctx, path)
+	rows, err := readTruthMessages(ctx, filepath.Join(dir, schemas.MessagesFile))
 	if err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.MessagesFile, err)
 	}
@@ -189,20 +244,6 @@ func readTruthDir(ctx context.Context, dir string) (*Truth, error) {
 	t := newTruth(convs, m.ContentHash)
 	t.Size = len(convs)
 	return t, nil
-}
-
-func (t *Truth) finish() {
-	t.sorted = make([]*Expectation, 0, len(t.byKey))
-	for _, e := range t.byKey {
-		t.sorted = append(t.sorted, e)
-	}
-	sort.Slice(t.sorted, func(i, j int) bool {
-		a, b := t.sorted[i], t.sorted[j]
-		if a.ConversationID != b.ConversationID {
-			return a.ConversationID < b.ConversationID
-		}
-		return a.ClientTurn < b.ClientTurn
-	})
 }
 
 // ReferenceDomain is the reference scorer's domain of a source conversation id:

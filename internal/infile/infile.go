@@ -225,3 +225,101 @@ func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return c.r.ReadAt(p, off)
 }
+
+// ReadColumns reads the named columns of the Parquet file at path without
+// decoding its other columns or assembling rows: column by column, in the order
+// given, every value in row order goes to each(column, row, value), after
+// start(rows) was told the file's row count. A value's bytes (Value.ByteArray)
+// are valid only during the call. Each named column must exist and not be
+// repeated, and have no null unless allowNull. For a few small columns of many rows this is several times
+// faster than ReadParquet of a struct naming them, which converts every row from
+// the file's schema to the struct's.
+func ReadColumns(ctx context.Context, path string, names []string, allowNull bool, start func(rows int64), each func(column int, row int64, v parquet.Value) error) error {
+	f, st, err := open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	file, err := parquet.OpenFile(ctxReaderAt{ctx, f}, st.Size())
+	if err != nil {
+		return err
+	}
+	leaves := make([]int, len(names))
+	for i, name := range names {
+		col, ok := file.Schema().Lookup(name)
+		if !ok {
+			return fmt.Errorf("read parquet: no column %q", name)
+		}
+		if col.MaxRepetitionLevel > 0 {
+			return fmt.Errorf("read parquet: column %q is repeated", name)
+		}
+		leaves[i] = col.ColumnIndex
+	}
+	start(file.NumRows())
+	vals := make([]parquet.Value, parquetStep)
+	for i, name := range names {
+		var row int64
+		for _, rg := range file.RowGroups() {
+			pages := rg.ColumnChunks()[leaves[i]].Pages()
+			err := readPages(ctx, pages, vals, func(v parquet.Value) error {
+				if v.IsNull() && !allowNull {
+					return fmt.Errorf("row %d is null", row)
+				}
+				if err := each(i, row, v); err != nil {
+					return err
+				}
+				row++
+				return nil
+			})
+			pages.Close()
+			if err != nil {
+				return fmt.Errorf("read parquet column %q: %w", name, err)
+			}
+		}
+		if row != file.NumRows() {
+			return fmt.Errorf("read parquet column %q: %d values for %d rows", name, row, file.NumRows())
+		}
+	}
+	return nil
+}
+
+// readPages passes every value of pages to fn, page by page, decoding up to
+// len(buf) values at a time and looking at ctx between pages.
+func readPages(ctx context.Context, pages parquet.Pages, buf []parquet.Value, fn func(parquet.Value) error) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p, err := pages.ReadPage()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		err = readPage(p.Values(), buf, fn)
+		parquet.Release(p)
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func readPage(r parquet.ValueReader, buf []parquet.Value, fn func(parquet.Value) error) error {
+	for {
+		n, err := r.ReadValues(buf)
+		for _, v := range buf[:n] {
+			if ferr := fn(v); ferr != nil {
+				return ferr
+			}
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return err
+		case n == 0:
+			return errors.New("a page read no value")
+		}
+	}
+}

@@ -2,16 +2,17 @@ package swebench
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -29,16 +30,12 @@ func ReadInstances(path, subset, split string, n int) ([]string, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = CachePath(path, subset, split)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("read instances: %w", err)
-	}
-	defer f.Close()
 	var ids []string
+	var err error
 	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
-		ids, err = parquetIDs(f, path, n)
+		ids, err = parquetIDs(path, n)
 	} else {
-		ids, err = jsonlIDs(f, path, n)
+		ids, err = jsonlIDs(path, n)
 	}
 	if err != nil {
 		return nil, err
@@ -49,56 +46,29 @@ func ReadInstances(path, subset, split string, n int) ([]string, error) {
 	return ids, nil
 }
 
-func parquetIDs(f *os.File, path string, n int) ([]string, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	pf, err := parquet.OpenFile(f, st.Size())
-	if err != nil {
-		return nil, fmt.Errorf("read instances %q: %w", path, err)
-	}
-	col, ok := pf.Schema().Lookup("instance_id")
-	if !ok {
-		return nil, fmt.Errorf("read instances %q: no instance_id column", path)
-	}
+func parquetIDs(path string, n int) ([]string, error) {
 	var ids []string
-	for _, rg := range pf.RowGroups() {
-		pages := rg.ColumnChunks()[col.ColumnIndex].Pages()
-		for {
-			p, err := pages.ReadPage()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				pages.Close()
-				return nil, fmt.Errorf("read instances %q: %w", path, err)
-			}
-			vals := make([]parquet.Value, p.NumValues())
-			k, err := p.Values().ReadValues(vals)
-			if err != nil && !errors.Is(err, io.EOF) {
-				pages.Close()
-				return nil, fmt.Errorf("read instances %q: %w", path, err)
-			}
-			for _, v := range vals[:k] {
-				if v.IsNull() {
-					pages.Close()
-					return nil, fmt.Errorf("read instances %q: row %d: instance_id is null", path, len(ids))
-				}
-				ids = append(ids, string(v.ByteArray()))
-				if n > 0 && len(ids) == n {
-					pages.Close()
-					return ids, nil
-				}
-			}
+	errEnough := errors.New("enough instances")
+	err := infile.ReadColumns(context.Background(), path, []string{"instance_id"}, false, func(int64) {}, func(_ int, _ int64, v parquet.Value) error {
+		ids = append(ids, string(v.ByteArray()))
+		if n > 0 && len(ids) == n {
+			return errEnough
 		}
-		pages.Close()
+		return nil
+	})
+	if err != nil && !errors.Is(err, errEnough) {
+		return nil, fmt.Errorf("read instances %q: %w", path, err)
 	}
 	return ids, nil
 }
 
-func jsonlIDs(r io.Reader, path string, n int) ([]string, error) {
-	sc := bufio.NewScanner(r)
+func jsonlIDs(path string, n int) ([]string, error) {
+	f, err := infile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read instances: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 256<<20)
 	var ids []string
 	for line := 1; sc.Scan(); line++ {
