@@ -97,7 +97,7 @@ func TestNextBody(t *testing.T) {
 					t.Fatalf("conversation %d turn %d: the body differs from AppendBody's", ci, i)
 				}
 				if i == 0 {
-					room = bodyRoom(d, ci, bufs[b], &turns[0], last)
+					room = bodyRoom(bufs[b], &turns[0], last)
 					if n := len(d.AppendBody(nil, last, o)); room < n || room > n+4<<10 {
 						t.Errorf("conversation %d (%+v): room %d for a last body of %d bytes", ci, o, room, n)
 					}

@@ -737,7 +737,7 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 				st.bufs[body] = nextBody(e.d, st.bufs[body], st.held[body].turnOf(k), t, bo, room)
 				st.held[body] = heldBody{k: k, turn: t}
 				if i == 0 {
-					room = bodyRoom(e.d, ci, st.bufs[body], t, &turns[len(turns)-1])
+					room = bodyRoom(st.bufs[body], t, &turns[len(turns)-1])
 				}
 			}
 			var delay time.Duration
@@ -828,14 +828,11 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 // body will not fit: to twice its capacity, at most room (the trajectory's
 // longest body, 0 when not known yet) and at least what the body needs. A body
 // buffer then grows in a few doublings up to its trajectory's longest body,
-// rather than in append's smaller steps for large slices, a copy each.
+// rather than in append's smaller steps for large slices, a copy each. What a
+// turn adds to prev's messages array is the difference of their HistoryBytes.
 func nextBody(d *datasets.Dataset, dst []byte, prev, t *schemas.Turn, o datasets.BodyOptions, room int) []byte {
 	if prev != nil && room > 0 {
-		need := len(dst) + 256
-		msgs := d.Messages(int(t.ConvIndex))
-		for j := max(prev.MsgEnd, 0); j < t.MsgEnd && int(j) < len(msgs); j++ {
-			need += len(msgs[j].Wire) + 1
-		}
+		need := len(dst) + 256 + int(max(t.HistoryBytes-prev.HistoryBytes, 0))
 		if need > cap(dst) {
 			grown := make([]byte, len(dst), max(min(2*cap(dst), room), need))
 			copy(grown, dst)
@@ -845,16 +842,11 @@ func nextBody(d *datasets.Dataset, dst []byte, prev, t *schemas.Turn, o datasets
 	return d.AppendNextBody(dst, prev, t, o)
 }
 
-// bodyRoom estimates the longest body of a trajectory of conversation ci, its
-// last turn's, from its first body: that body, the messages the last turn adds
-// after it (each with its comma) and some slack.
-func bodyRoom(d *datasets.Dataset, ci int, first []byte, firstTurn, last *schemas.Turn) int {
-	msgs := d.Messages(ci)
-	n := len(first) + 1<<10
-	for j := max(firstTurn.MsgEnd, 0); j < last.MsgEnd && int(j) < len(msgs); j++ {
-		n += len(msgs[j].Wire) + 1
-	}
-	return n
+// bodyRoom estimates the longest body of a trajectory, its last turn's, from
+// its first body: that body, what the last turn's messages array holds more
+// (the difference of their HistoryBytes) and some slack.
+func bodyRoom(first []byte, firstTurn, last *schemas.Turn) int {
+	return len(first) + 1<<10 + int(max(last.HistoryBytes-firstTurn.HistoryBytes, 0))
 }
 
 // delayDuration converts a delay in seconds to a Duration, saturating at the
