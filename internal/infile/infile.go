@@ -231,9 +231,9 @@ func (c ctxReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // given, every value in row order goes to each(column, row, value), after
 // start(rows) was told the file's row count. A value's bytes (Value.ByteArray)
 // are valid only during the call. Each named column must exist and not be
-// repeated, and have no null unless allowNull. For a few small columns of many rows this is several times
-// faster than ReadParquet of a struct naming them, which converts every row from
-// the file's schema to the struct's.
+// repeated, and have no null unless allowNull. For a few columns of a wide table
+// it is cheaper than ReadParquet of a struct naming them, which converts every
+// row from the file's schema to the struct's.
 func ReadColumns(ctx context.Context, path string, names []string, allowNull bool, start func(rows int64), each func(column int, row int64, v parquet.Value) error) error {
 	f, st, err := open(path)
 	if err != nil {
