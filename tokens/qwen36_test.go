@@ -37,8 +37,11 @@ var qwen36OnlyInConfig = []string{"<tool_response>", "</tool_response>", "<think
 // returns the hub folder and the snapshot folder.
 func qwen36Folder(t testing.TB) (hub, snap string) {
 	t.Helper()
+	// Found before the Once: a missing input skips each test that needs it, where
+	// a skip inside the Once would end it with nothing built for the next tests.
+	qwen3, template := testenv.Tokenizer(t), testenv.SharedData(t, "templates/qwen3.6-35b-a3b.chat_template.jinja")
 	qwen36.once.Do(func() {
-		qwen36.hub, qwen36.snap, qwen36.err = buildQwen36(testenv.Tokenizer(t), testenv.SharedData(t, "templates/qwen3.6-35b-a3b.chat_template.jinja"))
+		qwen36.hub, qwen36.snap, qwen36.err = buildQwen36(qwen3, template)
 	})
 	if qwen36.err != nil {
 		t.Fatal(qwen36.err)
