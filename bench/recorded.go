@@ -34,7 +34,7 @@ var (
 	recordedChild   = flag.String("recorded-child", "", "internal: run this client (replay, replay-salted or minimal) as the recorded row's child process")
 	recordedURL     = flag.String("recorded-url", "", "internal: the recorded row's endpoint")
 	recordedDataset = flag.String("recorded-dataset", "", "internal: the recorded row's dataset")
-	recordedProfile = flag.String("recorded-cpuprofile", "", "write a CPU profile of each recorded-row client run into this folder (SIDE-ROUND.pprof)")
+	recordedProfile = flag.String("recorded-cpuprofile", "", "write CPU profiles of each recorded-row run into this folder: the client's (SIDE-ROUND.pprof) and the sim's (sim-SIDE-ROUND.pprof)")
 )
 
 // recordedResult is what a child prints: the turns it completed.
@@ -114,8 +114,9 @@ func benchRecorded(env Env) (Row, error) {
 }
 
 // recordedRun serves a fresh sim and runs one client against it in a child
-// process (which writes a CPU profile to prof, when given); it returns what the
-// child did and used, and the sim's CPU time.
+// process (which writes a CPU profile to prof, when given, while this process
+// profiles the sim into sim-prof); it returns what the child did and used, and
+// the sim's CPU time.
 func recordedRun(env Env, d *datasets.Dataset, dir, side, prof string) (recordedResult, clientUsage, time.Duration, error) {
 	var res recordedResult
 	p, err := sim.LookupProfile(sim.DefaultProfile)
@@ -133,9 +134,20 @@ func recordedRun(env Env, d *datasets.Dataset, dir, side, prof string) (recorded
 	args := []string{"-recorded-child", side, "-recorded-url", hs.URL, "-recorded-dataset", dir}
 	if prof != "" {
 		args = append(args, "-recorded-cpuprofile", prof)
+		f, err := os.Create(filepath.Join(filepath.Dir(prof), "sim-"+filepath.Base(prof)))
+		if err != nil {
+			return res, clientUsage{}, 0, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return res, clientUsage{}, 0, err
+		}
 	}
 	out, use, err := runChild(env, false, args...)
 	simCPU := cpuTime() - cpu0
+	if prof != "" {
+		pprof.StopCPUProfile()
+	}
 	if err != nil {
 		return res, use, 0, err
 	}

@@ -16,12 +16,12 @@ import (
 
 // held allocates n blocks and registers them under hashes base+1..base+n, as a
 // finished prefill does.
-func held(t *testing.T, p *kvPool, base uint64, n int) []*block {
+func held(t *testing.T, p *kvPool, base uint64, n int) []blockID {
 	t.Helper()
-	var bs []*block
+	var bs []blockID
 	for i := range n {
 		b := p.alloc()
-		if b == nil {
+		if b == 0 {
 			t.Fatalf("alloc %d of %d: pool exhausted", i+1, n)
 		}
 		p.register(b, base+uint64(i)+1)
@@ -39,32 +39,32 @@ func TestPoolHitsAndRefcounts(t *testing.T) {
 	// A second sequence shares the first block: a hit takes a reference.
 	b := p.lookup(101)
 	if b != a[0] {
-		t.Fatalf("lookup(101) = %p, want the registered block %p", b, a[0])
+		t.Fatalf("lookup(101) = %d, want the registered block %d", b, a[0])
 	}
 	p.acquire(b)
-	if b.ref != 2 || p.inUse != 2 {
-		t.Fatalf("ref %d, in use %d after a shared hit", b.ref, p.inUse)
+	if p.slab[b].ref != 2 || p.inUse != 2 {
+		t.Fatalf("ref %d, in use %d after a shared hit", p.slab[b].ref, p.inUse)
 	}
 	// The first sequence finishes: the shared block stays in use, the other is
 	// free but cached.
 	p.release(a)
-	if b.ref != 1 || p.inUse != 1 || p.lruLen != 1 || p.lookup(102) == nil {
-		t.Fatalf("after release: ref %d, in use %d, lru %d", b.ref, p.inUse, p.lruLen)
+	if p.slab[b].ref != 1 || p.inUse != 1 || p.lruLen != 1 || p.lookup(102) == 0 {
+		t.Fatalf("after release: ref %d, in use %d, lru %d", p.slab[b].ref, p.inUse, p.lruLen)
 	}
 	// A block in use is never evicted: allocating everything else leaves it.
-	rest := []*block{p.alloc(), p.alloc(), p.alloc()}
+	rest := []blockID{p.alloc(), p.alloc(), p.alloc()}
 	for _, r := range rest {
-		if r == nil || r == b {
-			t.Fatalf("alloc returned %p (shared block %p)", r, b)
+		if r == 0 || r == b {
+			t.Fatalf("alloc returned %d (shared block %d)", r, b)
 		}
 	}
-	if p.alloc() != nil {
+	if p.alloc() != 0 {
 		t.Fatal("alloc succeeded with every block in use")
 	}
-	if p.lookup(101) != b || p.lookup(102) != nil {
+	if p.lookup(101) != b || p.lookup(102) != 0 {
 		t.Fatal("the block in use lost its hash, or the evicted one kept it")
 	}
-	p.release([]*block{b})
+	p.release([]blockID{b})
 	p.release(rest)
 	if p.inUse != 0 || p.free() != 4 {
 		t.Fatalf("in use %d free %d after releasing all", p.inUse, p.free())
@@ -79,13 +79,13 @@ func TestPoolEvictionOrder(t *testing.T) {
 	p.release(b)
 	// Least recently freed first, and a sequence's tail before its prefix.
 	for _, want := range []uint64{102, 101, 202, 201} {
-		if p.lookup(want) == nil {
+		if p.lookup(want) == 0 {
 			t.Fatalf("block %d evicted too early", want)
 		}
-		if p.alloc() == nil {
+		if p.alloc() == 0 {
 			t.Fatal("alloc failed")
 		}
-		if p.lookup(want) != nil {
+		if p.lookup(want) != 0 {
 			t.Fatalf("block %d still cached: wrong eviction order", want)
 		}
 	}
@@ -103,10 +103,10 @@ func TestPoolHitRefreshesRecency(t *testing.T) {
 	// Reusing A's block moves it out of the free list; freed again, it is newest.
 	x := p.lookup(101)
 	p.acquire(x)
-	p.release([]*block{x})
+	p.release([]blockID{x})
 	p.alloc() // the never-used block
 	p.alloc() // evicts 201, now the oldest
-	if p.lookup(201) != nil || p.lookup(101) == nil {
+	if p.lookup(201) != 0 || p.lookup(101) == 0 {
 		t.Error("a hit did not refresh the block's recency")
 	}
 }
@@ -116,10 +116,10 @@ func TestPoolDuplicateStaysPrivate(t *testing.T) {
 	a := held(t, p, 100, 1)
 	dup := p.alloc()
 	p.register(dup, 101) // same content computed twice: the index keeps the first
-	if p.lookup(101) != a[0] || dup.hashed {
+	if p.lookup(101) != a[0] || p.slab[dup].hashed {
 		t.Fatal("a duplicate replaced the indexed block")
 	}
-	p.release([]*block{dup})
+	p.release([]blockID{dup})
 	if p.unused != 1 || p.lruLen != 0 {
 		t.Errorf("duplicate freed to unused %d / lru %d, want 1 / 0", p.unused, p.lruLen)
 	}

@@ -26,13 +26,13 @@ type seq struct {
 	notify    chan struct{} // capacity 1: "progress made"
 
 	// Owned by the scheduler.
-	arrivalAt  float64  // modelled time of the submission
-	computed   int      // tokens whose KV is computed
-	blocks     []*block // KV blocks held, in token order
-	registered int      // leading blocks entered into the prefix index
-	admitted   bool     // admitted at least once
-	lastEmit   float64  // modelled time of the last emitted token
-	known      []*block // blocks that may hold the leading hashes (a session's last turn's), checked before a lookup
+	arrivalAt  float64   // modelled time of the submission
+	computed   int       // tokens whose KV is computed
+	blocks     []blockID // KV blocks held, in token order
+	registered int       // leading blocks entered into the prefix index
+	admitted   bool      // admitted at least once
+	lastEmit   float64   // modelled time of the last emitted token
+	known      []blockID // blocks that may hold the leading hashes (a session's last turn's), checked before a lookup
 
 	// Shared with the request's goroutine.
 	emitted   atomic.Int32 // output tokens generated so far
@@ -352,17 +352,17 @@ func (e *core) match(s *seq) {
 		limit = len(s.hashes)
 	}
 	if need := (s.promptLen + s.target + bs - 1) / bs; cap(s.blocks) < need {
-		s.blocks = make([]*block, 0, need)
+		s.blocks = make([]blockID, 0, need)
 	}
 	for i := 0; i < limit; i++ {
 		// A known block that still holds the hash is the one the index holds.
-		var b *block
-		if i < len(s.known) && s.known[i].hashed && s.known[i].hash == s.hashes[i] {
+		var b blockID
+		if i < len(s.known) && e.pool.holds(s.known[i], s.hashes[i]) {
 			b = s.known[i]
 		} else {
 			b = e.pool.lookup(s.hashes[i])
 		}
-		if b == nil {
+		if b == 0 {
 			break
 		}
 		e.pool.acquire(b)

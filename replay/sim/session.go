@@ -50,7 +50,7 @@ type Session struct {
 
 	// The registered blocks of the last turn that finished, on pool.
 	pool   *kvPool
-	blocks []*block
+	blocks []blockID
 }
 
 // NewSession returns an empty session for the trajectory with X-Session-ID id.
@@ -277,7 +277,7 @@ func (x *Session) prepare(req *chatRequest, known int, rng *rand.Rand) (*respons
 
 // keep remembers the registered blocks of the session's turn that just
 // finished on pool.
-func (x *Session) keep(pool *kvPool, blocks []*block) {
+func (x *Session) keep(pool *kvPool, blocks []blockID) {
 	if pool != x.pool {
 		x.pool, x.blocks = pool, nil // a new array: a turn in flight may hold the old one
 	}
@@ -285,9 +285,9 @@ func (x *Session) keep(pool *kvPool, blocks []*block) {
 }
 
 // maxSessions bounds the sessions the HTTP server remembers: each holds a
-// chained hash and a block pointer per KV block of its history (16 bytes per 16
-// tokens), so 1,024 sessions of full 256k-token contexts hold at most 512 MiB
-// and a typical run's a few MiB.
+// chained hash and a block id per KV block of its history (12 bytes per 16
+// tokens), so 1,024 sessions of full 256k-token contexts hold 192 MiB (at most
+// twice that with their slices' spare room) and a typical run's a few MiB.
 const maxSessions = 1024
 
 // sessionTable is the HTTP server's Sessions by X-Session-ID, the least
