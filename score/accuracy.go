@@ -61,11 +61,19 @@ type attemptKey struct {
 // output scores 0. When one key was issued more than once, the last attempt with
 // an output supplies the answer.
 func ScoreAccuracy(truth *Truth, attempts []Attempt) *Accuracy {
-	return scoreAccuracy(truth, attempts, 0)
+	return scoreAccuracy(truth, attempts, 0, &recycler{}, true)
 }
 
-// scoreAccuracy is ScoreAccuracy on at most workers goroutines (0: GOMAXPROCS).
-func scoreAccuracy(truth *Truth, attempts []Attempt, workers int) *Accuracy {
+// issued is one issued key of an expected turn, with its attempt.
+type issued struct {
+	key attemptKey
+	exp *Expectation
+	at  *Attempt
+}
+
+// scoreAccuracy is ScoreAccuracy on at most workers goroutines (0: GOMAXPROCS),
+// its working slices taken from re; perTurn keeps each turn's score in PerTurn.
+func scoreAccuracy(truth *Truth, attempts []Attempt, workers int, re *recycler, perTurn bool) *Accuracy {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -79,12 +87,8 @@ func scoreAccuracy(truth *Truth, attempts []Attempt, workers int) *Accuracy {
 	}
 
 	// One entry per issued key of an expected turn.
-	type issued struct {
-		key attemptKey
-		exp *Expectation
-		at  *Attempt
-	}
-	all := make([]issued, 0, len(attempts))
+	all := take[issued](&re.issued, len(attempts))
+	defer func() { give(&re.issued, all) }()
 	for i := range attempts {
 		a := &attempts[i]
 		if e, ok := truth.Lookup(a.ConversationID, a.Turn); ok {
@@ -125,8 +129,11 @@ func scoreAccuracy(truth *Truth, attempts []Attempt, workers int) *Accuracy {
 
 	// Score the turns in parallel, then sum in the reference's order so that the
 	// float totals agree bit for bit.
-	acc.PerTurn = make([]schemas.TurnScore, len(scorable))
-	raw := make([]float64, len(scorable))
+	if perTurn {
+		acc.PerTurn = make([]schemas.TurnScore, len(scorable))
+	}
+	raw := take[float64](&re.raw, len(scorable))[:len(scorable)]
+	defer give(&re.raw, raw)
 	p := pool.New().WithMaxGoroutines(workers)
 	const batch = 512
 	for start := 0; start < len(scorable); start += batch {
@@ -134,7 +141,11 @@ func scoreAccuracy(truth *Truth, attempts []Attempt, workers int) *Accuracy {
 		p.Go(func() {
 			for i := start; i < end; i++ {
 				it := scorable[i]
-				acc.PerTurn[i], raw[i] = scoreTurn(it.exp, it.at, it.key.repeat)
+				ts, v := scoreTurn(it.exp, it.at, it.key.repeat)
+				if perTurn {
+					acc.PerTurn[i] = ts
+				}
+				raw[i] = v
 			}
 		})
 	}

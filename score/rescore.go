@@ -152,7 +152,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		}).Start()
 	}
 	cache := &truthCache{entries: map[string]*truthEntry{}}
-	buffers := runread.NewBufferPool()
+	reuse := newRecycler()
 	rows := make([]schemas.RescoreRow, len(found))
 	p := pool.New().WithMaxGoroutines(opts.Jobs)
 	// Runs are scored in the order their logs lie in their archive, so that a
@@ -161,7 +161,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	for _, i := range order {
 		fr := found[i]
 		p.Go(func() {
-			rows[i] = rescoreOne(ctx, fr, opts, counter, cache, buffers)
+			rows[i] = rescoreOne(ctx, fr, opts, counter, cache, reuse)
 			done.Add(1)
 			if rows[i].Error != "" {
 				failed.Add(1)
@@ -185,7 +185,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 }
 
 // rescoreOne scores one found run into a row; it never panics.
-func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, pool *runread.BufferPool) (row schemas.RescoreRow) {
+func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, counter OSLCounter, cache *truthCache, reuse *recycler) (row schemas.RescoreRow) {
 	start := time.Now()
 	row = schemas.RescoreRow{Path: fr.Label, Kind: fr.Kind}
 	if runread.IsPoint(fr) {
@@ -240,7 +240,7 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	default:
 		return fail(errors.New("the run names no dataset; give --dataset"))
 	}
-	s, err := ScoreRun(ctx, Options{Run: fr.Label, Source: fr, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, pool: pool,
+	s, err := ScoreRun(ctx, Options{Run: fr.Label, Source: fr, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, reuse: reuse,
 		MaxExpansion: opts.MaxExpansion, PublishedOnly: publishedOnly})
 	if err != nil {
 		return fail(err)

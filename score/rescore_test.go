@@ -3,8 +3,10 @@ package score
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -135,3 +137,54 @@ func iv(p *int32) int32 {
 }
 
 func bv(p *bool) bool { return p != nil && *p }
+
+// TestRescoreRecycledEqualsAlone: runs scored in one rescore, which hands each
+// run's buffers and slices to the next, get the rows they get scored one by one,
+// with one job and with two, whatever order and size the runs come in (a
+// recycled slice larger than the next run needs must hold nothing stale).
+func TestRescoreRecycledEqualsAlone(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	recs := recordsFromReference(t, truth)
+	archive := filepath.Join(t.TempDir(), "archive")
+	sizes := []int{len(recs), 3, len(recs) - 1, 1, len(recs) / 2, len(recs)}
+	for i, n := range sizes {
+		run := append([]schemas.TurnRecord(nil), recs[:n]...)
+		for k := range run {
+			// Each run answers some turns differently, so that a stale answer shows.
+			if (k+i)%3 == 0 {
+				run[k].OutputToolCalls = `[{"type":"function","function":{"name":"bash","arguments":"{\"command\":\"ls -la\"}"}}]`
+				run[k].OutputContent = fmt.Sprintf("run %d", i)
+			}
+		}
+		writeRun(t, filepath.Join(archive, fmt.Sprintf("r%d", i)), ds, truth.Hash, run)
+	}
+	alone := map[string]schemas.RescoreRow{}
+	for i := range sizes {
+		dir := filepath.Join(archive, fmt.Sprintf("r%d", i))
+		rows, err := Rescore(context.Background(), RescoreOptions{Archives: []string{dir}, Jobs: 1})
+		if err != nil || len(rows) != 1 || rows[0].Error != "" {
+			t.Fatalf("%s alone: %+v %v", dir, rows, err)
+		}
+		alone[rows[0].Path] = rows[0]
+	}
+	scores := map[float64]bool{}
+	for _, r := range alone {
+		scores[fv(r.Score)] = true
+	}
+	if len(scores) < 3 {
+		t.Fatalf("the runs score alike (%v): the test would not see a stale answer", scores)
+	}
+	for _, jobs := range []int{1, 2} {
+		rows, err := Rescore(context.Background(), RescoreOptions{Archives: []string{archive}, Jobs: jobs})
+		if err != nil || len(rows) != len(sizes) {
+			t.Fatalf("jobs %d: %d rows, %v", jobs, len(rows), err)
+		}
+		for _, r := range rows {
+			want := alone[r.Path]
+			r.DurationSeconds, want.DurationSeconds = 0, 0
+			if !reflect.DeepEqual(r, want) {
+				t.Errorf("jobs %d, %s:\n got %+v\nwant %+v", jobs, r.Path, r, want)
+			}
+		}
+	}
+}

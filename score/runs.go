@@ -62,9 +62,10 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 }
 
 // readAgentraceRun reads turns.arrows. A truncated log (a crashed run) is scored
-// on its complete batches, with a warning. pool, when not nil, recycles the Arrow
-// buffers across runs. The outputs point into the log's buffers until
-// rd.release is called, unless clone is set (a tokenizer may keep pieces of them).
+// on its complete batches, with a warning. re recycles the log's buffers and the
+// attempts across runs. The attempts and outputs are valid until rd.release is
+// called, which hands them to re; the outputs point into the log's buffers
+// unless clone is set (a tokenizer may keep pieces of them).
 //
 // Turns never sent because issuing stopped (not_issued) are left out, as the
 // reference publishes nothing for them; turns skipped after a failure
@@ -72,12 +73,12 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 // them. The log is read and checked as every reader does (runlog.ScanRun): a run
 // whose log does not hold what its manifest counts is refused, and the log read
 // is recorded (runData.log) for scores.json.
-func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, pool *runread.BufferPool, clone bool) (*runData, error) {
+func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, re *recycler, clone bool) (*runData, error) {
 	rc, err := run.Open(schemas.TurnLogFile)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
-	recs, release, lr, err := runread.ReadTurnLog(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, pool, clone)
+	recs, releaseLog, lr, err := runread.ReadTurnLog(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, re.buffers, clone)
 	rc.Close()
 	dir := run.Label
 	if err != nil {
@@ -86,7 +87,16 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 		}
 		return nil, err
 	}
-	rd := &runData{release: release, log: &lr.Log}
+	rd := &runData{log: &lr.Log}
+	var outs []Output
+	release := func() {
+		releaseLog()
+		give(&re.attempts, rd.attempts)
+		give(&re.outs, outs)
+		give(&re.usage, rd.usage)
+		rd.attempts, outs, rd.usage = nil, nil, nil
+	}
+	rd.release = release
 	counts := lr.Counts
 	if lr.Note != "" {
 		rd.warnings = append(rd.warnings, "scored as read: "+lr.Note)
@@ -94,15 +104,15 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 	if n := counts[schemas.StatusNotIssued]; n > 0 {
 		rd.warnings = append(rd.warnings, fmt.Sprintf("%d turns were never issued (not_issued: issuing stopped) and are not counted, as the reference publishes nothing for them", n))
 	}
-	rd.attempts = make([]Attempt, 0, len(recs))
+	rd.attempts = take[Attempt](&re.attempts, len(recs))
 	ok := 0
 	for i := range recs {
 		if recs[i].Status == schemas.StatusOK {
 			ok++
 		}
 	}
-	outs := make([]Output, 0, ok)
-	rd.usage = make([]int32, 0, ok)
+	outs = take[Output](&re.outs, ok)
+	rd.usage = take[int32](&re.usage, ok)
 	if clone { // responses are rebuilt only for a tokenizer
 		rd.completed = make([]schemas.Response, 0, ok)
 		rd.rawCalls = make([]string, 0, ok)

@@ -308,11 +308,12 @@ func TestScoresParquetDuckDB(t *testing.T) {
 }
 
 // TestReadTurnLogPooled: reading turn logs through the recycling buffer pool gives
-// the rows runlog.ReadFile gives, run after run.
+// the rows runlog.ReadFile gives, run after run, in the row slice the pool kept.
 func TestReadTurnLogPooled(t *testing.T) {
 	ds, truth := fixtureTruth(t)
 	recs := recordsFromReference(t, truth)
 	pool := runread.NewBufferPool()
+	var first *runread.TurnLogRow
 	for round := 0; round < 3; round++ {
 		run := filepath.Join(t.TempDir(), "run")
 		// Vary the contents so that a stale reused buffer would show.
@@ -353,7 +354,12 @@ func TestReadTurnLogPooled(t *testing.T) {
 				t.Errorf("round %d row %d: %+v, want %+v", round, i, g, w)
 			}
 		}
-		release() // the next round reuses the buffers
+		if round == 0 {
+			first = &got[0]
+		} else if &got[0] != first {
+			t.Errorf("round %d: the rows are a new slice, not the one the pool kept", round)
+		}
+		release() // the next round reuses the buffers and the rows
 	}
 }
 

@@ -67,8 +67,10 @@ type Options struct {
 	// its event log (no dataset at hand).
 	PublishedOnly bool
 
-	// pool recycles turn-log buffers across the runs of one rescore.
-	pool *runread.BufferPool
+	// reuse, set by rescore, hands buffers and slices from one run to the next,
+	// and keeps no per-turn scores (a rescore row holds totals only); nil scores
+	// one run alone.
+	reuse *recycler
 }
 
 // ScoreRun scores one run: inline accuracy against the dataset's ground truth, the
@@ -143,11 +145,15 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	for _, c := range info.Facts.FileChecks {
 		s.Warnings = append(s.Warnings, FileCheckPrefix+c.String())
 	}
+	re := opts.reuse
+	if re == nil {
+		re = &recycler{}
+	}
 	var rd *runData
 	published := false
 	switch {
 	case runread.HasTurnLog(run):
-		rd, err = readAgentraceRun(ctx, run, info.Facts.Manifest, truth, opts.pool, counter != nil)
+		rd, err = readAgentraceRun(ctx, run, info.Facts.Manifest, truth, re, counter != nil)
 	case opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }():
 		// A point that ships no event log: its published numbers are all there is.
 		rd, published = &runData{}, true
@@ -183,7 +189,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	s.Warnings = append(s.Warnings, rd.warnings...)
 	s.Run.TurnLog = rd.log
 
-	acc := scoreAccuracy(truth, rd.attempts, opts.Workers)
+	acc := scoreAccuracy(truth, rd.attempts, opts.Workers, re, opts.reuse == nil)
 	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded
 	s.AccuracySource = AccuracyFromEvents
 	var pa PublishedAccuracy
