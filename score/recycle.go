@@ -7,13 +7,14 @@ import (
 )
 
 // recycler hands what scoring one run allocated on to the next run of a
-// rescore: the turn log's buffers and rows (runread.BufferPool), the attempts
+// rescore: the turn log's buffers (runread.BufferPool) and rows, the attempts
 // and outputs read from it, and the per-turn working slices of scoring. A batch
 // of runs then makes little garbage, so that the collector seldom takes CPU from
 // the jobs scoring the other runs. It is safe for concurrent use. The zero
 // recycler (one run scored alone) allocates the turn log's buffers afresh.
 type recycler struct {
 	buffers  *runread.BufferPool // nil: Arrow's default allocator
+	rows     sync.Pool           // of *[]runread.TurnLogRow
 	attempts sync.Pool           // of *[]Attempt
 	outs     sync.Pool           // of *[]Output
 	usage    sync.Pool           // of *[]int32

@@ -62,8 +62,8 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 }
 
 // readAgentraceRun reads turns.arrows. A truncated log (a crashed run) is scored
-// on its complete batches, with a warning. re recycles the log's buffers and the
-// attempts across runs. The attempts and outputs are valid until rd.release is
+// on its complete batches, with a warning. re recycles the log's buffers and rows
+// and the attempts across runs. The attempts and outputs are valid until rd.release is
 // called, which hands them to re; the outputs point into the log's buffers
 // unless clone is set (a tokenizer may keep pieces of them).
 //
@@ -78,7 +78,7 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
-	recs, releaseLog, lr, err := runread.ReadTurnLog(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, re.buffers, clone)
+	recs, releaseLog, lr, err := runread.ReadTurnLog(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, re.buffers, clone, take[runread.TurnLogRow](&re.rows, 0))
 	rc.Close()
 	dir := run.Label
 	if err != nil {
@@ -91,10 +91,11 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 	var outs []Output
 	release := func() {
 		releaseLog()
+		give(&re.rows, recs)
 		give(&re.attempts, rd.attempts)
 		give(&re.outs, outs)
 		give(&re.usage, rd.usage)
-		rd.attempts, outs, rd.usage = nil, nil, nil
+		recs, rd.attempts, outs, rd.usage = nil, nil, nil, nil
 	}
 	rd.release = release
 	counts := lr.Counts

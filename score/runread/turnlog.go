@@ -17,43 +17,13 @@ import (
 )
 
 // BufferPool is an Arrow allocator that keeps freed buffers (by power-of-two size
-// class) for the next batch, and the row slices of the logs read through it for
-// the next log: reading many turn logs then barely allocates, which leaves the
-// garbage collector little to do while runs are scored in parallel. It is safe
-// for concurrent use.
+// class) for the next batch: reading many turn logs then barely allocates, which
+// leaves the garbage collector little to do while runs are scored in parallel. It
+// is safe for concurrent use.
 type BufferPool struct {
 	mu      sync.Mutex
 	free    map[int][][]byte
-	rows    [][]TurnLogRow
 	backing memory.GoAllocator
-}
-
-// takeRows returns an empty row slice, with room from an earlier log when the
-// pool kept one.
-func (p *BufferPool) takeRows() []TurnLogRow {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	n := len(p.rows)
-	if n == 0 {
-		return nil
-	}
-	rows := p.rows[n-1]
-	p.rows = p.rows[:n-1]
-	return rows
-}
-
-// keepRows keeps a log's row slice for the next log, emptied so that it holds
-// on to none of that log's strings.
-func (p *BufferPool) keepRows(rows []TurnLogRow) {
-	if cap(rows) == 0 {
-		return
-	}
-	clear(rows)
-	p.mu.Lock()
-	if len(p.rows) < 64 {
-		p.rows = append(p.rows, rows[:0])
-	}
-	p.mu.Unlock()
 }
 
 // NewBufferPool returns an empty pool.
@@ -178,26 +148,21 @@ type TurnLogRow struct {
 //
 // The output strings (content, reasoning, tool calls) point into the log's Arrow
 // buffers unless clone is set: those stay valid until release is called, which
-// hands the buffers back to the pool. Identity strings are always copied. With
-// a pool, rows is valid until release too, which hands it back to the pool.
-func ReadTurnLog(ctx context.Context, f io.Reader, path string, m *schemas.RunManifest, pool *BufferPool, clone bool) (rows []TurnLogRow, release func(), lr runlog.LogRead, err error) {
+// hands the buffers back to the pool. Identity strings are always copied. The
+// rows are appended to dst (empty, nil or with room from an earlier log).
+func ReadTurnLog(ctx context.Context, f io.Reader, path string, m *schemas.RunManifest, pool *BufferPool, clone bool, dst []TurnLogRow) (rows []TurnLogRow, release func(), lr runlog.LogRead, err error) {
 	var batches []arrow.RecordBatch
-	var alloc memory.Allocator = memory.DefaultAllocator
-	if pool != nil {
-		alloc = pool
-		rows = pool.takeRows()
-	}
-	kept := &rows
 	release = func() {
 		for _, b := range batches {
 			b.Release()
 		}
 		batches = nil
-		if pool != nil && kept != nil {
-			pool.keepRows(*kept)
-			kept = nil
-		}
 	}
+	var alloc memory.Allocator = memory.DefaultAllocator
+	if pool != nil {
+		alloc = pool
+	}
+	rows = dst[:0]
 	intern := map[string]string{}
 	small := func(a *array.String, i int) string {
 		if a == nil {

@@ -56,7 +56,7 @@ func TestReadTurnLogPooledAgreesWithManifest(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				rows, release, _, err := ReadTurnLog(context.Background(), f, path, m, pool, true)
+				rows, release, _, err := ReadTurnLog(context.Background(), f, path, m, pool, true, nil)
 				f.Close()
 				if err != nil {
 					t.Errorf("reader %d round %d: %v", g, round, err)
@@ -78,7 +78,7 @@ func TestReadTurnLogPooledAgreesWithManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, release, lr, err := ReadTurnLog(context.Background(), f, path, m, pool, true)
+	_, release, lr, err := ReadTurnLog(context.Background(), f, path, m, pool, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
