@@ -251,7 +251,7 @@ func (c *client) probeOne(ctx context.Context, endpoint, modelsURL string) error
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// Every turn would be refused the same way.
 		return fmt.Errorf("endpoint %s refused GET %s with HTTP %d before any turn was issued (check --api-key-env or --header): %s",
-			redact.URL(endpoint), redact.URL(modelsURL), resp.StatusCode, c.s.scrub.Text(string(bytes.TrimSpace(body))))
+			redact.URL(endpoint), redact.URL(modelsURL), resp.StatusCode, c.s.scrub.Excerpt(body))
 	case http.StatusOK:
 		// An OpenAI-style list ({"data":[{"id":...}]}): the names served. A server
 		// that answers anything else is not asked about its models.
@@ -450,8 +450,7 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 // first-chunk event for a request not streamed).
 func (c *client) readResponse(e *engine, st *slotState, resp *http.Response, streamed bool) error {
 	if resp.StatusCode != http.StatusOK {
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 2048))
-		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(msg))
+		return fmt.Errorf("HTTP %d: %s", resp.StatusCode, c.s.scrub.ReadExcerpt(resp.Body))
 	}
 	if !streamed {
 		st.raw.Reset()

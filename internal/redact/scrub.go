@@ -1,12 +1,14 @@
 package redact
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/url"
 	"sort"
 	"strings"
+	"unicode/utf8"
 )
 
 // MinSecret is the length below which a value is not masked as a substring: a
@@ -214,4 +216,109 @@ func (w *writer) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// ExcerptBytes is the most of a text from elsewhere (a server's error body, a
+// file's content) that a message quotes.
+const ExcerptBytes = 2 << 10
+
+// Excerpt is what a message quotes of a text from elsewhere, b: trimmed, at most
+// ExcerptBytes of it, cut on a character boundary and ending in "..." where it
+// was cut, with what Text masks masked (a known secret cut at the limit
+// included). A reader is quoted with ReadExcerpt.
+func (s *Scrubber) Excerpt(b []byte) string {
+	b = bytes.TrimSpace(b)
+	cut := len(b) > ExcerptBytes
+	if cut {
+		n := ExcerptBytes
+		for n > 0 && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		b = b[:n]
+	}
+	x := s.Text(string(b))
+	if cut {
+		x += "..."
+	}
+	return x
+}
+
+// ReadExcerpt reads at most ExcerptBytes+1 bytes of r and returns their
+// Excerpt: a server's error body is quoted so, however long it is.
+func (s *Scrubber) ReadExcerpt(r io.Reader) string {
+	b, _ := io.ReadAll(io.LimitReader(r, ExcerptBytes+1))
+	return s.Excerpt(b)
+}
+
+// Copy copies src to dst with every known secret masked as Secrets masks it
+// (its end excepted: a stream is not cut short), in bounded memory: a secret
+// split between two reads is masked whole. It returns the number of bytes
+// written.
+func (s *Scrubber) Copy(dst io.Writer, src io.Reader) (int64, error) {
+	if s == nil || s.r == nil {
+		return io.Copy(dst, src)
+	}
+	longest := len(s.secrets[0])
+	buf := make([]byte, 0, 64<<10+longest)
+	next := make([]int, len(s.secrets))
+	var n int64
+	for {
+		m, rerr := src.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		if rerr != nil && rerr != io.EOF {
+			return n, rerr
+		}
+		done, out := s.mask(buf, rerr == io.EOF, next)
+		w, err := dst.Write(out)
+		n += int64(w)
+		if err != nil {
+			return n, err
+		}
+		buf = buf[:copy(buf, buf[done:])]
+		if rerr == io.EOF {
+			return n, nil
+		}
+	}
+}
+
+// mask masks the secrets in b as the Replacer of Secrets does (at each position
+// from the left, the first secret, longest first, that starts there), as far as
+// b tells: up to its end when last, else up to where a secret could start that
+// runs past b's end. It returns how much of b it consumed and what that became.
+// next is scratch space, one int a secret.
+func (s *Scrubber) mask(b []byte, last bool, next []int) (int, []byte) {
+	limit := len(b) // a match must start before limit to be certain
+	if !last {
+		limit = len(b) - len(s.secrets[0]) + 1
+	}
+	for i := range next {
+		next[i] = -2 // not looked for
+	}
+	var out []byte
+	p := 0
+	for p < limit {
+		q, k := -1, -1
+		for i, f := range s.secrets {
+			if next[i] == -1 || next[i] >= p {
+				// known: none left, or the next one at or after p
+			} else if j := bytes.Index(b[p:], []byte(f)); j < 0 {
+				next[i] = -1
+			} else {
+				next[i] = p + j
+			}
+			if next[i] >= 0 && (q < 0 || next[i] < q) {
+				q, k = next[i], i
+			}
+		}
+		if q < 0 || q >= limit {
+			break
+		}
+		out = append(append(out, b[p:q]...), Mask...)
+		p = q + len(s.secrets[k])
+	}
+	end := max(limit, p)
+	if end > p {
+		out = append(out, b[p:end]...)
+	}
+	return end, out
 }
