@@ -3,6 +3,8 @@ package swebench
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +17,32 @@ import (
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/parquet-go/parquet-go"
 )
+
+// The benchmark's instance list, as the reference pins it: the first
+// OfficialNumInstances ids of OfficialDataset (split test) at OfficialRevision,
+// whose list has the digest OfficialInstancesDigest (InstancesSHA256).
+const (
+	OfficialDataset         = "princeton-nlp/SWE-bench_Verified"
+	OfficialRevision        = "c104f840cc67f8b6eec6f759ebc8b2693d585d4a"
+	OfficialNumInstances    = 200
+	OfficialInstancesDigest = "4b562a390c5bfe39a9b00d503ebce1d8b7d1c60f6b761617317a0c507534f40f"
+)
+
+// InstancesSHA256 is the hex sha256 of ids joined by newlines, with a final
+// newline: the digest the reference pins its instance list by.
+func InstancesSHA256(ids []string) string {
+	h := sha256.New()
+	for _, id := range ids {
+		h.Write([]byte(id))
+		h.Write([]byte{'\n'})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// OfficialInstances tells whether ids are the benchmark's pinned instance list.
+func OfficialInstances(ids []string) bool {
+	return len(ids) == OfficialNumInstances && InstancesSHA256(ids) == OfficialInstancesDigest
+}
 
 // CachePath is where the reference caches a SWE-bench split under its
 // datasets folder.

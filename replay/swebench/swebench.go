@@ -40,6 +40,15 @@ const (
 	DefaultTemplate       = "default"
 	DefaultTimeout        = 24 * time.Hour
 	DefaultPollInterval   = 5 * time.Second
+	// DefaultRoutingHeader is the header the service's agents carry their
+	// trajectory's session id in (the reference scorer's routing_headers).
+	DefaultRoutingHeader = "X-Session-ID"
+	// DefaultMaxArtifactBytes and DefaultMaxArtifactsBytes cap what is
+	// downloaded: one artifact, and all of a run's together.
+	DefaultMaxArtifactBytes  = 256 << 20
+	DefaultMaxArtifactsBytes = 1 << 30
+	// maxAnswerBytes caps a JSON answer of the service (a status).
+	maxAnswerBytes = 64 << 20
 	// ResultsFile is the result the scorer keeps in its report folder.
 	ResultsFile = "swe_bench_results.json"
 	// StatusFile is the service's last status, under swe_bench_runs/RUN_ID/.
@@ -51,7 +60,7 @@ const (
 var OutKind = outguard.Kind{Name: "swebench", Folder: true}
 
 // Capabilities the service must declare on /health.
-var requiredCapabilities = []string{"artifacts.download", "swebench.cancel", "swebench.run"}
+var requiredCapabilities = []string{"artifacts.download", "swebench.cancel", "swebench.routing_headers", "swebench.run"}
 
 // safeArtifacts are the artifact names downloaded; others are ignored.
 var safeArtifacts = map[string]bool{
@@ -60,6 +69,19 @@ var safeArtifacts = map[string]bool{
 }
 
 var safeRunID = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// validHeaderName tells whether h is an HTTP header name (RFC 9110 token).
+func validHeaderName(h string) bool {
+	if h == "" {
+		return false
+	}
+	for _, r := range h {
+		if r > 0x7e || r <= ' ' || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r) {
+			return false
+		}
+	}
+	return true
+}
 
 // Options configure one service run.
 type Options struct {
@@ -86,12 +108,19 @@ type Options struct {
 	Template       string
 	Workers        int
 	MaxEvalWorkers int
+	// RoutingHeaders are the headers the service's agents set to their
+	// trajectory's session id on every request to the endpoint (nil:
+	// X-Session-ID; empty: none).
+	RoutingHeaders []string
 	// Out is the folder written: swe_bench_results.json, swe_bench_runs/RUN_ID/.
 	Out       string
 	Overwrite bool
 	// Timeout cancels the service run this long after it was submitted (0: 24 h).
 	Timeout      time.Duration
 	PollInterval time.Duration
+	// MaxArtifactBytes caps each artifact downloaded, MaxArtifactsBytes all of
+	// them together (0: the defaults).
+	MaxArtifactBytes, MaxArtifactsBytes int64
 	// Progress receives a line per change of phase or counts (nil: none).
 	Progress io.Writer
 	// Client replaces the HTTP client (tests).
@@ -111,15 +140,25 @@ type Result struct {
 	Results string
 	Status  string
 	Message string
-	// Artifacts are the files downloaded.
+	// Problem is why a submitted run gave no whole result, as the error said
+	// ("" when it did).
+	Problem string
+	// Artifacts are the files downloaded; Unfetched the safe artifacts the
+	// service listed that were not, each with why.
 	Artifacts []string
+	Unfetched []string
+	// InstancesSHA256 is the digest of the instance list (InstancesSHA256);
+	// Official tells whether it is the pinned list (OfficialInstances).
+	InstancesSHA256 string
+	Official        bool
 }
 
-// runRequest is the service's RunRequest: the ten fields agentrace sends
+// runRequest is the service's RunRequest: the eleven fields agentrace sends
 // (endpoint_api_key is left to its default).
 type runRequest struct {
 	ModelName            string          `json:"model_name"`
 	EndpointURLs         []string        `json:"endpoint_urls"`
+	RoutingHeaders       []string        `json:"routing_headers"`
 	GenerationParams     json.RawMessage `json:"generation_params"`
 	Subset               string          `json:"subset"`
 	Split                string          `json:"split"`
@@ -157,8 +196,10 @@ type client struct {
 	root  *url.URL
 	token string
 	// scrub knows the token and the endpoint's user information: every message
-	// and file the client writes passes through it.
+	// and file the client writes passes through it; out is Options.Progress
+	// through it.
 	scrub redact.Scrubber
+	out   io.Writer
 	hc    *http.Client
 }
 
@@ -193,6 +234,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	final := o.Out
 	o.Out = claim.Dir()
 	res, err := c.run(ctx)
+	if err != nil && res.RunID != "" {
+		res.Problem = c.scrub.Text(err.Error())
+	}
 	if werr := c.writeRecord(res); werr != nil && err == nil {
 		err = werr
 	}
@@ -210,7 +254,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	o.Out = final
 	if err != nil {
-		return res, fmt.Errorf("swebench: %w", err)
+		return res, c.scrub.Error(fmt.Errorf("swebench: %w", err))
 	}
 	return res, nil
 }
@@ -221,16 +265,18 @@ func (c *client) writeRecord(res *Result) error {
 	rec := schemas.SWEBenchRun{
 		SchemaVersion: schemas.Version, ToolVersion: schemas.ToolVersion,
 		Service: redact.URL(o.Service), RunID: res.RunID, State: res.State, Message: c.scrub.Text(res.Message),
+		Problem:  res.Problem,
 		Endpoint: redact.URL(o.Endpoint), Model: o.Model, Subset: o.Subset, Split: o.Split, Template: o.Template,
-		Workers: o.Workers, MaxEval: o.MaxEvalWorkers, Instances: o.InstancesFile,
-		Evaluated: len(o.IDs), EvaluatedIDs: o.IDs, Artifacts: res.Artifacts,
+		Workers: o.Workers, MaxEval: o.MaxEvalWorkers, RoutingHeaders: o.RoutingHeaders, Instances: o.InstancesFile,
+		InstancesSHA256: res.InstancesSHA256, OfficialInstances: res.Official,
+		Evaluated: len(o.IDs), EvaluatedIDs: o.IDs, Artifacts: res.Artifacts, Unfetched: res.Unfetched,
 	}
 	_ = json.Unmarshal([]byte(o.Generation), &rec.GenerationParams)
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
 		return err
 	}
-	return outguard.AtomicWriteBytes(filepath.Join(o.Out, schemas.SWEBenchRunFile), append(data, '\n'))
+	return outguard.AtomicWriteBytes(filepath.Join(o.Out, schemas.SWEBenchRunFile), []byte(c.scrub.Secrets(string(data))+"\n"))
 }
 
 func (o *Options) defaults() error {
@@ -255,6 +301,20 @@ func (o *Options) defaults() error {
 	if o.PollInterval == 0 {
 		o.PollInterval = DefaultPollInterval
 	}
+	if o.RoutingHeaders == nil {
+		o.RoutingHeaders = []string{DefaultRoutingHeader}
+	}
+	if o.MaxArtifactBytes == 0 {
+		o.MaxArtifactBytes = DefaultMaxArtifactBytes
+	}
+	if o.MaxArtifactsBytes == 0 {
+		o.MaxArtifactsBytes = DefaultMaxArtifactsBytes
+	}
+	for _, h := range o.RoutingHeaders {
+		if !validHeaderName(h) {
+			return fmt.Errorf("routing header %q: not an HTTP header name", h)
+		}
+	}
 	switch {
 	case o.Subset != "verified" && o.Subset != "lite":
 		return fmt.Errorf("subset %q: want verified or lite", o.Subset)
@@ -270,6 +330,8 @@ func (o *Options) defaults() error {
 		return errors.New("no output folder (--out)")
 	case o.Timeout < 0 || o.PollInterval < 0:
 		return errors.New("timeout and poll interval must not be negative")
+	case o.MaxArtifactBytes < 0 || o.MaxArtifactsBytes < 0:
+		return errors.New("artifact size limits must not be negative")
 	}
 	u, err := url.Parse(o.Endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
@@ -299,6 +361,7 @@ func newClient(o *Options) (*client, error) {
 	}
 	c.scrub.Add(c.token)
 	c.scrub.AddURL(o.Endpoint)
+	c.out = c.scrub.Writer(o.Progress)
 	if c.hc == nil {
 		c.hc = &http.Client{}
 	}
@@ -311,8 +374,8 @@ func newClient(o *Options) (*client, error) {
 }
 
 // call sends one JSON request and decodes the JSON answer into v.
-func (c *client) call(ctx context.Context, method, path string, body any, timeout time.Duration, v any) error {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+func (c *client) call(parent context.Context, method, path string, body any, timeout time.Duration, v any) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	u := c.root.ResolveReference(&url.URL{Path: path}).String()
 	var rd io.Reader
@@ -336,15 +399,24 @@ func (c *client) call(ctx context.Context, method, path string, body any, timeou
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		if ctx.Err() != nil && parent.Err() != nil {
+			return parent.Err()
+		}
 		return fmt.Errorf("service unreachable at %s: %s", redact.URL(u), c.scrub.Text(err.Error()))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("service request failed: %s %s returned HTTP %d: %s", method, redact.URL(u), resp.StatusCode, c.scrub.ReadExcerpt(resp.Body))
+	}
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
+		if parent.Err() != nil {
+			return parent.Err()
+		}
 		return fmt.Errorf("read %s %s: %s", method, redact.URL(u), c.scrub.Text(err.Error()))
 	}
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("service request failed: %s %s returned HTTP %d: %s", method, redact.URL(u), resp.StatusCode, c.scrub.Text(strings.TrimSpace(string(data))))
+	if len(data) > maxAnswerBytes {
+		return fmt.Errorf("service answered %s %s with more than %d MiB", method, redact.URL(u), maxAnswerBytes>>20)
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return fmt.Errorf("service returned invalid JSON from %s %s: %v", method, redact.URL(u), err)
@@ -387,11 +459,11 @@ func (c *client) health(ctx context.Context) error {
 func (c *client) run(ctx context.Context) (*Result, error) {
 	o := c.o
 	req := runRequest{
-		ModelName: o.Model, EndpointURLs: []string{o.Endpoint}, GenerationParams: json.RawMessage(o.Generation),
+		ModelName: o.Model, EndpointURLs: []string{o.Endpoint}, RoutingHeaders: o.RoutingHeaders, GenerationParams: json.RawMessage(o.Generation),
 		Subset: o.Subset, Split: o.Split, NumInstances: len(o.IDs), Workers: o.Workers, MaxEvalWorkers: o.MaxEvalWorkers,
 		EvaluatedInstanceIDs: o.IDs, Template: o.Template,
 	}
-	res := &Result{Evaluated: len(o.IDs)}
+	res := &Result{Evaluated: len(o.IDs), InstancesSHA256: InstancesSHA256(o.IDs), Official: OfficialInstances(o.IDs)}
 	var st status
 	if err := c.call(ctx, http.MethodPost, "v1/runs", req, 30*time.Second, &st); err != nil {
 		return res, err
@@ -423,7 +495,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return cancel(fmt.Errorf("interrupted: %w", context.Cause(ctx)))
+			return cancel(interrupted(ctx))
 		case <-time.After(wait):
 		}
 		if !time.Now().Before(deadline) {
@@ -432,7 +504,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 		var next status
 		if err := c.call(ctx, http.MethodGet, "v1/runs/"+res.RunID, nil, 30*time.Second, &next); err != nil {
 			if ctx.Err() != nil {
-				return cancel(fmt.Errorf("interrupted: %w", context.Cause(ctx)))
+				return cancel(interrupted(ctx))
 			}
 			return cancel(err)
 		}
@@ -452,7 +524,9 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 	if err := c.writeStatus(res, &st); err != nil {
 		return res, err
 	}
-	c.download(ctx, res, &st)
+	if err := c.download(ctx, res, &st); err != nil {
+		return res, err
+	}
 	if st.Status != "succeeded" {
 		return res, fmt.Errorf("service run %s ended with status %s: %s", res.RunID, st.Status, c.scrub.Text(res.Message))
 	}
@@ -469,7 +543,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 		return res, fmt.Errorf("service run %s did not return a result object", res.RunID)
 	}
 	res.Results = filepath.Join(o.Out, ResultsFile)
-	if err := outguard.AtomicWriteBytes(res.Results, result); err != nil {
+	if err := outguard.AtomicWriteBytes(res.Results, []byte(c.scrub.Secrets(string(result)))); err != nil {
 		res.Results = ""
 		return res, err
 	}
@@ -478,7 +552,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 
 // progress prints a line when the phase or a count changed.
 func (c *client) progress(st *status, last *string) {
-	if c.o.Progress == nil {
+	if c.out == nil {
 		return
 	}
 	n := func(p *int) string {
@@ -494,7 +568,7 @@ func (c *client) progress(st *status, last *string) {
 	line := fmt.Sprintf("swebench: run %s %s (phase %s): agent %s/%s, eval %s/%s", st.RunID, st.Status, phase,
 		n(st.AgentCompleted), n(st.AgentTotal), n(st.EvalCompleted), n(st.EvalTotal))
 	if line != *last {
-		fmt.Fprintln(c.o.Progress, line)
+		fmt.Fprintln(c.out, line)
 		*last = line
 	}
 }
@@ -514,8 +588,11 @@ func (c *client) writeStatus(res *Result, st *status) error {
 }
 
 // download fetches the run's artifacts with safe names and URLs (the
-// reference's checks); a failed download is reported, not fatal.
-func (c *client) download(ctx context.Context, res *Result, st *status) {
+// reference's checks), each scrubbed and under the size caps. An artifact that
+// could not be fetched is reported and listed in res.Unfetched, as the
+// reference goes on without it; an interrupt stops the download with an error.
+func (c *client) download(ctx context.Context, res *Result, st *status) error {
+	left := c.o.MaxArtifactsBytes
 	for _, a := range st.Artifacts {
 		if !safeArtifacts[a.Name] {
 			continue
@@ -526,27 +603,73 @@ func (c *client) download(ctx context.Context, res *Result, st *status) {
 			c.warn("ignoring unsafe artifact URL for %s", a.Name)
 			continue
 		}
-		if err := c.fetch(ctx, res, a.Name, u.Path); err != nil {
+		limit, what := c.o.MaxArtifactBytes, fmt.Sprintf("the cap on one artifact, %s (--max-artifact-bytes)", mib(c.o.MaxArtifactBytes))
+		if left < limit {
+			limit, what = left, fmt.Sprintf("what is left of the cap on all artifacts, %s (--max-artifacts-bytes)", mib(c.o.MaxArtifactsBytes))
+		}
+		n, err := c.fetch(ctx, res, a.Name, u.Path, limit)
+		left = max(left-n, 0)
+		if ctx.Err() != nil {
+			return fmt.Errorf("%s while downloading the artifacts of service run %s (%d of %d downloaded); no result written",
+				interrupted(ctx), res.RunID, len(res.Artifacts), countSafe(st))
+		}
+		if errors.Is(err, errTooLarge) {
+			err = fmt.Errorf("larger than %s; not kept", what)
+		}
+		if err != nil {
 			c.warn("could not download artifact %s: %v", a.Name, err)
+			res.Unfetched = append(res.Unfetched, fmt.Sprintf("%s: %v", a.Name, err))
 			continue
 		}
 		res.Artifacts = append(res.Artifacts, a.Name)
 	}
+	return nil
 }
 
+// countSafe counts the artifacts with a safe name a status lists.
+func countSafe(st *status) int {
+	n := 0
+	for _, a := range st.Artifacts {
+		if safeArtifacts[a.Name] {
+			n++
+		}
+	}
+	return n
+}
+
+func mib(n int64) string {
+	if n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// interrupted is the error of a run stopped by ctx: "interrupted", and why when
+// the cause is more than a cancellation.
+func interrupted(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return fmt.Errorf("interrupted: %w", cause)
+	}
+	return errors.New("interrupted")
+}
+
+var errTooLarge = errors.New("artifact too large")
+
 func (c *client) warn(format string, a ...any) {
-	if c.o.Progress != nil {
-		english.Fprintf(c.o.Progress, "swebench", english.Warning, format, a...)
+	if c.out != nil {
+		english.Fprintf(c.out, "swebench", english.Warning, format, a...)
 	}
 }
 
-func (c *client) fetch(ctx context.Context, res *Result, name, path string) error {
+// fetch downloads one artifact, scrubbed, reading at most limit bytes of it
+// (errTooLarge beyond: nothing is kept). It returns the bytes read.
+func (c *client) fetch(ctx context.Context, res *Result, name, path string, limit int64) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	u := c.root.ResolveReference(&url.URL{Path: strings.TrimPrefix(path, "/")})
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	req.Header.Set("Accept", "application/octet-stream")
 	if c.token != "" {
@@ -554,15 +677,25 @@ func (c *client) fetch(ctx context.Context, res *Result, name, path string) erro
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return errors.New(c.scrub.Text(err.Error()))
+		return 0, errors.New(c.scrub.Text(err.Error()))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("HTTP %d", resp.StatusCode)
+		return 0, fmt.Errorf("HTTP %d: %s", resp.StatusCode, c.scrub.ReadExcerpt(resp.Body))
 	}
+	if resp.ContentLength > limit {
+		return 0, errTooLarge
+	}
+	body := &io.LimitedReader{R: resp.Body, N: limit + 1}
 	target := filepath.Join(c.o.Out, "swe_bench_runs", res.RunID, name)
-	return outguard.AtomicWrite(target, func(w io.Writer) error {
-		_, err := io.Copy(w, resp.Body)
-		return err
+	err = outguard.AtomicWrite(target, func(w io.Writer) error {
+		if _, err := c.scrub.Copy(w, body); err != nil {
+			return errors.New(c.scrub.Text(err.Error()))
+		}
+		if body.N == 0 {
+			return errTooLarge
+		}
+		return nil
 	})
+	return limit + 1 - body.N, err
 }

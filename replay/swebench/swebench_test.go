@@ -2,10 +2,15 @@ package swebench
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,8 +45,8 @@ func TestRunSucceeded(t *testing.T) {
 	for k := range s.Request() {
 		fields = append(fields, k)
 	}
-	if len(fields) != 10 || s.Request()["endpoint_api_key"] != nil {
-		t.Errorf("RunRequest fields %v: want runRequest's ten, no endpoint_api_key", fields)
+	if len(fields) != 11 || s.Request()["endpoint_api_key"] != nil || string(s.Request()["routing_headers"]) != `["X-Session-ID"]` {
+		t.Errorf("RunRequest fields %v, routing_headers %s: want runRequest's eleven, X-Session-ID routing, no endpoint_api_key", fields, s.Request()["routing_headers"])
 	}
 	if string(s.Request()["generation_params"]) != o.Generation || string(s.Request()["template"]) != `"qwen_tools"` {
 		t.Errorf("request %s", s.Request())
@@ -192,7 +197,8 @@ func TestGenerationParams(t *testing.T) {
 }
 
 // The request agentrace sends is the one the reference's service accepted in a
-// check by hand (testdata/swebench-service), field for field.
+// check by hand (testdata/swebench-service), field for field, plus the
+// routing_headers its scorer has sent since (default X-Session-ID).
 func TestRequestAsTheServiceAcceptedIt(t *testing.T) {
 	want, err := os.ReadFile(filepath.Join("..", "..", "testdata", "swebench-service", "accepted-request.json"))
 	if err != nil {
@@ -211,9 +217,235 @@ func TestRequestAsTheServiceAcceptedIt(t *testing.T) {
 	got, _ := json.Marshal(s.Request())
 	json.Unmarshal(got, &g)
 	delete(w, "endpoint_api_key") // the service model's default, not sent
+	w["routing_headers"] = []any{"X-Session-ID"}
 	wj, _ := json.Marshal(w)
 	gj, _ := json.Marshal(g)
 	if string(wj) != string(gj) {
 		t.Errorf("request\n%s\nthe service accepted\n%s", gj, wj)
 	}
+}
+
+// A service that echoes its token (in the phase, the message, the result and
+// every artifact) leaves it nowhere: not in progress lines, not in any file.
+func TestEchoedTokenScrubbed(t *testing.T) {
+	s := swebenchtest.New(t, "agent:1", "eval:2", "succeeded")
+	s.Echo = true
+	o := options(t, s)
+	var progress strings.Builder
+	o.Progress = &progress
+	res, err := Run(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(progress.String(), s.Token) || !strings.Contains(progress.String(), "(phase agent Bearer <redacted>)") {
+		t.Errorf("progress shows the token:\n%s", progress.String())
+	}
+	if len(res.Artifacts) != 3 {
+		t.Errorf("artifacts %v", res.Artifacts)
+	}
+	assertNoSecret(t, o.Out, s.Token)
+	b, _ := os.ReadFile(filepath.Join(o.Out, ResultsFile))
+	if !json.Valid(b) || !strings.Contains(string(b), `"echo":"<redacted>"`) {
+		t.Errorf("results %s", b)
+	}
+}
+
+// endless serves an artifact of n bytes (n < 0: without end) and counts what it
+// wrote.
+func endless(name string, n int64, wrote *atomic.Int64) func(http.ResponseWriter, *http.Request) bool {
+	return func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.URL.Path, "/artifacts/"+name) {
+			return false
+		}
+		chunk := []byte(strings.Repeat("x", 1<<20))
+		for n < 0 || wrote.Load() < n {
+			k, err := w.Write(chunk[:min(int64(len(chunk)), max(n-wrote.Load(), 0))+int64(boolInt(n < 0))*int64(len(chunk))])
+			wrote.Add(int64(k))
+			if err != nil {
+				return true
+			}
+		}
+		return true
+	}
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Artifacts are copied under a cap each and a cap on all: one past it is not
+// kept, said so and listed; the result stands; the download stops promptly.
+func TestArtifactCaps(t *testing.T) {
+	t.Run("one artifact", func(t *testing.T) {
+		s := swebenchtest.New(t, "succeeded")
+		var wrote atomic.Int64
+		s.Hook = endless("swe_bench_agent.log", -1, &wrote)
+		o := options(t, s)
+		o.MaxArtifactBytes = 4 << 20
+		var progress strings.Builder
+		o.Progress = &progress
+		start := time.Now()
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if time.Since(start) > 10*time.Second || wrote.Load() > 64<<20 {
+			t.Errorf("took %v, the service wrote %d bytes", time.Since(start), wrote.Load())
+		}
+		if len(res.Unfetched) != 1 || !strings.Contains(res.Unfetched[0], "swe_bench_agent.log: larger than the cap on one artifact, 4 MiB (--max-artifact-bytes)") ||
+			!strings.Contains(progress.String(), "could not download artifact swe_bench_agent.log: larger than") {
+			t.Errorf("unfetched %v; progress:\n%s", res.Unfetched, progress.String())
+		}
+		if _, err := os.Stat(filepath.Join(o.Out, "swe_bench_runs/run_1/swe_bench_agent.log")); err == nil {
+			t.Error("the artifact over the cap was kept")
+		}
+		if _, err := os.Stat(filepath.Join(o.Out, ResultsFile)); err != nil {
+			t.Errorf("the result: %v", err)
+		}
+		var rec schemas.SWEBenchRun
+		b, _ := os.ReadFile(filepath.Join(o.Out, schemas.SWEBenchRunFile))
+		if json.Unmarshal(b, &rec) != nil || len(rec.Unfetched) != 1 {
+			t.Errorf("record %s", b)
+		}
+	})
+	t.Run("all artifacts", func(t *testing.T) {
+		s := swebenchtest.New(t, "succeeded")
+		var wrote atomic.Int64
+		s.Hook = endless("preds.json", 3<<20, &wrote)
+		o := options(t, s)
+		o.MaxArtifactsBytes = 3<<20 + 10
+		res, err := Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// preds.json takes all but 10 bytes; the next two do not fit
+		if strings.Join(res.Artifacts, ",") != "preds.json" || len(res.Unfetched) != 2 ||
+			!strings.Contains(res.Unfetched[0], "swe_bench_results.json: larger than what is left of the cap on all artifacts, 3145738 bytes (--max-artifacts-bytes)") {
+			t.Errorf("artifacts %v, unfetched %v", res.Artifacts, res.Unfetched)
+		}
+	})
+}
+
+// An interrupt during the artifacts' download ends the run with an error that
+// says so, once, and writes no result.
+func TestInterruptDuringDownload(t *testing.T) {
+	s := swebenchtest.New(t, "succeeded")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.Hook = func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasSuffix(r.URL.Path, "/artifacts/swe_bench_results.json") {
+			return false
+		}
+		w.Write([]byte("{"))
+		w.(http.Flusher).Flush()
+		cancel()
+		<-r.Context().Done()
+		return true
+	}
+	o := options(t, s)
+	res, err := Run(ctx, o)
+	if err == nil || !strings.Contains(err.Error(), "interrupted while downloading the artifacts of service run run_1 (1 of 4 downloaded); no result written") ||
+		strings.Count(err.Error(), "interrupted") != 1 || strings.Contains(err.Error(), "context canceled") {
+		t.Fatalf("err %v", err)
+	}
+	if res.Results != "" {
+		t.Errorf("results %q", res.Results)
+	}
+	if _, err := os.Stat(filepath.Join(o.Out, ResultsFile)); err == nil {
+		t.Error("an interrupted run wrote its result")
+	}
+	var rec schemas.SWEBenchRun
+	b, _ := os.ReadFile(filepath.Join(o.Out, schemas.SWEBenchRunFile))
+	if json.Unmarshal(b, &rec) != nil || !strings.Contains(rec.Problem, "interrupted while downloading") {
+		t.Errorf("record %s", b)
+	}
+}
+
+// A service's error body is quoted 2 KiB at most, scrubbed, however long.
+func TestErrorBodyQuotedShort(t *testing.T) {
+	s := swebenchtest.New(t, "succeeded")
+	s.Hook = func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/v1/runs" {
+			return false
+		}
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		io.WriteString(w, "bad token "+r.Header.Get("Authorization")+" ")
+		io.Copy(w, io.LimitReader(zeros{}, 60<<20))
+		return true
+	}
+	o := options(t, s)
+	_, err := Run(context.Background(), o)
+	if err == nil || len(err.Error()) > 2500 || strings.Contains(err.Error(), s.Token) || !strings.Contains(err.Error(), "HTTP 422: bad token Bearer <redacted>") {
+		t.Fatalf("error of %d bytes: %.300v", len(err.Error()), err)
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '0'
+	}
+	return len(p), nil
+}
+
+// routing_headers: X-Session-ID unless given; names given are sent as given,
+// an empty list as one; a name that is no header name is refused before any
+// request.
+func TestRoutingHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		give []string
+		want string
+	}{
+		{nil, `["X-Session-ID"]`},
+		{[]string{"X-Session-ID", "X-Route-Key"}, `["X-Session-ID","X-Route-Key"]`},
+		{[]string{}, `[]`},
+	} {
+		s := swebenchtest.New(t, "succeeded")
+		o := options(t, s)
+		o.RoutingHeaders = tc.give
+		if _, err := Run(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if got := string(s.Request()["routing_headers"]); got != tc.want {
+			t.Errorf("%v: sent %s, want %s", tc.give, got, tc.want)
+		}
+	}
+	s := swebenchtest.New(t, "succeeded")
+	o := options(t, s)
+	o.RoutingHeaders = []string{"X Bad"}
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), `routing header "X Bad"`) || len(s.Problems()) > 0 || s.Request() != nil {
+		t.Errorf("err %v", err)
+	}
+}
+
+// The instance list's digest is the reference's: sha256 of the ids joined by
+// newlines with a final newline; a list other than the pinned 200 is not
+// official, and the record says so.
+func TestInstancesDigest(t *testing.T) {
+	if got := InstancesSHA256([]string{"a", "b"}); got != sha256Hex("a\nb\n") {
+		t.Errorf("digest %s", got)
+	}
+	if OfficialInstances([]string{"a", "b"}) || OfficialInstances(make([]string, OfficialNumInstances)) {
+		t.Error("an arbitrary list is official")
+	}
+	s := swebenchtest.New(t, "succeeded")
+	o := options(t, s)
+	res, err := Run(context.Background(), o)
+	if err != nil || res.Official || res.InstancesSHA256 != sha256Hex("a\nb\nc\n") {
+		t.Fatalf("%v %+v", err, res)
+	}
+	var rec schemas.SWEBenchRun
+	b, _ := os.ReadFile(filepath.Join(o.Out, schemas.SWEBenchRunFile))
+	if json.Unmarshal(b, &rec) != nil || rec.OfficialInstances || rec.InstancesSHA256 != res.InstancesSHA256 || !strings.Contains(string(b), `"official_instances": false`) {
+		t.Errorf("record %s", b)
+	}
+}
+
+func sha256Hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
 }

@@ -26,6 +26,13 @@ type Service struct {
 	script []string
 	// Result is the succeeded run's result object.
 	Result string
+	// Echo makes the service echo the bearer token it was sent, as a hostile
+	// or careless one does: in the phase, the result and every artifact.
+	Echo bool
+	// Hook, when set, sees every request first and answers it when it returns
+	// true (a fault, a huge or endless body); it runs on the server's
+	// goroutines.
+	Hook func(w http.ResponseWriter, r *http.Request) bool
 
 	mu        sync.Mutex
 	req       map[string]json.RawMessage
@@ -35,7 +42,7 @@ type Service struct {
 }
 
 // allowedFields are RunRequest's fields.
-var allowedFields = map[string]bool{"model_name": true, "endpoint_urls": true, "endpoint_api_key": true, "generation_params": true,
+var allowedFields = map[string]bool{"model_name": true, "endpoint_urls": true, "endpoint_api_key": true, "routing_headers": true, "generation_params": true,
 	"subset": true, "split": true, "num_instances": true, "workers": true, "max_eval_workers": true, "evaluated_instance_ids": true, "template": true}
 
 // New starts a stand-in with the token "tok-secret", closed at the end of t.
@@ -55,13 +62,19 @@ func (s *Service) bad(w http.ResponseWriter, code int, format string, a ...any) 
 }
 
 func (s *Service) status(w http.ResponseWriter, state, phase string, agent, eval int) {
+	result := s.Result
+	if s.Echo {
+		phase += " Bearer " + s.Token
+		result = strings.Replace(result, "{", `{"echo":"`+s.Token+`",`, 1)
+	}
 	st := map[string]any{"run_id": "run_1", "status": state, "created_at": 1.0, "updated_at": 2.0, "phase": phase,
 		"agent_total": 3, "agent_completed": agent, "eval_total": 3, "eval_completed": eval, "artifacts": []any{}}
 	if state == "succeeded" {
-		st["result"] = json.RawMessage(s.Result)
+		st["result"] = json.RawMessage(result)
 		st["artifacts"] = []map[string]string{
 			{"name": "preds.json", "url": "/v1/runs/run_1/artifacts/preds.json"},
 			{"name": "swe_bench_results.json", "url": "/v1/runs/run_1/artifacts/swe_bench_results.json"},
+			{"name": "swe_bench_agent.log", "url": "/v1/runs/run_1/artifacts/swe_bench_agent.log"},
 			{"name": "evil.sh", "url": "/v1/runs/run_1/artifacts/evil.sh"},
 			{"name": "status.json", "url": "http://elsewhere/v1/runs/run_1/artifacts/status.json"},
 		}
@@ -74,8 +87,11 @@ func (s *Service) status(w http.ResponseWriter, state, phase string, agent, eval
 }
 
 func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
+	if s.Hook != nil && s.Hook(w, r) {
+		return
+	}
 	if r.URL.Path == "/health" {
-		fmt.Fprint(w, `{"api_version":"v1","capabilities":["swebench.run","swebench.cancel","artifacts.download"],"status":"ok"}`)
+		fmt.Fprint(w, `{"api_version":"v1","capabilities":["swebench.run","swebench.cancel","artifacts.download","swebench.progress","swebench.routing_headers"],"status":"ok"}`)
 		return
 	}
 	if r.Header.Get("Authorization") != "Bearer "+s.Token {
@@ -106,7 +122,10 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 			Template     string   `json:"template"`
 		}
 		raw, _ := json.Marshal(m)
-		json.Unmarshal(raw, &req)
+		if err := json.Unmarshal(raw, &req); err != nil {
+			s.bad(w, 422, "%v", err)
+			return
+		}
 		switch {
 		case req.ModelName == "":
 			s.bad(w, 422, "model_name: too short")
@@ -154,11 +173,15 @@ func (s *Service) serve(w http.ResponseWriter, r *http.Request) {
 		s.status(w, "cancelled", "cancelled", 1, 0)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/runs/run_1/artifacts/"):
 		name := strings.TrimPrefix(r.URL.Path, "/v1/runs/run_1/artifacts/")
+		echo := ""
+		if s.Echo {
+			echo = " " + s.Token
+		}
 		if name == "swe_bench_results.json" {
-			fmt.Fprint(w, s.Result)
+			fmt.Fprint(w, strings.Replace(s.Result, "{", `{"echo":"`+echo+`",`, 1))
 			return
 		}
-		fmt.Fprintf(w, `{"artifact":%q}`, name)
+		fmt.Fprintf(w, `{"artifact":%q}`, name+echo)
 	default:
 		s.bad(w, 404, "%s %s", r.Method, r.URL.Path)
 	}
