@@ -121,11 +121,13 @@ func (e commandError) Error() string {
 func (e commandError) Unwrap() error { return e.err }
 
 // interrupted is a command's error after a signal: the cancellation the signal
-// caused says "interrupted", not Go's "context canceled".
+// caused says "interrupted", not Go's "context canceled", and says it once where
+// the error already did ("interrupted: context canceled").
 type interrupted struct{ err error }
 
 func (e interrupted) Error() string {
-	return strings.ReplaceAll(e.err.Error(), context.Canceled.Error(), "interrupted")
+	msg := strings.ReplaceAll(e.err.Error(), "interrupted: "+context.Canceled.Error(), "interrupted")
+	return strings.ReplaceAll(msg, context.Canceled.Error(), "interrupted")
 }
 
 func (e interrupted) Unwrap() error { return e.err }

@@ -18,6 +18,7 @@ import (
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/replay"
+	"github.com/agentrace/agentrace/replay/swebench"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
@@ -227,12 +228,19 @@ func replayCommand() *cli.Command {
 			switch mode {
 			case "perf", "both":
 			case "acc":
-				return runAccuracy(ctx, c, cr, o)
+				acc, err := prepareAccuracy(c, cr, o)
+				if err != nil {
+					return err
+				}
+				return swebenchRun(ctx, c, acc)
 			default:
 				return argsError("replay", "--mode %q: want perf, acc or both", mode)
 			}
-			if mode != "perf" && cr == nil {
-				return argsError("replay", "--mode %s needs --config (its accuracy dataset)", mode)
+			var acc *swebench.Options
+			if mode == "both" {
+				if acc, err = prepareAccuracy(c, cr, o); err != nil {
+					return err
+				}
 			}
 			sum, err := replay.Run(ctx, o)
 			if sum != nil {
@@ -247,8 +255,12 @@ func replayCommand() *cli.Command {
 			if sum.State == schemas.RunInterrupted {
 				return withStatus(exitIncomplete, errors.New("interrupted: the run directory holds the turns done so far"))
 			}
-			if mode == "both" {
-				return runAccuracy(ctx, c, cr, o)
+			if acc != nil {
+				// the performance run is done: whatever stops the accuracy
+				// run, the command did not do nothing
+				if err := swebenchRun(ctx, c, acc); err != nil {
+					return withStatus(max(exitCode(err), exitIncomplete), fmt.Errorf("%w (the performance run at %s is complete)", err, sum.RunDir))
+				}
 			}
 			return nil
 		},

@@ -18,10 +18,13 @@ const (
 	exitNo = 1
 	// exitUsage: nothing was done: bad usage (a flag, an argument, a list or range),
 	// an input that cannot be read or is invalid, an output that may not be
-	// written. Every error without a status of its own is this one.
+	// written, a SWE-bench service that refused the run before it began. Every
+	// error without a status of its own is this one.
 	exitUsage = 2
 	// exitIncomplete: a run was made but is not whole: replay, sweep or demo
-	// stopped before its end (failed, cut short), or every turn failed.
+	// stopped before its end (failed, cut short), or every turn failed; a
+	// SWE-bench service run gave no whole result (swebench, replay --mode acc,
+	// and --mode both after its performance run).
 	exitIncomplete = 3
 )
 
@@ -32,8 +35,8 @@ var exitStatusTable = []struct {
 }{
 	{"0", "done; every verdict given passed"},
 	{"1", "done, and the answer is no: a verdict did not pass (score, report), an audit found a number that disagrees (or a point it could not read), the datasets differ (diff), a run could not be scored (rescore)"},
-	{"2", "nothing done: bad usage or input (a flag, a list or range, an unreadable or invalid input, an output that may not be written)"},
-	{"3", "a run is not whole: replay, sweep or demo failed or stopped before its end, or every turn failed"},
+	{"2", "nothing done: bad usage or input (a flag, a list or range, an unreadable or invalid input, an output that may not be written, a SWE-bench service that refused the run before it began)"},
+	{"3", "a run is not whole: replay, sweep or demo failed or stopped before its end, or every turn failed; a SWE-bench service run (swebench, replay --mode acc or both) failed, was cancelled, or gave no whole result (an invalid or incomplete one, an artifact not downloaded), after a completed performance run too"},
 	{"130, 143", "interrupted by SIGINT (Ctrl-C) or SIGTERM (128 + the signal's number); the outputs are left true"},
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -30,8 +31,12 @@ func swebenchCommand() *cli.Command {
 			"`agentrace score --swebench DIR RUNDIR` judges a run with the result.\n\n" +
 			"--instances is a Parquet or JSON Lines file with instance_id (the Hugging Face rows of\n" +
 			"princeton-nlp/SWE-bench_Verified, split test), or the reference's datasets folder holding its cached\n" +
-			"swe_bench/<subset>/<split>/swe_bench_<subset>_<split>.parquet. The service's token is read from the\n" +
-			"environment variable --auth-token-env, never from a flag, and written nowhere.\n\n" +
+			"swe_bench/<subset>/<split>/swe_bench_<subset>_<split>.parquet. The benchmark's instances are the first\n" +
+			"200 of princeton-nlp/SWE-bench_Verified at revision " + swebench.OfficialRevision[:12] + " (their list's sha256 is\n" +
+			"pinned): another list is said to be unofficial, and refused with --official. The service's token is\n" +
+			"read from the environment variable --auth-token-env, never from a flag, and written nowhere, nor\n" +
+			"anything the service echoes of it. Artifacts are downloaded under --max-artifact-bytes each and\n" +
+			"--max-artifacts-bytes in all; one that is not downloaded makes the exit status 3.\n\n" +
 			"Example:\n" +
 			"  SWEBENCH_TOKEN=... agentrace swebench --service http://localhost:18080 --auth-token-env SWEBENCH_TOKEN \\\n" +
 			"      --endpoint http://localhost:30000 --model Qwen/Qwen3.6-35B-A3B --profile qwen3.6-35b-a3b \\\n" +
@@ -52,6 +57,10 @@ func swebenchCommand() *cli.Command {
 			&cli.StringFlag{Name: "split", Value: swebench.DefaultSplit, Usage: "dataset split"},
 			&cli.DurationFlag{Name: "timeout", Value: swebench.DefaultTimeout, Usage: "cancel the service run after this long"},
 			&cli.DurationFlag{Name: "poll-interval", Value: swebench.DefaultPollInterval, Usage: "time between status polls"},
+			&cli.StringSliceFlag{Name: "routing-header", Value: []string{swebench.DefaultRoutingHeader}, Usage: "header the service's agents set to their trajectory's session id (repeatable; routing_headers)"},
+			&cli.Int64Flag{Name: "max-artifact-bytes", Value: swebench.DefaultMaxArtifactBytes, Usage: "download no artifact larger than this"},
+			&cli.Int64Flag{Name: "max-artifacts-bytes", Value: swebench.DefaultMaxArtifactsBytes, Usage: "download no more than this of all artifacts together"},
+			&cli.BoolFlag{Name: "official", Usage: "refuse an instance list other than the benchmark's pinned one"},
 			outFlag("folder to write: swe_bench_results.json, swebench.json, swe_bench_runs/ID/"),
 		}, append(overwriteFlags("a swebench folder"), samplingFlagDefs()...)...),
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -64,19 +73,27 @@ func swebenchCommand() *cli.Command {
 				Model: c.String("model"), Template: c.String("template"), Workers: int(c.Int("workers")),
 				MaxEvalWorkers: int(c.Int("max-eval-workers")), Subset: c.String("subset"), Split: c.String("split"),
 				Out: c.String("out"), Overwrite: overwrite(c), Timeout: c.Duration("timeout"), PollInterval: c.Duration("poll-interval"),
-				Progress: c.Root().ErrWriter,
+				RoutingHeaders: c.StringSlice("routing-header"), MaxArtifactBytes: c.Int64("max-artifact-bytes"),
+				MaxArtifactsBytes: c.Int64("max-artifacts-bytes"), Progress: c.Root().ErrWriter,
 			}
-			return swebenchRun(ctx, c, o, c.String("profile"), sampling, int(c.Int("max-tokens")), c.String("instances"), int(c.Int("num-instances")))
+			if o.MaxArtifactBytes < 1 || o.MaxArtifactsBytes < 1 {
+				return argsError("swebench", "--max-artifact-bytes %d, --max-artifacts-bytes %d: must be at least 1", o.MaxArtifactBytes, o.MaxArtifactsBytes)
+			}
+			sb, err := swebenchPrepare(c, o, c.String("profile"), sampling, int(c.Int("max-tokens")), c.String("instances"), int(c.Int("num-instances")), c.Bool("official"))
+			if err != nil {
+				return err
+			}
+			return swebenchRun(ctx, c, sb)
 		},
 	}
 }
 
-// swebenchRun completes o with the instances and the generation parameters,
-// runs it and prints the score.
-func swebenchRun(ctx context.Context, c *cli.Command, o swebench.Options, profile string, sampling datasets.Profile, maxTokens int, instances string, n int) error {
+// swebenchPrepare completes o with the instances and the generation
+// parameters: everything that can be refused before the service is asked.
+func swebenchPrepare(c *cli.Command, o swebench.Options, profile string, sampling datasets.Profile, maxTokens int, instances string, n int, official bool) (*swebench.Options, error) {
 	rp, err := datasets.RunProfile(profile, sampling)
 	if err != nil {
-		return fmt.Errorf("swebench: %w", err)
+		return nil, fmt.Errorf("swebench: %w", err)
 	}
 	var p datasets.Profile
 	if rp != nil {
@@ -86,19 +103,39 @@ func swebenchRun(ctx context.Context, c *cli.Command, o swebench.Options, profil
 		o.Model = p.Model
 	}
 	if n < 1 {
-		return argsError("swebench", "--num-instances %d: must be at least 1", n)
+		return nil, argsError("swebench", "--num-instances %d: must be at least 1", n)
 	}
 	ids, err := swebench.ReadInstances(instances, o.Subset, o.Split, n)
 	if err != nil {
-		return fmt.Errorf("swebench: %w", err)
+		return nil, fmt.Errorf("swebench: %w", err)
 	}
 	if len(ids) < n {
 		problem(c, english.Warning, fmt.Sprintf("num_instances %d exceeds the dataset's %d instances; evaluating %d", n, len(ids), len(ids)))
 	}
+	if !swebench.OfficialInstances(ids) {
+		why := fmt.Sprintf("the %s evaluated are not the benchmark's (the first %d of %s at revision %s, whose list has sha256 %s; this one's is %s)",
+			english.Count(len(ids), "instance", "instances"), swebench.OfficialNumInstances, swebench.OfficialDataset,
+			swebench.OfficialRevision[:12], swebench.OfficialInstancesDigest[:12], swebench.InstancesSHA256(ids)[:12])
+		if official {
+			return nil, fmt.Errorf("swebench: --official: %s", why)
+		}
+		problem(c, english.Note, why+": the result is unofficial")
+	}
 	o.IDs, o.InstancesFile = ids, instances
 	o.Generation = swebench.GenerationParams(p, maxTokens)
-	res, err := swebench.Run(ctx, o)
+	return &o, nil
+}
+
+// run runs the service run o describes and prints its score. Its exit status
+// (README "Exit status"): 2 when refused before a service run was submitted, 3
+// when one was and gave no whole result (it failed or was cancelled, its result
+// is invalid or incomplete, an artifact was not downloaded).
+func swebenchRun(ctx context.Context, c *cli.Command, o *swebench.Options) error {
+	res, err := swebench.Run(ctx, *o)
 	if err != nil {
+		if res != nil && res.RunID != "" {
+			return withStatus(exitIncomplete, err)
+		}
 		return err
 	}
 	r, warn, err := score.ReadSWEBenchReport(o.Out, 0)
@@ -106,7 +143,7 @@ func swebenchRun(ctx context.Context, c *cli.Command, o swebench.Options, profil
 		problem(c, english.Warning, w)
 	}
 	if err != nil {
-		return fmt.Errorf("swebench: service run %s: %w", res.RunID, err)
+		return withStatus(exitIncomplete, fmt.Errorf("swebench: service run %s: %w", res.RunID, err))
 	}
 	incomplete := ""
 	if r.Incomplete {
@@ -114,45 +151,58 @@ func swebenchRun(ctx context.Context, c *cli.Command, o swebench.Options, profil
 	}
 	fmt.Fprintf(c.Root().Writer, "SWE-bench: resolved %d / %d evaluated (%.1f%%), %d submitted%s; %s\n",
 		r.Resolved, r.Evaluated, r.Score*100, r.Submitted, incomplete, filepath.Join(o.Out, swebench.ResultsFile))
+	var whole []string
+	if r.Incomplete {
+		whole = append(whole, fmt.Sprintf("the service submitted %d of the %d instances evaluated", r.Submitted, r.Evaluated))
+	}
+	if len(res.Unfetched) > 0 {
+		whole = append(whole, fmt.Sprintf("%s not downloaded (%s)", english.Count(len(res.Unfetched), "artifact", "artifacts"), strings.Join(res.Unfetched, "; ")))
+	}
+	if len(whole) > 0 {
+		return withStatus(exitIncomplete, fmt.Errorf("swebench: service run %s is not whole: %s", res.RunID, strings.Join(whole, "; ")))
+	}
 	return nil
 }
 
-// runAccuracy runs a --config's swe_bench_scorer accuracy dataset (--mode acc,
-// both) through the service, into RUNDIR/swebench (the reference writes its
-// swe_bench_results.json into the report folder): its extras give the service
-// and the run's size, the config's model_params the generation parameters.
-func runAccuracy(ctx context.Context, c *cli.Command, cr *replay.ConfigRun, o replay.Options) error {
+// prepareAccuracy readies a --config's swe_bench_scorer accuracy dataset (--mode
+// acc, both) for the service (swebenchRun), into RUNDIR/swebench (the reference
+// writes its swe_bench_results.json into the report folder): its extras give the
+// service and the run's size, the config's model_params the generation
+// parameters, the performance dataset's routing headers the routing_headers.
+// --mode both prepares it before its performance run, so that a mistake in it is
+// refused before anything is done.
+func prepareAccuracy(c *cli.Command, cr *replay.ConfigRun, o replay.Options) (*swebench.Options, error) {
 	if cr == nil {
-		return argsError("replay", "--mode %s needs --config (its accuracy dataset)", c.String("mode"))
+		return nil, argsError("replay", "--mode %s needs --config (its accuracy dataset)", c.String("mode"))
 	}
 	var ds *refconfig.Dataset
 	for i := range cr.Accuracy {
 		d := &cr.Accuracy[i]
 		if d.Scorer() == refconfig.EvalSWEBench {
 			if ds != nil {
-				return fmt.Errorf("replay: config %s: two swe_bench_scorer datasets", o.ConfigFile)
+				return nil, fmt.Errorf("replay: config %s: two swe_bench_scorer datasets", o.ConfigFile)
 			}
 			ds = d
 			continue
 		}
-		return &refconfig.Error{File: o.ConfigFile, Path: "datasets[" + d.DisplayName() + "].accuracy_config.eval_method",
+		return nil, &refconfig.Error{File: o.ConfigFile, Path: "datasets[" + d.DisplayName() + "].accuracy_config.eval_method",
 			Msg: fmt.Sprintf("%q: agentrace runs the swe_bench_scorer accuracy tier only (use --mode perf for the performance dataset)", d.Scorer())}
 	}
 	if ds == nil {
-		return fmt.Errorf("replay: config %s has no swe_bench_scorer accuracy dataset for --mode %s", o.ConfigFile, c.String("mode"))
+		return nil, fmt.Errorf("replay: config %s has no swe_bench_scorer accuracy dataset for --mode %s", o.ConfigFile, c.String("mode"))
 	}
 	ex, err := swebenchExtras(ds, o)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(o.Endpoints) > 0 {
-		return &refconfig.Error{File: o.ConfigFile, Path: "endpoint_config.endpoints", Msg: "SWE-bench service mode supports exactly one endpoint URL"}
+		return nil, &refconfig.Error{File: o.ConfigFile, Path: "endpoint_config.endpoints", Msg: "SWE-bench service mode supports exactly one endpoint URL"}
 	}
 	so := swebench.Options{
 		Service: ex.service, AuthTokenEnv: ex.tokenEnv, AuthToken: ex.token, Endpoint: o.Endpoint, Model: o.Model,
 		Template: ex.template, Workers: ex.workers, MaxEvalWorkers: ex.maxEval, Subset: ex.subset, Split: ex.split,
 		Out: filepath.Join(o.Out, "swebench"), Overwrite: o.Overwrite, Timeout: ex.timeout, PollInterval: ex.poll,
-		Progress: c.Root().ErrWriter,
+		RoutingHeaders: o.RoutingHeaders, Progress: c.Root().ErrWriter,
 	}
 	if c.IsSet("swebench-token-env") {
 		so.AuthTokenEnv, so.AuthToken = c.String("swebench-token-env"), ""
@@ -161,9 +211,9 @@ func runAccuracy(ctx context.Context, c *cli.Command, cr *replay.ConfigRun, o re
 		ex.instances = c.String("instances")
 	}
 	if ex.instances == "" {
-		return fmt.Errorf("replay: --mode %s: give --instances (the SWE-bench split as Parquet or JSONL, or the reference's datasets folder)", c.String("mode"))
+		return nil, fmt.Errorf("replay: --mode %s: give --instances (the SWE-bench split as Parquet or JSONL, or the reference's datasets folder)", c.String("mode"))
 	}
-	return swebenchRun(ctx, c, so, o.Profile, o.Sampling, o.MaxTokens, ex.instances, ex.num)
+	return swebenchPrepare(c, so, o.Profile, o.Sampling, o.MaxTokens, ex.instances, ex.num, false)
 }
 
 type extras struct {
