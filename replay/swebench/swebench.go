@@ -3,7 +3,10 @@
 // first N SWE-bench instances against one endpoint, follows it to the end with
 // progress, cancels it on an interrupt or at its timeout, downloads its
 // artifacts and writes DIR/swe_bench_results.json, as the reference's
-// swe_bench_scorer does. Scoring the result (resolved / evaluated, the counter
+// swe_bench_scorer does. Whatever the service sends passes the scrubber
+// (internal/redact) before it reaches a file, a progress line or an error (a
+// token it echoes is masked), artifacts are copied under size caps, and what an
+// error quotes of the service is short. Scoring the result (resolved / evaluated, the counter
 // checks) is score's: score.ParseSWEBenchReport.
 //
 //	res, err := swebench.Run(ctx, swebench.Options{Service: url, Endpoint: ep, Model: m, IDs: ids, Out: dir})
@@ -436,7 +439,7 @@ func (c *client) health(ctx context.Context) error {
 	if h.APIVersion == nil || *h.APIVersion != APIVersion {
 		got := "none"
 		if h.APIVersion != nil {
-			got = fmt.Sprintf("%q", *h.APIVersion)
+			got = fmt.Sprintf("%q", c.scrub.Excerpt([]byte(*h.APIVersion)))
 		}
 		return fmt.Errorf("service API version mismatch: expected %q, got %s", APIVersion, got)
 	}
@@ -509,7 +512,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 			return cancel(err)
 		}
 		if next.RunID != res.RunID {
-			return cancel(fmt.Errorf("service returned a mismatched run_id: expected %q, got %q", res.RunID, next.RunID))
+			return cancel(fmt.Errorf("service returned a mismatched run_id: expected %q, got %q", res.RunID, c.scrub.Excerpt([]byte(next.RunID))))
 		}
 		st = next
 		c.progress(&st, &last)
@@ -528,7 +531,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 		return res, err
 	}
 	if st.Status != "succeeded" {
-		return res, fmt.Errorf("service run %s ended with status %s: %s", res.RunID, st.Status, c.scrub.Text(res.Message))
+		return res, fmt.Errorf("service run %s ended with status %s: %s", res.RunID, c.scrub.Excerpt([]byte(st.Status)), c.scrub.Excerpt([]byte(res.Message)))
 	}
 	result := []byte(st.Result)
 	if len(bytes.TrimSpace(result)) == 0 || string(bytes.TrimSpace(result)) == "null" {
@@ -565,7 +568,9 @@ func (c *client) progress(st *status, last *string) {
 	if st.Phase != nil {
 		phase = *st.Phase
 	}
-	line := fmt.Sprintf("swebench: run %s %s (phase %s): agent %s/%s, eval %s/%s", st.RunID, st.Status, phase,
+	// what the service says is quoted short (the line is scrubbed as written)
+	short := func(x string) string { return c.scrub.Excerpt([]byte(x)) }
+	line := fmt.Sprintf("swebench: run %s %s (phase %s): agent %s/%s, eval %s/%s", short(st.RunID), short(st.Status), short(phase),
 		n(st.AgentCompleted), n(st.AgentTotal), n(st.EvalCompleted), n(st.EvalTotal))
 	if line != *last {
 		fmt.Fprintln(c.out, line)
