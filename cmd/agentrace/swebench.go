@@ -126,10 +126,11 @@ func swebenchPrepare(c *cli.Command, o swebench.Options, profile string, samplin
 	return &o, nil
 }
 
-// run runs the service run o describes and prints its score. Its exit status
-// (README "Exit status"): 2 when refused before a service run was submitted, 3
-// when one was and gave no whole result (it failed or was cancelled, its result
-// is invalid or incomplete, an artifact was not downloaded).
+// swebenchRun runs the service run o describes and prints its score. Its exit
+// status (README "Exit status"): 2 when refused before a service run was
+// submitted, 3 when one was and gave no whole result (it failed or was
+// cancelled, its result is invalid or incomplete, an artifact was not
+// downloaded).
 func swebenchRun(ctx context.Context, c *cli.Command, o *swebench.Options) error {
 	res, err := swebench.Run(ctx, *o)
 	if err != nil {
