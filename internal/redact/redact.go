@@ -10,7 +10,9 @@
 // travel in: Bearer, Basic, percent- and JSON-escaped) and masks every occurrence
 // of each, wherever it appears: what a server echoes back (an error body, an
 // error frame, a completion) included. Every sink of the command passes through
-// it: its files (String, Secrets), its messages (Text, Error, Writer).
+// it: its files (String, Secrets; Copy for a stream), its messages (Text, Error,
+// Writer), and what a message quotes of a text from elsewhere, a server's error
+// body or a file (Excerpt, ReadExcerpt: 2 KiB at most).
 //
 //	sc := new(redact.Scrubber)
 //	sc.Add(apiKey)
