@@ -26,6 +26,7 @@ func TestChaosSWEBenchSignalDuringDownload(t *testing.T) {
 			root := t.TempDir()
 			svc := swebenchtest.New(t, "agent:1", "succeeded")
 			svc.Echo = true
+			svc.Result = `{"submitted_instances":1,"resolved_instances":1,"resolved_ids":["a"]}`
 			started := make(chan struct{}, 1)
 			svc.Hook = func(w http.ResponseWriter, r *http.Request) bool {
 				if !strings.HasSuffix(r.URL.Path, "/artifacts/swe_bench_agent.log") {
