@@ -333,7 +333,8 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 
 // ParseAs parses a config's YAML as Parse does, refusing a key that the
 // generation gen does not have: a run's config.yaml validates against the
-// generation it was written for.
+// generation it was written for. A nil lookup expands nothing (a config.yaml
+// holds values already expanded).
 func ParseAs(file string, data []byte, lookup func(string) (string, bool), gen Generation) (*Config, error) {
 	return parse(file, data, lookup, gen)
 }
@@ -1155,7 +1156,13 @@ func Marshal(c *Config) ([]byte, error) {
 		return nil, err
 	}
 	floats(reflect.ValueOf(c), &doc)
-	scrub(&doc)
+	var secrets []string
+	for _, v := range c.secrets {
+		if len(v) >= redact.MinSecret {
+			secrets = append(secrets, v)
+		}
+	}
+	scrub(&doc, secrets)
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -1226,12 +1233,14 @@ func floats(v reflect.Value, n *yaml.Node) {
 	}
 }
 
-// scrub redacts secrets in an encoded config tree.
-func scrub(n *yaml.Node) {
+// scrub redacts secrets in an encoded config tree: the values of secret keys,
+// URL user information, and the secrets given wherever they appear (a secret
+// key's value that an alias put under another key).
+func scrub(n *yaml.Node, secrets []string) {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for _, c := range n.Content {
-			scrub(c)
+			scrub(c, secrets)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -1240,10 +1249,14 @@ func scrub(n *yaml.Node) {
 				*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: redact.Mask}
 				continue
 			}
-			scrub(v)
+			scrub(v, secrets)
 		}
 	case yaml.ScalarNode:
-		if n.Tag == "!!str" && strings.Contains(n.Value, "://") {
+		if n.Tag != "!!str" {
+			break
+		}
+		n.Value = redact.Text(n.Value, secrets...)
+		if strings.Contains(n.Value, "://") {
 			n.Value = redact.URL(n.Value)
 		}
 	}
