@@ -115,7 +115,7 @@ func TestRulesetPinsSeeds(t *testing.T) {
 		}
 	}
 	rs, _ := LookupRuleset("mlperf-endpoints-current")
-	if rs.ModelSeed != "9315206023656308754" || rs.SeedSet != "2026-10-C1-A" {
+	if rs.ModelSeed != "9315206023656308754" || rs.SeedSet != "A" {
 		t.Errorf("ruleset %+v", rs)
 	}
 	_, err := Parse("c.yaml", []byte(base+"submission_ref:\n  model: m\n  ruleset: mlperf-inference-v6.1\n"), env(nil))

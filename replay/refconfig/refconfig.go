@@ -917,7 +917,8 @@ func (c *Config) validate(file string) error {
 type Ruleset struct {
 	Name    string
 	Aliases []string
-	// SeedSet names the published seed set.
+	// SeedSet is the seed set's id, as the checker's seed_sets.yaml gives it
+	// (a point's seed_set).
 	SeedSet string
 	// SchedulerRNGSeed becomes settings.runtime.scheduler_random_seed,
 	// SampleIndexRNGSeed runtime.dataloader_random_seed and
@@ -927,11 +928,12 @@ type Ruleset struct {
 }
 
 // Rulesets returns the rulesets agentrace knows: the MLPerf Endpoints ones,
-// with the seed sets mlcommons/endpoints_policies publishes (cohort 2026-10-C1,
-// set A), as the reference registers them.
+// with the seed sets of mlcommons/endpoints_policies' seedset.yaml (cohort
+// 2026-10-C1, set A; the checker's seed_sets.yaml mirrors it from a pull request
+// still open when read), as the reference registers them.
 func Rulesets() []Ruleset {
 	return []Ruleset{{
-		Name: "mlperf-endpoints-v1.0-2026-10-C1-A", Aliases: []string{"mlperf-endpoints-current"}, SeedSet: "2026-10-C1-A",
+		Name: "mlperf-endpoints-v1.0-2026-10-C1-A", Aliases: []string{"mlperf-endpoints-current"}, SeedSet: "A",
 		SchedulerRNGSeed: "10487924139932647040", SampleIndexRNGSeed: "586478644936801402", ModelSeed: "9315206023656308754",
 	}}
 }
