@@ -131,7 +131,7 @@ func TestConfigConcurrencyLimitsAndWarmup(t *testing.T) {
 	d := makeDataset(t, chat("a", 1), chat("b", 1))
 	t0 := time.Now()
 	_, err := Run(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "r"), Concurrency: 1_000_000_000, NoSalt: true})
-	if err == nil || !strings.Contains(err.Error(), "concurrency 1000000000: must be between 1 and 1048576") || conns.Load() != 0 || time.Since(t0) > 2*time.Second {
+	if err == nil || !strings.Contains(err.Error(), "concurrency 1000000000: at most 1048576") || conns.Load() != 0 || time.Since(t0) > 2*time.Second {
 		t.Errorf("--concurrency 1e9: %v after %v, %d connections", err, time.Since(t0), conns.Load())
 	}
 

@@ -213,8 +213,11 @@ type settings struct {
 
 func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	s := &settings{Options: *o, delayScale: o.DelayScale}
-	if o.Concurrency < 1 || o.Concurrency > MaxConcurrency {
-		return nil, fmt.Errorf("concurrency %d: must be between 1 and %d", o.Concurrency, MaxConcurrency)
+	if o.Concurrency < 1 {
+		return nil, fmt.Errorf("concurrency %d: must be at least 1", o.Concurrency)
+	}
+	if o.Concurrency > MaxConcurrency {
+		return nil, fmt.Errorf("concurrency %d: at most %d", o.Concurrency, MaxConcurrency)
 	}
 	if o.WarmupConnections > MaxConcurrency {
 		return nil, fmt.Errorf("warm-up connections %d: at most %d", o.WarmupConnections, MaxConcurrency)
