@@ -41,6 +41,12 @@
 //     into `replay --overwrite` over a complete run, or a full disk while it
 //     runs, and Ctrl-C (once, twice) during a second demo: the earlier run and
 //     the first demo stay byte for byte, nothing is left beside them.
+//   - TestChaosConfig: `replay --config` given a FIFO (as the config or its
+//     dataset path), /dev/zero, a 70 MiB config, an alias bomb of a kilobyte or
+//     target_concurrency 1e9: exit 2 at once, without a signal, in little
+//     memory; a config of concurrency 100000 with warm-up on under RLIMIT_NOFILE
+//     256 warms one connection per trajectory that can be active, and on SIGINT
+//     exits 130 promptly with an interrupted manifest and a whole log.
 //   - TestChaosInProcess: the other packages' fault tests (a
 //     2 GiB answer, an endless stream, a log write failing like a full disk, a gzip
 //     bomb, absurd delays, the sim's hostile bodies and connections, hostile

@@ -108,6 +108,14 @@ func Profiles() []Profile {
 			Temperature: f64(1.0), TopP: f64(1.0), MaxTokens: 8192,
 		},
 		{
+			// The reference's examples/10_Agentic_Inference/dsv4_agentic_benchmark.yaml
+			// (mlcommons/endpoints 3fa7e483): its kwargs in the file's order.
+			Name: "deepseek-v4", Model: "deepseek-ai/DeepSeek-V4-Pro-0813",
+			Temperature: f64(1.0), TopK: intp(0), TopP: f64(0.95), MaxTokens: 8192,
+			ChatTemplateKwargs:     map[string]any{"thinking": true, "reasoning_effort": "max", "preserve_thinking": true},
+			ChatTemplateKwargsJSON: `{"thinking":true,"reasoning_effort":"max","preserve_thinking":true}`,
+		},
+		{
 			Name: "kimi-k2.6", Model: "moonshotai/Kimi-K2.6",
 			Temperature: f64(1.0), TopP: f64(0.95), MaxTokens: 8192,
 			ChatTemplateKwargs: map[string]any{"preserve_thinking": true},

@@ -105,22 +105,39 @@ func (c *client) probe(ctx context.Context) error {
 	return c.warm(ctx)
 }
 
+// warmDials is how many warm-up connections are being opened at once (the
+// reference's max_concurrent_warmup_connects).
+const warmDials = 128
+
 // warm opens WarmupConnections TCP connections before the first turn, spread
 // over the endpoints, for the turns to use as they need new ones (the
 // reference's warmup_connections); a connection that cannot be opened is not an
-// error, the turns open their own.
+// error, the turns open their own. It is bounded as the run is: at most one
+// connection per trajectory that can be active at once, warmDials opened at a
+// time, 30 seconds in all, and it stops when ctx is done.
 func (c *client) warm(ctx context.Context) error {
-	n := c.s.WarmupConnections
+	n := min(c.s.WarmupConnections, c.s.slots)
 	if n <= 0 || c.dialer == nil {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
-	for i := range n {
-		addr := c.s.dialAddrs[i%len(c.s.dialAddrs)]
-		wg.Go(func() { c.dialer.open(ctx, addr) })
+	next := make(chan string)
+	for range min(n, warmDials) {
+		wg.Go(func() {
+			for addr := range next {
+				c.dialer.open(ctx, addr)
+			}
+		})
 	}
+	for i := 0; i < n && ctx.Err() == nil; i++ {
+		select {
+		case next <- c.s.dialAddrs[i%len(c.s.dialAddrs)]:
+		case <-ctx.Done():
+		}
+	}
+	close(next)
 	wg.Wait()
 	return nil
 }

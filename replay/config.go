@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"path/filepath"
 	"strconv"
@@ -108,6 +109,9 @@ func (cr *configReader) checkLoad() error {
 	if lp.TargetConcurrency == nil || *lp.TargetConcurrency <= 0 {
 		return bad("settings.load_pattern.target_concurrency", "agentic inference requires a positive concurrency")
 	}
+	if *lp.TargetConcurrency > MaxConcurrency {
+		return bad("settings.load_pattern.target_concurrency", "%d: at most %d (as --concurrency)", *lp.TargetConcurrency, MaxConcurrency)
+	}
 	return nil
 }
 
@@ -207,20 +211,20 @@ func (cr *configReader) options(perf *refconfig.Dataset, mp *refconfig.ModelPara
 		NoSalt:                 !ai.EnableSalt,
 		NoDelays:               !ai.InjectToolDelay,
 		StopIssuingAtWindowEnd: ai.StopIssuingOnFirstUserComplete,
-		TurnTimeout:            seconds(refconfig.DefaultTurnTimeoutS),
+		TurnTimeout:            time.Duration(refconfig.DefaultTurnTimeoutS * float64(time.Second)),
 		RoutingHeaders:         []string{refconfig.DefaultRoutingHeader},
 		NoStream:               mp.Streaming == "off",
-		IdleConnTimeout:        seconds(refconfig.DefaultMaxIdleTime),
+		IdleConnTimeout:        time.Duration(refconfig.DefaultMaxIdleTime * float64(time.Second)),
 		Config:                 c,
 	}
 	if o.Model == "" && c.SubmissionRef != nil {
 		o.Model = c.SubmissionRef.Model
 	}
+	var err error
 	if ai.TurnTimeoutS != nil {
-		if *ai.TurnTimeoutS <= 0 {
-			return o, bad("datasets[].agentic_inference.turn_timeout_s", "must be positive")
+		if o.TurnTimeout, err = cr.seconds("datasets[].agentic_inference.turn_timeout_s", *ai.TurnTimeoutS, false); err != nil {
+			return o, err
 		}
-		o.TurnTimeout = seconds(*ai.TurnTimeoutS)
 	}
 	if ai.RoutingHeaders != nil {
 		o.RoutingHeaders = ai.RoutingHeaders
@@ -231,11 +235,29 @@ func (cr *configReader) options(perf *refconfig.Dataset, mp *refconfig.ModelPara
 		}
 		o.Trajectories = *ai.NumTrajectoriesToIssue
 	}
+	// Millis are at most refconfig.MaxMillis: in a time.Duration's range.
 	if rt.MaxDurationMs != nil {
 		o.MaxDuration = time.Duration(*rt.MaxDurationMs) * time.Millisecond
 	}
+	if rt.MaxIssueDurationMs != nil {
+		o.MaxDuration = time.Duration(*rt.MaxIssueDurationMs) * time.Millisecond
+	}
 	if c.Timeout != nil && *c.Timeout > 0 {
-		o.Timeout = seconds(*c.Timeout)
+		if o.Timeout, err = cr.seconds("timeout", *c.Timeout, true); err != nil {
+			return o, err
+		}
+	}
+	if t := c.Settings.Timeouts; t != nil {
+		if t.RunTimeoutS != nil {
+			if o.Timeout, err = cr.seconds("settings.timeouts.run_timeout_s", *t.RunTimeoutS, false); err != nil {
+				return o, err
+			}
+		}
+		if t.InterruptedTeardownGraceS != nil {
+			if o.Grace, err = cr.seconds("settings.timeouts.interrupted_teardown_grace_s", *t.InterruptedTeardownGraceS, false); err != nil {
+				return o, err
+			}
+		}
 	}
 	if k := c.EndpointConfig.APIKey; k != nil && *k != "" {
 		o.APIKey = *k
@@ -252,10 +274,11 @@ func (cr *configReader) options(perf *refconfig.Dataset, mp *refconfig.ModelPara
 func (cr *configReader) client(o *Options) error {
 	cl := cr.c.Settings.Client
 	if cl.MaxIdleTime != nil {
-		if *cl.MaxIdleTime < 0 {
-			return cr.bad("settings.client.max_idle_time", "must not be negative")
+		d, err := cr.seconds("settings.client.max_idle_time", *cl.MaxIdleTime, true)
+		if err != nil {
+			return err
 		}
-		o.IdleConnTimeout = seconds(*cl.MaxIdleTime)
+		o.IdleConnTimeout = d
 	}
 	if cl.MaxConnections != nil && *cl.MaxConnections > 0 {
 		o.MaxConnections = *cl.MaxConnections
@@ -285,7 +308,12 @@ func (cr *configReader) client(o *Options) error {
 func (cr *configReader) noteIneffective(o *Options, mp *refconfig.ModelParams) {
 	c, note := cr.c, cr.note
 	rt, cl := c.Settings.Runtime, c.Settings.Client
-	note("settings.runtime.min_duration_ms %d: no effect on an agentic run (its budget is num_trajectories_to_issue), as in the reference", c.MinDurationMs())
+	if c.Generation == refconfig.GenerationAugust {
+		note("settings.runtime.min_duration_ms %d: no effect on an agentic run (its budget is num_trajectories_to_issue), as in the reference", c.MinDurationMs())
+	}
+	if c.SubmissionRef != nil {
+		note("submission_ref.ruleset %s: its seed set pins the scheduler, dataloader and warm-up seeds, as the reference pins them", c.SubmissionRef.Ruleset)
+	}
 	o.Seeds = &schemas.RunSeeds{Scheduler: seedOr(rt.SchedulerRandomSeed), Dataloader: seedOr(rt.DataloaderRandomSeed),
 		Warmup: seedOr(c.Settings.Warmup.WarmupRandomSeed)}
 	note("settings.runtime scheduler_random_seed %s, dataloader_random_seed %s: recorded; an agentic replay draws nothing at random (trajectory k replays conversation k mod n; salts are hashes)",
@@ -310,6 +338,25 @@ func (cr *configReader) noteIneffective(o *Options, mp *refconfig.ModelParams) {
 	if c.Settings.Drain != nil {
 		note("settings.drain: agentrace waits for every started trajectory (or --grace after Ctrl-C)")
 	}
+	if t := c.Settings.Timeouts; t != nil {
+		for _, k := range []struct {
+			set  bool
+			name string
+		}{
+			{t.WarmupDrainTimeoutS != nil, "warmup_drain_timeout_s"}, {t.PerformanceDrainTimeoutS != nil, "performance_drain_timeout_s"},
+			{t.AccuracyDrainTimeoutS != nil, "accuracy_drain_timeout_s"},
+		} {
+			if k.set {
+				note("settings.timeouts.%s: agentrace waits for every started trajectory (or --grace after Ctrl-C)", k.name)
+			}
+		}
+		if t.EndpointResponseIdleTimeoutS != nil {
+			note("settings.timeouts.endpoint_response_idle_timeout_s: not enforced by agentrace; each turn is bounded by turn_timeout_s")
+		}
+		if t.ServiceReadyTimeoutS != nil || t.MetricsDrainTimeoutS != nil {
+			note("settings.timeouts service_ready_timeout_s, metrics_drain_timeout_s: settings of the reference's metrics services, no effect on agentrace")
+		}
+	}
 	if mp.TokenizerName != nil {
 		note("model_params.tokenizer_name %q: give agentrace score --tokenizer the tokenizer folder", *mp.TokenizerName)
 	}
@@ -318,7 +365,21 @@ func (cr *configReader) noteIneffective(o *Options, mp *refconfig.ModelParams) {
 	}
 }
 
-func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+// seconds is a config's duration in seconds as a time.Duration: finite,
+// positive (or zero, with zero), and at most what a time.Duration holds (about
+// 292 years).
+func (cr *configReader) seconds(path string, s float64, zero bool) (time.Duration, error) {
+	switch {
+	case math.IsNaN(s) || s < 0 || (s == 0 && !zero):
+		if zero {
+			return 0, cr.bad(path, "%v: must not be negative", s)
+		}
+		return 0, cr.bad(path, "%v: must be positive", s)
+	case s > float64(math.MaxInt64)/float64(time.Second):
+		return 0, cr.bad(path, "%v s: out of range (at most %d s, about 292 years)", s, int64(math.MaxInt64/int64(time.Second)))
+	}
+	return time.Duration(s * float64(time.Second)), nil
+}
 
 func seedOr(p *refconfig.Int) json.Number {
 	if p == nil {
@@ -466,11 +527,36 @@ func (s *settings) refConfig() *refconfig.Config {
 	if !replaced {
 		c.Datasets = append([]refconfig.Dataset{perf}, c.Datasets...)
 	}
-	rt := &c.Settings.Runtime
-	if rt.MinDurationMs == nil {
-		rt.MinDurationMs = ptr(refconfig.Millis(0))
+	// the generation of the config the run was built from, else the newest
+	c.Generation = refconfig.GenerationNewest
+	if s.Config != nil && s.Config.Generation != "" {
+		c.Generation = s.Config.Generation
 	}
-	rt.MaxDurationMs = ptr(refconfig.Millis(s.MaxDuration.Milliseconds()))
+	rt := &c.Settings.Runtime
+	if c.Generation == refconfig.GenerationAugust {
+		if rt.MinDurationMs == nil {
+			rt.MinDurationMs = ptr(refconfig.Millis(0))
+		}
+		rt.MaxDurationMs = ptr(refconfig.Millis(s.MaxDuration.Milliseconds()))
+		if s.Timeout > 0 {
+			c.Timeout = ptr(s.Timeout.Seconds())
+		}
+	} else {
+		rt.MaxIssueDurationMs = nil
+		if s.MaxDuration > 0 {
+			rt.MaxIssueDurationMs = ptr(refconfig.Millis(max(1, s.MaxDuration.Milliseconds())))
+		}
+		var t refconfig.Timeouts
+		if c.Settings.Timeouts != nil {
+			t = *c.Settings.Timeouts
+		}
+		t.RunTimeoutS = nil
+		if s.Timeout > 0 {
+			t.RunTimeoutS = ptr(s.Timeout.Seconds())
+		}
+		t.InterruptedTeardownGraceS = ptr(s.Grace.Seconds())
+		c.Settings.Timeouts = &t
+	}
 	seeds := s.seeds()
 	rt.SchedulerRandomSeed, rt.DataloaderRandomSeed = ptr(refconfig.Int(seeds.Scheduler)), ptr(refconfig.Int(seeds.Dataloader))
 	c.Settings.LoadPattern = refconfig.LoadPattern{Type: refconfig.LoadPatternAgenticInference, TargetConcurrency: ptr(s.Concurrency)}
@@ -497,9 +583,6 @@ func (s *settings) refConfig() *refconfig.Config {
 	}
 	out := s.Out
 	c.ReportDir = &out
-	if s.Timeout > 0 {
-		c.Timeout = ptr(s.Timeout.Seconds())
-	}
 	return &c
 }
 

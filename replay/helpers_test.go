@@ -141,7 +141,7 @@ func (f *fake) serve(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet {
 		w.Header().Set("Content-Type", "application/json")
 		// the names the tests' runs send (replay checks the run's model is listed)
-		io.WriteString(w, `{"object":"list","data":[{"id":"test-model","object":"model"},{"id":"no-model-name","object":"model"},{"id":"Qwen/Qwen3.6-35B-A3B","object":"model"},{"id":"Qwen3.6-27B-Q4_K_M","object":"model"},{"id":"/models/Kimi-K3","object":"model"}]}`)
+		io.WriteString(w, `{"object":"list","data":[{"id":"test-model","object":"model"},{"id":"no-model-name","object":"model"},{"id":"Qwen/Qwen3.6-35B-A3B","object":"model"},{"id":"Qwen3.6-27B-Q4_K_M","object":"model"},{"id":"/models/Kimi-K3","object":"model"},{"id":"deepseek-ai/DeepSeek-V4-Pro-0813","object":"model"}]}`)
 		return
 	}
 	body, err := io.ReadAll(r.Body)

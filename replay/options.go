@@ -182,6 +182,11 @@ func (o *Options) inputs() []string {
 	return in
 }
 
+// MaxConcurrency is the largest concurrency (and warm-up connection count) a
+// run takes, from a flag or a config alike: far above any server's, and small
+// enough that what a run sizes by it stays small.
+const MaxConcurrency = 1 << 20
+
 // MaxOutputLimit is the largest MaxOutputBytes: one turn's output must fit an
 // Arrow string column of a batch with room to spare.
 const MaxOutputLimit = 512 << 20
@@ -210,6 +215,12 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	s := &settings{Options: *o, delayScale: o.DelayScale}
 	if o.Concurrency < 1 {
 		return nil, fmt.Errorf("concurrency %d: must be at least 1", o.Concurrency)
+	}
+	if o.Concurrency > MaxConcurrency {
+		return nil, fmt.Errorf("concurrency %d: at most %d", o.Concurrency, MaxConcurrency)
+	}
+	if o.WarmupConnections > MaxConcurrency {
+		return nil, fmt.Errorf("warm-up connections %d: at most %d", o.WarmupConnections, MaxConcurrency)
 	}
 	if o.Trajectories < 0 {
 		return nil, fmt.Errorf("trajectories %d: must not be negative", o.Trajectories)
@@ -508,6 +519,14 @@ func (o *Options) scrubber() *redact.Scrubber {
 	sc := new(redact.Scrubber)
 	if o.APIKeyEnv != "" {
 		sc.Add(os.Getenv(o.APIKeyEnv))
+	}
+	if o.APIKey != "" {
+		sc.Add(o.APIKey)
+	}
+	if o.Config != nil {
+		for _, v := range o.Config.Secrets() {
+			sc.Add(v)
+		}
 	}
 	for _, h := range o.Headers {
 		k, v, ok := strings.Cut(h, ":")

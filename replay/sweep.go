@@ -21,6 +21,9 @@ func CheckConcurrencies(cs []int) error {
 		if c < 1 {
 			return fmt.Errorf("concurrency %d: must be at least 1", c)
 		}
+		if c > MaxConcurrency {
+			return fmt.Errorf("concurrency %d: at most %d", c, MaxConcurrency)
+		}
 		if seen[c] {
 			return fmt.Errorf("concurrency %d given twice: each point is one run folder c%d/", c, c)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/refconfig"
 	"github.com/urfave/cli/v3"
@@ -80,12 +81,12 @@ func configFlags() []cli.Flag {
 }
 
 // loadConfig reads --config into replay options; nil without --config.
-func loadConfig(c *cli.Command) (*replay.ConfigRun, error) {
+func loadConfig(ctx context.Context, c *cli.Command) (*replay.ConfigRun, error) {
 	f := c.String("config")
 	if f == "" {
 		return nil, nil
 	}
-	cfg, err := refconfig.Load(f)
+	cfg, err := refconfig.Load(ctx, f)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,9 @@ func loadConfig(c *cli.Command) (*replay.ConfigRun, error) {
 
 // datasetDir returns a dataset folder for path: path itself when it is one; a
 // trace file (the reference's JSONL) is ingested first into the user's cache,
-// keyed by its content, and reused from there.
+// keyed by its content, and reused from there. A trace file is opened as every
+// input is (internal/infile: a regular file, never blocking on a FIFO) and
+// hashed under ctx.
 func datasetDir(ctx context.Context, path string, log io.Writer) (dir, source string, err error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -108,12 +111,12 @@ func datasetDir(ctx context.Context, path string, log io.Writer) (dir, source st
 	if st.IsDir() {
 		return path, "", nil
 	}
-	f, err := os.Open(path)
+	f, err := infile.Open(path)
 	if err != nil {
 		return "", "", fmt.Errorf("dataset: %w", err)
 	}
 	h := sha256.New()
-	_, err = io.Copy(h, f)
+	_, err = io.Copy(h, ctxReader{ctx, f})
 	f.Close()
 	if err != nil {
 		return "", "", fmt.Errorf("dataset: read %q: %w", path, err)
@@ -139,4 +142,17 @@ func datasetDir(ctx context.Context, path string, log io.Writer) (dir, source st
 		return "", "", err
 	}
 	return dir, path, nil
+}
+
+// ctxReader reads r until ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
 }

@@ -146,7 +146,7 @@ func cmaxFlag(usage string, required bool) *cli.IntFlag {
 func requestFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "model", Usage: "model name sent by rows that name none (default: the profile's; a row's own model wins, then the first user row's, as in the reference client)"},
-		&cli.StringFlag{Name: "profile", Usage: "sampling profile: qwen3.6-35b-a3b, kimi-k3, kimi-k2.6 (none: only the dataset's parameters)"},
+		&cli.StringFlag{Name: "profile", Usage: "sampling profile: qwen3.6-35b-a3b, kimi-k3, kimi-k2.6, deepseek-v4 (none: only the dataset's parameters)"},
 		&cli.BoolFlag{Name: "no-salt", Usage: "do not salt system prompts (unofficial: cache is shared across trajectories)"},
 		&cli.BoolFlag{Name: "no-stream", Usage: "ask for whole responses instead of Server-Sent Events where a turn's row sets no stream value (unofficial: no per-token times); a row's own stream value always decides, as in the reference client"},
 		&cli.BoolFlag{Name: "stream-usage", Usage: "ask streamed answers for the server's token usage (stream_options.include_usage; unofficial: the reference client does not send it)"},

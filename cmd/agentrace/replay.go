@@ -57,7 +57,7 @@ func replayFlags(out *cli.StringFlag) []cli.Flag {
 // (without --config, every flag's default applies). The dataset may be a trace
 // file, ingested first (datasetDir).
 func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Options, *replay.ConfigRun, error) {
-	cr, err := loadConfig(c)
+	cr, err := loadConfig(ctx, c)
 	if err != nil {
 		return replay.Options{}, nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -110,8 +110,8 @@ func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Opt
 	dur(&o.TurnTimeout, "turn-timeout")
 	boolean(&o.StopIssuingAtWindowEnd, "stop-issuing-at-window-end")
 	dur(&o.Grace, "grace")
-	if cr != nil && !c.IsSet("grace") {
-		o.Grace = replay.DefaultGrace
+	if cr != nil && !c.IsSet("grace") && o.Grace == 0 {
+		o.Grace = replay.DefaultGrace // the config's interrupted_teardown_grace_s, else the default
 	}
 	dur(&o.MaxDuration, "max-duration")
 	boolean(&o.StrictStream, "strict-stream")

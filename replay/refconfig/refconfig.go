@@ -3,10 +3,18 @@
 // schema (src/inference_endpoint/config/schema.py) defines it: the same keys and
 // nesting, the same defaults, every unknown key refused with its path, and
 // ${VAR}, ${VAR:-default} and $VAR expanded in string values as the reference
-// expands them ($$ for a literal $).
+// expands them ($$ for a literal $), once, in the text the file holds.
 //
-//	cfg, err := refconfig.Load("qwen_agentic_benchmark.yaml")  // parse, expand, validate
-//	data, err := refconfig.Marshal(cfg)                         // config.yaml of a run
+// Two generations of the schema are read: the reference's release of August 2026
+// and its newest (settings.timeouts, runtime.max_issue_duration_ms). A file is of
+// the generation its keys say (Generation); keys of both in one file are refused.
+//
+//	cfg, err := refconfig.Load(ctx, "qwen_agentic_benchmark.yaml") // read, expand, validate
+//	data, err := refconfig.Marshal(cfg)                             // config.yaml of a run, in cfg's generation
+//
+// A file is read as agentrace reads every input (internal/infile: a regular file,
+// at most MaxFileSize bytes, under the command's context), and its YAML aliases
+// may expand it to at most MaxValues values.
 //
 // Which keys a replay honours, and how, is replay's business (replay.FromConfig);
 // this package only knows the schema.
@@ -14,16 +22,21 @@ package refconfig
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"os"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/redact"
 	"go.yaml.in/yaml/v3"
 )
@@ -41,11 +54,40 @@ type Config struct {
 	Settings          Settings       `yaml:"settings"`
 	EndpointConfig    EndpointConfig `yaml:"endpoint_config"`
 	ReportDir         *string        `yaml:"report_dir,omitempty"`
-	Timeout           *float64       `yaml:"timeout,omitempty"`
+	Timeout           *float64       `yaml:"timeout,omitempty" gen:"august"`
 	Verbose           bool           `yaml:"verbose"`
 	EnableCPUAffinity *bool          `yaml:"enable_cpu_affinity,omitempty"`
 	Audit             map[string]any `yaml:"audit,omitempty"`
+
+	// Generation is the schema generation the file follows (Parse tells it
+	// from its keys) and Marshal writes.
+	Generation Generation `yaml:"-"`
+	// secrets are the values of the file's secret keys (api_key, an auth
+	// token in extras), after expansion.
+	secrets []string
 }
+
+// Generation is a generation of the reference's config schema: its keys differ
+// (struct fields tagged gen:"august" or gen:"newest" belong to one only).
+type Generation string
+
+// The generations read.
+const (
+	// GenerationAugust is the schema of the reference's release of 2026-08-21
+	// (mlcommons/endpoints ea332753): runtime.min_duration_ms and
+	// max_duration_ms, top-level timeout, settings.drain and
+	// settings.service_ready_timeout_s.
+	GenerationAugust Generation = "2026-08"
+	// GenerationNewest is the schema of the reference's main line since
+	// (0479710d and later): runtime.max_issue_duration_ms and
+	// settings.timeouts in their place.
+	GenerationNewest Generation = "newest"
+)
+
+// Secrets returns the values of the config's secret keys (endpoint_config.api_key,
+// an extras key such as swebench_service_auth_token), as expanded: every one
+// must reach the run's scrubber.
+func (c *Config) Secrets() []string { return c.secrets }
 
 // SubmissionRef is SubmissionReference.
 type SubmissionRef struct {
@@ -115,18 +157,33 @@ type Settings struct {
 	Runtime              Runtime        `yaml:"runtime"`
 	LoadPattern          LoadPattern    `yaml:"load_pattern"`
 	Client               Client         `yaml:"client"`
-	Drain                map[string]any `yaml:"drain,omitempty"`
+	Drain                map[string]any `yaml:"drain,omitempty" gen:"august"`
+	Timeouts             *Timeouts      `yaml:"timeouts,omitempty" gen:"newest"`
 	Warmup               Warmup         `yaml:"warmup"`
 	Profiling            Profiling      `yaml:"profiling"`
 	EarlyStopping        EarlyStopping  `yaml:"early_stopping"`
-	ServiceReadyTimeoutS *float64       `yaml:"service_ready_timeout_s,omitempty"`
+	ServiceReadyTimeoutS *float64       `yaml:"service_ready_timeout_s,omitempty" gen:"august"`
+}
+
+// Timeouts is settings.timeouts of the newest schema: every wait and deadline,
+// in seconds (null: none).
+type Timeouts struct {
+	RunTimeoutS                  *float64 `yaml:"run_timeout_s,omitempty"`
+	EndpointResponseIdleTimeoutS *float64 `yaml:"endpoint_response_idle_timeout_s,omitempty"`
+	InterruptedTeardownGraceS    *float64 `yaml:"interrupted_teardown_grace_s,omitempty"`
+	ServiceReadyTimeoutS         *float64 `yaml:"service_ready_timeout_s,omitempty"`
+	WarmupDrainTimeoutS          *float64 `yaml:"warmup_drain_timeout_s,omitempty"`
+	PerformanceDrainTimeoutS     *float64 `yaml:"performance_drain_timeout_s,omitempty"`
+	AccuracyDrainTimeoutS        *float64 `yaml:"accuracy_drain_timeout_s,omitempty"`
+	MetricsDrainTimeoutS         *float64 `yaml:"metrics_drain_timeout_s,omitempty"`
 }
 
 // Runtime is settings.runtime. Durations accept the reference's suffixes (600s,
 // 10m, 600000ms) as strings.
 type Runtime struct {
-	MinDurationMs        *Millis `yaml:"min_duration_ms,omitempty"`
-	MaxDurationMs        *Millis `yaml:"max_duration_ms,omitempty"`
+	MinDurationMs        *Millis `yaml:"min_duration_ms,omitempty" gen:"august"`
+	MaxDurationMs        *Millis `yaml:"max_duration_ms,omitempty" gen:"august"`
+	MaxIssueDurationMs   *Millis `yaml:"max_issue_duration_ms,omitempty" gen:"newest"`
 	NSamplesToIssue      *int    `yaml:"n_samples_to_issue,omitempty"`
 	SchedulerRandomSeed  *Int    `yaml:"scheduler_random_seed,omitempty"`
 	DataloaderRandomSeed *Int    `yaml:"dataloader_random_seed,omitempty"`
@@ -244,18 +301,45 @@ func (e *Error) Error() string {
 	return fmt.Sprintf("config %s: %s: %s", loc, e.Path, e.Msg)
 }
 
-// Load reads, expands and validates a config file.
-func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+// MaxFileSize is the largest config file read: a reference config is a few
+// kilobytes.
+const MaxFileSize = 1 << 20
+
+// MaxValues is how many values (mappings, lists, scalars) a config may hold
+// once its YAML aliases are expanded: an alias may name a node holding aliases,
+// so that a kilobyte expands to billions (an alias bomb); a reference config
+// holds about a hundred.
+const MaxValues = 100_000
+
+// MaxMillis is the longest duration in milliseconds a config may give: the
+// longest a time.Duration holds (about 292 years).
+const MaxMillis = math.MaxInt64 / int64(time.Millisecond)
+
+// Load reads, expands and validates a config file, as agentrace reads its
+// inputs: a regular file of at most MaxFileSize bytes, read under ctx.
+func Load(ctx context.Context, path string) (*Config, error) {
+	data, err := infile.ReadFile(ctx, path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
 	return Parse(path, data, os.LookupEnv)
 }
 
-// Parse parses a config's YAML; file names it in errors and lookup resolves
-// environment variables.
+// Parse parses a config's YAML, of the generation its keys say (the newest when
+// none says); file names it in errors and lookup resolves environment variables.
 func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Config, error) {
+	return parse(file, data, lookup, "")
+}
+
+// ParseAs parses a config's YAML as Parse does, refusing a key that the
+// generation gen does not have: a run's config.yaml validates against the
+// generation it was written for. A nil lookup expands nothing (a config.yaml
+// holds values already expanded).
+func ParseAs(file string, data []byte, lookup func(string) (string, bool), gen Generation) (*Config, error) {
+	return parse(file, data, lookup, gen)
+}
+
+func parse(file string, data []byte, lookup func(string) (string, bool), gen Generation) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, &Error{File: file, Msg: err.Error()}
@@ -264,13 +348,30 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 		return nil, &Error{File: file, Msg: "want a YAML mapping at the top"}
 	}
 	root := doc.Content[0]
-	p := &parser{file: file, lookup: lookup}
+	left := MaxValues
+	if !countValues(root, &left) {
+		return nil, &Error{File: file, Msg: fmt.Sprintf("more than %d values once its YAML aliases are expanded (a config holds about a hundred)", MaxValues)}
+	}
+	p := &parser{file: file, lookup: lookup, written: map[*yaml.Node]string{}, gen: gen, first: map[Generation]string{}}
 	if err := p.walk(root, reflect.TypeOf(Config{}), ""); err != nil {
 		return nil, err
 	}
 	var c Config
 	if err := root.Decode(&c); err != nil {
-		return nil, &Error{File: file, Msg: err.Error()}
+		return nil, &Error{File: file, Msg: redact.Text(err.Error(), p.secrets...)}
+	}
+	c.secrets = p.secrets
+	c.Generation = gen
+	if gen == "" {
+		a, n := p.first[GenerationAugust], p.first[GenerationNewest]
+		switch {
+		case a != "" && n != "":
+			return nil, &Error{File: file, Path: n, Msg: fmt.Sprintf("a key of the reference's newest schema, where %s is of its August 2026 release: a config follows one (docs/config.md)", a)}
+		case a != "":
+			c.Generation = GenerationAugust
+		default:
+			c.Generation = GenerationNewest
+		}
 	}
 	if err := c.validate(file); err != nil {
 		return nil, err
@@ -278,18 +379,59 @@ func Parse(file string, data []byte, lookup func(string) (string, bool)) (*Confi
 	return &c, nil
 }
 
+// countValues counts n's values, its aliases expanded, down from *left; false
+// once there are more than it held.
+func countValues(n *yaml.Node, left *int) bool {
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if *left--; *left < 0 {
+		return false
+	}
+	for _, c := range n.Content {
+		if !countValues(c, left) {
+			return false
+		}
+	}
+	return true
+}
+
 // parser checks a node tree against the schema types, expanding environment
 // variables in string scalars and coercing strings where the schema wants a
 // number or a boolean (as pydantic's lax mode does).
 type parser struct {
-	file   string
+	file string
+	// lookup resolves environment variables; nil when the values are
+	// expanded already (a dataset's override merged over model_params).
 	lookup func(string) (string, bool)
+	// written holds each expanded node's text as the file wrote it: a node is
+	// expanded once, however many aliases name it, and a message quotes what
+	// the file says, never a variable's value.
+	written map[*yaml.Node]string
+	secrets []string
+	// gen is the generation the file must follow ("": any one); first holds
+	// the first key path of each generation seen.
+	gen   Generation
+	first map[Generation]string
 }
 
 var nodeType = reflect.TypeOf(yaml.Node{})
 
 func (p *parser) errf(n *yaml.Node, path, format string, a ...any) error {
 	return &Error{File: p.file, Line: n.Line, Path: path, Msg: fmt.Sprintf(format, a...)}
+}
+
+// got quotes a scalar as the file wrote it (before expansion), cut to a short
+// excerpt.
+func (p *parser) got(n *yaml.Node) string {
+	v := n.Value
+	if w, ok := p.written[n]; ok {
+		v = w
+	}
+	if len(v) > 60 {
+		v = strings.ToValidUTF8(v[:60], "") + "…"
+	}
+	return strconv.Quote(v)
 }
 
 func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) error {
@@ -315,27 +457,41 @@ func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) error {
 		if n.Kind != yaml.MappingNode {
 			return p.errf(n, path, "want a mapping")
 		}
-		fields := map[string]reflect.Type{}
+		type field struct {
+			t   reflect.Type
+			gen Generation
+		}
+		fields := map[string]field{}
 		var names []string
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			fields[name] = f.Type
+			if !f.IsExported() || name == "-" {
+				continue
+			}
+			g := generationTag(f.Tag.Get("gen"))
+			if p.gen != "" && g != "" && g != p.gen {
+				continue
+			}
+			fields[name] = field{f.Type, g}
 			names = append(names, name)
 		}
 		seen := map[string]bool{}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			kp := join(path, k.Value)
-			ft, ok := fields[k.Value]
+			f, ok := fields[k.Value]
 			if !ok {
-				return p.errf(k, kp, "unknown key (known here: %s)", strings.Join(names, ", "))
+				return p.errf(k, kp, "unknown key%s (known here: %s)", p.genNote(), strings.Join(names, ", "))
 			}
 			if seen[k.Value] {
 				return p.errf(k, kp, "given twice")
 			}
 			seen[k.Value] = true
-			if err := p.walk(v, ft, kp); err != nil {
+			if f.gen != "" && p.first[f.gen] == "" {
+				p.first[f.gen] = kp
+			}
+			if err := p.walk(v, f.t, kp); err != nil {
 				return err
 			}
 		}
@@ -381,6 +537,28 @@ func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) error {
 	return nil
 }
 
+// generationTag reads a field's gen tag.
+func generationTag(s string) Generation {
+	switch s {
+	case "august":
+		return GenerationAugust
+	case "newest":
+		return GenerationNewest
+	}
+	return ""
+}
+
+// genNote says which generation an unknown key was checked against.
+func (p *parser) genNote() string {
+	switch p.gen {
+	case GenerationAugust:
+		return " in the reference's August 2026 schema"
+	case GenerationNewest:
+		return " in the reference's newest schema"
+	}
+	return ""
+}
+
 func kindName(k reflect.Kind) string {
 	switch k {
 	case reflect.Bool:
@@ -403,17 +581,17 @@ func (p *parser) scalar(n *yaml.Node, k reflect.Kind, path string) error {
 		case "false", "no", "off", "0":
 			n.Value, n.Tag = "false", "!!bool"
 		default:
-			return p.errf(n, path, "want a boolean, got %q", n.Value)
+			return p.errf(n, path, "want a boolean, got %s", p.got(n))
 		}
 	case reflect.Float64:
 		f, err := strconv.ParseFloat(strings.ReplaceAll(v, "_", ""), 64)
 		if err != nil || n.Tag == "!!bool" {
-			return p.errf(n, path, "want a number, got %q", n.Value)
+			return p.errf(n, path, "want a number, got %s", p.got(n))
 		}
 		n.Value, n.Tag = strconv.FormatFloat(f, 'g', -1, 64), "!!float"
 	default:
 		if n.Tag == "!!bool" {
-			return p.errf(n, path, "want an integer, got %q", n.Value)
+			return p.errf(n, path, "want an integer, got %s", p.got(n))
 		}
 		if i, err := strconv.ParseInt(strings.ReplaceAll(v, "_", ""), 10, 64); err == nil {
 			n.Value, n.Tag = strconv.FormatInt(i, 10), "!!int"
@@ -422,7 +600,7 @@ func (p *parser) scalar(n *yaml.Node, k reflect.Kind, path string) error {
 		// An integral float (8.0) is an integer, as pydantic takes it.
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil || f != float64(int64(f)) {
-			return p.errf(n, path, "want an integer, got %q", n.Value)
+			return p.errf(n, path, "want an integer, got %s", p.got(n))
 		}
 		n.Value, n.Tag = strconv.FormatInt(int64(f), 10), "!!int"
 	}
@@ -445,7 +623,7 @@ func (p *parser) bigInt(n *yaml.Node, path string) error {
 	if !ok {
 		f, _, err := big.ParseFloat(v, 10, 256, big.ToNearestEven)
 		if err != nil || !f.IsInt() {
-			return p.errf(n, path, "want an integer, got %q", n.Value)
+			return p.errf(n, path, "want an integer, got %s", p.got(n))
 		}
 		i, _ = f.Int(nil)
 	}
@@ -454,46 +632,61 @@ func (p *parser) bigInt(n *yaml.Node, path string) error {
 }
 
 // millis reads a duration in milliseconds: an integer, or a string ending in ms,
-// m or s (schema.py RuntimeConfig._parse_duration_suffix).
+// m or s (schema.py RuntimeConfig._parse_duration_suffix); one that is negative
+// or longer than MaxMillis is refused (a time.Duration would wrap round).
 func (p *parser) millis(n *yaml.Node, path string) error {
-	if n.Kind != yaml.ScalarNode {
+	if n.Kind != yaml.ScalarNode || n.Tag == "!!bool" {
 		return p.errf(n, path, "want milliseconds")
 	}
 	if n.Tag == "!!str" {
 		if err := p.expand(n, path); err != nil {
 			return err
 		}
-		v := strings.TrimSpace(n.Value)
-		var ms float64
-		var err error
-		switch {
-		case strings.HasSuffix(v, "ms"):
-			var i int64
-			i, err = strconv.ParseInt(v[:len(v)-2], 10, 64)
-			ms = float64(i)
-		case strings.HasSuffix(v, "m"):
-			ms, err = strconv.ParseFloat(v[:len(v)-1], 64)
-			ms *= 60000
-		case strings.HasSuffix(v, "s"):
-			ms, err = strconv.ParseFloat(v[:len(v)-1], 64)
-			ms *= 1000
-		default:
-			n.Tag = ""
-			return p.scalar(n, reflect.Int64, path)
+	}
+	v := strings.ReplaceAll(strings.TrimSpace(n.Value), "_", "")
+	unit := 1.0
+	switch {
+	case n.Tag != "!!str":
+	case strings.HasSuffix(v, "ms"):
+		v = v[:len(v)-2]
+	case strings.HasSuffix(v, "m"):
+		v, unit = v[:len(v)-1], 60000
+	case strings.HasSuffix(v, "s"):
+		v, unit = v[:len(v)-1], 1000
+	}
+	var ms float64
+	if i, err := strconv.ParseInt(v, 10, 64); err == nil && unit == 1 {
+		if i < 0 {
+			return p.errf(n, path, "%d ms: must not be negative", i)
 		}
-		if err != nil {
-			return p.errf(n, path, "want milliseconds or a duration like 600s or 10m, got %q", n.Value)
+		if i > MaxMillis {
+			return p.errf(n, path, "%d ms: out of range (at most %d ms, about 292 years)", i, MaxMillis)
 		}
-		n.Value, n.Tag = strconv.FormatInt(int64(ms), 10), "!!int"
+		n.Value, n.Tag, n.Style = strconv.FormatInt(i, 10), "!!int", 0
 		return nil
 	}
-	return p.scalar(n, reflect.Int64, path)
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || (unit == 1 && f != math.Trunc(f)) {
+		return p.errf(n, path, "want milliseconds or a duration like 600s or 10m, got %s", p.got(n))
+	}
+	ms = math.Trunc(f * unit)
+	switch {
+	case ms < 0:
+		return p.errf(n, path, "%s: must not be negative", p.got(n))
+	case ms > float64(MaxMillis):
+		return p.errf(n, path, "%s: out of range (at most %d ms, about 292 years)", p.got(n), MaxMillis)
+	}
+	n.Value, n.Tag, n.Style = strconv.FormatInt(int64(ms), 10), "!!int", 0
+	return nil
 }
 
 // expandAll expands environment variables in every string scalar below n (a
 // free-form value: extras, chat_template_kwargs), as resolve_env_vars walks the
 // whole tree.
 func (p *parser) expandAll(n *yaml.Node, path string) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if n.Tag == "!!str" {
@@ -515,13 +708,38 @@ func (p *parser) expandAll(n *yaml.Node, path string) error {
 	return nil
 }
 
+// expand expands environment variables in a string scalar, once: a node that
+// several aliases name is expanded at its first visit, and the text it holds
+// then is never expanded again. The value of a secret key is kept for the
+// scrubber (Config.Secrets).
 func (p *parser) expand(n *yaml.Node, path string) error {
-	v, err := Expand(n.Value, p.lookup)
-	if err != nil {
-		return p.errf(n, path, "%v", err)
+	if _, done := p.written[n]; done {
+		return nil
 	}
-	n.Value = v
+	w := n.Value
+	if p.lookup != nil {
+		v, err := Expand(w, p.lookup)
+		if err != nil {
+			return p.errf(n, path, "%v", err)
+		}
+		n.Value = v
+	}
+	p.written[n] = w
+	if secretKey(lastKey(path)) && n.Value != "" {
+		p.secrets = append(p.secrets, n.Value)
+	}
 	return nil
+}
+
+// lastKey is the last key of a dotted path (an index after it dropped).
+func lastKey(path string) string {
+	if i := strings.LastIndexByte(path, '.'); i >= 0 {
+		path = path[i+1:]
+	}
+	if i := strings.IndexByte(path, '['); i >= 0 {
+		path = path[:i]
+	}
+	return path
 }
 
 func join(path, key string) string {
@@ -661,7 +879,76 @@ func (c *Config) validate(file string) error {
 	if rt.MaxDurationMs != nil && *rt.MaxDurationMs != 0 && *rt.MaxDurationMs < c.MinDurationMs() {
 		return bad("settings.runtime.max_duration_ms", "%d must be >= min_duration_ms (%d)", *rt.MaxDurationMs, c.MinDurationMs())
 	}
+	if rt.MaxIssueDurationMs != nil && *rt.MaxIssueDurationMs <= 0 {
+		return bad("settings.runtime.max_issue_duration_ms", "must be positive (no cap: leave it out, or null)")
+	}
+	if t := c.Settings.Timeouts; t != nil {
+		for _, f := range []struct {
+			name string
+			v    *float64
+			zero bool // 0 allowed
+		}{
+			{"run_timeout_s", t.RunTimeoutS, false}, {"endpoint_response_idle_timeout_s", t.EndpointResponseIdleTimeoutS, false},
+			{"interrupted_teardown_grace_s", t.InterruptedTeardownGraceS, false}, {"service_ready_timeout_s", t.ServiceReadyTimeoutS, true},
+			{"warmup_drain_timeout_s", t.WarmupDrainTimeoutS, false}, {"performance_drain_timeout_s", t.PerformanceDrainTimeoutS, false},
+			{"accuracy_drain_timeout_s", t.AccuracyDrainTimeoutS, false}, {"metrics_drain_timeout_s", t.MetricsDrainTimeoutS, false},
+		} {
+			if f.v != nil && (math.IsNaN(*f.v) || *f.v < 0 || (*f.v == 0 && !f.zero)) {
+				return bad("settings.timeouts."+f.name, "%v: must be positive (none: leave it out, or null)", *f.v)
+			}
+		}
+	}
+	if c.SubmissionRef != nil {
+		rs, err := LookupRuleset(c.SubmissionRef.Ruleset)
+		if err != nil {
+			return bad("submission_ref.ruleset", "%v", err)
+		}
+		// Binding a ruleset pins its seed set, over the file's seeds, as the
+		// reference's _apply_ruleset_seed_overrides does.
+		c.Settings.Runtime.SchedulerRandomSeed = &rs.SchedulerRNGSeed
+		c.Settings.Runtime.DataloaderRandomSeed = &rs.SampleIndexRNGSeed
+		c.Settings.Warmup.WarmupRandomSeed = &rs.SampleIndexRNGSeed
+	}
 	return nil
+}
+
+// Ruleset is a ruleset of the reference's registry that a config may bind
+// (submission_ref.ruleset): the seed set binding it pins.
+type Ruleset struct {
+	Name    string
+	Aliases []string
+	// SeedSet is the seed set's id, as the checker's seed_sets.yaml gives it
+	// (a point's seed_set).
+	SeedSet string
+	// SchedulerRNGSeed becomes settings.runtime.scheduler_random_seed,
+	// SampleIndexRNGSeed runtime.dataloader_random_seed and
+	// warmup.warmup_random_seed; ModelSeed is the set's model seed, which the
+	// reference does not send with the requests.
+	SchedulerRNGSeed, SampleIndexRNGSeed, ModelSeed Int
+}
+
+// Rulesets returns the rulesets agentrace knows: the MLPerf Endpoints ones,
+// with the seed sets of mlcommons/endpoints_policies' seedset.yaml (cohort
+// 2026-10-C1, set A; the checker's seed_sets.yaml mirrors it from a pull request
+// still open when read), as the reference registers them.
+func Rulesets() []Ruleset {
+	return []Ruleset{{
+		Name: "mlperf-endpoints-v1.0-2026-10-C1-A", Aliases: []string{"mlperf-endpoints-current"}, SeedSet: "A",
+		SchedulerRNGSeed: "10487924139932647040", SampleIndexRNGSeed: "586478644936801402", ModelSeed: "9315206023656308754",
+	}}
+}
+
+// LookupRuleset returns the ruleset called name (or one of its aliases).
+func LookupRuleset(name string) (Ruleset, error) {
+	var names []string
+	for _, r := range Rulesets() {
+		if r.Name == name || slices.Contains(r.Aliases, name) {
+			return r, nil
+		}
+		names = append(names, r.Name)
+		names = append(names, r.Aliases...)
+	}
+	return Ruleset{}, fmt.Errorf("%q: not a ruleset agentrace knows (known: %s)", name, strings.Join(names, ", "))
 }
 
 // identityKeys are the model_params keys a dataset may not override
@@ -702,7 +989,7 @@ func (d *Dataset) Effective(base ModelParams, file, path string) (ModelParams, e
 		return base, err
 	}
 	mergeNode(&merged, ov)
-	p := &parser{file: file, lookup: func(string) (string, bool) { return "", false }}
+	p := &parser{file: file, written: map[*yaml.Node]string{}, first: map[Generation]string{}}
 	if err := p.walk(&merged, reflect.TypeOf(ModelParams{}), op); err != nil {
 		return base, err
 	}
@@ -784,7 +1071,8 @@ func (m *ModelParams) KwargsJSON() (string, map[string]any, error) {
 		return "", nil, nil
 	}
 	var b bytes.Buffer
-	if err := nodeJSON(&b, n); err != nil {
+	left := MaxValues
+	if err := nodeJSON(&b, n, &left); err != nil {
 		return "", nil, fmt.Errorf("model_params.chat_template_kwargs: %w", err)
 	}
 	var kw map[string]any
@@ -795,10 +1083,14 @@ func (m *ModelParams) KwargsJSON() (string, map[string]any, error) {
 }
 
 // nodeJSON writes a YAML value as compact JSON, mappings in their order, floats
-// as Python's repr writes them.
-func nodeJSON(b *bytes.Buffer, n *yaml.Node) error {
+// as Python's repr writes them; its aliases expanded, it may hold at most *left
+// values.
+func nodeJSON(b *bytes.Buffer, n *yaml.Node, left *int) error {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if *left--; *left < 0 {
+		return fmt.Errorf("more than %d values once its YAML aliases are expanded", MaxValues)
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -809,7 +1101,7 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node) error {
 			}
 			b.Write(datasets.AppendString(nil, n.Content[i].Value))
 			b.WriteByte(':')
-			if err := nodeJSON(b, n.Content[i+1]); err != nil {
+			if err := nodeJSON(b, n.Content[i+1], left); err != nil {
 				return err
 			}
 		}
@@ -820,7 +1112,7 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			if err := nodeJSON(b, e); err != nil {
+			if err := nodeJSON(b, e, left); err != nil {
 				return err
 			}
 		}
@@ -854,17 +1146,25 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node) error {
 	return nil
 }
 
-// Marshal writes c as YAML in the schema's key order, with every secret
+// Marshal writes c as YAML in the schema's key order, the keys of its
+// generation only (the newest when c.Generation is unset), with every secret
 // replaced by redact.Mask: the api_key, URL user information and secret query
 // values, and any value whose key looks secret (an auth token in extras), as
 // the reference redacts the config.yaml it writes.
 func Marshal(c *Config) ([]byte, error) {
+	c = c.forGeneration()
 	var doc yaml.Node
 	if err := doc.Encode(c); err != nil {
 		return nil, err
 	}
 	floats(reflect.ValueOf(c), &doc)
-	scrub(&doc)
+	var secrets []string
+	for _, v := range c.secrets {
+		if len(v) >= redact.MinSecret {
+			secrets = append(secrets, v)
+		}
+	}
+	scrub(&doc, secrets)
 	var b bytes.Buffer
 	enc := yaml.NewEncoder(&b)
 	enc.SetIndent(2)
@@ -875,6 +1175,21 @@ func Marshal(c *Config) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// forGeneration returns a copy of c without the keys its generation does not
+// have (the newest when unset).
+func (c *Config) forGeneration() *Config {
+	v := *c
+	switch v.Generation {
+	case GenerationAugust:
+		v.Settings.Timeouts = nil
+		v.Settings.Runtime.MaxIssueDurationMs = nil
+	default:
+		v.Timeout, v.Settings.Drain, v.Settings.ServiceReadyTimeoutS = nil, nil, nil
+		v.Settings.Runtime.MinDurationMs, v.Settings.Runtime.MaxDurationMs = nil, nil
+	}
+	return &v
 }
 
 // floats writes the float values of v, encoded as n, as Python writes them
@@ -920,12 +1235,14 @@ func floats(v reflect.Value, n *yaml.Node) {
 	}
 }
 
-// scrub redacts secrets in an encoded config tree.
-func scrub(n *yaml.Node) {
+// scrub redacts secrets in an encoded config tree: the values of secret keys,
+// URL user information, and the secrets given wherever they appear (a secret
+// key's value that an alias put under another key).
+func scrub(n *yaml.Node, secrets []string) {
 	switch n.Kind {
 	case yaml.DocumentNode, yaml.SequenceNode:
 		for _, c := range n.Content {
-			scrub(c)
+			scrub(c, secrets)
 		}
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -934,10 +1251,14 @@ func scrub(n *yaml.Node) {
 				*v = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: redact.Mask}
 				continue
 			}
-			scrub(v)
+			scrub(v, secrets)
 		}
 	case yaml.ScalarNode:
-		if n.Tag == "!!str" && strings.Contains(n.Value, "://") {
+		if n.Tag != "!!str" {
+			break
+		}
+		n.Value = redact.Text(n.Value, secrets...)
+		if strings.Contains(n.Value, "://") {
 			n.Value = redact.URL(n.Value)
 		}
 	}

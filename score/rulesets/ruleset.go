@@ -70,6 +70,11 @@ type Ruleset struct {
 	Tokenizer *ModelTokenizer `json:"tokenizer,omitempty"`
 	// Curve holds the limits the rules put on a curve as a whole.
 	Curve CurveLimits `json:"curve"`
+	// Published says, for fields of the ruleset (by their JSON names), where a
+	// source publishes the value ("published: WHERE") or that none does ("not
+	// published: WHY"): a ruleset assembled from several sources says which of
+	// its values are the rules' own.
+	Published map[string]string `json:"published,omitempty"`
 	// File is the path of a user ruleset, "" for an embedded one.
 	File string `json:"-"`
 
@@ -239,6 +244,14 @@ func Parse(data []byte, where string) (Ruleset, error) {
 			return r, fmt.Errorf("ruleset %s: tokenizer: source is required (where the digests come from, or why they are unknown)", where)
 		}
 	}
+	for k, v := range r.Published {
+		if !strings.Contains(jsonFields, " "+k+" ") {
+			return r, fmt.Errorf("ruleset %s: published: %q is not a field of a ruleset", where, k)
+		}
+		if !strings.HasPrefix(v, "published: ") && !strings.HasPrefix(v, "not published: ") {
+			return r, fmt.Errorf("ruleset %s: published.%s: want \"published: WHERE\" or \"not published: WHY\", got %q", where, k, v)
+		}
+	}
 	if err := r.checkDerivation(); err != nil {
 		return r, fmt.Errorf("ruleset %s: %w", where, err)
 	}
@@ -253,6 +266,10 @@ func Parse(data []byte, where string) (Ruleset, error) {
 }
 
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// jsonFields are the JSON names of a ruleset's fields that Published may name,
+// space-separated with a space either side.
+const jsonFields = " model model_patterns model_fragments source date inline_accuracy_min osl_window swebench_min swebench_evaluated regions derivation tokenizer curve "
 
 // All returns the embedded rulesets, ordered by date, then name.
 func All() []Ruleset {

@@ -184,3 +184,37 @@ func TestTokenizerUse(t *testing.T) {
 		}
 	}
 }
+
+// The DeepSeek-V4.1-Flash ruleset holds the checker's targets (agentic_targets.py
+// at b889565: inline 52.36, OSL (793, 970), SWE-bench 96.4) and says which of its
+// values a source publishes and which not; Parse refuses a published entry that
+// names no field or says neither.
+func TestDeepSeekRulesetPublished(t *testing.T) {
+	r, err := Load("checker-2026-11-deepseek-v4.1-flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.InlineAccuracyMin != 0.5236 || r.OSLWindow != [2]float64{793, 970} || r.SWEBenchMin != 0.964 || r.SWEBenchEvaluated != 200 {
+		t.Errorf("thresholds %v %v %v %d", r.InlineAccuracyMin, r.OSLWindow, r.SWEBenchMin, r.SWEBenchEvaluated)
+	}
+	for k, want := range map[string]string{
+		"inline_accuracy_min": "published: ", "osl_window": "published: ", "swebench_min": "published: ",
+		"tokenizer": "not published: ", "derivation": "not published: ", "model": "not published: ",
+	} {
+		if !strings.HasPrefix(r.Published[k], want) {
+			t.Errorf("published.%s = %q, want it to start %q", k, r.Published[k], want)
+		}
+	}
+	base := `{"name":"x","source":"s","date":"2026-11","osl_window":[1,2],"curve":{"min_points":1,"max_points":2,"dataset_size":1,"consistency_tolerance":0.01},`
+	for _, c := range []struct{ published, want string }{
+		{`{"nope":"published: here"}`, `"nope" is not a field of a ruleset`},
+		{`{"osl_window":"from a blog"}`, `published.osl_window: want "published: WHERE" or "not published: WHY"`},
+	} {
+		if _, err := Parse([]byte(base+`"published":`+c.published+`}`), "test"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("published %s: %v, want %q", c.published, err, c.want)
+		}
+	}
+	if _, err := Parse([]byte(base+`"published":{"osl_window":"published: somewhere"}}`), "test"); err != nil {
+		t.Errorf("a good published entry: %v", err)
+	}
+}
