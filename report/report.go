@@ -387,6 +387,23 @@ func (r *Report) Verdict() bool {
 	return len(r.Systems) > 0
 }
 
+// FailedChecks are the curve checks that failed, system by system, as
+// report.html lists them.
+func (r *Report) FailedChecks() []Check {
+	var failed []Check
+	for _, s := range r.Systems {
+		for _, c := range s.Checks {
+			if !c.Pass() {
+				if len(r.Systems) > 1 {
+					c.Name = s.Name + ": " + c.Name
+				}
+				failed = append(failed, c)
+			}
+		}
+	}
+	return failed
+}
+
 // Note names a metric or rule the rules leave open and how the report treats it.
 type Note struct {
 	Topic     string `json:"topic"`

@@ -390,13 +390,7 @@ func (t *tour) report(ctx context.Context) error {
 		}
 	}
 	t.res.Verdict = rep.Verdict()
-	for _, sys := range rep.Systems {
-		for _, c := range sys.Checks {
-			if !c.Pass() {
-				t.res.FailedChecks = append(t.res.FailedChecks, c)
-			}
-		}
-	}
+	t.res.FailedChecks = rep.FailedChecks()
 	for _, sys := range rep.Systems {
 		for _, p := range sys.Points {
 			t.res.Points = append(t.res.Points, t.point(p))
@@ -554,7 +548,7 @@ func WriteTable(w io.Writer, r *Result) {
 	} else {
 		fmt.Fprintf(w, "\nreport verdict: FAIL (%s failed, as report.html shows)\n", english.Count(len(r.FailedChecks), "curve check", "curve checks"))
 		for _, c := range r.FailedChecks {
-			fmt.Fprintf(w, "  - %s: %s\n", c.Name, shorten(c.Reason, 110))
+			fmt.Fprintf(w, "  - %s: %s\n", c.Name, english.Shorten(c.Reason, 110))
 		}
 		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
 	}
@@ -569,18 +563,6 @@ func WriteTable(w io.Writer, r *Result) {
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\ndemo finished in %s\nreport: %s\n", r.Elapsed.Round(time.Second), r.ReportHTML)
-}
-
-// shorten cuts s to at most n bytes at a word boundary, marking the cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.LastIndexByte(s[:n], ' ')
-	if cut < n/2 {
-		cut = n
-	}
-	return s[:cut] + " ..."
 }
 
 // num formats x with one decimal and thousands separators.
