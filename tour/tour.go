@@ -47,10 +47,6 @@ const (
 	DefaultSpeedup       = 60
 	DefaultFidelity      = 0.9
 	DefaultProfile       = "qwen3.6-35b-a3b" // sampling profile of the requests
-	// DefaultSLOTTFTMs and DefaultSLOTPSPerUser are the service levels the report
-	// shows, in modelled time (divided and multiplied by the speed-up).
-	DefaultSLOTTFTMs     = 2000
-	DefaultSLOTPSPerUser = 30
 )
 
 // DefaultConcurrencies are the sweep's points: seven, enough for an agentic curve
@@ -363,7 +359,7 @@ func (t *tour) report(ctx context.Context) error {
 	step(w, "4/5", "report into %s", repDir)
 	// service levels of a responsive agent (first token within 2 s, 30 tokens/s per
 	// user) in modelled time, scaled to the simulated server's speed
-	ro := report.Options{Out: repDir, Runs: []string{t.runsDir}, SLOTTFTMs: DefaultSLOTTFTMs / o.Speedup, SLOTPSPerUser: DefaultSLOTPSPerUser * o.Speedup}
+	ro := report.Options{Out: repDir, Runs: []string{t.runsDir}} // no service levels: nobody gave any
 	if t.tok != nil {
 		ro.Tokenizer = t.tok
 	}
