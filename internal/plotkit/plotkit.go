@@ -154,6 +154,7 @@ const legendGap = 6 * vg.Millimeter
 // drawBeside draws p with its legend in a column right of the axes, below the
 // title (which spans the whole figure), so that no legend entry covers a point.
 func drawBeside(p *plot.Plot, c draw.Canvas) {
+	c = draw.Crop(c, margin, -margin, margin, -margin)
 	fitTitle(p, c.Size().X)
 	leg := p.Legend
 	w := leg.Rectangle(c).Size().X
@@ -182,6 +183,10 @@ func drawBeside(p *plot.Plot, c draw.Canvas) {
 	p.Draw(draw.Crop(c, 0, 0, h+legendGap, 0))
 	leg.Draw(draw.Crop(c, 0, 0, vg.Millimeter, -(c.Size().Y - h)))
 }
+
+// margin is the blank border of every figure: room for a fallback font whose
+// ascent or descent is larger than Liberation's.
+const margin vg.Length = 4
 
 // fitTitle shrinks a title too wide for the figure until it fits (a long
 // system name), down to minTitleSize.
