@@ -248,9 +248,9 @@ func figures(ctx context.Context, systems []*System) ([]Figure, error) {
 		name, metric, unit string
 		v                  func(*Point) Num
 	}{
-		{"system_tps", "system_tps", "output tokens/s", func(p *Point) Num { return p.SystemTPS }},
-		{"ttft_p90", "ttft_p90_ms", "ms", func(p *Point) Num { return p.TTFTP90Ms }},
-		{"tps_per_user", "tps_per_user", "tokens/s = 1000 / TPOT P90 ms", func(p *Point) Num { return p.TPSPerUser }},
+		{"system_tps", "system_tps", "output tokens/s", func(p *Point) Num { return p.modelledRate(p.SystemTPS) }},
+		{"ttft_p90", "ttft_p90_ms", "ms", func(p *Point) Num { return p.modelledTime(p.TTFTP90Ms) }},
+		{"tps_per_user", "tps_per_user", "tokens/s = 1000 / TPOT P90 ms", func(p *Point) Num { return p.modelledRate(p.TPSPerUser) }},
 	} {
 		if err := add(ConcurrencyPlot(systems, c.name, c.metric, c.unit, c.v)); err != nil {
 			return nil, err
