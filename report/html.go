@@ -145,6 +145,12 @@ func gateValue(g schemas.Gate) string {
 	return v
 }
 
+// gateClass is a gate outcome's style: pass, fail, or fail for a blocking gate
+// not evaluated.
+func gateClass(g schemas.Gate) string {
+	return map[string]string{schemas.OutcomePass: "pass", schemas.OutcomeFail: "fail"}[g.Outcome] + map[bool]string{true: "fail"}[g.Blocking() && g.Outcome != schemas.OutcomeFail]
+}
+
 // gateNote is a gate's reason and note together.
 func gateNote(g schemas.Gate) string {
 	return strings.TrimSuffix(strings.TrimPrefix(g.Reason+"; "+g.Note, "; "), "; ")
@@ -181,19 +187,13 @@ func standIn(s *System) string {
 
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{
-		"f1":  func(n Num) string { return fmtNum(n, 1) },
-		"f2":  func(n Num) string { return fmtNum(n, 2) },
-		"sec": func(ms Num) string { return fmtNum(ms/1000, 2) },
 		"pct": func(n Num) string {
 			if !n.Valid() {
 				return "not reported"
 			}
 			return fmt.Sprintf("%.1f%%", 100*float64(n))
 		},
-		"statAvg": statAvg,
-		"k1":      func(n Num) string { return thousandsNum(n, 1) },
-		"k2":      func(n Num) string { return thousandsNum(n, 2) },
-		"int":     func(n int) string { return english.Thousands(float64(n), 0) },
+		"int": func(n int) string { return english.Thousands(float64(n), 0) },
 		"level": func(v float64) string {
 			if v <= 0 {
 				return "(none)"
@@ -208,14 +208,6 @@ func templateFuncs() template.FuncMap {
 				return sp
 			}
 			return 0
-		},
-		"domains": func(p *Point) []namedDomain {
-			var out []namedDomain
-			for name, m := range p.Domains {
-				out = append(out, namedDomain{name, m})
-			}
-			slices.SortFunc(out, func(a, b namedDomain) int { return strings.Compare(a.Name, b.Name) })
-			return out
 		},
 		"anyErrors": func(s *System) bool {
 			for _, p := range s.Points {
@@ -234,12 +226,10 @@ func templateFuncs() template.FuncMap {
 			return nil
 		},
 		"datasetShown": datasetShown,
-		"gatesCell":    gatesCell,
 		"gateValue":    gateValue,
-		"gateNote":     gateNote,
-		"gateClass": func(g schemas.Gate) string {
-			return map[string]string{schemas.OutcomePass: "pass", schemas.OutcomeFail: "fail"}[g.Outcome] + map[bool]string{true: "fail"}[g.Blocking() && g.Outcome != schemas.OutcomeFail]
-		},
+		"gateClass":    gateClass,
+		"pointsTables": pointsTables,
+		"gatesTable":   gatesTable,
 		"anyScored": func(s *System) bool {
 			for _, p := range s.Points {
 				if p.GatesOutcome != "" {
@@ -248,7 +238,6 @@ func templateFuncs() template.FuncMap {
 			}
 			return false
 		},
-		"statP":         statP,
 		"counts":        countsString,
 		"publishedNote": func(p *Point) string { return p.publishedNote() },
 		"gatesSummary":  gatesSummary,
@@ -256,7 +245,6 @@ func templateFuncs() template.FuncMap {
 		"anyUnofficial": anyUnofficial,
 		"standIn":       standIn,
 		"regionCSS":     func(r string) template.CSS { return template.CSS(cssColor(regionColor(r))) },
-		"deref":         func(b *bool) bool { return b != nil && *b },
 		"first": func(ps []*Point) *Point {
 			if len(ps) == 0 {
 				return nil
@@ -418,11 +406,6 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-type namedDomain struct {
-	Name string
-	M    *DomainMetrics
 }
 
 func thousandsNum(n Num, prec int) string {

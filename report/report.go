@@ -146,7 +146,11 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 				}
 				tps := "not evaluated (no output token counted)"
 				if p.SystemTPS.Valid() {
-					tps = fmt.Sprintf("%.1f", float64(p.SystemTPS))
+					tps = english.Thousands(float64(p.SystemTPS), 1)
+					if sp := p.speedup(); sp > 0 {
+						tps = english.Thousands(float64(p.modelledRate(p.SystemTPS)), 1) + " modelled (" + tps + " on the run's clock, the simulated server " +
+							english.Thousands(sp, -1) + "x faster)"
+					}
 				}
 				fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %s\n",
 					(*run).Label, p.Concurrency, p.Issued, tps)
