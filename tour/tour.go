@@ -528,7 +528,7 @@ func WriteTable(w io.Writer, r *Result) {
 	if speedup <= 0 {
 		speedup = 1
 	}
-	fmt.Fprintf(w, "the simulated server ran %gx faster than real time; tokens/s below are the modelled hardware's (report.html's are on the run's clock)\n", speedup)
+	fmt.Fprintf(w, "the simulated server ran %gx faster than real time; tokens/s below are the modelled hardware's (report.html shows them first, the run's clock beside them)\n", speedup)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tinline accuracy\tOSL mean\taccuracy gates\t\n")
 	for _, p := range r.Points {
