@@ -83,7 +83,7 @@ func (s *Summary) String() string {
 	if s.Cut > 0 {
 		fmt.Fprintf(&b, ", %d cut short", s.Cut)
 	}
-	fmt.Fprintf(&b, " (%d started); %d turns issued (ok, error, timeout, cancelled); rows:%s\n", s.Started, s.Turns, countsString(s.Counts))
+	fmt.Fprintf(&b, " (%d started); %s issued (ok, error, timeout, cancelled); rows:%s\n", s.Started, english.Count(s.Turns, "turn", "turns"), countsString(s.Counts))
 	if s.StopCause != "" {
 		fmt.Fprintf(&b, "  issuing stopped at %s: %s\n", s.Stopped.Round(time.Millisecond), stopText(s.StopCause, s.MaxDuration))
 	}
@@ -146,7 +146,7 @@ func warningsString(w map[string]int, maxOut int64) string {
 			if k == "no_done" {
 				name = "no [DONE]"
 			}
-			parts = append(parts, fmt.Sprintf("%s in %d turns", name, n))
+			parts = append(parts, name+" in "+english.Count(n, "turn", "turns"))
 		}
 	}
 	var out string
@@ -157,7 +157,7 @@ func warningsString(w map[string]int, maxOut int64) string {
 		if out != "" {
 			out += "; "
 		}
-		out += fmt.Sprintf("output truncated at --max-output-bytes %d in %d turns (column output_truncated_bytes)", maxOut, n)
+		out += fmt.Sprintf("output truncated at --max-output-bytes %d in %s (column output_truncated_bytes)", maxOut, english.Count(n, "turn", "turns"))
 	}
 	return out
 }

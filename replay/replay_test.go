@@ -406,7 +406,7 @@ func TestStreamTolerance(t *testing.T) {
 			if m.Counts[schemas.StatusOK] != 6 || len(m.StreamWarnings) != 1 || m.StreamWarnings[tc.kind] != 1 || m.Config.StrictStream {
 				t.Fatalf("manifest counts %v, stream warnings %v", m.Counts, m.StreamWarnings)
 			}
-			want := "in 1 turns"
+			want := "in 1 turn"
 			if s := sum.String(); !strings.Contains(s, "stream warnings (tolerated as the reference client does; --strict-stream fails them)") || !strings.Contains(s, want) {
 				t.Fatalf("summary does not count the warning:\n%s", s)
 			}
