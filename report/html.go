@@ -55,27 +55,6 @@ func fmtNum(n Num, prec int) string {
 
 func cssColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
 
-func statAvg(s *Stats) string {
-	if s == nil {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f", s.Avg)
-}
-
-func statP(s *Stats, key string) string {
-	if s == nil {
-		return "–"
-	}
-	v, ok := s.Percentiles[key]
-	if !ok {
-		return "–"
-	}
-	if math.Abs(v) < 100 {
-		return fmt.Sprintf("%.2f", v)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
 func countsString(m map[string]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -346,28 +325,8 @@ func (r *Report) Markdown(w io.Writer) error {
 	p("\n## Points\n")
 	for _, s := range r.Systems {
 		p("\n### %s\n\n", mdEscape(s.Name))
-		p("| c | region | system_tps | e2e_avg_interactivity | tps_per_user | TTFT p50/p90/p99 ms | TPOT p50/p90/p99 ms | latency p50/p90/p99 ms | ISL mean | OSL mean window / full run | progress p10/p50/p90 tok/s | cache hit | lag p99 ms | issued/ok/failed | excluded | window s | gates |\n")
-		p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-		for _, pt := range s.Points {
-			gates := gatesCell(pt)
-			cache := "not reported"
-			if pt.PrefixCacheHitRatio.Valid() {
-				cache = fmt.Sprintf("%.1f%%", 100*float64(pt.PrefixCacheHitRatio))
-			}
-			region := pt.Region
-			if region == "" {
-				region = "outside"
-			}
-			p("| %d | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s | %s / %s / %s | %s | %s / %s | %s / %s / %s | %s | %s | %d / %d / %d | %d | %s | %s |\n",
-				pt.Concurrency, region, pt.labelled("system_tps", pt.SystemTPS, 1), pt.labelled("e2e_avg_interactivity", pt.E2EAvgInteractivity, 2),
-				pt.labelled("tps_per_user", pt.TPSPerUser, 2),
-				fmtNum(pt.TTFTP50Ms, 1), fmtNum(pt.TTFTP90Ms, 1), fmtNum(pt.TTFTP99Ms, 1),
-				fmtNum(pt.TPOTP50Ms, 2), fmtNum(pt.TPOTP90Ms, 2), fmtNum(pt.TPOTP99Ms, 2),
-				fmtNum(pt.LatencyP50Ms, 1), fmtNum(pt.LatencyP90Ms, 1), fmtNum(pt.LatencyP99Ms, 1),
-				statAvg(pt.ISL), statAvg(pt.OSL), statAvg(pt.OSLFullRun),
-				statP(pt.ProgressRate, "10.0"), statP(pt.ProgressRate, "50.0"), statP(pt.ProgressRate, "90.0"),
-				cache, fmtNum(pt.ClientLagP99Ms, 1), pt.Issued, pt.Completed, pt.Failed, pt.TurnsExcludedByWindow,
-				fmtNum(pt.WindowDurationS, 1), gates)
+		for _, t := range pointsTables(s) {
+			t.markdown(p)
 		}
 		for _, pt := range s.Points {
 			if n := pt.publishedNote(); n != "" {

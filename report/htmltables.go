@@ -192,7 +192,11 @@ func pointsTables(s *System) []htmlTable {
 		if rest {
 			region, counts, gates = blank, blank, blank
 		}
-		cells = append(cells, region, num(tps[l].fmt(v.SystemTPS)), num(e2e[l].fmt(v.E2E)), num(tpu[l].fmt(v.TPSPerUser)), num(tur[l].fmt(v.TurnsPerS)),
+		// published figures are on the run's clock: labelled on its row
+		pub := func(name string, c column, x Num) htmlCell {
+			return num(c.fmt(x) + publishedLabel(p, name, c, v.Label != clockModelled))
+		}
+		cells = append(cells, region, pub("system_tps", tps[l], v.SystemTPS), pub("e2e_avg_interactivity", e2e[l], v.E2E), pub("tps_per_user", tpu[l], v.TPSPerUser), num(tur[l].fmt(v.TurnsPerS)),
 			num(ttft[l].triple(v.TTFT)), num(tpot[l].triple(v.TPOT)), num(lat[l].triple(v.Latency)), counts, gates)
 		main.Rows = append(main.Rows, htmlRow{Class: rowClass(v), Cells: cells})
 
@@ -286,6 +290,49 @@ func domainTable(s *System, head func(...string) []template.HTML, lead func(cloc
 		t.Rows = append(t.Rows, htmlRow{Class: rowClass(r.v), Cells: cells})
 	}
 	return t
+}
+
+// publishedLabel says, on the row of the run's clock (on), that a figure is the
+// published one (" (as published)") or what was published where it differs
+// from the re-derived one (" (published X)").
+func publishedLabel(p *Point, name string, c column, on bool) string {
+	switch {
+	case !on:
+		return ""
+	case p.asPublished(name):
+		return " (as published)"
+	}
+	if pub, ok := p.PublishedDiffers[name]; ok {
+		return " (published " + c.fmt(Num(pub)) + ")"
+	}
+	return ""
+}
+
+// markdown writes a table as a Markdown table (header breaks as spaces, text
+// escaped), then its title above and notes below.
+func (t htmlTable) markdown(p func(string, ...any)) {
+	if t.Title != "" {
+		p("\n#### %s\n", mdEscape(t.Title))
+	}
+	p("\n|")
+	for _, h := range t.Head {
+		p(" %s |", mdEscape(strings.ReplaceAll(string(h), "<br>", " ")))
+	}
+	p("\n|")
+	for range t.Head {
+		p("---|")
+	}
+	p("\n")
+	for _, r := range t.Rows {
+		p("|")
+		for _, c := range r.Cells {
+			p(" %s |", mdEscape(c.Text))
+		}
+		p("\n")
+	}
+	for _, n := range t.Notes {
+		p("\n%s\n", mdEscape(n))
+	}
 }
 
 // gatesHTMLCell is a point's accuracy gates outcome, coloured.
