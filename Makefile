@@ -55,7 +55,8 @@ $(TOKDIR)/tokenizer.json:
 # test runs every test. Outside CI, a cross-check whose reference could not be
 # installed (or the shared traces, which exist only beside the project's checkout)
 # skips with its reason; in CI (REQUIRE_DEPS) it fails. It prints what go test
-# prints, then one line naming every test that skipped and why (scripts/testsummary).
+# prints, then the skipped tests grouped by reason, and last one line
+# "N passed, N failed, N skipped" (scripts/testsummary).
 test: testdeps
 	@[ -d "$(SHARED)/data" ] || echo "test: $(SHARED)/data not found (it exists only beside the project's own checkout): the tests on the shared traces skip" >&2
 	@mkdir -p $(CACHE)

@@ -238,3 +238,24 @@ func TestAuditCatchesTamperedFigure(t *testing.T) {
 		})
 	}
 }
+
+// Every value the audit prints says its unit: the reference's times are
+// nanoseconds.
+func TestUnitOf(t *testing.T) {
+	for _, tc := range []struct{ field, want string }{
+		{"duration_ns", "ns"}, {"sweep_summary.ttft_p90_ns", "ns"}, {"ttft.percentiles.50.0", "ns"},
+		{"tpot.early_stopping_percentiles.90.0", "ns"}, {"latency.std_dev", "ns"}, {"latency.histogram", ""},
+		{"system_tps", "tok/s"}, {"sweep_summary.system_tps", "tok/s"}, {"tps", "tok/s"}, {"tps_per_user", "tok/s"},
+		{"e2e_avg_interactivity", "tok/s"}, {"qps", "1/s"}, {"output_sequence_lengths.avg", "tokens"},
+		{"output_sequence_lengths_full_run.output_sequence_lengths.percentiles.50.0", "tokens"},
+		{"sweep_summary.osl_full_run_avg", "tokens"}, {"e2e_turn_time_seconds_total", "s"},
+		{"n_samples_issued", ""}, {"accuracy.performance.score", ""}, {"point.region", ""}, {"finish_reason_counts.stop", ""},
+	} {
+		if got := unitOf(tc.field); got != tc.want {
+			t.Errorf("unitOf(%q) = %q, want %q", tc.field, got, tc.want)
+		}
+	}
+	if got := withUnit("114000000", "ttft.percentiles.50.0"); got != "114000000 ns" {
+		t.Errorf("withUnit: %q", got)
+	}
+}

@@ -43,7 +43,7 @@ var headline = map[string]bool{
 // fields that disagree.
 func PrintTable(w io.Writer, res *Result, all bool) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "CURVE\tC\tFIELD\tPUBLISHED\tRE-DERIVED\tDIFF\tSTATUS\tNOTE")
+	fmt.Fprintln(tw, "CURVE\tC\tFIELD\tUNIT\tPUBLISHED\tRE-DERIVED\tDIFF\tSTATUS\tNOTE")
 	last := ""
 	for _, r := range res.Rows {
 		if !all && !headline[r.Field] && !r.Failed() && r.Status != Follows {
@@ -54,7 +54,7 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 			run = r.Source
 		}
 		if id := r.Curve + "\x00" + r.Run; id != last && r.Run != "" && last != "" {
-			fmt.Fprintln(tw, "\t\t\t\t\t\t\t")
+			fmt.Fprintln(tw, "\t\t\t\t\t\t\t\t")
 		}
 		last = r.Curve + "\x00" + r.Run
 		c := ""
@@ -69,7 +69,7 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 		if r.Failed() {
 			status = strings.ToUpper(status)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", run, c, r.Field, fmtVal(r.Published, r.PublishedText),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", run, c, r.Field, orDash(unitOf(r.Field)), fmtVal(r.Published, r.PublishedText),
 			fmtVal(r.Recomputed, r.RecomputedText), r.diffText(), status, note)
 	}
 	if err := tw.Flush(); err != nil {
@@ -135,7 +135,7 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 					head = true
 				}
 				fmt.Fprintf(w, "  %s: %s (%s) published %s, re-derived %s%s\n", where(r), r.Field, orDash(r.File),
-					fmtVal(r.Published, r.PublishedText), fmtVal(r.Recomputed, r.RecomputedText), noteSuffix(r.Note))
+					withUnit(fmtVal(r.Published, r.PublishedText), r.Field), withUnit(fmtVal(r.Recomputed, r.RecomputedText), r.Field), noteSuffix(r.Note))
 			}
 		}
 		head = false
@@ -163,6 +163,39 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// unitOf is the unit of a published field's value as the reference writes it:
+// ns for times (ttft, tpot, latency and every *_ns), tok/s for token rates, 1/s
+// for qps, tokens for sequence lengths, s for seconds totals; "" for counts,
+// scores and names.
+func unitOf(field string) string {
+	last := field[strings.LastIndexByte(field, '.')+1:]
+	switch {
+	case strings.HasSuffix(field, "_ns"):
+		return "ns"
+	case strings.HasSuffix(field, ".histogram") || strings.HasPrefix(last, "count"):
+		return ""
+	case strings.HasPrefix(field, "ttft.") || strings.HasPrefix(field, "tpot.") || strings.HasPrefix(field, "latency.") || strings.HasPrefix(field, "itl."):
+		return "ns"
+	case last == "system_tps" || last == "tps_per_user" || last == "e2e_avg_interactivity" || last == "tps":
+		return "tok/s"
+	case last == "qps":
+		return "1/s"
+	case strings.Contains(field, "sequence_lengths") || last == "output_tokens_per_turn_total" || strings.HasPrefix(last, "osl_"):
+		return "tokens"
+	case strings.HasSuffix(field, "_seconds_total"):
+		return "s"
+	}
+	return ""
+}
+
+// withUnit is a value shown with its field's unit ("114000000 ns").
+func withUnit(v, field string) string {
+	if u := unitOf(field); u != "" && v != "-" {
+		return v + " " + u
+	}
+	return v
 }
 
 func noteSuffix(s string) string {

@@ -83,7 +83,7 @@ func (s *Summary) String() string {
 	if s.Cut > 0 {
 		fmt.Fprintf(&b, ", %d cut short", s.Cut)
 	}
-	fmt.Fprintf(&b, " (%d started); %d turns issued (ok, error, timeout, cancelled); rows:%s\n", s.Started, s.Turns, countsString(s.Counts))
+	fmt.Fprintf(&b, " (%d started); %s issued (ok, error, timeout, cancelled); rows:%s\n", s.Started, english.Count(s.Turns, "turn", "turns"), countsString(s.Counts))
 	if s.StopCause != "" {
 		fmt.Fprintf(&b, "  issuing stopped at %s: %s\n", s.Stopped.Round(time.Millisecond), stopText(s.StopCause, s.MaxDuration))
 	}
@@ -146,7 +146,7 @@ func warningsString(w map[string]int, maxOut int64) string {
 			if k == "no_done" {
 				name = "no [DONE]"
 			}
-			parts = append(parts, fmt.Sprintf("%s in %d turns", name, n))
+			parts = append(parts, name+" in "+english.Count(n, "turn", "turns"))
 		}
 	}
 	var out string
@@ -157,7 +157,7 @@ func warningsString(w map[string]int, maxOut int64) string {
 		if out != "" {
 			out += "; "
 		}
-		out += fmt.Sprintf("output truncated at --max-output-bytes %d in %d turns (column output_truncated_bytes)", maxOut, n)
+		out += fmt.Sprintf("output truncated at --max-output-bytes %d in %s (column output_truncated_bytes)", maxOut, english.Count(n, "turn", "turns"))
 	}
 	return out
 }
@@ -225,6 +225,10 @@ type engine struct {
 	trajDone, trajFailed, trajCut, turnsDone, inFlight, errors atomic.Int64
 	outTokens                                                  atomic.Int64
 	okTurns                                                    atomic.Int64
+	// turnsSettled counts the turns answered, failed or not sent (a trajectory
+	// aborted or cut); of turnsTotal, the budget's client turns, for the ETA.
+	turnsSettled atomic.Int64
+	turnsTotal   int64
 
 	// refused is the run's error when the server refused its first failing turn
 	// the way it would refuse every turn (refuse), "" otherwise.
@@ -371,7 +375,8 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
-	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.slots), logFailed: make(chan struct{}), kernelSleeps: make(chan struct{}, kernelSleepers)}
+	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.slots), logFailed: make(chan struct{}), kernelSleeps: make(chan struct{}, kernelSleepers),
+		turnsTotal: budgetTurns(d, s.budget)}
 	if w := longestDelay(d, s); w != "" && s.Progress != nil {
 		fmt.Fprintln(s.Progress, w)
 	}
@@ -584,14 +589,15 @@ func (e *engine) watch(ctx context.Context, finished <-chan struct{}) {
 			defer t.Stop()
 			grace, graceEnd = t.C, time.Now().Add(e.s.Grace)
 			e.graceEnd.Store(graceEnd.UnixNano())
-			e.note(english.Note, fmt.Sprintf("interrupt: no new turns are issued; %d turns in flight get up to %s (--grace) to finish, then are cancelled. "+
-				"Press Ctrl-C again to cancel them now: the log and manifest are still written.", e.inFlight.Load(), e.s.Grace))
+			n := e.inFlight.Load()
+			e.note(english.Note, fmt.Sprintf("interrupt: no new turns are issued; %s in flight %s up to %s (--grace) to finish, then %s cancelled. "+
+				"Press Ctrl-C again to cancel %s now: the log and manifest are still written.", inFlightTurns(n), verb(n, "gets", "get"), e.s.Grace, verb(n, "is", "are"), verb(n, "it", "them")))
 		case <-force:
 			force = nil
 			e.interrupted.Store(true)
 			e.stop(schemas.StopInterrupt)
 			e.cut("a second interrupt")
-			e.note(english.Note, fmt.Sprintf("second interrupt: cancelling %d turns in flight; writing the log and manifest", e.inFlight.Load()))
+			e.note(english.Note, fmt.Sprintf("second interrupt: cancelling %s in flight; writing the log and manifest", inFlightTurns(e.inFlight.Load())))
 		case <-grace:
 			grace = nil
 			e.cut(fmt.Sprintf("the %s grace after the interrupt ended", e.s.Grace))
@@ -599,7 +605,7 @@ func (e *engine) watch(ctx context.Context, finished <-chan struct{}) {
 			maxDur = nil
 			e.stop(schemas.StopMaxDuration)
 			e.cut(fmt.Sprintf("--max-duration %s reached", e.s.MaxDuration))
-			e.note(english.Note, fmt.Sprintf("--max-duration %s reached: no new turns; %d turns in flight cancelled", e.s.MaxDuration, e.inFlight.Load()))
+			e.note(english.Note, fmt.Sprintf("--max-duration %s reached: no new turns; %s in flight cancelled", e.s.MaxDuration, inFlightTurns(e.inFlight.Load())))
 		case <-e.logFailed:
 			e.logFailed = nil
 			e.stop(schemas.StopLogFailure)
@@ -616,6 +622,17 @@ func (e *engine) note(kind, msg string) {
 	} else if e.s.Progress != nil {
 		fmt.Fprintln(e.s.Progress, msg)
 	}
+}
+
+// inFlightTurns counts turns for the interrupt's notes: "1 turn", "3 turns".
+func inFlightTurns(n int64) string { return english.Count(int(n), "turn", "turns") }
+
+// verb is one when n is 1, else many.
+func verb(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // take returns the next trajectory to start, or false when none is left or
@@ -781,6 +798,7 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 				outcome = trajCut
 			}
 			e.log.push(st.id, r)
+			e.turnsSettled.Add(1)
 			continue
 		}
 		cur := p.freeResp()
@@ -793,6 +811,7 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		e.inFlight.Add(1)
 		e.client.do(e, st, hdr, r)
 		e.inFlight.Add(-1)
+		e.turnsSettled.Add(1)
 		p.bufBusy[body] = false
 		if st.lost {
 			st.bufs[body], st.held[body], st.lost = nil, heldBody{}, false
@@ -1273,6 +1292,20 @@ func lagStats(lags []int64) (p50, p99, max time.Duration) {
 	return pick(50), pick(99), time.Duration(s[len(s)-1])
 }
 
+// budgetTurns is the number of client turns in a budget of trajectories: whole
+// passes over the dataset, then its first conversations.
+func budgetTurns(d *datasets.Dataset, budget int) int64 {
+	n := len(d.Conversations)
+	if n == 0 {
+		return 0
+	}
+	total := int64(budget/n) * int64(len(d.Turns))
+	for ci := range budget % n {
+		total += int64(len(d.ConversationTurns(ci)))
+	}
+	return total
+}
+
 // statusFunc returns the live status line's callback.
 func (e *engine) statusFunc() func() string {
 	var lastTok int64
@@ -1285,12 +1318,17 @@ func (e *engine) statusFunc() func() string {
 			rate = float64(tok-lastTok) / (float64(dt) / 1e9)
 		}
 		lastTok, lastAt = tok, now
-		line := fmt.Sprintf("replay %s: trajectories %d/%d finished, turns %d, in flight %d, %.0f output tok/s, errors %d",
-			time.Duration(now).Round(time.Second), e.trajDone.Load(), e.s.budget, e.turnsDone.Load(),
+		line := fmt.Sprintf("replay %s: trajectories %d/%d finished, turns %d/%d, in flight %d, %.0f output tok/s, errors %d",
+			time.Duration(now).Round(time.Second), e.trajDone.Load(), e.s.budget, e.turnsDone.Load(), e.turnsTotal,
 			e.inFlight.Load(), rate, e.errors.Load())
 		if g := e.graceEnd.Load(); g != 0 && e.workCtx.Err() == nil {
 			left := max(time.Until(time.Unix(0, g)), 0)
-			line += fmt.Sprintf("; stopping: grace %s left (Ctrl-C again cancels now)", left.Round(time.Second))
+			return line + fmt.Sprintf("; stopping: grace %s left (Ctrl-C again cancels now)", left.Round(time.Second))
+		}
+		if e.issueCtx.Err() == nil {
+			if eta := progress.ETA(e.turnsSettled.Load(), e.turnsTotal, time.Duration(now)); eta != "" {
+				line += "; " + eta
+			}
 		}
 		return line
 	}

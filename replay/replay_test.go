@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -405,7 +406,7 @@ func TestStreamTolerance(t *testing.T) {
 			if m.Counts[schemas.StatusOK] != 6 || len(m.StreamWarnings) != 1 || m.StreamWarnings[tc.kind] != 1 || m.Config.StrictStream {
 				t.Fatalf("manifest counts %v, stream warnings %v", m.Counts, m.StreamWarnings)
 			}
-			want := "in 1 turns"
+			want := "in 1 turn"
 			if s := sum.String(); !strings.Contains(s, "stream warnings (tolerated as the reference client does; --strict-stream fails them)") || !strings.Contains(s, want) {
 				t.Fatalf("summary does not count the warning:\n%s", s)
 			}
@@ -512,6 +513,10 @@ func TestSweep(t *testing.T) {
 	if !strings.Contains(log.String(), "concurrency 2") || strings.Count(log.String(), "replay complete") != 2 {
 		t.Fatalf("sweep output:\n%s", log.String())
 	}
+	// the second point's line says how long the first took and the time left
+	if !regexp.MustCompile(`sweep point 2/2: concurrency 2 -> \S+ \(1 point took \d+s; at that pace the sweep has (about \S+|under 1s) left\)`).MatchString(log.String()) {
+		t.Errorf("sweep output has no pace:\n%s", log.String())
+	}
 }
 
 func TestProgressLines(t *testing.T) {
@@ -527,9 +532,20 @@ func TestProgressLines(t *testing.T) {
 		t.Fatalf("want periodic plain lines, got %q", out.String())
 	}
 	last := lines[len(lines)-1]
-	for _, want := range []string{"trajectories 2/2", "turns 6", "in flight 0", "output tok/s", "errors 0"} {
+	for _, want := range []string{"trajectories 2/2", "turns 6/6", "in flight 0", "output tok/s", "errors 0"} {
 		if !strings.Contains(last, want) {
 			t.Fatalf("final status %q lacks %q", last, want)
 		}
+	}
+	if strings.Contains(last, "left") {
+		t.Errorf("final status %q still estimates time left", last)
+	}
+	// Once a turn is settled, the lines before the last say the time left.
+	eta := false
+	for _, l := range lines[:len(lines)-1] {
+		eta = eta || strings.Contains(l, "/6, ") && strings.Contains(l, " left")
+	}
+	if !eta {
+		t.Errorf("no status line estimates the time left:\n%s", out.String())
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -60,6 +63,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 		}
 	}
 	complete := true
+	began := time.Now()
 	for i, c := range concurrencies {
 		o := opts
 		o.Concurrency = c
@@ -67,7 +71,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 		o.Overwrite = false // a fresh sweep folder, or a point checked absent above
 		shown := filepath.Join(opts.Out, name(c))
 		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "sweep point %d/%d: concurrency %d -> %s\n", i+1, len(concurrencies), c, shown)
+			fmt.Fprintf(o.Progress, "sweep point %d/%d: concurrency %d -> %s%s\n", i+1, len(concurrencies), c, shown, sweepPace(i, len(concurrencies), time.Since(began)))
 		}
 		if i == 0 && claim.InPlace() {
 			// A sweep whose first point never started (endpoint down) leaves the
@@ -97,4 +101,17 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 		return fmt.Errorf("sweep: a point did not complete: the earlier sweep at %q is kept as it was, this one was dropped", opts.Out)
 	}
 	return claim.Commit()
+}
+
+// sweepPace tells, before point i of n (from 0), how long the points so far took
+// and the time the rest would take at their mean pace: "" before the first.
+func sweepPace(i, n int, took time.Duration) string {
+	if i == 0 {
+		return ""
+	}
+	s := fmt.Sprintf(" (%s took %s", english.Count(i, "point", "points"), took.Round(time.Second))
+	if eta := progress.ETA(int64(i), int64(n), took); eta != "" {
+		s += "; at that pace the sweep has " + eta
+	}
+	return s + ")"
 }

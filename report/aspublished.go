@@ -142,20 +142,6 @@ func (p *Point) publishedNote() string {
 	return note
 }
 
-// labelled formats one of the point's metrics for a table, labelled "as
-// published" when it was not re-derived, with the published value beside a
-// re-derived one more than 1% away.
-func (p *Point) labelled(name string, n Num, prec int) string {
-	out := fmtNum(n, prec)
-	if p.asPublished(name) {
-		return out + " (as published)"
-	}
-	if pub, ok := p.PublishedDiffers[name]; ok {
-		out += " (published " + fmtNum(Num(pub), prec) + ")"
-	}
-	return out
-}
-
 // paretoNote says which of the Pareto plot's points are as published and which
 // points it cannot draw (no system_tps or no interactivity), "" when every point
 // is drawn from re-derived figures.

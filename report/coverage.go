@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -115,7 +116,7 @@ func regionTally(pts []*Point) tally {
 func pointCount(s *System) []Check {
 	n, least := len(s.Points)+len(s.Unparsed), s.limits.MinPoints
 	return []Check{check(fmt.Sprintf("at least %d points (point-count)", least), n >= least,
-		fmt.Sprintf("%d points; an agentic curve needs %d", n, least))}
+		fmt.Sprintf("%s; an agentic curve needs %d", english.Count(n, "point", "points"), least))}
 }
 
 // pointCap is point-cap: at most the ruleset's maximum of points, margin points

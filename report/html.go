@@ -55,27 +55,6 @@ func fmtNum(n Num, prec int) string {
 
 func cssColor(c color.RGBA) string { return fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B) }
 
-func statAvg(s *Stats) string {
-	if s == nil {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f", s.Avg)
-}
-
-func statP(s *Stats, key string) string {
-	if s == nil {
-		return "–"
-	}
-	v, ok := s.Percentiles[key]
-	if !ok {
-		return "–"
-	}
-	if math.Abs(v) < 100 {
-		return fmt.Sprintf("%.2f", v)
-	}
-	return fmt.Sprintf("%.0f", v)
-}
-
 func countsString(m map[string]int) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
@@ -145,6 +124,12 @@ func gateValue(g schemas.Gate) string {
 	return v
 }
 
+// gateClass is a gate outcome's style: pass, fail, or fail for a blocking gate
+// not evaluated.
+func gateClass(g schemas.Gate) string {
+	return map[string]string{schemas.OutcomePass: "pass", schemas.OutcomeFail: "fail"}[g.Outcome] + map[bool]string{true: "fail"}[g.Blocking() && g.Outcome != schemas.OutcomeFail]
+}
+
 // gateNote is a gate's reason and note together.
 func gateNote(g schemas.Gate) string {
 	return strings.TrimSuffix(strings.TrimPrefix(g.Reason+"; "+g.Note, "; "), "; ")
@@ -181,19 +166,13 @@ func standIn(s *System) string {
 
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{
-		"f1":  func(n Num) string { return fmtNum(n, 1) },
-		"f2":  func(n Num) string { return fmtNum(n, 2) },
-		"sec": func(ms Num) string { return fmtNum(ms/1000, 2) },
 		"pct": func(n Num) string {
 			if !n.Valid() {
 				return "not reported"
 			}
 			return fmt.Sprintf("%.1f%%", 100*float64(n))
 		},
-		"statAvg": statAvg,
-		"k1":      func(n Num) string { return thousandsNum(n, 1) },
-		"k2":      func(n Num) string { return thousandsNum(n, 2) },
-		"int":     func(n int) string { return english.Thousands(float64(n), 0) },
+		"int": func(n int) string { return english.Thousands(float64(n), 0) },
 		"level": func(v float64) string {
 			if v <= 0 {
 				return "(none)"
@@ -208,14 +187,6 @@ func templateFuncs() template.FuncMap {
 				return sp
 			}
 			return 0
-		},
-		"domains": func(p *Point) []namedDomain {
-			var out []namedDomain
-			for name, m := range p.Domains {
-				out = append(out, namedDomain{name, m})
-			}
-			slices.SortFunc(out, func(a, b namedDomain) int { return strings.Compare(a.Name, b.Name) })
-			return out
 		},
 		"anyErrors": func(s *System) bool {
 			for _, p := range s.Points {
@@ -234,12 +205,10 @@ func templateFuncs() template.FuncMap {
 			return nil
 		},
 		"datasetShown": datasetShown,
-		"gatesCell":    gatesCell,
 		"gateValue":    gateValue,
-		"gateNote":     gateNote,
-		"gateClass": func(g schemas.Gate) string {
-			return map[string]string{schemas.OutcomePass: "pass", schemas.OutcomeFail: "fail"}[g.Outcome] + map[bool]string{true: "fail"}[g.Blocking() && g.Outcome != schemas.OutcomeFail]
-		},
+		"gateClass":    gateClass,
+		"pointsTables": pointsTables,
+		"gatesTable":   gatesTable,
 		"anyScored": func(s *System) bool {
 			for _, p := range s.Points {
 				if p.GatesOutcome != "" {
@@ -248,7 +217,6 @@ func templateFuncs() template.FuncMap {
 			}
 			return false
 		},
-		"statP":         statP,
 		"counts":        countsString,
 		"publishedNote": func(p *Point) string { return p.publishedNote() },
 		"gatesSummary":  gatesSummary,
@@ -256,7 +224,6 @@ func templateFuncs() template.FuncMap {
 		"anyUnofficial": anyUnofficial,
 		"standIn":       standIn,
 		"regionCSS":     func(r string) template.CSS { return template.CSS(cssColor(regionColor(r))) },
-		"deref":         func(b *bool) bool { return b != nil && *b },
 		"first": func(ps []*Point) *Point {
 			if len(ps) == 0 {
 				return nil
@@ -358,28 +325,8 @@ func (r *Report) Markdown(w io.Writer) error {
 	p("\n## Points\n")
 	for _, s := range r.Systems {
 		p("\n### %s\n\n", mdEscape(s.Name))
-		p("| c | region | system_tps | e2e_avg_interactivity | tps_per_user | TTFT p50/p90/p99 ms | TPOT p50/p90/p99 ms | latency p50/p90/p99 ms | ISL mean | OSL mean window / full run | progress p10/p50/p90 tok/s | cache hit | lag p99 ms | issued/ok/failed | excluded | window s | gates |\n")
-		p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
-		for _, pt := range s.Points {
-			gates := gatesCell(pt)
-			cache := "not reported"
-			if pt.PrefixCacheHitRatio.Valid() {
-				cache = fmt.Sprintf("%.1f%%", 100*float64(pt.PrefixCacheHitRatio))
-			}
-			region := pt.Region
-			if region == "" {
-				region = "outside"
-			}
-			p("| %d | %s | %s | %s | %s | %s / %s / %s | %s / %s / %s | %s / %s / %s | %s | %s / %s | %s / %s / %s | %s | %s | %d / %d / %d | %d | %s | %s |\n",
-				pt.Concurrency, region, pt.labelled("system_tps", pt.SystemTPS, 1), pt.labelled("e2e_avg_interactivity", pt.E2EAvgInteractivity, 2),
-				pt.labelled("tps_per_user", pt.TPSPerUser, 2),
-				fmtNum(pt.TTFTP50Ms, 1), fmtNum(pt.TTFTP90Ms, 1), fmtNum(pt.TTFTP99Ms, 1),
-				fmtNum(pt.TPOTP50Ms, 2), fmtNum(pt.TPOTP90Ms, 2), fmtNum(pt.TPOTP99Ms, 2),
-				fmtNum(pt.LatencyP50Ms, 1), fmtNum(pt.LatencyP90Ms, 1), fmtNum(pt.LatencyP99Ms, 1),
-				statAvg(pt.ISL), statAvg(pt.OSL), statAvg(pt.OSLFullRun),
-				statP(pt.ProgressRate, "10.0"), statP(pt.ProgressRate, "50.0"), statP(pt.ProgressRate, "90.0"),
-				cache, fmtNum(pt.ClientLagP99Ms, 1), pt.Issued, pt.Completed, pt.Failed, pt.TurnsExcludedByWindow,
-				fmtNum(pt.WindowDurationS, 1), gates)
+		for _, t := range pointsTables(s) {
+			t.markdown(p)
 		}
 		for _, pt := range s.Points {
 			if n := pt.publishedNote(); n != "" {
@@ -418,11 +365,6 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	_, err := w.Write(b.Bytes())
 	return err
-}
-
-type namedDomain struct {
-	Name string
-	M    *DomainMetrics
 }
 
 func thousandsNum(n Num, prec int) string {

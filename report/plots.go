@@ -91,7 +91,7 @@ func stepXY(pts []*Point) plotter.XYs {
 	var xy plotter.XYs
 	for _, p := range pts {
 		if p.E2EAvgInteractivity.Valid() && p.SystemTPS.Valid() {
-			xy = append(xy, plotter.XY{X: float64(p.E2EAvgInteractivity), Y: float64(p.SystemTPS)})
+			xy = append(xy, paretoXY(p))
 		}
 	}
 	slices.SortFunc(xy, func(a, b plotter.XY) int {
@@ -101,6 +101,12 @@ func stepXY(pts []*Point) plotter.XYs {
 		return cmpFloat(b.Y, a.Y)
 	})
 	return xy
+}
+
+// paretoXY is a point's place in the Pareto plot, on the modelled hardware's
+// clock when its run was against the simulated server.
+func paretoXY(p *Point) plotter.XY {
+	return plotter.XY{X: float64(p.modelledRate(p.E2EAvgInteractivity)), Y: float64(p.modelledRate(p.SystemTPS))}
 }
 
 func cmpFloat(a, b float64) int {
@@ -117,7 +123,7 @@ func cmpFloat(a, b float64) int {
 // e2e_avg_interactivity as a step function per system (§5.2), points labelled by
 // concurrency and coloured by region.
 func ParetoPlot(systems []*System) (Figure, error) {
-	p := newPlot(titled(systems, "Agentic Pareto curve (official step function, §5.2)"),
+	p := newPlot(modelledTitle(systems, "Agentic Pareto curve (official step function, §5.2)"),
 		"e2e_avg_interactivity (output tokens/s per turn)", "system_tps (output tokens/s)")
 	p.Legend.Left = false
 	seenRegion := map[string]bool{}
@@ -154,7 +160,7 @@ func ParetoPlot(systems []*System) (Figure, error) {
 			if !pt.E2EAvgInteractivity.Valid() || !pt.SystemTPS.Valid() {
 				continue
 			}
-			sc, err := plotter.NewScatter(plotter.XYs{{X: float64(pt.E2EAvgInteractivity), Y: float64(pt.SystemTPS)}})
+			sc, err := plotter.NewScatter(plotter.XYs{paretoXY(pt)})
 			if err != nil {
 				return Figure{}, err
 			}
@@ -170,7 +176,7 @@ func ParetoPlot(systems []*System) (Figure, error) {
 				}
 				p.Legend.Add(name, sc)
 			}
-			labels.XYs = append(labels.XYs, plotter.XY{X: float64(pt.E2EAvgInteractivity), Y: float64(pt.SystemTPS)})
+			labels.XYs = append(labels.XYs, paretoXY(pt))
 			label := "c=" + strconv.Itoa(pt.Concurrency)
 			if pt.WindowNote != "" {
 				label += " (short window: noise)"
@@ -182,7 +188,7 @@ func ParetoPlot(systems []*System) (Figure, error) {
 		}
 	}
 	padAxes(p)
-	return render("pareto", "Agentic Pareto curve", captioned(systems,
+	return render("pareto", "Agentic Pareto curve", modelledCaption(systems,
 		"system_tps (y) against e2e_avg_interactivity (x). The line is the official step function: going up in "+
 			"concurrency (right to left), the curve holds the last measured throughput until the next point, so it never "+
 			"shows a throughput at an interactivity that was not measured (no interpolation, no dominance filtering). "+
@@ -261,7 +267,7 @@ func log2Ticks(lo, hi float64) []plot.Tick {
 // ConcurrencyPlot draws one metric against concurrency on a log-2 axis, with the
 // regions shaded.
 func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*Point) Num) (Figure, error) {
-	p := newPlot(titled(systems, metric+" against concurrency"), "concurrency (active trajectories, log2 scale)", metric+" ("+unit+")")
+	p := newPlot(modelledTitle(systems, metric+" against concurrency"), "concurrency (active trajectories, log2 scale)", metric+" ("+unit+")")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.TickerFunc(log2Ticks)
 	var ymax float64
@@ -335,7 +341,7 @@ func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*P
 		p.X.Min, p.X.Max = 0.5, 2
 	}
 	p.Y.Min, p.Y.Max = 0, ytop
-	return render(name, metric+" against concurrency", captioned(systems,
+	return render(name, metric+" against concurrency", modelledCaption(systems,
 		metric+" per point against concurrency (log2 axis), held as a step between measured points; shaded bands are the §5.5 regions."), p)
 }
 

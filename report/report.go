@@ -146,7 +146,11 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 				}
 				tps := "not evaluated (no output token counted)"
 				if p.SystemTPS.Valid() {
-					tps = fmt.Sprintf("%.1f", float64(p.SystemTPS))
+					tps = english.Thousands(float64(p.SystemTPS), 1)
+					if sp := p.speedup(); sp > 0 {
+						tps = english.Thousands(float64(p.modelledRate(p.SystemTPS)), 1) + " modelled (" + tps + " on the run's clock, the simulated server " +
+							english.Thousands(sp, -1) + "x faster)"
+					}
 				}
 				fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %s\n",
 					(*run).Label, p.Concurrency, p.Issued, tps)
@@ -248,9 +252,9 @@ func figures(ctx context.Context, systems []*System) ([]Figure, error) {
 		name, metric, unit string
 		v                  func(*Point) Num
 	}{
-		{"system_tps", "system_tps", "output tokens/s", func(p *Point) Num { return p.SystemTPS }},
-		{"ttft_p90", "ttft_p90_ms", "ms", func(p *Point) Num { return p.TTFTP90Ms }},
-		{"tps_per_user", "tps_per_user", "tokens/s = 1000 / TPOT P90 ms", func(p *Point) Num { return p.TPSPerUser }},
+		{"system_tps", "system_tps", "output tokens/s", func(p *Point) Num { return p.modelledRate(p.SystemTPS) }},
+		{"ttft_p90", "ttft_p90_ms", "ms", func(p *Point) Num { return p.modelledTime(p.TTFTP90Ms) }},
+		{"tps_per_user", "tps_per_user", "tokens/s = 1000 / TPOT P90 ms", func(p *Point) Num { return p.modelledRate(p.TPSPerUser) }},
 	} {
 		if err := add(ConcurrencyPlot(systems, c.name, c.metric, c.unit, c.v)); err != nil {
 			return nil, err
@@ -385,6 +389,23 @@ func (r *Report) Verdict() bool {
 		}
 	}
 	return len(r.Systems) > 0
+}
+
+// FailedChecks are the curve checks that failed, system by system, as
+// report.html lists them.
+func (r *Report) FailedChecks() []Check {
+	var failed []Check
+	for _, s := range r.Systems {
+		for _, c := range s.Checks {
+			if !c.Pass() {
+				if len(r.Systems) > 1 {
+					c.Name = s.Name + ": " + c.Name
+				}
+				failed = append(failed, c)
+			}
+		}
+	}
+	return failed
 }
 
 // Note names a metric or rule the rules leave open and how the report treats it.

@@ -1,9 +1,11 @@
 package report
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
+	gohtml "html"
 	"image/color"
 	"image/png"
 	"os"
@@ -351,15 +353,48 @@ func TestHTMLEscapesTraceText(t *testing.T) {
 	}
 }
 
+// measureText is the script the Chromium test adds to a copy of report.html: it
+// measures, as laid out with whatever fonts the machine has, every text element
+// of every figure against its figure's box, and the figures' sizes, and writes
+// the findings into the page for --dump-dom.
+const measureText = `<script>
+(function () {
+  var cut = [], sizes = [];
+  document.querySelectorAll("figure svg").forEach(function (svg) {
+    var box = svg.getBoundingClientRect();
+    sizes.push(svg.id + " " + Math.round(box.width) + "x" + Math.round(box.height));
+    svg.querySelectorAll("text").forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      if (r.width === 0) { return; }
+      if (r.left < box.left - 0.5 || r.right > box.right + 0.5 || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5) {
+        cut.push(svg.id + ": " + JSON.stringify(t.textContent) + " [" + r.left.toFixed(1) + ", " + r.right.toFixed(1) +
+          "] x [" + r.top.toFixed(1) + ", " + r.bottom.toFixed(1) + "] outside [" + box.left.toFixed(1) + ", " + box.right.toFixed(1) +
+          "] x [" + box.top.toFixed(1) + ", " + box.bottom.toFixed(1) + "]");
+      }
+    });
+  });
+  var p = document.createElement("pre");
+  p.id = "measured";
+  p.textContent = "texts cut: " + cut.length + "\n" + cut.join("\n") + "\nfigures: " + sizes.join("; ");
+  document.body.appendChild(p);
+})();
+</script>`
+
 // TestChromiumRendersReport opens report.html in headless Chromium, saves a
 // screenshot and checks the rendered DOM: the Pareto figure is there and no error
-// marker is shown.
+// marker is shown; with the machine's own fonts (Liberation or not), no text of
+// any figure runs outside its figure, and the figures are the same size.
 func TestChromiumRendersReport(t *testing.T) {
 	chromium := testenv.Chromium(t)
 	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
 	_, out := buildFake(t, Options{Runs: []string{sweep}})
-	page, err := filepath.Abs(filepath.Join(out, HTMLFile))
+	html, err := os.ReadFile(filepath.Join(out, HTMLFile))
 	if err != nil {
+		t.Fatal(err)
+	}
+	// a copy with the measuring script: report.html itself has no script
+	page := filepath.Join(t.TempDir(), "measured.html")
+	if err := os.WriteFile(page, bytes.Replace(html, []byte("</body>"), []byte(measureText+"</body>"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	shot := filepath.Join(t.TempDir(), "report.png")
@@ -395,6 +430,25 @@ func TestChromiumRendersReport(t *testing.T) {
 	if strings.Contains(d, `class="error"`) {
 		t.Error("rendered page shows an error marker")
 	}
+	m := regexp.MustCompile(`(?s)<pre id="measured">(.*?)</pre>`).FindStringSubmatch(d)
+	if m == nil {
+		t.Fatal("the measuring script left no result")
+	}
+	measured := gohtml.UnescapeString(m[1])
+	if !strings.HasPrefix(measured, "texts cut: 0\n") {
+		t.Errorf("text runs outside its figure:\n%s", measured)
+	}
+	figs := regexp.MustCompile(`fig-\w+ (\d+x\d+)`).FindAllStringSubmatch(measured, -1)
+	if len(figs) < 5 {
+		t.Errorf("measured %d figures: %s", len(figs), measured)
+	}
+	for _, f := range figs {
+		if f[1] != figs[0][1] {
+			t.Errorf("figures of different sizes: %s", measured)
+			break
+		}
+	}
+	t.Logf("%s", measured)
 	if dir := os.Getenv("AGENTRACE_REPORT_SCREENSHOT_DIR"); dir != "" {
 		b, _ := os.ReadFile(shot)
 		_ = os.WriteFile(filepath.Join(dir, "report-test.png"), b, 0o644)

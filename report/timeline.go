@@ -31,6 +31,41 @@ func speedupNote(systems []*System) string {
 	return fmt.Sprintf("simulated server %gx faster than modelled", sp)
 }
 
+// speedup is the simulated server's speed-up of a point's run, 0 when the run
+// was not against it (or ran at the modelled speed).
+func (p *Point) speedup() float64 {
+	if sp := p.Manifest.SimSpeedup; sp > 0 && sp != 1 {
+		return sp
+	}
+	return 0
+}
+
+// modelledRate is a rate of the point's run (tokens/s, turns/s) on the modelled
+// hardware's clock: the run's own divided by the simulated server's speed-up.
+func (p *Point) modelledRate(v Num) Num {
+	if sp := p.speedup(); sp > 0 {
+		return v / Num(sp)
+	}
+	return v
+}
+
+// modelledTime is a time of the point's run on the modelled hardware's clock.
+func (p *Point) modelledTime(v Num) Num {
+	if sp := p.speedup(); sp > 0 {
+		return v * Num(sp)
+	}
+	return v
+}
+
+// modelledTitle is a plot title whose rates and times are the modelled
+// hardware's: it says so when the runs were against the simulated server.
+func modelledTitle(systems []*System, title string) string {
+	if sp := simSpeedup(systems); sp > 0 && sp != 1 {
+		return fmt.Sprintf("%s (modelled hardware; the simulated server ran %gx faster)", title, sp)
+	}
+	return title
+}
+
 // titled adds the speed-up note to a plot title.
 func titled(systems []*System, title string) string {
 	if n := speedupNote(systems); n != "" {
@@ -43,6 +78,15 @@ func titled(systems []*System, title string) string {
 func captioned(systems []*System, caption string) string {
 	if sp := simSpeedup(systems); sp > 0 && sp != 1 {
 		return caption + fmt.Sprintf(" The runs were against the simulated server at %gx its modelled speed: times are %g times shorter and rates %g times higher than the modelled hardware's.", sp, sp, sp)
+	}
+	return caption
+}
+
+// modelledCaption adds to the caption of a plot drawn in modelled figures how
+// they relate to the run's clock.
+func modelledCaption(systems []*System, caption string) string {
+	if sp := simSpeedup(systems); sp > 0 && sp != 1 {
+		return caption + fmt.Sprintf(" The runs were against the simulated server at %gx its modelled speed: the plot shows the modelled hardware's figures; on the run's clock (points.json) rates are %g times higher and times %g times shorter.", sp, sp, sp)
 	}
 	return caption
 }

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/parquet-go/parquet-go"
@@ -185,6 +186,43 @@ func TestRescoreRecycledEqualsAlone(t *testing.T) {
 			if !reflect.DeepEqual(r, want) {
 				t.Errorf("jobs %d, %s:\n got %+v\nwant %+v", jobs, r.Path, r, want)
 			}
+		}
+	}
+}
+
+// An interrupted rescore counts what it scored, not the runs it never reached as
+// scored with errors.
+func TestRescoreInterruptedCounts(t *testing.T) {
+	ds, truth := fixtureTruth(t)
+	recs := recordsFromReference(t, truth)
+	archive := t.TempDir()
+	for _, c := range []string{"c1", "c2", "c4"} {
+		writeRun(t, filepath.Join(archive, c), ds, truth.Hash, recs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var progress bytes.Buffer
+	if _, err := Rescore(ctx, RescoreOptions{Archives: []string{archive}, Jobs: 1, Progress: &progress}); err == nil {
+		t.Fatal("no error after the interrupt")
+	}
+	if !strings.Contains(progress.String(), "0/3 runs scored, 0 errors") || !strings.Contains(progress.String(), "interrupted: 3 not scored") {
+		t.Errorf("progress %q", progress.String())
+	}
+}
+
+func TestRescoreStatus(t *testing.T) {
+	for _, tc := range []struct {
+		done, failed, stopped, total int64
+		took                         time.Duration
+		want                         string
+	}{
+		{0, 0, 0, 210, time.Second, "rescore: 0/210 runs scored, 0 errors, 1.0s"},
+		{70, 1, 0, 210, 7 * time.Second, "rescore: 70/210 runs scored, 1 error, 7.0s; about 14s left"},
+		{210, 2, 0, 210, 21 * time.Second, "rescore: 210/210 runs scored, 2 errors, 21.0s"},
+		{77, 0, 133, 210, 9 * time.Second, "rescore: 77/210 runs scored, 0 errors, 9.0s; interrupted: 133 not scored"},
+	} {
+		if got := rescoreStatus(tc.done, tc.failed, tc.stopped, tc.total, tc.took); got != tc.want {
+			t.Errorf("got %q, want %q", got, tc.want)
 		}
 	}
 }

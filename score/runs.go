@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
@@ -103,7 +104,7 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 		rd.warnings = append(rd.warnings, "scored as read: "+lr.Note)
 	}
 	if n := counts[schemas.StatusNotIssued]; n > 0 {
-		rd.warnings = append(rd.warnings, fmt.Sprintf("%d turns were never issued (not_issued: issuing stopped) and are not counted, as the reference publishes nothing for them", n))
+		rd.warnings = append(rd.warnings, english.Count(n, "turn", "turns")+" never issued (not_issued: issuing stopped): not counted, as the reference publishes nothing for a turn it never issued")
 	}
 	rd.attempts = take[Attempt](&re.attempts, len(recs))
 	ok := 0

@@ -47,10 +47,6 @@ const (
 	DefaultSpeedup       = 60
 	DefaultFidelity      = 0.9
 	DefaultProfile       = "qwen3.6-35b-a3b" // sampling profile of the requests
-	// DefaultSLOTTFTMs and DefaultSLOTPSPerUser are the service levels the report
-	// shows, in modelled time (divided and multiplied by the speed-up).
-	DefaultSLOTTFTMs     = 2000
-	DefaultSLOTPSPerUser = 30
 )
 
 // DefaultConcurrencies are the sweep's points: seven, enough for an agentic curve
@@ -363,7 +359,7 @@ func (t *tour) report(ctx context.Context) error {
 	step(w, "4/5", "report into %s", repDir)
 	// service levels of a responsive agent (first token within 2 s, 30 tokens/s per
 	// user) in modelled time, scaled to the simulated server's speed
-	ro := report.Options{Out: repDir, Runs: []string{t.runsDir}, SLOTTFTMs: DefaultSLOTTFTMs / o.Speedup, SLOTPSPerUser: DefaultSLOTPSPerUser * o.Speedup}
+	ro := report.Options{Out: repDir, Runs: []string{t.runsDir}} // no service levels: nobody gave any
 	if t.tok != nil {
 		ro.Tokenizer = t.tok
 	}
@@ -390,13 +386,7 @@ func (t *tour) report(ctx context.Context) error {
 		}
 	}
 	t.res.Verdict = rep.Verdict()
-	for _, sys := range rep.Systems {
-		for _, c := range sys.Checks {
-			if !c.Pass() {
-				t.res.FailedChecks = append(t.res.FailedChecks, c)
-			}
-		}
-	}
+	t.res.FailedChecks = rep.FailedChecks()
 	for _, sys := range rep.Systems {
 		for _, p := range sys.Points {
 			t.res.Points = append(t.res.Points, t.point(p))
@@ -538,7 +528,7 @@ func WriteTable(w io.Writer, r *Result) {
 	if speedup <= 0 {
 		speedup = 1
 	}
-	fmt.Fprintf(w, "the simulated server ran %gx faster than real time; tokens/s below are the modelled hardware's (report.html's are on the run's clock)\n", speedup)
+	fmt.Fprintf(w, "the simulated server ran %gx faster than real time; tokens/s below are the modelled hardware's (report.html shows them first, the run's clock beside them)\n", speedup)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "concurrency\tsystem tokens/s\te2e interactivity (tok/s)\tinline accuracy\tOSL mean\taccuracy gates\t\n")
 	for _, p := range r.Points {
@@ -554,7 +544,7 @@ func WriteTable(w io.Writer, r *Result) {
 	} else {
 		fmt.Fprintf(w, "\nreport verdict: FAIL (%s failed, as report.html shows)\n", english.Count(len(r.FailedChecks), "curve check", "curve checks"))
 		for _, c := range r.FailedChecks {
-			fmt.Fprintf(w, "  - %s: %s\n", c.Name, shorten(c.Reason, 110))
+			fmt.Fprintf(w, "  - %s: %s\n", c.Name, english.Shorten(c.Reason, 110))
 		}
 		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
 	}
@@ -569,18 +559,6 @@ func WriteTable(w io.Writer, r *Result) {
 		tw.Flush()
 	}
 	fmt.Fprintf(w, "\ndemo finished in %s\nreport: %s\n", r.Elapsed.Round(time.Second), r.ReportHTML)
-}
-
-// shorten cuts s to at most n bytes at a word boundary, marking the cut.
-func shorten(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := strings.LastIndexByte(s[:n], ' ')
-	if cut < n/2 {
-		cut = n
-	}
-	return s[:cut] + " ..."
 }
 
 // num formats x with one decimal and thousands separators.

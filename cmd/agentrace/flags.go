@@ -161,11 +161,73 @@ func requestFlags() []cli.Flag {
 // exit status 2 (status.go); path "" is the root command.
 func usageError(path string) cli.OnUsageErrorFunc {
 	return func(ctx context.Context, c *cli.Command, err error, _ bool) error {
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			if s := flagSuggestion(c, name); s != "" {
+				err = fmt.Errorf("%w; did you mean %s?", err, s)
+			}
+		}
 		if path == "" {
 			return withStatus(exitUsage, fmt.Errorf("%w (see agentrace --help)", err))
 		}
 		return withStatus(exitUsage, commandError{path, fmt.Errorf("%w (see agentrace %s --help)", err, path)})
 	}
+}
+
+// flagSuggestion is the flag of c that a mistyped name (without its dashes) most
+// likely meant, as urfave's suggester picks it ("--concurrency" for "concurency"),
+// "" when even that one is not a near miss (closeName).
+func flagSuggestion(c *cli.Command, name string) string {
+	name = strings.TrimLeft(name, "-")
+	s := cli.SuggestFlag(c.Flags, name, true)
+	if !closeName(name, strings.TrimLeft(s, "-")) {
+		return ""
+	}
+	return "--" + strings.TrimLeft(s, "-")
+}
+
+// commandSuggestion is the subcommand of c that a mistyped name most likely meant
+// ("sweep" for "swep"), "" when none is a near miss.
+func commandSuggestion(c *cli.Command, name string) string {
+	s := cli.SuggestCommand(c.Commands, name)
+	if s == "help" || s == "h" || !closeName(name, s) {
+		return ""
+	}
+	return s
+}
+
+// closeName tells whether typed is a near miss of want: at most one edit in
+// four characters of want (at least one), an edit being a letter inserted, left
+// out, changed, or two neighbours swapped.
+func closeName(typed, want string) bool {
+	if want == "" || typed == want {
+		return false
+	}
+	return editDistance(typed, want) <= max(1, len(want)/4)
+}
+
+// editDistance is the optimal string alignment distance of a and b (bytes).
+func editDistance(a, b string) int {
+	d := make([][]int, len(a)+1)
+	for i := range d {
+		d[i] = make([]int, len(b)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(a)][len(b)]
 }
 
 // withUsageErrors gives every command of the tree (below the root) the one
@@ -202,10 +264,15 @@ func groupAction(path string) cli.ActionFunc {
 			}
 			return withStatus(exitUsage, nil)
 		}
-		if path == "" {
-			return fmt.Errorf("unknown command %q (see agentrace --help)", c.Args().First())
+		name := c.Args().First()
+		unknown := fmt.Sprintf("unknown command %q", name)
+		if s := commandSuggestion(c, name); s != "" {
+			unknown += fmt.Sprintf("; did you mean %q?", s)
 		}
-		return argsError(path, "unknown command %q", c.Args().First())
+		if path == "" {
+			return fmt.Errorf("%s (see agentrace --help)", unknown)
+		}
+		return argsError(path, "%s", unknown)
 	}
 }
 

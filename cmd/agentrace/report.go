@@ -7,6 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/rulesets"
@@ -87,11 +88,19 @@ func reportCommand() *cli.Command {
 			if r.Verdict() {
 				verdict = "PASS"
 			}
-			if _, err := fmt.Fprintf(c.Root().Writer, "report: %s (curve checks %s)\n", filepath.Join(o.Out, report.HTMLFile), verdict); err != nil {
+			failed := r.FailedChecks()
+			if len(failed) > 0 {
+				verdict += ": " + english.Count(len(failed), "check", "checks") + " failed"
+			}
+			w := c.Root().Writer
+			if _, err := fmt.Fprintf(w, "report: %s (curve checks %s)\n", filepath.Join(o.Out, report.HTMLFile), verdict); err != nil {
 				return err
 			}
+			for _, ch := range failed {
+				fmt.Fprintf(w, "  - %s: %s\n", ch.Name, english.Shorten(ch.Reason, 160))
+			}
 			if !r.Verdict() {
-				return withStatus(exitNo, nil) // the line above says FAIL; report.html says why
+				return withStatus(exitNo, nil) // the lines above name the failed checks; report.html says more
 			}
 			return nil
 		},

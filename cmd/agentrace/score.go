@@ -68,17 +68,26 @@ func scoreCommand() *cli.Command {
 				return err
 			}
 			var failed []string
-			for _, run := range runs {
+			warned := newWarnings(len(runs) > 1)
+			for i, run := range runs {
 				opts := score.Options{Run: run, Dataset: c.String("dataset"), Ruleset: c.String("ruleset"),
 					Tokenizer: tokDir, SWEBench: c.String("swebench"), MaxExpansion: maxExpansion(c),
 					Overwrite: overwrite(c)}
-				s, err := runScore(ctx, c, opts)
+				s, err := runScore(ctx, c, opts, warned)
 				if err != nil {
+					warned.flush(c, i)
+					if len(runs) > 1 {
+						err = fmt.Errorf("%s: %w (%d of %d runs scored before it; the rest not scored)", run, err, i, len(runs))
+					}
 					return err
 				}
 				if !s.Verdict.Pass {
 					failed = append(failed, run)
 				}
+			}
+			warned.flush(c, len(runs))
+			if len(runs) > 1 {
+				fmt.Fprintf(c.Root().Writer, "scored %s: %d PASS, %d not PASS\n", english.Count(len(runs), "run", "runs"), len(runs)-len(failed), len(failed))
 			}
 			if len(failed) > 0 {
 				return withStatus(exitNo, fmt.Errorf("score: the verdict of %s is not PASS", strings.Join(failed, ", ")))
@@ -88,13 +97,52 @@ func scoreCommand() *cli.Command {
 	}
 }
 
-func runScore(ctx context.Context, c *cli.Command, opts score.Options) (*schemas.Scores, error) {
+// warnings are a multi-run command's warnings, each printed once after the runs
+// with the runs it concerns, rather than once per run; with one run they are
+// printed at once.
+type warnings struct {
+	later bool
+	order []string
+	runs  map[string][]string
+}
+
+func newWarnings(later bool) *warnings {
+	return &warnings{later: later, runs: map[string][]string{}}
+}
+
+// add records warning msg of run, or prints it when not deferred.
+func (w *warnings) add(c *cli.Command, run, msg string) {
+	if !w.later {
+		problem(c, english.Warning, msg)
+		return
+	}
+	if _, seen := w.runs[msg]; !seen {
+		w.order = append(w.order, msg)
+	}
+	w.runs[msg] = append(w.runs[msg], run)
+}
+
+// flush prints each recorded warning once, naming its runs, "every run" when it
+// concerns each of the scored runs.
+func (w *warnings) flush(c *cli.Command, scored int) {
+	for _, msg := range w.order {
+		rs := w.runs[msg]
+		who := strings.Join(rs, ", ")
+		if len(rs) > 1 && len(rs) == scored {
+			who = "every run"
+		}
+		problem(c, english.Warning, msg+" ("+who+")")
+	}
+	w.order, w.runs = nil, map[string][]string{}
+}
+
+func runScore(ctx context.Context, c *cli.Command, opts score.Options, warned *warnings) (*schemas.Scores, error) {
 	s, err := score.ScoreAndWrite(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
 	for _, w := range s.Warnings {
-		problem(c, "warning", w)
+		warned.add(c, opts.Run, w)
 	}
 	if c.Bool("quiet") {
 		return s, nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -144,5 +145,34 @@ func TestScoreRunInArchive(t *testing.T) {
 			names = append(names, e.Name())
 		}
 		t.Errorf("score of archived runs wrote beside them: %v", names)
+	}
+}
+
+// Scoring several runs prints each warning once, naming its runs, and ends with
+// one summary line.
+func TestScoreManyRunsOneSummary(t *testing.T) {
+	root, _, run := readersFixture(t)
+	runs := []string{run, filepath.Join(root, "run2"), filepath.Join(root, "run3")}
+	copyRun(t, run, runs[1])
+	copyRun(t, run, runs[2])
+	out, err := runApp(t, append([]string{"score"}, runs...)...)
+	if !doneWithVerdict(err) {
+		t.Fatalf("score: %v\n%s", err, out)
+	}
+	// without a tokenizer or usage counts every run warns that its OSL mean leaves turns out
+	warn := regexp.MustCompile(`(?m)^agentrace score: warning: .*the OSL mean leaves them out \(every run\)$`)
+	if n := len(warn.FindAllString(out, -1)); n != 1 {
+		t.Errorf("the OSL warning printed %d times, want once for every run:\n%s", n, out)
+	}
+	seen := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "warning: ") && seen[l] {
+			t.Errorf("warning repeated: %s", l)
+		}
+		seen[l] = true
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^scored 3 runs: \d PASS, \d not PASS$`).MatchString(last) {
+		t.Errorf("last line %q, want the summary", last)
 	}
 }

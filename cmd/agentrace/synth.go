@@ -17,9 +17,10 @@ func synthCommand() *cli.Command {
 		UsageText: "agentrace synth [--profile NAME] [--scale F] [--seed N] --out FILE.jsonl [--overwrite]",
 		Description: "Writes coding trajectories (SWE-style tasks worked through a bash tool) and workflow\n" +
 			"trajectories (customer-service chats, ids sim_NNNNNN, with intent codes) in the MLPerf flat\n" +
-			"JSONL form, with the published dataset's shape: at scale 1, 113 coding trajectories with\n" +
-			"15,981 client turns and 500 workflow trajectories with 4,316, and a per-turn mean output\n" +
-			"length of about 395 Qwen3 tokens. The output is the same for the same seed.\n\n" +
+			"JSONL form, with the published dataset's shape: at scale 1, " + profileShape() + ",\n" +
+			"and a per-turn mean output length of about 395 Qwen3 tokens. The output is the same for\n" +
+			"the same seed; its first line (dataset_metadata) records the profile, each domain's scale\n" +
+			"and the seed.\n\n" +
 			"Example:\n" +
 			"  agentrace synth --scale 0.1 --seed 7 --out traces.jsonl\n" +
 			"  agentrace ingest --out ds traces.jsonl && agentrace stats --dataset ds",
@@ -47,4 +48,15 @@ func synthCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// profileShape words the default profile's size at scale 1, the published table's
+// (datasets.PublishedTable).
+func profileShape() string {
+	p, err := synth.LookupProfile(synth.DefaultProfile)
+	if err != nil {
+		return "the published table's"
+	}
+	return fmt.Sprintf("%d coding trajectories with\n%s client turns and %d workflow trajectories with %s",
+		p.Coding, english.Thousands(float64(p.CodingTurns), 0), p.Workflow, english.Thousands(float64(p.WorkflowTurns), 0))
 }

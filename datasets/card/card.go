@@ -17,8 +17,6 @@ package card
 import (
 	"context"
 	_ "embed"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -195,18 +193,6 @@ type Figure struct {
 	Published int    `json:"published"`
 	Dataset   int    `json:"dataset"`
 	Match     bool   `json:"match"`
-}
-
-//go:embed published.json
-var publishedJSON []byte
-
-// published are the benchmark's published dataset figures.
-type published struct {
-	Source  string `json:"source"`
-	Figures []struct {
-		Name  string `json:"name"`
-		Value int    `json:"value"`
-	} `json:"figures"`
 }
 
 // Plot is one figure of the card.
@@ -484,30 +470,38 @@ func slope(x, y []float64) float64 {
 	return (n*sxy - sx*sy) / den
 }
 
-// compare sets the dataset's figures beside the published ones.
+// compare sets the dataset's figures beside the published ones
+// (datasets.PublishedTable): trajectories and client turns, per domain and in all.
 func compare(domains []Domain) Comparison {
-	var p published
-	if err := json.Unmarshal(publishedJSON, &p); err != nil {
-		panic(err) // the embedded file; TestPublishedFigures keeps it valid
+	source, table := datasets.PublishedTable()
+	got := map[string]*Domain{}
+	for i := range domains {
+		got[domains[i].Domain] = &domains[i]
 	}
-	get := map[string]int{}
-	for _, d := range domains {
-		switch d.Domain {
-		case "total":
-			get["trajectories"], get["client_turns"], get["assistant_turns"] = d.Trajectories, d.ClientTurns, d.AssistantTurns
-		default:
-			get[d.Domain+"_trajectories"] = d.Trajectories
-		}
-	}
-	c := Comparison{Source: p.Source, Matches: true}
-	for _, f := range p.Figures {
-		v, ok := get[f.Name]
-		if !ok && f.Name != "coding_trajectories" && f.Name != "workflow_trajectories" {
-			panic(errors.New("published figure " + f.Name + " is not computed"))
-		}
-		fig := Figure{Name: f.Name, Published: f.Value, Dataset: v, Match: v == f.Value}
+	c := Comparison{Source: source, Matches: true}
+	add := func(name string, published, dataset int) {
+		fig := Figure{Name: name, Published: published, Dataset: dataset, Match: published == dataset}
 		c.Matches = c.Matches && fig.Match
 		c.Figures = append(c.Figures, fig)
+	}
+	var trajectories, clientTurns int
+	for _, p := range table {
+		trajectories += p.Trajectories
+		clientTurns += p.ClientTurns
+	}
+	tot := got["total"]
+	if tot == nil {
+		tot = &Domain{}
+	}
+	add("trajectories", trajectories, tot.Trajectories)
+	add("client_turns", clientTurns, tot.ClientTurns)
+	for _, p := range table {
+		d := got[p.Domain]
+		if d == nil {
+			d = &Domain{}
+		}
+		add(p.Domain+"_trajectories", p.Trajectories, d.Trajectories)
+		add(p.Domain+"_client_turns", p.ClientTurns, d.ClientTurns)
 	}
 	return c
 }

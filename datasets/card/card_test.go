@@ -154,7 +154,7 @@ func TestCardCountsSample(t *testing.T) {
 // end on a tool row (no answer): assistant turns = clientTurns - open. Every
 // assistant row but the last of a trajectory calls a tool, one tool row in seven
 // answers two calls, and workflow answers carry intent codes.
-func writeShaped(t *testing.T, path string, coding, workflow, clientTurns, open int) {
+func writeShaped(t *testing.T, path string, coding, workflow, codingTurns, workflowTurns, open int) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -162,14 +162,16 @@ func writeShaped(t *testing.T, path string, coding, workflow, clientTurns, open 
 	}
 	w := bufio.NewWriter(f)
 	n := coding + workflow
-	base, extra := clientTurns/n, clientTurns%n
 	for i := range n {
 		id := fmt.Sprintf("repo__task-%d", i)
+		// each domain's client turns spread evenly over its trajectories
+		k, in, total := i, coding, codingTurns
 		if i >= coding {
 			id = fmt.Sprintf("sim_%06d", i)
+			k, in, total = i-coding, workflow, workflowTurns
 		}
-		turns := base
-		if i < extra {
+		turns := total / in
+		if k < total%in {
 			turns++
 		}
 		endsOpen := i >= n-open
@@ -214,26 +216,26 @@ func writeShaped(t *testing.T, path string, coding, workflow, clientTurns, open 
 }
 
 // A synthetic dataset shaped like the official one: the card's counting gives the
-// published table's figures exactly (613 trajectories, 113 coding and 500
-// workflow, 30,335 client turns, 30,328 assistant turns) and says it matches.
+// published table's figures exactly (113 coding trajectories with 15,981 client
+// turns, 500 workflow with 4,316) and says it matches.
 func TestCardReproducesPublishedFigures(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "shaped.jsonl")
-	writeShaped(t, path, 113, 500, 30335, 7)
+	writeShaped(t, path, 113, 500, 15981, 4316, 7)
 	c, err := Build(context.Background(), Options{Dataset: ingestFile(t, path)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	checkAgainstRaw(t, c, countRaw(t, path))
 	tot := total(c)
-	if tot.Trajectories != 613 || tot.ClientTurns != 30335 || tot.AssistantTurns != 30328 || tot.EndOnClientTurn != 7 {
+	if tot.Trajectories != 613 || tot.ClientTurns != 20297 || tot.AssistantTurns != 20290 || tot.EndOnClientTurn != 7 {
 		t.Errorf("%+v", tot)
 	}
-	if !c.Published.Matches || len(c.Published.Figures) != 5 {
+	if !c.Published.Matches || len(c.Published.Figures) != 6 {
 		t.Errorf("published comparison %+v", c.Published)
 	}
-	// One client turn more: the comparison names it.
+	// One workflow client turn more: the comparison names it.
 	path2 := filepath.Join(t.TempDir(), "off.jsonl")
-	writeShaped(t, path2, 113, 500, 30336, 7)
+	writeShaped(t, path2, 113, 500, 15981, 4317, 7)
 	c2, err := Build(context.Background(), Options{Dataset: ingestFile(t, path2)})
 	if err != nil {
 		t.Fatal(err)
@@ -244,7 +246,7 @@ func TestCardReproducesPublishedFigures(t *testing.T) {
 			wrong = append(wrong, f.Name)
 		}
 	}
-	if c2.Published.Matches || strings.Join(wrong, ",") != "client_turns,assistant_turns" {
+	if c2.Published.Matches || strings.Join(wrong, ",") != "client_turns,workflow_client_turns" {
 		t.Errorf("off by one turn: mismatches %v", wrong)
 	}
 }
@@ -391,17 +393,15 @@ func TestCardOSLWithTokenizer(t *testing.T) {
 }
 
 func TestPublishedFigures(t *testing.T) {
-	var p published
-	if err := json.Unmarshal(publishedJSON, &p); err != nil {
-		t.Fatal(err)
+	c := compare(nil)
+	want := map[string]int{"trajectories": 613, "client_turns": 20297, "coding_trajectories": 113, "coding_client_turns": 15981,
+		"workflow_trajectories": 500, "workflow_client_turns": 4316}
+	if len(c.Figures) != len(want) || c.Source == "" || c.Matches {
+		t.Fatalf("%+v", c)
 	}
-	want := map[string]int{"trajectories": 613, "coding_trajectories": 113, "workflow_trajectories": 500, "client_turns": 30335, "assistant_turns": 30328}
-	if len(p.Figures) != len(want) || p.Source == "" {
-		t.Fatalf("%+v", p)
-	}
-	for _, f := range p.Figures {
-		if want[f.Name] != f.Value {
-			t.Errorf("%s = %d, want %d", f.Name, f.Value, want[f.Name])
+	for _, f := range c.Figures {
+		if want[f.Name] != f.Published || f.Dataset != 0 {
+			t.Errorf("%s = %d, want %d", f.Name, f.Published, want[f.Name])
 		}
 	}
 }

@@ -3,10 +3,11 @@
 // official dataset, which is not public.
 //
 // The profile "mlperf-agentic" follows the published shape of the benchmark's
-// dataset: 113 coding trajectories (SWE-style tasks worked through a bash tool,
-// 15,981 client turns in all) and 500 workflow trajectories (customer-service
-// conversations with ids sim_NNNNNN, 4,316 client turns in all, assistant turns
-// carrying intent codes). Scale shrinks both domains proportionally.
+// dataset (datasets.PublishedTable: trajectories and client turns per domain):
+// coding trajectories (SWE-style tasks worked through a bash tool) and workflow
+// trajectories (customer-service conversations with ids sim_NNNNNN, assistant
+// turns carrying intent codes). Scale shrinks both domains proportionally; the
+// file's dataset_metadata record says the scale each domain was drawn at.
 //
 // Everything is drawn from a PCG generator seeded by the seed, one stream per
 // conversation, so the output is byte-for-byte deterministic for a seed and a

@@ -44,3 +44,19 @@ func TestThousands(t *testing.T) {
 		}
 	}
 }
+
+func TestShorten(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"short", 10, "short"},
+		{"official settings: c=1: delays scaled", 20, "official settings: ..."},
+		{"abcdefghijklmnopqrstuvwxyz", 10, "abcdefghij ..."},
+	} {
+		if got := Shorten(tc.s, tc.n); got != tc.want {
+			t.Errorf("Shorten(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}

@@ -9,8 +9,10 @@ import (
 	"image/color"
 	"math"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -75,6 +77,10 @@ func NiceTicks(lo, hi float64) []plot.Tick {
 }
 
 // Render draws p as PNG (white background) and as SVG, at Width x Height.
+//
+// The SVG's text is portable (portableText): every font-family list ends in a
+// generic family, and every string keeps the width it was laid out with, so that
+// a viewer without the Liberation fonts cuts none of it.
 func Render(p *plot.Plot) (png, svg []byte, err error) {
 	img := vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(Width, Height), vgimg.UseDPI(DPI),
 		vgimg.UseBackgroundColor(color.White))}
@@ -85,12 +91,61 @@ func Render(p *plot.Plot) (png, svg []byte, err error) {
 	}
 	png = bytes.Clone(b.Bytes())
 	b.Reset()
-	s := vgsvg.NewWith(vgsvg.UseWH(Width, Height))
+	s := &textCanvas{Canvas: vgsvg.NewWith(vgsvg.UseWH(Width, Height))}
 	drawBeside(p, draw.New(s))
 	if _, err := s.WriteTo(&b); err != nil {
 		return nil, nil, fmt.Errorf("render svg: %w", err)
 	}
-	return png, bytes.Clone(b.Bytes()), nil
+	svg, err = portableText(b.Bytes(), s.widths)
+	if err != nil {
+		return nil, nil, fmt.Errorf("render svg: %w", err)
+	}
+	return png, svg, nil
+}
+
+// textCanvas is an SVG canvas that notes the width of every string it draws,
+// in the order it draws them, as the plot's font measured it.
+type textCanvas struct {
+	*vgsvg.Canvas
+	widths []vg.Length
+}
+
+func (c *textCanvas) FillString(f font.Face, pt vg.Point, s string) {
+	c.widths = append(c.widths, f.Width(s))
+	c.Canvas.FillString(f, pt, s)
+}
+
+// svgText is the start of every text element vgsvg writes, one per FillString.
+const svgText = "<text "
+
+// portableText makes an SVG's text render anywhere as it was laid out: each
+// font list ends in a generic family, and each text element is given the width
+// the layout measured (textLength, glyphs and spacing adjusted), so that a
+// fallback font wider or narrower than Liberation neither runs past the figure
+// nor over its neighbours. widths are the drawn strings' widths, in the order
+// of their text elements.
+func portableText(svg []byte, widths []vg.Length) ([]byte, error) {
+	// The fonts gonum/plot draws with, each followed by its metric twins and
+	// its generic family.
+	generic := strings.NewReplacer(
+		"font-family:Liberation Serif;", "font-family:'Liberation Serif','Times New Roman',Times,serif;",
+		"font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;",
+		"font-family:Liberation Mono;", "font-family:'Liberation Mono','Courier New',Courier,monospace;",
+	)
+	if n := bytes.Count(svg, []byte(svgText)); n != len(widths) {
+		return nil, fmt.Errorf("%d text elements for %d strings drawn", n, len(widths))
+	}
+	var b bytes.Buffer
+	b.Grow(len(svg) + 48*len(widths))
+	rest := svg
+	for _, w := range widths {
+		i := bytes.Index(rest, []byte(svgText))
+		b.Write(rest[:i+len(svgText)])
+		fmt.Fprintf(&b, `textLength="%.5g" lengthAdjust="spacingAndGlyphs" `, w.Points())
+		rest = rest[i+len(svgText):]
+	}
+	b.Write(rest)
+	return []byte(generic.Replace(b.String())), nil
 }
 
 // legendGap is the space between the data area and the legend beside it.
@@ -99,6 +154,8 @@ const legendGap = 6 * vg.Millimeter
 // drawBeside draws p with its legend in a column right of the axes, below the
 // title (which spans the whole figure), so that no legend entry covers a point.
 func drawBeside(p *plot.Plot, c draw.Canvas) {
+	c = draw.Crop(c, margin, -margin, margin, -margin)
+	fitTitle(p, c.Size().X)
 	leg := p.Legend
 	w := leg.Rectangle(c).Size().X
 	if w <= 0 {
@@ -126,6 +183,22 @@ func drawBeside(p *plot.Plot, c draw.Canvas) {
 	p.Draw(draw.Crop(c, 0, 0, h+legendGap, 0))
 	leg.Draw(draw.Crop(c, 0, 0, vg.Millimeter, -(c.Size().Y - h)))
 }
+
+// margin is the blank border of every figure: room for a fallback font whose
+// ascent or descent is larger than Liberation's.
+const margin vg.Length = 4
+
+// fitTitle shrinks a title too wide for the figure until it fits (a long
+// system name), down to minTitleSize.
+func fitTitle(p *plot.Plot, width vg.Length) {
+	st := &p.Title.TextStyle
+	for st.Font.Size > minTitleSize && st.Rectangle(p.Title.Text).Size().X > width-2*vg.Millimeter {
+		st.Font.Size = max(minTitleSize, st.Font.Size*0.95)
+	}
+}
+
+// minTitleSize is the smallest a title shrinks to.
+const minTitleSize vg.Length = 8
 
 // maxLegendShare is the widest a legend beside the data may be, as a share of the
 // figure's width.

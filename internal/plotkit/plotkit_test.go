@@ -5,6 +5,9 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
@@ -71,4 +74,41 @@ func box(img image.Image, c color.RGBA) image.Rectangle {
 func near(v uint32, want uint8) bool {
 	d := int(v>>8) - int(want)
 	return d > -24 && d < 24
+}
+
+// The SVG renders without the Liberation fonts: every font list ends in a
+// generic family and every text element keeps its laid-out width (textLength),
+// which lies inside the figure; a title too long for the figure is shrunk.
+func TestSVGTextPortable(t *testing.T) {
+	p := New("a title far too long for any figure: "+strings.Repeat("long system name ", 4), "x label", "y label")
+	data, err := plotter.NewScatter(plotter.XYs{{X: 0, Y: 0}, {X: 10, Y: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Add(data)
+	p.Legend.Add("low_concurrency", data)
+	_, svg, err := Render(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(svg)
+	texts := regexp.MustCompile(`<text textLength="([0-9.e+]+)" lengthAdjust="spacingAndGlyphs" x="([-0-9.e+]+)"`).FindAllStringSubmatch(s, -1)
+	if n := strings.Count(s, "<text "); n == 0 || len(texts) != n {
+		t.Fatalf("%d text elements, %d with their width", n, len(texts))
+	}
+	for _, m := range texts {
+		w, _ := strconv.ParseFloat(m[1], 64)
+		x, _ := strconv.ParseFloat(m[2], 64)
+		if w <= 0 || x < 0 || x+w > Width.Points()+0.5 {
+			t.Errorf("text at x %v, %v wide, in a figure %v wide", x, w, Width.Points())
+		}
+	}
+	for _, fam := range regexp.MustCompile(`font-family:([^;]*);`).FindAllStringSubmatch(s, -1) {
+		if !strings.HasSuffix(fam[1], ",serif") && !strings.HasSuffix(fam[1], ",sans-serif") && !strings.HasSuffix(fam[1], ",monospace") {
+			t.Errorf("font-family %q ends in no generic family", fam[1])
+		}
+	}
+	if p.Title.TextStyle.Font.Size >= 14 {
+		t.Errorf("the long title kept size %v", p.Title.TextStyle.Font.Size)
+	}
 }

@@ -106,3 +106,25 @@ func (l *Line) Stop() {
 		l.print(true)
 	})
 }
+
+// ETA estimates the time left of work done at a steady pace: "about 4m10s left"
+// when done of total units took elapsed, "" before any unit is done or once all
+// are. Under a minute it says seconds (under a second, "under 1s left"); under an hour, tens of seconds; beyond,
+// minutes.
+func ETA(done, total int64, elapsed time.Duration) string {
+	if done <= 0 || done >= total || elapsed <= 0 {
+		return ""
+	}
+	left := time.Duration(float64(elapsed) * float64(total-done) / float64(done))
+	switch {
+	case left < time.Second:
+		return "under 1s left"
+	case left < time.Minute:
+		left = left.Round(time.Second)
+	case left < time.Hour:
+		left = left.Round(10 * time.Second)
+	default:
+		left = left.Round(time.Minute)
+	}
+	return "about " + left.String() + " left"
+}

@@ -1,8 +1,10 @@
 // Command testsummary reads `go test -json` events on standard input and prints
 // what `go test` prints without -v (each package's result line, the output of every
-// failing test), then one line naming every test that skipped and why, so that a
-// run of `make test` says what it did not check. It exits 1 when a test or a
-// package failed.
+// failing test), then the skipped tests grouped by the reason they gave, so that a
+// run of `make test` says what it did not check, and last, alone on its line,
+// "N passed, N failed, N skipped" (tests and subtests; a package that failed
+// without a failing test, as one that does not build, counts as one failure).
+// It exits 1 when a test or a package failed.
 package main
 
 import (
@@ -13,6 +15,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/agentrace/agentrace/internal/english"
 )
 
 // event is one record of test2json (go doc test2json).
@@ -29,6 +33,9 @@ type summary struct {
 	buf    map[string][]string // a running test's output, by package and test
 	skips  map[string]string   // test -> reason
 	failed bool
+
+	passed, failedTests, failedPkgs int
+	pkgFailedTest                   map[string]bool // packages with a failed test
 }
 
 func key(e event) string { return e.Package + " " + e.Test }
@@ -41,12 +48,17 @@ func (s *summary) add(e event) {
 		}
 	case e.Test == "" && e.Action == "fail":
 		s.failed = true
+		if !s.pkgFailedTest[e.Package] {
+			s.failedPkgs++
+		}
 	case e.Test == "":
 		// a package's start, pass or skip ([no test files])
 	case e.Action == "output":
 		s.buf[key(e)] = append(s.buf[key(e)], e.Output)
 	case e.Action == "fail":
 		s.failed = true
+		s.failedTests++
+		s.pkgFailedTest[e.Package] = true
 		for _, l := range s.buf[key(e)] {
 			fmt.Fprint(s.out, l)
 		}
@@ -55,6 +67,7 @@ func (s *summary) add(e event) {
 		s.skips[shortPackage(e.Package)+"."+e.Test] = skipReason(s.buf[key(e)])
 		delete(s.buf, key(e))
 	case e.Action == "pass":
+		s.passed++
 		delete(s.buf, key(e))
 	}
 }
@@ -79,29 +92,37 @@ func shortPackage(p string) string {
 	return strings.TrimPrefix(p, "github.com/agentrace/agentrace/")
 }
 
-// skipLine is the one line naming every skipped test, "" when none skipped.
-func (s *summary) skipLine() string {
-	if len(s.skips) == 0 {
-		return ""
+// skipLines are the skipped tests grouped by reason, the reasons in order, each
+// line "  REASON: TEST, TEST"; none when nothing skipped.
+func (s *summary) skipLines() []string {
+	byReason := map[string][]string{}
+	for n, r := range s.skips {
+		byReason[r] = append(byReason[r], n)
 	}
-	names := make([]string, 0, len(s.skips))
-	for n := range s.skips {
-		names = append(names, n)
+	reasons := make([]string, 0, len(byReason))
+	for r := range byReason {
+		reasons = append(reasons, r)
 	}
-	sort.Strings(names)
-	var parts []string
-	for _, n := range names {
-		parts = append(parts, n+" ("+s.skips[n]+")")
+	sort.Strings(reasons)
+	lines := make([]string, 0, len(reasons)+1)
+	if len(reasons) > 0 {
+		lines = append(lines, fmt.Sprintf("make test: skipped, by reason (%s):", english.Count(len(reasons), "reason", "reasons")))
 	}
-	noun := "tests"
-	if len(names) == 1 {
-		noun = "test"
+	for _, r := range reasons {
+		names := byReason[r]
+		sort.Strings(names)
+		lines = append(lines, fmt.Sprintf("  %s: %s", r, strings.Join(names, ", ")))
 	}
-	return fmt.Sprintf("make test: %d %s skipped: %s", len(names), noun, strings.Join(parts, "; "))
+	return lines
+}
+
+// closing is the last line: "N passed, N failed, N skipped".
+func (s *summary) closing() string {
+	return fmt.Sprintf("%d passed, %d failed, %d skipped", s.passed, s.failedTests+s.failedPkgs, len(s.skips))
 }
 
 func run(in io.Reader, out io.Writer) (failed bool, err error) {
-	s := &summary{out: out, buf: map[string][]string{}, skips: map[string]string{}}
+	s := &summary{out: out, buf: map[string][]string{}, skips: map[string]string{}, pkgFailedTest: map[string]bool{}}
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -112,11 +133,10 @@ func run(in io.Reader, out io.Writer) (failed bool, err error) {
 		}
 		s.add(e)
 	}
-	if l := s.skipLine(); l != "" {
+	for _, l := range s.skipLines() {
 		fmt.Fprintln(out, l)
-	} else {
-		fmt.Fprintln(out, "make test: no test skipped")
 	}
+	fmt.Fprintln(out, s.closing())
 	return s.failed, sc.Err()
 }
 
