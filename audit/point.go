@@ -29,8 +29,11 @@ type point struct {
 	rules    rulesets.Ruleset
 	// noEvents: the point ships no event log; nothing is re-derived.
 	noEvents bool
-	// oslWhy, when set, says why the token-count figures are not re-derived.
-	oslWhy string
+	// oslWhy, when set, says why the token-count figures are not re-derived;
+	// notComparable, that they were published from another counting (then
+	// input token figures are not compared either).
+	oslWhy        string
+	notComparable bool
 	// pointYAML is the point's point.yaml, parsed (nil when none).
 	pointYAML map[string]any
 	rows      []Row
@@ -73,8 +76,21 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 		pt.oslWhy = "output tokens need the reference tokenizer (--tokenizer)"
 	case o.tok == nil:
 		// Server usage counts: comparable only with a summary counted the same way.
-		if pub, _ := pt.publishedTokenSource(); pub != "" && pub != p.TokenSource {
+		if pub, _ := pt.publishedCounting(); pub != "" && pub != p.TokenSource {
 			pt.oslWhy = fmt.Sprintf("published with %s counts, re-derived from %s: give --tokenizer", pub, p.TokenSource)
+		}
+	default:
+		// A tokenizer: comparable only with a summary counted with the same one
+		// (its digest), one reason for every token figure of the point.
+		pub, sha := pt.publishedCounting()
+		if p.Tokenizer != nil && (pub == "server_usage" || sha != "" && sha != p.Tokenizer.TokenizerSHA256) {
+			was := "the server's usage counts"
+			if sha != "" {
+				was = fmt.Sprintf("%s (sha256 %.12s)", pub, sha)
+			}
+			pt.oslWhy = fmt.Sprintf("%s: published from %s, re-derived with tokenizer %s (%s sha256 %.12s)",
+				schemas.NotComparableLabel, was, p.Tokenizer.Name, p.Tokenizer.File, p.Tokenizer.TokenizerSHA256)
+			pt.notComparable = true
 		}
 	}
 	if run.Has(archive.PointFile) {
@@ -149,23 +165,27 @@ func (pt *point) fail(field, file string, err error) {
 	pt.rows = append(pt.rows, r)
 }
 
-// publishedTokenSource reads the agentrace.token_source of a published summary.
-func (pt *point) publishedTokenSource() (string, bool) {
+// publishedCounting reads how a published summary says its tokens were
+// counted: its agentrace.token_source, and the digest of agentrace.tokenizer's
+// vocabulary file ("" when it names none).
+func (pt *point) publishedCounting() (source, sha string) {
 	name := pt.run.SummaryName()
 	if name == "" {
-		return "", false
+		return "", ""
 	}
 	b, err := pt.run.ReadFile(name)
 	if err != nil {
-		return "", false
+		return "", ""
 	}
 	d, err := parseJSON(b)
 	if err != nil {
-		return "", false
+		return "", ""
 	}
-	v, ok := get(d, "agentrace", "token_source")
-	s, _ := v.(string)
-	return s, ok
+	v, _ := get(d, "agentrace", "token_source")
+	source, _ = v.(string)
+	v, _ = get(d, "agentrace", "tokenizer", "tokenizer_sha256")
+	sha, _ = v.(string)
+	return source, sha
 }
 
 // add appends a numeric row and judges it.
@@ -531,6 +551,8 @@ func (pt *point) islWhy() string {
 		return ""
 	}
 	switch {
+	case pt.notComparable:
+		return pt.oslWhy
 	case strings.HasPrefix(pt.p.ISLSource, "tokenizer"):
 		return ""
 	case runread.HasTurnLog(pt.run) && pt.p.ISLSource == "server_usage" && pt.oslWhy == "":

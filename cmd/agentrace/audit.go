@@ -55,7 +55,7 @@ func auditCommand() *cli.Command {
 			maxExpansionFlag(),
 		}, overwriteFlags("an audit")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, inputs, err := tokenizerAndArgs(c, "no run folder, sweep, submission tree or archive given")
+			tokDir, inputs, err := countingTokenizer(c, "no run folder, sweep, submission tree or archive given", true)
 			if err != nil {
 				return err
 			}

@@ -39,7 +39,7 @@ func publishCommand() *cli.Command {
 			tokenizerRevisionFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, runs, err := tokenizerAndArgs(c, "no run or sweep folder given")
+			tokDir, runs, err := countingTokenizer(c, "no run or sweep folder given", false)
 			if err != nil {
 				return err
 			}

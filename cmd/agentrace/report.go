@@ -58,7 +58,7 @@ func reportCommand() *cli.Command {
 			&cli.FloatFlag{Name: "slo-tps-per-user", HideDefault: true, Usage: "service level: show per point the share of turns decoding at least this many tokens/s (1000 / the turn's TPOT ms)"},
 		}, overwriteFlags("a report")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, runs, err := tokenizerAndArgs(c, "no run or sweep directory given")
+			tokDir, runs, err := countingTokenizer(c, "no run or sweep directory given", false)
 			if err != nil {
 				return err
 			}

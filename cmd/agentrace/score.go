@@ -63,7 +63,7 @@ func scoreCommand() *cli.Command {
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace the scores.json and scores.parquet an earlier score wrote into the run folder (never a file agentrace did not write)"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, runs, err := tokenizerAndArgs(c, "no run directory given")
+			tokDir, runs, err := countingTokenizer(c, "no run directory given", false)
 			if err != nil {
 				return err
 			}
@@ -192,7 +192,7 @@ func rescoreCommand() *cli.Command {
 			maxExpansionFlag(),
 		}, overwriteFlags("a results table")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, archives, err := tokenizerAndArgs(c, "no archive given")
+			tokDir, archives, err := countingTokenizer(c, "no archive given", false)
 			if err != nil {
 				return err
 			}
