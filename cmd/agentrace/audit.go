@@ -44,7 +44,7 @@ func auditCommand() *cli.Command {
 			"  agentrace audit --tokenizer .cache/tokenizers/qwen3 sweep-out",
 		Flags: append([]cli.Flag{
 			outFlagDefault("folder to write audit.json and audit.parquet into (default: print the table only)", ""),
-			tokenizerFlag("reference tokenizer folder: token counts (OSL, TPOT, system_tps) are re-derived only with it", false),
+			tokenizerFlag("reference tokenizer folder: token counts (OSL, TPOT, system_tps) are re-derived only with it"+recordedDefault, false),
 			tokenizerRevisionFlag(),
 			datasetFlag("dataset folder or trace file to re-score inline accuracy against (default: each run's own)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the ruleset naming each run's model)"),

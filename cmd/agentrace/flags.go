@@ -112,6 +112,10 @@ func tokenizerAndArgs(c *cli.Command, missing string) (tokDir string, args []str
 	return tokDir, c.Args().Slice(), nil
 }
 
+// recordedDefault ends the --tokenizer usage of the commands that read
+// countingTokenizer.
+const recordedDefault = "; default: the tokenizer (or the server's usage) the runs recorded when they were counted before, found again by its digest, else the server's usage; another one's numbers are marked not comparable"
+
 // countingTokenizer is the first step of every command that counts the tokens
 // of runs counted before (score, rescore, report, publish, audit): the
 // tokenizer and the arguments as tokenizerAndArgs reads them, and without
