@@ -76,13 +76,14 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 		pt.oslWhy = "output tokens need the reference tokenizer (--tokenizer)"
 	case o.tok == nil:
 		// Server usage counts: comparable only with a summary counted the same way.
-		if pub, _ := pt.publishedCounting(); pub != "" && pub != p.TokenSource {
+		if pub, _ := pt.publishedTokenSource(); pub != "" && pub != p.TokenSource {
 			pt.oslWhy = fmt.Sprintf("published with %s counts, re-derived from %s: give --tokenizer", pub, p.TokenSource)
 		}
 	default:
 		// A tokenizer: comparable only with a summary counted with the same one
 		// (its digest), one reason for every token figure of the point.
-		pub, sha := pt.publishedCounting()
+		pub, _ := pt.publishedTokenSource()
+		sha := pt.publishedTokenizerSHA256()
 		if p.Tokenizer != nil && (pub == "server_usage" || sha != "" && sha != p.Tokenizer.TokenizerSHA256) {
 			was := "the server's usage counts"
 			if sha != "" {
@@ -165,27 +166,36 @@ func (pt *point) fail(field, file string, err error) {
 	pt.rows = append(pt.rows, r)
 }
 
-// publishedCounting reads how a published summary says its tokens were
-// counted: its agentrace.token_source, and the digest of agentrace.tokenizer's
-// vocabulary file ("" when it names none).
-func (pt *point) publishedCounting() (source, sha string) {
+// publishedTokenSource reads the agentrace.token_source of a published summary.
+func (pt *point) publishedTokenSource() (string, bool) {
+	v, ok := pt.publishedAgentrace("token_source")
+	s, _ := v.(string)
+	return s, ok
+}
+
+// publishedTokenizerSHA256 reads the digest of the vocabulary file a published
+// summary's agentrace.tokenizer names ("" when none).
+func (pt *point) publishedTokenizerSHA256() string {
+	v, _ := pt.publishedAgentrace("tokenizer", "tokenizer_sha256")
+	s, _ := v.(string)
+	return s
+}
+
+// publishedAgentrace reads a member of a published summary's agentrace block.
+func (pt *point) publishedAgentrace(keys ...string) (any, bool) {
 	name := pt.run.SummaryName()
 	if name == "" {
-		return "", ""
+		return nil, false
 	}
 	b, err := pt.run.ReadFile(name)
 	if err != nil {
-		return "", ""
+		return nil, false
 	}
 	d, err := parseJSON(b)
 	if err != nil {
-		return "", ""
+		return nil, false
 	}
-	v, _ := get(d, "agentrace", "token_source")
-	source, _ = v.(string)
-	v, _ = get(d, "agentrace", "tokenizer", "tokenizer_sha256")
-	sha, _ = v.(string)
-	return source, sha
+	return get(d, append([]string{"agentrace"}, keys...)...)
 }
 
 // add appends a numeric row and judges it.
