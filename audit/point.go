@@ -29,8 +29,11 @@ type point struct {
 	rules    rulesets.Ruleset
 	// noEvents: the point ships no event log; nothing is re-derived.
 	noEvents bool
-	// oslWhy, when set, says why the token-count figures are not re-derived.
-	oslWhy string
+	// oslWhy, when set, says why the token-count figures are not re-derived;
+	// notComparable, that they were published from another counting (then
+	// input token figures are not compared either).
+	oslWhy        string
+	notComparable bool
 	// pointYAML is the point's point.yaml, parsed (nil when none).
 	pointYAML map[string]any
 	rows      []Row
@@ -75,6 +78,20 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 		// Server usage counts: comparable only with a summary counted the same way.
 		if pub, _ := pt.publishedTokenSource(); pub != "" && pub != p.TokenSource {
 			pt.oslWhy = fmt.Sprintf("published with %s counts, re-derived from %s: give --tokenizer", pub, p.TokenSource)
+		}
+	default:
+		// A tokenizer: comparable only with a summary counted with the same one
+		// (its digest), one reason for every token figure of the point.
+		pub, _ := pt.publishedTokenSource()
+		sha := pt.publishedTokenizerSHA256()
+		if p.Tokenizer != nil && (pub == "server_usage" || sha != "" && sha != p.Tokenizer.TokenizerSHA256) {
+			was := "the server's usage counts"
+			if sha != "" {
+				was = fmt.Sprintf("%s (sha256 %.12s)", pub, sha)
+			}
+			pt.oslWhy = fmt.Sprintf("%s: published from %s, re-derived with tokenizer %s (%s sha256 %.12s)",
+				schemas.NotComparableLabel, was, p.Tokenizer.Name, p.Tokenizer.File, p.Tokenizer.TokenizerSHA256)
+			pt.notComparable = true
 		}
 	}
 	if run.Has(archive.PointFile) {
@@ -151,21 +168,34 @@ func (pt *point) fail(field, file string, err error) {
 
 // publishedTokenSource reads the agentrace.token_source of a published summary.
 func (pt *point) publishedTokenSource() (string, bool) {
+	v, ok := pt.publishedAgentrace("token_source")
+	s, _ := v.(string)
+	return s, ok
+}
+
+// publishedTokenizerSHA256 reads the digest of the vocabulary file a published
+// summary's agentrace.tokenizer names ("" when none).
+func (pt *point) publishedTokenizerSHA256() string {
+	v, _ := pt.publishedAgentrace("tokenizer", "tokenizer_sha256")
+	s, _ := v.(string)
+	return s
+}
+
+// publishedAgentrace reads a member of a published summary's agentrace block.
+func (pt *point) publishedAgentrace(keys ...string) (any, bool) {
 	name := pt.run.SummaryName()
 	if name == "" {
-		return "", false
+		return nil, false
 	}
 	b, err := pt.run.ReadFile(name)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
 	d, err := parseJSON(b)
 	if err != nil {
-		return "", false
+		return nil, false
 	}
-	v, ok := get(d, "agentrace", "token_source")
-	s, _ := v.(string)
-	return s, ok
+	return get(d, append([]string{"agentrace"}, keys...)...)
 }
 
 // add appends a numeric row and judges it.
@@ -531,6 +561,8 @@ func (pt *point) islWhy() string {
 		return ""
 	}
 	switch {
+	case pt.notComparable:
+		return pt.oslWhy
 	case strings.HasPrefix(pt.p.ISLSource, "tokenizer"):
 		return ""
 	case runread.HasTurnLog(pt.run) && pt.p.ISLSource == "server_usage" && pt.oslWhy == "":

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/tour"
 )
 
@@ -43,5 +45,25 @@ func TestAuditAgentraceSweep(t *testing.T) {
 	res = runAudit(t, Options{Inputs: []string{runs}})
 	if got := failedFields(res); strings.Join(got, ",") != "ttft.percentiles.90.0" {
 		t.Errorf("tampered TTFT P90: failing %v", got)
+	}
+
+	// The demo counted with the server's usage (no tokenizer beside this
+	// package). Audited with a tokenizer, every token figure is another
+	// counting's: not comparable, unchecked for that one reason, never a
+	// disagreement; the TTFT, counted the same either way, still fails.
+	res = runAudit(t, Options{Inputs: []string{runs}, Tokenizer: testenv.Tokenizer(t)})
+	if got := failedFields(res); strings.Join(got, ",") != "ttft.percentiles.90.0" {
+		t.Errorf("audited with another tokenizer: failing %v, want only the tampered TTFT P90", got)
+	}
+	for _, f := range []string{"system_tps", "tpot.percentiles.90.0", "input_sequence_lengths.avg", "sweep_summary.osl_mean"} {
+		rows := rowsOf(res, "", f)
+		if len(rows) != 2 {
+			t.Errorf("%s: %d rows, want 2", f, len(rows))
+		}
+		for _, r := range rows {
+			if r.Status != Unchecked || !strings.HasPrefix(r.Note, schemas.NotComparableLabel) {
+				t.Errorf("%s %s: %s (%s), want unchecked: %s", r.Run, f, r.Status, r.Note, schemas.NotComparableLabel)
+			}
+		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/schemas"
 )
 
 // readmeFiles are the pages whose fenced blocks this test runs, in the order it
@@ -430,31 +431,139 @@ func TestReadmeCommands(t *testing.T) {
 					}
 					t.Logf("stand-in: %s", s.why)
 				}
-				for _, c := range cmds {
-					t0 := time.Now()
-					want := 0 // the exit status a "# exit N" comment announces
-					if m := exitComment.FindStringSubmatch(c); m != nil {
-						fmt.Sscan(m[1], &want)
-					}
-					out, err := run(dir, c)
-					got := 0
-					if ee, ok := err.(*exec.ExitError); ok {
-						got = ee.ExitCode()
-					} else if err != nil {
-						got = -1
-					}
-					if got != want {
-						t.Errorf("%s, from %s/: %s\nexit status %d (%v), the README says %d\n%s", b.where(), p.dir, c, got, err, want, out)
-						continue
-					}
-					t.Logf("from %s/: %s: ok in %s (%d bytes of output)", p.dir, c, time.Since(t0).Round(time.Millisecond), len(out))
-					checkOutput(t, c, out)
-				}
+				runCommands(t, run, dir, p.dir, b, cmds)
 			}
 		})
 	}
 	checkREADMEOutputs(t, repoRoot, written)
 	t.Logf("all of the README in %s", time.Since(start).Round(time.Millisecond))
+}
+
+// runCommands runs a block's commands one by one in dir (named from in
+// messages): each must exit with the status its "# exit N" comment gives (0
+// without one) and show what checkOutput asks of it.
+func runCommands(t *testing.T, run func(dir, script string) (string, error), dir, from string, b readmeBlock, cmds []string) {
+	t.Helper()
+	for _, c := range cmds {
+		t0 := time.Now()
+		want := 0 // the exit status a "# exit N" comment announces
+		if m := exitComment.FindStringSubmatch(c); m != nil {
+			fmt.Sscan(m[1], &want)
+		}
+		out, err := run(dir, c)
+		got := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			got = ee.ExitCode()
+		} else if err != nil {
+			got = -1
+		}
+		if got != want {
+			t.Errorf("%s, from %s/: %s\nexit status %d (%v), the README says %d\n%s", b.where(), from, c, got, err, want, out)
+			continue
+		}
+		t.Logf("from %s/: %s: ok in %s (%d bytes of output)", from, c, time.Since(t0).Round(time.Millisecond), len(out))
+		checkOutput(t, c, out)
+	}
+}
+
+// TestReadmeAfterDemoWithoutTokenizer runs the README's "After the demo" blocks
+// (those of README.md run from demo-out/) on a demo made without the stand-in
+// tokenizer, as after `make demo` alone, then again once the tokenizer is where
+// `make tokenizers` puts it, as after `make demo` then `make test`: each command
+// exits as its comment says, and audit passes, with no number that disagrees
+// only because it was counted another way (the runs record the server's usage
+// counts, and every command counts so). TestReadmeCommands runs them on a demo
+// made with the tokenizer. The demo-out/ blocks of the docs pages are not run
+// here: the dataset card's names the tokenizer on purpose (a dataset records
+// none to default to), and the SQL blocks need the earlier pages' outputs.
+func TestReadmeAfterDemoWithoutTokenizer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the demo and the README's commands")
+	}
+	var blocks []readmeBlock
+	for _, b := range fileBlocks(t, "README.md") {
+		if b.from == "demo-out" && b.lang == "sh" {
+			blocks = append(blocks, b)
+		}
+	}
+	if len(blocks) == 0 {
+		t.Fatal("README.md has no block run from demo-out/")
+	}
+	var pathBlock *readmeBlock
+	for _, b := range fileBlocks(t, "README.md") {
+		if strings.HasPrefix(b.key(), `export PATH="$PWD/bin:$PATH"`) {
+			pathBlock = &b
+			break
+		}
+	}
+	if pathBlock == nil {
+		t.Fatal("README.md has no line putting agentrace on PATH")
+	}
+	root := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "agentrace"), "./cmd/agentrace")
+	build.Dir = testenv.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	env := os.Environ()
+	run := func(dir, script string) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+		cmd.Dir, cmd.Env = dir, env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(root, pathBlock.text+"\nprintf '%s' \"$PATH\"")
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", pathBlock.where(), err, out)
+	}
+	env = append(os.Environ(), "PATH="+out)
+	// No .cache/ beside demo-out/: the demo counts with the server's usage.
+	demoOut, err := run(root, "./bin/agentrace demo --out demo-out --concurrency 1,8 --speedup 200")
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, demoOut)
+	}
+	if !strings.Contains(demoOut, "OSL counted with the server's usage counts") {
+		t.Fatalf("the demo without a tokenizer does not say it counted with the server's usage:\n%s", demoOut)
+	}
+	dir := filepath.Join(root, "demo-out")
+	demoMade := topLevel(t, dir)
+	runAll := func(t *testing.T) {
+		// what an earlier pass wrote beside the demo's output goes first
+		for name := range topLevel(t, dir) {
+			if !demoMade[name] {
+				if err := os.RemoveAll(filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, b := range blocks {
+			runCommands(t, run, dir, "demo-out", b, b.commands())
+		}
+	}
+	t.Run("make_demo_alone", runAll)
+	t.Run("then_make_test", func(t *testing.T) {
+		tokDir := testenv.Tokenizer(t) // skips, or fails under AGENTRACE_REQUIRE_DEPS
+		if err := os.MkdirAll(filepath.Join(root, ".cache", "tokenizers"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(tokDir, filepath.Join(root, ".cache", "tokenizers", "qwen3")); err != nil {
+			t.Fatal(err)
+		}
+		runAll(t)
+		// Asked for the tokenizer the runs were not counted with, audit says so once
+		// per reason and finds nothing that disagrees.
+		out, err := run(dir, "agentrace audit --tokenizer ../.cache/tokenizers/qwen3 runs")
+		if err != nil {
+			t.Fatalf("audit with another tokenizer: %v\n%s", err, out)
+		}
+		for _, want := range []string{schemas.NotComparableLabel, " 0 disagree", "audit passed"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("audit with another tokenizer: output lacks %q:\n%s", want, out)
+			}
+		}
+	})
 }
 
 // topLevel returns the names in dir, a folder's with a trailing slash.

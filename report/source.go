@@ -308,8 +308,30 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if tok != nil {
 		p.markTokenizer(tok, rs, m.Config.Model)
 	}
+	p.markNotComparable()
 	p.applyPublished()
 	return p, nil
+}
+
+// markNotComparable says in TokenNote when the point's token figures were
+// counted otherwise than its scores.json records: with another tokenizer (by
+// digest), or with a tokenizer where the server's usage counted, or the reverse
+// (schemas.NotComparableLabel).
+func (p *Point) markNotComparable() {
+	if p.scores == nil || p.scores.OSL == nil {
+		return
+	}
+	rec, was := p.scores.OSL, ""
+	switch {
+	case rec.Source == "server_usage" && p.Tokenizer != nil:
+		was = "the server's usage counts"
+	case strings.HasPrefix(rec.Source, "tokenizer") && rec.Tokenizer != nil &&
+		(p.Tokenizer == nil || p.Tokenizer.TokenizerSHA256 != rec.Tokenizer.TokenizerSHA256):
+		was = fmt.Sprintf("tokenizer %s (%s sha256 %.12s)", rec.Tokenizer.Name, rec.Tokenizer.File, rec.Tokenizer.TokenizerSHA256)
+	default:
+		return
+	}
+	p.TokenNote = strings.TrimPrefix(p.TokenNote+"; "+schemas.NotComparableLabel+": its scores.json was counted with "+was, "; ")
 }
 
 // markTokenizer records the tokenizer the point's counts were made with and,

@@ -168,6 +168,11 @@ type OSLResult struct {
 // model's own.
 const StandInLabel = "stand-in, not the model's tokenizer"
 
+// NotComparableLabel marks numbers counted with another tokenizer (or another
+// way: the server's usage counts) than the one the run recorded: they cannot be
+// compared with the run's own.
+const NotComparableLabel = "counted with another tokenizer, not comparable"
+
 // TokenizerUse is the tokenizer token counts were made with and whether it is
 // the model's own: the one whose tokenizer file and chat template digests the
 // ruleset records for its model. Counts made with a stand-in are unofficial.

@@ -31,7 +31,9 @@ func auditCommand() *cli.Command {
 			"  follows         a figure derived from published ones (system_tps = output tokens / duration,\n" +
 			"                  tps_per_user = 1000 / TPOT P90) off only because its input is\n" +
 			"  unchecked       published but not re-derivable here (SWE-bench; token counts without\n" +
-			"                  --tokenizer; a point that ships no event log), with the reason\n" +
+			"                  --tokenizer; token counts published from another counting than --tokenizer:\n" +
+			"                  \"counted with another tokenizer, not comparable\"; a point that ships no\n" +
+			"                  event log), with the reason\n" +
 			"  not_published   re-derived, absent from the published files\n" +
 			"The table shows each point's headline figures and every row that does not agree (--all: every\n" +
 			"row); --out DIR writes audit.json (counts, disagreements, every row) and audit.parquet (every\n" +
@@ -41,10 +43,10 @@ func auditCommand() *cli.Command {
 			"Examples:\n" +
 			"  agentrace audit --tokenizer .cache/tokenizers/qwen3 results/edge_agentic_full_run\n" +
 			"  agentrace audit --tokenizer .cache/tokenizers/qwen3 --out audit-acme acme-submission.tar.gz\n" +
-			"  agentrace audit --tokenizer .cache/tokenizers/qwen3 sweep-out",
+			"  agentrace audit sweep-out   # counts as the sweep recorded (its scores.json, its summaries)",
 		Flags: append([]cli.Flag{
 			outFlagDefault("folder to write audit.json and audit.parquet into (default: print the table only)", ""),
-			tokenizerFlag("reference tokenizer folder: token counts (OSL, TPOT, system_tps) are re-derived only with it", false),
+			tokenizerFlag("reference tokenizer folder: token counts (OSL, TPOT, system_tps) are re-derived only with it"+recordedDefault, false),
 			tokenizerRevisionFlag(),
 			datasetFlag("dataset folder or trace file to re-score inline accuracy against (default: each run's own)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the ruleset naming each run's model)"),
@@ -55,7 +57,7 @@ func auditCommand() *cli.Command {
 			maxExpansionFlag(),
 		}, overwriteFlags("an audit")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, inputs, err := tokenizerAndArgs(c, "no run folder, sweep, submission tree or archive given")
+			tokDir, inputs, err := countingTokenizer(c, "no run folder, sweep, submission tree or archive given", true)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
@@ -108,6 +110,59 @@ func tokenizerAndArgs(c *cli.Command, missing string) (tokDir string, args []str
 		return "", nil, argsError(c.Name, "%s", missing)
 	}
 	return tokDir, c.Args().Slice(), nil
+}
+
+// recordedDefault ends the --tokenizer usage of the commands that read
+// countingTokenizer.
+const recordedDefault = "; default: the tokenizer (or the server's usage) the runs recorded when they were counted before, found again by its digest, else the server's usage; another one's numbers are marked not comparable"
+
+// countingTokenizer is the first step of every command that counts the tokens
+// of runs counted before (score, rescore, report, publish, audit): the
+// tokenizer and the arguments as tokenizerAndArgs reads them, and without
+// --tokenizer the counting the runs recorded (score.Recorded): their tokenizer
+// where it is found with the recorded digest, or the server's usage counts. A
+// recorded tokenizer not found here is an error, except where absentOK (audit:
+// its token figures are then unchecked). A --tokenizer other than the recorded
+// counting is named on the error stream: its numbers are
+// schemas.NotComparableLabel.
+func countingTokenizer(c *cli.Command, missing string, absentOK bool) (tokDir string, args []string, err error) {
+	if tokDir, args, err = tokenizerAndArgs(c, missing); err != nil {
+		return "", nil, err
+	}
+	rec, err := score.Recorded(args)
+	if err != nil {
+		if tokDir != "" {
+			english.Fprintf(c.Root().ErrWriter, c.Name, english.Warning, "%v; counting all with --tokenizer %s", err, c.String("tokenizer"))
+			return tokDir, args, nil
+		}
+		return "", nil, argsError(c.Name, "%v: give --tokenizer", err)
+	}
+	if rec == nil {
+		return tokDir, args, nil
+	}
+	runs, w := rec.RunsNamed(), c.Root().ErrWriter
+	if tokDir != "" {
+		same, err := rec.Same(tokDir)
+		if err != nil || !same {
+			english.Fprintf(w, c.Name, english.Warning, "--tokenizer %s is not what %s counted with (%s): its numbers are %s",
+				c.String("tokenizer"), runs, rec, schemas.NotComparableLabel)
+		}
+		return tokDir, args, nil
+	}
+	switch {
+	case rec.ServerUsage():
+		english.Fprintf(w, c.Name, english.Note, "counting tokens as %s recorded: %s", runs, rec)
+	case rec.Dir != "":
+		english.Fprintf(w, c.Name, english.Note, "counting tokens as %s recorded: with %s, found at %s", runs, rec, rec.Dir)
+		tokDir = rec.Dir
+	case absentOK:
+		english.Fprintf(w, c.Name, english.Warning, "%s counted with %s, which is not here (tried %s): its token figures are not re-derived; give --tokenizer",
+			runs, rec, strings.Join(rec.Tried, "; "))
+	default:
+		return "", nil, argsError(c.Name, "%s counted with %s, which is not here (tried %s): give --tokenizer with it (another tokenizer's numbers are %s)",
+			runs, rec, strings.Join(rec.Tried, "; "), schemas.NotComparableLabel)
+	}
+	return tokDir, args, nil
 }
 
 // rulesetFlag is --ruleset, whose default is auto in every command: the newest

@@ -27,7 +27,8 @@ func publishCommand() *cli.Command {
 			"  point.yaml                        the point's draft (§8.3), with the region it falls in\n" +
 			"and in a sweep folder sweep_summary.csv (one row per point: the headline figures, inline accuracy,\n" +
 			"gates and the curve's verdict). A file agentrace did not write is never replaced; its own earlier\n" +
-			"ones are. Token counts are official with --tokenizer (else server usage, marked unofficial).\n\n" +
+			"ones are. Token counts are official with --tokenizer (else as the runs' scores.json recorded,\n" +
+			"else server usage, marked unofficial).\n\n" +
 			"Examples:\n" +
 			"  agentrace score --tokenizer .cache/tokenizers/qwen3 sweep-out/c*\n" +
 			"  agentrace publish --tokenizer .cache/tokenizers/qwen3 --cmax 256 sweep-out\n" +
@@ -35,11 +36,11 @@ func publishCommand() *cli.Command {
 		Flags: []cli.Flag{
 			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),
 			rulesetFlag("ruleset judging the curve (auto: the runs' scores.json ruleset, else the newest naming their model)"),
-			tokenizerFlag("reference tokenizer folder for official token counts", false),
+			tokenizerFlag("reference tokenizer folder for official token counts"+recordedDefault, false),
 			tokenizerRevisionFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, runs, err := tokenizerAndArgs(c, "no run or sweep folder given")
+			tokDir, runs, err := countingTokenizer(c, "no run or sweep folder given", false)
 			if err != nil {
 				return err
 			}

@@ -39,8 +39,8 @@ func reportCommand() *cli.Command {
 			"Regions follow §5.5 in the ruleset's region form (`agentrace regions`; the report names it), with\n" +
 			"C_max = --cmax, else the C_max the points declare, else the highest point. The checks are the\n" +
 			"submission checker's for an agentic curve, each with the checker's rule id. Token counts come\n" +
-			"from the reference tokenizer with --tokenizer, else from the server's\n" +
-			"usage (marked unofficial).\n\n" +
+			"from the reference tokenizer with --tokenizer, else as the runs recorded when they were\n" +
+			"scored, else from the server's usage (marked unofficial).\n\n" +
 			"Examples:\n" +
 			"  agentrace report --out report sweep-out\n" +
 			"  agentrace report --out report --cmax 256 --tokenizer .cache/tokenizers/qwen3 sweep-out\n" +
@@ -51,7 +51,7 @@ func reportCommand() *cli.Command {
 			cmaxFlag("declared maximum supported concurrency C_max (default: the highest point)", false),
 			maxExpansionFlag(),
 			rulesetFlag("ruleset judging the points that have no scores.json and marking the OSL window (auto: the runs' scores.json ruleset, else the newest naming their model)"),
-			tokenizerFlag("reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts", false),
+			tokenizerFlag("reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts"+recordedDefault, false),
 			tokenizerRevisionFlag(),
 			&cli.BoolFlag{Name: "compare", Usage: "draw each argument (a sweep or run directory) as its own system, overlaid"},
 			&cli.StringFlag{Name: "name", Usage: "the system's name, the report's title (default: the runs' model and what served it, e.g. Qwen/Qwen3.6-35B-A3B on embedded sim (agentrace demo): profile h200-qwen3.6; with --compare each folder's name)"},
@@ -59,7 +59,7 @@ func reportCommand() *cli.Command {
 			&cli.FloatFlag{Name: "slo-tps-per-user", HideDefault: true, Usage: "service level: show per point the share of turns decoding at least this many tokens/s (1000 / the turn's TPOT ms)"},
 		}, overwriteFlags("a report")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, runs, err := tokenizerAndArgs(c, "no run or sweep directory given")
+			tokDir, runs, err := countingTokenizer(c, "no run or sweep directory given", false)
 			if err != nil {
 				return err
 			}

@@ -30,8 +30,8 @@ func scoreCommand() *cli.Command {
 			"    ground truth counts, in every repeat, a turn without output scores 0; workflow turns\n" +
 			"    by intent code, coding turns by multiset Jaccard of bash actions;\n" +
 			"  - the OSL window: the per-turn output-token mean over ALL completed turns, counted with\n" +
-			"    the reference tokenizer when --tokenizer is given, else from the server's usage counts\n" +
-			"    (marked unofficial);\n" +
+			"    the reference tokenizer when --tokenizer is given, else as an earlier scoring of the run\n" +
+			"    recorded, else from the server's usage counts (marked unofficial);\n" +
 			"  - SWE-bench Verified when a harness report is given (resolved / 200 evaluated).\n" +
 			"A point that ships no event log is judged on its published accuracy_results.json and summary\n" +
 			"(the OSL gate reads output_sequence_lengths_full_run.output_sequence_lengths.avg, as the\n" +
@@ -55,7 +55,7 @@ func scoreCommand() *cli.Command {
 		Flags: []cli.Flag{
 			datasetFlag("dataset directory or trace file (default: the dataset the run names)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the newest naming the run's model)"),
-			tokenizerFlag("reference tokenizer directory for official OSL counts (default: server usage, unofficial)", false),
+			tokenizerFlag("reference tokenizer directory for official OSL counts"+recordedDefault, false),
 			&cli.StringFlag{Name: "swebench", Usage: "SWE-bench harness report (swebench.harness.run_evaluation JSON), or a folder agentrace swebench wrote, to judge too", TakesFile: true},
 			tokenizerRevisionFlag(),
 			quietFlag("do not print the verdict table"),
@@ -63,7 +63,7 @@ func scoreCommand() *cli.Command {
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace the scores.json and scores.parquet an earlier score wrote into the run folder (never a file agentrace did not write)"},
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, runs, err := tokenizerAndArgs(c, "no run directory given")
+			tokDir, runs, err := countingTokenizer(c, "no run directory given", false)
 			if err != nil {
 				return err
 			}
@@ -235,12 +235,12 @@ func rescoreCommand() *cli.Command {
 			&cli.IntFlag{Name: "jobs", Aliases: []string{"j"}, Value: runtime.GOMAXPROCS(0), Usage: "runs scored at once"},
 			datasetFlag("dataset directory or trace file for every run (default: each run's own)", false),
 			rulesetFlag("embedded ruleset name, ruleset JSON file, or auto (the newest naming each run's model)"),
-			tokenizerFlag("reference tokenizer directory for official OSL counts", false),
+			tokenizerFlag("reference tokenizer directory for official OSL counts"+recordedDefault, false),
 			tokenizerRevisionFlag(),
 			maxExpansionFlag(),
 		}, overwriteFlags("a results table")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
-			tokDir, archives, err := tokenizerAndArgs(c, "no archive given")
+			tokDir, archives, err := countingTokenizer(c, "no archive given", false)
 			if err != nil {
 				return err
 			}
