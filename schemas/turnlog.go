@@ -419,6 +419,10 @@ const (
 	// StopRefused: the server refused the run's first failing turn, before any
 	// turn succeeded, in a way it would refuse every turn (HTTP 401, 403, 404).
 	StopRefused = "refused"
+	// StopEndpointLost: the endpoint stopped answering: several turns in a row
+	// got no response at all (connection refused, reset, no route) with none
+	// answered between them (replay's rule, docs/replay.md): the run is failed.
+	StopEndpointLost = "endpoint_lost"
 )
 
 // RawJSON is a JSON value kept verbatim.
