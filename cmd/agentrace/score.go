@@ -12,6 +12,7 @@ import (
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/urfave/cli/v3"
 )
@@ -61,11 +62,23 @@ func scoreCommand() *cli.Command {
 			quietFlag("do not print the verdict table"),
 			maxExpansionFlag(),
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace the scores.json and scores.parquet an earlier score wrote into the run folder (never a file agentrace did not write)"},
+			descendFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			tokDir, runs, err := tokenizerAndArgs(c, "no run directory given")
 			if err != nil {
 				return err
+			}
+			if c.Bool("descend") {
+				var all []string
+				for _, a := range runs {
+					in, err := archive.RunsIn(a, archive.Limits{MaxExpansion: maxExpansion(c)})
+					if err != nil {
+						return err
+					}
+					all = append(all, in...)
+				}
+				runs = all
 			}
 			var failed []string
 			for _, run := range runs {
@@ -74,7 +87,7 @@ func scoreCommand() *cli.Command {
 					Overwrite: overwrite(c)}
 				s, err := runScore(ctx, c, opts)
 				if err != nil {
-					return err
+					return descendHint(err)
 				}
 				if !s.Verdict.Pass {
 					failed = append(failed, run)
