@@ -339,6 +339,9 @@ func logCommand() *cli.Command {
 				"A sweep folder (as log export takes it) prints the rows of each c<N>/ run in turn, each\n" +
 				"object starting with \"run\": the run folder.\n\n" +
 				"Columns:\n" + columnHelp() + "\n" +
+				"--columns also takes every column of the run's analysis table turns.parquet (docs/layouts.md:\n" +
+				"error_kind, issued, lag_ms, ttft_ms, latency_ms, the *_at times, ...): then every column\n" +
+				"is read from that table, turn as its client_turn.\n\n" +
 				"Examples:\n" +
 				"  agentrace log dump run-c32 | head\n" +
 				"  agentrace log dump run-c32 --columns session_id,turn,status,issued_ns,completed_ns\n" +
