@@ -131,9 +131,9 @@ type TurnScore struct {
 	SessionID  string `json:"session_id" parquet:"session_id"`
 	ClientTurn int32  `json:"client_turn" parquet:"client_turn"`
 	InWindow   bool   `json:"in_window" parquet:"in_window"`
-	// OSL is the turn's output tokens (reference tokenizer, else server usage), -1
-	// when the turn did not complete or the count is unknown.
-	OSL int32 `json:"osl" parquet:"osl"`
+	// OSL is the turn's output tokens (reference tokenizer, else server usage);
+	// nil (null) when the turn did not complete or the count is unknown.
+	OSL *int32 `json:"osl" parquet:"osl,optional"`
 }
 
 // ExcludedTurn is an expected turn of the dataset without ground truth, which is
