@@ -44,7 +44,7 @@ type pointRow struct {
 	System                   string   `parquet:"system,dict"`
 	Run                      string   `parquet:"run"`
 	Concurrency              int32    `parquet:"concurrency"`
-	Region                   string   `parquet:"region,dict"`
+	Region                   string   `parquet:"region,dict,optional"`
 	SystemTPS                *float64 `parquet:"system_tps,optional"`
 	E2EAvgInteractivity      *float64 `parquet:"e2e_avg_interactivity,optional"`
 	TPSPerUser               *float64 `parquet:"tps_per_user,optional"`

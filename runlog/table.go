@@ -491,6 +491,12 @@ func planRun(ctx context.Context, r *TableRun, runColumns bool) (*tablePlan, err
 				get = present(get, missing.(string))
 			}
 			add(f.Name, dictType, rowsOf(get, addDict))
+		case f.Type.ID() == arrow.STRING:
+			get := valueAt[*array.String](fi)
+			if missing, ok := schemas.TurnLogMissing(f.Name); ok {
+				get = present(get, missing.(string))
+			}
+			add(f.Name, arrow.BinaryTypes.String, rowsOf(get, addString))
 		case f.Type.ID() == arrow.INT32:
 			get := valueAt[*array.Int32](fi)
 			if missing, ok := schemas.TurnLogMissing(f.Name); ok {

@@ -47,7 +47,8 @@ const (
 //     first); before, chunk_times held every output-bearing chunk.
 //   - "4": missing is null: usage_prompt_tokens, usage_completion_tokens and
 //     usage_cached_tokens are null when the server reported none (before, -1);
-//     error, warnings and finish_reason null when there is none (before, ""); and
+//     error, warnings, finish_reason, output_tool_calls and tpot_tool_calls
+//     null when there is none (before, ""); and
 //     http_status null when no response arrived (before, 0). Readers take
 //     version 3 too, its sentinels read as missing (TurnLogMissing).
 const TurnLogVersion = "4"
@@ -58,11 +59,12 @@ func TurnLogVersionRead(v string) bool { return v == TurnLogVersion || v == "3" 
 
 // TurnLogMissing tells whether a turn-log column is null when its value is
 // missing (version 4 on), and the TurnRecord value that stands for missing in Go,
-// which version 3 logs wrote instead of null: "" for error, warnings and
-// finish_reason, 0 for http_status, -1 for the usage_* counts.
+// which version 3 logs wrote instead of null: "" for error, warnings,
+// finish_reason and the tool-call columns, 0 for http_status, -1 for the usage_*
+// counts.
 func TurnLogMissing(column string) (missing any, nullable bool) {
 	switch column {
-	case "error", "warnings", "finish_reason":
+	case "error", "warnings", "finish_reason", "output_tool_calls", "tpot_tool_calls":
 		return "", true
 	case "http_status":
 		return int32(0), true
@@ -211,7 +213,7 @@ func TurnLogSchema() *arrow.Schema {
 		{Name: "in_window", Type: arrow.FixedWidthTypes.Boolean},
 		{Name: "output_content", Type: arrow.BinaryTypes.String},
 		{Name: "output_reasoning", Type: arrow.BinaryTypes.String},
-		{Name: "output_tool_calls", Type: arrow.BinaryTypes.String},
+		{Name: "output_tool_calls", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "finish_reason", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "first_content_bytes", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "first_reasoning_bytes", Type: arrow.PrimitiveTypes.Int32},
@@ -220,7 +222,7 @@ func TurnLogSchema() *arrow.Schema {
 		{Name: "usage_completion_tokens", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "usage_cached_tokens", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "request_bytes", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "tpot_tool_calls", Type: arrow.BinaryTypes.String},
+		{Name: "tpot_tool_calls", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "output_truncated_bytes", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "streamed", Type: arrow.FixedWidthTypes.Boolean},
 		{Name: "tool_call_chunk_times", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
