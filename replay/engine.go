@@ -238,10 +238,11 @@ type engine struct {
 	refused   string
 
 	// unanswered counts the turns in a row, in completion order, that got no
-	// response at all (unanswered), since the last turn answered ok; first is the
+	// response at all (answered), since the last turn answered ok; first is the
 	// first of them. lost is the run's error once the endpoint is taken for lost.
+	// An ok turn reads unanswered alone, without the lock, while it is 0.
 	lostMu     sync.Mutex
-	unanswered int
+	unanswered atomic.Int64
 	first      *unansweredTurn
 	lost       string
 }
@@ -269,23 +270,26 @@ func LostAfter(slots int) int { return min(max(slots, 2), 8) }
 func (e *engine) answered(r *schemas.TurnRecord) {
 	switch {
 	case r.Status == schemas.StatusOK:
-		e.lostMu.Lock()
-		e.unanswered, e.first = 0, nil
-		e.lostMu.Unlock()
+		if e.unanswered.Load() != 0 {
+			e.lostMu.Lock()
+			e.unanswered.Store(0)
+			e.first = nil
+			e.lostMu.Unlock()
+		}
 		return
 	case r.Status != schemas.StatusError || r.HTTPStatus != 0 || runlog.ErrorKind(r.Status, r.HTTPStatus, r.Error) != runlog.ErrConnection:
 		return
 	}
 	e.lostMu.Lock()
-	e.unanswered++
+	n := e.unanswered.Add(1)
 	if e.first == nil {
 		e.first = &unansweredTurn{conversation: r.ConversationID, turn: r.Turn, at: r.IssuedNs, err: r.Error}
 	}
-	lose := e.lost == "" && e.unanswered >= LostAfter(e.s.slots)
+	lose := e.lost == "" && n >= int64(LostAfter(e.s.slots))
 	if lose {
 		f := e.first
 		e.lost = e.s.scrub.Text(fmt.Sprintf("the endpoint stopped answering at %s into the run: %d turns in a row got no response (the first, conversation %q turn %d: %s); the run is not whole",
-			time.Duration(f.at).Round(time.Millisecond), e.unanswered, f.conversation, f.turn, f.err))
+			time.Duration(f.at).Round(time.Millisecond), n, f.conversation, f.turn, f.err))
 	}
 	e.lostMu.Unlock()
 	if lose {
