@@ -26,9 +26,11 @@ import (
 // Options configure an audit.
 type Options struct {
 	// Inputs are reference run folders, submission trees, agentrace runs and
-	// sweeps, folders holding any of them, or archives of them (.tar.gz, .tgz,
-	// .tar, .zip), read in place.
-	Inputs []string
+	// sweeps, folders of runs, or archives of them (.tar.gz, .tgz, .tar, .zip),
+	// read in place. A folder that merely holds runs deeper inside, beside other
+	// things, is refused naming them (archive.Whole), unless Descend.
+	Inputs  []string
+	Descend bool
 	// Dataset is the dataset (folder or trace file) inline accuracy is re-scored
 	// against; "" takes each run's own.
 	Dataset string
@@ -124,6 +126,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		sources = append(sources, src)
 		runs := archive.Under(archive.Find(src), inner)
+		if !o.Descend {
+			if err := archive.Whole(src, inner, in, runs); err != nil {
+				return nil, fmt.Errorf("audit: %w", err)
+			}
+		}
 		found := 0
 		for _, r := range runs {
 			if r.Kind == "" || r.Err != nil {

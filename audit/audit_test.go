@@ -134,6 +134,29 @@ func TestAuditReferenceRunsAgree(t *testing.T) {
 	if r := rowsOf(res, "c001", "output_sequence_lengths_full_run.output_sequence_lengths.avg"); len(r) != 1 || r[0].Status != NotPublished || r[0].Recomputed == nil {
 		t.Errorf("full-run OSL row = %+v", r)
 	}
+	// docs/commands.md quotes this audit's counts: they are the command's.
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(t), "docs", "commands.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := res.Counts()
+	for _, want := range []string{
+		fmt.Sprintf("%s fields agree, %s disagree and %s unchecked", thousands(c[Agree]), thousands(c[Disagree]), thousands(c[Unchecked])),
+		fmt.Sprintf("%s re-derived but not published", thousands(c[NotPublished])),
+	} {
+		if !strings.Contains(strings.Join(strings.Fields(string(doc)), " "), want) {
+			t.Errorf("docs/commands.md does not say what this audit counts: %q", want)
+		}
+	}
+}
+
+// thousands writes n as the docs do: 1,160.
+func thousands(n int) string {
+	s := fmt.Sprint(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // copyTree copies a folder.

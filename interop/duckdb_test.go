@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -131,6 +133,22 @@ func TestDuckDBReadsEverything(t *testing.T) {
 		}
 	}
 	w := build(t)
+	// slowest-trajectories reads the report's table, as from the demo's report/.
+	if _, err := report.Build(context.Background(), report.Options{Out: filepath.Join(w.dir, "report"), Runs: []string{filepath.Join(w.dir, "runs")}}); err != nil {
+		t.Fatal(err)
+	}
+	docNames := make([]string, 0, len(queries))
+	for name := range queries {
+		docNames = append(docNames, name)
+	}
+	// Each query's result columns and their types, and each table's columns with
+	// their types and extremes (DuckDB's SUMMARIZE).
+	for _, name := range docNames {
+		queries["describe:"+name] = "DESCRIBE " + strings.TrimSuffix(strings.TrimSpace(queries[name]), ";")
+	}
+	for _, table := range writtenTables {
+		queries["summarize:"+table] = fmt.Sprintf("SUMMARIZE SELECT * FROM '%s'", table)
+	}
 	queries["tables"] = `SELECT (SELECT count(*) FROM 'dataset/conversations.parquet') AS conversations,
 		(SELECT count(*) FROM 'dataset/messages.parquet') AS messages,
 		(SELECT count(*) FROM 'dataset/turns.parquet') AS turns,
@@ -140,6 +158,8 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	for _, name := range []string{"tables", "largest-requests", "isl-growth", "accuracy-by-point", "rescore", "slowest-trajectories"} {
 		t.Logf("%s: %v", name, res[name])
 	}
+	checkSignsAndTypes(t, res, docNames)
+	checkWrittenTables(t, res)
 
 	// The tables themselves.
 	tab := res["tables"][0]
@@ -249,7 +269,7 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	for _, r := range res["rescore"] {
 		c := int(num(t, r, "concurrency"))
 		conc = append(conc, c)
-		if s := w.scores[c]; s == nil || math.Abs(num(t, r, "accuracy")-s.Score) > 1e-4 || r["error"] != "" {
+		if s := w.scores[c]; s == nil || math.Abs(num(t, r, "accuracy")-s.Score) > 1e-4 || r["error"] != nil {
 			t.Errorf("rescore row %v against scores %v", r, s)
 		}
 	}
@@ -296,6 +316,104 @@ func TestDuckDBReadsEverything(t *testing.T) {
 		}
 		if tr := trajs[r["session_id"].(string)]; tr == nil || int(num(t, r, "turns")) != tr.turns {
 			t.Errorf("slowest #%d: %v", i+1, r)
+		}
+	}
+}
+
+// writtenTables are the Parquet tables agentrace writes into the workspace: a
+// run's analysis and scores tables, the rescore table and the report's tables.
+var writtenTables = []string{"runs/c8/turns.parquet", "runs/c8/scores.parquet", "rescore.parquet",
+	"report/turns.parquet", "report/points.parquet"}
+
+// resultKinds is the kind of every column docs/queries.md's queries return: an
+// integer count, a number, a text or a boolean. A column missing here fails the
+// test: a new query says what its columns are.
+var resultKinds = map[string]string{
+	"conversation_id": "text", "domain": "text", "client_turns": "int", "last_request_kb": "number", "delay_s": "number",
+	"seq": "int", "role": "text", "wire": "text",
+	"trajectories": "int", "isl_tokens_per_turn": "number", "history_bytes_per_turn": "number", "isl_max": "int",
+	"session_id": "text", "turns": "int", "output_tokens": "int", "active_s": "number", "progress_rate": "number",
+	"concurrency": "int", "scored_turns": "int", "accuracy": "number", "osl_mean": "number",
+	"path": "text", "kind": "text", "pass": "bool", "error": "text",
+}
+
+// nullable are the result columns that may be NULL: rescore's error, for a run
+// that had none.
+var nullable = map[string]bool{"error": true}
+
+// checkSignsAndTypes checks every row of docs/queries.md's queries as a reader
+// would take it: each column of the kind resultKinds says, in DuckDB's type and in
+// each value; no count, size, time, rate or mean negative (a -1 standing for
+// missing), no NULL where a value is expected, no empty text.
+func checkSignsAndTypes(t *testing.T, res map[string][]map[string]any, names []string) {
+	t.Helper()
+	for _, name := range names {
+		for _, d := range res["describe:"+name] {
+			col, typ := d["column_name"].(string), d["column_type"].(string)
+			kind, ok := resultKinds[col]
+			if !ok {
+				t.Errorf("%s: column %s (%s) has no kind in resultKinds", name, col, typ)
+				continue
+			}
+			isInt := slices.Contains([]string{"TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "UHUGEINT"}, typ)
+			isNum := isInt || typ == "DOUBLE" || typ == "FLOAT" || strings.HasPrefix(typ, "DECIMAL")
+			if kind == "int" && !isInt || kind == "number" && (!isNum || isInt && col != "isl_max") || kind == "text" && typ != "VARCHAR" || kind == "bool" && typ != "BOOLEAN" {
+				t.Errorf("%s: column %s is %s, want %s", name, col, typ, kind)
+			}
+		}
+		if len(res[name]) == 0 {
+			t.Errorf("%s: no rows", name)
+		}
+		for i, row := range res[name] {
+			for col, v := range row {
+				switch v := v.(type) {
+				case nil:
+					if !nullable[col] {
+						t.Errorf("%s row %d: %s is NULL", name, i, col)
+					}
+				case float64:
+					if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+						t.Errorf("%s row %d: %s = %v, want a finite number >= 0", name, i, col, v)
+					}
+				case string:
+					if v == "" {
+						t.Errorf("%s row %d: %s is an empty text (a missing value is NULL)", name, i, col)
+					}
+				}
+			}
+		}
+	}
+}
+
+// emptyText are the text columns where "" is a value, not a missing one: the
+// content and reasoning of an answer that had none (tool calls only).
+var emptyText = map[string]bool{"output_content": true, "output_reasoning": true}
+
+// checkWrittenTables checks the tables agentrace wrote: a column named alike has
+// one type in every table, no integer column holds a negative value (-1 standing
+// for missing), and no text column an empty string ("" standing for missing).
+func checkWrittenTables(t *testing.T, res map[string][]map[string]any) {
+	t.Helper()
+	typeOf, where := map[string]string{}, map[string]string{}
+	for _, table := range writtenTables {
+		rows := res["summarize:"+table]
+		if len(rows) == 0 {
+			t.Errorf("SUMMARIZE %s: no columns", table)
+		}
+		for _, r := range rows {
+			col, typ := r["column_name"].(string), r["column_type"].(string)
+			if prev, ok := typeOf[col]; ok && prev != typ {
+				t.Errorf("column %s is %s in %s and %s in %s: one type per column", col, typ, table, prev, where[col])
+			} else if !ok {
+				typeOf[col], where[col] = typ, table
+			}
+			lo, _ := r["min"].(string)
+			switch {
+			case strings.Contains(typ, "INT") && !strings.HasSuffix(col, "_ns") && strings.HasPrefix(lo, "-"):
+				t.Errorf("%s: integer column %s has minimum %s (missing must be NULL, not a negative)", table, col, lo)
+			case typ == "VARCHAR" && r["min"] == "" && !emptyText[col]:
+				t.Errorf("%s: text column %s holds an empty string (missing must be NULL)", table, col)
+			}
 		}
 	}
 }

@@ -52,9 +52,16 @@ func TestClientFaultFailsTheRun(t *testing.T) {
 				t.Fatal(merr)
 			}
 			recs := readLog(t, dir)
-			if tc.why == "" { // the endpoint's fault: failed turns, a complete run
-				if err != nil || m.State != schemas.RunComplete || m.Counts[schemas.StatusError] == 0 {
-					t.Fatalf("refused connections: err %v, state %s, counts %v", err, m.State, m.Counts)
+			if tc.why == "" {
+				// The endpoint's fault: failed turns; every connection refused from
+				// the fifth on, so the endpoint is lost (LostAfter(2) turns in a row
+				// unanswered) and the run is not whole.
+				if !IsIncomplete(err) || !strings.Contains(err.Error(), "the endpoint stopped answering at ") ||
+					m.State != schemas.RunFailed || m.StopCause != schemas.StopEndpointLost || m.Counts[schemas.StatusError] < LostAfter(2) {
+					t.Fatalf("refused connections: err %v, state %s, stop cause %q, counts %v", err, m.State, m.StopCause, m.Counts)
+				}
+				if sum == nil || strings.Contains(sum.String(), "official settings") {
+					t.Errorf("summary: %v", sum)
 				}
 				return
 			}

@@ -71,7 +71,9 @@ func (s *Summary) TokensPerSecond() float64 { return float64(s.OutputTokens) / s
 
 // Official tells whether the run can stand as an official result: official
 // settings, and a performance window that closed.
-func (s *Summary) official() bool { return s.Official && s.WindowEnd > 0 }
+func (s *Summary) official() bool {
+	return s.Official && s.WindowEnd > 0 && s.State == schemas.RunComplete
+}
 
 // String is the closing summary, a few lines.
 func (s *Summary) String() string {
@@ -110,6 +112,8 @@ func (s *Summary) String() string {
 			english.Count(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
 	case s.WindowEnd == 0:
 		off = "not official: the performance window never closed"
+	case s.State != schemas.RunComplete:
+		off = "not official: the run is " + s.State
 	default:
 		off = fmt.Sprintf("not official: %s (the manifest's non_official): %s",
 			english.Count(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
@@ -177,6 +181,8 @@ func stopText(cause string, maxDuration time.Duration) string {
 		return "a client fault (not the endpoint's); the turns in flight were cancelled"
 	case schemas.StopRefused:
 		return "the server refused the first failing turn in a way it refuses every turn; the turns in flight were cancelled"
+	case schemas.StopEndpointLost:
+		return "the endpoint stopped answering; no further turn was issued"
 	}
 	return cause
 }
@@ -234,6 +240,72 @@ type engine struct {
 	// the way it would refuse every turn (refuse), "" otherwise.
 	refusedMu sync.Mutex
 	refused   string
+
+	// unanswered counts the turns in a row, in completion order, that got no
+	// response at all (answered), since the last turn answered ok; first is the
+	// first of them. lost is the run's error once the endpoint is taken for lost.
+	// An ok turn reads unanswered alone, without the lock, while it is 0.
+	lostMu     sync.Mutex
+	unanswered atomic.Int64
+	first      *unansweredTurn
+	lost       string
+}
+
+// unansweredTurn is a turn that got no response, as the lost endpoint's error
+// names it.
+type unansweredTurn struct {
+	conversation string
+	turn         int32
+	at           int64
+	err          string
+}
+
+// LostAfter is the number of turns in a row, with no turn answered ok between
+// them, that must get no response at all (a connection refused, reset or
+// unreachable: error_kind connection) before replay takes the endpoint for lost
+// and stops the run, failed: the run's concurrency, at least 2 and at most 8.
+// One such turn among answered ones is a fault of that turn; a whole round of
+// slots failing to connect is a server that is gone.
+func LostAfter(slots int) int { return min(max(slots, 2), 8) }
+
+// answered notes turn r's outcome for the lost-endpoint rule (LostAfter): an ok
+// turn resets the count, a turn that got no response adds to it, any other
+// outcome (an HTTP error, a stream cut mid-answer) leaves it as it is.
+func (e *engine) answered(r *schemas.TurnRecord) {
+	switch {
+	case r.Status == schemas.StatusOK:
+		if e.unanswered.Load() != 0 {
+			e.lostMu.Lock()
+			e.unanswered.Store(0)
+			e.first = nil
+			e.lostMu.Unlock()
+		}
+		return
+	case r.Status != schemas.StatusError || r.HTTPStatus != 0 || runlog.ErrorKind(r.Status, r.HTTPStatus, r.Error) != runlog.ErrConnection:
+		return
+	}
+	e.lostMu.Lock()
+	n := e.unanswered.Add(1)
+	if e.first == nil {
+		e.first = &unansweredTurn{conversation: r.ConversationID, turn: r.Turn, at: r.IssuedNs, err: r.Error}
+	}
+	lose := e.lost == "" && n >= int64(LostAfter(e.s.slots))
+	if lose {
+		f := e.first
+		e.lost = e.s.scrub.Text(fmt.Sprintf("the endpoint stopped answering at %s into the run: %d turns in a row got no response (the first, conversation %q turn %d: %s); the run is not whole",
+			time.Duration(f.at).Round(time.Millisecond), n, f.conversation, f.turn, f.err))
+	}
+	e.lostMu.Unlock()
+	if lose {
+		e.stop(schemas.StopEndpointLost)
+	}
+}
+
+// lostErr is the run's error when its endpoint was lost, "" otherwise.
+func (e *engine) lostErr() string {
+	e.lostMu.Lock()
+	defer e.lostMu.Unlock()
+	return e.lost
 }
 
 // refusingStatus tells whether an HTTP status on a run's first failing turn,
@@ -474,6 +546,8 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	case lr.err != nil:
 	case e.refusedErr() != "":
 		runErr = errors.New(e.refusedErr())
+	case e.lostErr() != "":
+		runErr = errors.New(e.lostErr())
 	case ok == 0 && lr.issued > 0 && m.State == schemas.RunComplete:
 		runErr = fmt.Errorf("every one of the %d turns issued failed (see the error column: agentrace log dump %s --columns conversation_id,turn,status,http_status,error)", lr.issued, opts.Out)
 	}
@@ -818,6 +892,7 @@ func (e *engine) trajectory(st *slotState, k int) (outcome int) {
 		}
 		p.fin, p.finResp = r, cur
 		base = r.CompletedNs
+		e.answered(r)
 		if r.Status == schemas.StatusOK {
 			e.okTurns.Add(1)
 		} else if r.Status != schemas.StatusCancelled && e.okTurns.Load() == 0 && refusingStatus(r.HTTPStatus) {
@@ -983,6 +1058,8 @@ func (e *engine) stopReason() string {
 		return notIssuedClient
 	case schemas.StopRefused:
 		return notIssuedRefused
+	case schemas.StopEndpointLost:
+		return notIssuedLost
 	}
 	return notIssuedInterrupt
 }
@@ -994,6 +1071,7 @@ const (
 	notIssuedLog       = "not issued: the turn log could not be written"
 	notIssuedClient    = "not issued: the run stopped at a client fault"
 	notIssuedRefused   = "not issued: the server refused the run's first failing turn"
+	notIssuedLost      = "not issued: the endpoint stopped answering"
 )
 
 // buildJob asks a slot's builder to finish the row fin (its output in

@@ -37,7 +37,13 @@ func CheckConcurrencies(cs []int) error {
 
 // Sweep runs one replay per concurrency, one after another, each into
 // opts.Out/c<N>/ with the same settings. It prints each point's summary to
-// opts.Progress and stops at the first failed or interrupted point.
+// opts.Progress.
+//
+// Its one rule: a sweep stops at its first point that is not whole (failed, its
+// endpoint lost or refusing, or interrupted), and at a point refused before it
+// sent anything (its endpoint down); the points before it are kept and the later
+// ones are not run. Its error is that point's: Incomplete (the sweep is made but
+// not whole) unless the refused point was the first, when nothing was made.
 //
 // The sweep folder is an output of its own kind, claimed for the sweep's life
 // (internal/outguard). With opts.Overwrite an earlier sweep there is replaced as
@@ -91,7 +97,13 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("sweep at concurrency %d: %w", c, err)
+			err = fmt.Errorf("sweep at concurrency %d: %w", c, err)
+			if i > 0 && !IsIncomplete(err) {
+				// Refused before it sent anything (its endpoint down), after
+				// earlier points were made: the sweep is made but not whole.
+				err = Incomplete(fmt.Errorf("%w; the sweep stopped there, its %d earlier points kept", err, i))
+			}
+			return err
 		}
 		if ctx.Err() != nil {
 			return Incomplete(fmt.Errorf("sweep interrupted at concurrency %d (point %d of %d): the points so far are kept", c, i+1, len(concurrencies)))

@@ -58,6 +58,20 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 // Valid tells whether the value is a finite number.
 func (n Num) Valid() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
 
+// MarshalJSON writes the point with its region null when it has none (a missing
+// value is null, never "", as in points.parquet).
+func (p Point) MarshalJSON() ([]byte, error) {
+	type plain Point
+	var region *string
+	if p.Region != "" {
+		region = &p.Region
+	}
+	return json.Marshal(struct {
+		plain
+		Region *string `json:"region"`
+	}{plain(p), region})
+}
+
 // Point is one measurement point of the curve: one run at one concurrency, with the
 // rules' metrics over its performance window. Its JSON form is one element of
 // points.json; the field names are part of the report's contract.
@@ -65,7 +79,8 @@ type Point struct {
 	System      string `json:"system"`
 	RunDir      string `json:"run_dir"`
 	Concurrency int    `json:"concurrency"`
-	// Region is the §5.5 region of Concurrency ("" outside every region).
+	// Region is the §5.5 region of Concurrency ("" outside every region: null in
+	// points.json and points.parquet).
 	Region string `json:"region"`
 
 	SystemTPS                Num   `json:"system_tps"`

@@ -38,6 +38,10 @@ type Options struct {
 	// with Overwrite, and nothing else ever is (internal/outguard).
 	Out       string
 	Overwrite bool
+	// Descend reads every run inside a folder given that is not a run, a folder of
+	// runs or a submission tree (archive.Whole); without it such a folder is
+	// refused, naming the runs inside.
+	Descend bool
 	// Runs are run directories or sweep directories (with c<N>/ run folders),
 	// drawn together as one system.
 	Runs []string
@@ -118,7 +122,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 	}
 	r := &Report{Options: o, Notes: Notes()}
 	for _, g := range groups {
-		set, err := findRuns(g.args, archive.Limits{MaxExpansion: o.MaxExpansion})
+		set, err := findRuns(g.args, archive.Limits{MaxExpansion: o.MaxExpansion}, o.Descend)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}

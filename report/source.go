@@ -33,8 +33,9 @@ func (rs *runSet) close() {
 // findRuns opens each argument (a run folder, a sweep folder, a reference run
 // folder, a submission tree, or any of them as a .tar.gz/.tgz/.zip archive, or a
 // folder inside one) and lists the runs in it. A run that cannot be read safely
-// is an error: a report is not drawn from part of a curve silently.
-func findRuns(args []string, lim archive.Limits) (*runSet, error) {
+// is an error: a report is not drawn from part of a curve silently. A folder
+// that merely holds runs deeper inside is refused unless descend (archive.Whole).
+func findRuns(args []string, lim archive.Limits, descend bool) (*runSet, error) {
 	set := &runSet{}
 	for _, a := range args {
 		src, inner, err := archive.OpenPath(a, lim)
@@ -44,6 +45,12 @@ func findRuns(args []string, lim archive.Limits) (*runSet, error) {
 		}
 		set.sources = append(set.sources, src)
 		runs := archive.Under(archive.Find(src), inner)
+		if !descend {
+			if err := archive.Whole(src, inner, a, runs); err != nil {
+				set.close()
+				return nil, fmt.Errorf("read runs: %w", err)
+			}
+		}
 		n := 0
 		for _, r := range runs {
 			if r.Kind == "" {

@@ -44,7 +44,7 @@ type pointRow struct {
 	System                   string   `parquet:"system,dict"`
 	Run                      string   `parquet:"run"`
 	Concurrency              int32    `parquet:"concurrency"`
-	Region                   string   `parquet:"region,dict"`
+	Region                   string   `parquet:"region,dict,optional"`
 	SystemTPS                *float64 `parquet:"system_tps,optional"`
 	E2EAvgInteractivity      *float64 `parquet:"e2e_avg_interactivity,optional"`
 	TPSPerUser               *float64 `parquet:"tps_per_user,optional"`
@@ -136,7 +136,7 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 			src := p.source
 			tr := runlog.TableRun{Dir: p.RunDir, Manifest: &p.Manifest, Run: p.RunDir, System: s.Name, Rows: len(p.Rows.OSL),
 				Open:  func() (io.ReadCloser, error) { return src.Open(schemas.TurnLogFile) },
-				Extra: []runlog.ExtraColumn{{Name: "osl", Values: p.Rows.OSL}, {Name: "isl", Values: p.Rows.ISL}, {Name: "tpot_ms", Values: p.Rows.TPOTMs}}}
+				Extra: []runlog.ExtraColumn{{Name: "osl", Values: p.Rows.OSL, Count: true}, {Name: "isl", Values: p.Rows.ISL, Count: true}, {Name: "tpot_ms", Values: p.Rows.TPOTMs}}}
 			if p.datasetDir != "" {
 				exp, ok := expected[p.datasetDir]
 				if !ok {

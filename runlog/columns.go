@@ -34,6 +34,42 @@ func i64Col(name string, f func(r *schemas.TurnRecord) *int64) column {
 		func(a arrow.Array, i int, r *schemas.TurnRecord) { *f(r) = a.(*array.Int64).Value(i) }}
 }
 
+// nullStrCol binds a string column that is null when the field is "" (missing:
+// schemas.TurnLogMissing); a null reads as "".
+func nullStrCol(name string, f func(r *schemas.TurnRecord) *string) column {
+	return column{name, arrow.BinaryTypes.String,
+		func(b array.Builder, r *schemas.TurnRecord) {
+			if v := *f(r); v != "" {
+				b.(*array.StringBuilder).Append(v)
+			} else {
+				b.AppendNull()
+			}
+		},
+		func(a arrow.Array, i int, r *schemas.TurnRecord) { *f(r) = a.(*array.String).Value(i) }}
+}
+
+// nullI32Col binds an int32 column that is null when the field holds missing
+// (schemas.TurnLogMissing); a null reads as missing.
+func nullI32Col(name string, f func(r *schemas.TurnRecord) *int32) column {
+	m, _ := schemas.TurnLogMissing(name)
+	missing := m.(int32)
+	return column{name, arrow.PrimitiveTypes.Int32,
+		func(b array.Builder, r *schemas.TurnRecord) {
+			if v := *f(r); v != missing {
+				b.(*array.Int32Builder).Append(v)
+			} else {
+				b.AppendNull()
+			}
+		},
+		func(a arrow.Array, i int, r *schemas.TurnRecord) {
+			if a.IsNull(i) {
+				*f(r) = missing
+			} else {
+				*f(r) = a.(*array.Int32).Value(i)
+			}
+		}}
+}
+
 // i64ListCol binds a list<int64> column; an empty or null list reads as nil.
 func i64ListCol(name string, f func(r *schemas.TurnRecord) *[]int64) column {
 	return column{name, arrow.ListOf(arrow.PrimitiveTypes.Int64),
@@ -65,9 +101,9 @@ func columns() []column {
 		i32Col("client_index", func(r *schemas.TurnRecord) *int32 { return &r.ClientIndex }),
 		strCol("domain", func(r *schemas.TurnRecord) *string { return &r.Domain }),
 		strCol("status", func(r *schemas.TurnRecord) *string { return &r.Status }),
-		strCol("error", func(r *schemas.TurnRecord) *string { return &r.Error }),
-		i32Col("http_status", func(r *schemas.TurnRecord) *int32 { return &r.HTTPStatus }),
-		strCol("warnings", func(r *schemas.TurnRecord) *string { return &r.Warnings }),
+		nullStrCol("error", func(r *schemas.TurnRecord) *string { return &r.Error }),
+		nullI32Col("http_status", func(r *schemas.TurnRecord) *int32 { return &r.HTTPStatus }),
+		nullStrCol("warnings", func(r *schemas.TurnRecord) *string { return &r.Warnings }),
 		i64Col("scheduled_ns", func(r *schemas.TurnRecord) *int64 { return &r.ScheduledNs }),
 		i64Col("issued_ns", func(r *schemas.TurnRecord) *int64 { return &r.IssuedNs }),
 		i64Col("headers_ns", func(r *schemas.TurnRecord) *int64 { return &r.HeadersNs }),
@@ -80,16 +116,16 @@ func columns() []column {
 			func(a arrow.Array, i int, r *schemas.TurnRecord) { r.InWindow = a.(*array.Boolean).Value(i) }},
 		strCol("output_content", func(r *schemas.TurnRecord) *string { return &r.OutputContent }),
 		strCol("output_reasoning", func(r *schemas.TurnRecord) *string { return &r.OutputReasoning }),
-		strCol("output_tool_calls", func(r *schemas.TurnRecord) *string { return &r.OutputToolCalls }),
-		strCol("finish_reason", func(r *schemas.TurnRecord) *string { return &r.FinishReason }),
+		nullStrCol("output_tool_calls", func(r *schemas.TurnRecord) *string { return &r.OutputToolCalls }),
+		nullStrCol("finish_reason", func(r *schemas.TurnRecord) *string { return &r.FinishReason }),
 		i32Col("first_content_bytes", func(r *schemas.TurnRecord) *int32 { return &r.FirstContentBytes }),
 		i32Col("first_reasoning_bytes", func(r *schemas.TurnRecord) *int32 { return &r.FirstReasoningBytes }),
 		i32Col("chunks", func(r *schemas.TurnRecord) *int32 { return &r.Chunks }),
-		i32Col("usage_prompt_tokens", func(r *schemas.TurnRecord) *int32 { return &r.UsagePromptTokens }),
-		i32Col("usage_completion_tokens", func(r *schemas.TurnRecord) *int32 { return &r.UsageCompletionTokens }),
-		i32Col("usage_cached_tokens", func(r *schemas.TurnRecord) *int32 { return &r.UsageCachedTokens }),
+		nullI32Col("usage_prompt_tokens", func(r *schemas.TurnRecord) *int32 { return &r.UsagePromptTokens }),
+		nullI32Col("usage_completion_tokens", func(r *schemas.TurnRecord) *int32 { return &r.UsageCompletionTokens }),
+		nullI32Col("usage_cached_tokens", func(r *schemas.TurnRecord) *int32 { return &r.UsageCachedTokens }),
 		i64Col("request_bytes", func(r *schemas.TurnRecord) *int64 { return &r.RequestBytes }),
-		strCol("tpot_tool_calls", func(r *schemas.TurnRecord) *string { return &r.TPOTToolCalls }),
+		nullStrCol("tpot_tool_calls", func(r *schemas.TurnRecord) *string { return &r.TPOTToolCalls }),
 		i64Col("output_truncated_bytes", func(r *schemas.TurnRecord) *int64 { return &r.OutputTruncatedBytes }),
 		{"streamed", arrow.FixedWidthTypes.Boolean,
 			func(b array.Builder, r *schemas.TurnRecord) { b.(*array.BooleanBuilder).Append(r.Streamed) },

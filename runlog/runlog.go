@@ -348,10 +348,11 @@ func newIPCReader(r io.Reader, size int64, mem memory.Allocator) (*ipc.Reader, e
 // ErrVersion reports a turn log of another version than schemas.TurnLogVersion.
 var ErrVersion = errors.New("unsupported turn log version")
 
-// checkVersion refuses a turn log whose schema is not of schemas.TurnLogVersion
-// (versions 1 and 2 were development builds' before 0.1.0).
+// checkVersion refuses a turn log whose schema is of a version readers do not
+// take (schemas.TurnLogVersionRead: versions 1 and 2 were development builds'
+// before 0.1.0).
 func checkVersion(schema *arrow.Schema) error {
-	if v := Version(schema); v != schemas.TurnLogVersion {
+	if v := Version(schema); !schemas.TurnLogVersionRead(v) {
 		return fmt.Errorf("%w: the turn log is version %s, this agentrace reads version %s (replay the run again)", ErrVersion, v, schemas.TurnLogVersion)
 	}
 	return nil

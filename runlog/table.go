@@ -118,6 +118,9 @@ type TableRun struct {
 type ExtraColumn struct {
 	Name   string
 	Values []float64
+	// Count makes the column int32 (token counts), as the same count is in every
+	// other table; otherwise it is float64.
+	Count bool
 }
 
 // TableOptions configure WriteTable.
@@ -272,6 +275,15 @@ func valueAt[A interface {
 			return zero, false
 		}
 		return a.Value(i), true
+	}
+}
+
+// present makes a value that stands for missing (schemas.TurnLogMissing: a
+// version 3 log's -1 or "") null, as a version 4 log holds it.
+func present[T comparable](get func(b arrow.RecordBatch, i int) (T, bool), missing T) func(b arrow.RecordBatch, i int) (T, bool) {
+	return func(b arrow.RecordBatch, i int) (T, bool) {
+		v, ok := get(b, i)
+		return v, ok && v != missing
 	}
 }
 
@@ -471,10 +483,26 @@ func planRun(ctx context.Context, r *TableRun, runColumns bool) (*tablePlan, err
 				add("error_kind", dictType, errorKind)
 			}
 		case f.Name == "error" && f.Type.ID() == arrow.STRING:
-			add("error", dictType, rowsOf(func(b arrow.RecordBatch, i int) (string, bool) { return strAt(b, fi, i), true }, addDict))
+			add("error", dictType, rowsOf(present(valueAt[*array.String](fi), ""), addDict))
 			add("error_kind", dictType, errorKind)
 		case f.Type.ID() == arrow.STRING && dictColumns[f.Name]:
-			add(f.Name, dictType, rowsOf(valueAt[*array.String](fi), addDict))
+			get := valueAt[*array.String](fi)
+			if missing, ok := schemas.TurnLogMissing(f.Name); ok {
+				get = present(get, missing.(string))
+			}
+			add(f.Name, dictType, rowsOf(get, addDict))
+		case f.Type.ID() == arrow.STRING:
+			get := valueAt[*array.String](fi)
+			if missing, ok := schemas.TurnLogMissing(f.Name); ok {
+				get = present(get, missing.(string))
+			}
+			add(f.Name, arrow.BinaryTypes.String, rowsOf(get, addString))
+		case f.Type.ID() == arrow.INT32:
+			get := valueAt[*array.Int32](fi)
+			if missing, ok := schemas.TurnLogMissing(f.Name); ok {
+				get = present(get, missing.(int32))
+			}
+			add(f.Name, arrow.PrimitiveTypes.Int32, rowsOf(get, addInt32))
 		case f.Type.ID() == arrow.INT64 && durationNs[f.Name]:
 			typ, put, _ := passThrough(f, fi)
 			add(f.Name, typ, put)
@@ -508,6 +536,16 @@ func planRun(ctx context.Context, r *TableRun, runColumns bool) (*tablePlan, err
 	}
 	for _, x := range r.Extra {
 		vals := x.Values
+		if x.Count {
+			add(x.Name, arrow.PrimitiveTypes.Int32, rowsOf(func(_ arrow.RecordBatch, i int) (int32, bool) {
+				k := p.ordinal + i
+				if k >= len(vals) || math.IsNaN(vals[k]) {
+					return 0, false
+				}
+				return int32(vals[k]), true
+			}, addInt32))
+			continue
+		}
 		add(x.Name, arrow.PrimitiveTypes.Float64, rowsOf(func(_ arrow.RecordBatch, i int) (float64, bool) {
 			k := p.ordinal + i
 			if k >= len(vals) || math.IsNaN(vals[k]) {

@@ -33,8 +33,9 @@ type Scores struct {
 // ScoresVersion is the schema version of scores.json (Scores.SchemaVersion):
 // version 3 added the gates' outcomes (value and pass null when not evaluated,
 // severity, reason, source, rederived), the verdict's outcome and counts, and
-// the published figures of a submission point.
-const ScoresVersion = "3"
+// the published figures of a submission point; version 4 writes a per-turn osl
+// that is not known as null (before, -1), in scores.json and scores.parquet.
+const ScoresVersion = "4"
 
 // PublishedFigures are the gate inputs a submission point publishes. A nil value
 // is absent or malformed; its Problem says which, with the checker's severity.
@@ -131,9 +132,9 @@ type TurnScore struct {
 	SessionID  string `json:"session_id" parquet:"session_id"`
 	ClientTurn int32  `json:"client_turn" parquet:"client_turn"`
 	InWindow   bool   `json:"in_window" parquet:"in_window"`
-	// OSL is the turn's output tokens (reference tokenizer, else server usage), -1
-	// when the turn did not complete or the count is unknown.
-	OSL int32 `json:"osl" parquet:"osl"`
+	// OSL is the turn's output tokens (reference tokenizer, else server usage);
+	// nil (null) when the turn did not complete or the count is unknown.
+	OSL *int32 `json:"osl" parquet:"osl,optional"`
 }
 
 // ExcludedTurn is an expected turn of the dataset without ground truth, which is
@@ -342,7 +343,8 @@ func (v *Verdict) Tally() {
 
 // RescoreRow is one row of rescore's results table: one archived run. A value that
 // was not evaluated (the run could not be scored, no OSL count, no SWE-bench
-// result) is null, never 0 or false.
+// result) is null, never 0 or false; so is a text that says nothing (no error,
+// no warnings, no curve or region): null in the table, never "".
 type RescoreRow struct {
 	Path            string   `parquet:"path" json:"path"`
 	Kind            string   `parquet:"kind,dict" json:"kind"`
@@ -358,23 +360,23 @@ type RescoreRow struct {
 	OSLPass         *bool    `parquet:"osl_pass,optional" json:"osl_pass"`
 	SWEBenchScore   *float64 `parquet:"swebench_score,optional" json:"swebench_score"`
 	Pass            *bool    `parquet:"pass,optional" json:"pass"`
-	Error           string   `parquet:"error" json:"error"`
+	Error           string   `parquet:"error,optional" json:"error"`
 	DurationSeconds float64  `parquet:"duration_s" json:"duration_s"`
 	// Agentrace additions: per-domain accuracy, the OSL source, SWE-bench
 	// completeness and the warnings, joined with "; ".
 	CodingScore        *float64 `parquet:"coding_score,optional" json:"coding_score"`
 	WorkflowScore      *float64 `parquet:"workflow_score,optional" json:"workflow_score"`
-	OSLSource          string   `parquet:"osl_source,dict" json:"osl_source"`
+	OSLSource          string   `parquet:"osl_source,dict,optional" json:"osl_source"`
 	SWEBenchIncomplete *bool    `parquet:"swebench_incomplete,optional" json:"swebench_incomplete"`
 	SWEBenchPass       *bool    `parquet:"swebench_pass,optional" json:"swebench_pass"`
-	Warnings           string   `parquet:"warnings" json:"warnings"`
+	Warnings           string   `parquet:"warnings,optional" json:"warnings"`
 	// Submission points: the curve folder (<system>/<model>), the point's region
 	// (by the ruleset's region form), the accuracy source ("events": re-derived,
 	// "published": the point's accuracy_results.json) and the published inline
 	// accuracy, for comparison.
-	Curve             string   `parquet:"curve,dict" json:"curve"`
-	Region            string   `parquet:"region,dict" json:"region"`
-	AccuracySource    string   `parquet:"accuracy_source,dict" json:"accuracy_source"`
+	Curve             string   `parquet:"curve,dict,optional" json:"curve"`
+	Region            string   `parquet:"region,dict,optional" json:"region"`
+	AccuracySource    string   `parquet:"accuracy_source,dict,optional" json:"accuracy_source"`
 	PublishedAccuracy *float64 `parquet:"published_accuracy,optional" json:"published_accuracy"`
 	// The gates' outcomes (pass, fail, not_evaluated), the verdict's, and for each
 	// gate not evaluated "gate (severity): reason", joined with "; ". A submission
@@ -383,7 +385,7 @@ type RescoreRow struct {
 	AccuracyOutcome   string   `parquet:"accuracy_outcome,dict" json:"accuracy_outcome"`
 	OSLOutcome        string   `parquet:"osl_outcome,dict" json:"osl_outcome"`
 	Outcome           string   `parquet:"outcome,dict" json:"outcome"`
-	NotEvaluated      string   `parquet:"not_evaluated" json:"not_evaluated"`
+	NotEvaluated      string   `parquet:"not_evaluated,optional" json:"not_evaluated"`
 	RederivedAccuracy *float64 `parquet:"rederived_accuracy,optional" json:"rederived_accuracy"`
 	RederivedOSLMean  *float64 `parquet:"rederived_osl_mean,optional" json:"rederived_osl_mean"`
 }

@@ -45,7 +45,7 @@ func (t TurnScore) MarshalJSON() ([]byte, error) {
 		SessionID  string `json:"session_id"`
 		ClientTurn int32  `json:"client_turn"`
 		InWindow   bool   `json:"in_window"`
-		OSL        int32  `json:"osl"`
+		OSL        *int32 `json:"osl"`
 	}
 	// head is the fields both shapes open with.
 	type head struct {

@@ -45,7 +45,34 @@ const (
 //     output-bearing chunk, then every chunk carrying content or reasoning), and
 //     the new column tool_call_chunk_times the others (tool calls alone, after the
 //     first); before, chunk_times held every output-bearing chunk.
-const TurnLogVersion = "3"
+//   - "4": missing is null: usage_prompt_tokens, usage_completion_tokens and
+//     usage_cached_tokens are null when the server reported none (before, -1);
+//     error, warnings, finish_reason, output_tool_calls and tpot_tool_calls
+//     null when there is none (before, ""); and
+//     http_status null when no response arrived (before, 0). Readers take
+//     version 3 too, its sentinels read as missing (TurnLogMissing).
+const TurnLogVersion = "4"
+
+// TurnLogVersionRead tells whether readers take a turn log of version v: this
+// version, and version 3, whose sentinels read as missing (TurnLogMissing).
+func TurnLogVersionRead(v string) bool { return v == TurnLogVersion || v == "3" }
+
+// TurnLogMissing tells whether a turn-log column is null when its value is
+// missing (version 4 on), and the TurnRecord value that stands for missing in Go,
+// which version 3 logs wrote instead of null: "" for error, warnings,
+// finish_reason and the tool-call columns, 0 for http_status, -1 for the usage_*
+// counts.
+func TurnLogMissing(column string) (missing any, nullable bool) {
+	switch column {
+	case "error", "warnings", "finish_reason", "output_tool_calls", "tpot_tool_calls":
+		return "", true
+	case "http_status":
+		return int32(0), true
+	case "usage_prompt_tokens", "usage_completion_tokens", "usage_cached_tokens":
+		return int32(-1), true
+	}
+	return nil, false
+}
 
 // Turn statuses in the turn log. A turn is issued (a request was sent) when its
 // status is ok, error, timeout or cancelled; aborted and not_issued turns were
@@ -150,7 +177,8 @@ type TurnRecord struct {
 	// any frame too large to read; 0 when the output is whole.
 	OutputTruncatedBytes int64
 
-	// Usage as reported by the server (not official token counts); -1 when absent.
+	// Usage as reported by the server (not official token counts); -1 when absent
+	// (null in the log).
 	UsagePromptTokens     int32
 	UsageCompletionTokens int32
 	UsageCachedTokens     int32
@@ -172,9 +200,9 @@ func TurnLogSchema() *arrow.Schema {
 		{Name: "client_index", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "domain", Type: arrow.BinaryTypes.String},
 		{Name: "status", Type: arrow.BinaryTypes.String},
-		{Name: "error", Type: arrow.BinaryTypes.String},
-		{Name: "http_status", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "warnings", Type: arrow.BinaryTypes.String},
+		{Name: "error", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "http_status", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "warnings", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "scheduled_ns", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "issued_ns", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "headers_ns", Type: arrow.PrimitiveTypes.Int64},
@@ -185,16 +213,16 @@ func TurnLogSchema() *arrow.Schema {
 		{Name: "in_window", Type: arrow.FixedWidthTypes.Boolean},
 		{Name: "output_content", Type: arrow.BinaryTypes.String},
 		{Name: "output_reasoning", Type: arrow.BinaryTypes.String},
-		{Name: "output_tool_calls", Type: arrow.BinaryTypes.String},
-		{Name: "finish_reason", Type: arrow.BinaryTypes.String},
+		{Name: "output_tool_calls", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "finish_reason", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "first_content_bytes", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "first_reasoning_bytes", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "chunks", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "usage_prompt_tokens", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "usage_completion_tokens", Type: arrow.PrimitiveTypes.Int32},
-		{Name: "usage_cached_tokens", Type: arrow.PrimitiveTypes.Int32},
+		{Name: "usage_prompt_tokens", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "usage_completion_tokens", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
+		{Name: "usage_cached_tokens", Type: arrow.PrimitiveTypes.Int32, Nullable: true},
 		{Name: "request_bytes", Type: arrow.PrimitiveTypes.Int64},
-		{Name: "tpot_tool_calls", Type: arrow.BinaryTypes.String},
+		{Name: "tpot_tool_calls", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "output_truncated_bytes", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "streamed", Type: arrow.FixedWidthTypes.Boolean},
 		{Name: "tool_call_chunk_times", Type: arrow.ListOf(arrow.PrimitiveTypes.Int64)},
@@ -419,6 +447,10 @@ const (
 	// StopRefused: the server refused the run's first failing turn, before any
 	// turn succeeded, in a way it would refuse every turn (HTTP 401, 403, 404).
 	StopRefused = "refused"
+	// StopEndpointLost: the endpoint stopped answering: several turns in a row
+	// got no response at all (connection refused, reset, no route) with none
+	// answered between them (replay's rule, docs/replay.md): the run is failed.
+	StopEndpointLost = "endpoint_lost"
 )
 
 // RawJSON is a JSON value kept verbatim.

@@ -187,7 +187,10 @@ func scoreTurn(e *Expectation, a *Attempt, repeat int) (schemas.TurnScore, float
 		Domain:         e.Domain,
 		Missing:        a.Output == nil,
 		InWindow:       a.InWindow,
-		OSL:            a.OSL,
+	}
+	if a.OSL >= 0 {
+		osl := a.OSL
+		ts.OSL = &osl
 	}
 	if ts.SessionID == "" {
 		ts.SessionID = sessionID(e.ConversationID, repeat)

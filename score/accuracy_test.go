@@ -111,15 +111,15 @@ func TestAccuracyNoScorableTurnIsNull(t *testing.T) {
 
 func TestTurnScoreJSONShape(t *testing.T) {
 	code := "I042"
-	wf := schemas.TurnScore{ConversationID: "sim_1", Repeat: 1, Turn: 2, Domain: "workflow", GTIntents: []string{"I042"}, ModelIntent: &code, Score: 1, OSL: -1}
-	cd := schemas.TurnScore{ConversationID: "c", Repeat: 2, Turn: 4, Domain: "coding", Missing: true, GTActions: []string{"ls"}, Score: 0, OSL: -1}
-	nullIntent := schemas.TurnScore{ConversationID: "sim_2", Repeat: 1, Turn: 2, Domain: "workflow", GTIntents: []string{"I001"}}
+	wf := schemas.TurnScore{ConversationID: "sim_1", Repeat: 1, Turn: 2, Domain: "workflow", GTIntents: []string{"I042"}, ModelIntent: &code, Score: 1}
+	cd := schemas.TurnScore{ConversationID: "c", Repeat: 2, Turn: 4, Domain: "coding", Missing: true, GTActions: []string{"ls"}, Score: 0}
+	nullIntent := schemas.TurnScore{ConversationID: "sim_2", Repeat: 1, Turn: 2, Domain: "workflow", GTIntents: []string{"I001"}, OSL: new(int32(0))}
 	for _, tc := range []struct {
 		ts   schemas.TurnScore
 		want string
 	}{
-		{wf, `{"conversation_id":"sim_1","repeat":1,"turn":2,"domain":"workflow","gt_intents":["I042"],"model_intent":"I042","score":1,"session_id":"","client_turn":0,"in_window":false,"osl":-1}`},
-		{cd, `{"conversation_id":"c","repeat":2,"turn":4,"domain":"coding","missing":true,"gt_actions":["ls"],"model_actions":[],"score":0,"session_id":"","client_turn":0,"in_window":false,"osl":-1}`},
+		{wf, `{"conversation_id":"sim_1","repeat":1,"turn":2,"domain":"workflow","gt_intents":["I042"],"model_intent":"I042","score":1,"session_id":"","client_turn":0,"in_window":false,"osl":null}`},
+		{cd, `{"conversation_id":"c","repeat":2,"turn":4,"domain":"coding","missing":true,"gt_actions":["ls"],"model_actions":[],"score":0,"session_id":"","client_turn":0,"in_window":false,"osl":null}`},
 		{nullIntent, `{"conversation_id":"sim_2","repeat":1,"turn":2,"domain":"workflow","gt_intents":["I001"],"model_intent":null,"score":0,"session_id":"","client_turn":0,"in_window":false,"osl":0}`},
 	} {
 		b, err := json.Marshal(tc.ts)
@@ -146,8 +146,8 @@ func TestAppendTurnScoreJSON(t *testing.T) {
 	code := "I042"
 	weird := "a\"b\\c\n\t\x01<>&\u2028\u2029é\xff日本"
 	rows := []schemas.TurnScore{
-		{ConversationID: "sim_1", Repeat: 1, Turn: 2, Domain: "workflow", GTIntents: []string{"I042"}, ModelIntent: &code, Score: 1, OSL: 12, InWindow: true},
-		{ConversationID: weird, Repeat: 3, Turn: 4, Domain: "coding", Missing: true, GTActions: []string{weird, "ls"}, Score: 0.3333, OSL: -1, SessionID: weird},
+		{ConversationID: "sim_1", Repeat: 1, Turn: 2, Domain: "workflow", GTIntents: []string{"I042"}, ModelIntent: &code, Score: 1, OSL: new(int32(12)), InWindow: true},
+		{ConversationID: weird, Repeat: 3, Turn: 4, Domain: "coding", Missing: true, GTActions: []string{weird, "ls"}, Score: 0.3333, SessionID: weird},
 		{ConversationID: "sim_2", Domain: "workflow", Score: 0.6667, ClientTurn: 7},
 		{ConversationID: "c", Domain: "coding", ModelActions: []string{}, Score: 1e-7},
 	}

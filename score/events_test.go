@@ -199,8 +199,8 @@ func TestReferenceRunWithTokenizer(t *testing.T) {
 	}
 	// Per-turn OSL is carried to the scored turns that completed.
 	for _, p := range s.PerTurn {
-		if (p.OSL >= 0) == p.Missing {
-			t.Errorf("%s turn %d: osl %d missing %v", p.ConversationID, p.Turn, p.OSL, p.Missing)
+		if (p.OSL != nil) == p.Missing {
+			t.Errorf("%s turn %d: osl %v missing %v", p.ConversationID, p.Turn, p.OSL, p.Missing)
 		}
 	}
 }

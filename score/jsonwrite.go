@@ -81,7 +81,11 @@ func appendTurnScoreJSON(b []byte, t *schemas.TurnScore) []byte {
 	b = append(b, `,"in_window":`...)
 	b = strconv.AppendBool(b, t.InWindow)
 	b = append(b, `,"osl":`...)
-	b = strconv.AppendInt(b, int64(t.OSL), 10)
+	if t.OSL != nil {
+		b = strconv.AppendInt(b, int64(*t.OSL), 10)
+	} else {
+		b = append(b, "null"...)
+	}
 	return append(b, '}')
 }
 

@@ -111,7 +111,7 @@ func TestAgentraceRunMatchesReferenceRun(t *testing.T) {
 	}
 	for i := range ours.PerTurn {
 		o, r := ours.PerTurn[i], ref.PerTurn[i]
-		o.OSL, r.OSL = 0, 0
+		o.OSL, r.OSL = nil, nil
 		if !reflect.DeepEqual(o, r) {
 			t.Errorf("per_turn %d: %+v vs %+v", i, o, r)
 		}

@@ -107,6 +107,42 @@ type Point struct {
 	RunDir string `json:"run_dir,omitempty"`
 }
 
+// Limits of one simulation, so that its memory and time stay bounded whatever
+// the options ask: each replica holds its own scheduler and KV pool, every request
+// and every trajectory's turns become a record.
+const (
+	MaxReplicas     = 256
+	MaxRequests     = 1 << 20
+	MaxTrajectories = 1 << 16
+)
+
+// Check checks the options' numbers against the limits and the profile before any
+// work: the random workload's prompt and output must fit the profile's context
+// length (as vLLM refuses what does not), the probabilities and scales are finite,
+// and nothing is negative. A zero means the default, as for Run.
+func (o Options) Check() error {
+	ctx := o.Profile.MaxModelLen
+	switch {
+	case o.Replicas < 0 || o.Replicas > MaxReplicas:
+		return fmt.Errorf("replicas %d: want 1 to %d", o.Replicas, MaxReplicas)
+	case o.ISL < 0 || o.OSL < 0:
+		return fmt.Errorf("isl %d, osl %d: want positive numbers", o.ISL, o.OSL)
+	case ctx > 0 && (o.ISL > ctx || o.OSL > ctx || o.ISL+o.OSL > ctx):
+		return fmt.Errorf("isl %d + osl %d: more than the %d tokens of profile %s's context length", o.ISL, o.OSL, ctx, o.Profile.Name)
+	case o.Requests < 0 || o.Requests > MaxRequests:
+		return fmt.Errorf("requests %d: want 1 to %d", o.Requests, MaxRequests)
+	case o.Trajectories < 0 || o.Trajectories > MaxTrajectories:
+		return fmt.Errorf("trajectories %d: want 1 to %d", o.Trajectories, MaxTrajectories)
+	case o.MaxTokens < 0 || ctx > 0 && o.MaxTokens > ctx:
+		return fmt.Errorf("max tokens %d: want 1 to profile %s's context length, %d", o.MaxTokens, o.Profile.Name, ctx)
+	case !(o.Fidelity >= 0 && o.Fidelity <= 1):
+		return fmt.Errorf("fidelity %v: want a probability in [0, 1]", o.Fidelity)
+	case !(o.DelayScale >= 0) || math.IsInf(o.DelayScale, 0):
+		return fmt.Errorf("delay scale %v: want a finite number >= 0", o.DelayScale)
+	}
+	return nil
+}
+
 // DefaultRequests is the random workload's requests at concurrency c: ten per
 // slot, so that the closed loop reaches its steady state, from 16 to 4096.
 func DefaultRequests(c int) int { return min(max(10*c, 16), 4096) }
@@ -197,11 +233,11 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 	if o.Concurrency < 1 {
 		return nil, fmt.Errorf("simulate: concurrency %d, want >= 1", o.Concurrency)
 	}
+	if err := o.Check(); err != nil {
+		return nil, fmt.Errorf("simulate: %w", err)
+	}
 	if o.Replicas == 0 {
 		o.Replicas = 1
-	}
-	if o.Replicas < 1 {
-		return nil, fmt.Errorf("simulate: replicas %d, want >= 1", o.Replicas)
 	}
 	switch o.Routing {
 	case "":

@@ -45,6 +45,7 @@ func auditCommand() *cli.Command {
 			"  agentrace audit --tokenizer .cache/tokenizers/qwen3 --out audit-acme acme-submission.tar.gz\n" +
 			"  agentrace audit sweep-out   # counts as the sweep recorded (its scores.json, its summaries)",
 		Flags: append([]cli.Flag{
+			descendFlag(),
 			outFlagDefault("folder to write audit.json and audit.parquet into (default: print the table only)", ""),
 			tokenizerFlag("reference tokenizer folder: token counts (OSL, TPOT, system_tps) are re-derived only with it"+recordedDefault, false),
 			tokenizerRevisionFlag(),
@@ -74,9 +75,10 @@ func auditCommand() *cli.Command {
 				Inputs: inputs, Dataset: c.String("dataset"), Tokenizer: tokDir,
 				Ruleset: c.String("ruleset"), CMax: int(c.Int("cmax")), Jobs: int(c.Int("jobs")),
 				Limits: archive.Limits{MaxExpansion: maxExpansion(c)}, Log: c.Root().ErrWriter,
+				Descend: c.Bool("descend"),
 			})
 			if err != nil {
-				return err
+				return descendHint(err)
 			}
 			if out != "" {
 				if err := audit.WriteClaimed(claim, guarded, res); err != nil {

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
@@ -187,6 +189,22 @@ func jsonFlag(usage string) *cli.BoolFlag {
 }
 
 // quietFlag is --quiet/-q.
+// descendFlag is --descend of score, report and audit: read every run inside a
+// folder that is not a run, a folder of runs or a submission tree (which is
+// otherwise refused, naming the runs inside: archive.Whole).
+func descendFlag() *cli.BoolFlag {
+	return &cli.BoolFlag{Name: "descend", Usage: "read every run inside a folder that is not itself a run, a folder of runs (a sweep) or a submission tree, instead of refusing it"}
+}
+
+// descendHint names --descend in the refusal of a folder that is not a run.
+func descendHint(err error) error {
+	var nr *archive.NotARunError
+	if errors.As(err, &nr) {
+		return fmt.Errorf("%w (or --descend reads every run in it)", err)
+	}
+	return err
+}
+
 func quietFlag(usage string) *cli.BoolFlag {
 	return &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: usage}
 }

@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/card"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
@@ -97,7 +99,7 @@ func promptCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "prompt",
 		Usage:     "print the exact JSON request body replay sends for one client turn",
-		UsageText: "agentrace prompt --dataset DIR --conversation ID --turn N [--repeat R] [--no-salt] [--model M] [--profile NAME] [-v]",
+		UsageText: "agentrace prompt --dataset DIR|--from-run RUNDIR --conversation ID --turn N [--repeat R] [--no-salt] [--model M] [--profile NAME] [-v]",
 		Description: "Prints the request body of client turn N (a user or tool row's dataset turn number)\n" +
 			"of conversation ID, for trajectory instance R (1 = first pass over the dataset), with\n" +
 			"the system prompt salted as the reference client salts it. -v prints the headers first\n" +
@@ -106,7 +108,8 @@ func promptCommand() *cli.Command {
 			"  agentrace prompt --dataset ds --conversation django__django-16899 --turn 3 --repeat 2 \\\n" +
 			"    --profile qwen3.6-35b-a3b -v",
 		Flags: append([]cli.Flag{
-			datasetFlag("dataset directory", true),
+			datasetFlag("dataset directory (default with --from-run: the run's)", false),
+			&cli.StringFlag{Name: "from-run", Usage: "a replay run folder `RUNDIR`: the body it sent, with its dataset, model, profile, sampling, salting, streaming and max tokens (its manifest.json); flags given win", TakesFile: true},
 			&cli.StringFlag{Name: "conversation", Aliases: []string{"c"}, Usage: "source conversation id", Required: true},
 			&cli.IntFlag{Name: "turn", Aliases: []string{"t"}, Usage: "dataset turn number of a user or tool row", Required: true},
 			&cli.IntFlag{Name: "repeat", Value: 1, Usage: "trajectory instance (pass over the dataset), 1-based"},
@@ -117,16 +120,70 @@ func promptCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return ingest.Prompt(ctx, c.Root().Writer, ingest.PromptOptions{
+			o := ingest.PromptOptions{
 				Sampling: sampling,
 				Dataset:  c.String("dataset"), Conversation: c.String("conversation"), Turn: int(c.Int("turn")),
 				Repeat: int(c.Int("repeat")), NoSalt: c.Bool("no-salt"), Model: c.String("model"),
 				Profile: c.String("profile"), NoStream: c.Bool("no-stream"), StreamUsage: c.Bool("stream-usage"), MaxTokens: int(c.Int("max-tokens")),
 				ClearGeneratedCache: c.Bool("clear-generated-cache"), Verbose: c.Bool("verbose"),
 				APIKey: c.String("api-key-env") != "",
-			})
+			}
+			if run := c.String("from-run"); run != "" {
+				if err := promptAsRun(c, run, &o); err != nil {
+					return err
+				}
+			}
+			if o.Dataset == "" {
+				return argsError("prompt", "give --dataset DIR, or --from-run RUNDIR (the body that run sent)")
+			}
+			return ingest.Prompt(ctx, c.Root().Writer, o)
 		},
 	}
+}
+
+// promptAsRun fills o with what the replay run folder run sent, from its manifest:
+// its dataset, model, profile and sampling, salting, streaming, max tokens and
+// routing headers; a flag given on the command line wins.
+func promptAsRun(c *cli.Command, run string, o *ingest.PromptOptions) error {
+	m, err := runlog.ReadManifest(run)
+	if err != nil {
+		return fmt.Errorf("prompt --from-run: %w", err)
+	}
+	rc := m.Config
+	if !c.IsSet("dataset") {
+		o.Dataset = runlog.DatasetDir(run, rc)
+	}
+	if !c.IsSet("model") {
+		o.Model = rc.Model
+	}
+	if !c.IsSet("profile") {
+		o.Profile = rc.Profile
+	}
+	if !c.IsSet("no-salt") {
+		o.NoSalt = !rc.Salt
+	}
+	if !c.IsSet("no-stream") {
+		o.NoStream = !rc.Stream
+	}
+	if !c.IsSet("stream-usage") {
+		o.StreamUsage = rc.StreamUsage
+	}
+	if !c.IsSet("max-tokens") {
+		o.MaxTokens = rc.MaxTokens
+	}
+	if !c.IsSet("clear-generated-cache") {
+		o.ClearGeneratedCache = rc.ClearGeneratedCache
+	}
+	o.RoutingHeaders = rc.RoutingHeaders
+	if sm := rc.Sampling; sm != nil {
+		run := datasets.Profile{Temperature: sm.Temperature, Seed: sm.Seed, TopK: sm.TopK, TopP: sm.TopP,
+			RepetitionPenalty: sm.RepetitionPenalty, PresencePenalty: sm.PresencePenalty, FrequencyPenalty: sm.FrequencyPenalty}
+		if len(sm.ChatTemplateKwargs) > 0 {
+			run.ChatTemplateKwargsJSON = string(datasets.AppendCompact(nil, sm.ChatTemplateKwargs))
+		}
+		o.Sampling = run.Overlay(o.Sampling) // the flags given win
+	}
+	return nil
 }
 
 func statsCommand() *cli.Command {

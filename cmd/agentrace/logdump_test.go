@@ -10,8 +10,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/scoretest"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 )
 
 // TestLogDumpOfACutLog: `log dump` of a log cut by kill -9
@@ -82,5 +86,55 @@ func TestLogDumpOfASweep(t *testing.T) {
 		if row.Run != wantRun || row.Turn != 2*(i%3)+1 || row.Status != "ok" || !strings.HasPrefix(l, `{"run":`) {
 			t.Errorf("line %d: %q, want run %s turn %d", i+1, l, wantRun, 2*(i%3)+1)
 		}
+	}
+}
+
+// log dump --columns takes every column of the run's analysis table
+// (turns.parquet) too, error_kind among them, as well as the turn log's, one row
+// per turn in the log's order.
+func TestLogDumpTableColumns(t *testing.T) {
+	_, _, run := readersFixture(t)
+	logOut, err := runApp(t, "log", "dump", run, "--columns", "session_id,turn,status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logRows := strings.Split(strings.TrimSpace(logOut), "\n")
+	pf, err := file.OpenParquetFile(filepath.Join(run, runlog.TableFile), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{}, memory.DefaultAllocator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := fr.Schema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, fd := range schema.Fields() {
+		out, err := runApp(t, "log", "dump", run, "--columns", "session_id,turn,status,"+fd.Name)
+		if err != nil {
+			t.Errorf("--columns ...,%s: %v", fd.Name, err)
+			continue
+		}
+		rows := strings.Split(strings.TrimSpace(out), "\n")
+		if len(rows) != len(logRows) {
+			t.Errorf("--columns ...,%s: %d rows, the log %d", fd.Name, len(rows), len(logRows))
+			continue
+		}
+		for i, l := range rows {
+			var row map[string]any
+			if err := json.Unmarshal([]byte(l), &row); err != nil {
+				t.Fatalf("--columns ...,%s line %d %q: %v", fd.Name, i+1, l, err)
+			}
+			if _, ok := row[fd.Name]; !ok || !strings.HasPrefix(l, logRows[i][:len(logRows[i])-1]) {
+				t.Errorf("--columns ...,%s line %d %q, the log's %q", fd.Name, i+1, l, logRows[i])
+				break
+			}
+		}
+	}
+	if _, err := runApp(t, "log", "dump", run, "--columns", "no_such_column"); err == nil || !strings.Contains(err.Error(), "unknown column no_such_column") {
+		t.Errorf("an unknown column: %v", err)
 	}
 }

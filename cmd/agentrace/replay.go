@@ -278,7 +278,10 @@ func sweepCommand() *cli.Command {
 		UsageText: "agentrace sweep --dataset DIR --endpoint URL --concurrency 1,2,4,8 --out SWEEPDIR [options]\n" +
 			"   agentrace sweep --config FILE [--concurrency 1,2,4,8] [options, which win over the file]",
 		Description: "Runs `agentrace replay` once per concurrency with the same settings, each point into\n" +
-			"SWEEPDIR/c<N>/, and stops at the first failed or interrupted point. `agentrace report SWEEPDIR`\n" +
+			"SWEEPDIR/c<N>/, and stops at its first point that is not whole (failed, its endpoint lost,\n" +
+			"interrupted) or that was refused before it sent anything: the points before it are kept,\n" +
+			"the later ones are not run, and the exit status is that point's (3, or 130/143 after a\n" +
+			"signal; 2 only when the first point was refused). `agentrace report SWEEPDIR`\n" +
 			"draws the Pareto curve of the points.\n\n" + replayDescription + "Example:\n" +
 			"  agentrace sweep --dataset ds --endpoint http://127.0.0.1:8000 --concurrency 1,8,32,128 \\\n" +
 			"      --profile kimi-k3 --out sweep-kimi",
@@ -348,6 +351,9 @@ func logCommand() *cli.Command {
 				"A sweep folder (as log export takes it) prints the rows of each c<N>/ run in turn, each\n" +
 				"object starting with \"run\": the run folder.\n\n" +
 				"Columns:\n" + columnHelp() + "\n" +
+				"--columns also takes every column of the run's analysis table turns.parquet (docs/layouts.md:\n" +
+				"error_kind, issued, lag_ms, ttft_ms, latency_ms, the *_at times, ...): then every column\n" +
+				"is read from that table, turn as its client_turn.\n\n" +
 				"Examples:\n" +
 				"  agentrace log dump run-c32 | head\n" +
 				"  agentrace log dump run-c32 --columns session_id,turn,status,issued_ns,completed_ns\n" +

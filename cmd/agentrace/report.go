@@ -57,6 +57,7 @@ func reportCommand() *cli.Command {
 			&cli.StringFlag{Name: "name", Usage: "the system's name, the report's title (default: the runs' model and what served it, e.g. Qwen/Qwen3.6-35B-A3B on embedded sim (agentrace demo): profile h200-qwen3.6; with --compare each folder's name)"},
 			&cli.FloatFlag{Name: "slo-ttft-ms", HideDefault: true, Usage: "service level: show per point the share of turns whose time to first token is at most this many ms"},
 			&cli.FloatFlag{Name: "slo-tps-per-user", HideDefault: true, Usage: "service level: show per point the share of turns decoding at least this many tokens/s (1000 / the turn's TPOT ms)"},
+			descendFlag(),
 		}, overwriteFlags("a report")...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			tokDir, runs, err := countingTokenizer(c, "no run or sweep directory given", false)
@@ -74,6 +75,7 @@ func reportCommand() *cli.Command {
 				SLOTPSPerUser: c.Float("slo-tps-per-user"),
 				Name:          c.String("name"),
 				Log:           c.Root().ErrWriter,
+				Descend:       c.Bool("descend"),
 			}
 			if c.Bool("compare") {
 				o.Compare = runs
@@ -82,7 +84,7 @@ func reportCommand() *cli.Command {
 			}
 			r, err := report.Build(ctx, o)
 			if err != nil {
-				return err
+				return descendHint(err)
 			}
 			verdict := "FAIL"
 			if r.Verdict() {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/urfave/cli/v3"
 )
@@ -61,11 +62,23 @@ func scoreCommand() *cli.Command {
 			quietFlag("do not print the verdict table"),
 			maxExpansionFlag(),
 			&cli.BoolFlag{Name: "overwrite", Usage: "replace the scores.json and scores.parquet an earlier score wrote into the run folder (never a file agentrace did not write)"},
+			descendFlag(),
 		},
 		Action: func(ctx context.Context, c *cli.Command) error {
 			tokDir, runs, err := countingTokenizer(c, "no run directory given", false)
 			if err != nil {
 				return err
+			}
+			if c.Bool("descend") {
+				var all []string
+				for _, a := range runs {
+					in, err := archive.RunsIn(a, archive.Limits{MaxExpansion: maxExpansion(c)})
+					if err != nil {
+						return err
+					}
+					all = append(all, in...)
+				}
+				runs = all
 			}
 			var failed []string
 			warned := newWarnings(len(runs) > 1)
@@ -76,6 +89,7 @@ func scoreCommand() *cli.Command {
 				s, err := runScore(ctx, c, opts, warned)
 				if err != nil {
 					warned.flush(c, i)
+					err = descendHint(err)
 					if len(runs) > 1 {
 						err = fmt.Errorf("%s: %w (%d of %d runs scored before it; the rest not scored)", run, err, i, len(runs))
 					}

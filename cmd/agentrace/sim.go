@@ -98,6 +98,9 @@ func runSim(ctx context.Context, o simOptions) error {
 	}
 	cfg := sim.Config{Profile: p, Speedup: o.speedup, Fidelity: o.fidelity, Faults: faults, Seed: int64(o.seed),
 		Output: sim.OutputLength{Mean: o.outMean, Sigma: o.outSigma, Min: o.outMin, Max: o.outMax}, MaxConnections: o.maxConns}
+	if err := cfg.Check(); err != nil {
+		return argsError("sim", "%v", err)
+	}
 	if o.dataset != "" {
 		if cfg.Dataset, err = datasets.Open(ctx, o.dataset); err != nil {
 			return err

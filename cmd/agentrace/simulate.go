@@ -127,8 +127,9 @@ func simulateOptions(ctx context.Context, c *cli.Command) (simulate.Options, err
 		return o, usageErrorf("--replicas %d: want >= 1", o.Replicas)
 	case o.Routing != simulate.RouteSession && o.Routing != simulate.RouteRoundRobin && o.Routing != simulate.RouteLeastLoaded:
 		return o, usageErrorf("--routing %q: want session, round-robin or least-loaded", o.Routing)
-	case o.DelayScale < 0 || o.Fidelity < 0 || o.Fidelity > 1:
-		return o, usageErrorf("--delay-scale must be >= 0 and --fidelity in [0, 1]")
+	}
+	if err := o.Check(); err != nil {
+		return o, usageErrorf("%v", err)
 	}
 	if dir != "" {
 		if o.Data, err = datasets.Open(ctx, dir); err != nil {

@@ -89,7 +89,7 @@ func ParseFaults(spec string) (FaultSpec, error) {
 func (f FaultSpec) Validate() error {
 	sum := 0.0
 	for _, r := range f.rates() {
-		if r < 0 || r > 1 {
+		if !(r >= 0 && r <= 1) {
 			return fmt.Errorf("fault rate %v is not in [0, 1]", r)
 		}
 		sum += r

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -64,6 +65,28 @@ type Config struct {
 	BodyTimeout    time.Duration
 	IdleTimeout    time.Duration
 	BodyBudget     int64
+}
+
+// Check checks the configuration's numbers before any work (New checks them
+// too): a finite positive speedup (0 means 1), a fidelity in [0, 1], finite
+// answer lengths, valid fault rates and limits, none NaN.
+func (cfg Config) Check() error {
+	o := cfg.Output
+	if o == (OutputLength{}) {
+		o = defaultOutputLength
+	}
+	switch {
+	case !(cfg.Speedup >= 0) || math.IsInf(cfg.Speedup, 0):
+		return fmt.Errorf("speedup %v: want a finite positive number", cfg.Speedup)
+	case !(cfg.Fidelity >= 0 && cfg.Fidelity <= 1):
+		return fmt.Errorf("fidelity %v: want a probability in [0, 1]", cfg.Fidelity)
+	case !(o.Mean > 0) || math.IsInf(o.Mean, 0) || !(o.Sigma >= 0) || math.IsInf(o.Sigma, 0) || o.Min < 1 || o.Max < o.Min:
+		return fmt.Errorf("output length %+v: want a finite mean > 0, a finite sigma >= 0, 1 <= min <= max", o)
+	case cfg.MaxConnections < 0 || cfg.BodyBudget < 0 || cfg.HeaderTimeout < 0 || cfg.BodyTimeout < 0 || cfg.IdleTimeout < 0:
+		return fmt.Errorf("limits: max connections %d, body budget %d, timeouts %v %v %v: none may be negative",
+			cfg.MaxConnections, cfg.BodyBudget, cfg.HeaderTimeout, cfg.BodyTimeout, cfg.IdleTimeout)
+	}
+	return cfg.Faults.Validate()
 }
 
 // Defaults of the limits in Config.
@@ -145,23 +168,14 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Profile.Validate(); err != nil {
 		return nil, fmt.Errorf("new sim: %w", err)
 	}
+	if err := cfg.Check(); err != nil {
+		return nil, fmt.Errorf("new sim: %w", err)
+	}
 	if cfg.Speedup == 0 {
 		cfg.Speedup = 1
 	}
-	if cfg.Speedup < 0 || cfg.Speedup != cfg.Speedup {
-		return nil, fmt.Errorf("new sim: speedup %v must be positive", cfg.Speedup)
-	}
-	if cfg.Fidelity < 0 || cfg.Fidelity > 1 {
-		return nil, fmt.Errorf("new sim: fidelity %v is not in [0, 1]", cfg.Fidelity)
-	}
 	if cfg.Output == (OutputLength{}) {
 		cfg.Output = defaultOutputLength
-	}
-	if cfg.Output.Mean <= 0 || cfg.Output.Min < 1 || cfg.Output.Max < cfg.Output.Min || cfg.Output.Sigma < 0 {
-		return nil, fmt.Errorf("new sim: output length %+v: want mean > 0, sigma >= 0, 1 <= min <= max", cfg.Output)
-	}
-	if err := cfg.Faults.Validate(); err != nil {
-		return nil, fmt.Errorf("new sim: %w", err)
 	}
 	s := &Server{cfg: cfg, prof: cfg.Profile, tt: textTokens{tok: cfg.Tokenizer},
 		speedup: strconv.FormatFloat(cfg.Speedup, 'g', -1, 64)}

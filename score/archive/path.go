@@ -65,7 +65,9 @@ func Under(runs []*Run, inner string) []*Run {
 }
 
 // OpenRun opens the one run a path names: a run folder, an archive holding one
-// run, or a run folder inside an archive. The caller closes run.Source.
+// run, or a run folder inside an archive. A folder that holds its one run deeper,
+// beside other things, is not that run (Whole: a *NotARunError). The caller
+// closes run.Source.
 func OpenRun(p string, lim Limits) (*Run, error) {
 	s, inner, err := OpenPath(p, lim)
 	if err != nil {
@@ -80,6 +82,10 @@ func OpenRun(p string, lim Limits) (*Run, error) {
 	}
 	switch {
 	case len(ok) == 1:
+		if err := Whole(s, inner, p, ok); err != nil {
+			s.Close()
+			return nil, err
+		}
 		return ok[0], nil
 	case len(ok) == 0:
 		s.Close()

@@ -208,6 +208,9 @@ func ReadTurnLog(ctx context.Context, f io.Reader, path string, m *schemas.RunMa
 			r := &batch[i]
 			r.Session, r.Conv, r.Status = small(c.session, i), small(c.conv, i), small(c.status, i)
 			r.Repeat, r.Turn, r.Usage = i32(c.repeat, i), i32(c.turn, i), i32(c.usage, i)
+			if c.usage != nil && c.usage.IsNull(i) {
+				r.Usage = -1 // none reported (null from turn log version 4 on)
+			}
 			r.InWindow = c.inWindow != nil && c.inWindow.Value(i)
 			if r.Status == schemas.StatusOK {
 				r.Content, r.Reasoning, r.Calls = big(c.content, i), big(c.reasoning, i), big(c.calls, i)
