@@ -414,6 +414,11 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	scr, err := e.startScraper(dir)
+	if err != nil {
+		lf.Abort()
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 
 	e.issueCtx, e.stopIssuing = context.WithCancel(context.Background())
 	e.workCtx, e.cancelWork = context.WithCancel(context.Background())
@@ -439,6 +444,10 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	watch.Wait()
 	e.log.close()
 	lr := <-logDone
+	if scr != nil {
+		m.ServerMetrics = scr.Stop()
+	}
+	m.Routing = c.route.record()
 	if e.line != nil {
 		e.line.Stop()
 	}
