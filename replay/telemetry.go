@@ -26,10 +26,11 @@ const (
 // Telemetry are the options of the server-side telemetry: the Prometheus
 // scraping of the endpoints and the routing of turns over several of them.
 type Telemetry struct {
-	// MetricsURLs are the Prometheus pages to scrape; nil means each endpoint's
-	// /metrics (its base URL without /v1). NoMetrics turns scraping off.
+	// Metrics turns the scraping on (the command's default; --no-metrics turns
+	// it off): MetricsURLs are the Prometheus pages to scrape, nil meaning each
+	// endpoint's /metrics (its base URL without /v1).
+	Metrics     bool
 	MetricsURLs []string
-	NoMetrics   bool
 	// MetricsInterval is the time between two scrapes of a page (0: 1 s).
 	MetricsInterval time.Duration
 	// EndpointRouting is RouteRoundRobin ("" too) or RouteSession.
@@ -62,7 +63,7 @@ func (s *settings) checkTelemetry() error {
 // metricsTargets are the pages to scrape: the MetricsURLs, else each
 // endpoint's /metrics.
 func (s *settings) metricsTargets() []promscrape.Target {
-	if s.NoMetrics {
+	if !s.Metrics {
 		return nil
 	}
 	var ts []promscrape.Target
@@ -88,9 +89,10 @@ func (e *engine) startScraper(dir string) (*promscrape.Scraper, error) {
 	}
 	sc, err := promscrape.Start(promscrape.Options{
 		Targets: ts, Interval: e.s.MetricsInterval,
-		Path:  filepath.Join(dir, schemas.ServerMetricsFile),
-		Now:   e.now,
-		Scrub: e.s.scrub.Text,
+		Path:      filepath.Join(dir, schemas.ServerMetricsFile),
+		Now:       e.now,
+		Scrub:     e.s.scrub.Text,
+		Transport: e.s.transport,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("scrape server metrics: %w", err)

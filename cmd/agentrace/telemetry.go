@@ -20,7 +20,7 @@ func telemetryFlags() []cli.Flag {
 // telemetryOptions reads the telemetry flags into o.
 func telemetryOptions(c *cli.Command, o *replay.Options) {
 	o.MetricsURLs = c.StringSlice("metrics-url")
-	o.NoMetrics = c.Bool("no-metrics")
+	o.Metrics = !c.Bool("no-metrics")
 	o.MetricsInterval = c.Duration("metrics-interval")
 	o.EndpointRouting = c.String("endpoint-routing")
 }
