@@ -273,6 +273,11 @@ func figures(ctx context.Context, systems []*System) ([]Figure, error) {
 		return nil, err
 	}
 	figs = append(figs, tl...)
+	st, err := ServerTimelinePlots(systems)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, st...)
 	return figs, nil
 }
 
