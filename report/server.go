@@ -143,8 +143,17 @@ func readServerSeries(data []byte, endpoints int) ([]endpointSeries, []schemas.S
 		out[k.ep].q[k.q] = append(out[k.ep].q[k.q], scrape{k.t, v})
 	}
 	for i := range out {
+		first := int64(math.MaxInt64)
 		for q := range out[i].q {
 			slices.SortFunc(out[i].q[q], func(a, b scrape) int { return cmpInt64(a.t, b.t) })
+			first = min(first, out[i].q[q][0].t)
+		}
+		// A counter first seen after the endpoint's first scrape was not there
+		// yet (a labelled family appears with its first count): it was 0.
+		for q, s := range out[i].q {
+			if counter(q) && s[0].t > first {
+				out[i].q[q] = append([]scrape{{first, 0}}, s...)
+			}
 		}
 	}
 	return out, kept, nil
@@ -158,6 +167,15 @@ func cmpInt64(a, b int64) int {
 		return 1
 	}
 	return 0
+}
+
+// counter tells whether a quantity is a counter's.
+func counter(q string) bool {
+	switch q {
+	case schemas.QuantityPrefixQueries, schemas.QuantityPrefixHits, schemas.QuantityPrefixMisses, schemas.QuantityPreemptions, schemas.QuantityRequests:
+		return true
+	}
+	return false
 }
 
 // averaged tells whether a quantity's series on one page are averaged (a

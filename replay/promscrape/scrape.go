@@ -81,8 +81,8 @@ func CheckURL(raw string) error {
 	return nil
 }
 
-// Start creates the table and starts scraping every target at once, then at
-// each interval.
+// Start creates the table, reads every target's page once and returns; the
+// targets are then scraped at each interval until Stop.
 func Start(o Options) (*Scraper, error) {
 	if o.Interval <= 0 {
 		o.Interval = DefaultInterval
@@ -123,8 +123,16 @@ func Start(o Options) (*Scraper, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	// The first pages are read before Start returns, so that the table starts
+	// before the run's first turn; the loops go on from the next interval.
+	first := time.Now()
+	var firsts sync.WaitGroup
 	for i := range o.Targets {
-		s.loops.Go(func() { s.loop(ctx, i) })
+		firsts.Go(func() { s.scrape(ctx, i) })
+	}
+	firsts.Wait()
+	for i := range o.Targets {
+		s.loops.Go(func() { s.loop(ctx, i, first) })
 	}
 	return s, nil
 }
@@ -132,17 +140,11 @@ func Start(o Options) (*Scraper, error) {
 // loop scrapes target i at each interval until ctx ends. A scrape still going
 // when the next is due makes that one late: it is skipped and counted, and the
 // next on the schedule is waited for.
-func (s *Scraper) loop(ctx context.Context, i int) {
-	due := time.Now()
+func (s *Scraper) loop(ctx context.Context, i int, first time.Time) {
+	due := first
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		s.scrape(ctx, i)
 		due = due.Add(s.o.Interval)
 		now := time.Now()
 		skipped := 0
@@ -156,6 +158,12 @@ func (s *Scraper) loop(ctx context.Context, i int) {
 			s.mu.Unlock()
 		}
 		t.Reset(due.Sub(now))
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s.scrape(ctx, i)
 	}
 }
 
