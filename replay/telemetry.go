@@ -61,7 +61,7 @@ func (s *settings) checkTelemetry() error {
 }
 
 // metricsTargets are the pages to scrape: the MetricsURLs, else each
-// endpoint's /metrics.
+// endpoint's /metrics, asked with the endpoint's Authorization header.
 func (s *settings) metricsTargets() []promscrape.Target {
 	if !s.Metrics {
 		return nil
@@ -75,7 +75,7 @@ func (s *settings) metricsTargets() []promscrape.Target {
 	}
 	for i, chat := range s.chatURLs {
 		base := strings.TrimSuffix(strings.TrimSuffix(chat, "/chat/completions"), "/v1")
-		ts = append(ts, promscrape.Target{URL: base + "/metrics", Replica: &i})
+		ts = append(ts, promscrape.Target{URL: base + "/metrics", Replica: &i, Authorization: s.header.Get("Authorization")})
 	}
 	return ts
 }
