@@ -390,6 +390,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			}
 		}
 		p("\n")
+		b.WriteString(serverMarkdown(s))
 	}
 	p("\n## Settings\n")
 	for _, s := range r.Systems {

@@ -24,10 +24,10 @@ func TestCounterIncrease(t *testing.T) {
 		want   float64
 		wantOK bool
 	}{
-		{"scrapes around the window", s(0, 10, 10, 20, 20, 35, 30, 50), 5, 25, 40, true},     // from t=0 (<=5) to t=30 (>=25)
-		{"bounds on scrapes", s(0, 10, 10, 20, 20, 35, 30, 50), 10, 20, 15, true},            // exactly 10 -> 20
-		{"window before the first scrape", s(10, 20, 20, 35), 0, 20, 15, true},               // the first scrape stands for the start
-		{"window past the last scrape", s(0, 10, 10, 20), 5, 100, 10, true},                  // the last scrape stands for the end
+		{"scrapes around the window", s(0, 10, 10, 20, 20, 35, 30, 50), 5, 25, 40, true}, // from t=0 (<=5) to t=30 (>=25)
+		{"bounds on scrapes", s(0, 10, 10, 20, 20, 35, 30, 50), 10, 20, 15, true},        // exactly 10 -> 20
+		{"window before the first scrape", s(10, 20, 20, 35), 0, 20, 15, true},           // the first scrape stands for the start
+		{"window past the last scrape", s(0, 10, 10, 20), 5, 100, 10, true},              // the last scrape stands for the end
 		{"reset: the server restarted", s(0, 100, 10, 120, 20, 5, 30, 15), 0, 30, 20 + 5 + 10, true},
 		{"one scrape", s(0, 10), 0, 10, 0, false},
 		{"no scrape", nil, 0, 10, 0, false},
