@@ -416,7 +416,9 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	}
 	scr, err := e.startScraper(dir)
 	if err != nil {
-		lf.Abort()
+		if aerr := lf.Abort(); aerr != nil {
+			err = fmt.Errorf("%w (and ending the turn log: %v)", err, aerr)
+		}
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
@@ -445,7 +447,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	e.log.close()
 	lr := <-logDone
 	if scr != nil {
-		m.ServerMetrics = scr.Stop()
+		m.ServerMetrics = scr.Stop(!e.interrupted.Load())
 	}
 	m.Routing = c.route.record()
 	if e.line != nil {

@@ -205,7 +205,7 @@ func TestScraperRecordsPagesAndCountsFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(150 * time.Millisecond)
-	sm := s.Stop()
+	sm := s.Stop(true)
 	ok, missing, big, slow := sm.Endpoints[0], sm.Endpoints[1], sm.Endpoints[2], sm.Endpoints[3]
 	if ok.Engine != schemas.EngineVLLM || ok.Scrapes < 3 || ok.Failed != 0 || ok.Replica == nil || *ok.Replica != 0 {
 		t.Errorf("good endpoint: %+v", ok)

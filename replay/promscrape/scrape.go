@@ -276,17 +276,20 @@ func (s *Scraper) fetch(ctx context.Context, t Target) ([]Sample, error) {
 	return samples, err
 }
 
-// Stop ends the scraping: the loops stop, each target is scraped a last time
-// (so that the table ends where the run did) and the table is closed. It
-// returns the manifest's record of the scraping.
-func (s *Scraper) Stop() *schemas.ServerMetrics {
+// Stop ends the scraping: the loops stop, with final each target is scraped a
+// last time (so that the table ends where the run did; an interrupted run
+// skips it, to stop at once) and the table is closed. It returns the
+// manifest's record of the scraping.
+func (s *Scraper) Stop(final bool) *schemas.ServerMetrics {
 	s.cancel()
 	s.loops.Wait()
-	var last sync.WaitGroup
-	for i := range s.o.Targets {
-		last.Go(func() { s.scrape(context.Background(), i) })
+	if final {
+		var last sync.WaitGroup
+		for i := range s.o.Targets {
+			last.Go(func() { s.scrape(context.Background(), i) })
+		}
+		last.Wait()
 	}
-	last.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.w.Close(); err != nil && s.werr == nil {
