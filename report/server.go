@@ -258,6 +258,12 @@ func (p *Point) loadServerMetrics(run *archive.Run) {
 	t.ServerNote = schemas.ServerMetricsNote
 	for _, e := range sm.Endpoints {
 		t.ServerEngines = append(t.ServerEngines, e.Engine)
+		switch {
+		case e.Scrapes == 0:
+			t.ServerNote += fmt.Sprintf("; %s: nothing scraped (%d failed: %s)", e.URL, e.Failed, e.LastError)
+		case e.Engine == schemas.EngineUnknown:
+			t.ServerNote += fmt.Sprintf("; %s: no metric name of a known engine, recorded raw", e.URL)
+		}
 	}
 	if rt := p.Manifest.Routing; rt != nil {
 		t.RoutingMode, t.RoutingSplit = rt.Mode, ptr(rt.Split)
