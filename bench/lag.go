@@ -21,6 +21,7 @@ import (
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/replay"
+	"github.com/agentrace/agentrace/runlog"
 )
 
 // lagEndpoint, when set, is the endpoint the lag row replays against instead of
@@ -30,6 +31,11 @@ import (
 // client and the bare timer see an idle-like machine and the server does not
 // compete with them at equal real-time priority, which does not timeslice).
 var lagEndpoint = flag.String("lag-endpoint", "", "the lag row's endpoint (an OpenAI-compatible /v1 URL); default: a local agentrace sim child at speedup 60, 64-token answers")
+
+// lagMetrics turns on the lag row's scraping of its endpoint's Prometheus
+// /metrics every second, as replay does by default, to compare the client's lag
+// with and without it.
+var lagMetrics = flag.Bool("lag-metrics", false, "the lag row's replays scrape the endpoint's /metrics every 1 s (replay's default; the row runs without it otherwise)")
 
 const (
 	lagConcurrency = 256
@@ -49,7 +55,11 @@ const (
 // client's CPU per issued turn (this process's, the sim being a child); the row
 // compares the p99s' medians.
 func benchLag(env Env) (Row, error) {
-	row := Row{Name: fmt.Sprintf("client lag with delays: %d active trajectories, delay scale 1, vs a bare Go timer sleeping the same delays", lagConcurrency),
+	scraping := ""
+	if *lagMetrics {
+		scraping = ", scraping the server's /metrics every 1 s"
+	}
+	row := Row{Name: fmt.Sprintf("client lag with delays: %d active trajectories, delay scale 1%s, vs a bare Go timer sleeping the same delays", lagConcurrency, scraping),
 		Goal: "client lag p99 <= bare timer p99 + 0.5 ms (medians of the rounds)"}
 	d, err := lagDataset(env)
 	if err != nil {
@@ -71,14 +81,15 @@ func benchLag(env Env) (Row, error) {
 	}
 	var client, bare, clientP50, bareP50 []time.Duration
 	var turns, sleeps []int
-	var cpuPerTurn []string
+	var cpuPerTurn, scrapes []string
 	for round := range lagRounds {
 		cpu0 := cpuTime()
 		sum, err := replay.Run(context.Background(), replay.Options{
 			Data: d, Dataset: filepath.Join(env.Work, "lag-ds"), Endpoint: endpoint,
 			Out:         filepath.Join(env.Work, fmt.Sprintf("lag-run%d", round)),
 			Concurrency: lagConcurrency, Trajectories: 4 * lagConcurrency, MaxDuration: lagDuration,
-			Profile: "qwen3.6-35b-a3b",
+			Profile:   "qwen3.6-35b-a3b",
+			Telemetry: replay.Telemetry{Metrics: *lagMetrics},
 		})
 		if err != nil {
 			return row, err
@@ -87,6 +98,15 @@ func benchLag(env Env) (Row, error) {
 			return row, fmt.Errorf("replay: no turn completed (%v)", sum.Counts)
 		}
 		cpuPerTurn = append(cpuPerTurn, fmt.Sprintf("%.3f", (cpuTime()-cpu0).Seconds()*1e3/float64(sum.Turns)))
+		if *lagMetrics {
+			m, err := runlog.ReadManifest(filepath.Join(env.Work, fmt.Sprintf("lag-run%d", round)))
+			if err != nil {
+				return row, err
+			}
+			for _, e := range m.ServerMetrics.Endpoints {
+				scrapes = append(scrapes, fmt.Sprintf("%d/%d/%d", e.Scrapes, e.Skipped, e.Failed))
+			}
+		}
 		client, clientP50 = append(client, sum.LagP99), append(clientP50, sum.LagP50)
 		turns = append(turns, sum.Turns)
 		lags := bareTimer(d, lagConcurrency, lagDuration)
@@ -97,6 +117,9 @@ func benchLag(env Env) (Row, error) {
 	row.Measured = fmt.Sprintf("client lag p99 per round %v (p50 %v; %v turns issued; client CPU ms per turn %v); bare timer p99 %v (p50 %v; %v sleeps); %d conversations, %s rounds against %s; GOMAXPROCS %d, scheduling policy %s, load average %s",
 		roundAll(client), roundAll(clientP50), turns, cpuPerTurn, roundAll(bare), roundAll(bareP50), sleeps,
 		len(d.Conversations), lagDuration, where, goMaxProcs(), schedPolicy(), loadAverage())
+	if *lagMetrics {
+		row.Measured += fmt.Sprintf("; scrapes read/skipped late/failed per round %v", scrapes)
+	}
 	sign := "+"
 	if diff < 0 {
 		sign = "" // a Duration prints its own minus

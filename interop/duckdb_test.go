@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
@@ -84,7 +85,11 @@ func build(t *testing.T) *workspace {
 		if _, err := replay.Run(ctx, replay.Options{Dataset: dsDir, Data: w.d, Endpoint: hs.URL, Out: run,
 			// Server usage fills usage_completion_tokens, which docs/queries.md's
 			// slowest-trajectories query reads.
-			Profile: "qwen3.6-35b-a3b", Concurrency: c, DelayScale: 0.001, StreamUsage: true}); err != nil {
+			Profile: "qwen3.6-35b-a3b", Concurrency: c, DelayScale: 0.001, StreamUsage: true,
+			// The sim twice, as two endpoints, scraped: the report's server tables
+			// (docs/analysis.md's server queries) have two replicas.
+			Endpoints: []string{hs.URL + "/v1"},
+			Telemetry: replay.Telemetry{Metrics: true, MetricsInterval: 50 * time.Millisecond}}); err != nil {
 			t.Fatal(err)
 		}
 		s, err := score.ScoreRun(ctx, score.Options{Run: run, Dataset: dsDir, Truth: truth})

@@ -30,9 +30,11 @@ type client struct {
 	s   *settings
 	hc  *http.Client
 	own *http.Transport // closed at the end when the client made it
-	// chats are the endpoints' chat URLs; request k goes to chats[k mod n].
+	// chats are the endpoints' chat URLs; route picks each turn's: request k
+	// goes to chats[k mod n] (next counts them), or by session.
 	chats []string
 	next  atomic.Uint64
+	route *router
 	// dialer is the transport's dialer when the client made the transport.
 	dialer *warmDialer
 	// simSpeedup is the X-Sim-Speedup the endpoint answered the probe with (the
@@ -69,7 +71,7 @@ func newTransport(s *settings, dial func(ctx context.Context, network, addr stri
 }
 
 func newClient(s *settings) *client {
-	c := &client{s: s, chats: s.chatURLs}
+	c := &client{s: s, chats: s.chatURLs, route: newRouter(s)}
 	rt := s.transport
 	if rt == nil {
 		c.dialer = &warmDialer{d: &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}, idle: s.idleTimeout(), pool: map[string][]warmConn{}}
@@ -424,10 +426,8 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 	} else {
 		body = closeBody{body.(*bytes.Reader), done}
 	}
-	chat := c.chats[0]
-	if len(c.chats) > 1 {
-		chat = c.chats[(c.next.Add(1)-1)%uint64(len(c.chats))]
-	}
+	ep := c.route.pick(r.SessionID, func() uint64 { return c.next.Add(1) - 1 })
+	chat := c.chats[ep]
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, chat, body)
 	if err != nil {
 		c.fail(e, r, ctx, fmt.Errorf("build request: %w", err))
@@ -440,6 +440,7 @@ func (c *client) do(e *engine, st *slotState, hdr http.Header, r *schemas.TurnRe
 
 	r.InWindow = !e.windowClosed.Load()
 	r.IssuedNs = e.now()
+	c.route.sent(ep, r.SessionID, r.InWindow)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		c.fail(e, r, ctx, err)

@@ -44,5 +44,9 @@
 //
 // RUNDIR/turns.arrows is the turn log (package runlog), written by one goroutine
 // that flushes at least once a second; RUNDIR/manifest.json (schemas.RunManifest)
-// is written atomically at the start (state "running") and at the end.
+// is written atomically at the start (state "running") and at the end. With
+// Telemetry.Metrics, RUNDIR/server_metrics.parquet holds what the endpoints'
+// Prometheus pages said during the run (replay/promscrape), recorded in the
+// manifest's server_metrics; with several endpoints the manifest's routing says
+// where the turns went.
 package replay

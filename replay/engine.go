@@ -491,6 +491,13 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
+	scr, err := e.startScraper(dir)
+	if err != nil {
+		if aerr := lf.Abort(); aerr != nil {
+			err = fmt.Errorf("%w (and ending the turn log: %v)", err, aerr)
+		}
+		return nil, fmt.Errorf("replay: %w", err)
+	}
 
 	e.issueCtx, e.stopIssuing = context.WithCancel(context.Background())
 	e.workCtx, e.cancelWork = context.WithCancel(context.Background())
@@ -516,6 +523,10 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	watch.Wait()
 	e.log.close()
 	lr := <-logDone
+	if scr != nil {
+		m.ServerMetrics = scr.Stop(!e.interrupted.Load())
+	}
+	m.Routing = c.route.record()
 	if e.line != nil {
 		e.line.Stop()
 	}

@@ -153,6 +153,10 @@ type Options struct {
 	// message of the history (datasets.BodyOptions.ClearGeneratedCache).
 	ClearGeneratedCache bool
 
+	// Telemetry scrapes the endpoints' Prometheus metrics during the run and
+	// routes turns over several endpoints.
+	Telemetry
+
 	// EndpointDescription is recorded in the manifest (e.g. the embedded sim's
 	// settings).
 	EndpointDescription string
@@ -273,6 +277,9 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		}
 		s.chatURLs, s.modelsURLs = append(s.chatURLs, chat), append(s.modelsURLs, models)
 		s.dialAddrs = append(s.dialAddrs, dialAddr(chat))
+	}
+	if err := s.checkTelemetry(); err != nil {
+		return nil, err
 	}
 	profile, err := datasets.RunProfile(o.Profile, o.Sampling)
 	if err != nil {
@@ -538,5 +545,8 @@ func (o *Options) scrubber() *redact.Scrubber {
 		}
 	}
 	sc.AddURL(o.Endpoint)
+	for _, u := range o.MetricsURLs {
+		sc.AddURL(u)
+	}
 	return sc
 }

@@ -250,7 +250,10 @@ func (r *Report) title() string {
 // HTML writes the self-contained report page: inline CSS and SVG, no script, no
 // external resource. All run, dataset and model text goes through html/template.
 func (r *Report) HTML(w io.Writer) error {
-	t, err := template.New("report").Funcs(templateFuncs()).Parse(htmlTemplate)
+	t, err := template.New("report").Funcs(templateFuncs()).Funcs(serverFuncs()).Parse(htmlTemplate)
+	if err == nil {
+		t, err = t.Parse(serverTemplate)
+	}
 	if err != nil {
 		return fmt.Errorf("parse report template: %w", err)
 	}
@@ -334,6 +337,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			}
 		}
 		p("\n")
+		b.WriteString(serverMarkdown(s))
 	}
 	p("\n## Settings\n")
 	for _, s := range r.Systems {

@@ -237,6 +237,10 @@ type Point struct {
 	// Summary is the reference-shaped result_summary.json of the point.
 	Summary *ResultSummary `json:"-"`
 
+	// ServerTelemetry is what the server's scraped metrics said over the window
+	// (server-reported, not a rules metric; its fields null without them).
+	ServerTelemetry
+
 	// ScoresNote says the run's scores.json was stale (another state of its turn
 	// log) and the run was scored again on the spot, "" otherwise.
 	ScoresNote string `json:"scores_note,omitempty"`

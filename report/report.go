@@ -280,7 +280,15 @@ func figures(ctx context.Context, systems []*System) ([]Figure, error) {
 	if err != nil {
 		return nil, err
 	}
-	figs = append(figs, tl...)
+	// The server's timelines go right under the client's in-flight plot (the
+	// first of tl), on its clock.
+	st, err := ServerTimelinePlots(systems)
+	if err != nil {
+		return nil, err
+	}
+	figs = append(figs, tl[:1]...)
+	figs = append(figs, st...)
+	figs = append(figs, tl[1:]...)
 	return figs, nil
 }
 

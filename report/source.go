@@ -205,6 +205,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	p.source = run
 	if facts.Manifest != nil {
 		p.datasetDir = runread.DatasetOf(run, facts)
+		p.loadServerMetrics(run)
 	}
 	if p.Concurrency == 0 {
 		p.Concurrency = facts.Concurrency

@@ -78,6 +78,14 @@ type pointRow struct {
 	Unofficial               bool     `parquet:"unofficial"`
 	TokenSource              string   `parquet:"token_source,dict"`
 	SimSpeedup               *float64 `parquet:"sim_speedup,optional"`
+	// The server's scraped figures (ServerTelemetry), null without them.
+	ServerPrefixCacheHitRate *float64 `parquet:"server_prefix_cache_hit_rate,optional"`
+	ServerKVUsageMean        *float64 `parquet:"server_kv_usage_mean,optional"`
+	ServerKVUsageP90         *float64 `parquet:"server_kv_usage_p90,optional"`
+	ServerQueueDepthMean     *float64 `parquet:"server_queue_depth_mean,optional"`
+	ServerRunningMean        *float64 `parquet:"server_running_mean,optional"`
+	ServerPreemptions        *float64 `parquet:"server_preemptions,optional"`
+	ServerRequests           *float64 `parquet:"server_requests,optional"`
 }
 
 func numPtr(n Num) *float64 {
@@ -115,6 +123,10 @@ func pointRowOf(s *System, p *Point) pointRow {
 	if sp := p.Manifest.SimSpeedup; sp > 0 {
 		r.SimSpeedup = &sp
 	}
+	t := &p.ServerTelemetry
+	r.ServerPrefixCacheHitRate, r.ServerKVUsageMean, r.ServerKVUsageP90 = t.ServerPrefixCacheHitRate, t.ServerKVUsageMean, t.ServerKVUsageP90
+	r.ServerQueueDepthMean, r.ServerRunningMean = t.ServerQueueDepthMean, t.ServerRunningMean
+	r.ServerPreemptions, r.ServerRequests = t.ServerPreemptions, t.ServerRequests
 	return r
 }
 
@@ -159,6 +171,9 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 	}
 	if err := outguard.WriteParquet(filepath.Join(out, PointsTable), outguard.Kind{Name: "points-table"}, rows, &zstd.Codec{}); err != nil {
 		return notes, fmt.Errorf("write %s: %w", PointsTable, err)
+	}
+	if err := r.writeServerTables(out); err != nil {
+		return notes, err
 	}
 	if len(runs) == 0 {
 		return notes, nil

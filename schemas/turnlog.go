@@ -412,6 +412,11 @@ type RunManifest struct {
 	// SimSpeedup is the simulated server's speed-up (its X-Sim-Speedup header):
 	// every duration it modelled was divided by it; 0 for a real server.
 	SimSpeedup float64 `json:"sim_speedup,omitempty"`
+	// ServerMetrics records the scraping of the server's Prometheus metrics
+	// (nil when it was off); Routing how turns spread over several endpoints
+	// (nil with one).
+	ServerMetrics *ServerMetrics   `json:"server_metrics,omitempty"`
+	Routing       *EndpointRouting `json:"routing,omitempty"`
 }
 
 // TrajectoryCounts counts a run's trajectories by outcome. Started = Finished +

@@ -311,6 +311,8 @@ func (t *tour) sweep(ctx context.Context) error {
 			StreamUsage:         t.tok == nil,
 			EndpointDescription: "embedded sim (agentrace demo): profile " + t.prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
 			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force,
+			// The sim's Prometheus metrics, as replay scrapes them by default.
+			Telemetry: replay.Telemetry{Metrics: true},
 		})
 		if err != nil {
 			return fmt.Errorf("demo: concurrency %d: %w", c, err)

@@ -38,7 +38,8 @@ func TestCLIGrammarFlags(t *testing.T) {
 	oldSpellings := map[string]bool{"force": true, "run": true}
 	// names whose type differs by command on purpose: one concurrency (replay) or a list
 	// (sweep: "1,2,4" parsed with its own messages; demo: a list with a default)
-	typeExceptions := map[string]bool{"concurrency": true}
+	// (replay and sweep: --endpoint repeatable, one per replica; swebench: one URL)
+	typeExceptions := map[string]bool{"concurrency": true, "endpoint": true}
 
 	aliasOwner := map[string]string{} // alias -> long name, across commands
 	aliasWhere := map[string]string{}

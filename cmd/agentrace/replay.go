@@ -30,7 +30,7 @@ import (
 func replayFlags(out *cli.StringFlag) []cli.Flag {
 	flags := []cli.Flag{
 		datasetFlag("dataset directory written by agentrace ingest or synth, or a trace file (the reference's JSONL), ingested first into the cache (required unless --config names it)", false),
-		&cli.StringFlag{Name: "endpoint", Usage: "OpenAI-compatible server, e.g. http://127.0.0.1:8000 (…/v1 and …/v1/chat/completions work too; required unless --config names it)"},
+		&cli.StringSliceFlag{Name: "endpoint", Usage: "OpenAI-compatible server, e.g. http://127.0.0.1:8000 (…/v1 and …/v1/chat/completions work too; required unless --config names it); repeatable: requests go over them as --endpoint-routing says"},
 		out,
 	}
 	flags = append(flags, configFlags()...)
@@ -49,6 +49,7 @@ func replayFlags(out *cli.StringFlag) []cli.Flag {
 		&cli.StringSliceFlag{Name: "public-header", Usage: "NAME of a --header whose value is not secret: recorded in the manifest, not masked (repeatable)"},
 		&cli.StringSliceFlag{Name: "routing-header", Value: []string{replay.DefaultRoutingHeader}, Usage: "header carrying the session id (repeatable)"},
 	)
+	flags = append(flags, telemetryFlags()...)
 	return append(flags, requestFlags()...)
 }
 
@@ -91,10 +92,10 @@ func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Opt
 	}
 	o.Force = interrupt.FromContext(ctx).Force()
 	str(&o.Dataset, "dataset")
-	str(&o.Endpoint, "endpoint")
-	if c.IsSet("endpoint") {
-		o.Endpoints = nil
+	if eps := c.StringSlice("endpoint"); given("endpoint") && len(eps) > 0 {
+		o.Endpoint, o.Endpoints = eps[0], eps[1:]
 	}
+	telemetryOptions(c, &o)
 	str(&o.Out, "out")
 	o.Overwrite = overwrite(c)
 	str(&o.Model, "model")

@@ -146,7 +146,8 @@
 // vllm:kv_cache_usage_perc, vllm:prefix_cache_queries_total,
 // vllm:prefix_cache_hits_total, vllm:prompt_tokens_total,
 // vllm:generation_tokens_total, vllm:num_preemptions_total,
-// vllm:request_success_total, the histograms
+// vllm:request_success_total (finished_reason stop, length or abort, each there
+// from the start at 0 as in vLLM; a tool call counts as a stop), the histograms
 // vllm:time_to_first_token_seconds, vllm:inter_token_latency_seconds and
 // vllm:e2e_request_latency_seconds (modelled seconds), plus agentrace_sim_speedup,
 // agentrace_sim_lag_seconds and agentrace_sim_info. Every response carries the

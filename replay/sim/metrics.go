@@ -47,6 +47,11 @@ func newMetrics(p Profile, speedup float64) *metrics {
 	m.preemptions = counter("vllm:num_preemptions_total", "Requests preempted (KV freed, recomputed later) because the KV pool was full.")
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "vllm:request_success_total", Help: "Finished requests by finish reason.", ConstLabels: labels}, []string{"finished_reason"})
 	reg.MustRegister(m.requests)
+	// As vLLM, every reason is there from the start, at 0 (its engine's reasons:
+	// a tool call is a stop).
+	for _, r := range []string{"stop", "length", "abort"} {
+		m.requests.WithLabelValues(r)
+	}
 	m.ttft = hist("vllm:time_to_first_token_seconds", "Time to first token, modelled seconds.",
 		[]float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560})
 	m.itl = hist("vllm:inter_token_latency_seconds", "Time between consecutive output tokens of a request, modelled seconds.",

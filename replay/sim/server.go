@@ -797,7 +797,11 @@ func (s *Server) sleep(r *http.Request, modelled float64) bool {
 }
 
 func (s *Server) finished(res *response) {
-	s.met.requests.WithLabelValues(res.finish).Inc()
+	reason := res.finish
+	if reason == "tool_calls" {
+		reason = "stop" // vLLM's engine counts the stop; the tool call is its API's reading
+	}
+	s.met.requests.WithLabelValues(reason).Inc()
 }
 
 func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, res *response) {

@@ -1,0 +1,467 @@
+package report
+
+import (
+	"path/filepath"
+
+	"bytes"
+	"errors"
+	"fmt"
+	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/parquet-go/parquet-go/compress/zstd"
+	"io"
+	"math"
+	"slices"
+
+	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/archive"
+	"github.com/parquet-go/parquet-go"
+)
+
+// ServerTelemetry is what the serving engine reported about a point over its
+// performance window, from the run's scraped Prometheus metrics
+// (schemas.ServerMetricsFile): server-reported, not a rules metric. In
+// points.json its fields sit beside the point's own; each is null when the run
+// scraped nothing that gives it.
+type ServerTelemetry struct {
+	// ServerPrefixCacheHitRate is the prefix-cache hits over the queries (the
+	// counters' increase from the last scrape at or before the window's start
+	// to the first at or after its end, over every endpoint); where an engine
+	// has no such counters, the mean of its own hit-rate gauge over the window.
+	ServerPrefixCacheHitRate *float64 `json:"server_prefix_cache_hit_rate"`
+	// ServerKVUsageMean and ServerKVUsageP90 are the KV-cache usage (a fraction)
+	// over the window's scrapes of every endpoint (P90: the rules' lower
+	// percentile).
+	ServerKVUsageMean *float64 `json:"server_kv_usage_mean"`
+	ServerKVUsageP90  *float64 `json:"server_kv_usage_p90"`
+	// ServerQueueDepthMean and ServerRunningMean are the requests waiting and
+	// running, each endpoint's mean over the window's scrapes, summed over the
+	// endpoints.
+	ServerQueueDepthMean *float64 `json:"server_queue_depth_mean"`
+	ServerRunningMean    *float64 `json:"server_running_mean"`
+	// ServerPreemptions and ServerRequests are the preemption and finished-request
+	// counters' increase over the window (as the hit rate's), summed.
+	ServerPreemptions *float64 `json:"server_preemptions"`
+	ServerRequests    *float64 `json:"server_requests"`
+	// ServerEngines are the engines whose names the pages carried, per scraped
+	// endpoint ("unknown": recorded raw; "": nothing scraped).
+	ServerEngines []string `json:"server_engines,omitempty"`
+	// ServerNote says what the numbers are (schemas.ServerMetricsNote) and why
+	// any is missing; "" for a run that scraped nothing.
+	ServerNote string `json:"server_note,omitempty"`
+	// ServerReplicas are the per-endpoint figures, with several endpoints.
+	ServerReplicas []ServerReplica `json:"server_replicas,omitempty"`
+	// RoutingMode and RoutingSplit are how the run spread its turns over
+	// several endpoints and how many trajectories went to more than one
+	// (manifest's routing); absent with one endpoint.
+	RoutingMode  string `json:"routing_mode,omitempty"`
+	RoutingSplit *int   `json:"routing_split_trajectories,omitempty"`
+
+	// serverSeries are the scraped quantities per endpoint, for the timeline;
+	// serverRows the table's rows that gave them, for the report's table.
+	serverSeries []endpointSeries
+	serverRows   []schemas.ServerMetricRow
+}
+
+// ServerReplica is one scraped endpoint's figures over the window.
+type ServerReplica struct {
+	Endpoint int    `json:"endpoint"`
+	URL      string `json:"url"`
+	Engine   string `json:"engine"`
+	// Turns and Trajectories are what the client sent to the endpoint this URL
+	// belongs to (window turns; trajectories that sent a turn there); null when
+	// the URL was given apart from the endpoints (--metrics-url) or the run had
+	// one endpoint.
+	Turns        *int `json:"turns"`
+	Trajectories *int `json:"trajectories"`
+	// Requests, PrefixCacheHitRate and KVUsageMean are the server's, as the
+	// point's.
+	Requests           *float64 `json:"requests"`
+	PrefixCacheHitRate *float64 `json:"prefix_cache_hit_rate"`
+	KVUsageMean        *float64 `json:"kv_usage_mean"`
+}
+
+// scrape is one page's value of a quantity: counters and running/waiting
+// summed over the page's series, usage and hit-rate gauges averaged.
+type scrape struct {
+	t int64
+	v float64
+}
+
+// endpointSeries are one endpoint's quantities, each in time order.
+type endpointSeries struct {
+	q map[string][]scrape
+}
+
+// maxServerRows bounds the rows the report keeps from one run's table (only
+// those of a known quantity are kept).
+const maxServerRows = 20_000_000
+
+// readServerSeries reads a run's server_metrics.parquet: the rows of a known
+// quantity, grouped by endpoint and quantity, each page's series combined.
+func readServerSeries(data []byte, endpoints int) ([]endpointSeries, []schemas.ServerMetricRow, error) {
+	r := parquet.NewGenericReader[schemas.ServerMetricRow](bytes.NewReader(data))
+	defer r.Close()
+	if r.NumRows() > maxServerRows {
+		return nil, nil, fmt.Errorf("%d rows, over the limit of %d", r.NumRows(), maxServerRows)
+	}
+	type key struct {
+		ep int32
+		q  string
+		t  int64
+	}
+	sums := map[key]float64{}
+	counts := map[key]int{}
+	var kept []schemas.ServerMetricRow
+	buf := make([]schemas.ServerMetricRow, 4096)
+	for {
+		n, err := r.Read(buf)
+		for _, row := range buf[:n] {
+			if row.Quantity == nil || row.Endpoint < 0 || int(row.Endpoint) >= endpoints || math.IsNaN(row.Value) {
+				continue
+			}
+			k := key{row.Endpoint, *row.Quantity, row.TNs}
+			sums[k] += row.Value
+			counts[k]++
+			kept = append(kept, row)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	out := make([]endpointSeries, endpoints)
+	for i := range out {
+		out[i].q = map[string][]scrape{}
+	}
+	for k, s := range sums {
+		v := s
+		if averaged(k.q) {
+			v = s / float64(counts[k])
+		}
+		out[k.ep].q[k.q] = append(out[k.ep].q[k.q], scrape{k.t, v})
+	}
+	for i := range out {
+		first := int64(math.MaxInt64)
+		for q := range out[i].q {
+			slices.SortFunc(out[i].q[q], func(a, b scrape) int { return cmpInt64(a.t, b.t) })
+			first = min(first, out[i].q[q][0].t)
+		}
+		// A counter first seen after the endpoint's first scrape was not there
+		// yet (a labelled family appears with its first count): it was 0.
+		for q, s := range out[i].q {
+			if counter(q) && s[0].t > first {
+				out[i].q[q] = append([]scrape{{first, 0}}, s...)
+			}
+		}
+	}
+	return out, kept, nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// counter tells whether a quantity is a counter's.
+func counter(q string) bool {
+	switch q {
+	case schemas.QuantityPrefixQueries, schemas.QuantityPrefixHits, schemas.QuantityPrefixMisses, schemas.QuantityPreemptions, schemas.QuantityRequests:
+		return true
+	}
+	return false
+}
+
+// averaged tells whether a quantity's series on one page are averaged (a
+// fraction per engine core), not summed.
+func averaged(q string) bool { return q == schemas.QuantityKVUsage || q == schemas.QuantityHitRate }
+
+// increase is a counter's increase from the last scrape at or before a to the
+// first at or after b (the first and last scrapes when none is); a drop is a
+// reset (the server restarted), after which the counter counts from 0.
+func increase(s []scrape, a, b int64) (float64, bool) {
+	if len(s) < 2 {
+		return 0, false
+	}
+	i, _ := slices.BinarySearchFunc(s, a, func(x scrape, t int64) int { return cmpInt64(x.t, t) })
+	if i == len(s) || s[i].t > a {
+		i = max(i-1, 0)
+	}
+	j, _ := slices.BinarySearchFunc(s, b, func(x scrape, t int64) int { return cmpInt64(x.t, t) })
+	j = min(j, len(s)-1)
+	if j <= i {
+		return 0, false
+	}
+	var inc float64
+	for k := i + 1; k <= j; k++ {
+		if d := s[k].v - s[k-1].v; d >= 0 {
+			inc += d
+		} else {
+			inc += s[k].v
+		}
+	}
+	return inc, true
+}
+
+// within returns the values of the scrapes in [a, b].
+func within(s []scrape, a, b int64) []float64 {
+	var out []float64
+	for _, x := range s {
+		if x.t >= a && x.t <= b {
+			out = append(out, x.v)
+		}
+	}
+	return out
+}
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// hitRate is an endpoint's (or several's) prefix-cache hit rate over [a, b]
+// from its counters: hits over queries (or over hits plus misses).
+func hitRate(eps []endpointSeries, a, b int64) (hits, queries float64, ok bool) {
+	for _, e := range eps {
+		h, okh := increase(e.q[schemas.QuantityPrefixHits], a, b)
+		if !okh {
+			continue
+		}
+		if q, okq := increase(e.q[schemas.QuantityPrefixQueries], a, b); okq {
+			hits, queries, ok = hits+h, queries+q, true
+		} else if m, okm := increase(e.q[schemas.QuantityPrefixMisses], a, b); okm {
+			hits, queries, ok = hits+h, queries+h+m, true
+		}
+	}
+	return hits, queries, ok
+}
+
+// loadServerMetrics reads the run's scraped metrics into the point's
+// ServerTelemetry, over its performance window.
+func (p *Point) loadServerMetrics(run *archive.Run) {
+	sm := p.Manifest.ServerMetrics
+	if sm == nil {
+		return
+	}
+	t := &p.ServerTelemetry
+	t.ServerNote = schemas.ServerMetricsNote
+	for _, e := range sm.Endpoints {
+		t.ServerEngines = append(t.ServerEngines, e.Engine)
+		switch {
+		case e.Scrapes == 0:
+			t.ServerNote += fmt.Sprintf("; %s: nothing scraped (%d failed: %s)", e.URL, e.Failed, e.LastError)
+		case e.Engine == schemas.EngineUnknown:
+			t.ServerNote += fmt.Sprintf("; %s: no metric name of a known engine, recorded raw", e.URL)
+		}
+	}
+	if rt := p.Manifest.Routing; rt != nil {
+		t.RoutingMode, t.RoutingSplit = rt.Mode, ptr(rt.Split)
+	}
+	if !run.Has(sm.Table) {
+		t.ServerNote += "; the run folder has no " + sm.Table
+		return
+	}
+	data, err := run.ReadFile(sm.Table)
+	if err == nil {
+		t.serverSeries, t.serverRows, err = readServerSeries(data, len(sm.Endpoints))
+	}
+	if err != nil {
+		t.ServerNote += fmt.Sprintf("; %s not read: %v", run.FileLabel(sm.Table), err)
+		return
+	}
+	a, b := p.serverWindow()
+	eps := t.serverSeries
+	if h, q, ok := hitRate(eps, a, b); ok && q > 0 {
+		t.ServerPrefixCacheHitRate = ptr(h / q)
+	} else {
+		var g []float64
+		for _, e := range eps {
+			g = append(g, within(e.q[schemas.QuantityHitRate], a, b)...)
+		}
+		if len(g) > 0 {
+			t.ServerPrefixCacheHitRate = ptr(mean(g))
+			t.ServerNote += "; prefix-cache hit rate: the mean of the engine's own hit-rate gauge (no hit and query counters)"
+		}
+	}
+	var kv []float64
+	sumMeans := func(q string) *float64 {
+		var s float64
+		var any bool
+		for _, e := range eps {
+			if v := within(e.q[q], a, b); len(v) > 0 {
+				s += mean(v)
+				any = true
+			}
+		}
+		if !any {
+			return nil
+		}
+		return ptr(s)
+	}
+	sumInc := func(q string) *float64 {
+		var s float64
+		var any bool
+		for _, e := range eps {
+			if v, ok := increase(e.q[q], a, b); ok {
+				s += v
+				any = true
+			}
+		}
+		if !any {
+			return nil
+		}
+		return ptr(s)
+	}
+	for _, e := range eps {
+		kv = append(kv, within(e.q[schemas.QuantityKVUsage], a, b)...)
+	}
+	if len(kv) > 0 {
+		t.ServerKVUsageMean = ptr(mean(kv))
+		slices.Sort(kv)
+		t.ServerKVUsageP90 = ptr(Percentile(kv, 90))
+	}
+	t.ServerQueueDepthMean = sumMeans(schemas.QuantityWaiting)
+	t.ServerRunningMean = sumMeans(schemas.QuantityRunning)
+	t.ServerPreemptions = sumInc(schemas.QuantityPreemptions)
+	t.ServerRequests = sumInc(schemas.QuantityRequests)
+	if len(eps) < 2 {
+		return
+	}
+	for i, e := range sm.Endpoints {
+		r := ServerReplica{Endpoint: i, URL: e.URL, Engine: e.Engine}
+		one := eps[i : i+1]
+		if h, q, ok := hitRate(one, a, b); ok && q > 0 {
+			r.PrefixCacheHitRate = ptr(h / q)
+		}
+		if v, ok := increase(eps[i].q[schemas.QuantityRequests], a, b); ok {
+			r.Requests = ptr(v)
+		}
+		if v := within(eps[i].q[schemas.QuantityKVUsage], a, b); len(v) > 0 {
+			r.KVUsageMean = ptr(mean(v))
+		}
+		if rt := p.Manifest.Routing; rt != nil && e.Replica != nil && *e.Replica < len(rt.Endpoints) {
+			et := rt.Endpoints[*e.Replica]
+			r.Turns, r.Trajectories = ptr(et.WindowTurns), ptr(et.Trajectories)
+		}
+		t.ServerReplicas = append(t.ServerReplicas, r)
+	}
+}
+
+// serverWindow is the span the server's figures cover: the performance window,
+// or the whole run when it never closed.
+func (p *Point) serverWindow() (a, b int64) {
+	a, b = p.WindowStartNs, p.WindowEndNs
+	if b <= a {
+		b = max(p.Manifest.EndedNs, a)
+	}
+	return a, b
+}
+
+// ServerMetricsTable and ReplicasTable are the report's analysis tables of the
+// servers' scraped metrics: the rows of a known quantity of every point's
+// run, and the per-endpoint figures of points with several endpoints.
+const (
+	ServerMetricsTable = "server_metrics.parquet"
+	ReplicasTable      = "server_replicas.parquet"
+)
+
+// serverRow is one row of the report's server_metrics.parquet: a run's row
+// with its point and the span the point's figures cover.
+type serverRow struct {
+	System        string  `parquet:"system,dict"`
+	Run           string  `parquet:"run,dict"`
+	Concurrency   int32   `parquet:"concurrency"`
+	WindowStartNs int64   `parquet:"window_start_ns"`
+	WindowEndNs   int64   `parquet:"window_end_ns"`
+	TNs           int64   `parquet:"t_ns,delta"`
+	Endpoint      int32   `parquet:"endpoint"`
+	Metric        string  `parquet:"metric,dict"`
+	Labels        *string `parquet:"labels,dict,optional"`
+	Kind          string  `parquet:"kind,dict"`
+	Value         float64 `parquet:"value"`
+	Quantity      string  `parquet:"quantity,dict"`
+	Replica       *int32  `parquet:"replica,optional"`
+}
+
+// replicaRow is one row of server_replicas.parquet.
+type replicaRow struct {
+	System             string   `parquet:"system,dict"`
+	Run                string   `parquet:"run,dict"`
+	Concurrency        int32    `parquet:"concurrency"`
+	Endpoint           int32    `parquet:"endpoint"`
+	URL                string   `parquet:"url"`
+	Engine             string   `parquet:"engine,dict"`
+	Turns              *int64   `parquet:"turns,optional"`
+	Trajectories       *int64   `parquet:"trajectories,optional"`
+	Requests           *float64 `parquet:"requests,optional"`
+	PrefixCacheHitRate *float64 `parquet:"prefix_cache_hit_rate,optional"`
+	KVUsageMean        *float64 `parquet:"kv_usage_mean,optional"`
+	RoutingMode        string   `parquet:"routing_mode,dict"`
+	RoutingSplit       *int64   `parquet:"routing_split_trajectories,optional"`
+}
+
+func int64Ptr(v *int) *int64 {
+	if v == nil {
+		return nil
+	}
+	return ptr(int64(*v))
+}
+
+// serverTables are the report's server_metrics.parquet and
+// server_replicas.parquet rows; none when no point scraped anything.
+func (r *Report) serverTables() ([]serverRow, []replicaRow) {
+	var rows []serverRow
+	var reps []replicaRow
+	for _, s := range r.Systems {
+		for _, p := range s.Points {
+			a, b := p.serverWindow()
+			eps := []schemas.ScrapedEndpoint(nil)
+			if p.Manifest.ServerMetrics != nil {
+				eps = p.Manifest.ServerMetrics.Endpoints
+			}
+			for _, x := range p.serverRows {
+				row := serverRow{System: s.Name, Run: p.RunDir, Concurrency: int32(p.Concurrency), WindowStartNs: a, WindowEndNs: b,
+					TNs: x.TNs, Endpoint: x.Endpoint, Metric: x.Metric, Labels: x.Labels, Kind: x.Kind, Value: x.Value, Quantity: *x.Quantity}
+				if int(x.Endpoint) < len(eps) && eps[x.Endpoint].Replica != nil {
+					row.Replica = ptr(int32(*eps[x.Endpoint].Replica))
+				}
+				rows = append(rows, row)
+			}
+			for _, x := range p.ServerReplicas {
+				reps = append(reps, replicaRow{System: s.Name, Run: p.RunDir, Concurrency: int32(p.Concurrency), Endpoint: int32(x.Endpoint),
+					URL: x.URL, Engine: x.Engine, Turns: int64Ptr(x.Turns), Trajectories: int64Ptr(x.Trajectories),
+					Requests: x.Requests, PrefixCacheHitRate: x.PrefixCacheHitRate, KVUsageMean: x.KVUsageMean,
+					RoutingMode: p.RoutingMode, RoutingSplit: int64Ptr(p.RoutingSplit)})
+			}
+		}
+	}
+	return rows, reps
+}
+
+// writeServerTables writes server_metrics.parquet and server_replicas.parquet
+// into the report folder out when a point has rows for them.
+func (r *Report) writeServerTables(out string) error {
+	rows, reps := r.serverTables()
+	if len(rows) > 0 {
+		if err := outguard.WriteParquet(filepath.Join(out, ServerMetricsTable), outguard.Kind{Name: "server-metrics-table"}, rows, &zstd.Codec{}); err != nil {
+			return fmt.Errorf("write %s: %w", ServerMetricsTable, err)
+		}
+	}
+	if len(reps) > 0 {
+		if err := outguard.WriteParquet(filepath.Join(out, ReplicasTable), outguard.Kind{Name: "server-replicas-table"}, reps, &zstd.Codec{}); err != nil {
+			return fmt.Errorf("write %s: %w", ReplicasTable, err)
+		}
+	}
+	return nil
+}
