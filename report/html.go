@@ -431,3 +431,12 @@ func thousandsNum(n Num, prec int) string {
 	}
 	return english.Thousands(float64(n), prec)
 }
+
+// datasetShown is the dataset path a reader of the report is shown: the absolute
+// one when the manifest has it (its dataset field is relative to the run folder).
+func datasetShown(c schemas.RunConfig) string {
+	if c.DatasetAbs != "" {
+		return c.DatasetAbs
+	}
+	return c.Dataset
+}

@@ -193,7 +193,7 @@ func publishPoint(s *System, p *Point, tokenizerDir string, log io.Writer) error
 	}{
 		{PublishedSummary, append(b, '\n'), isOurJSON},
 		{PublishedAccuracy, AccuracyResults(p), isOurJSON},
-		{PublishedPoint, PointYAML(s, p), isOurPointYAML},
+		{PublishedPoint, PointYAML(s, p, nil), isOurPointYAML},
 	} {
 		if f.data == nil {
 			continue
@@ -237,7 +237,13 @@ func isOurJSON(path string) bool {
 
 func isOurPointYAML(path string) bool {
 	b, err := infile.ReadFile(context.Background(), path, 1<<20)
-	return err == nil && bytes.HasPrefix(b, []byte("# Draft point.yaml (MLPerf Endpoints rules §8.3) written by agentrace"))
+	return err == nil && isPointYAMLHeader(b)
+}
+
+// isPointYAMLHeader tells whether a point.yaml starts with agentrace's comment.
+func isPointYAMLHeader(b []byte) bool {
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	return bytes.HasPrefix(first, []byte("# ")) && bytes.Contains(first, []byte(pointYAMLHeader))
 }
 
 func isOurSweepSummary(path string) bool {
@@ -373,7 +379,7 @@ func SweepSummaryCSV(s *System) []byte {
 		} else if p.GatesOutcome == schemas.OutcomeNotEvaluated {
 			gates = "not_evaluated"
 		}
-		cells := []string{strconv.Itoa(p.Concurrency), pointRegion(s, p),
+		cells := []string{strconv.Itoa(p.Concurrency), pointRegion(p),
 			strconv.Itoa(rs.NSamplesIssued), strconv.Itoa(rs.NSamplesCompleted), strconv.Itoa(rs.NSamplesFailed),
 			strconv.FormatInt(rs.DurationNs, 10), num(float64(rs.QPS)), num(float64(rs.SystemTPS)), num(float64(rs.TPSPerUser)),
 			num(float64(rs.E2EAvgInteractivity)),

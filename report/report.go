@@ -329,7 +329,7 @@ func (r *Report) write(ctx context.Context, out string) error {
 			if err := writeJSON(filepath.Join(dir, ResultSummaryFile), p.Summary); err != nil {
 				return err
 			}
-			if err := outguard.AtomicWriteBytes(filepath.Join(dir, PointYAMLFile), PointYAML(s, p)); err != nil {
+			if err := outguard.AtomicWriteBytes(filepath.Join(dir, PointYAMLFile), PointYAML(s, p, nil)); err != nil {
 				return err
 			}
 		}
