@@ -168,9 +168,9 @@ func anyUnofficial(s *System) bool {
 	return false
 }
 
-// standIn is the note of the first point counted with a stand-in tokenizer, ""
+// StandIn is the note of the first point counted with a stand-in tokenizer, ""
 // when none was.
-func standIn(s *System) string {
+func StandIn(s *System) string {
 	for _, p := range s.Points {
 		if p.Tokenizer != nil && p.Tokenizer.StandIn {
 			return p.Tokenizer.Note
@@ -254,7 +254,7 @@ func templateFuncs() template.FuncMap {
 		"gatesSummary":  gatesSummary,
 		"allPass":       allPass,
 		"anyUnofficial": anyUnofficial,
-		"standIn":       standIn,
+		"standIn":       StandIn,
 		"regionCSS":     func(r string) template.CSS { return template.CSS(cssColor(regionColor(r))) },
 		"deref":         func(b *bool) bool { return b != nil && *b },
 		"first": func(ps []*Point) *Point {
@@ -346,7 +346,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		if anyUnofficial(s) {
 			p("\n> Some token counts come from server usage, not the reference tokenizer: those numbers are **unofficial**.\n")
 		}
-		if note := standIn(s); note != "" {
+		if note := StandIn(s); note != "" {
 			p("\n> Token counts: %s. The token-based numbers (OSL gate, system_tps, interactivity, TPOT, ISL) are **unofficial**.\n", mdEscape(note))
 		}
 	}

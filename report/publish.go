@@ -88,55 +88,75 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 	islFor := newISLSource(ctx, tk).forRun
 	var systems []*System
 	for _, arg := range o.Runs {
-		src, inner, err := archive.OpenPath(arg, archive.Limits{})
+		pts, sweep, src, err := LoadAgentraceRuns(ctx, arg, tok, islFor, o.Ruleset)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		defer src.Close()
-		if src.Kind != archive.SourceDir {
-			return nil, fmt.Errorf("publish: %q is an archive: publish writes into run folders, give a folder", arg)
-		}
-		runs := archive.Under(archive.Find(src), inner)
-		if len(runs) == 0 {
-			return nil, fmt.Errorf("publish: %q holds no agentrace run (%s) nor a sweep of c<N>/ runs", arg, schemas.TurnLogFile)
-		}
-		for _, r := range runs {
-			if r.Err != nil {
-				return nil, fmt.Errorf("publish: run %q: %w", r.Label, r.Err)
-			}
-			if !runread.HasTurnLog(r) {
-				return nil, fmt.Errorf("publish: %q is a %s run: publish writes agentrace runs' files (audit reads the others as they are)", r.Label, r.Kind)
-			}
-		}
-		pts, err := iter.MapErr(runs, func(run **archive.Run) (*Point, error) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			return LoadRun(ctx, *run, tok, islFor, o.Ruleset)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("publish: %w", err)
-		}
-		rs, _, err := systemRuleset(o.Ruleset, pts)
+		rs, _, err := CurveRuleset(o.Ruleset, pts)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		name := filepath.Base(filepath.Clean(arg))
 		s := NewSystemWith(name, pts, o.CMax, rs)
 		systems = append(systems, s)
-		if note := standIn(s); note != "" {
+		if note := StandIn(s); note != "" {
 			english.Fprintf(o.Log, "publish", english.Warning, "%s: token counts %s; the published token figures are unofficial (result_summary.json agentrace.tokenizer says so)", name, note)
 		}
 		// A sweep folder named as such gets the curve's table.
-		sweep := ""
-		if len(runs) > 1 || runs[0].Dir != inner {
-			sweep = arg
+		sweepDir := ""
+		if sweep {
+			sweepDir = arg
 		}
-		if err := PublishSystem(s, sweep, o.TokenizerDir, o.Log); err != nil {
+		if err := PublishSystem(s, sweepDir, o.TokenizerDir, o.Log); err != nil {
 			return nil, err
 		}
 	}
 	return systems, nil
+}
+
+// LoadAgentraceRuns folds the agentrace runs of a run or sweep folder arg (a
+// folder, never an archive: the published files are written into it) into
+// points, judged by ruleset ("" for the runs' own). sweep tells that arg is a
+// sweep folder (its c<N>/ runs) rather than one run folder. Any other kind of run
+// in it, or none, is an error. The points' runs (Point.Run) are read through src,
+// which the caller closes when done with them.
+func LoadAgentraceRuns(ctx context.Context, arg string, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error), ruleset string) (pts []*Point, sweep bool, src *archive.Source, err error) {
+	src, inner, err := archive.OpenPath(arg, archive.Limits{})
+	if err != nil {
+		return nil, false, nil, err
+	}
+	defer func() {
+		if err != nil {
+			src.Close()
+			src = nil
+		}
+	}()
+	if src.Kind != archive.SourceDir {
+		return nil, false, nil, fmt.Errorf("%q is an archive: give the run or sweep folder", arg)
+	}
+	runs := archive.Under(archive.Find(src), inner)
+	if len(runs) == 0 {
+		return nil, false, nil, fmt.Errorf("%q holds no agentrace run (%s) nor a sweep of c<N>/ runs", arg, schemas.TurnLogFile)
+	}
+	for _, r := range runs {
+		if r.Err != nil {
+			return nil, false, nil, fmt.Errorf("run %q: %w", r.Label, r.Err)
+		}
+		if !runread.HasTurnLog(r) {
+			return nil, false, nil, fmt.Errorf("%q is a %s run: only agentrace runs are published (audit reads the others as they are)", r.Label, r.Kind)
+		}
+	}
+	pts, err = iter.MapErr(runs, func(run **archive.Run) (*Point, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		return LoadRun(ctx, *run, tok, islFor, ruleset)
+	})
+	if err != nil {
+		return nil, false, nil, err
+	}
+	return pts, len(runs) > 1 || runs[0].Dir != inner, src, nil
 }
 
 // PublishSystem writes the published files of a system's points (agentrace runs,

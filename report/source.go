@@ -433,3 +433,6 @@ func nullContent(messages json.RawMessage) bool {
 	}
 	return false
 }
+
+// Run is the run a point was folded from (nil for a point built otherwise).
+func (p *Point) Run() *archive.Run { return p.source }

@@ -123,12 +123,12 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 		w(" (margin point: legal, satisfies no region)")
 	}
 	w("\n")
-	if s.NoCMax == "" {
+	if s.NoCMax == "" && s.CMaxSource != cmaxHighestPoint {
 		w("max_supported_concurrency: %d\n", s.CMax)
 	}
 	str("division", d.Division)
-	if name, ok := CanonicalModelName(servedModel(c)); ok {
-		w("model_name: %s  # served as %s\n", name, yq(servedModel(c)))
+	if name, ok := CanonicalModelName(ServedModel(c)); ok {
+		w("model_name: %s  # served as %s\n", name, yq(ServedModel(c)))
 	}
 	str("model_precision", d.ModelPrecision)
 	str("link_to_model", d.LinkToModel)
@@ -175,7 +175,7 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 	w("accuracy:\n")
 	w("  - name: %s\n    eval_method: agentic_inference_inline\n", yq(name))
 	w("  - name: swe_bench\n    eval_method: swe_bench_scorer\n    num_repeats: 1\n    extras:\n")
-	w("      num_instances: %d\n", swebenchInstances(servedModel(c)))
+	w("      num_instances: %d\n", swebenchInstances(ServedModel(c)))
 	if d.SWEBenchTemplate != "" {
 		w("      swebench_template: %s\n", yq(d.SWEBenchTemplate))
 	}
@@ -189,8 +189,8 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 	return b.Bytes()
 }
 
-// servedModel is the model name the run's requests carried.
-func servedModel(c schemas.RunConfig) string {
+// ServedModel is the model name a run's requests carried.
+func ServedModel(c schemas.RunConfig) string {
 	if c.Model != "" {
 		return c.Model
 	}
