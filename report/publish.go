@@ -121,7 +121,7 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 // sweep folder (its c<N>/ runs) rather than one run folder. Any other kind of run
 // in it, or none, is an error. The points' runs (Point.Run) are read through src,
 // which the caller closes when done with them.
-func LoadAgentraceRuns(ctx context.Context, arg string, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error), ruleset string) (pts []*Point, sweep bool, src *archive.Source, err error) {
+func LoadAgentraceRuns(ctx context.Context, arg string, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error), ruleset string) (pts []*Point, sweep bool, _ *archive.Source, err error) {
 	src, inner, err := archive.OpenPath(arg, archive.Limits{})
 	if err != nil {
 		return nil, false, nil, err
@@ -129,7 +129,6 @@ func LoadAgentraceRuns(ctx context.Context, arg string, tok TokenCounter, islFor
 	defer func() {
 		if err != nil {
 			src.Close()
-			src = nil
 		}
 	}()
 	if src.Kind != archive.SourceDir {
