@@ -88,7 +88,7 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 	islFor := newISLSource(ctx, tk).forRun
 	var systems []*System
 	for _, arg := range o.Runs {
-		pts, sweep, src, err := LoadAgentraceRuns(ctx, arg, tok, islFor, o.Ruleset)
+		pts, sweep, src, err := LoadAgentraceRuns(ctx, arg, LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
@@ -119,9 +119,10 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 // folder, never an archive: the published files are written into it) into
 // points, judged by ruleset ("" for the runs' own). sweep tells that arg is a
 // sweep folder (its c<N>/ runs) rather than one run folder. Any other kind of run
-// in it, or none, is an error. The points' runs (Point.Run) are read through src,
-// which the caller closes when done with them.
-func LoadAgentraceRuns(ctx context.Context, arg string, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error), ruleset string) (pts []*Point, sweep bool, _ *archive.Source, err error) {
+// in it, or none, is an error. onRecord, when set, gives each run's
+// LoadOptions.OnRecord. The points' runs (Point.Run) are read through the source
+// returned, which the caller closes when done with them.
+func LoadAgentraceRuns(ctx context.Context, arg string, o LoadOptions, onRecord func(*archive.Run) func(*schemas.TurnRecord) error) (pts []*Point, sweep bool, _ *archive.Source, err error) {
 	src, inner, err := archive.OpenPath(arg, archive.Limits{})
 	if err != nil {
 		return nil, false, nil, err
@@ -150,7 +151,11 @@ func LoadAgentraceRuns(ctx context.Context, arg string, tok TokenCounter, islFor
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		return LoadRun(ctx, *run, tok, islFor, ruleset)
+		ro := o
+		if onRecord != nil {
+			ro.OnRecord = onRecord(*run)
+		}
+		return LoadRunWith(ctx, *run, ro)
 	})
 	if err != nil {
 		return nil, false, nil, err

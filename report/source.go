@@ -149,6 +149,9 @@ type LoadOptions struct {
 	// NoScores leaves the point's gates unset (no scores.json read, no run
 	// scored): the caller scores the run itself and calls AttachScores.
 	NoScores bool
+	// OnRecord, when set, is given every record as the run is read (once), after
+	// the fold took it; the record is reused after the call.
+	OnRecord func(*schemas.TurnRecord) error
 }
 
 // LoadRunWith is LoadRun with options.
@@ -182,6 +185,9 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	scan, err := runread.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x runread.TurnExtra) error {
 		cur = x
 		a.Add(rec)
+		if o.OnRecord != nil {
+			return o.OnRecord(rec)
+		}
 		return nil
 	})
 	if err != nil && !(errors.Is(err, runread.ErrNoTurns) && runread.IsPoint(run)) {

@@ -2,7 +2,6 @@ package submission
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runread"
 )
 
 // EventsFile is a point's event log, as the reference client names it.
@@ -26,7 +24,14 @@ type event struct {
 	line []byte
 }
 
-// WriteEvents writes an agentrace run's turn log as the reference client's event
+// issue is a turn's sample.issued event, placed when the window's end is known.
+type issue struct {
+	ts       int64
+	inWindow bool
+	e        eventLine
+}
+
+// eventLog builds an agentrace run's turn log as the reference client's event
 // log (events.jsonl: session events, and per turn its sample.issued, recv and
 // sample.complete events, an error.generic event before a failed one's complete,
 // in time order), so that readers of reference runs (report, audit, the scorer)
@@ -36,102 +41,118 @@ type event struct {
 // turn skipped after its trajectory failed, an issue and a complete without
 // output, as the reference's register_skipped does. The prompts are not written
 // (the issued events' PromptData is empty): they are the dataset's, named by its
-// content hash in point.yaml.
-func WriteEvents(ctx context.Context, run *archive.Run, windowEndNs int64, w io.Writer) error {
-	var evs []event
-	add := func(ts int64, m eventLine) error {
+// content hash in point.yaml. Records are added as a run is read (add), and the
+// log written once its window is known (write).
+type eventLog struct {
+	evs    []event
+	issues []issue
+	n      int
+}
+
+// add adds a turn's events.
+func (l *eventLog) add(r *schemas.TurnRecord) error {
+	if r.Status == schemas.StatusNotIssued {
+		return nil
+	}
+	l.n++
+	turn := r.Turn
+	e := eventLine{UUID: fmt.Sprintf("%032x", l.n), Conv: r.SessionID, Turn: &turn}
+	issued := r.IssuedNs
+	if issued <= 0 {
+		issued = r.CompletedNs
+	}
+	e.Type, e.Data = "sample.issued", json.RawMessage(`["PromptData",null,null,null,null,null,null,null]`)
+	l.issues = append(l.issues, issue{issued, r.InWindow, e})
+	put := func(ts int64, m eventLine) error {
 		m.TS = eventBase + ts
 		b, err := m.marshal()
 		if err != nil {
 			return err
 		}
-		evs = append(evs, event{eventBase + ts, b})
+		l.evs = append(l.evs, event{m.TS, b})
 		return nil
 	}
-	stop := windowEndNs
-	last := int64(0)
-	n := 0
-	_, err := runread.ScanTurns(ctx, run, func(r *schemas.TurnRecord) error {
-		if r.Status == schemas.StatusNotIssued {
-			return nil
+	e.Data = nil
+	if r.FirstTokenNs > 0 {
+		times := r.ChunkTimesNs
+		if len(times) == 0 {
+			times = []int64{0}
 		}
-		n++
-		uuid := fmt.Sprintf("%032x", n)
-		e := eventLine{UUID: uuid, Conv: r.SessionID, Turn: &r.Turn}
-		issued := r.IssuedNs
-		if issued <= 0 {
-			issued = r.CompletedNs
-		}
-		// Keep the turn log's window: issued at or before the stop event is in it.
-		if stop > 0 {
-			switch {
-			case r.InWindow && issued > stop:
-				issued = stop
-			case !r.InWindow && issued <= stop:
-				issued = stop + 1
+		for i, t := range times {
+			e.Type = "sample.recv_non_first"
+			if i == 0 {
+				e.Type = "sample.recv_first"
 			}
-		}
-		e.Type, e.Data = "sample.issued", json.RawMessage(`["PromptData",null,null,null,null,null,null,null]`)
-		if err := add(issued, e); err != nil {
-			return err
-		}
-		last = max(last, issued)
-		e.Data = nil
-		if r.FirstTokenNs > 0 {
-			times := r.ChunkTimesNs
-			if len(times) == 0 {
-				times = []int64{0}
-			}
-			for i, t := range times {
-				e.Type = "sample.recv_non_first"
-				if i == 0 {
-					e.Type = "sample.recv_first"
-				}
-				if err := add(r.FirstTokenNs+t, e); err != nil {
-					return err
-				}
-			}
-		}
-		if r.Status == schemas.StatusCancelled || r.CompletedNs <= 0 {
-			return nil // cut in flight: no complete event
-		}
-		done := max(r.CompletedNs, issued)
-		last = max(last, done)
-		if r.Status != schemas.StatusOK {
-			typ := "TurnAbortedByPriorFailure"
-			if r.Status != schemas.StatusAborted {
-				typ = r.Status
-			}
-			e.Type, e.Data = "error.generic", mustJSON([]any{"ErrorData", typ, r.Error})
-			if err := add(done, e); err != nil {
+			if err := put(r.FirstTokenNs+t, e); err != nil {
 				return err
 			}
-			e.Type, e.Data = "sample.complete", nil
-			return add(done, e)
 		}
-		out, err := textModelOutput(r)
-		if err != nil {
-			return fmt.Errorf("turn %d of %q: %w", r.Turn, r.SessionID, err)
-		}
-		e.Type, e.Data, e.Finish = "sample.complete", out, r.FinishReason
-		return add(done, e)
-	})
-	if err != nil {
-		return err
 	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].ts < evs[j].ts })
+	if r.Status == schemas.StatusCancelled || r.CompletedNs <= 0 && r.Status != schemas.StatusAborted {
+		return nil // cut in flight: no complete event
+	}
+	done := max(r.CompletedNs, issued)
+	if r.Status != schemas.StatusOK {
+		typ := "TurnAbortedByPriorFailure"
+		if r.Status != schemas.StatusAborted {
+			typ = r.Status
+		}
+		e.Type, e.Data = "error.generic", mustJSON([]any{"ErrorData", typ, r.Error})
+		if err := put(done, e); err != nil {
+			return err
+		}
+		e.Type, e.Data = "sample.complete", nil
+		return put(done, e)
+	}
+	out, err := textModelOutput(r)
+	if err != nil {
+		return fmt.Errorf("turn %d of %q: %w", r.Turn, r.SessionID, err)
+	}
+	e.Type, e.Data, e.Finish = "sample.complete", out, r.FinishReason
+	return put(done, e)
+}
+
+// write writes the log: the session's start and performance tracking from 0,
+// its stop at windowEndNs (0: never stopped), every turn's events in time order
+// (a turn issued in the window at or before the stop, one issued after it
+// after), and the session's end.
+func (l *eventLog) write(w io.Writer, windowEndNs int64) error {
+	stop := windowEndNs
+	last := int64(0)
+	// A turn's issue goes before its other events of the same instant (a turn
+	// skipped after a failure is issued and completed at once).
+	issued := make([]event, 0, len(l.issues))
+	for _, is := range l.issues {
+		ts := is.ts
+		if stop > 0 {
+			switch {
+			case is.inWindow && ts > stop:
+				ts = stop
+			case !is.inWindow && ts <= stop:
+				ts = stop + 1
+			}
+		}
+		is.e.TS = eventBase + ts
+		b, err := is.e.marshal()
+		if err != nil {
+			return err
+		}
+		issued = append(issued, event{is.e.TS, b})
+	}
+	l.evs = append(issued, l.evs...)
+	for _, e := range l.evs {
+		last = max(last, e.ts-eventBase)
+	}
+	sort.SliceStable(l.evs, func(i, j int) bool { return l.evs[i].ts < l.evs[j].ts })
 	bw := bufio.NewWriter(w)
-	for _, l := range []struct {
-		ts  int64
-		typ string
-	}{{0, "session.started"}, {0, "session.start_performance_tracking"}} {
-		if err := writeSession(bw, l.ts, l.typ); err != nil {
+	for _, typ := range []string{"session.started", "session.start_performance_tracking"} {
+		if err := writeSession(bw, 0, typ); err != nil {
 			return err
 		}
 	}
-	stopWritten := false
-	for _, e := range evs {
-		if !stopWritten && stop > 0 && e.ts > eventBase+stop {
+	stopWritten := stop <= 0
+	for _, e := range l.evs {
+		if !stopWritten && e.ts > eventBase+stop {
 			if err := writeSession(bw, stop, "session.stop_performance_tracking"); err != nil {
 				return err
 			}
@@ -140,7 +161,7 @@ func WriteEvents(ctx context.Context, run *archive.Run, windowEndNs int64, w io.
 		bw.Write(e.line)
 		bw.WriteByte('\n')
 	}
-	if !stopWritten && stop > 0 {
+	if !stopWritten {
 		if err := writeSession(bw, stop, "session.stop_performance_tracking"); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -118,8 +119,18 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	}
 	islFor := report.NewISLSource(ctx, tk)
 	byModel := map[string][]*report.Point{}
+	// Each run's event log is built as the run is read, the one time it is.
+	var mu sync.Mutex
+	logs := map[*archive.Run]*eventLog{}
+	onRecord := func(run *archive.Run) func(*schemas.TurnRecord) error {
+		l := &eventLog{}
+		mu.Lock()
+		logs[run] = l
+		mu.Unlock()
+		return l.add
+	}
 	for _, arg := range o.Sweeps {
-		pts, _, src, err := report.LoadAgentraceRuns(ctx, arg, tok, islFor, o.Ruleset)
+		pts, _, src, err := report.LoadAgentraceRuns(ctx, arg, report.LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, onRecord)
 		if err != nil {
 			return nil, fmt.Errorf("submit: %w", err)
 		}
@@ -183,7 +194,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 			if err := writePoint(dir, s, p, d, sub, util[p]); err != nil {
 				return nil, fmt.Errorf("submit: %w", err)
 			}
-			if err := writeEventLog(ctx, filepath.Join(dir, EventsFile), p); err != nil {
+			if err := writeEventLog(filepath.Join(dir, EventsFile), logs[p.Run()], p.Manifest.WindowEndNs); err != nil {
 				return nil, fmt.Errorf("submit: r%d: %w", p.Concurrency, err)
 			}
 			c.Points = append(c.Points, p.Concurrency)
@@ -255,17 +266,12 @@ func writePoint(dir string, s *report.System, p *report.Point, d *report.Disclos
 	return nil
 }
 
-// writeEventLog writes a point's event log (WriteEvents) from its run's turn log.
-func writeEventLog(ctx context.Context, path string, p *report.Point) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("create event log: %w", err)
+// writeEventLog writes a point's event log, built as its run was read.
+func writeEventLog(path string, l *eventLog, windowEndNs int64) error {
+	if l == nil {
+		return fmt.Errorf("no event log built for %s", path)
 	}
-	if err := WriteEvents(ctx, p.Run(), p.Manifest.WindowEndNs, f); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
+	return outguard.AtomicWrite(path, func(w io.Writer) error { return l.write(w, windowEndNs) })
 }
 
 // utilization is each point's tps_utilization as the checker derives it: its
