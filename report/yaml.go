@@ -2,13 +2,16 @@ package report
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/rulesets"
@@ -142,7 +145,7 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 	case d.NoSpeculativeDecoding:
 		w("speculative_decoding: null\n")
 	}
-	name := filepath.Base(filepath.FromSlash(c.Dataset))
+	name := datasetName(p)
 	str("dataset_name", name)
 	w("dataset_type: \"Accuracy + Performance\"\n")
 	str("dataset_link", d.DatasetLink)
@@ -187,6 +190,19 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 	w("  concurrency: %d\n", p.Concurrency)
 	w("  initialization_steps: []\n")
 	return b.Bytes()
+}
+
+// datasetName names a point's dataset without a local path: the file it was
+// ingested from (its dataset manifest's one input), else the dataset folder's name.
+func datasetName(p *Point) string {
+	if p.datasetDir != "" {
+		b, err := infile.ReadFile(context.Background(), filepath.Join(p.datasetDir, schemas.RunManifestFile), 1<<20)
+		var m schemas.DatasetManifest
+		if err == nil && json.Unmarshal(b, &m) == nil && len(m.Inputs) == 1 {
+			return path.Base(m.Inputs[0].Path)
+		}
+	}
+	return filepath.Base(filepath.FromSlash(p.Manifest.Config.Dataset))
 }
 
 // ServedModel is the model name a run's requests carried.

@@ -77,7 +77,7 @@ func TestSubmitTree(t *testing.T) {
 			t.Errorf("point.yaml lacks %s:\n%s", k, y)
 		}
 	}
-	if pt["model_name"] != "qwen3_6-35b-a3b" || pt["division"] != "RDI" || pt["max_supported_concurrency"] != 64 ||
+	if pt["model_name"] != "qwen3_6-35b-a3b" || pt["division"] != "RDI" || pt["max_supported_concurrency"] != 64 || pt["dataset_name"] != "traces.jsonl" ||
 		strings.Contains(string(y), "TODO") || strings.Contains(string(y), root) {
 		t.Errorf("point.yaml:\n%s", y)
 	}
