@@ -78,7 +78,7 @@ demo: build
 # clean also removes what the README's commands derive in the checkout from its
 # testdata (README_OUTPUTS, git-ignored too). The dataset and sweep a real endpoint's
 # block makes (ds/, sweep/) are git-ignored but kept: hours of GPU time.
-README_OUTPUTS := rep results.parquet tree.parquet sub.tgz audit-acme
+README_OUTPUTS := rep results.parquet tree.parquet sub.tgz audit-acme submitter.yaml my-submission
 clean:
 	rm -rf bin demo-out bench-out $(CACHE) $(README_OUTPUTS)
 

@@ -484,6 +484,28 @@ func (pt *point) compareSummary() {
 		r.Status = NotPublished
 		pt.add(r)
 	}
+	// The full-run block's counters, where the summary has them (the reference's
+	// newer summaries): the turns counted depend on the token counts, the others
+	// on the turns' outcomes alone.
+	fc := rs.FullRun
+	if rs.OSLFullRun != nil {
+		fc.Counted = rs.OSLFullRun.Count
+	}
+	for _, c := range []struct {
+		k   string
+		v   int
+		why string
+	}{{"n_turns_counted", fc.Counted, pt.oslWhy}, {"n_empty", fc.Empty, pt.oslWhy}, {"n_errors", fc.Errors, pt.oslWhy},
+		{"n_undecodable", fc.Undecodable, ""}, {"n_missing", fc.Missing, ""}} {
+		if _, ok := get(d, "output_sequence_lengths_full_run", c.k); !ok {
+			continue
+		}
+		r := Row{Field: "output_sequence_lengths_full_run." + c.k, File: name, Published: numAt(d, "output_sequence_lengths_full_run", c.k), Recomputed: fp(float64(c.v))}
+		if w := orEv(c.why); w != "" {
+			r.Status, r.Note, r.Recomputed = Unchecked, w, nil
+		}
+		pt.add(r)
+	}
 	// The agentic figures as the checker takes them: derived from the summary's
 	// totals (score.ReadSummaryFigures), the summary's own field only where the
 	// checker derives none; a stored field more than 1% from the derivation is the

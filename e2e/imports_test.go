@@ -43,6 +43,8 @@ var stageImports = map[string][]string{
 	"score/rulesets": {"schemas", "internal", "datasets", "tokens"},
 	"report":         {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets"},
 	"audit":          {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets", "report"},
+	// submission lays report's files out as a submission tree.
+	"submission": {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets", "report"},
 	// simulate predicts a sweep in virtual time: the simulated endpoint's model,
 	// then the report's metrics of the points it predicts.
 	"simulate": {"schemas", "internal", "datasets", "tokens", "runlog", "replay/sim", "report"},

@@ -162,6 +162,15 @@ var readmePlans = []readmePlan{
 			{"--out rep --tokenizer .cache/tokenizers/qwen3 sweep", "--out rep --tokenizer .cache/tokenizers/qwen3 sweep # exit 1",
 				"two stand-in points on a tiny dataset are no official curve: report says FAIL and exits 1"},
 		}},
+	{prefix: "agentrace ingest --tokenizer .cache/tokenizers/qwen3 --out ds official.jsonl", how: "run", dir: "repo-submit",
+		prep: "cp ../demo-out/traces.jsonl official.jsonl",
+		stands: []standIn{
+			{"official.jsonl", "official.jsonl", "the official dataset is not public: the demo's synthetic traces (copied to official.jsonl) stand in"},
+			{"http://HOST:8000", "http://SIMADDR", "the embedded sim (agentrace sim on a free loopback port, answering from the demo's dataset) stands in for the vLLM endpoint"},
+			{"--concurrency 1,2,4,8,16,32,64,128", "--concurrency 1,8", "two points instead of eight, to keep the test short"},
+			{"--trajectories 613", "--trajectories 11", "the stand-in dataset's size (11) instead of the official 613"},
+			{"--out sweep", "--out sweep --delay-scale 0.001", "the synthetic delays scaled by 1/1000, as the sim runs 1000x faster than modelled"},
+		}},
 	{prefix: "agentrace rescore --out results.parquet", how: "run", dir: "repo-archives",
 		prep:   "tar czf sub.tgz -C testdata/submission-tree .",
 		stands: []standIn{{"sub.tgz", "sub.tgz", "sub.tgz is testdata/submission-tree archived (tar czf sub.tgz -C testdata/submission-tree .)"}}},
@@ -291,7 +300,7 @@ func TestReadmeCommands(t *testing.T) {
 		if name == "demo-out" || made[name] {
 			return dir
 		}
-		if out, err := run(root, fmt.Sprintf("mkdir -p %[1]s/testdata && cp -r %[2]s/testdata/refruns %[2]s/testdata/reference-run %[2]s/testdata/submission-tree %[1]s/testdata/",
+		if out, err := run(root, fmt.Sprintf("mkdir -p %[1]s/testdata && cp -r %[2]s/testdata/refruns %[2]s/testdata/reference-run %[2]s/testdata/submission-tree %[2]s/testdata/submit %[1]s/testdata/",
 			name, repoRoot)); err != nil {
 			t.Fatalf("lay out %s: %v\n%s", name, err, out)
 		}

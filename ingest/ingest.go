@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/agentrace/agentrace/internal/official"
 	"io"
 	"runtime"
 	"sync"
@@ -227,6 +228,11 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		}
 		in.prog.phase.Store(phaseTables)
 		m.Inputs = in.inputs
+		var sums []string
+		for _, f := range in.inputs {
+			sums = append(sums, f.SHA256)
+		}
+		m.OfficialDataset = official.Bool(official.IsDataset(sums...))
 		in.warnings.sort(opts.Inputs)
 		for _, p := range in.warnings.err.Problems {
 			m.Warnings = append(m.Warnings, p.String())

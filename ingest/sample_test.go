@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
@@ -53,6 +54,13 @@ func TestSampleCounts(t *testing.T) {
 			data, err := os.ReadFile(tc.file(t))
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The sha256 is the file's as given; a sample is not the official dataset.
+			if sum := sha256.Sum256(data); in[0].SHA256 != hex.EncodeToString(sum[:]) {
+				t.Errorf("input sha256 %s, the file's %x", in[0].SHA256, sum)
+			}
+			if o := d.Manifest.OfficialDataset; o == nil || *o {
+				t.Errorf("official_dataset %v, want false", o)
 			}
 			if in[0].Bytes != int64(len(data)) || in[0].Lines != int64(bytes.Count(data, []byte{'\n'})) {
 				t.Errorf("input bytes %d lines %d; file has %d bytes, %d lines", in[0].Bytes, in[0].Lines, len(data), bytes.Count(data, []byte{'\n'}))

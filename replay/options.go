@@ -462,6 +462,7 @@ func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 		}
 	}
 	c.Dataset, c.DatasetAbs = relpath.Record(s.Out, s.Dataset)
+	c.OfficialDataset = d.Manifest.OfficialDataset
 	if c.Model == "" && s.profile != nil {
 		c.Model = s.profile.Model
 	}
@@ -488,6 +489,7 @@ func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 		StreamUsage:  s.StreamUsage,
 		Trajectories: s.budget, DatasetSize: n,
 		Profile: official.String(s.Profile), Model: model,
+		OfficialDataset: c.OfficialDataset,
 	})
 	c.Official = len(c.NonOfficial) == 0
 	return c

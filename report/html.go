@@ -153,9 +153,9 @@ func anyUnofficial(s *System) bool {
 	return false
 }
 
-// standIn is the note of the first point counted with a stand-in tokenizer, ""
+// StandIn is the note of the first point counted with a stand-in tokenizer, ""
 // when none was.
-func standIn(s *System) string {
+func StandIn(s *System) string {
 	for _, p := range s.Points {
 		if p.Tokenizer != nil && p.Tokenizer.StandIn {
 			return p.Tokenizer.Note
@@ -222,7 +222,7 @@ func templateFuncs() template.FuncMap {
 		"gatesSummary":  gatesSummary,
 		"allPass":       allPass,
 		"anyUnofficial": anyUnofficial,
-		"standIn":       standIn,
+		"standIn":       StandIn,
 		"regionCSS":     func(r string) template.CSS { return template.CSS(cssColor(regionColor(r))) },
 		"first": func(ps []*Point) *Point {
 			if len(ps) == 0 {
@@ -316,7 +316,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		if anyUnofficial(s) {
 			p("\n> Some token counts come from server usage, not the reference tokenizer: those numbers are **unofficial**.\n")
 		}
-		if note := standIn(s); note != "" {
+		if note := StandIn(s); note != "" {
 			p("\n> Token counts: %s. The token-based numbers (OSL gate, system_tps, interactivity, TPOT, ISL) are **unofficial**.\n", mdEscape(note))
 		}
 	}
@@ -376,4 +376,13 @@ func thousandsNum(n Num, prec int) string {
 		return "–"
 	}
 	return english.Thousands(float64(n), prec)
+}
+
+// datasetShown is the dataset path a reader of the report is shown: the absolute
+// one when the manifest has it (its dataset field is relative to the run folder).
+func datasetShown(c schemas.RunConfig) string {
+	if c.DatasetAbs != "" {
+		return c.DatasetAbs
+	}
+	return c.Dataset
 }

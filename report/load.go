@@ -306,12 +306,16 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 	return NewSystemWith(name, pts, cmax, rs)
 }
 
+// cmaxHighestPoint is System.CMaxSource when no C_max was declared: the highest
+// point stands in for it.
+const cmaxHighestPoint = "highest point"
+
 // NewSystemWith classifies the points by region in the ruleset's region form
 // (C_max = cmax, else the C_max the points declare, else the highest concurrency;
 // C_min from the lowest point), judges the curve's SWE-bench mean of N when its
 // points carry SWE-bench results, and runs the coverage checks.
 func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) *System {
-	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: "highest point", limits: rules.Curve}
+	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: cmaxHighestPoint, limits: rules.Curve}
 	// A point whose point.yaml does not validate is kept apart: it counts for
 	// C_min, the coverage and the accuracy rules only (Counted).
 	for _, p := range pts {

@@ -88,55 +88,79 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 	islFor := newISLSource(ctx, tk).forRun
 	var systems []*System
 	for _, arg := range o.Runs {
-		src, inner, err := archive.OpenPath(arg, archive.Limits{})
+		pts, sweep, src, err := LoadAgentraceRuns(ctx, arg, LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		defer src.Close()
-		if src.Kind != archive.SourceDir {
-			return nil, fmt.Errorf("publish: %q is an archive: publish writes into run folders, give a folder", arg)
-		}
-		runs := archive.Under(archive.Find(src), inner)
-		if len(runs) == 0 {
-			return nil, fmt.Errorf("publish: %q holds no agentrace run (%s) nor a sweep of c<N>/ runs", arg, schemas.TurnLogFile)
-		}
-		for _, r := range runs {
-			if r.Err != nil {
-				return nil, fmt.Errorf("publish: run %q: %w", r.Label, r.Err)
-			}
-			if !runread.HasTurnLog(r) {
-				return nil, fmt.Errorf("publish: %q is a %s run: publish writes agentrace runs' files (audit reads the others as they are)", r.Label, r.Kind)
-			}
-		}
-		pts, err := iter.MapErr(runs, func(run **archive.Run) (*Point, error) {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			return LoadRun(ctx, *run, tok, islFor, o.Ruleset)
-		})
-		if err != nil {
-			return nil, fmt.Errorf("publish: %w", err)
-		}
-		rs, _, err := systemRuleset(o.Ruleset, pts)
+		rs, _, err := CurveRuleset(o.Ruleset, pts)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		name := filepath.Base(filepath.Clean(arg))
 		s := NewSystemWith(name, pts, o.CMax, rs)
 		systems = append(systems, s)
-		if note := standIn(s); note != "" {
+		if note := StandIn(s); note != "" {
 			english.Fprintf(o.Log, "publish", english.Warning, "%s: token counts %s; the published token figures are unofficial (result_summary.json agentrace.tokenizer says so)", name, note)
 		}
 		// A sweep folder named as such gets the curve's table.
-		sweep := ""
-		if len(runs) > 1 || runs[0].Dir != inner {
-			sweep = arg
+		sweepDir := ""
+		if sweep {
+			sweepDir = arg
 		}
-		if err := PublishSystem(s, sweep, o.TokenizerDir, o.Log); err != nil {
+		if err := PublishSystem(s, sweepDir, o.TokenizerDir, o.Log); err != nil {
 			return nil, err
 		}
 	}
 	return systems, nil
+}
+
+// LoadAgentraceRuns folds the agentrace runs of a run or sweep folder arg (a
+// folder, never an archive: the published files are written into it) into
+// points, judged by ruleset ("" for the runs' own). sweep tells that arg is a
+// sweep folder (its c<N>/ runs) rather than one run folder. Any other kind of run
+// in it, or none, is an error. onRecord, when set, gives each run's
+// LoadOptions.OnRecord. The points' runs (Point.Run) are read through the source
+// returned, which the caller closes when done with them.
+func LoadAgentraceRuns(ctx context.Context, arg string, o LoadOptions, onRecord func(*archive.Run) func(*schemas.TurnRecord) error) (pts []*Point, sweep bool, _ *archive.Source, err error) {
+	src, inner, err := archive.OpenPath(arg, archive.Limits{})
+	if err != nil {
+		return nil, false, nil, err
+	}
+	defer func() {
+		if err != nil {
+			src.Close()
+		}
+	}()
+	if src.Kind != archive.SourceDir {
+		return nil, false, nil, fmt.Errorf("%q is an archive: give the run or sweep folder", arg)
+	}
+	runs := archive.Under(archive.Find(src), inner)
+	if len(runs) == 0 {
+		return nil, false, nil, fmt.Errorf("%q holds no agentrace run (%s) nor a sweep of c<N>/ runs", arg, schemas.TurnLogFile)
+	}
+	for _, r := range runs {
+		if r.Err != nil {
+			return nil, false, nil, fmt.Errorf("run %q: %w", r.Label, r.Err)
+		}
+		if !runread.HasTurnLog(r) {
+			return nil, false, nil, fmt.Errorf("%q is a %s run: only agentrace runs are published (audit reads the others as they are)", r.Label, r.Kind)
+		}
+	}
+	pts, err = iter.MapErr(runs, func(run **archive.Run) (*Point, error) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		ro := o
+		if onRecord != nil {
+			ro.OnRecord = onRecord(*run)
+		}
+		return LoadRunWith(ctx, *run, ro)
+	})
+	if err != nil {
+		return nil, false, nil, err
+	}
+	return pts, len(runs) > 1 || runs[0].Dir != inner, src, nil
 }
 
 // PublishSystem writes the published files of a system's points (agentrace runs,
@@ -193,7 +217,7 @@ func publishPoint(s *System, p *Point, tokenizerDir string, log io.Writer) error
 	}{
 		{PublishedSummary, append(b, '\n'), isOurJSON},
 		{PublishedAccuracy, AccuracyResults(p), isOurJSON},
-		{PublishedPoint, PointYAML(s, p), isOurPointYAML},
+		{PublishedPoint, PointYAML(s, p, nil), isOurPointYAML},
 	} {
 		if f.data == nil {
 			continue
@@ -237,7 +261,13 @@ func isOurJSON(path string) bool {
 
 func isOurPointYAML(path string) bool {
 	b, err := infile.ReadFile(context.Background(), path, 1<<20)
-	return err == nil && bytes.HasPrefix(b, []byte("# Draft point.yaml (MLPerf Endpoints rules §8.3) written by agentrace"))
+	return err == nil && isPointYAMLHeader(b)
+}
+
+// isPointYAMLHeader tells whether a point.yaml starts with agentrace's comment.
+func isPointYAMLHeader(b []byte) bool {
+	first, _, _ := bytes.Cut(b, []byte("\n"))
+	return bytes.HasPrefix(first, []byte("# ")) && bytes.Contains(first, []byte(pointYAMLHeader))
 }
 
 func isOurSweepSummary(path string) bool {
@@ -373,7 +403,7 @@ func SweepSummaryCSV(s *System) []byte {
 		} else if p.GatesOutcome == schemas.OutcomeNotEvaluated {
 			gates = "not_evaluated"
 		}
-		cells := []string{strconv.Itoa(p.Concurrency), pointRegion(s, p),
+		cells := []string{strconv.Itoa(p.Concurrency), pointRegion(p),
 			strconv.Itoa(rs.NSamplesIssued), strconv.Itoa(rs.NSamplesCompleted), strconv.Itoa(rs.NSamplesFailed),
 			strconv.FormatInt(rs.DurationNs, 10), num(float64(rs.QPS)), num(float64(rs.SystemTPS)), num(float64(rs.TPSPerUser)),
 			num(float64(rs.E2EAvgInteractivity)),

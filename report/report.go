@@ -175,7 +175,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			for _, p := range pts {
 				p.ApplySLO(o.SLOTTFTMs, o.SLOTPSPerUser)
 			}
-			rs, def, err := systemRuleset(o.Ruleset, pts)
+			rs, def, err := CurveRuleset(o.Ruleset, pts)
 			if err != nil {
 				return nil, fmt.Errorf("report: %w", err)
 			}
@@ -345,7 +345,7 @@ func (r *Report) write(ctx context.Context, out string) error {
 			if err := writeJSON(filepath.Join(dir, ResultSummaryFile), p.Summary); err != nil {
 				return err
 			}
-			if err := outguard.AtomicWriteBytes(filepath.Join(dir, PointYAMLFile), PointYAML(s, p)); err != nil {
+			if err := outguard.AtomicWriteBytes(filepath.Join(dir, PointYAMLFile), PointYAML(s, p, nil)); err != nil {
 				return err
 			}
 		}
@@ -448,9 +448,9 @@ func Notes() []Note {
 	}
 }
 
-// systemRuleset is the ruleset a curve is judged by: the one given, else the one
+// CurveRuleset is the ruleset a curve is judged by: the one given, else the one
 // its points were scored under, else the default (def true).
-func systemRuleset(name string, pts []*Point) (rs rulesets.Ruleset, def bool, err error) {
+func CurveRuleset(name string, pts []*Point) (rs rulesets.Ruleset, def bool, err error) {
 	if name == "" {
 		for _, p := range pts {
 			if p.Ruleset == "" {

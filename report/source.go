@@ -156,6 +156,9 @@ type LoadOptions struct {
 	// NoScores leaves the point's gates unset (no scores.json read, no run
 	// scored): the caller scores the run itself and calls AttachScores.
 	NoScores bool
+	// OnRecord, when set, is given every record as the run is read (once), after
+	// the fold took it; the record is reused after the call.
+	OnRecord func(*schemas.TurnRecord) error
 }
 
 // LoadRunWith is LoadRun with options.
@@ -189,6 +192,9 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	scan, err := runread.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x runread.TurnExtra) error {
 		cur = x
 		a.Add(rec)
+		if o.OnRecord != nil {
+			return o.OnRecord(rec)
+		}
 		return nil
 	})
 	if err != nil && !(errors.Is(err, runread.ErrNoTurns) && runread.IsPoint(run)) {
@@ -463,3 +469,6 @@ func nullContent(messages json.RawMessage) bool {
 	}
 	return false
 }
+
+// Run is the run a point was folded from (nil for a point built otherwise).
+func (p *Point) Run() *archive.Run { return p.source }

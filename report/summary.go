@@ -94,7 +94,9 @@ type refFold struct {
 	endNs                     int64
 	ttft, tpot, lat           refSeries
 	osl, isl, oslAll          refSeries
-	finish                    map[string]int
+	// full counts the turns of the full-run OSL block that oslAll does not hold.
+	full   FullRunCounts
+	finish map[string]int
 	// outTokens and okTurnNs sum the OSL and latency of the tracked turns that
 	// completed ok (the agentic inputs of e2e_avg_interactivity).
 	outTokens float64
@@ -130,8 +132,17 @@ func (a *Accumulator) addRef(rec *schemas.TurnRecord) error {
 	// OSL of a completed non-empty output (the reference counts none for an empty
 	// one), in or out of the window: the full-run block.
 	haveOSL := ok && ev.completed && a.cur.haveResp && a.cur.haveOSL && !emptyResponse(a.cur.resp)
-	if haveOSL {
+	switch {
+	case haveOSL:
 		f.oslAll.addInt(int64(a.cur.osl))
+	case !ev.sent && !ev.completed:
+		// Never issued: no sample, nothing to count.
+	case !ev.completed:
+		f.full.Missing++
+	case !ok || !a.cur.haveResp || emptyResponse(a.cur.resp):
+		f.full.Empty++
+	default:
+		f.full.Errors++
 	}
 	if !ev.tracked {
 		return nil
@@ -182,6 +193,24 @@ func (a *Accumulator) addRef(rec *schemas.TurnRecord) error {
 	return nil
 }
 
+// FullRunCounts are the counters of the full-run OSL block
+// (output_sequence_lengths_full_run), as the reference client counts the turns of
+// the performance phase, in the window or after it (mlcommons/endpoints main line,
+// metrics/full_run_osl.py compute_full_run_osl): Counted, the turns whose output
+// tokens are in the block; Empty, those completed with nothing to count (an empty
+// output, or a failed or skipped turn, whose COMPLETE carries no output);
+// Errors, those with an output whose tokens could not be counted; Undecodable,
+// lines of the event log that could not be decoded (never, from a turn log);
+// Missing, those issued that never completed (cut in flight). Partial says that
+// the block covers a subset of the turns (an error, an undecodable line or a
+// missing turn): its mean must not feed the OSL gate.
+type FullRunCounts struct {
+	Counted, Empty, Errors, Undecodable, Missing int
+}
+
+// Partial tells whether the block's mean is over a subset of the turns.
+func (c FullRunCounts) Partial() bool { return c.Errors+c.Undecodable+c.Missing > 0 }
+
 // emptyResponse tells that a response has nothing to count: the reference then
 // records no OSL sample (its OslTrigger skips an output without reasoning, tool
 // calls or text).
@@ -227,6 +256,11 @@ type ResultSummary struct {
 	SystemTPS                Num
 	TPSPerUser               Num
 	OSLFullRun               *StatBlock
+	// FullRun are the full-run block's counters.
+	FullRun FullRunCounts
+	// GitSHA is the revision of the agentrace that wrote the summary (its build's
+	// vcs.revision), "" when unknown (written null).
+	GitSHA string
 
 	// Agentrace's notes.
 	TokenSource string
@@ -273,6 +307,8 @@ func (a *Accumulator) summary() *ResultSummary {
 		E2EAvgInteractivity:      div(f.outTokens, float64(f.okTurnNs)/1e9),
 		TPSPerUser:               Num(math.NaN()),
 		OSLFullRun:               f.blocks.oslAll,
+		FullRun:                  f.full,
+		GitSHA:                   schemas.GitSHA(),
 		TokenSource:              p.TokenSource,
 		ISLSource:                p.ISLSource,
 		Unofficial:               p.Unofficial,
@@ -349,7 +385,11 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 	if err := o.val("version", rs.Version); err != nil {
 		return nil, err
 	}
-	o.raw("git_sha", []byte("null"))
+	if rs.GitSHA == "" {
+		o.raw("git_sha", []byte("null"))
+	} else if err := o.val("git_sha", rs.GitSHA); err != nil {
+		return nil, err
+	}
 	o.raw("test_started_at", []byte("0"))
 	o.raw("n_samples_issued", strconv.AppendInt(nil, int64(rs.NSamplesIssued), 10))
 	o.raw("n_samples_completed", strconv.AppendInt(nil, int64(rs.NSamplesCompleted), 10))
@@ -416,6 +456,17 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 	}
 	var fo jsonObject
 	fo.raw("output_sequence_lengths", full)
+	c := rs.FullRun
+	if rs.OSLFullRun != nil {
+		c.Counted = rs.OSLFullRun.Count
+	}
+	for _, n := range []struct {
+		k string
+		v int
+	}{{"n_turns_counted", c.Counted}, {"n_empty", c.Empty}, {"n_errors", c.Errors}, {"n_undecodable", c.Undecodable}, {"n_missing", c.Missing}} {
+		fo.raw(n.k, strconv.AppendInt(nil, int64(n.v), 10))
+	}
+	fo.raw("partial", strconv.AppendBool(nil, c.Partial()))
 	o.raw("output_sequence_lengths_full_run", fo.bytes())
 
 	var ag jsonObject

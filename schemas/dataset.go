@@ -169,6 +169,10 @@ type DatasetManifest struct {
 	// ContentHash is a sha256 over the dataset's content (conversations, messages and
 	// turns in order), independent of file names, formats and creation time.
 	ContentHash string `json:"content_hash"`
+	// OfficialDataset tells whether the dataset was ingested from the official
+	// dataset's file unchanged (one input whose sha256 is the official one);
+	// null in manifests written before ingest compared.
+	OfficialDataset *bool `json:"official_dataset"`
 	// Tokenizer names the tokenizer that filled Turn.ISL, "" when none.
 	Tokenizer string `json:"tokenizer,omitempty"`
 	// Warnings lists what ingest noted in the inputs that the reference client

@@ -343,6 +343,9 @@ type RunConfig struct {
 	// dataset size); NonOfficial lists why.
 	Official    bool     `json:"official"`
 	NonOfficial []string `json:"non_official,omitempty"`
+	// OfficialDataset is the dataset manifest's official_dataset; absent when the
+	// dataset's manifest records none (then it is not judged).
+	OfficialDataset *bool `json:"official_dataset,omitempty"`
 }
 
 // RunSeeds are settings.runtime's scheduler_random_seed and

@@ -208,7 +208,9 @@ type SummaryOSL struct {
 // warning there, never a fallback. For reference runs a summary with the stat
 // block directly under output_sequence_lengths_full_run (agentrace's earlier
 // drafts) is read too, with Checker false and Field saying so. ok is false when
-// the summary has neither.
+// the summary has neither, and when the block is marked partial (the reference's
+// output_sequence_lengths_full_run.partial: errored, undecodable or missing
+// turns), whose mean is over a subset and never feeds the gate (Problem says so).
 func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
 	name := run.SummaryName()
 	if name == "" {
@@ -249,6 +251,15 @@ func ReadSummaryOSL(run *archive.Run) (SummaryOSL, bool, error) {
 	full, _ := s["output_sequence_lengths_full_run"].(map[string]any)
 	inner, _ := full["output_sequence_lengths"].(map[string]any)
 	avg, has := inner["avg"]
+	if f, ok := number(avg); ok && full["partial"] == true {
+		// The reference marks a block over a subset of the turns partial: its mean
+		// must not feed the OSL gate.
+		out.Mean = f
+		out.Problem = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: fmt.Sprintf(
+			"%s: output_sequence_lengths_full_run is partial (n_errors %s, n_undecodable %s, n_missing %s): its mean covers a subset of the turns and is not used by the OSL gate",
+			run.FileLabel(name), pyRepr(full["n_errors"]), pyRepr(full["n_undecodable"]), pyRepr(full["n_missing"]))}
+		return out, false, nil
+	}
 	if f, ok := number(avg); ok {
 		out.Mean, out.Checker = f, true
 		if t, ok := number(inner["total"]); ok {

@@ -176,6 +176,7 @@ func TestEveryCommandInterruptSaysInterrupted(t *testing.T) {
 		{"report", []string{"--out", p("rep"), p("run")}, 0},
 		{"rescore", []string{"--out", p("rescored.parquet"), p("run")}, 0},
 		{"audit", []string{"--out", p("audit"), p("run")}, 0},
+		{"submit", []string{"--out", p("tree"), p("run")}, 0},
 		{"demo", []string{"--out", p("demo")}, 0},
 		{"demo", []string{"--out", p("demo-mid")}, 1500 * time.Millisecond}, // in the middle of its work
 		{"simulate", []string{"--dataset", ds, "--concurrency", "2"}, 0},

@@ -42,6 +42,7 @@ func commands() []*cli.Command {
 		rescoreCommand(),
 		reportCommand(),
 		publishCommand(),
+		submitCommand(),
 		auditCommand(),
 		regionsCommand(),
 		demoCommand(),

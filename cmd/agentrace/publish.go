@@ -24,7 +24,9 @@ func publishCommand() *cli.Command {
 			"                                    output_sequence_lengths_full_run, which the checker reads\n" +
 			"  accuracy/accuracy_results.json    the per-dataset entries, from the run's scores.json (run\n" +
 			"                                    `agentrace score` first; a swe_bench entry when it had --swebench)\n" +
-			"  point.yaml                        the point's draft (§8.3), with the region it falls in\n" +
+			"  point.yaml                        the point's §8.3 file as the checker reads it, with the region it\n" +
+			"                                    falls in; what only the submitter knows is left out (agentrace\n" +
+			"                                    submit writes the whole submission tree with it)\n" +
 			"and in a sweep folder sweep_summary.csv (one row per point: the headline figures, inline accuracy,\n" +
 			"gates and the curve's verdict). A file agentrace did not write is never replaced; its own earlier\n" +
 			"ones are. Token counts are official with --tokenizer (else as the runs' scores.json recorded,\n" +

@@ -126,6 +126,7 @@ func TestEveryReaderChecksTheRun(t *testing.T) {
 		{"report", func(run, out string) []string { return []string{"report", "--out", out, run} }, true},
 		{"audit", func(run, out string) []string { return []string{"audit", "--out", out, run} }, false},
 		{"publish", func(run, _ string) []string { return []string{"publish", run} }, false},
+		{"submit", func(run, out string) []string { return []string{"submit", "--out", out, run} }, false},
 		{"log export", func(run, out string) []string { return []string{"log", "export", "--out", out + ".parquet", run} }, true},
 	}
 	for _, r := range readers {

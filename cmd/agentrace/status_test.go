@@ -139,9 +139,12 @@ func TestExitStatusPerCommand(t *testing.T) {
 		t.Fatalf("replay: %v\n%s", err, out)
 	}
 	// Official means official: the profile is a condition, named in the manifest
-	// and in the summary; a run without one is not official.
-	if m, err := runlog.ReadManifest(p("ok")); err != nil || m.Config.Official || len(m.Config.NonOfficial) != 1 || !strings.Contains(m.Config.NonOfficial[0], "inter-turn delays off") {
-		t.Errorf("replay --profile --no-delays: manifest official %v, non_official %q (%v); want only the delays", m.Config.Official, m.Config.NonOfficial, err)
+	// and in the summary; a run without one is not official. A synthetic dataset
+	// is not the official one, and the manifest says so.
+	if m, err := runlog.ReadManifest(p("ok")); err != nil || m.Config.Official || len(m.Config.NonOfficial) != 2 ||
+		!strings.Contains(m.Config.NonOfficial[0], "inter-turn delays off") || !strings.Contains(m.Config.NonOfficial[1], "not the official dataset") ||
+		m.Config.OfficialDataset == nil || *m.Config.OfficialDataset {
+		t.Errorf("replay --profile --no-delays: manifest official %v, non_official %q (%v); want the delays and the dataset", m.Config.Official, m.Config.NonOfficial, err)
 	}
 	out, err = runApp(t, append([]string{"replay", "--endpoint", simURL, "--concurrency", "2", "--out", p("noprofile")}, base...)...)
 	if err != nil {
@@ -152,7 +155,7 @@ func TestExitStatusPerCommand(t *testing.T) {
 	}) {
 		t.Errorf("replay without --profile: manifest official %v, non_official %q; want the profile named", m.Config.Official, m.Config.NonOfficial)
 	}
-	if !strings.Contains(out, "not official: 2 settings are unofficial (the manifest's non_official): ") || !strings.Contains(out, "no sampling profile") {
+	if !strings.Contains(out, "not official: 3 settings are unofficial (the manifest's non_official): ") || !strings.Contains(out, "no sampling profile") {
 		t.Errorf("replay without --profile: the summary does not name the unofficial settings:\n%s", out)
 	}
 	_, err = runApp(t, append([]string{"replay", "--endpoint", simURL, "--concurrency", "2", "--out", p("gpt4"), "--model", "gpt-4"}, base...)...)

@@ -2,8 +2,9 @@
 // "Official agentic settings"): cache salting on, inter-turn delays on at scale 1,
 // issuing not stopped at the window end, every turn streamed as the dataset asks
 // and nothing added to the requests, a trajectory budget that is a positive
-// multiple of the dataset's size, and a sampling profile: the model's name and its
-// sampling parameters. replay records the verdict in the run manifest
+// multiple of the dataset's size, a sampling profile (the model's name and its
+// sampling parameters), and the official dataset itself, unchanged (its file's
+// sha256 is DatasetSHA256). replay records the verdict in the run manifest
 // (schemas.RunConfig.Official and NonOfficial); score and report judge runs that
 // did not record it (the reference client's runs, submission points) and curves
 // with the same conditions.
@@ -35,6 +36,19 @@ type Conditions struct {
 	// recorded); Model the model name they carried.
 	Profile *string
 	Model   string
+	// OfficialDataset tells whether the dataset was ingested from the official
+	// dataset's file, unchanged (DatasetSHA256); nil: not recorded.
+	OfficialDataset *bool
+}
+
+// DatasetSHA256 is the sha256 of the official agentic dataset's file as the
+// reference client verifies it: submitters must use this dataset unchanged.
+const DatasetSHA256 = "1beb24c882122df96571cf11b390acbea388944038bc55c78b891475459014ae"
+
+// IsDataset tells whether the files a dataset was ingested from, named by their
+// sha256, are the official dataset: exactly one file, the official one.
+func IsDataset(sha256s ...string) bool {
+	return len(sha256s) == 1 && sha256s[0] == DatasetSHA256
 }
 
 // Reasons lists, sorted, why a run with these conditions is not official; none
@@ -70,6 +84,9 @@ func Reasons(c Conditions) []string {
 	}
 	if c.StreamUsage && !noStream {
 		why = append(why, `server usage requested (--stream-usage): requests carry "stream_options", which the reference client does not send`)
+	}
+	if c.OfficialDataset != nil && !*c.OfficialDataset {
+		why = append(why, "not the official dataset: it was not ingested from the official file unchanged (sha256 "+DatasetSHA256[:12]+"...)")
 	}
 	if b := Budget(c.Trajectories, c.DatasetSize); b != "" {
 		why = append(why, b)

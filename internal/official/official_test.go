@@ -28,6 +28,8 @@ func TestReasons(t *testing.T) {
 		{"no stream", func(c *Conditions) { c.Stream = off }, "streaming off"},
 		{"rows not streamed", func(c *Conditions) { c.NonStreamedTurns = 2 }, "turns streaming off on 2 of 11"},
 		{"stream usage", func(c *Conditions) { c.StreamUsage = true }, "server usage requested"},
+		{"not the official dataset", func(c *Conditions) { c.OfficialDataset = Bool(false) }, "not the official dataset"},
+		{"the official dataset", func(c *Conditions) { c.OfficialDataset = Bool(true) }, ""},
 		{"budget", func(c *Conditions) { c.Trajectories = 23 }, "not a positive multiple of the dataset size 11"},
 		{"budget, size unknown", func(c *Conditions) { c.DatasetSize = 0 }, "dataset's size is not known"},
 		{"no profile", func(c *Conditions) { c.Profile, c.Model = String(""), "no-model-name" }, `no sampling profile (--profile): the requests carry the model name "no-model-name"`},
@@ -54,6 +56,20 @@ func TestBudget(t *testing.T) {
 		{-613, 613, "not a positive multiple"}, {8, 0, "dataset's size is not known"}} {
 		if got := Budget(tc.n, tc.size); (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("Budget(%d, %d) = %q, want %q", tc.n, tc.size, got, tc.want)
+		}
+	}
+}
+
+// The official dataset is one file with the official sha256, and nothing else.
+func TestIsDataset(t *testing.T) {
+	other := strings.Repeat("0", 64)
+	for _, tc := range []struct {
+		in   []string
+		want bool
+	}{{nil, false}, {[]string{DatasetSHA256}, true}, {[]string{other}, false},
+		{[]string{DatasetSHA256, other}, false}, {[]string{DatasetSHA256, DatasetSHA256}, false}} {
+		if got := IsDataset(tc.in...); got != tc.want {
+			t.Errorf("IsDataset(%v) = %t, want %t", tc.in, got, tc.want)
 		}
 	}
 }

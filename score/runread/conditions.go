@@ -21,7 +21,7 @@ func Conditions(f archive.Facts, datasetSize int) official.Conditions {
 			Salt: official.Bool(c.Salt), Delays: official.Bool(c.Delays), DelayScale: c.DelayScale,
 			StopIssuing: official.Bool(c.StopIssuingAtWindow), Stream: official.Bool(c.Stream),
 			Trajectories: c.Trajectories, DatasetSize: m.DatasetSize,
-			Profile: official.String(c.Profile), Model: c.Model,
+			Profile: official.String(c.Profile), Model: c.Model, OfficialDataset: c.OfficialDataset,
 		}
 	}
 	return official.Conditions{Salt: f.Salt, Delays: f.Delays, StopIssuing: f.StopIssuing, Stream: f.Stream,
