@@ -36,9 +36,18 @@ type treeCase struct {
 }
 
 type ruleCase struct {
-	Name  string     `json:"name"`
-	Clean bool       `json:"clean"`
-	Ops   []corpusOp `json:"ops"`
+	Name             string     `json:"name"`
+	Clean            bool       `json:"clean"`
+	Ops              []corpusOp `json:"ops"`
+	SeedSets         *string    `json:"seed_sets"`
+	ApprovedDrafters *string    `json:"approved_drafters"`
+	OrgRoot          bool       `json:"org_root"`
+}
+
+// builtCase is a case's tree builder and the data options it is checked with.
+type builtCase struct {
+	build   func(dir string) string
+	options func(dir string) DataOptions
 }
 
 type recorded struct {
@@ -65,7 +74,7 @@ func decodeFile(t *testing.T, path string, v any) {
 
 // corpusCases returns every case by its findings.json key, as a function that
 // builds its submission root under dir.
-func corpusCases(t *testing.T) map[string]func(dir string) string {
+func corpusCases(t *testing.T) map[string]builtCase {
 	var tc struct {
 		Base  treeCase   `json:"base"`
 		Cases []treeCase `json:"cases"`
@@ -76,7 +85,8 @@ func corpusCases(t *testing.T) map[string]func(dir string) string {
 		Cases []ruleCase `json:"cases"`
 	}
 	decodeFile(t, filepath.Join(corpusDir, "rules.json"), &rc)
-	out := map[string]func(string) string{}
+	out := map[string]builtCase{}
+	noOptions := func(string) DataOptions { return DataOptions{} }
 	build := func(treeOps, subOps []corpusOp) func(string) string {
 		return func(dir string) string {
 			tree := filepath.Join(dir, "tree")
@@ -94,16 +104,39 @@ func corpusCases(t *testing.T) map[string]func(dir string) string {
 			return sub
 		}
 	}
-	out["tree:base"] = build(nil, nil)
+	out["tree:base"] = builtCase{build(nil, nil), noOptions}
 	for _, c := range tc.Cases {
-		out["tree:"+c.Name] = build(c.Ops, nil)
+		out["tree:"+c.Name] = builtCase{build(c.Ops, nil), noOptions}
 	}
 	for _, c := range rc.Cases {
 		var ops []corpusOp
 		if c.Clean {
 			ops = append(ops, rc.Clean...)
 		}
-		out["rules:"+c.Name] = build(nil, append(ops, c.Ops...))
+		b := build(nil, append(ops, c.Ops...))
+		if c.OrgRoot {
+			inner := b
+			b = func(dir string) string { inner(dir); return dir }
+		}
+		c := c
+		out["rules:"+c.Name] = builtCase{b, func(dir string) DataOptions {
+			var o DataOptions
+			for _, f := range []struct {
+				text *string
+				name string
+				to   *string
+			}{{c.SeedSets, "seed_sets.yaml", &o.SeedSets}, {c.ApprovedDrafters, "approved_drafters.yaml", &o.ApprovedDrafters}} {
+				if f.text == nil {
+					continue
+				}
+				p := filepath.Join(dir, f.name)
+				if err := os.WriteFile(p, []byte(*f.text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				*f.to = p
+			}
+			return o
+		}}
 	}
 	return out
 }
@@ -198,6 +231,12 @@ func (op corpusOp) applyOne(t *testing.T, root, file string) {
 			t.Fatal(err)
 		}
 		write(b)
+		return
+	case "copy":
+		to := filepath.Join(root, filepath.FromSlash(strings.Replace(op.To, "MODEL", "results/"+corpusModel, 1)))
+		if err := os.CopyFS(to, os.DirFS(file)); err != nil {
+			t.Fatal(err)
+		}
 		return
 	case "mkdir":
 		if err := os.MkdirAll(file, 0o755); err != nil {
@@ -318,10 +357,6 @@ func TestCorpusAgreesWithChecker(t *testing.T) {
 	}
 	decodeFile(t, filepath.Join(corpusDir, "findings.json"), &rec)
 	cases := corpusCases(t)
-	d, err := LoadData(DataOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	names := make([]string, 0, len(cases))
 	for n := range cases {
 		names = append(names, n)
@@ -335,7 +370,12 @@ func TestCorpusAgreesWithChecker(t *testing.T) {
 			continue
 		}
 		t.Run(name, func(t *testing.T) {
-			root := cases[name](t.TempDir())
+			dir := t.TempDir()
+			root := cases[name].build(filepath.Join(dir, "case"))
+			d, err := LoadData(cases[name].options(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
 			got, err := Check(root, d)
 			if err != nil {
 				t.Fatal(err)

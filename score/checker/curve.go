@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -19,6 +20,7 @@ type curve struct {
 	sums       []summaryAt
 	pointCount int
 	acc        map[int64]*accuracy
+	accDir     string // the first point (in the checker's order) whose accuracy loaded
 }
 
 func (k *curve) rules() {
@@ -499,11 +501,9 @@ func oslAvg(v any) (float64, bool) {
 	return isNumber(v)
 }
 
-// accuracyGate: context.py _check_accuracy: a curve that is not gated as agentic
-// and carries accuracy is gated against the single-turn thresholds; with none
-// for its model, a warning. The agentic submissions this package judges have no
-// single-turn thresholds (accuracy_targets.py names llama and mixtral models
-// only), so the gate itself is the warning; accuracySampleCount is its companion.
+// accuracyGate: context.py _check_accuracy: a curve not gated as agentic that
+// carries accuracy is gated against accuracy_targets.py's single-turn thresholds;
+// a model with none is a warning.
 func (k *curve) accuracyGate() {
 	if len(k.acc) == 0 {
 		return
@@ -511,26 +511,165 @@ func (k *curve) accuracyGate() {
 	if k.agentic() && k.d.agenticTarget(filepath.Base(k.model)) != nil {
 		return
 	}
-	if !singleTurnThresholds(filepath.Base(k.model)) {
+	th := singleTurnThresholds(filepath.Base(k.model))
+	if th == nil {
 		k.emit("accuracy-gate", Warning, LevelCurve, k.model, fmt.Sprintf("No accuracy thresholds are defined for %q, so its accuracy was not gated", filepath.Base(k.model)))
 		return
 	}
-	k.accuracySampleCount()
-}
-
-// accuracySampleCount: context.py _gate_accuracy's sample count, for the
-// single-turn models of accuracy_targets.py; not evaluated for those (see
-// docs/checker-rules.md).
-func (k *curve) accuracySampleCount() {}
-
-// singleTurnThresholds is whether accuracy_targets.py names the model
-// (llama3 405b, llama2 70b, mixtral 8x7b, llama3 8b).
-func singleTurnThresholds(model string) bool {
-	hay := normRE.ReplaceAllString(strings.ToLower(model), "")
-	for _, fr := range [][]string{{"llama3", "405b"}, {"llama2", "70b"}, {"mixtral", "8x7b"}, {"llama3", "8b"}} {
-		if strings.Contains(hay, fr[0]) && strings.Contains(hay, fr[1]) {
-			return true
+	path := filepath.Join(k.model, "results.json")
+	if k.accDir != "" {
+		path = filepath.Join(k.accDir, "results.json")
+	}
+	for _, c := range k.accKeys() {
+		a := k.acc[c]
+		k.accuracySampleCount(a, th, path)
+		agg := map[string]float64{}
+		type pair struct{ v, w float64; hasW bool }
+		weighted := map[string][]pair{}
+		var metrics []string
+		for _, ds := range a.Order {
+			e := a.Root[ds]
+			w, hasW := laxFloat(e["num_samples"])
+			hasW = hasW && e["num_samples"] != nil
+			for _, m := range a.metricNames(ds) {
+				v, _ := a.metric(ds, m)
+				if _, seen := weighted[m]; !seen {
+					metrics = append(metrics, m)
+				}
+				weighted[m] = append(weighted[m], pair{v, w, hasW})
+			}
+		}
+		for _, m := range metrics {
+			ps := weighted[m]
+			all, tot := true, 0.0
+			for _, p := range ps {
+				if !p.hasW {
+					all = false
+				}
+				tot += p.w
+			}
+			if all && tot > 0 {
+				s := 0.0
+				for _, p := range ps {
+					s += p.v * p.w
+				}
+				agg[m] = s / tot
+			} else {
+				s := 0.0
+				for _, p := range ps {
+					s += p.v
+				}
+				agg[m] = s / float64(len(ps))
+			}
+		}
+		if len(metrics) == 1 && metrics[0] == "score" && len(th.metrics) == 1 {
+			k.emit("accuracy-gate", Warning, LevelCurve, path, "results.json exposes only an unnamed scalar accuracy score; gating it as '"+th.metrics[0].name+"'")
+			agg = map[string]float64{th.metrics[0].name: agg["score"]}
+			metrics = []string{th.metrics[0].name}
+		}
+		for _, t := range th.metrics {
+			var score float64
+			found := false
+			for _, m := range metrics {
+				if strings.ToLower(m) == t.name {
+					score, found = agg[m], true
+					break
+				}
+			}
+			if !found {
+				continue
+			}
+			if score >= 0 && score <= 1 && t.lower > 1 {
+				score *= 100
+			}
+			switch {
+			case score < t.lower:
+				k.emit("accuracy-gate", Error, LevelCurve, path, fmt.Sprintf("%s = %.4f < min %.4f", t.name, score, t.lower))
+			case t.upper != nil && score > *t.upper:
+				k.emit("accuracy-gate", Error, LevelCurve, path, fmt.Sprintf("%s = %.4f > max %.4f", t.name, score, *t.upper))
+			}
 		}
 	}
-	return false
+}
+
+// accuracySampleCount: context.py _gate_accuracy: the issued accuracy samples
+// (num_samples × n_repeats over the entries) against the model's minimum.
+func (k *curve) accuracySampleCount(a *accuracy, th *thresholds, path string) {
+	var total int64
+	n := 0
+	for _, ds := range a.Order {
+		e := a.Root[ds]
+		raw, ok := e["num_samples"]
+		if !ok || raw == nil {
+			continue
+		}
+		v, ok := pyInt(raw)
+		if !ok {
+			continue
+		}
+		rep := int64(1)
+		if r, ok := pyInt(e["n_repeats"]); ok && r != 0 {
+			rep = r
+		}
+		if rep < 1 {
+			rep = 1
+		}
+		total += v * rep
+		n++
+	}
+	if n > 0 && total < th.minQueries {
+		k.emit("accuracy-sample-count", Error, LevelCurve, path, fmt.Sprintf("%d samples (issued) < required %d", total, th.minQueries))
+	}
+}
+
+// pyInt is Python's int(): integers, whole-number floats truncated, integer strings.
+func pyInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return int64(x), true
+	case bool:
+		if x {
+			return 1, true
+		}
+		return 0, true
+	case string:
+		i, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		return i, err == nil
+	}
+	return isInt(v)
+}
+
+type threshold struct {
+	name         string
+	lower        float64
+	upper        *float64
+}
+
+type thresholds struct {
+	metrics    []threshold
+	minQueries int64
+}
+
+func up(x float64) *float64 { return &x }
+
+// singleTurnThresholds is accuracy_targets.py get_thresholds (llama3 405b,
+// llama2 70b, mixtral 8x7b, llama3 8b), in its order.
+func singleTurnThresholds(model string) *thresholds {
+	hay := normRE.ReplaceAllString(strings.ToLower(model), "")
+	table := []struct {
+		fr []string
+		t  thresholds
+	}{
+		{[]string{"llama3", "405b"}, thresholds{[]threshold{{"rougel", 21.6666 * 0.99, nil}, {"exact_match", 90.1335 * 0.99, nil}, {"tokens_per_sample", 684.68 * 0.9, up(684.68 * 1.1)}}, 8313}},
+		{[]string{"llama2", "70b"}, thresholds{[]threshold{{"rouge1", 44.4312 * 0.99, nil}, {"rouge2", 22.0352 * 0.99, nil}, {"rougel", 28.6162 * 0.99, nil}, {"tokens_per_sample", 294.45 * 0.9, up(294.45 * 1.1)}}, 24576}},
+		{[]string{"mixtral", "8x7b"}, thresholds{[]threshold{{"rouge1", 45.5989 * 0.99, nil}, {"rouge2", 23.3526 * 0.99, nil}, {"rougel", 30.4608 * 0.99, nil}, {"tokens_per_sample", 144.84 * 0.9, up(145.9 * 1.1)}}, 15000}},
+		{[]string{"llama3", "8b"}, thresholds{[]threshold{{"rouge1", 38.7792 * 0.99, nil}, {"rouge2", 15.9075 * 0.99, nil}, {"rougel", 24.4957 * 0.99, nil}, {"rougelsum", 35.793 * 0.99, nil}, {"gen_len", 8167644 * 0.9, up(8167644 * 1.1)}}, 13368}},
+	}
+	for _, e := range table {
+		if strings.Contains(hay, e.fr[0]) && strings.Contains(hay, e.fr[1]) {
+			t := e.t
+			return &t
+		}
+	}
+	return nil
 }

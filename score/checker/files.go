@@ -652,17 +652,34 @@ func (a *accuracy) performanceDataset() string {
 
 var accuracyMetaKeys = map[string]bool{"dataset_name": true, "num_samples": true, "status": true, "extractor": true, "ground_truth_column": true, "n_repeats": true, "complete": true, "unit_samples": true, "total_samples": true, "num_repeats": true, "duration_s": true, "dataset_type": true, "response_counts": true}
 
-// datasetScore is the checker's _dataset_score input: the score metric, else the
-// first metric, of one dataset; ok false when it has none.
-func (a *accuracy) datasetScore(ds string) (float64, bool) {
-	e, ok := a.Root[ds]
-	if !ok {
-		return 0, false
+// metricNames are a dataset's metrics as metric_scores() gives them (the
+// metrics convertible to a float).
+func (a *accuracy) metricNames(ds string) []string {
+	var out []string
+	for _, it := range a.items(ds) {
+		if _, ok := pyFloat(it.v); ok {
+			out = append(out, it.k)
+		}
 	}
-	type kv struct {
-		k string
-		v any
+	return out
+}
+
+func (a *accuracy) metric(ds, m string) (float64, bool) {
+	for _, it := range a.items(ds) {
+		if it.k == m {
+			return pyFloat(it.v)
+		}
 	}
+	return 0, false
+}
+
+type kv struct {
+	k string
+	v any
+}
+
+func (a *accuracy) items(ds string) []kv {
+	e := a.Root[ds]
 	var items []kv
 	switch s := e["score"].(type) {
 	case map[string]any:
@@ -688,8 +705,17 @@ func (a *accuracy) datasetScore(ds string) (float64, bool) {
 	default:
 		items = []kv{{"score", s}}
 	}
+	return items
+}
+
+// datasetScore is the checker's _dataset_score input: the score metric, else the
+// first metric, of one dataset; ok false when it has none.
+func (a *accuracy) datasetScore(ds string) (float64, bool) {
+	if _, ok := a.Root[ds]; !ok {
+		return 0, false
+	}
 	var first *float64
-	for _, it := range items {
+	for _, it := range a.items(ds) {
 		x, ok := pyFloat(it.v)
 		if !ok {
 			continue

@@ -150,12 +150,16 @@ func (c *run) model(sys, model string, power *powerComputation) {
 		}
 	}
 	acc := map[int64]*accuracy{}
+	accDir := ""
 	for _, p := range ps {
 		if a := c.accuracyValid(p.dir); a != nil {
 			acc[p.c] = a
+			if accDir == "" {
+				accDir = p.dir
+			}
 		}
 	}
-	ctx := &curve{run: c, model: model, regions: regions, cMax: cMax, loaded: loaded, sums: sums, pointCount: len(points), acc: acc}
+	ctx := &curve{run: c, model: model, regions: regions, cMax: cMax, loaded: loaded, sums: sums, pointCount: len(points), acc: acc, accDir: accDir}
 	for _, u := range unparsed {
 		if u.known {
 			ctx.unparsed = append(ctx.unparsed, u.concurrency)
