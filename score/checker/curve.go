@@ -524,7 +524,10 @@ func (k *curve) accuracyGate() {
 		a := k.acc[c]
 		k.accuracySampleCount(a, th, path)
 		agg := map[string]float64{}
-		type pair struct{ v, w float64; hasW bool }
+		type pair struct {
+			v, w float64
+			hasW bool
+		}
 		weighted := map[string][]pair{}
 		var metrics []string
 		for _, ds := range a.Order {
@@ -640,9 +643,9 @@ func pyInt(v any) (int64, bool) {
 }
 
 type threshold struct {
-	name         string
-	lower        float64
-	upper        *float64
+	name  string
+	lower float64
+	upper *float64
 }
 
 type thresholds struct {
