@@ -115,13 +115,22 @@ func resolveRoot(p string) string {
 
 type run struct {
 	root string
+	// part is the folder standing for results/ when a bare system folder is
+	// judged (CheckPart); "" for a submission root.
+	part string
 	d    *Data
 	out  []Finding
 }
 
 // emit records a finding at path (absolute), its scope derived from the path.
 func (c *run) emit(rule string, sev Severity, lvl Level, path, reason string) {
-	rel, scope, point := ScopeOf(c.root, path)
+	virt := path
+	if c.part != "" && path != "" {
+		if r, err := filepath.Rel(c.part, path); err == nil && !strings.HasPrefix(r, "..") {
+			virt = filepath.Join(c.root, "results", r)
+		}
+	}
+	rel, scope, point := scopeOf(c.root, virt, path)
 	c.out = append(c.out, Finding{Rule: rule, Severity: sev, Level: lvl, Scope: scope, Point: point, Path: rel, Reason: reason})
 }
 
@@ -130,7 +139,11 @@ var pointDirRE = regexp.MustCompile(`^r(\d+)$`)
 // ScopeOf returns path relative to root, the folder it judges (the path itself
 // when it is a folder, else its parent), cut at the point folder
 // (results/<system>/<model>/r<N>) and "" outside results/, and the point's name.
-func ScopeOf(root, path string) (rel, scope, point string) {
+func ScopeOf(root, path string) (rel, scope, point string) { return scopeOf(root, path, path) }
+
+// scopeOf is ScopeOf for path standing for real on disk (a part's folder is
+// named as if it lay under results/).
+func scopeOf(root, path, real string) (rel, scope, point string) {
 	if path == "" {
 		return "", "", ""
 	}
@@ -143,7 +156,7 @@ func ScopeOf(root, path string) (rel, scope, point string) {
 		rel = ""
 	}
 	dir := rel
-	if !isDir(path) {
+	if !isDir(real) {
 		dir = filepath.ToSlash(filepath.Dir(r))
 	}
 	parts := strings.Split(dir, "/")
