@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrace/agentrace/score/checker"
 	"math"
 	"path/filepath"
 	"sort"
@@ -81,7 +82,57 @@ var curveChecks = []func(*System) []Check{
 	configConsistencyDataset, accuracyCoverage, agenticAccuracySWEBench,
 	trajectoryBudget, officialDatasetSizeCheck, officialSettings, oneRuleset,
 	metricConsistency, runsComplete, accuracyGates, pointDuration,
-	officialTokenCounts,
+	officialTokenCounts, submissionCheckerRules,
+}
+
+// submissionCheckerRules is every rule of the submission checker's catalog on
+// the curve's submission points, judged as the checker judges their tree
+// (score/checker): a failure where it finds an error, a warning where it warns
+// only, each finding once (rule (severity) where: reason).
+func submissionCheckerRules(s *System) []Check {
+	judged := false
+	var errs, warns []string
+	seen := map[string]bool{}
+	var not []string
+	for _, p := range s.Points {
+		if !p.checkerJudged {
+			continue
+		}
+		judged = true
+		not = p.CheckerNotEvaluated
+		for _, f := range p.CheckerFindings {
+			key := f.Rule + "\x00" + f.Path + "\x00" + f.Reason
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			where := f.Scope
+			if f.Point != "" {
+				where = f.Point
+			}
+			line := fmt.Sprintf("%s (%s) %s: %s", f.Rule, f.Severity, where, f.Reason)
+			if f.Severity == checker.Error {
+				errs = append(errs, line)
+			} else {
+				warns = append(warns, line)
+			}
+		}
+	}
+	if !judged {
+		return nil
+	}
+	name := fmt.Sprintf("the submission checker's %d rules", len(checker.Rules))
+	note := ""
+	if len(not) > 0 {
+		note = "; not evaluated on a bare system folder: " + strings.Join(not, ", ")
+	}
+	switch {
+	case len(errs) > 0:
+		return []Check{{Name: name, Status: CheckFail, Reason: fmt.Sprintf("%d errors, %d warnings: %s%s", len(errs), len(warns), strings.Join(append(errs, warns...), "; "), note)}}
+	case len(warns) > 0:
+		return []Check{{Name: name, Status: CheckWarn, Reason: fmt.Sprintf("%d warnings: %s%s", len(warns), strings.Join(warns, "; "), note)}}
+	}
+	return []Check{{Name: name, Status: CheckPass, Reason: "no error or warning" + note}}
 }
 
 // tally is where a curve's points fall: the ultra-low ones, the margin ones, those
@@ -234,8 +285,8 @@ func regionPlacement(s *System) []Check {
 	return []Check{{Name: "declared region matches (region-placement)", Status: CheckWarn, Reason: strings.Join(wrong, "; ")}}
 }
 
-// pointFiles is run-point-config, result-summary-present, accuracy-file and
-// result-detail-present: the files of a submission point.
+// pointFiles is measurement-points-present and result-summary-present: a
+// submission point's point.yaml and result summary.
 func pointFiles(s *System) []Check {
 	var missing []string
 	subs := 0
@@ -250,7 +301,7 @@ func pointFiles(s *System) []Check {
 	if subs == 0 {
 		return nil
 	}
-	return failIfAny("point files (run-point-config, result-summary-present, accuracy-file, result-detail-present)", "every point has point.yaml, a result summary and accuracy results", "", "; ", missing)
+	return failIfAny("point files (measurement-points-present, result-summary-present)", "every point has point.yaml and a result summary", "", "; ", missing)
 }
 
 // pointFileRules is point-config-valid, system-description-present,

@@ -147,6 +147,17 @@ func LoadData(opts DataOptions) (*Data, error) {
 	return d, nil
 }
 
+// EmbeddedFile returns one embedded data file by its name (messages.yaml,
+// approved_drafters.yaml, seed_sets.yaml, targets.yaml), to start a replacement from.
+func EmbeddedFile(name string) ([]byte, error) {
+	for _, s := range Sources {
+		if strings.TrimPrefix(s.File, "data/") == name {
+			return embedded.ReadFile(s.File)
+		}
+	}
+	return nil, fmt.Errorf("no embedded checker data file %q (messages.yaml, approved_drafters.yaml, seed_sets.yaml, targets.yaml)", name)
+}
+
 // readData returns the override file's bytes when one is named, else the embedded file.
 func readData(embeddedName, override string) ([]byte, string, error) {
 	if override == "" {
@@ -155,7 +166,7 @@ func readData(embeddedName, override string) ([]byte, string, error) {
 	}
 	b, err := os.ReadFile(override)
 	if err != nil {
-		return nil, override, fmt.Errorf("Cannot read %s: %w", override, err)
+		return nil, override, fmt.Errorf("cannot read %s: %w", override, err)
 	}
 	return b, override, nil
 }
@@ -191,7 +202,7 @@ func parseCatalog(raw []byte) ([]RuleInfo, error) {
 func parseDrafters(raw []byte, name string) (map[string][]Drafter, error) {
 	var doc any
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("Invalid YAML in drafter list %s: %w", name, err)
+		return nil, fmt.Errorf("invalid YAML in drafter list %s: %w", name, err)
 	}
 	doc = normalize(doc)
 	if doc == nil {
@@ -235,7 +246,7 @@ var seedFields = []string{"scheduler_rng_seed", "sample_index_rng_seed", "model_
 func parseSeedSets(raw []byte, name string) (map[string]SeedSet, error) {
 	var doc any
 	if err := yaml.Unmarshal(raw, &doc); err != nil {
-		return nil, fmt.Errorf("Invalid YAML in seed-set file %s: %w", name, err)
+		return nil, fmt.Errorf("invalid YAML in seed-set file %s: %w", name, err)
 	}
 	doc = normalize(doc)
 	m, ok := doc.(map[string]any)
