@@ -174,6 +174,7 @@ func (pt *point) add(r Row) {
 	base.Field, base.File, base.Published, base.Recomputed = r.Field, r.File, r.Published, r.Recomputed
 	base.PublishedText, base.RecomputedText, base.Tolerance = r.PublishedText, r.RecomputedText, r.Tolerance
 	base.Status, base.Note, base.DerivedFrom = r.Status, r.Note, r.DerivedFrom
+	base.Rule, base.Severity, base.Level, base.Point = r.Rule, r.Severity, r.Level, r.Point
 	base.judge()
 	pt.rows = append(pt.rows, base)
 }
