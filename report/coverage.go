@@ -85,6 +85,35 @@ var curveChecks = []func(*System) []Check{
 	officialTokenCounts, submissionCheckerRules,
 }
 
+// consistencyRules are the checker's rules on a point's result summary.
+var consistencyRules = map[string]bool{"result-file-valid": true, "metric-consistency-duration": true, "metric-consistency-accounting": true,
+	"metric-consistency-output-tokens": true, "metric-consistency-system-tps": true, "metric-consistency-tpot-p90": true,
+	"metric-consistency-tps-per-user": true, "agentic-metric-consistency": true}
+
+// checkerConsistency is the point's metric consistency as the submission checker
+// judged its result_summary.json (score/checker, the one home of those rules):
+// ok is false where the checker did not judge the point or read no summary there
+// (a tree in the layout of mlperf_endpoints_log_summary.json, which agentrace
+// then reads itself, PublishedConsistency).
+func (p *Point) checkerConsistency() ([]string, bool) {
+	if !p.checkerJudged {
+		return nil, false
+	}
+	var out []string
+	for _, f := range p.CheckerFindings {
+		if f.Point == "" || f.Level == checker.LevelCurve {
+			continue
+		}
+		if f.Rule == "result-summary-present" || f.Rule == "point-rules-skipped" {
+			return nil, false
+		}
+		if consistencyRules[f.Rule] && f.Severity == checker.Error {
+			out = append(out, fmt.Sprintf("c=%d: %s: %s", p.Concurrency, f.Rule, f.Reason))
+		}
+	}
+	return out, true
+}
+
 // submissionCheckerRules is every rule of the submission checker's catalog on
 // the curve's submission points, judged as the checker judges their tree
 // (score/checker): a failure where it finds an error, a warning where it warns
@@ -526,6 +555,10 @@ func oneRuleset(s *System) []Check {
 func metricConsistency(s *System) []Check {
 	var incons []string
 	for _, p := range s.Points {
+		if found, ok := p.checkerConsistency(); ok {
+			incons = append(incons, found...)
+			continue
+		}
 		if p.PublishedSummary != nil {
 			incons = append(incons, PublishedConsistency(p.Concurrency, p.PublishedSummary, s.limits.ConsistencyTolerance)...)
 			continue
