@@ -3,7 +3,9 @@ package score_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentrace/agentrace/score"
@@ -43,6 +45,35 @@ func TestRescoreCheckerFindings(t *testing.T) {
 		}
 		if !own {
 			t.Errorf("%s: no point-disclosure-complete finding of its own in %s", r.Path, r.CheckerFindings)
+		}
+	}
+}
+
+// TestRescorePointRulesSkipped: a point whose point.yaml does not validate has no
+// OSL gate (not evaluated, a warning: point-rules-skipped), as the checker runs
+// none of the rules that read it for the point; the other points are judged.
+func TestRescorePointRulesSkipped(t *testing.T) {
+	tree, ds := fixtureTree(t)
+	work := filepath.Join(t.TempDir(), "tree")
+	if err := os.CopyFS(work, os.DirFS(tree)); err != nil {
+		t.Fatal(err)
+	}
+	y := filepath.Join(work, "h200-sim", "qwen3_6-35b-a3b", "r64", "point.yaml")
+	b, err := os.ReadFile(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(y, []byte(strings.Replace(string(b), "region: med_concurrency", "region: 3", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := score.Rescore(context.Background(), score.RescoreOptions{Archives: []string{work}, Dataset: ds, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		skipped := strings.Contains(r.NotEvaluated, "point-rules-skipped")
+		if (filepath.Base(r.Path) == "r64") != skipped || (skipped && (r.OSLOutcome != "not_evaluated" || r.OSLMean != nil)) {
+			t.Errorf("%s: osl %s (%v), not evaluated %q", r.Path, r.OSLOutcome, r.OSLMean, r.NotEvaluated)
 		}
 	}
 }
