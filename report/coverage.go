@@ -866,6 +866,11 @@ func PublishedConsistency(c int, data []byte, tol float64) []string {
 func swebenchErrors(s *System) []string {
 	var bad []string
 	for _, p := range s.Points {
+		if p.scores != nil && p.scores.Published != nil && p.scores.Published.AccuracyProblem != nil {
+			// An accuracy file that does not validate is accuracy-valid's error: the
+			// checker drops the point's results, and the SWE-bench mean is of the rest.
+			continue
+		}
 		if pr := p.SWEBenchProblem; pr != nil && pr.Severity == schemas.SeverityError {
 			bad = append(bad, fmt.Sprintf("c=%d: %s", p.Concurrency, pr.Reason))
 		}
