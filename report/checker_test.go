@@ -115,3 +115,33 @@ func TestReportMetricConsistencyAsTheChecker(t *testing.T) {
 		})
 	}
 }
+
+// TestPublishedConsistencyReadsAsTheChecker: a published summary is read as the
+// checker's schema reads it: a count written "11" is 11, a summary that does not
+// validate (no n_samples_completed, a percentile that is text) is
+// result-file-valid alone, and interactivity falls back to the reference
+// client's own sums when the named ones are absent and nothing failed.
+func TestPublishedConsistencyReadsAsTheChecker(t *testing.T) {
+	base := `"duration_ns": 1e9, "output_sequence_lengths": {"total": 100}, "latency": {"total": 4e9}, "tpot": {"percentiles": {"90.0": 2e6}}`
+	for _, tc := range []struct {
+		name, doc string
+		want      string // a substring of the one problem, "" for none
+	}{
+		{"numeric-string", `{"n_samples_issued": 11, "n_samples_completed": "11", "n_samples_failed": 0, ` + base + `}`, ""},
+		{"completed-absent", `{"n_samples_issued": 11, "n_samples_failed": 0, ` + base + `}`, "result-file-valid: no n_samples_completed"},
+		{"percentile-text", `{"n_samples_completed": 11, "ttft": {"percentiles": {"90.0": "high"}}, ` + base + `}`, "result-file-valid"},
+		{"interactivity-fallback", `{"n_samples_completed": 11, "e2e_avg_interactivity": 25, ` + base + `}`, ""},
+		{"interactivity-differs", `{"n_samples_completed": 11, "e2e_avg_interactivity": 30, ` + base + `}`, "agentic-metric-consistency"},
+		{"accounting", `{"n_samples_issued": 12, "n_samples_completed": 11, ` + base + `}`, "completed 11 + failed 0 != issued 12"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := PublishedConsistency(64, []byte(tc.doc), 0.01)
+			switch {
+			case tc.want == "" && len(got) > 0:
+				t.Errorf("problems %v, want none", got)
+			case tc.want != "" && (len(got) != 1 || !strings.Contains(got[0], tc.want)):
+				t.Errorf("problems %v, want one with %q", got, tc.want)
+			}
+		})
+	}
+}

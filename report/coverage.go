@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"github.com/agentrace/agentrace/score/checker"
@@ -785,58 +784,66 @@ func PublishedConsistency(c int, data []byte, tol float64) []string {
 	bad := func(f string, a ...any) {
 		out = append(out, fmt.Sprintf("c=%d: published summary: ", c)+fmt.Sprintf(f, a...))
 	}
-	var rs struct {
-		Issued    *float64 `json:"n_samples_issued"`
-		Completed *float64 `json:"n_samples_completed"`
-		Failed    *float64 `json:"n_samples_failed"`
-		DurNs     *float64 `json:"duration_ns"`
-		OSL       struct {
-			Total *float64 `json:"total"`
-		} `json:"output_sequence_lengths"`
-		TPOT struct {
-			P map[string]*float64 `json:"percentiles"`
-		} `json:"tpot"`
-	}
-	if err := json.Unmarshal(data, &rs); err != nil {
-		bad("%v", err)
+	doc, err := score.DecodeSummary(data)
+	if err != nil {
+		bad("result-file-valid: %v", err)
 		return out
 	}
-	v := func(p *float64) float64 {
-		if p == nil {
-			return 0
+	// Read as the checker's schema reads it (pydantic's lax mode: "11" is 11); a
+	// summary that does not validate is result-file-valid's error alone, and the
+	// checker then runs no metric rule on it.
+	num := func(keys ...string) (float64, bool) { return score.SummaryNumber(doc, keys...) }
+	var invalid []string
+	issued, okI := num("n_samples_issued")
+	completed, okC := num("n_samples_completed")
+	failed, okF := num("n_samples_failed")
+	dur, okD := num("duration_ns")
+	switch {
+	case !okC:
+		invalid = append(invalid, "no n_samples_completed")
+	case completed != math.Trunc(completed):
+		invalid = append(invalid, "n_samples_completed is not a whole number")
+	}
+	if !okD {
+		invalid = append(invalid, "no duration_ns")
+	}
+	for k, ok := range map[string]bool{"n_samples_issued": okI, "n_samples_failed": okF} {
+		if _, present := doc[k]; present && doc[k] != nil && !ok {
+			invalid = append(invalid, k+" is not a number")
 		}
-		return *p
 	}
-	switch {
-	case rs.Completed == nil:
-		bad("no n_samples_completed")
-	case rs.DurNs == nil:
-		bad("no duration_ns")
+	for _, block := range []string{"ttft", "tpot", "output_sequence_lengths", "latency"} {
+		b, _ := doc[block].(map[string]any)
+		pm, _ := b["percentiles"].(map[string]any)
+		for k := range pm {
+			if _, ok := num(block, "percentiles", k); !ok {
+				invalid = append(invalid, fmt.Sprintf("%s.percentiles[%q] is not a number", block, k))
+			}
+		}
 	}
-	if v(rs.DurNs) <= 0 {
-		bad("duration_ns %v is not positive", v(rs.DurNs))
-	}
-	if v(rs.Issued) > 0 && v(rs.Completed)+v(rs.Failed) != v(rs.Issued) {
-		bad("completed %v + failed %v != issued %v", v(rs.Completed), v(rs.Failed), v(rs.Issued))
-	}
-	if v(rs.OSL.Total) < 0 {
-		bad("output_sequence_lengths.total %v is negative", v(rs.OSL.Total))
-	}
-	p90 := rs.TPOT.P["90.0"]
-	if p90 == nil {
-		p90 = rs.TPOT.P["90"]
-	}
-	switch {
-	case p90 == nil:
-		bad("no TPOT P90 (tpot.percentiles[\"90.0\"]): tps_per_user has no other source")
-	case !(*p90 > 0) || math.IsInf(*p90, 0):
-		bad("TPOT P90 %v is not finite and positive", *p90)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc map[string]any
-	if dec.Decode(&doc) != nil {
+	if len(invalid) > 0 {
+		sort.Strings(invalid)
+		bad("result-file-valid: %s", strings.Join(invalid, "; "))
 		return out
+	}
+	if dur <= 0 {
+		bad("duration_ns %v is not positive", dur)
+	}
+	if issued > 0 && completed+failed != issued {
+		bad("completed %v + failed %v != issued %v", completed, failed, issued)
+	}
+	if total, _ := num("output_sequence_lengths", "total"); total < 0 {
+		bad("output_sequence_lengths.total %v is negative", total)
+	}
+	p90, okP := num("tpot", "percentiles", "90.0")
+	if !okP {
+		p90, okP = num("tpot", "percentiles", "90")
+	}
+	switch {
+	case !okP:
+		bad("no TPOT P90 (tpot.percentiles[\"90.0\"]): tps_per_user has no other source")
+	case !(p90 > 0):
+		bad("TPOT P90 %v is not finite and positive", p90)
 	}
 	f := score.ReadSummaryFigures(doc)
 	if f.HasTPSPerUser && f.StoredTPSPerUser != nil {
@@ -844,7 +851,7 @@ func PublishedConsistency(c int, data []byte, tol float64) []string {
 			bad("stored tps_per_user %.6g differs from 1000 / TPOT P90 (%.6g) by %.2f%% (metric-consistency-tps-per-user)", *f.StoredTPSPerUser, f.TPSPerUser, 100*d)
 		}
 	}
-	if f.HasSystemTPS && f.StoredSystemTPS != nil && v(rs.DurNs) > 0 {
+	if f.HasSystemTPS && f.StoredSystemTPS != nil && dur > 0 {
 		if d := score.CheckerRelErr(*f.StoredSystemTPS, f.SystemTPS); d > tol {
 			bad("stored system_tps %.6g differs from output_sequence_lengths.total / duration_ns (%.6g) by %.2f%% (metric-consistency-system-tps)", *f.StoredSystemTPS, f.SystemTPS, 100*d)
 		}
