@@ -42,7 +42,9 @@ func TestCheckerFindingsAgree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := func(rule, sev, path, reason string) string { return strings.Join([]string{rule, sev, path, reason}, " | ") }
+	key := func(rule, sev, path, reason string) string {
+		return strings.Join([]string{rule, sev, path, reason}, " | ")
+	}
 	want := map[string]bool{}
 	for _, f := range whole.Findings {
 		if strings.HasPrefix(f.Scope, "results/") {
