@@ -143,7 +143,7 @@ func (c *Cache) For(dir string) (found []Finding, notEvaluated []string, ok bool
 	c.mu.Unlock()
 	e.once.Do(func() {
 		if part == "" {
-			e.rep, _ = Check(key, c.d)
+			e.rep = Check(key, c.d)
 			e.base = key
 			return
 		}
