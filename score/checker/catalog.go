@@ -56,7 +56,7 @@ var Rules = []Rule{
 	{ID: "path-exists", Level: LevelTree, Home: "run.pathExists"},
 	{ID: "point-cap", Level: LevelCurve, Home: "curve.pointCap"},
 	{ID: "point-config-valid", Level: LevelFile, Home: "run.pointConfigValid"},
-	{ID: "point-count", Level: LevelCurve, Home: "curve.pointCount_"},
+	{ID: "point-count", Level: LevelCurve, Home: "curve.pointCountRule"},
 	{ID: "point-dirname-concurrency", Level: LevelPoint, Home: "run.pointDirnameConcurrency"},
 	{ID: "point-dirs", Level: LevelCurve, Home: "run.pointDirs"},
 	{ID: "point-disclosure-complete", Level: LevelPoint, Home: "run.pointDisclosureComplete"},

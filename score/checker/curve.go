@@ -25,7 +25,7 @@ type curve struct {
 
 func (k *curve) rules() {
 	k.benchmarkTypeConsistency()
-	k.pointCount_()
+	k.pointCountRule()
 	k.pointCap()
 	k.offlinePointPresent()
 	k.offlineOrdering()
@@ -115,9 +115,9 @@ func (k *curve) minPoints() int {
 	return 7
 }
 
-// pointCount_ is "point-count": context.py _check_point_count (7, or 8 with a
+// pointCountRule is "point-count": context.py _check_point_count (7, or 8 with a
 // dedicated Offline run), every point folder counted.
-func (k *curve) pointCount_() {
+func (k *curve) pointCountRule() {
 	if min := k.minPoints(); k.pointCount < min {
 		k.emit("point-count", Error, LevelCurve, k.model, fmt.Sprintf("Only %d measurement point(s) — minimum %d required", k.pointCount, min))
 	}

@@ -54,19 +54,19 @@ func CheckPart(dir string, d *Data) (Part, bool) {
 		c := &run{root: filepath.Dir(filepath.Dir(abs)), part: filepath.Dir(filepath.Dir(abs)), d: d}
 		c.model(filepath.Dir(abs), abs, nil)
 		not := append(append([]string{}, structureRules...), "power-descriptor", "power-estimated", "benchmark-model-dir", "tps-utilization")
-		return c.part_(not), true
+		return c.asPart(not), true
 	}
 	for _, e := range readDirSorted(abs) {
 		if e.dir && len(pointDirs(filepath.Join(abs, e.name))) > 0 {
 			c := &run{root: filepath.Dir(abs), part: filepath.Dir(abs), d: d}
 			c.system(abs)
-			return c.part_(append([]string{}, structureRules...)), true
+			return c.asPart(append([]string{}, structureRules...)), true
 		}
 	}
 	return Part{}, false
 }
 
-func (c *run) part_(not []string) Part {
+func (c *run) asPart(not []string) Part {
 	var kept []Finding
 	for _, f := range c.out {
 		if !contains(not, f.Rule) {
