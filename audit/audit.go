@@ -216,9 +216,14 @@ func (g *curveGroup) checkerRows(c *checker.Cache, seen map[string]bool) []Row {
 		if !runread.IsPoint(r) {
 			continue
 		}
-		found, _, ok := c.For(filepath.Join(g.src.Path, filepath.FromSlash(r.Dir)))
+		found, notEvaluated, ok := c.For(filepath.Join(g.src.Path, filepath.FromSlash(r.Dir)))
 		if !ok {
 			continue
+		}
+		if len(notEvaluated) > 0 && !seen["not_evaluated\x00"+g.key] {
+			seen["not_evaluated\x00"+g.key] = true
+			rows = append(rows, Row{Source: g.source, Curve: g.name, Field: "checker.not_evaluated", Status: Unchecked,
+				Note: "a bare system folder, not a whole submission: the structure rules " + strings.Join(notEvaluated, ", ") + " are not evaluated"})
 		}
 		for _, f := range found {
 			key := f.Rule + "\x00" + string(f.Severity) + "\x00" + f.Path + "\x00" + f.Reason

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/testenv"
@@ -40,6 +41,9 @@ func TestAuditCheckerRows(t *testing.T) {
 			t.Errorf("checker.%s: severity %q, want %q (all: %v)", rule, rules[rule], sev, rules)
 		}
 	}
+	if r := rowsOfField(res, "checker.not_evaluated"); len(r) != 1 || !strings.Contains(r[0].Note, "required-dir") {
+		t.Errorf("checker.not_evaluated rows %+v, want one naming the structure rules", r)
+	}
 	if bad := res.Failed(); len(bad) > 0 {
 		t.Errorf("%d rows fail the audit, first %s: %s", len(bad), bad[0].Field, bad[0].Note)
 	}
@@ -50,4 +54,14 @@ func TestAuditCheckerRows(t *testing.T) {
 			t.Errorf("a reference run folder got a checker row: %s", r.Field)
 		}
 	}
+}
+
+func rowsOfField(res *Result, field string) []Row {
+	var out []Row
+	for _, r := range res.Rows {
+		if r.Field == field {
+			out = append(out, r)
+		}
+	}
+	return out
 }
