@@ -17,6 +17,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/checker"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
@@ -50,6 +51,10 @@ type Options struct {
 	Limits archive.Limits
 	// Log receives one line per point audited; nil discards.
 	Log io.Writer
+	// Checker, when set, judges each submission tree (or bare system folder) on
+	// disk with the submission checker's rules: one checker.<rule> row per
+	// finding. Archives and reference run folders are not judged by it.
+	Checker *checker.Cache
 
 	tok *tokens.Tokenizer
 	isl func(m schemas.RunManifest) (report.ISLCounter, error)
@@ -196,12 +201,55 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		where[i].points = append(where[i].points, pt)
 	}
+	seen := map[string]bool{}
 	for _, g := range groups {
 		res.Curves++
 		res.Points += len(g.points)
 		res.Rows = append(res.Rows, g.audit(&o)...)
+		res.Rows = append(res.Rows, g.checkerRows(o.Checker, seen)...)
 	}
 	return res, nil
+}
+
+// checkerRows are the submission checker's findings on the curve's tree: one
+// checker.<rule> row per finding that concerns one of its points (the point's
+// own, its curve's, system's and tree's, each once in the audit, seen).
+func (g *curveGroup) checkerRows(c *checker.Cache, seen map[string]bool) []Row {
+	if c == nil || g.src.Kind != archive.SourceDir {
+		return nil
+	}
+	var rows []Row
+	for _, r := range g.runs {
+		if !runread.IsPoint(r) {
+			continue
+		}
+		found, notEvaluated, ok := c.For(filepath.Join(g.src.Path, filepath.FromSlash(r.Dir)))
+		if !ok {
+			continue
+		}
+		if len(notEvaluated) > 0 && !seen["not_evaluated\x00"+g.key] {
+			seen["not_evaluated\x00"+g.key] = true
+			rows = append(rows, Row{Source: g.source, Curve: g.name, Field: "checker.not_evaluated", Status: Unchecked,
+				Note: "a bare system folder, not a whole submission: the structure rules " + strings.Join(notEvaluated, ", ") + " are not evaluated"})
+		}
+		for _, f := range found {
+			key := f.Rule + "\x00" + string(f.Severity) + "\x00" + f.Path + "\x00" + f.Reason
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			row := Row{Source: g.source, Curve: g.name, Field: "checker." + f.Rule, File: f.Path, RecomputedText: string(f.Severity),
+				Status: Finding, Note: f.Reason, Rule: f.Rule, Severity: string(f.Severity), Level: string(f.Level), Point: f.Point}
+			if f.Point != "" {
+				row.Run, row.Kind, row.Concurrency = r.Label, r.Kind, int32(r.Point)
+				if f.Point != path.Base(r.Dir) {
+					row.Run = path.Join(path.Dir(r.Label), f.Point)
+				}
+			}
+			rows = append(rows, row)
+		}
+	}
+	return rows
 }
 
 // curveOf names the curve a run belongs to: a submission point's <system>/<model>

@@ -204,6 +204,7 @@ func (pt *point) add(r Row) {
 	base.Field, base.File, base.Published, base.Recomputed = r.Field, r.File, r.Published, r.Recomputed
 	base.PublishedText, base.RecomputedText, base.Tolerance = r.PublishedText, r.RecomputedText, r.Tolerance
 	base.Status, base.Note, base.DerivedFrom = r.Status, r.Note, r.DerivedFrom
+	base.Rule, base.Severity, base.Level, base.Point = r.Rule, r.Severity, r.Level, r.Point
 	base.judge()
 	pt.rows = append(pt.rows, base)
 }
@@ -848,15 +849,13 @@ func textStatus(a, b string) string {
 }
 
 // fileCheckRows records the submission checker's findings on the point's
-// point.yaml and system_desc.json, one point.check.<rule> row each: an error
-// (the checker's error) fails the audit, a warning is noted.
+// point.yaml and system_desc.json that agentrace reads the point by, one
+// point.check.<rule> row each: a finding, which does not fail the audit (the
+// checker's verdict on the tree is its checker.<rule> rows, checkerRows).
 func (pt *point) fileCheckRows() {
 	for _, c := range pt.facts.FileChecks {
-		r := Row{Field: "point.check." + c.Rule, File: path.Base(c.File), RecomputedText: c.Severity, Status: NotPublished, Note: c.Reason}
-		if c.Severity == schemas.SeverityError {
-			r.Status = Error
-		}
-		pt.add(r)
+		pt.add(Row{Field: "point.check." + c.Rule, File: path.Base(c.File), RecomputedText: c.Severity, Status: Finding, Note: c.Reason,
+			Rule: c.Rule, Severity: c.Severity, Level: "file", Point: path.Base(pt.run.Dir)})
 	}
 }
 

@@ -13,6 +13,10 @@ const (
 	Follows      = "follows"
 	Unchecked    = "unchecked"
 	NotPublished = "not_published"
+	// Finding is a rule of the submission checker that makes an error or warning
+	// finding (Rule, Severity, Level, Point, Note): a finding, not a disagreeing
+	// number, so it does not fail the audit.
+	Finding = "finding"
 	// Error marks a run or file that could not be read: the audit fails.
 	Error = "error"
 )
@@ -52,6 +56,13 @@ type Row struct {
 	// Note says why a row is unchecked, which input a following row follows, or
 	// where a derived published figure comes from.
 	Note string `json:"note,omitempty" parquet:"note"`
+	// Rule, Severity, Level and Point are a submission checker finding's rule id,
+	// severity (error, warning), level (tree, system, curve, point, file) and
+	// point folder (r<N>, "" for a curve's or tree's); Note is its reason.
+	Rule     string `json:"rule,omitempty" parquet:"rule,dict"`
+	Severity string `json:"severity,omitempty" parquet:"severity,dict"`
+	Level    string `json:"level,omitempty" parquet:"level,dict"`
+	Point    string `json:"point,omitempty" parquet:"point,dict"`
 	// DerivedFrom lists the published fields a derived figure is computed from.
 	DerivedFrom []string `json:"derived_from,omitempty" parquet:"-"`
 }

@@ -46,7 +46,7 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 	fmt.Fprintln(tw, "CURVE\tC\tFIELD\tUNIT\tPUBLISHED\tRE-DERIVED\tDIFF\tSTATUS\tNOTE")
 	last := ""
 	for _, r := range res.Rows {
-		if !all && !headline[r.Field] && !r.Failed() && r.Status != Follows {
+		if !all && !headline[r.Field] && !r.Failed() && r.Status != Follows && !(r.Status == Finding && r.Severity == "error") {
 			continue
 		}
 		run := r.Curve
@@ -79,6 +79,16 @@ func PrintTable(w io.Writer, res *Result, all bool) error {
 	fmt.Fprintf(w, "\n%s in %s, %s: %d agree, %d disagree, %d follow a disagreeing input, %d unchecked, %d not published, %s\n",
 		english.Count(res.Points, "point", "points"), english.Count(res.Curves, "curve", "curves"), english.Count(len(res.Rows), "field", "fields"),
 		n[Agree], n[Disagree], n[Follows], n[Unchecked], n[NotPublished], english.Count(n[Error], "error", "errors"))
+	if n[Finding] > 0 {
+		errs := 0
+		for _, r := range res.Rows {
+			if r.Status == Finding && r.Severity == "error" {
+				errs++
+			}
+		}
+		fmt.Fprintf(w, "submission checker rules: %s (%d errors, %d warnings); rule findings do not fail the audit\n",
+			english.Count(n[Finding], "finding", "findings"), errs, n[Finding]-errs)
+	}
 	if !all {
 		// What could not be checked, by reason.
 		type reason struct {

@@ -1,9 +1,9 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrace/agentrace/score/checker"
 	"math"
 	"path/filepath"
 	"sort"
@@ -82,7 +82,86 @@ var curveChecks = []func(*System) []Check{
 	configConsistencyDataset, accuracyCoverage, agenticAccuracySWEBench,
 	trajectoryBudget, officialDatasetSizeCheck, officialSettings, oneRuleset,
 	metricConsistency, runsComplete, accuracyGates, pointDuration,
-	officialTokenCounts,
+	officialTokenCounts, submissionCheckerRules,
+}
+
+// consistencyRules are the checker's rules on a point's result summary.
+var consistencyRules = map[string]bool{"result-file-valid": true, "metric-consistency-duration": true, "metric-consistency-accounting": true,
+	"metric-consistency-output-tokens": true, "metric-consistency-system-tps": true, "metric-consistency-tpot-p90": true,
+	"metric-consistency-tps-per-user": true, "agentic-metric-consistency": true}
+
+// checkerConsistency is the point's metric consistency as the submission checker
+// judged its result_summary.json (score/checker, the one home of those rules):
+// ok is false where the checker did not judge the point or read no summary there
+// (a tree in the layout of mlperf_endpoints_log_summary.json, which agentrace
+// then reads itself, PublishedConsistency).
+func (p *Point) checkerConsistency() ([]string, bool) {
+	if !p.checkerJudged {
+		return nil, false
+	}
+	var out []string
+	for _, f := range p.CheckerFindings {
+		if f.Point == "" || f.Level == checker.LevelCurve {
+			continue
+		}
+		if f.Rule == "result-summary-present" || f.Rule == "point-rules-skipped" {
+			return nil, false
+		}
+		if consistencyRules[f.Rule] && f.Severity == checker.Error {
+			out = append(out, fmt.Sprintf("c=%d: %s: %s", p.Concurrency, f.Rule, f.Reason))
+		}
+	}
+	return out, true
+}
+
+// submissionCheckerRules is every rule of the submission checker's catalog on
+// the curve's submission points, judged as the checker judges their tree
+// (score/checker): a failure where it finds an error, a warning where it warns
+// only, each finding once (rule (severity) where: reason).
+func submissionCheckerRules(s *System) []Check {
+	judged := false
+	var errs, warns []string
+	seen := map[string]bool{}
+	var not []string
+	for _, p := range s.Points {
+		if !p.checkerJudged {
+			continue
+		}
+		judged = true
+		not = p.CheckerNotEvaluated
+		for _, f := range p.CheckerFindings {
+			key := f.Rule + "\x00" + f.Path + "\x00" + f.Reason
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			where := f.Scope
+			if f.Point != "" {
+				where = f.Point
+			}
+			line := fmt.Sprintf("%s (%s) %s: %s", f.Rule, f.Severity, where, f.Reason)
+			if f.Severity == checker.Error {
+				errs = append(errs, line)
+			} else {
+				warns = append(warns, line)
+			}
+		}
+	}
+	if !judged {
+		return nil
+	}
+	name := fmt.Sprintf("the submission checker's %d rules", len(checker.Rules))
+	note := ""
+	if len(not) > 0 {
+		note = "; not evaluated on a bare system folder: " + strings.Join(not, ", ")
+	}
+	switch {
+	case len(errs) > 0:
+		return []Check{{Name: name, Status: CheckFail, Reason: fmt.Sprintf("%d errors, %d warnings: %s%s", len(errs), len(warns), strings.Join(append(errs, warns...), "; "), note)}}
+	case len(warns) > 0:
+		return []Check{{Name: name, Status: CheckWarn, Reason: fmt.Sprintf("%d warnings: %s%s", len(warns), strings.Join(warns, "; "), note)}}
+	}
+	return []Check{{Name: name, Status: CheckPass, Reason: "no error or warning" + note}}
 }
 
 // tally is where a curve's points fall: the ultra-low ones, the margin ones, those
@@ -235,8 +314,8 @@ func regionPlacement(s *System) []Check {
 	return []Check{{Name: "declared region matches (region-placement)", Status: CheckWarn, Reason: strings.Join(wrong, "; ")}}
 }
 
-// pointFiles is run-point-config, result-summary-present, accuracy-file and
-// result-detail-present: the files of a submission point.
+// pointFiles is measurement-points-present and result-summary-present: a
+// submission point's point.yaml and result summary.
 func pointFiles(s *System) []Check {
 	var missing []string
 	subs := 0
@@ -251,7 +330,7 @@ func pointFiles(s *System) []Check {
 	if subs == 0 {
 		return nil
 	}
-	return failIfAny("point files (run-point-config, result-summary-present, accuracy-file, result-detail-present)", "every point has point.yaml, a result summary and accuracy results", "", "; ", missing)
+	return failIfAny("point files (measurement-points-present, result-summary-present)", "every point has point.yaml and a result summary", "", "; ", missing)
 }
 
 // pointFileRules is point-config-valid, system-description-present,
@@ -476,6 +555,10 @@ func oneRuleset(s *System) []Check {
 func metricConsistency(s *System) []Check {
 	var incons []string
 	for _, p := range s.Points {
+		if found, ok := p.checkerConsistency(); ok {
+			incons = append(incons, found...)
+			continue
+		}
 		if p.PublishedSummary != nil {
 			incons = append(incons, PublishedConsistency(p.Concurrency, p.PublishedSummary, s.limits.ConsistencyTolerance)...)
 			continue
@@ -702,58 +785,66 @@ func PublishedConsistency(c int, data []byte, tol float64) []string {
 	bad := func(f string, a ...any) {
 		out = append(out, fmt.Sprintf("c=%d: published summary: ", c)+fmt.Sprintf(f, a...))
 	}
-	var rs struct {
-		Issued    *float64 `json:"n_samples_issued"`
-		Completed *float64 `json:"n_samples_completed"`
-		Failed    *float64 `json:"n_samples_failed"`
-		DurNs     *float64 `json:"duration_ns"`
-		OSL       struct {
-			Total *float64 `json:"total"`
-		} `json:"output_sequence_lengths"`
-		TPOT struct {
-			P map[string]*float64 `json:"percentiles"`
-		} `json:"tpot"`
-	}
-	if err := json.Unmarshal(data, &rs); err != nil {
-		bad("%v", err)
+	doc, err := score.DecodeSummary(data)
+	if err != nil {
+		bad("result-file-valid: %v", err)
 		return out
 	}
-	v := func(p *float64) float64 {
-		if p == nil {
-			return 0
+	// Read as the checker's schema reads it (pydantic's lax mode: "11" is 11); a
+	// summary that does not validate is result-file-valid's error alone, and the
+	// checker then runs no metric rule on it.
+	num := func(keys ...string) (float64, bool) { return score.SummaryNumber(doc, keys...) }
+	var invalid []string
+	issued, okI := num("n_samples_issued")
+	completed, okC := num("n_samples_completed")
+	failed, okF := num("n_samples_failed")
+	dur, okD := num("duration_ns")
+	switch {
+	case !okC:
+		invalid = append(invalid, "no n_samples_completed")
+	case completed != math.Trunc(completed):
+		invalid = append(invalid, "n_samples_completed is not a whole number")
+	}
+	if !okD {
+		invalid = append(invalid, "no duration_ns")
+	}
+	for k, ok := range map[string]bool{"n_samples_issued": okI, "n_samples_failed": okF} {
+		if _, present := doc[k]; present && doc[k] != nil && !ok {
+			invalid = append(invalid, k+" is not a number")
 		}
-		return *p
 	}
-	switch {
-	case rs.Completed == nil:
-		bad("no n_samples_completed")
-	case rs.DurNs == nil:
-		bad("no duration_ns")
+	for _, block := range []string{"ttft", "tpot", "output_sequence_lengths", "latency"} {
+		b, _ := doc[block].(map[string]any)
+		pm, _ := b["percentiles"].(map[string]any)
+		for k := range pm {
+			if _, ok := num(block, "percentiles", k); !ok {
+				invalid = append(invalid, fmt.Sprintf("%s.percentiles[%q] is not a number", block, k))
+			}
+		}
 	}
-	if v(rs.DurNs) <= 0 {
-		bad("duration_ns %v is not positive", v(rs.DurNs))
-	}
-	if v(rs.Issued) > 0 && v(rs.Completed)+v(rs.Failed) != v(rs.Issued) {
-		bad("completed %v + failed %v != issued %v", v(rs.Completed), v(rs.Failed), v(rs.Issued))
-	}
-	if v(rs.OSL.Total) < 0 {
-		bad("output_sequence_lengths.total %v is negative", v(rs.OSL.Total))
-	}
-	p90 := rs.TPOT.P["90.0"]
-	if p90 == nil {
-		p90 = rs.TPOT.P["90"]
-	}
-	switch {
-	case p90 == nil:
-		bad("no TPOT P90 (tpot.percentiles[\"90.0\"]): tps_per_user has no other source")
-	case !(*p90 > 0) || math.IsInf(*p90, 0):
-		bad("TPOT P90 %v is not finite and positive", *p90)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc map[string]any
-	if dec.Decode(&doc) != nil {
+	if len(invalid) > 0 {
+		sort.Strings(invalid)
+		bad("result-file-valid: %s", strings.Join(invalid, "; "))
 		return out
+	}
+	if dur <= 0 {
+		bad("duration_ns %v is not positive", dur)
+	}
+	if issued > 0 && completed+failed != issued {
+		bad("completed %v + failed %v != issued %v", completed, failed, issued)
+	}
+	if total, _ := num("output_sequence_lengths", "total"); total < 0 {
+		bad("output_sequence_lengths.total %v is negative", total)
+	}
+	p90, okP := num("tpot", "percentiles", "90.0")
+	if !okP {
+		p90, okP = num("tpot", "percentiles", "90")
+	}
+	switch {
+	case !okP:
+		bad("no TPOT P90 (tpot.percentiles[\"90.0\"]): tps_per_user has no other source")
+	case !(p90 > 0):
+		bad("TPOT P90 %v is not finite and positive", p90)
 	}
 	f := score.ReadSummaryFigures(doc)
 	if f.HasTPSPerUser && f.StoredTPSPerUser != nil {
@@ -761,7 +852,7 @@ func PublishedConsistency(c int, data []byte, tol float64) []string {
 			bad("stored tps_per_user %.6g differs from 1000 / TPOT P90 (%.6g) by %.2f%% (metric-consistency-tps-per-user)", *f.StoredTPSPerUser, f.TPSPerUser, 100*d)
 		}
 	}
-	if f.HasSystemTPS && f.StoredSystemTPS != nil && v(rs.DurNs) > 0 {
+	if f.HasSystemTPS && f.StoredSystemTPS != nil && dur > 0 {
 		if d := score.CheckerRelErr(*f.StoredSystemTPS, f.SystemTPS); d > tol {
 			bad("stored system_tps %.6g differs from output_sequence_lengths.total / duration_ns (%.6g) by %.2f%% (metric-consistency-system-tps)", *f.StoredSystemTPS, f.SystemTPS, 100*d)
 		}
@@ -783,6 +874,11 @@ func PublishedConsistency(c int, data []byte, tol float64) []string {
 func swebenchErrors(s *System) []string {
 	var bad []string
 	for _, p := range s.Points {
+		if p.scores != nil && p.scores.Published != nil && p.scores.Published.AccuracyProblem != nil {
+			// An accuracy file that does not validate is accuracy-valid's error: the
+			// checker drops the point's results, and the SWE-bench mean is of the rest.
+			continue
+		}
 		if pr := p.SWEBenchProblem; pr != nil && pr.Severity == schemas.SeverityError {
 			bad = append(bad, fmt.Sprintf("c=%d: %s", p.Concurrency, pr.Reason))
 		}

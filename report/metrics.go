@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/agentrace/agentrace/score/checker"
 	"math"
 	"strconv"
 
@@ -186,12 +187,21 @@ type Point struct {
 	LoadPattern             string `json:"load_pattern,omitempty"`
 	DatasetName             string `json:"dataset_name,omitempty"`
 	// MissingFiles lists the files a submission point lacks that the checker
-	// requires (point.yaml, a result summary, accuracy results, the detail log).
+	// requires (point.yaml, a result summary): measurement-points-present and
+	// result-summary-present.
 	MissingFiles []string `json:"missing_files,omitempty"`
 	// FileChecks are the submission checker's findings on a submission point's
 	// point.yaml and system_desc.json (malformed, out-of-range or inconsistent
 	// values), each with the checker's rule id and severity.
 	FileChecks []archive.FileCheck `json:"file_checks,omitempty"`
+	// CheckerFindings are the submission checker's errors and warnings that
+	// concern a submission point on disk (its own, its curve's, system's and
+	// tree's: rule, severity, level, scope, point, path, reason), judged as the
+	// checker judges the tree (score/checker); null where the point was not judged.
+	CheckerFindings []checker.Finding `json:"checker_findings,omitempty"`
+	// CheckerNotEvaluated are the structure rules not evaluated because only a
+	// system folder, not a whole submission, was given.
+	CheckerNotEvaluated []string `json:"checker_not_evaluated,omitempty"`
 	// SWEBench is the point's SWE-bench result (its scores.json, or a submission's
 	// published accuracy results), one input to the curve's mean; nil when none.
 	SWEBench *float64 `json:"swebench,omitempty"`
@@ -219,6 +229,8 @@ type Point struct {
 	// from an event log, not agentrace's turn log (runread.HasTurnLog), so its
 	// state is a result summary's, when it publishes one.
 	point, eventLog bool
+	// checkerJudged is set when the submission checker judged the point.
+	checkerJudged bool
 	// Rows are per-row values of the run's turn log, in log order, for the
 	// report's turns.parquet: OSL, ISL and TPOT as the metrics counted them.
 	Rows RowValues `json:"-"`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrace/agentrace/score/checker"
 	"io"
 	"net/url"
 	"os"
@@ -61,6 +62,10 @@ type Options struct {
 	TokenizerDir string
 	// Tokenizer counts output tokens officially; nil uses server usage (unofficial).
 	Tokenizer TokenCounter
+	// Checker, when set, judges the submission points on disk with the
+	// submission checker's rules (points.json checker_findings, and the check
+	// "submission checker rules").
+	Checker *checker.Cache
 	// ISL, when set, counts input tokens officially for every run; when nil, the
 	// report counts them from each run's dataset (see Notes), else from server usage.
 	ISL ISLCounter
@@ -144,7 +149,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				p, err := LoadRun(ctx, *run, o.Tokenizer, islFor, scoreRuleset)
+				p, err := LoadRunWith(ctx, *run, LoadOptions{Tokenizer: o.Tokenizer, ISLFor: islFor, Ruleset: scoreRuleset, Checker: o.Checker})
 				if err != nil {
 					return nil, err
 				}

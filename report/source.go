@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentrace/agentrace/score/checker"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -153,6 +155,9 @@ type LoadOptions struct {
 	ISLFor func(schemas.RunManifest) (ISLCounter, error)
 	// Ruleset judges a reference run's or submission point's gates.
 	Ruleset string
+	// Checker, when set, judges a submission point on disk with the submission
+	// checker's rules (Point.CheckerFindings).
+	Checker *checker.Cache
 	// NoScores leaves the point's gates unset (no scores.json read, no run
 	// scored): the caller scores the run itself and calls AttachScores.
 	NoScores bool
@@ -219,6 +224,14 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	p.DeclaredRegion, p.MaxSupportedConcurrency = facts.Region, facts.MaxSupportedConcurrency
 	p.LoadPattern, p.DatasetName = facts.LoadPattern, facts.DatasetName
 	p.FileChecks, p.systemDesc = facts.FileChecks, facts.SystemDesc
+	if runread.IsPoint(run) && o.Checker != nil && run.Source.Kind == archive.SourceDir {
+		if fs, not, ok := o.Checker.For(filepath.Join(run.Source.Path, filepath.FromSlash(run.Dir))); ok {
+			p.CheckerFindings, p.CheckerNotEvaluated, p.checkerJudged = fs, not, true
+			if p.CheckerFindings == nil {
+				p.CheckerFindings = []checker.Finding{}
+			}
+		}
+	}
 	if scan.File == "" {
 		p.LogNote = "no event log: the point's metrics are not re-derived (only its published files are read)"
 	}
@@ -248,12 +261,6 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		}
 		if run.SummaryName() == "" {
 			p.MissingFiles = append(p.MissingFiles, "result_summary.json (or mlperf_endpoints_log_summary.json)")
-		}
-		if run.AccuracyName() == "" {
-			p.MissingFiles = append(p.MissingFiles, "accuracy results (accuracy_results.json, accuracy/)")
-		}
-		if run.Has(archive.LogSummaryFile) && !run.Has(archive.LogDetailFile) {
-			p.MissingFiles = append(p.MissingFiles, archive.LogDetailFile)
 		}
 	}
 	switch {

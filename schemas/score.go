@@ -388,4 +388,10 @@ type RescoreRow struct {
 	NotEvaluated      string   `parquet:"not_evaluated,optional" json:"not_evaluated"`
 	RederivedAccuracy *float64 `parquet:"rederived_accuracy,optional" json:"rederived_accuracy"`
 	RederivedOSLMean  *float64 `parquet:"rederived_osl_mean,optional" json:"rederived_osl_mean"`
+	// CheckerFindings are the submission checker's errors and warnings that
+	// concern a submission point on disk (its own, its curve's, system's and
+	// tree's), a JSON array of {rule, severity, level, scope, point, path,
+	// reason}; null where the run is not judged (an archive, a reference or
+	// agentrace run).
+	CheckerFindings string `parquet:"checker_findings,optional" json:"checker_findings"`
 }

@@ -2,6 +2,7 @@ package score
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/checker"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
@@ -50,6 +52,10 @@ type RescoreOptions struct {
 	// Progress, when not nil, receives progress; ProgressTTY redraws one line.
 	Progress    io.Writer
 	ProgressTTY bool
+	// Checker, when set, judges the submission trees on disk with the
+	// submission checker's rules: each point's row carries the findings that
+	// concern it (checker_findings).
+	Checker *checker.Cache
 }
 
 // rescoreGCPercent is the GC target (GOGC) while Rescore runs.
@@ -183,6 +189,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		return rows, err
 	}
 	placeSubmissionPoints(found, rows)
+	attachCheckerFindings(opts.Checker, found, rows)
 	if opts.Out != "" {
 		if err := WriteRescoreRows(opts.Out, rows); err != nil {
 			return rows, fmt.Errorf("rescore: %w", err)
@@ -203,6 +210,29 @@ func rescoreStatus(done, failed, stopped, total int64, took time.Duration) strin
 		s += "; " + eta
 	}
 	return s
+}
+
+// attachCheckerFindings fills each submission point's checker_findings from the
+// submission checker's judgement of its tree (a folder, not an archive).
+func attachCheckerFindings(c *checker.Cache, found []*archive.Run, rows []schemas.RescoreRow) {
+	if c == nil {
+		return
+	}
+	for i, r := range found {
+		if !runread.IsPoint(r) || r.Source.Kind != archive.SourceDir {
+			continue
+		}
+		fs, _, ok := c.For(filepath.Join(r.Source.Path, filepath.FromSlash(r.Dir)))
+		if !ok {
+			continue
+		}
+		if fs == nil {
+			fs = []checker.Finding{}
+		}
+		if b, err := json.Marshal(fs); err == nil {
+			rows[i].CheckerFindings = string(b)
+		}
+	}
 }
 
 // rescoreOne scores one found run into a row; it never panics.

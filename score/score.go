@@ -200,6 +200,12 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	}
 	if runread.IsPoint(run) {
 		s.Published = publishedFigures(run, pa)
+		if pointRulesSkipped(info.Facts.FileChecks) {
+			// The checker keeps such a point (_UnparsedPoint) but runs none of the
+			// rules that read its config, agentic-osl-range among them.
+			s.Published.OSL = nil
+			s.Published.OSLProblem = &schemas.Problem{Severity: schemas.SeverityWarning, Reason: PointRulesSkippedReason}
+		}
 	}
 	if published {
 		s.AccuracySource = ""
@@ -265,6 +271,21 @@ func modelFolderWarning(run *archive.Run, named string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %q and the run's config names model %q (another ruleset): the ruleset is chosen by the folder's name, as the submission checker chooses it", ModelFolderWarningPrefix, run.Model, named)
+}
+
+// PointRulesSkippedReason is why a submission point whose point.yaml does not
+// validate has no OSL gate: the submission checker's point-rules-skipped.
+const PointRulesSkippedReason = "point-rules-skipped: point.yaml does not validate, so the submission checker runs none of the rules that read it for this point (its OSL range among them)"
+
+// pointRulesSkipped tells whether a point's point.yaml does not validate (the
+// checker's point-config-valid error): the checker then skips the point's rules.
+func pointRulesSkipped(cs []archive.FileCheck) bool {
+	for _, c := range cs {
+		if c.Rule == "point-config-valid" && c.Severity == schemas.SeverityError {
+			return true
+		}
+	}
+	return false
 }
 
 // publishedFigures gathers a submission point's published gate inputs.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrace/agentrace/score/checker"
 	"runtime"
 
 	"github.com/agentrace/agentrace/audit"
@@ -35,6 +36,10 @@ func auditCommand() *cli.Command {
 			"                  \"counted with another tokenizer, not comparable\"; a point that ships no\n" +
 			"                  event log), with the reason\n" +
 			"  not_published   re-derived, absent from the published files\n" +
+			"  finding         a submission checker rule's error or warning (checker.<rule>: the tree judged\n" +
+			"                  as the checker judges it, with its rule id, severity, level and point; a bare\n" +
+			"                  system folder as that part; point.check.<rule>: what agentrace reads a point by);\n" +
+			"                  a finding does not fail the audit\n" +
 			"The table shows each point's headline figures and every row that does not agree (--all: every\n" +
 			"row); --out DIR writes audit.json (counts, disagreements, every row) and audit.parquet (every\n" +
 			"row). DIR may not be or sit inside an input; an earlier audit there is replaced only with\n" +
@@ -56,7 +61,7 @@ func auditCommand() *cli.Command {
 			&cli.BoolFlag{Name: "all", Usage: "print every row, not only the headline figures and what does not agree"},
 			jsonFlag("print audit.json's document instead of the table"),
 			maxExpansionFlag(),
-		}, overwriteFlags("an audit")...),
+		}, append(overwriteFlags("an audit"), checkerFlags()...)...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			tokDir, inputs, err := countingTokenizer(c, "no run folder, sweep, submission tree or archive given", true)
 			if err != nil {
@@ -71,8 +76,13 @@ func auditCommand() *cli.Command {
 				}
 				defer claim.Release()
 			}
+			cd, err := checkerData(c)
+			if err != nil {
+				return err
+			}
 			res, err := audit.Run(ctx, audit.Options{
-				Inputs: inputs, Dataset: c.String("dataset"), Tokenizer: tokDir,
+				Checker: checker.NewCache(cd),
+				Inputs:  inputs, Dataset: c.String("dataset"), Tokenizer: tokDir,
 				Ruleset: c.String("ruleset"), CMax: int(c.Int("cmax")), Jobs: int(c.Int("jobs")),
 				Limits: archive.Limits{MaxExpansion: maxExpansion(c)}, Log: c.Root().ErrWriter,
 				Descend: c.Bool("descend"),

@@ -10,6 +10,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/checker"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
@@ -366,4 +367,26 @@ func argsError(path, format string, a ...any) error {
 func withDest(f *cli.StringFlag, dest *string) *cli.StringFlag {
 	f.Destination = dest
 	return f
+}
+
+// checkerFlags name files replacing the submission checker's embedded data, as
+// the checker's own --approved-drafters and --seed-sets and their environment
+// variables do (agentrace rulesets lists what is embedded).
+func checkerFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "approved-drafters", Usage: "approved speculative-decoding drafters, in the checker's approved_drafters.yaml format (default: embedded)",
+			Sources: cli.EnvVars("MLPERF_ENDPOINTS_APPROVED_DRAFTERS"), TakesFile: true},
+		&cli.StringFlag{Name: "seed-sets", Usage: "published seed sets, in the checker's seed_sets.yaml format (default: embedded)",
+			Sources: cli.EnvVars("MLPERF_ENDPOINTS_SEED_SETS"), TakesFile: true},
+		&cli.StringFlag{Name: "checker-targets", Usage: "accepted model names and agentic accuracy targets, in the format of `agentrace rulesets --checker-data` (default: embedded)", TakesFile: true},
+	}
+}
+
+// checkerData loads the submission checker's data, replaced where the flags name files.
+func checkerData(c *cli.Command) (*checker.Data, error) {
+	d, err := checker.LoadData(checker.DataOptions{ApprovedDrafters: c.String("approved-drafters"), SeedSets: c.String("seed-sets"), Targets: c.String("checker-targets")})
+	if err != nil {
+		return nil, argsError(c.Name, "%v", err)
+	}
+	return d, nil
 }

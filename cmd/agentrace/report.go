@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/agentrace/agentrace/score/checker"
 	"io"
 	"path/filepath"
 
@@ -58,13 +59,18 @@ func reportCommand() *cli.Command {
 			&cli.FloatFlag{Name: "slo-ttft-ms", HideDefault: true, Usage: "service level: show per point the share of turns whose time to first token is at most this many ms"},
 			&cli.FloatFlag{Name: "slo-tps-per-user", HideDefault: true, Usage: "service level: show per point the share of turns decoding at least this many tokens/s (1000 / the turn's TPOT ms)"},
 			descendFlag(),
-		}, overwriteFlags("a report")...),
+		}, append(overwriteFlags("a report"), checkerFlags()...)...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			tokDir, runs, err := countingTokenizer(c, "no run or sweep directory given", false)
 			if err != nil {
 				return err
 			}
+			cd, err := checkerData(c)
+			if err != nil {
+				return err
+			}
 			o := report.Options{
+				Checker:       checker.NewCache(cd),
 				Out:           c.String("out"),
 				Overwrite:     overwrite(c),
 				CMax:          int(c.Int("cmax")),

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/agentrace/agentrace/score/checker"
 	"os"
 	"runtime"
 	"strings"
@@ -183,11 +184,21 @@ func rulesetsCommand() *cli.Command {
 			"Example:\n" +
 			"  agentrace rulesets\n" +
 			"  agentrace rulesets --show checker-2026-10-kimi-k3 > my-rules.json   # edit, then --ruleset my-rules.json",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "show", Usage: "print this ruleset (name or file) as JSON"},
-		},
+			&cli.BoolFlag{Name: "checker-rules", Usage: "list every rule id of the submission checker's catalog with its level and home"},
+			&cli.StringFlag{Name: "checker-data", Usage: "print the embedded submission checker data file NAME (messages.yaml, approved_drafters.yaml, seed_sets.yaml, targets.yaml)"},
+		}, checkerFlags()...),
 		Commands: []*cli.Command{rulesetsDeriveCommand()},
 		Action: func(ctx context.Context, c *cli.Command) error {
+			if name := c.String("checker-data"); name != "" {
+				b, err := checker.EmbeddedFile(name)
+				if err != nil {
+					return argsError(c.Name, "%v", err)
+				}
+				_, err = c.Root().Writer.Write(b)
+				return err
+			}
 			if name := c.String("show"); name != "" {
 				r, err := rulesets.Load(name)
 				if err != nil {
@@ -213,6 +224,25 @@ func rulesetsCommand() *cli.Command {
 				}
 				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, r.Date, r.Model, r.AccuracyThreshold(),
 					r.OSLThreshold(), r.SWEBenchThreshold(), r.RegionForm(), src)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			cd, err := checkerData(c)
+			if err != nil {
+				return err
+			}
+			w := c.Root().Writer
+			fmt.Fprintln(w)
+			fmt.Fprint(w, cd.Describe())
+			if !c.Bool("checker-rules") {
+				fmt.Fprintf(w, "  %d rule ids, each evaluated by report, audit and rescore (--checker-rules lists them)\n", len(checker.Rules))
+				return nil
+			}
+			tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "RULE\tLEVEL\tHOME (score/checker)\tNOTE")
+			for _, r := range checker.Rules {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Level, r.Home, r.Informational)
 			}
 			return tw.Flush()
 		},
@@ -252,13 +282,18 @@ func rescoreCommand() *cli.Command {
 			tokenizerFlag("reference tokenizer directory for official OSL counts"+recordedDefault, false),
 			tokenizerRevisionFlag(),
 			maxExpansionFlag(),
-		}, overwriteFlags("a results table")...),
+		}, append(overwriteFlags("a results table"), checkerFlags()...)...),
 		Action: func(ctx context.Context, c *cli.Command) error {
 			tokDir, archives, err := countingTokenizer(c, "no archive given", false)
 			if err != nil {
 				return err
 			}
+			cd, err := checkerData(c)
+			if err != nil {
+				return err
+			}
 			rows, err := score.Rescore(ctx, score.RescoreOptions{
+				Checker:  checker.NewCache(cd),
 				Archives: archives, Out: c.String("out"), Overwrite: overwrite(c), Jobs: int(c.Int("jobs")),
 				Dataset: c.String("dataset"), Ruleset: c.String("ruleset"), Tokenizer: tokDir,
 				MaxExpansion: maxExpansion(c),

@@ -315,3 +315,37 @@ func TestClaimFoldersAreNotRuns(t *testing.T) {
 		t.Errorf("runs found: %q, want only sweep/c8", found)
 	}
 }
+
+// TestReferenceRunsInPointFolders: a reference client's run folders named r<N>
+// (events.jsonl, performance/, no point.yaml) are reference runs, which the
+// rules of a submission tree do not judge; one with point.yaml is a point.
+func TestReferenceRunsInPointFolders(t *testing.T) {
+	tree := t.TempDir()
+	for name, body := range map[string]string{
+		"sweep/r8/events.jsonl":                           "{}\n",
+		"sweep/r8/config.yaml":                            "settings: {}\n",
+		"sweep/r8/performance/result_summary.json":        "{}",
+		"sub/sys/m/r16/events.jsonl":                      "{}\n",
+		"sub/sys/m/r16/point.yaml":                        "concurrency: 16\n",
+		"sub/sys/m/r32/mlperf_endpoints_log_summary.json": "{}",
+	} {
+		p := filepath.Join(tree, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(body), 0o644)
+	}
+	src, err := Open(tree, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	kinds := map[string]string{}
+	for _, r := range Find(src) {
+		kinds[r.Dir] = r.Kind
+	}
+	want := map[string]string{"sweep/r8": KindReference, "sub/sys/m/r16": KindSubmission, "sub/sys/m/r32": KindSubmission}
+	for dir, k := range want {
+		if kinds[dir] != k {
+			t.Errorf("%s: kind %q, want %q (all: %v)", dir, kinds[dir], k, kinds)
+		}
+	}
+}

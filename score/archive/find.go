@@ -234,7 +234,11 @@ func kindOf(s *Source, dir string) string {
 	switch {
 	case has(TurnLogFile):
 		return KindAgentrace
-	case PointDirConcurrency(dir) > 0 && (has(PointFile) || has(LogSummaryFile) || has(SummaryFile) || has(PerfSummaryFile) || has(EventsFile)):
+	// A point folder is a submission point by what a submission ships (point.yaml,
+	// a result summary); a reference run folder named r<N> (events.jsonl,
+	// performance/) is a reference run, which the rules of a submission tree do not
+	// judge.
+	case PointDirConcurrency(dir) > 0 && (has(PointFile) || has(LogSummaryFile) || has(SummaryFile)):
 		return KindSubmission
 	case has(EventsFile), has(PerfSummaryFile) && has(ConfigFile):
 		return KindReference

@@ -1,0 +1,437 @@
+package checker
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The corpus: testdata/checker-corpus/cases.json (edits of the agentrace tree)
+// and rules.json (edits of the tree in the checker's layout), with the real
+// checker's findings on each in findings.json.
+
+const corpusDir = "../../testdata/checker-corpus"
+const treeDir = "../../testdata/submission-tree"
+const corpusModel = "h200-sim/qwen3_6-35b-a3b"
+
+type corpusOp struct {
+	Op    string `json:"op"`
+	File  string `json:"file"`
+	Path  []any  `json:"path"`
+	From  []any  `json:"from"`
+	Value any    `json:"value"`
+	To    string `json:"to"`
+}
+
+type treeCase struct {
+	Name string     `json:"name"`
+	Ops  []corpusOp `json:"ops"`
+}
+
+type ruleCase struct {
+	Name             string     `json:"name"`
+	Clean            bool       `json:"clean"`
+	Ops              []corpusOp `json:"ops"`
+	SeedSets         *string    `json:"seed_sets"`
+	ApprovedDrafters *string    `json:"approved_drafters"`
+	OrgRoot          bool       `json:"org_root"`
+}
+
+// builtCase is a case's tree builder and the data options it is checked with.
+type builtCase struct {
+	build   func(dir string) string
+	options func(dir string) DataOptions
+}
+
+type recorded struct {
+	Passed   bool `json:"passed"`
+	Findings []struct {
+		Rule     string `json:"rule"`
+		Severity string `json:"severity"`
+		Scope    string `json:"scope"`
+	} `json:"findings"`
+}
+
+func decodeFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// corpusCases returns every case by its findings.json key, as a function that
+// builds its submission root under dir.
+func corpusCases(t *testing.T) map[string]builtCase {
+	var tc struct {
+		Base  treeCase   `json:"base"`
+		Cases []treeCase `json:"cases"`
+	}
+	decodeFile(t, filepath.Join(corpusDir, "cases.json"), &tc)
+	var rc struct {
+		Clean []corpusOp `json:"clean"`
+		Cases []ruleCase `json:"cases"`
+	}
+	decodeFile(t, filepath.Join(corpusDir, "rules.json"), &rc)
+	out := map[string]builtCase{}
+	noOptions := func(string) DataOptions { return DataOptions{} }
+	build := func(treeOps, subOps []corpusOp) func(string) string {
+		return func(dir string) string {
+			tree := filepath.Join(dir, "tree")
+			copyTree(t, treeDir, tree)
+			for _, op := range treeOps {
+				op.apply(t, tree, corpusModel)
+			}
+			sub := filepath.Join(dir, "sub")
+			ToCheckerLayout(t, tree, sub)
+			for _, op := range subOps {
+				op.apply(t, sub, "results/"+corpusModel)
+			}
+			return sub
+		}
+	}
+	out["tree:base"] = builtCase{build(nil, nil), noOptions}
+	for _, c := range tc.Cases {
+		out["tree:"+c.Name] = builtCase{build(c.Ops, nil), noOptions}
+	}
+	for _, c := range rc.Cases {
+		var ops []corpusOp
+		if c.Clean {
+			ops = append(ops, rc.Clean...)
+		}
+		b := build(nil, append(ops, c.Ops...))
+		if c.OrgRoot {
+			inner := b
+			b = func(dir string) string { inner(dir); return dir }
+		}
+		c := c
+		out["rules:"+c.Name] = builtCase{b, func(dir string) DataOptions {
+			var o DataOptions
+			for _, f := range []struct {
+				text *string
+				name string
+				to   *string
+			}{{c.SeedSets, "seed_sets.yaml", &o.SeedSets}, {c.ApprovedDrafters, "approved_drafters.yaml", &o.ApprovedDrafters}} {
+				if f.text == nil {
+					continue
+				}
+				p := filepath.Join(dir, f.name)
+				if err := os.WriteFile(p, []byte(*f.text), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				*f.to = p
+			}
+			return o
+		}}
+	}
+	return out
+}
+
+// copyTree copies the corpus tree, less the detail logs the checker never reads
+// (the recorder copied them; the checker's findings do not depend on them).
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, e os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		if e.IsDir() {
+			return os.MkdirAll(to, 0o755)
+		}
+		if e.Name() == "mlperf_endpoints_log_detail.json" {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ToCheckerLayout lays an agentrace system folder tree out as the checker reads
+// a submission (moving the tree's system folders): results/<system>/..., each point's summary and accuracy under
+// the checker's names, docs/ and src/agentrace-sim/README.md.
+func ToCheckerLayout(t *testing.T, tree, sub string) {
+	t.Helper()
+	for _, d := range []string{"results", "docs", "src/agentrace-sim"} {
+		if err := os.MkdirAll(filepath.Join(sub, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(sub, "src/agentrace-sim/README.md"), []byte("agentrace simulated server\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range readDirSorted(tree) {
+		if e.dir {
+			// Moved, not copied: the tree is the case's own copy.
+			if err := os.Rename(filepath.Join(tree, e.name), filepath.Join(sub, "results", e.name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	pts, _ := filepath.Glob(filepath.Join(sub, "results", "*", "*", "r*"))
+	for _, d := range pts {
+		for _, mv := range [][2]string{{"mlperf_endpoints_log_summary.json", "result_summary.json"}, {"accuracy/accuracy_results.json", "accuracy_results.json"}} {
+			a, b := filepath.Join(d, mv[0]), filepath.Join(d, mv[1])
+			if isFile(a) && !exists(b) {
+				if err := os.Rename(a, b); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
+// plain turns json.Number values into int64, uint64 or float64, as Python reads them.
+func plain(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		return normalize(x)
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plain(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = plain(e)
+		}
+	}
+	return v
+}
+
+func (op corpusOp) apply(t *testing.T, root, model string) {
+	t.Helper()
+	file := strings.Replace(op.File, "MODEL", model, 1)
+	file = strings.Replace(file, "SYSTEM", filepath.Dir(model), 1)
+	pattern := filepath.Join(root, filepath.FromSlash(file))
+	files := []string{pattern}
+	if strings.ContainsAny(pattern, "*?[") {
+		files, _ = filepath.Glob(pattern)
+		sort.Strings(files)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no file for %+v", op)
+	}
+	for _, f := range files {
+		op.applyOne(t, root, f)
+	}
+}
+
+func (op corpusOp) applyOne(t *testing.T, root, file string) {
+	t.Helper()
+	write := func(b []byte) {
+		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	value := plain(op.Value)
+	switch op.Op {
+	case "write":
+		if s, ok := value.(string); ok {
+			write([]byte(s))
+			return
+		}
+		b, err := json.MarshalIndent(value, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(b)
+		return
+	case "copy":
+		to := filepath.Join(root, filepath.FromSlash(strings.Replace(op.To, "MODEL", "results/"+corpusModel, 1)))
+		if err := os.CopyFS(to, os.DirFS(file)); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case "mkdir":
+		if err := os.MkdirAll(file, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case "remove":
+		if err := os.RemoveAll(file); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case "rename":
+		if err := os.Rename(file, filepath.Join(root, filepath.FromSlash(op.To))); err != nil {
+			t.Fatal(err)
+		}
+		return
+	case "yaml-set", "yaml-delete":
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := yaml.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if op.Op == "yaml-delete" {
+			delete(doc, op.Path[0].(string))
+		} else {
+			doc[op.Path[0].(string)] = value
+		}
+		out, err := yaml.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(out)
+		return
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	doc = plain(doc)
+	if op.Op == "move" {
+		value = jsonAt(t, doc, op.From)
+	}
+	parent, last := jsonAt(t, doc, op.Path[:len(op.Path)-1]), op.Path[len(op.Path)-1]
+	switch p := parent.(type) {
+	case map[string]any:
+		k := last.(string)
+		switch op.Op {
+		case "delete":
+			delete(p, k)
+		case "merge":
+			for mk, mv := range value.(map[string]any) {
+				p[k].(map[string]any)[mk] = mv
+			}
+		default:
+			p[k] = value
+		}
+	case []any:
+		i := int(plain(last).(int64))
+		if op.Op == "merge" {
+			for mk, mv := range value.(map[string]any) {
+				p[i].(map[string]any)[mk] = mv
+			}
+		} else {
+			p[i] = value
+		}
+	default:
+		t.Fatalf("%s: %v is not a container", file, op.Path)
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(out)
+}
+
+func jsonAt(t *testing.T, doc any, path []any) any {
+	t.Helper()
+	for _, k := range path {
+		switch d := doc.(type) {
+		case map[string]any:
+			doc = d[k.(string)]
+		case []any:
+			doc = d[int(plain(k).(int64))]
+		default:
+			t.Fatalf("no %v in the document", path)
+		}
+	}
+	return doc
+}
+
+func findingKeys(r Report) []string {
+	set := map[string]bool{}
+	for _, f := range r.Findings {
+		set[fmt.Sprintf("%s %s %s", f.Rule, f.Severity, f.Scope)] = true
+	}
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestCorpusAgreesWithChecker: on every case, the same findings (rule,
+// severity, scope) and the same verdict as the real checker recorded.
+func TestCorpusAgreesWithChecker(t *testing.T) {
+	var rec struct {
+		Cases map[string]recorded `json:"cases"`
+	}
+	decodeFile(t, filepath.Join(corpusDir, "findings.json"), &rec)
+	cases := corpusCases(t)
+	names := make([]string, 0, len(cases))
+	for n := range cases {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	agree, total := 0, 0
+	for _, name := range names {
+		want, ok := rec.Cases[name]
+		if !ok {
+			t.Errorf("%s: no recorded findings (rerun the recorder)", name)
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			root := cases[name].build(filepath.Join(dir, "case"))
+			d, err := LoadData(cases[name].options(dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := Check(root, d)
+			var wantKeys []string
+			for _, f := range want.Findings {
+				wantKeys = append(wantKeys, fmt.Sprintf("%s %s %s", f.Rule, f.Severity, f.Scope))
+			}
+			gotKeys := findingKeys(got)
+			missing, extra := diff(wantKeys, gotKeys), diff(gotKeys, wantKeys)
+			total += len(wantKeys) + len(extra)
+			agree += len(wantKeys) - len(missing)
+			if len(missing) > 0 || len(extra) > 0 {
+				t.Errorf("findings differ from the checker's\nmissing: %s\nextra: %s", strings.Join(missing, "\n  "), strings.Join(extra, "\n  "))
+			}
+			if got.Passed != want.Passed {
+				t.Errorf("verdict passed=%v, the checker's %v", got.Passed, want.Passed)
+			}
+		})
+	}
+	t.Logf("%d cases; findings agreeing %d of %d", len(names), agree, total)
+}
+
+func diff(a, b []string) []string {
+	in := map[string]bool{}
+	for _, x := range b {
+		in[x] = true
+	}
+	var out []string
+	for _, x := range a {
+		if !in[x] {
+			out = append(out, x)
+		}
+	}
+	return out
+}
