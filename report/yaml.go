@@ -12,8 +12,10 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/checker"
 	"github.com/agentrace/agentrace/score/rulesets"
 )
 
@@ -33,38 +35,23 @@ func pointRegion(p *Point) string {
 }
 
 // AcceptedModels are the benchmark models the submission checker accepts, in the
-// canonical form it requires of point.yaml's model_name and of the model folder
-// (mlcommons/endpoints-submission-cli checker.py _ALLOWED_MODEL_NAMES).
+// canonical form it requires of point.yaml's model_name and of the model folder:
+// the embedded checker data's allowed names (score/checker).
 func AcceptedModels() []string {
-	return []string{"llama3_1-8b", "gpt-oss-120b", "deepseek-r1", "kimi-k3", "qwen3_6-35b-a3b", "deepseek-v4_1-flash"}
+	d, err := checker.LoadData(checker.DataOptions{})
+	if err != nil {
+		return nil
+	}
+	return d.AllowedModels
 }
 
 // CanonicalModelName is a served model's name as the checker spells a benchmark
-// model: the last component of a Hugging Face id, lower case, dots as
-// underscores ("Qwen/Qwen3.6-35B-A3B" is qwen3_6-35b-a3b). ok tells whether the
-// checker accepts that name (AcceptedModels).
+// model: its canonical form (checker.CanonicalModelName) in lower case
+// ("Qwen/Qwen3.6-35B-A3B" is qwen3_6-35b-a3b). ok tells whether the checker
+// accepts that name (AcceptedModels).
 func CanonicalModelName(model string) (name string, ok bool) {
-	name = model[strings.LastIndex(model, "/")+1:]
-	name = strings.ReplaceAll(strings.ToLower(name), ".", "_")
+	name = strings.ToLower(checker.CanonicalModelName(model))
 	return name, slices.Contains(AcceptedModels(), name)
-}
-
-// SeedSet is a seed set the MLPerf Endpoints rules publish (§4.6): a point binds
-// one by its id and seeds the client's generators from it.
-type SeedSet struct {
-	ID                                     string
-	Ruleset                                string
-	SchedulerRNG, SampleIndexRNG, ModelRNG string
-}
-
-// PublishedSeedSet is the published set a point binds: set A
-// (endpoints-submission-cli data/seed_sets.yaml), which the reference client pins
-// through submission_ref.ruleset mlperf-endpoints-v1.0-2026-10-C1-A. agentrace's
-// replay draws no random number (trajectory k replays conversation k mod n), so a
-// run is the same under every set: the point declares the published one.
-func PublishedSeedSet() SeedSet {
-	return SeedSet{ID: "A", Ruleset: "mlperf-endpoints-v1.0-2026-10-C1-A",
-		SchedulerRNG: "10487924139932647040", SampleIndexRNG: "586478644936801402", ModelRNG: "9315206023656308754"}
 }
 
 // Disclosure is what a point.yaml declares that only the submitter knows (§8.3):
@@ -152,10 +139,10 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 	w("dataset: %s  # content hash %s, %d conversations\n", yq(name), p.Manifest.DatasetHash, p.Manifest.DatasetSize)
 	str("shared_src", d.SharedSrc)
 	str("shared_docs", d.SharedDocs)
-	seeds := PublishedSeedSet()
-	w("seed_set: %s\n", yq(seeds.ID))
+	seeds := official.Rulesets()[0]
+	w("seed_set: %s\n", yq(seeds.SeedSet))
 	str("target_cohort", d.TargetCohort)
-	w("submission_ref:\n  ruleset: %s\n", yq(seeds.Ruleset))
+	w("submission_ref:\n  ruleset: %s\n", yq(seeds.Name))
 	w("runtime_settings:\n")
 	w("  load_pattern: agentic_inference\n")
 	w("  target_concurrency: %d\n", p.Concurrency)
@@ -165,7 +152,7 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 		w("  max_new_tokens: %d\n", n)
 	}
 	w("  runtime:  # agentrace's replay draws no random number: the run is the same under every seed set\n")
-	w("    scheduler_rng_seed: %s\n    sample_index_rng_seed: %s\n    model_seed: %s\n", seeds.SchedulerRNG, seeds.SampleIndexRNG, seeds.ModelRNG)
+	w("    scheduler_rng_seed: %s\n    sample_index_rng_seed: %s\n    model_seed: %s\n", seeds.SchedulerRNG, seeds.SampleIndexRNG, seeds.Model)
 	w("  agentic_inference:\n")
 	w("    enable_salt: %t\n", c.Salt)
 	w("    inject_tool_delay: %t\n", c.Delays)

@@ -1,6 +1,7 @@
 package refconfig
 
 import (
+	"github.com/agentrace/agentrace/internal/official"
 	"os"
 	"strings"
 	"testing"
@@ -114,8 +115,8 @@ func TestRulesetPinsSeeds(t *testing.T) {
 			t.Errorf("%s: read back: %v", name, err)
 		}
 	}
-	rs, _ := LookupRuleset("mlperf-endpoints-current")
-	if rs.ModelSeed != "9315206023656308754" || rs.SeedSet != "A" {
+	rs, _ := official.LookupRuleset("mlperf-endpoints-current")
+	if rs.Model != "9315206023656308754" || rs.SeedSet != "A" {
 		t.Errorf("ruleset %+v", rs)
 	}
 	_, err := Parse("c.yaml", []byte(base+"submission_ref:\n  model: m\n  ruleset: mlperf-inference-v6.1\n"), env(nil))

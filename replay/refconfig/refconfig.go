@@ -25,11 +25,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/agentrace/agentrace/internal/official"
 	"math"
 	"math/big"
 	"os"
 	"reflect"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -899,56 +899,19 @@ func (c *Config) validate(file string) error {
 		}
 	}
 	if c.SubmissionRef != nil {
-		rs, err := LookupRuleset(c.SubmissionRef.Ruleset)
+		rs, err := official.LookupRuleset(c.SubmissionRef.Ruleset)
 		if err != nil {
 			return bad("submission_ref.ruleset", "%v", err)
 		}
 		// Binding a ruleset pins its seed set, over the file's seeds, as the
 		// reference's _apply_ruleset_seed_overrides does.
-		c.Settings.Runtime.SchedulerRandomSeed = &rs.SchedulerRNGSeed
-		c.Settings.Runtime.DataloaderRandomSeed = &rs.SampleIndexRNGSeed
-		c.Settings.Warmup.WarmupRandomSeed = &rs.SampleIndexRNGSeed
+		scheduler, sampleIndex := Int(rs.SchedulerRNG), Int(rs.SampleIndexRNG)
+		c.Settings.Runtime.SchedulerRandomSeed = &scheduler
+		c.Settings.Runtime.DataloaderRandomSeed = &sampleIndex
+		warmup := sampleIndex
+		c.Settings.Warmup.WarmupRandomSeed = &warmup
 	}
 	return nil
-}
-
-// Ruleset is a ruleset of the reference's registry that a config may bind
-// (submission_ref.ruleset): the seed set binding it pins.
-type Ruleset struct {
-	Name    string
-	Aliases []string
-	// SeedSet is the seed set's id, as the checker's seed_sets.yaml gives it
-	// (a point's seed_set).
-	SeedSet string
-	// SchedulerRNGSeed becomes settings.runtime.scheduler_random_seed,
-	// SampleIndexRNGSeed runtime.dataloader_random_seed and
-	// warmup.warmup_random_seed; ModelSeed is the set's model seed, which the
-	// reference does not send with the requests.
-	SchedulerRNGSeed, SampleIndexRNGSeed, ModelSeed Int
-}
-
-// Rulesets returns the rulesets agentrace knows: the MLPerf Endpoints ones,
-// with the seed sets of mlcommons/endpoints_policies' seedset.yaml (cohort
-// 2026-10-C1, set A; the checker's seed_sets.yaml mirrors it from a pull request
-// still open when read), as the reference registers them.
-func Rulesets() []Ruleset {
-	return []Ruleset{{
-		Name: "mlperf-endpoints-v1.0-2026-10-C1-A", Aliases: []string{"mlperf-endpoints-current"}, SeedSet: "A",
-		SchedulerRNGSeed: "10487924139932647040", SampleIndexRNGSeed: "586478644936801402", ModelSeed: "9315206023656308754",
-	}}
-}
-
-// LookupRuleset returns the ruleset called name (or one of its aliases).
-func LookupRuleset(name string) (Ruleset, error) {
-	var names []string
-	for _, r := range Rulesets() {
-		if r.Name == name || slices.Contains(r.Aliases, name) {
-			return r, nil
-		}
-		names = append(names, r.Name)
-		names = append(names, r.Aliases...)
-	}
-	return Ruleset{}, fmt.Errorf("%q: not a ruleset agentrace knows (known: %s)", name, strings.Join(names, ", "))
 }
 
 // identityKeys are the model_params keys a dataset may not override

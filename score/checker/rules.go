@@ -294,7 +294,10 @@ func (c *run) systemDescriptionConsistency(p, refPoint string, differing []strin
 var nonWordRE = regexp.MustCompile(`[^\w\-]`)
 var underscoresRE = regexp.MustCompile(`_+`)
 
-func canonicalModelName(name string) string {
+// CanonicalModelName is a model name in the form the checker suggests for
+// model_name: its last path component, every run of characters other than word
+// characters and '-' one '_', trimmed of '_', at most 64 bytes.
+func CanonicalModelName(name string) string {
 	parts := strings.Split(name, "/")
 	part := strings.TrimSpace(parts[len(parts)-1])
 	s := nonWordRE.ReplaceAllString(part, "_")
@@ -319,7 +322,7 @@ func (c *run) modelNameValid(loaded []loadedPoint) {
 			continue
 		}
 		allowed := joinNames(c.d.AllowedModels)
-		if can := canonicalModelName(name); contains(c.d.AllowedModels, can) {
+		if can := CanonicalModelName(name); contains(c.d.AllowedModels, can) {
 			c.emit("model-name-valid", Error, LevelCurve, p.yaml, fmt.Sprintf("model_name %q is not an allowed model; write %q (allowed: %s)", name, can, allowed))
 		} else {
 			c.emit("model-name-valid", Error, LevelCurve, p.yaml, fmt.Sprintf("model_name %q is not an allowed model; must be exactly one of: %s", name, allowed))
