@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -267,70 +266,6 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("unsupported normalizer %q", t.Type)
-}
-
-// nfc is NFC as Hugging Face's normalizer (Rust's unicode-normalization)
-// computes it. Go's norm follows the Stream-Safe Text Format, which inserts
-// U+034F (combining grapheme joiner) into a run of more than 30 non-starters
-// and reorders only within each piece; Rust does neither. When Go's result
-// gained a U+034F, the text holds such a run and nfcLong normalizes it whole.
-func nfc(s string) string {
-	if norm.NFC.IsNormalString(s) {
-		return s
-	}
-	out := norm.NFC.String(s)
-	if strings.Count(out, "\u034f") != strings.Count(s, "\u034f") {
-		return nfcLong(s)
-	}
-	return out
-}
-
-// nfcLong is Unicode's NFC without the stream-safe limit: full canonical
-// decomposition, canonical ordering of every run of non-starters (a stable sort
-// by combining class), then canonical composition; a primary composite of two
-// characters is found by composing the pair alone.
-func nfcLong(s string) string {
-	var rs []rune
-	for _, r := range s {
-		p := norm.NFD.PropertiesString(string(r))
-		if d := p.Decomposition(); d != nil {
-			rs = append(rs, []rune(string(d))...)
-		} else {
-			rs = append(rs, r)
-		}
-	}
-	ccc := func(r rune) int { return int(norm.NFD.PropertiesString(string(r)).CCC()) }
-	for i := 0; i < len(rs); {
-		if ccc(rs[i]) == 0 {
-			i++
-			continue
-		}
-		j := i
-		for j < len(rs) && ccc(rs[j]) != 0 {
-			j++
-		}
-		run := rs[i:j]
-		sort.SliceStable(run, func(a, b int) bool { return ccc(run[a]) < ccc(run[b]) })
-		i = j
-	}
-	out := make([]rune, 0, len(rs))
-	starter, last := -1, -1 // last: class of the last character kept after the starter, -1 for none
-	for _, r := range rs {
-		c := ccc(r)
-		if starter >= 0 && (last == -1 || last != 0 && last < c) {
-			if comp := []rune(norm.NFC.String(string(out[starter]) + string(r))); len(comp) == 1 {
-				out[starter] = comp[0]
-				continue
-			}
-		}
-		if c == 0 {
-			starter, last = len(out), -1
-		} else {
-			last = c
-		}
-		out = append(out, r)
-	}
-	return string(out)
 }
 
 func normForm(f norm.Form) func(string) string {
