@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,8 +10,6 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
-
-	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // hfFile is the part of a Hugging Face tokenizer.json that encoding needs.
@@ -39,9 +38,9 @@ type hfModel struct {
 
 // loadHF reads a Hugging Face tokenizer.json and adds the tokens of the
 // config's added_tokens_decoder that it lacks (addConfigTokens).
-func loadHF(path string, cfg *config) (*Tokenizer, error) {
+func loadHF(ctx context.Context, path string, cfg *config) (*Tokenizer, error) {
 	var f hfFile
-	data, err := readJSONFile(path, infile.LargeFile, &f)
+	data, err := readJSONFile(ctx, path, tokenizerFileLimit, &f)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
@@ -113,6 +112,9 @@ func buildHF(f *hfFile, cfg *config) (*Tokenizer, error) {
 	t.model = m
 	added := make([]addedToken, 0, len(f.AddedTokens))
 	for _, a := range f.AddedTokens {
+		if err := checkTokenID(int64(a.ID)); err != nil {
+			return nil, fmt.Errorf("added_tokens: %s: %w", excerpt(a.Content), err)
+		}
 		added = append(added, a.token(a.ID))
 	}
 	if added, err = addConfigTokens(added, cfg, vocab, maxID); err != nil {
