@@ -194,7 +194,28 @@ func (t *Tokenizer) VocabSize() int { return t.vocabSize }
 // text (such as "<|im_start|>") always become their single ids, as in Hugging
 // Face's encode; addSpecial also adds the post-processor's tokens (a BOS for
 // some models, nothing for Qwen). Encode is safe for concurrent use.
+//
+// A tokenizer whose split pattern has no hand-written matcher can fail on a
+// text (a pattern that backtracks without end, PatternError): Encode and Count
+// panic with that error, and the calls that return errors (EncodeErr, the
+// counts of the rules, ISLCounter, Tokenize) return it.
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
+	ids, err := t.EncodeErr(text, addSpecial)
+	if err != nil {
+		panic(err)
+	}
+	return ids
+}
+
+// EncodeErr is Encode that returns the encoding's error (a PatternError)
+// instead of panicking.
+func (t *Tokenizer) EncodeErr(text string, addSpecial bool) (ids []int, err error) {
+	defer recoverEncode(&err)
+	return t.encode(text, addSpecial), nil
+}
+
+// encode is Encode, panicking with an encodeAbort on an error.
+func (t *Tokenizer) encode(text string, addSpecial bool) []int {
 	ids := make([]int, 0, len(text)/3+len(t.prefix)+len(t.suffix)+1)
 	if addSpecial {
 		ids = append(ids, t.prefix...)
