@@ -24,7 +24,8 @@ import (
 //   - output: no string made by * (repetition), ~ or + longer than
 //     renderMaxOutput bytes, nor more than that written in all (the text of
 //     the template's loop and macro bodies each time they run, and each
-//     {{ ... }}); range at most renderMaxRange items.
+//     {{ ... }}), nor more than renderMaxMade bytes made by them in all;
+//     range at most renderMaxRange items.
 //
 // The budgets are enforced by calls instrumentTemplate adds to the compiled
 // template's tree (calls to Go functions each render hands the template):
@@ -36,6 +37,7 @@ const (
 	renderMaxSteps  = 1_000_000
 	renderMaxRange  = 100_000
 	renderMaxOutput = 256 << 20
+	renderMaxMade   = 4 << 30
 	// templateMaxNesting bounds the nesting of blocks and brackets in a
 	// template's source, which the engine parses and runs recursively.
 	templateMaxNesting = 500
@@ -92,7 +94,7 @@ func checkNesting(src string) error {
 // renderBudget is what one render has spent.
 type renderBudget struct {
 	depth, steps int
-	out          int64
+	out, made    int64
 	lefts        []jinja.Value // left operands of * whose right operand is being evaluated
 }
 
@@ -107,6 +109,14 @@ func (b *renderBudget) step(text int64) error {
 		return budgetError("more than %d loop iterations and macro calls", renderMaxSteps)
 	}
 	return b.write(text)
+}
+
+// make counts n bytes made by an operator.
+func (b *renderBudget) make(n int64) error {
+	if b.made += n; b.made > renderMaxMade {
+		return budgetError("more than %d bytes made by *, ~ and + in all", renderMaxMade)
+	}
+	return nil
 }
 
 func (b *renderBudget) write(n int64) error {
@@ -179,7 +189,7 @@ func (b *renderBudget) set(data map[string]jinja.Value) {
 		if size > 0 && n > renderMaxOutput/size {
 			return right, budgetError("a string of %d bytes repeated %d times (more than %d bytes)", size, n, renderMaxOutput)
 		}
-		return right, nil
+		return right, b.make(size * n)
 	})
 	data[budgetSize] = jinja.NewCallable(budgetSize, func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 		if len(args) != 1 {
@@ -191,6 +201,10 @@ func (b *renderBudget) set(data map[string]jinja.Value) {
 			return v, budgetError("a string of %d bytes (more than %d)", len(v.AsString()), renderMaxOutput)
 		case v.IsList() && v.AsList().Len() > renderMaxSteps:
 			return v, budgetError("a list of %d items (more than %d)", v.AsList().Len(), renderMaxSteps)
+		case v.IsString():
+			return v, b.make(int64(len(v.AsString())))
+		case v.IsList():
+			return v, b.make(16 * int64(v.AsList().Len()))
 		}
 		return v, nil
 	})

@@ -38,6 +38,7 @@ func TestRenderBudget(t *testing.T) {
 		{name: "doubling", src: `{% set ns = namespace(s="x") %}{% for i in range(40) %}{% set ns.s = ns.s ~ ns.s %}{% endfor %}{{ ns.s|length }}`, err: "a string of"},
 		{name: "doubling with +", src: `{% set ns = namespace(s="x") %}{% for i in range(40) %}{% set ns.s = ns.s + ns.s %}{% endfor %}{{ ns.s|length }}`, err: "a string of"},
 		{name: "output", src: `{% set s = "x" * 200000000 %}{{ s }}{{ s }}`, err: "bytes written"},
+		{name: "made", src: `{% for i in range(100000) %}{% set x = "x" * 100000000 %}{% endfor %}`, err: "bytes made by *, ~ and + in all"},
 		{name: "steps", src: `{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}`, err: "loop iterations and macro calls"},
 		{name: "macro", src: `{% macro f(a, b=2) %}[{{ a }}{{ b }}]{% endmacro %}{{ f(1) }}{{ f(3, b=4) }}`, want: "[12][34]"},
 		{name: "recursion within the budget", src: `{% macro f(n) %}{% if n > 0 %}{{ n }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(100)|length }}`, want: "192"},
