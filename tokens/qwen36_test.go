@@ -167,6 +167,12 @@ func sampleTurns(t testing.TB) []renderRequest {
 func TestQwen36ByModelID(t *testing.T) {
 	tok := loadQwen36(t)
 	_, snap := qwen36Folder(t)
+	checkQwen36Folder(t, tok, snap)
+}
+
+// checkQwen36Folder is TestQwen36ByModelID's check of tok, loaded by the model
+// id from the hub snapshot folder snap.
+func checkQwen36Folder(t *testing.T, tok *Tokenizer, snap string) {
 	id := tok.Identity()
 	if id.Dir != snap || id.Spec != qwen36Model || id.Name != qwen36Model {
 		t.Errorf("identity %+v: want dir %s, spec and name %s", id, snap, qwen36Model)
@@ -208,7 +214,7 @@ func TestQwen36ByModelID(t *testing.T) {
 	}
 	reqs = append(reqs, renderRequest{Messages: json.RawMessage(`[{"role":"user","content":""},{"role":"assistant","content":""}]`)})
 	what = append(what, "OSL baseline")
-	want := jinja2Render(t, template, reqs)
+	want := jinja2RenderOnce(t, template, reqs)
 	var texts []string
 	isl, osl := 0, 0
 	for i, r := range reqs {
@@ -371,4 +377,34 @@ func TestISLCounterAnyTemplate(t *testing.T) {
 		checkCounter(t, tok, c.name, c.frags, c.tools, nil, []int{len(c.frags)})
 	}
 	t.Logf("%d client turns of the sample: counts equal to CountISL, %d reusing an earlier turn's iterations", turns, reused)
+}
+
+// jinja2Renders keeps Jinja2's renders of the Qwen3.6 template's requests for
+// the test binary's life: the stand-in and the reconstructed folder hold the
+// same template (the same digest), rendered once.
+var jinja2Renders struct {
+	sync.Mutex
+	bySHA map[string][]renderResult
+}
+
+// jinja2RenderOnce is jinja2Render of reqs, kept by the template's digest (the
+// requests are the same for a digest in this file's tests).
+func jinja2RenderOnce(t *testing.T, template string, reqs []renderRequest) []renderResult {
+	t.Helper()
+	data, err := os.ReadFile(template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := sha256Hex(data)
+	jinja2Renders.Lock()
+	defer jinja2Renders.Unlock()
+	if r, ok := jinja2Renders.bySHA[key]; ok && len(r) == len(reqs) {
+		return r
+	}
+	r := jinja2Render(t, template, reqs)
+	if jinja2Renders.bySHA == nil {
+		jinja2Renders.bySHA = map[string][]renderResult{}
+	}
+	jinja2Renders.bySHA[key] = r
+	return r
 }
