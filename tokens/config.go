@@ -233,6 +233,22 @@ func pythonTokenizer(dir string, c *config) string {
 	return ""
 }
 
+// pythonChatEncoder returns the Python chat encoder of a folder that has no
+// Jinja template (DeepSeek-V3.2's and V4's encoding/encoding_dsv*.py, whose
+// encode_messages the serving engines call), relative to dir; "" for none.
+func pythonChatEncoder(dir string) string {
+	for _, pattern := range []string{"encoding/encoding_*.py", "encoding_*.py"} {
+		if files, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(pattern))); len(files) > 0 {
+			rel, err := filepath.Rel(dir, files[0])
+			if err != nil {
+				return files[0]
+			}
+			return filepath.ToSlash(rel)
+		}
+	}
+	return ""
+}
+
 // templateSource returns the chat template and where it came from:
 // chat_template.jinja when present (as transformers reads it), else the
 // config's chat_template (a string, or a list of named templates of which

@@ -114,6 +114,9 @@ var ErrNoTemplate = errors.New("tokenizer has no chat template")
 // json.RawMessage or []byte is taken as JSON.
 func (t *Tokenizer) Render(messagesJSON, toolsJSON []byte, addGenerationPrompt bool, kwargs map[string]any) (string, error) {
 	if t.template == nil {
+		if t.pythonTemplate != "" {
+			return "", fmt.Errorf("%w: its chat template is Python code (%s, which the model's serving code runs), and agentrace runs no Python (docs/tokenizers.md, DeepSeek-V4)", ErrNoTemplate, t.pythonTemplate)
+		}
 		return "", ErrNoTemplate
 	}
 	var vb valueBuilder

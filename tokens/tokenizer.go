@@ -33,6 +33,9 @@ type Tokenizer struct {
 	chunk func(text string, emit func(string))
 
 	template *chatTemplate // nil when the folder has no chat template
+	// pythonTemplate names the Python chat encoder a folder without a Jinja
+	// template ships (DeepSeek-V4's encoding/encoding_dsv4.py), "" for none.
+	pythonTemplate string
 
 	id              Identity
 	addedFromConfig int // added tokens only tokenizer_config.json lists
@@ -163,6 +166,8 @@ func LoadDir(ctx context.Context, dir string) (*Tokenizer, error) {
 			return nil, fmt.Errorf("load tokenizer %q: chat template: %w", dir, err)
 		}
 		t.id.TemplateFrom, t.id.TemplateSHA256 = from, sha256Hex([]byte(src))
+	} else {
+		t.pythonTemplate = pythonChatEncoder(dir)
 	}
 	return t, nil
 }
