@@ -36,8 +36,8 @@ const (
 	renderMaxDepth  = 256
 	renderMaxSteps  = 1_000_000
 	renderMaxRange  = 100_000
-	renderMaxOutput = 256 << 20
-	renderMaxMade   = 4 << 30
+	renderMaxOutput = 64 << 20
+	renderMaxMade   = 1 << 30
 	// templateMaxNesting bounds the nesting of blocks and brackets in a
 	// template's source, which the engine parses and runs recursively.
 	templateMaxNesting = 500
@@ -48,13 +48,12 @@ var ErrRenderBudget = errors.New("the chat template goes past agentrace's render
 
 // Names of the functions instrumentTemplate's calls call.
 const (
-	budgetEnter  = "__agentrace_enter"  // a macro's or caller's body starts: depth, a step, its text
-	budgetLeave  = "__agentrace_leave"  // it ends
-	budgetStep   = "__agentrace_step"   // a loop iteration starts: a step, its text
-	budgetOut    = "__agentrace_out"    // a {{ }} writes a value
-	budgetPush   = "__agentrace_left"   // the left operand of * is known
-	budgetFactor = "__agentrace_factor" // its right operand: the repetition is checked first
-	budgetSize   = "__agentrace_size"   // a ~ or + made a value
+	budgetEnter = "__agentrace_enter" // a macro's or caller's body starts: depth, a step, its text
+	budgetLeave = "__agentrace_leave" // it ends
+	budgetStep  = "__agentrace_step"  // a loop iteration starts: a step, its text
+	budgetOut   = "__agentrace_out"   // a {{ }} writes a value
+	budgetLeft  = "__agentrace_left"  // the left operand of *, ~ or + is known
+	budgetRight = "__agentrace_right" // its right operand: what the operator would make is checked first
 )
 
 // checkNesting refuses a template source whose blocks or brackets nest deeper
@@ -95,7 +94,7 @@ func checkNesting(src string) error {
 type renderBudget struct {
 	depth, steps int
 	out, made    int64
-	lefts        []jinja.Value // left operands of * whose right operand is being evaluated
+	lefts        []jinja.Value // left operands of *, ~ and + whose right operand is being evaluated
 }
 
 var emptyString = jinja.NewString("")
@@ -166,49 +165,59 @@ func (b *renderBudget) set(data map[string]jinja.Value) {
 		}
 		return args[0], nil
 	})
-	data[budgetPush] = jinja.NewCallable(budgetPush, func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+	data[budgetLeft] = jinja.NewCallable(budgetLeft, func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
 		if len(args) != 1 {
-			return jinja.Undefined(), fmt.Errorf("%s: want one value", budgetPush)
+			return jinja.Undefined(), fmt.Errorf("%s: want one value", budgetLeft)
 		}
 		b.lefts = append(b.lefts, args[0])
 		return args[0], nil
 	})
-	data[budgetFactor] = jinja.NewCallable(budgetFactor, func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-		if len(args) != 1 || len(b.lefts) == 0 {
-			return jinja.Undefined(), fmt.Errorf("%s: out of order", budgetFactor)
+	data[budgetRight] = jinja.NewCallable(budgetRight, func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
+		if len(args) != 2 || !args[1].IsString() || len(b.lefts) == 0 {
+			return jinja.Undefined(), fmt.Errorf("%s: out of order", budgetRight)
 		}
 		left, right := b.lefts[len(b.lefts)-1], args[0]
 		b.lefts = b.lefts[:len(b.lefts)-1]
-		if !left.IsString() || !right.IsInt() {
-			return right, nil
-		}
-		n, size := right.AsInt(), int64(len(left.AsString()))
+		return b.operator(args[1].AsString(), left, right)
+	})
+	data["range"] = jinja.NewCallable("range", boundedRange)
+}
+
+// operator checks what left op right would make before it is made, and
+// returns right (or what stands for it).
+func (b *renderBudget) operator(op string, left, right jinja.Value) (jinja.Value, error) {
+	var size int64
+	switch {
+	case op == "*" && left.IsString() && right.IsInt():
+		n, unit := right.AsInt(), int64(len(left.AsString()))
 		if n <= 0 {
 			return jinja.NewInt(0), nil // Python's "x" * -1 is ""
 		}
-		if size > 0 && n > renderMaxOutput/size {
-			return right, budgetError("a string of %d bytes repeated %d times (more than %d bytes)", size, n, renderMaxOutput)
+		if unit > 0 && n > renderMaxOutput/unit {
+			return right, budgetError("a string of %d bytes repeated %d times (more than %d bytes)", unit, n, renderMaxOutput)
 		}
-		return right, b.make(size * n)
-	})
-	data[budgetSize] = jinja.NewCallable(budgetSize, func(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, error) {
-		if len(args) != 1 {
-			return jinja.Undefined(), fmt.Errorf("%s: want one value", budgetSize)
+		size = unit * n
+	case op == "+" && left.IsList() && right.IsList():
+		n := int64(left.AsList().Len()) + int64(right.AsList().Len())
+		if n > renderMaxSteps {
+			return right, budgetError("a list of %d items (more than %d)", n, renderMaxSteps)
 		}
-		v := args[0]
-		switch {
-		case v.IsString() && len(v.AsString()) > renderMaxOutput:
-			return v, budgetError("a string of %d bytes (more than %d)", len(v.AsString()), renderMaxOutput)
-		case v.IsList() && v.AsList().Len() > renderMaxSteps:
-			return v, budgetError("a list of %d items (more than %d)", v.AsList().Len(), renderMaxSteps)
-		case v.IsString():
-			return v, b.make(int64(len(v.AsString())))
-		case v.IsList():
-			return v, b.make(16 * int64(v.AsList().Len()))
+		size = 16 * n
+	case op == "~" || op == "+":
+		size = int64(stringLen(left) + stringLen(right))
+		if size > renderMaxOutput {
+			return right, budgetError("a string of %d bytes (more than %d)", size, renderMaxOutput)
 		}
-		return v, nil
-	})
-	data["range"] = jinja.NewCallable("range", boundedRange)
+	}
+	return right, b.make(size)
+}
+
+// stringLen is the length of v when it is a string, else 0.
+func stringLen(v jinja.Value) int {
+	if v.IsString() {
+		return len(v.AsString())
+	}
+	return 0
 }
 
 // boundedRange is the engine's range that refuses more than renderMaxRange
@@ -328,10 +337,10 @@ func (k *treeKit) callOf(fn string, args ...reflect.Value) reflect.Value {
 	return call
 }
 
-// intLit is the literal n.
-func (k *treeKit) intLit(n int) reflect.Value {
+// literal is the literal v.
+func (k *treeKit) literal(v jinja.Value) reflect.Value {
 	lit := reflect.New(k.lit.Elem())
-	field(lit, "val").Set(reflect.ValueOf(jinja.NewInt(int64(n))))
+	field(lit, "val").Set(reflect.ValueOf(v))
 	return lit
 }
 
@@ -341,7 +350,7 @@ func (k *treeKit) statement(fn string, n int) reflect.Value {
 	if n < 0 {
 		call = k.callOf(fn)
 	} else {
-		call = k.callOf(fn, k.intLit(n))
+		call = k.callOf(fn, k.literal(jinja.NewInt(int64(n))))
 	}
 	out := reflect.New(k.output.Elem())
 	field(out, "expression").Set(call)
@@ -454,8 +463,9 @@ func (k *treeKit) node(v reflect.Value) {
 }
 
 // expr instruments the expression in the settable interface v (nil: none):
-// every expression inside it, and * (its repetition checked before it is
-// made), ~ and + (the value made checked).
+// every expression inside it, and *, ~ and + (what they would make checked
+// before it is made: their left operand is kept, and their right one checked
+// against it).
 func (k *treeKit) expr(v reflect.Value) {
 	if v.IsNil() {
 		return
@@ -465,13 +475,11 @@ func (k *treeKit) expr(v reflect.Value) {
 	if nodeName(p) != "binExpr" {
 		return
 	}
-	switch field(p, "op").String() {
-	case "*":
+	switch op := field(p, "op").String(); op {
+	case "*", "~", "+":
 		left, right := field(p, "left"), field(p, "right")
-		left.Set(k.callOf(budgetPush, left.Elem()))
-		right.Set(k.callOf(budgetFactor, right.Elem()))
-	case "~", "+":
-		v.Set(k.callOf(budgetSize, p))
+		left.Set(k.callOf(budgetLeft, left.Elem()))
+		right.Set(k.callOf(budgetRight, right.Elem(), k.literal(jinja.NewString(op))))
 	}
 }
 
