@@ -50,8 +50,9 @@
 //   - TestChaosInProcess: the other packages' fault tests (a
 //     2 GiB answer, an endless stream, a log write failing like a full disk, a gzip
 //     bomb, absurd delays, the sim's hostile bodies and connections, hostile
-//     files, the fuzz crashers, secrets, Ctrl-C) run in their test binaries under
-//     a memory budget.
+//     files, hostile tokenizer folders, split patterns and chat templates, the
+//     fuzz crashers, secrets, Ctrl-C) run in their test binaries under a memory
+//     budget.
 //
 // The package has tests only. They run when AGENTRACE_CHAOS=1 (the Makefile sets
 // it) and skip otherwise, so `go test ./...` stays fast.

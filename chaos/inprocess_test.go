@@ -49,6 +49,12 @@ var inProcess = []struct {
 	// passwords; client faults (EMFILE, ENOBUFS, EADDRNOTAVAIL) fail the run.
 	{"secrets, client faults", "./replay", []string{"TestHeaderValuesNeverRecorded", "TestEchoedSecretsMasked", "TestCutSecretsMasked",
 		"TestUnparsableEndpointPasswordNeverShown", "TestClientFaultFailsTheRun"}, 256 << 20, nil},
+	// A hostile tokenizer folder (refs/main or a file a FIFO, /dev/zero,
+	// /proc/self/environ), a split pattern that backtracks without end (and
+	// Ctrl-C during it), chat templates that recurse, range over 10^9 items,
+	// repeat a string 10^9 times; their fuzz targets.
+	{"hostile tokenizer folders, patterns and templates", "./tokens", []string{"TestHostileHubFolder", "TestBacktrackingPattern",
+		"TestBacktrackingInterrupted", "TestRenderBudget", "TestTemplateRefused", "FuzzRenderBudget", "FuzzSplitPattern"}, 512 << 20, nil},
 	// Secrets never written; log dump of a cut log; Ctrl-C and a second Ctrl-C.
 	{"secrets, cut logs, Ctrl-C", "./cmd/agentrace", []string{"TestSecretsNeverWritten", "TestLogDumpOfACutLog", "TestReplayCtrlC"}, 512 << 20, nil},
 }

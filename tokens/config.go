@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -49,10 +50,10 @@ func (a configAdded) token(id int) addedToken {
 var specialTokenKeys = []string{"bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token"}
 
 // readConfig reads dir/tokenizer_config.json; a missing file gives nil.
-func readConfig(dir string) (*config, error) {
+func readConfig(ctx context.Context, dir string) (*config, error) {
 	path := filepath.Join(dir, ConfigFile)
 	var c config
-	data, err := readJSONFile(path, infile.SmallFile, &c)
+	data, err := readJSONFile(ctx, path, configFileLimit, &c)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -126,9 +127,9 @@ func addConfigTokens(added []addedToken, c *config, vocab map[string]int32, maxI
 	ids := make([]int, 0, len(c.AddedTokens))
 	byID := make(map[int]configAdded, len(c.AddedTokens))
 	for idS, a := range c.AddedTokens {
-		id, err := strconv.Atoi(idS)
-		if err != nil || id < 0 {
-			return nil, fmt.Errorf("%s: added_tokens_decoder: id %q is not a number", ConfigFile, idS)
+		id, err := parseTokenID(idS)
+		if err != nil {
+			return nil, fmt.Errorf("%s: added_tokens_decoder: %w", ConfigFile, err)
 		}
 		ids = append(ids, id)
 		byID[id] = a
@@ -171,6 +172,35 @@ func addConfigTokens(added []addedToken, c *config, vocab map[string]int32, maxI
 	return added, nil
 }
 
+// maxTokenID is the largest id a vocabulary may hold (ids are int32).
+const maxTokenID = math.MaxInt32
+
+// parseTokenID reads an added token's id as added_tokens_decoder keys it.
+func parseTokenID(s string) (int, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		switch {
+		case errors.Is(err, strconv.ErrRange) && strings.HasPrefix(s, "-"):
+			return 0, fmt.Errorf("id %s is negative: a token id is 0 or more", excerpt(s))
+		case errors.Is(err, strconv.ErrRange):
+			return 0, fmt.Errorf("id %s is over %d, the largest a token id may be", excerpt(s), maxTokenID)
+		}
+		return 0, fmt.Errorf("id %s is not a whole number", excerpt(s))
+	}
+	return int(id), checkTokenID(id)
+}
+
+// checkTokenID says what is wrong with an added token's id, if anything.
+func checkTokenID(id int64) error {
+	switch {
+	case id < 0:
+		return fmt.Errorf("id %d is negative: a token id is 0 or more", id)
+	case id > maxTokenID:
+		return fmt.Errorf("id %d is over %d, the largest a token id may be", id, maxTokenID)
+	}
+	return nil
+}
+
 // pythonTokenizer returns the Python source a folder's tokenizer is written in
 // (the module auto_map's AutoTokenizer names, else a tokenization_*.py beside
 // the files), or "".
@@ -203,13 +233,37 @@ func pythonTokenizer(dir string, c *config) string {
 	return ""
 }
 
+// pythonChatEncoder returns the Python chat encoder of a folder that has no
+// Jinja template (DeepSeek-V3.2's and V4's encoding/encoding_dsv*.py, whose
+// encode_messages the serving engines call), relative to dir; "" for none.
+func pythonChatEncoder(dir string) string {
+	for _, pattern := range []string{"encoding/encoding_*.py", "encoding_*.py"} {
+		if files, _ := filepath.Glob(filepath.Join(dir, filepath.FromSlash(pattern))); len(files) > 0 {
+			rel, err := filepath.Rel(dir, files[0])
+			if err != nil {
+				return files[0]
+			}
+			return filepath.ToSlash(rel)
+		}
+	}
+	return ""
+}
+
 // templateSource returns the chat template and where it came from:
 // chat_template.jinja when present (as transformers reads it), else the
 // config's chat_template (a string, or a list of named templates of which
 // "default" is taken).
-func templateSource(dir string, c *config) (src, from string, err error) {
+func templateSource(ctx context.Context, dir string, c *config) (src, from string, err error) {
+	src, from, err = templateText(ctx, dir, c)
+	if err == nil && int64(len(src)) > templateLimit {
+		return "", "", fmt.Errorf("load chat template in %q (%s): %d bytes, the limit is %d", dir, from, len(src), templateLimit)
+	}
+	return src, from, err
+}
+
+func templateText(ctx context.Context, dir string, c *config) (src, from string, err error) {
 	path := filepath.Join(dir, TemplateFile)
-	if data, err := infile.ReadFile(context.Background(), path, infile.SmallFile); err == nil {
+	if data, err := infile.ReadFile(ctx, path, templateLimit); err == nil {
 		return string(data), TemplateFile, nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return "", "", fmt.Errorf("load chat template %q: %w", path, err)

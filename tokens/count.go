@@ -18,7 +18,13 @@ func (t *Tokenizer) CountISL(messagesJSON, toolsJSON []byte, kwargs map[string]a
 	if err != nil {
 		return 0, err
 	}
-	return len(t.Encode(text, false)), nil
+	return t.count(text)
+}
+
+// count is Count that returns the encoding's error.
+func (t *Tokenizer) count(text string) (int, error) {
+	ids, err := t.EncodeErr(text, false)
+	return len(ids), err
 }
 
 // emptyUser is the user message both OSL renderings start with.
@@ -30,7 +36,7 @@ const emptyUser = `{"role":"user","content":""}`
 // reasoning nor tool calls counts its plain text without special tokens.
 func (t *Tokenizer) CountOSL(r schemas.Response) (int, error) {
 	if r.Reasoning == "" && len(r.ToolCalls) == 0 {
-		return len(t.Encode(r.Content, false)), nil
+		return t.count(r.Content)
 	}
 	return t.countMessage(r)
 }
@@ -50,7 +56,8 @@ func (t *Tokenizer) countMessage(r schemas.Response) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	return max(0, len(t.Encode(full, false))-base), nil
+	n, err := t.count(full)
+	return max(0, n-base), err
 }
 
 // baseOSL is the token count of [user "", assistant ""].
@@ -61,7 +68,7 @@ func (t *Tokenizer) baseOSL() (int, error) {
 			t.baseErr = fmt.Errorf("count output tokens: %w", err)
 			return
 		}
-		t.base = len(t.Encode(text, false))
+		t.base, t.baseErr = t.count(text)
 	})
 	return t.base, t.baseErr
 }
@@ -97,7 +104,7 @@ func TPOTSuffix(r schemas.Response, firstContentBytes, firstReasoningBytes int, 
 // calls, when asMessage; else its content as plain text.
 func (t *Tokenizer) CountTPOTSuffix(suffix schemas.Response, asMessage bool) (int, error) {
 	if !asMessage {
-		return len(t.Encode(suffix.Content, false)), nil
+		return t.count(suffix.Content)
 	}
 	return t.countMessage(suffix)
 }

@@ -19,5 +19,11 @@
 // template values kept from turn to turn, and for the Qwen3 template a Go build
 // of the rendered text; see isl.go and qwen3.go).
 //
+// A tokenizer folder is untrusted input: its files are read as inputs are
+// (internal/infile, a size limit for each kind), a split pattern without a
+// hand-written matcher runs with a match timeout (PatternError), and the chat
+// template renders within depth, step and output budgets (budget.go,
+// ErrRenderBudget). NFC is Hugging Face's, with Unicode 9.0's tables (nfc.go).
+//
 // A Tokenizer is safe for concurrent use.
 package tokens

@@ -2,16 +2,14 @@ package tokens
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
-
-	"github.com/agentrace/agentrace/internal/infile"
 )
 
 // hfFile is the part of a Hugging Face tokenizer.json that encoding needs.
@@ -40,9 +38,9 @@ type hfModel struct {
 
 // loadHF reads a Hugging Face tokenizer.json and adds the tokens of the
 // config's added_tokens_decoder that it lacks (addConfigTokens).
-func loadHF(path string, cfg *config) (*Tokenizer, error) {
+func loadHF(ctx context.Context, path string, cfg *config) (*Tokenizer, error) {
 	var f hfFile
-	data, err := readJSONFile(path, infile.LargeFile, &f)
+	data, err := readJSONFile(ctx, path, tokenizerFileLimit, &f)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
@@ -114,6 +112,9 @@ func buildHF(f *hfFile, cfg *config) (*Tokenizer, error) {
 	t.model = m
 	added := make([]addedToken, 0, len(f.AddedTokens))
 	for _, a := range f.AddedTokens {
+		if err := checkTokenID(int64(a.ID)); err != nil {
+			return nil, fmt.Errorf("added_tokens: %s: %w", excerpt(a.Content), err)
+		}
 		added = append(added, a.token(a.ID))
 	}
 	if added, err = addConfigTokens(added, cfg, vocab, maxID); err != nil {
@@ -267,70 +268,6 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 		}, nil
 	}
 	return nil, fmt.Errorf("unsupported normalizer %q", t.Type)
-}
-
-// nfc is NFC as Hugging Face's normalizer (Rust's unicode-normalization)
-// computes it. Go's norm follows the Stream-Safe Text Format, which inserts
-// U+034F (combining grapheme joiner) into a run of more than 30 non-starters
-// and reorders only within each piece; Rust does neither. When Go's result
-// gained a U+034F, the text holds such a run and nfcLong normalizes it whole.
-func nfc(s string) string {
-	if norm.NFC.IsNormalString(s) {
-		return s
-	}
-	out := norm.NFC.String(s)
-	if strings.Count(out, "\u034f") != strings.Count(s, "\u034f") {
-		return nfcLong(s)
-	}
-	return out
-}
-
-// nfcLong is Unicode's NFC without the stream-safe limit: full canonical
-// decomposition, canonical ordering of every run of non-starters (a stable sort
-// by combining class), then canonical composition; a primary composite of two
-// characters is found by composing the pair alone.
-func nfcLong(s string) string {
-	var rs []rune
-	for _, r := range s {
-		p := norm.NFD.PropertiesString(string(r))
-		if d := p.Decomposition(); d != nil {
-			rs = append(rs, []rune(string(d))...)
-		} else {
-			rs = append(rs, r)
-		}
-	}
-	ccc := func(r rune) int { return int(norm.NFD.PropertiesString(string(r)).CCC()) }
-	for i := 0; i < len(rs); {
-		if ccc(rs[i]) == 0 {
-			i++
-			continue
-		}
-		j := i
-		for j < len(rs) && ccc(rs[j]) != 0 {
-			j++
-		}
-		run := rs[i:j]
-		sort.SliceStable(run, func(a, b int) bool { return ccc(run[a]) < ccc(run[b]) })
-		i = j
-	}
-	out := make([]rune, 0, len(rs))
-	starter, last := -1, -1 // last: class of the last character kept after the starter, -1 for none
-	for _, r := range rs {
-		c := ccc(r)
-		if starter >= 0 && (last == -1 || last != 0 && last < c) {
-			if comp := []rune(norm.NFC.String(string(out[starter]) + string(r))); len(comp) == 1 {
-				out[starter] = comp[0]
-				continue
-			}
-		}
-		if c == 0 {
-			starter, last = len(out), -1
-		} else {
-			last = c
-		}
-		out = append(out, r)
-	}
-	return string(out)
 }
 
 func normForm(f norm.Form) func(string) string {

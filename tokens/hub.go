@@ -1,13 +1,19 @@
 package tokens
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/redact"
 )
 
 // A tokenizer is named the way the reference client names it to
@@ -82,14 +88,14 @@ func Resolve(spec, revision string) (string, error) {
 		commit := revision
 		if !commitHash.MatchString(revision) {
 			ref := filepath.Join(root, "refs", filepath.FromSlash(revision))
-			data, err := os.ReadFile(ref)
+			data, err := infile.ReadFile(context.Background(), ref, refLimit)
 			if err != nil {
 				tried = append(tried, fmt.Sprintf("%s (%s)", ref, why(err)))
 				continue
 			}
 			commit = strings.TrimSpace(string(data))
 			if !commitHash.MatchString(commit) {
-				tried = append(tried, fmt.Sprintf("%s (holds %q, not a commit id)", ref, commit))
+				tried = append(tried, fmt.Sprintf("%s (holds %s, not a commit id)", ref, excerpt(commit)))
 				continue
 			}
 		}
@@ -135,6 +141,29 @@ func FetchCommand(model, revision string) string {
 		cmd += " --revision " + revision
 	}
 	return cmd + " " + HFTokenizerFile + " " + ConfigFile + " " + TemplateFile
+}
+
+// excerptBytes is the most of a file's content an error quotes.
+const excerptBytes = 64
+
+// excerpt quotes what an error shows of a file's content s: its first line, at
+// most excerptBytes of it (cut on a character boundary, "..." marking a cut),
+// with what redact.Text masks masked, and how long s is when it was cut.
+func excerpt(s string) string {
+	line, _, multi := strings.Cut(s, "\n")
+	cut := multi || len(line) > excerptBytes
+	if len(line) > excerptBytes {
+		n := excerptBytes
+		for n > 0 && !utf8.RuneStart(line[n]) {
+			n--
+		}
+		line = line[:n]
+	}
+	q := strconv.Quote(redact.Text(line))
+	if cut {
+		return fmt.Sprintf("%s... (%d bytes)", q, len(s))
+	}
+	return q
 }
 
 func why(err error) string {

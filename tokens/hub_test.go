@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -153,5 +154,29 @@ func TestPythonTokenizerRefused(t *testing.T) {
 				t.Errorf("Load: %v, want a refusal naming tokenization_kimi.py", err)
 			}
 		})
+	}
+}
+
+// TestPythonChatEncoder: a folder whose chat template is Python code
+// (DeepSeek-V4's encoding/encoding_dsv4.py beside tokenizer.json) loads and
+// encodes, and every count that needs the template says why it cannot.
+func TestPythonChatEncoder(t *testing.T) {
+	dir := writeDir(t, map[string]string{HFTokenizerFile: tinyTokenizer(`[]`)})
+	if err := os.Mkdir(filepath.Join(dir, "encoding"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "encoding", "encoding_dsv4.py"), []byte("def encode_messages(messages, thinking_mode):\n    pass\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := tok.Count("hello"); n != 5 {
+		t.Errorf("Count = %d, want 5", n)
+	}
+	_, err = tok.CountISL([]byte(`[{"role":"user","content":"hi"}]`), nil, nil)
+	if !errors.Is(err, ErrNoTemplate) || !strings.Contains(err.Error(), "encoding/encoding_dsv4.py") || !strings.Contains(err.Error(), "Python") {
+		t.Errorf("CountISL: %v, want ErrNoTemplate naming encoding/encoding_dsv4.py", err)
 	}
 }

@@ -101,7 +101,8 @@ func (t *Tokenizer) NewISLCounter(kwargs map[string]any) *ISLCounter {
 // array, or empty): CountISL of the array of those messages. Passing the same
 // byte slices again for the messages already seen (as ingest does, turn after
 // turn) lets the counter skip parsing them.
-func (c *ISLCounter) Count(messages [][]byte, toolsJSON []byte) (int, error) {
+func (c *ISLCounter) Count(messages [][]byte, toolsJSON []byte) (n int, err error) {
+	defer recoverEncode(&err)
 	if c.t.template != nil && c.t.template.qwen3 && c.t.chunk == nil {
 		if text, ok := c.renderQwen3(messages, toolsJSON); ok {
 			c.native++

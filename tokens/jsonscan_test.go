@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/testenv"
 )
 
@@ -95,7 +94,7 @@ func TestScanVocabMerges(t *testing.T) {
 func qwen3File(t testing.TB) *hfFile {
 	t.Helper()
 	var f hfFile
-	if _, err := readJSONFile(filepath.Join(testenv.Tokenizer(t), HFTokenizerFile), infile.LargeFile, &f); err != nil {
+	if _, err := readJSONFile(t.Context(), filepath.Join(testenv.Tokenizer(t), HFTokenizerFile), tokenizerFileLimit, &f); err != nil {
 		t.Fatal(err)
 	}
 	return &f

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -120,9 +121,51 @@ func parsePreTokenizer(raw json.RawMessage) (preTokenizer, bool, error) {
 }
 
 // compileRegexp compiles a pattern this package has no hand-written matcher for,
-// with a backtracking engine that has lookaround and Unicode classes.
+// with a backtracking engine that has lookaround and Unicode classes, and a
+// match timeout: a pattern that backtracks without end, such as (a+)+$, fails
+// the encoding with a PatternError instead of running for ever.
 func compileRegexp(pattern string) (*regexp2.Regexp, error) {
-	return regexp2.Compile(pattern, regexp2.Unicode)
+	re, err := regexp2.Compile(pattern, regexp2.Unicode)
+	if err != nil {
+		return nil, err
+	}
+	re.MatchTimeout = regexpMatchTimeout
+	return re, nil
+}
+
+// regexpMatchTimeout bounds the search for one match of a pre-tokenizer
+// pattern: real patterns take microseconds.
+const regexpMatchTimeout = time.Second
+
+// PatternError is the error of an encoding whose pre-tokenizer pattern found
+// no match within its timeout.
+type PatternError struct {
+	Pattern string // the pattern, as tokenizer.json gives it
+	Piece   int    // the length in bytes of the text it was searching
+	Err     error  // regexp2's error
+}
+
+func (e *PatternError) Error() string {
+	return fmt.Sprintf("tokenizer's split pattern %s found no match within %v in a %d-byte piece of text (it backtracks without end on it): this tokenizer cannot count the text",
+		excerpt(e.Pattern), regexpMatchTimeout, e.Piece)
+}
+
+func (e *PatternError) Unwrap() error { return e.Err }
+
+// encodeAbort carries an encoding's error up the stack from where a pattern
+// failed to the call that returns it (Tokenizer.encode, ISLCounter.Count).
+type encodeAbort struct{ err error }
+
+// recoverEncode sets *err to the error of an encodeAbort panic, and lets any
+// other panic go on.
+func recoverEncode(err *error) {
+	if r := recover(); r != nil {
+		a, ok := r.(encodeAbort)
+		if !ok {
+			panic(r)
+		}
+		*err = a.err
+	}
 }
 
 type sequence []preTokenizer
@@ -244,6 +287,9 @@ func (m *matchSplit) spans(s string) []span {
 				add(offs[mt.Index], offs[mt.Index+mt.Length])
 			}
 			mt, err = m.re.FindNextMatch(mt)
+		}
+		if err != nil {
+			panic(encodeAbort{&PatternError{Pattern: m.re.String(), Piece: len(s), Err: err}})
 		}
 	}
 	if last < len(s) {

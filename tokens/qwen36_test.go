@@ -23,17 +23,17 @@ const qwen36TemplateSHA256 = "e84f32a23fdda27689f868aa4a1a5621f41133e51a48d7f3ef
 const qwen36Model = "Qwen/Qwen3.6-35B-A3B"
 
 // qwen36OnlyInConfig are the added tokens the Qwen3.6-shaped folder lists only
-// in tokenizer_config.json, as the real Qwen3.5/3.6 files do for <think> and
-// <tool_response>: Qwen3's four last added tokens, then seven new ones (the
-// real config lists 33 where tokenizer.json lists 26).
-var qwen36OnlyInConfig = []string{"<tool_response>", "</tool_response>", "<think>", "</think>",
-	"<|audio_start|>", "<|audio_end|>", "<|audio_pad|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>", "<tts_text_bos_single>"}
+// in tokenizer_config.json, as the real Qwen3.5/3.6 files do: tokenizer.json
+// lists 26 added tokens (248044-248069, <think>, </think>, <tool_response> and
+// </tool_response> among them: here Qwen3's 26 at 151643-151668), the config
+// those and seven more (248070-248076: here from 151669 on, in that order).
+var qwen36OnlyInConfig = []string{"<|audio_start|>", "<|audio_end|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>", "<tts_text_bos_single>", "<|audio_pad|>"}
 
 // qwen36Folder builds, once per test binary, a Hugging Face hub cache in a
 // temporary folder holding a Qwen3.6-shaped model snapshot: Qwen3's vocabulary
 // and merges with Qwen3.5's pre-tokenizer pattern (PatternQwen35), the added
 // tokens split between tokenizer.json and tokenizer_config.json as in the real
-// files, and the shared Qwen3.6 chat template as chat_template.jinja. It
+// files (qwen36OnlyInConfig), and the shared Qwen3.6 chat template as chat_template.jinja. It
 // returns the hub folder and the snapshot folder.
 func qwen36Folder(t testing.TB) (hub, snap string) {
 	t.Helper()
@@ -86,21 +86,6 @@ func buildQwen36(qwen3Dir, template string) (hub, snap string, err error) {
 		map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": false, "use_regex": false},
 	}})
 	tj["pre_tokenizer"] = pre
-	var added []map[string]any
-	if err := json.Unmarshal(tj["added_tokens"], &added); err != nil {
-		return "", "", err
-	}
-	only := map[string]bool{}
-	for _, s := range qwen36OnlyInConfig {
-		only[s] = true
-	}
-	var kept []map[string]any
-	for _, a := range added {
-		if !only[a["content"].(string)] {
-			kept = append(kept, a)
-		}
-	}
-	tj["added_tokens"], _ = json.Marshal(kept)
 	if data, err = json.Marshal(tj); err != nil {
 		return "", "", err
 	}
@@ -120,7 +105,7 @@ func buildQwen36(qwen3Dir, template string) (hub, snap string, err error) {
 		return "", "", err
 	}
 	next := 151669
-	for _, s := range qwen36OnlyInConfig[4:] {
+	for _, s := range qwen36OnlyInConfig {
 		dec[fmt.Sprint(next)] = map[string]any{"content": s, "lstrip": false, "normalized": false, "rstrip": false, "single_word": false, "special": true}
 		next++
 	}
@@ -182,6 +167,12 @@ func sampleTurns(t testing.TB) []renderRequest {
 func TestQwen36ByModelID(t *testing.T) {
 	tok := loadQwen36(t)
 	_, snap := qwen36Folder(t)
+	checkQwen36Folder(t, tok, snap)
+}
+
+// checkQwen36Folder is TestQwen36ByModelID's check of tok, loaded by the model
+// id from the hub snapshot folder snap.
+func checkQwen36Folder(t *testing.T, tok *Tokenizer, snap string) {
 	id := tok.Identity()
 	if id.Dir != snap || id.Spec != qwen36Model || id.Name != qwen36Model {
 		t.Errorf("identity %+v: want dir %s, spec and name %s", id, snap, qwen36Model)
@@ -223,7 +214,7 @@ func TestQwen36ByModelID(t *testing.T) {
 	}
 	reqs = append(reqs, renderRequest{Messages: json.RawMessage(`[{"role":"user","content":""},{"role":"assistant","content":""}]`)})
 	what = append(what, "OSL baseline")
-	want := jinja2Render(t, template, reqs)
+	want := jinja2RenderOnce(t, template, reqs)
 	var texts []string
 	isl, osl := 0, 0
 	for i, r := range reqs {
@@ -386,4 +377,34 @@ func TestISLCounterAnyTemplate(t *testing.T) {
 		checkCounter(t, tok, c.name, c.frags, c.tools, nil, []int{len(c.frags)})
 	}
 	t.Logf("%d client turns of the sample: counts equal to CountISL, %d reusing an earlier turn's iterations", turns, reused)
+}
+
+// jinja2Renders keeps Jinja2's renders of the Qwen3.6 template's requests for
+// the test binary's life: the stand-in and the reconstructed folder hold the
+// same template (the same digest), rendered once.
+var jinja2Renders struct {
+	sync.Mutex
+	bySHA map[string][]renderResult
+}
+
+// jinja2RenderOnce is jinja2Render of reqs, kept by the template's digest (the
+// requests are the same for a digest in this file's tests).
+func jinja2RenderOnce(t *testing.T, template string, reqs []renderRequest) []renderResult {
+	t.Helper()
+	data, err := os.ReadFile(template)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := sha256Hex(data)
+	jinja2Renders.Lock()
+	defer jinja2Renders.Unlock()
+	if r, ok := jinja2Renders.bySHA[key]; ok && len(r) == len(reqs) {
+		return r
+	}
+	r := jinja2Render(t, template, reqs)
+	if jinja2Renders.bySHA == nil {
+		jinja2Renders.bySHA = map[string][]renderResult{}
+	}
+	jinja2Renders.bySHA[key] = r
+	return r
 }

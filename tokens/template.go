@@ -41,6 +41,12 @@ type chatTemplate struct {
 
 func newChatTemplate(src string, c *config) (*chatTemplate, error) {
 	norm := jinjaSource(src)
+	if strings.Contains(norm, "__agentrace") {
+		return nil, errors.New("it uses a name agentrace keeps for itself (__agentrace...)")
+	}
+	if err := checkNesting(norm); err != nil {
+		return nil, err
+	}
 	tmpl, err := jinja.Compile(norm)
 	if err != nil {
 		return nil, err
@@ -50,6 +56,15 @@ func newChatTemplate(src string, c *config) (*chatTemplate, error) {
 		return nil, err
 	}
 	ct := &chatTemplate{tmpl: tmpl, specials: map[string]string{}, tojson: tojson, qwen3: isQwen3Template(norm), loop: loopTemplateOf(tmpl, norm)}
+	// Instrumented after loopTemplateOf has read the template as written.
+	if err := instrumentTemplate(tmpl); err != nil {
+		return nil, err
+	}
+	if ct.loop != nil {
+		if err := instrumentTemplate(ct.loop.tmpl); err != nil {
+			return nil, err
+		}
+	}
 	for _, k := range specialTokenKeys {
 		if v, ok := c.specialToken(k); ok {
 			ct.specials[k] = v
@@ -99,6 +114,9 @@ var ErrNoTemplate = errors.New("tokenizer has no chat template")
 // json.RawMessage or []byte is taken as JSON.
 func (t *Tokenizer) Render(messagesJSON, toolsJSON []byte, addGenerationPrompt bool, kwargs map[string]any) (string, error) {
 	if t.template == nil {
+		if t.pythonTemplate != "" {
+			return "", fmt.Errorf("%w: its chat template is Python code (%s, which the model's serving code runs), and agentrace runs no Python (docs/tokenizers.md, DeepSeek-V4)", ErrNoTemplate, t.pythonTemplate)
+		}
 		return "", ErrNoTemplate
 	}
 	var vb valueBuilder
@@ -156,7 +174,7 @@ func (t *Tokenizer) renderValues(vb *valueBuilder, messages, tools jinja.Value, 
 // renderWith is renderValues with tmpl (the template or its rewritten form)
 // and extra variables.
 func (t *Tokenizer) renderWith(tmpl *jinja.Template, vb *valueBuilder, messages, tools jinja.Value, addGenerationPrompt bool, kwargs map[string]any, extra map[string]jinja.Value) (string, error) {
-	data := make(map[string]jinja.Value, len(t.template.specials)+len(kwargs)+len(extra)+3)
+	data := make(map[string]jinja.Value, len(t.template.specials)+len(kwargs)+len(extra)+11)
 	for k, v := range extra {
 		data[k] = v
 	}
@@ -173,6 +191,8 @@ func (t *Tokenizer) renderWith(tmpl *jinja.Template, vb *valueBuilder, messages,
 	data["messages"] = messages
 	data["tools"] = tools
 	data["add_generation_prompt"] = jinja.NewBool(addGenerationPrompt)
+	var budget renderBudget
+	budget.set(data)
 	out, err := tmpl.RenderValues(data)
 	if err != nil {
 		return "", fmt.Errorf("render chat template: %w", err)

@@ -3,11 +3,9 @@ package tokens
 import (
 	"bufio"
 	"bytes"
-	"crypto/sha256"
+	"context"
 	"encoding/base64"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 
@@ -34,15 +32,13 @@ const (
 	tiktokenMaxConsecutive = 25_000
 )
 
-func loadTiktoken(path string, c *config) (*Tokenizer, error) {
-	f, err := infile.Open(path)
+func loadTiktoken(ctx context.Context, path string, c *config) (*Tokenizer, error) {
+	data, err := infile.ReadFile(ctx, path, tokenizerFileLimit)
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
-	defer f.Close()
 	vocab := make(map[string]int32, 1<<18)
-	hash := sha256.New()
-	sc := bufio.NewScanner(io.TeeReader(f, hash))
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 1<<16), 1<<20)
 	line := 0
 	maxID := int32(-1)
@@ -62,7 +58,7 @@ func loadTiktoken(path string, c *config) (*Tokenizer, error) {
 		}
 		rank, err := strconv.ParseInt(string(bytes.TrimSpace(rankS)), 10, 32)
 		if err != nil || rank < 0 {
-			return nil, fmt.Errorf("load tokenizer %q line %d: bad rank %q", path, line, rankS)
+			return nil, fmt.Errorf("load tokenizer %q line %d: bad rank %s", path, line, excerpt(string(rankS)))
 		}
 		vocab[string(tok)] = int32(rank)
 		maxID = max(maxID, int32(rank))
@@ -70,7 +66,7 @@ func loadTiktoken(path string, c *config) (*Tokenizer, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, err)
 	}
-	sum := hex.EncodeToString(hash.Sum(nil))
+	sum := sha256Hex(data)
 	if len(vocab) == 0 {
 		return nil, fmt.Errorf("load tokenizer %q: %w", path, errTruncated)
 	}
@@ -105,9 +101,9 @@ func loadTiktoken(path string, c *config) (*Tokenizer, error) {
 	named := map[int]bool{}
 	if c != nil {
 		for idS, a := range c.AddedTokens {
-			id, err := strconv.Atoi(idS)
+			id, err := parseTokenID(idS)
 			if err != nil {
-				return nil, fmt.Errorf("load tokenizer config in %q: added token id %q", filepath.Dir(path), idS)
+				return nil, fmt.Errorf("load tokenizer config in %q: added_tokens_decoder: %w", filepath.Dir(path), err)
 			}
 			named[id] = true
 			t.rawAdded.add(a.token(id)) // a tiktoken model matches every added token on the raw text

@@ -88,7 +88,7 @@ func tokenizeFiles(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bu
 		// The text is the file's bytes, not a copy of them (they are not touched
 		// again): a copy of hundreds of MB is a long pause nothing can interrupt.
 		text := unsafe.String(unsafe.SliceData(data), len(data))
-		ids, err := encodeContext(ctx, func() []int { return tok.Encode(text, false) })
+		ids, err := encodeContext(ctx, func() ([]int, error) { return tok.EncodeErr(text, false) })
 		if err != nil {
 			return err
 		}
@@ -133,15 +133,22 @@ func tokenizeFiles(ctx context.Context, tok *Tokenizer, o TokenizeOptions, w *bu
 // that an interrupt returns at once, with ctx's error: the command then ends, and
 // the encoding is dropped with the process (in a library caller, its goroutine
 // finishes the text, then ends).
-func encodeContext(ctx context.Context, encode func() []int) ([]int, error) {
+func encodeContext(ctx context.Context, encode func() ([]int, error)) ([]int, error) {
 	if ctx.Done() == nil {
-		return encode(), nil
+		return encode()
 	}
-	done := make(chan []int, 1)
-	go func() { done <- encode() }()
+	type result struct {
+		ids []int
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		ids, err := encode()
+		done <- result{ids, err}
+	}()
 	select {
-	case ids := <-done:
-		return ids, nil
+	case r := <-done:
+		return r.ids, r.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -190,7 +197,10 @@ func tokenizeLine(tok *Tokenizer, line []byte) (TokenizeResult, error) {
 	case l.Text != nil && len(l.Messages) > 0:
 		return TokenizeResult{}, errors.New(`give "text" or "messages", not both`)
 	case l.Text != nil:
-		ids := tok.Encode(*l.Text, false)
+		ids, err := tok.EncodeErr(*l.Text, false)
+		if err != nil {
+			return TokenizeResult{}, err
+		}
 		return TokenizeResult{N: len(ids), IDs: ids}, nil
 	case len(l.Messages) > 0:
 		var kw map[string]any
@@ -204,7 +214,10 @@ func tokenizeLine(tok *Tokenizer, line []byte) (TokenizeResult, error) {
 		if err != nil {
 			return TokenizeResult{}, err
 		}
-		ids := tok.Encode(text, false)
+		ids, err := tok.EncodeErr(text, false)
+		if err != nil {
+			return TokenizeResult{}, err
+		}
 		return TokenizeResult{N: len(ids), IDs: ids, Text: &text}, nil
 	}
 	return TokenizeResult{}, errors.New(`neither "text" nor "messages"`)

@@ -33,6 +33,9 @@ type Tokenizer struct {
 	chunk func(text string, emit func(string))
 
 	template *chatTemplate // nil when the folder has no chat template
+	// pythonTemplate names the Python chat encoder a folder without a Jinja
+	// template ships (DeepSeek-V4's encoding/encoding_dsv4.py), "" for none.
+	pythonTemplate string
 
 	id              Identity
 	addedFromConfig int // added tokens only tokenizer_config.json lists
@@ -49,6 +52,17 @@ const (
 	ConfigFile      = "tokenizer_config.json"
 	TemplateFile    = "chat_template.jinja"
 	noTokenizerMsg  = "no " + HFTokenizerFile + " or " + TiktokenFile
+)
+
+// The most Load reads of each file of a tokenizer folder (infile.ReadFile):
+// far above any real model's (Qwen3.6's tokenizer.json is 13 MB, its config
+// 9 KB, its template 8 KB; Gemma 3's tokenizer.json 33 MB), far below what
+// would exhaust memory.
+const (
+	tokenizerFileLimit int64 = 256 << 20 // tokenizer.json, tiktoken.model
+	configFileLimit    int64 = 16 << 20  // tokenizer_config.json
+	templateLimit      int64 = 1 << 20   // chat_template.jinja, or the config's chat_template
+	refLimit           int64 = 4 << 10   // a hub cache's refs/REVISION: a commit id
 )
 
 // Identity is what a loaded tokenizer is: where it was found and the SHA-256
@@ -79,13 +93,19 @@ type Identity struct {
 // config's added_tokens_decoder entries that tokenizer.json lacks are added,
 // and the chat template is chat_template.jinja when present, else the config's.
 // A folder whose tokenizer is Python code (Kimi's tokenization_kimi.py, loaded
-// with trust_remote_code) is refused.
+// with trust_remote_code) is refused. Each file is read as an input is
+// (infile: a regular file, at most a size limit for its kind).
 func Load(spec string) (*Tokenizer, error) {
+	return LoadContext(context.Background(), spec)
+}
+
+// LoadContext is Load that stops reading, with ctx's error, once ctx is done.
+func LoadContext(ctx context.Context, spec string) (*Tokenizer, error) {
 	dir, err := Resolve(spec, "")
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
 	}
-	t, err := LoadDir(dir)
+	t, err := LoadDir(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -93,14 +113,14 @@ func Load(spec string) (*Tokenizer, error) {
 	return t, nil
 }
 
-// LoadDir is Load of a folder (or a file in it) already resolved.
-func LoadDir(dir string) (*Tokenizer, error) {
+// LoadDir is LoadContext of a folder (or a file in it) already resolved.
+func LoadDir(ctx context.Context, dir string) (*Tokenizer, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		dir = filepath.Dir(dir)
 	} else if err != nil {
 		return nil, fmt.Errorf("load tokenizer %q: %w", dir, err)
 	}
-	cfg, err := readConfig(dir)
+	cfg, err := readConfig(ctx, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -110,7 +130,7 @@ func LoadDir(dir string) (*Tokenizer, error) {
 	file := HFTokenizerFile
 	switch {
 	case exists(hf):
-		t, err = loadHF(hf, cfg)
+		t, err = loadHF(ctx, hf, cfg)
 	case exists(tk):
 		if py := pythonTokenizer(dir, cfg); py != "" && (cfg == nil || cfg.PatStr == "") {
 			return nil, fmt.Errorf("load tokenizer %q: its tokenizer is Python code (%s over %s, which transformers runs with trust_remote_code): "+
@@ -119,7 +139,7 @@ func LoadDir(dir string) (*Tokenizer, error) {
 				dir, py, TiktokenFile, TiktokenFile, TiktokenFile, ConfigFile)
 		}
 		file = TiktokenFile
-		t, err = loadTiktoken(tk, cfg)
+		t, err = loadTiktoken(ctx, tk, cfg)
 	default:
 		if py := pythonTokenizer(dir, cfg); py != "" {
 			return nil, fmt.Errorf("load tokenizer %q: %s, and its tokenizer is Python code (%s), which agentrace does not run", dir, noTokenizerMsg, py)
@@ -137,7 +157,7 @@ func LoadDir(dir string) (*Tokenizer, error) {
 		t.name = cfg.NameOrPath
 	}
 	t.id.Name, t.id.Dir, t.id.File = t.name, dir, file
-	src, from, err := templateSource(dir, cfg)
+	src, from, err := templateSource(ctx, dir, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -146,6 +166,8 @@ func LoadDir(dir string) (*Tokenizer, error) {
 			return nil, fmt.Errorf("load tokenizer %q: chat template: %w", dir, err)
 		}
 		t.id.TemplateFrom, t.id.TemplateSHA256 = from, sha256Hex([]byte(src))
+	} else {
+		t.pythonTemplate = pythonChatEncoder(dir)
 	}
 	return t, nil
 }
@@ -177,7 +199,28 @@ func (t *Tokenizer) VocabSize() int { return t.vocabSize }
 // text (such as "<|im_start|>") always become their single ids, as in Hugging
 // Face's encode; addSpecial also adds the post-processor's tokens (a BOS for
 // some models, nothing for Qwen). Encode is safe for concurrent use.
+//
+// A tokenizer whose split pattern has no hand-written matcher can fail on a
+// text (a pattern that backtracks without end, PatternError): Encode and Count
+// panic with that error, and the calls that return errors (EncodeErr, the
+// counts of the rules, ISLCounter, Tokenize) return it.
 func (t *Tokenizer) Encode(text string, addSpecial bool) []int {
+	ids, err := t.EncodeErr(text, addSpecial)
+	if err != nil {
+		panic(err)
+	}
+	return ids
+}
+
+// EncodeErr is Encode that returns the encoding's error (a PatternError)
+// instead of panicking.
+func (t *Tokenizer) EncodeErr(text string, addSpecial bool) (ids []int, err error) {
+	defer recoverEncode(&err)
+	return t.encode(text, addSpecial), nil
+}
+
+// encode is Encode, panicking with an encodeAbort on an error.
+func (t *Tokenizer) encode(text string, addSpecial bool) []int {
 	ids := make([]int, 0, len(text)/3+len(t.prefix)+len(t.suffix)+1)
 	if addSpecial {
 		ids = append(ids, t.prefix...)
@@ -351,8 +394,8 @@ var errTruncated = errors.New("file is empty or truncated")
 // readJSONFile reads the JSON file at path (at most limit bytes, as
 // infile.ReadFile) into v and returns its bytes: an empty file is errTruncated,
 // one that does not parse says it may be cut short.
-func readJSONFile(path string, limit int64, v any) ([]byte, error) {
-	data, err := infile.ReadFile(context.Background(), path, limit)
+func readJSONFile(ctx context.Context, path string, limit int64, v any) ([]byte, error) {
+	data, err := infile.ReadFile(ctx, path, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -104,6 +104,10 @@ func TestLoadErrors(t *testing.T) {
 		{"tiktoken bad base64", map[string]string{TiktokenFile: "!!! 3\n"}, "line 1: token"},
 		{"tiktoken empty", map[string]string{TiktokenFile: ""}, "empty or truncated"},
 		{"tiktoken missing bytes", map[string]string{TiktokenFile: "aA== 0\n"}, "lacks the token for byte"},
+		{"negative added id", map[string]string{HFTokenizerFile: good, ConfigFile: `{"added_tokens_decoder": {"-5": {"content": "<x>"}}}`}, "id -5 is negative: a token id is 0 or more"},
+		{"huge added id", map[string]string{HFTokenizerFile: good, ConfigFile: `{"added_tokens_decoder": {"4294967296": {"content": "<x>"}}}`}, "id 4294967296 is over 2147483647"},
+		{"added id not a number", map[string]string{HFTokenizerFile: good, ConfigFile: `{"added_tokens_decoder": {"x1": {"content": "<x>"}}}`}, `id "x1" is not a whole number`},
+		{"negative id in tokenizer.json", map[string]string{HFTokenizerFile: strings.Replace(good, `{"id":260,`, `{"id":-5,`, 1)}, `added_tokens: "<|end|>": id -5 is negative`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load(writeDir(t, tc.files))

@@ -1,6 +1,8 @@
 // Package infile opens the files agentrace reads as inputs, safely: only regular
 // files are opened (a FIFO, a device such as /dev/zero, a socket or a folder is
-// refused before anything blocks on it), and whole-file reads are capped.
+// refused before anything blocks on it, and so is an entry of /proc or /sys,
+// which looks like an empty regular file but holds what the kernel writes, such
+// as /proc/self/environ), and whole-file reads are capped.
 //
 // Use it for every input path a user (or a manifest) names:
 //
@@ -68,6 +70,10 @@ func open(path string) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
 	}
+	if kind, ok := pseudoFile(f); ok {
+		f.Close()
+		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind)}
+	}
 	// O_NONBLOCK means nothing for a regular file's reads, but clear it anyway so
 	// the descriptor behaves as a plain open's would.
 	if err := clearNonblock(f); err != nil {
@@ -86,6 +92,9 @@ func Check(path string) error {
 	}
 	if !st.Mode().IsRegular() {
 		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, describe(st.Mode()))}
+	}
+	if kind, ok := pseudoPath(path); ok {
+		return &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind)}
 	}
 	return nil
 }

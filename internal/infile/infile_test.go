@@ -34,6 +34,8 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		{"/dev/null", "character device"},
 		{dir, "folder"},
 		{sock, "socket"},
+		{"/proc/self/environ", "/proc entry"},
+		{"/sys/kernel/mm/transparent_hugepage/enabled", "/sys entry"},
 	} {
 		if _, err := os.Lstat(tc.path); err != nil {
 			continue

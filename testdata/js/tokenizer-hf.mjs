@@ -24,9 +24,18 @@ const lines = readFileSync(0, "utf8").split("\n").filter((l) => l.length > 0);
 const texts = lines.map((l) => JSON.parse(l).text);
 const start = process.hrtime.bigint();
 const out = [];
-for (const t of texts) {
-  const e = await tok.encode(t, null, { addSpecialTokens: false });
-  out.push(JSON.stringify({ ids: Array.from(e.getIds()) }));
+if (process.env.AGENTRACE_HF_BATCH) {
+  // Batches of 4096 (encodeBatch runs on Rust's threads): for sweeps of
+  // hundreds of thousands of texts, where one call each takes minutes.
+  for (let i = 0; i < texts.length; i += 4096) {
+    const es = await tok.encodeBatch(texts.slice(i, i + 4096), { addSpecialTokens: false });
+    for (const e of es) out.push(JSON.stringify({ ids: Array.from(e.getIds()) }));
+  }
+} else {
+  for (const t of texts) {
+    const e = await tok.encode(t, null, { addSpecialTokens: false });
+    out.push(JSON.stringify({ ids: Array.from(e.getIds()) }));
+  }
 }
 const ms = Number(process.hrtime.bigint() - start) / 1e6;
 writeSync(1, out.join("\n") + (out.length ? "\n" : "") + JSON.stringify({ encode_ms: ms }) + "\n");
