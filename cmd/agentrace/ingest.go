@@ -255,7 +255,7 @@ func writeCard(ctx context.Context, c *cli.Command) error {
 	defer claim.Release()
 	o := card.Options{Dataset: ds}
 	if tokDir != "" {
-		tok, err := tokens.Load(tokDir)
+		tok, err := tokens.LoadContext(ctx, tokDir)
 		if err != nil {
 			return err
 		}
