@@ -257,7 +257,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 		return fmt.Errorf("sim serve %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	s.Close() // in-flight requests fail fast, so Shutdown does not wait on them
 	if err := hs.Shutdown(sctx); err != nil {
