@@ -10,7 +10,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/ingest"
-	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 )
 
@@ -48,7 +48,7 @@ func fullSizeOptions(env Env) (simulate.Options, error) {
 	if err != nil {
 		return simulate.Options{}, err
 	}
-	p, err := sim.LookupProfile(sim.DefaultProfile)
+	p, err := simserver.LookupProfile(simserver.DefaultProfile)
 	if err != nil {
 		return simulate.Options{}, err
 	}

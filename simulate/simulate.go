@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/sourcegraph/conc/iter"
 )
 
@@ -27,7 +27,7 @@ const (
 type Options struct {
 	// Profile is the simulated hardware and model; speculation as it says
 	// (Profile.WithSpeculative).
-	Profile sim.Profile
+	Profile simserver.Profile
 	// Data is the agentic workload; nil means random prompts of ISL tokens with
 	// OSL output tokens, Requests of them (0: DefaultRequests), all in the
 	// performance window.
@@ -39,7 +39,7 @@ type Options struct {
 	Routing       string // "" means RouteSession
 	Seed          int64
 	Fidelity      float64 // probability of the exact recorded answer (dataset workload)
-	Tokenizer     sim.Tokenizer
+	Tokenizer     simserver.Tokenizer
 	SamplingModel string // the request's model name ("": the sampling profile's)
 
 	// The closed loop's settings, as replay's.
@@ -201,14 +201,14 @@ type traj struct {
 	failed  bool
 	replica int // the replica the session routes to
 	delay   float64
-	sess    *sim.Session
+	sess    *simserver.Session
 }
 
 // run is one point's state.
 type run struct {
 	o           Options
-	srv         *sim.Server
-	reps        []*sim.Replica
+	srv         *simserver.Server
+	reps        []*simserver.Replica
 	q           events
 	seq         int64
 	next        int // next trajectory to start
@@ -217,7 +217,7 @@ type run struct {
 	recs        []*schemas.TurnRecord
 	rr          int
 	body        []byte
-	inflight    map[*sim.Turn]*inflight
+	inflight    map[*simserver.Turn]*inflight
 	failed      int // turns
 	failedTrajs int
 }
@@ -252,13 +252,13 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 	if o.Data == nil && (o.ISL < 1 || o.OSL < 1) {
 		return nil, errors.New("simulate: give a dataset, or --isl and --osl (both >= 1)")
 	}
-	cfg := sim.Config{Profile: o.Profile, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
-	srv, err := sim.New(cfg)
+	cfg := simserver.Config{Profile: o.Profile, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
+	srv, err := simserver.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
 	defer srv.Close()
-	r := &run{o: o, srv: srv, windowAt: math.Inf(1), inflight: map[*sim.Turn]*inflight{}}
+	r := &run{o: o, srv: srv, windowAt: math.Inf(1), inflight: map[*simserver.Turn]*inflight{}}
 	for i := range o.Replicas {
 		r.reps = append(r.reps, srv.NewReplica(uint64(o.Seed)+uint64(i)*0x9e3779b97f4a7c15))
 	}
@@ -290,7 +290,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 }
 
 // samplingFor is the datasets sampling profile of the sim profile's model.
-func samplingFor(p sim.Profile) *datasets.Profile {
+func samplingFor(p simserver.Profile) *datasets.Profile {
 	for _, sp := range datasets.Profiles() {
 		if p.Serves(sp.Model) {
 			return &sp
@@ -389,7 +389,7 @@ func (r *run) loop(ctx context.Context) error {
 			return nil
 		}
 		x := r.reps[rep]
-		x.Finish(func(t *sim.Turn) { r.complete(t) })
+		x.Finish(func(t *simserver.Turn) { r.complete(t) })
 		x.Start(end)
 	}
 }
@@ -401,7 +401,7 @@ func (r *run) issue(tr *traj, at float64) error {
 		ClientIndex: t.ClientIndex, Status: schemas.StatusOK, Streamed: true,
 		DelayNs: ns(tr.delay), ScheduledNs: ns(at), IssuedNs: ns(at), InWindow: at < r.windowAt,
 		UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1}
-	var turn *sim.Turn
+	var turn *simserver.Turn
 	var err error
 	if d := r.o.Data; d != nil {
 		conv := &d.Conversations[tr.conv]
@@ -446,7 +446,7 @@ func (r *run) issue(tr *traj, at float64) error {
 }
 
 // complete records a finished turn and schedules what follows it.
-func (r *run) complete(t *sim.Turn) {
+func (r *run) complete(t *simserver.Turn) {
 	f := r.inflight[t]
 	delete(r.inflight, t)
 	rec := f.rec

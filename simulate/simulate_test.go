@@ -7,11 +7,11 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/scoretest"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // synthDataset ingests a small synthetic dataset (12 trajectories, 369 turns).
@@ -25,8 +25,8 @@ func synthDataset(t testing.TB) *datasets.Dataset {
 	return scoretest.Ingest(t, filepath.Join(dir, "ds"), trace)
 }
 
-func defaultProfile(t testing.TB) sim.Profile {
-	p, err := sim.LookupProfile(sim.DefaultProfile)
+func defaultProfile(t testing.TB) simserver.Profile {
+	p, err := simserver.LookupProfile(simserver.DefaultProfile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@
 // traces, against the embedded simulated endpoint, with nothing but Go.
 //
 // It synthesizes a small dataset with both domains (datasets/synth), ingests it
-// (ingest) and prints its statistics, starts the simulated server (replay/sim) on a
+// (ingest) and prints its statistics, starts the simulated server (simserver) on a
 // free loopback port, sweeps the concurrencies (replay), scores every point
 // (score), builds the report (report), and predicts the same points in virtual
 // time with more trajectories (simulate). Since report is the last stage, tour
@@ -31,10 +31,10 @@ import (
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 	"github.com/agentrace/agentrace/tokens"
 )
@@ -66,7 +66,7 @@ type Options struct {
 	// Concurrencies are the sweep's points (default DefaultConcurrencies).
 	Concurrencies []int
 	// SimProfile names the simulated server's serving profile (default
-	// sim.DefaultProfile); Speedup divides its modelled durations (default 60),
+	// simserver.DefaultProfile); Speedup divides its modelled durations (default 60),
 	// and the inter-turn delays are scaled by 1/Speedup too, so the tour runs as the
 	// real thing would, Speedup times faster.
 	SimProfile string
@@ -213,7 +213,7 @@ type tour struct {
 	d              *datasets.Dataset
 	tokDir         string            // the tokenizer folder, "" when none
 	tok            *tokens.Tokenizer // nil when none
-	prof           sim.Profile
+	prof           simserver.Profile
 	sampling       *datasets.Profile // what simulate samples with
 	endpoint       string
 	scores         map[int]*schemas.Scores // by concurrency
@@ -266,7 +266,7 @@ func (t *tour) makeDataset(ctx context.Context) error {
 // waits for it to end.
 func (t *tour) startSim(ctx context.Context) (stop func(), err error) {
 	o := t.o
-	if t.prof, err = sim.LookupProfile(o.SimProfile); err != nil {
+	if t.prof, err = simserver.LookupProfile(o.SimProfile); err != nil {
 		return nil, err
 	}
 	sp, err := datasets.LookupProfile(DefaultProfile)
@@ -276,7 +276,7 @@ func (t *tour) startSim(ctx context.Context) (stop func(), err error) {
 	t.sampling = &sp
 	// The server counts with its own pseudo-tokenizer: encoding every prompt with
 	// the real one would cost more CPU than the rest of the tour.
-	cfg := sim.Config{Profile: t.prof, Speedup: o.Speedup, Dataset: t.d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
+	cfg := simserver.Config{Profile: t.prof, Speedup: o.Speedup, Dataset: t.d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen on loopback: %w", err)
@@ -285,7 +285,7 @@ func (t *tour) startSim(ctx context.Context) (stop func(), err error) {
 	t.res.Endpoint, t.res.Speedup = t.endpoint, o.Speedup
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Serve(simCtx, ln, cfg) }()
+	go func() { simDone <- simserver.Serve(simCtx, ln, cfg) }()
 	step(t.w, "2/5", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
 		t.endpoint, t.prof.Name, o.Speedup, o.Fidelity)
 	return func() {
@@ -456,7 +456,7 @@ func (o Options) withDefaults() Options {
 		o.Concurrencies = DefaultConcurrencies()
 	}
 	if o.SimProfile == "" {
-		o.SimProfile = sim.DefaultProfile
+		o.SimProfile = simserver.DefaultProfile
 	}
 	if o.Speedup == 0 {
 		o.Speedup = DefaultSpeedup
@@ -484,7 +484,7 @@ func (o Options) check() error {
 	if !(o.Fidelity >= 0 && o.Fidelity <= 1) {
 		return fmt.Errorf("--fidelity %v: must be a probability, 0 to 1", o.Fidelity)
 	}
-	if _, err := sim.LookupProfile(o.SimProfile); err != nil {
+	if _, err := simserver.LookupProfile(o.SimProfile); err != nil {
 		return fmt.Errorf("--sim-profile: %w", err)
 	}
 	if o.Tokenizer != "" {

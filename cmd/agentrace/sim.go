@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
@@ -26,7 +26,7 @@ type simOptions struct {
 // profileNames lists the sim's profiles by name, for --profile's help.
 func profileNames() []string {
 	var names []string
-	for _, p := range sim.Profiles() {
+	for _, p := range simserver.Profiles() {
 		names = append(names, p.Name)
 	}
 	return names
@@ -34,7 +34,7 @@ func profileNames() []string {
 
 func simCommand() *cli.Command {
 	var o simOptions
-	def := sim.DefaultOutputLength()
+	def := simserver.DefaultOutputLength()
 	names := profileNames()
 	return &cli.Command{
 		Name:      "sim",
@@ -56,7 +56,7 @@ func simCommand() *cli.Command {
 			"Profiles: " + strings.Join(names, ", ") + ".",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8000", Usage: "serve on this `ADDR` (host:port)", Destination: &o.listen},
-			&cli.StringFlag{Name: "profile", Value: sim.DefaultProfile, Usage: "serving profile `NAME` (" + strings.Join(names, ", ") + ")", Destination: &o.profile},
+			&cli.StringFlag{Name: "profile", Value: simserver.DefaultProfile, Usage: "serving profile `NAME` (" + strings.Join(names, ", ") + ")", Destination: &o.profile},
 			&cli.Float64Flag{Name: "speedup", Value: 1, Usage: "divide every modelled duration by `X` (a positive number: 1 is real time)", Destination: &o.speedup},
 			&cli.StringFlag{Name: "speculative", Usage: "speculative decoding: off, mtp or eagle3 (default: the profile's)", Destination: &o.speculative},
 			&cli.Float64Flag{Name: "acceptance", HideDefault: true, Usage: "speculative draft acceptance rate `A` in [0, 1] (default: the profile's)", Destination: &o.acceptance},
@@ -85,19 +85,19 @@ func simCommand() *cli.Command {
 }
 
 func runSim(ctx context.Context, o simOptions) error {
-	p, err := sim.LookupProfile(o.profile)
+	p, err := simserver.LookupProfile(o.profile)
 	if err != nil {
 		return err
 	}
 	if p, err = p.WithSpeculative(o.speculative, o.acceptance); err != nil {
 		return argsError("sim", "%v", err)
 	}
-	faults, err := sim.ParseFaults(o.fault)
+	faults, err := simserver.ParseFaults(o.fault)
 	if err != nil {
 		return err
 	}
-	cfg := sim.Config{Profile: p, Speedup: o.speedup, Fidelity: o.fidelity, Faults: faults, Seed: int64(o.seed),
-		Output: sim.OutputLength{Mean: o.outMean, Sigma: o.outSigma, Min: o.outMin, Max: o.outMax}, MaxConnections: o.maxConns}
+	cfg := simserver.Config{Profile: p, Speedup: o.speedup, Fidelity: o.fidelity, Faults: faults, Seed: int64(o.seed),
+		Output: simserver.OutputLength{Mean: o.outMean, Sigma: o.outSigma, Min: o.outMin, Max: o.outMax}, MaxConnections: o.maxConns}
 	if err := cfg.Check(); err != nil {
 		return argsError("sim", "%v", err)
 	}
@@ -122,5 +122,5 @@ func runSim(ctx context.Context, o simOptions) error {
 		return fmt.Errorf("sim listen %s: %w", o.listen, err)
 	}
 	fmt.Fprintf(os.Stderr, "agentrace sim: serving %s (profile %s, speedup %g) on http://%s/v1\n", p.Model, p.Name, cfg.Speedup, ln.Addr())
-	return sim.Serve(ctx, ln, cfg)
+	return simserver.Serve(ctx, ln, cfg)
 }

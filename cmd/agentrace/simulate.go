@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
@@ -45,7 +45,7 @@ func simulateCommand() *cli.Command {
 			&cli.IntFlag{Name: "isl", HideDefault: true, Usage: "random workload: prompt tokens `N` per request"},
 			&cli.IntFlag{Name: "osl", HideDefault: true, Usage: "random workload: output tokens `M` per request"},
 			&cli.IntFlag{Name: "requests", HideDefault: true, Usage: "random workload: requests `K` per point (default 10 x concurrency, 16 to 4096)"},
-			&cli.StringFlag{Name: "profile", Value: sim.DefaultProfile, Usage: "hardware/model profile `NAME` (" + strings.Join(names, ", ") + ")"},
+			&cli.StringFlag{Name: "profile", Value: simserver.DefaultProfile, Usage: "hardware/model profile `NAME` (" + strings.Join(names, ", ") + ")"},
 			&cli.StringFlag{Name: "speculative", Usage: "speculative decoding: off, mtp (Qwen3.6's own layer) or eagle3 (Kimi K2.6's draft model); refused where the profile's model has no such draft (default: the profile's)"},
 			&cli.FloatFlag{Name: "acceptance", HideDefault: true, Usage: "speculative draft acceptance rate `A` in [0, 1] (default: the profile's)"},
 			&cli.IntFlag{Name: "replicas", Value: 1, Usage: "replicas `N` of the profile, each with its own scheduler and prefix cache"},
@@ -103,7 +103,7 @@ func simulateCommand() *cli.Command {
 func usageErrorf(format string, a ...any) error { return argsError("simulate", format, a...) }
 
 func simulateOptions(ctx context.Context, c *cli.Command) (simulate.Options, error) {
-	p, err := sim.LookupProfile(c.String("profile"))
+	p, err := simserver.LookupProfile(c.String("profile"))
 	if err != nil {
 		return simulate.Options{}, usageErrorf("%v", err)
 	}

@@ -1,4 +1,4 @@
-// Package sim is agentrace's embedded default endpoint: a simulated
+// Package simserver is agentrace's embedded default endpoint: a simulated
 // OpenAI-compatible LLM server with a model of serving physics — prefill,
 // continuous batching with chunked prefill, a KV pool with a prefix cache that
 // also caches generated tokens, preemption, and a bounded queue. It is what
@@ -152,4 +152,4 @@
 // vllm:e2e_request_latency_seconds (modelled seconds), plus agentrace_sim_speedup,
 // agentrace_sim_lag_seconds and agentrace_sim_info. Every response carries the
 // headers X-Sim-Speedup and X-Sim-Profile.
-package sim
+package simserver
