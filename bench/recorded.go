@@ -119,11 +119,11 @@ func benchRecorded(env Env) (Row, error) {
 // the sim's CPU time.
 func recordedRun(env Env, d *datasets.Dataset, dir, side, prof string) (recordedResult, clientUsage, time.Duration, error) {
 	var res recordedResult
-	p, err := simserver.LookupProfile(simserver.DefaultProfile)
+	p, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		return res, clientUsage{}, 0, err
 	}
-	s, err := simserver.New(simserver.Config{Profile: p, Speedup: recordedSpeedup, Dataset: d, Fidelity: 1, Seed: 1})
+	s, err := simserver.New(simserver.Config{Hardware: p, Speedup: recordedSpeedup, Dataset: d, Fidelity: 1, Seed: 1})
 	if err != nil {
 		return res, clientUsage{}, 0, err
 	}

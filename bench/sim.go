@@ -25,11 +25,11 @@ const simGoal = 5000
 // bytes without any model. Per core = requests / CPU seconds of the process, so
 // that other load on a shared machine does not count against it.
 func benchSim(env Env) (Row, error) {
-	p, err := simserver.LookupProfile(simserver.DefaultProfile)
+	p, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		return Row{}, err
 	}
-	s, err := simserver.New(simserver.Config{Profile: p, Speedup: 1e6, Seed: 1})
+	s, err := simserver.New(simserver.Config{Hardware: p, Speedup: 1e6, Seed: 1})
 	if err != nil {
 		return Row{}, err
 	}

@@ -48,11 +48,11 @@ func fullSizeOptions(env Env) (simulate.Options, error) {
 	if err != nil {
 		return simulate.Options{}, err
 	}
-	p, err := simserver.LookupProfile(simserver.DefaultProfile)
+	p, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		return simulate.Options{}, err
 	}
-	return simulate.Options{Profile: p, Data: d, Fidelity: 0.9, Seed: 1}, nil
+	return simulate.Options{Hardware: p, Data: d, Fidelity: 0.9, Seed: 1}, nil
 }
 
 // benchSimulateSweep measures a sweep of the full-size dataset to c=1024 on the

@@ -30,14 +30,14 @@ var sglangCells = []publishedCell{
 // calibrationPoint simulates a published cell's workload on a profile.
 func calibrationPoint(t testing.TB, profile string, c publishedCell) *Point {
 	t.Helper()
-	p, err := simserver.LookupProfile(profile)
+	p, err := simserver.LookupHardware(profile)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p, err = p.WithSpeculative(c.speculative, 0); err != nil {
 		t.Fatal(err)
 	}
-	pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Seed: 1})
+	pt, err := Run(context.Background(), Options{Hardware: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func calibrationPoint(t testing.TB, profile string, c publishedCell) *Point {
 // each: TTFT at c=1 and c=16, TPOT and output tokens/s at all three.
 func TestCalibration(t *testing.T) {
 	for _, c := range sglangCells {
-		pt := calibrationPoint(t, simserver.DefaultProfile, c)
+		pt := calibrationPoint(t, simserver.DefaultHardware, c)
 		t.Logf("%s: TTFT p50 %.1f ms (mean %.1f), TPOT p50 %.2f ms, output %.0f tok/s; running limit %d, %d steps",
 			c.name, float64(pt.TTFTP50Ms), float64(pt.TTFTMeanMs), float64(pt.TPOTP50Ms), float64(pt.OutputTPS), pt.RunningLimit, pt.Steps)
 		check := func(what string, got, want float64) {
@@ -75,7 +75,7 @@ func TestPredictions(t *testing.T) {
 		t.Skip("six simulated cells")
 	}
 	for _, c := range sglangCells {
-		h200 := calibrationPoint(t, simserver.DefaultProfile, c)
+		h200 := calibrationPoint(t, simserver.DefaultHardware, c)
 		for _, name := range []string{"h200-qwen3.6-35b-a3b-bf16", "b200-qwen3.6-35b-a3b"} {
 			pt := calibrationPoint(t, name, c)
 			t.Logf("%s %s: TTFT p50 %.1f ms, TPOT p50 %.2f ms, output %.0f tok/s (running limit %d)",
@@ -99,7 +99,7 @@ func TestKimiSpeculation(t *testing.T) {
 		t.Skip("four simulated cells")
 	}
 	run := func(profile, method string, acceptance float64) *Point {
-		p, err := simserver.LookupProfile(profile)
+		p, err := simserver.LookupHardware(profile)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,7 +109,7 @@ func TestKimiSpeculation(t *testing.T) {
 		if p.Speculative.On() {
 			p.Speculative.Acceptance = acceptance
 		}
-		pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: 1, Requests: 4, Seed: 1})
+		pt, err := Run(context.Background(), Options{Hardware: p, ISL: 8192, OSL: 1024, Concurrency: 1, Requests: 4, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,9 +25,9 @@ const (
 
 // Options configure one simulation point (Run) or a sweep (Sweep).
 type Options struct {
-	// Profile is the simulated hardware and model; speculation as it says
-	// (Profile.WithSpeculative).
-	Profile simserver.Profile
+	// Hardware is the simulated hardware and model; speculation as it says
+	// (Hardware.WithSpeculative).
+	Hardware simserver.Hardware
 	// Data is the agentic workload; nil means random prompts of ISL tokens with
 	// OSL output tokens, Requests of them (0: DefaultRequests), all in the
 	// performance window.
@@ -49,7 +49,7 @@ type Options struct {
 	ClearGeneratedCache bool
 	MaxTokens           int
 	// Sampling is the datasets sampling profile of the bodies; nil picks the one
-	// whose model the sim profile serves.
+	// whose model the simulated hardware serves.
 	Sampling *datasets.Profile
 
 	// Records, when set, receives every turn's record once the run is over, in
@@ -121,20 +121,20 @@ const (
 // length (as vLLM refuses what does not), the probabilities and scales are finite,
 // and nothing is negative. A zero means the default, as for Run.
 func (o Options) Check() error {
-	ctx := o.Profile.MaxModelLen
+	ctx := o.Hardware.MaxModelLen
 	switch {
 	case o.Replicas < 0 || o.Replicas > MaxReplicas:
 		return fmt.Errorf("replicas %d: want 1 to %d", o.Replicas, MaxReplicas)
 	case o.ISL < 0 || o.OSL < 0:
 		return fmt.Errorf("isl %d, osl %d: want positive numbers", o.ISL, o.OSL)
 	case ctx > 0 && (o.ISL > ctx || o.OSL > ctx || o.ISL+o.OSL > ctx):
-		return fmt.Errorf("isl %d + osl %d: more than the %d tokens of profile %s's context length", o.ISL, o.OSL, ctx, o.Profile.Name)
+		return fmt.Errorf("isl %d + osl %d: more than the %d tokens of profile %s's context length", o.ISL, o.OSL, ctx, o.Hardware.Name)
 	case o.Requests < 0 || o.Requests > MaxRequests:
 		return fmt.Errorf("requests %d: want 1 to %d", o.Requests, MaxRequests)
 	case o.Trajectories < 0 || o.Trajectories > MaxTrajectories:
 		return fmt.Errorf("trajectories %d: want 1 to %d", o.Trajectories, MaxTrajectories)
 	case o.MaxTokens < 0 || ctx > 0 && o.MaxTokens > ctx:
-		return fmt.Errorf("max tokens %d: want 1 to profile %s's context length, %d", o.MaxTokens, o.Profile.Name, ctx)
+		return fmt.Errorf("max tokens %d: want 1 to profile %s's context length, %d", o.MaxTokens, o.Hardware.Name, ctx)
 	case !(o.Fidelity >= 0 && o.Fidelity <= 1):
 		return fmt.Errorf("fidelity %v: want a probability in [0, 1]", o.Fidelity)
 	case !(o.DelayScale >= 0) || math.IsInf(o.DelayScale, 0):
@@ -252,7 +252,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 	if o.Data == nil && (o.ISL < 1 || o.OSL < 1) {
 		return nil, errors.New("simulate: give a dataset, or --isl and --osl (both >= 1)")
 	}
-	cfg := simserver.Config{Profile: o.Profile, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
+	cfg := simserver.Config{Hardware: o.Hardware, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
 	srv, err := simserver.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
@@ -267,7 +267,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 			return nil, errors.New("simulate: the dataset has no conversations")
 		}
 		if o.Sampling == nil {
-			o.Sampling = samplingFor(o.Profile)
+			o.Sampling = samplingFor(o.Hardware)
 			r.o.Sampling = o.Sampling
 		}
 		r.budget = o.Trajectories
@@ -289,8 +289,8 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 	return r.point(o, time.Since(wall))
 }
 
-// samplingFor is the datasets sampling profile of the sim profile's model.
-func samplingFor(p simserver.Profile) *datasets.Profile {
+// samplingFor is the datasets sampling profile of the simulated hardware's model.
+func samplingFor(p simserver.Hardware) *datasets.Profile {
 	for _, sp := range datasets.Profiles() {
 		if p.Serves(sp.Model) {
 			return &sp

@@ -21,7 +21,7 @@ func BenchmarkDataset(b *testing.B) {
 	}
 	p := defaultProfile(b)
 	for b.Loop() {
-		pt, err := Run(context.Background(), Options{Profile: p, Data: d, Concurrency: 256, Fidelity: 0.9, Seed: 1, Trajectories: 64})
+		pt, err := Run(context.Background(), Options{Hardware: p, Data: d, Concurrency: 256, Fidelity: 0.9, Seed: 1, Trajectories: 64})
 		if err != nil {
 			b.Fatal(err)
 		}

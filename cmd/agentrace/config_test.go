@@ -17,7 +17,7 @@ import (
 // simServer serves the simulated endpoint for the test; its URL.
 func simServer(t *testing.T) string {
 	t.Helper()
-	prof, err := simserver.LookupProfile(simserver.DefaultProfile)
+	prof, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func simServer(t *testing.T) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- simserver.Serve(ctx, ln, simserver.Config{Profile: prof, Speedup: 2000, Seed: 1}) }()
+	go func() { done <- simserver.Serve(ctx, ln, simserver.Config{Hardware: prof, Speedup: 2000, Seed: 1}) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String()
 }

@@ -19,11 +19,11 @@ import (
 // --profile; a flag given wins over the run's.
 func TestPromptAsTheRunSent(t *testing.T) {
 	root, ds, _ := readersFixture(t)
-	prof, err := simserver.LookupProfile(simserver.DefaultProfile)
+	prof, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := simserver.New(simserver.Config{Profile: prof, Speedup: 2000, Seed: 1})
+	srv, err := simserver.New(simserver.Config{Hardware: prof, Speedup: 2000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
