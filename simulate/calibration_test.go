@@ -27,10 +27,10 @@ var sglangCells = []publishedCell{
 	{"no speculation c=1024", 1024, simserver.SpecOff, 0, 27.9, 3356},
 }
 
-// calibrationPoint simulates a published cell's workload on a profile.
-func calibrationPoint(t testing.TB, profile string, c publishedCell) *Point {
+// calibrationPoint simulates a published cell's workload on simulated hardware.
+func calibrationPoint(t testing.TB, hardware string, c publishedCell) *Point {
 	t.Helper()
-	p, err := simserver.LookupHardware(profile)
+	p, err := simserver.LookupHardware(hardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +98,8 @@ func TestKimiSpeculation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four simulated cells")
 	}
-	run := func(profile, method string, acceptance float64) *Point {
-		p, err := simserver.LookupHardware(profile)
+	run := func(hardware, method string, acceptance float64) *Point {
+		p, err := simserver.LookupHardware(hardware)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestKimiSpeculation(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("%s, %s at acceptance %.2f: TTFT p50 %.1f ms, TPOT p50 %.2f ms, output %.0f tok/s",
-			profile, method, acceptance, float64(pt.TTFTP50Ms), float64(pt.TPOTP50Ms), float64(pt.OutputTPS))
+			hardware, method, acceptance, float64(pt.TTFTP50Ms), float64(pt.TPOTP50Ms), float64(pt.OutputTPS))
 		return pt
 	}
 	off := run("8xh200-kimi-k2.6", simserver.SpecOff, 0)

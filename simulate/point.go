@@ -85,7 +85,7 @@ func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 		return nil, err
 	}
 	p := &Point{
-		Profile: o.Hardware.Name, Speculative: o.Hardware.Speculative.String(), Concurrency: o.Concurrency,
+		Hardware: o.Hardware.Name, Speculative: o.Hardware.Speculative.String(), Concurrency: o.Concurrency,
 		Replicas: o.Replicas, TTFTP50Ms: rp.TTFTP50Ms, TTFTP90Ms: rp.TTFTP90Ms, TTFTP99Ms: rp.TTFTP99Ms,
 		TPOTP50Ms: rp.TPOTP50Ms, TPOTP90Ms: rp.TPOTP90Ms, TPOTP99Ms: rp.TPOTP99Ms,
 		ITLP50Ms: rp.ITLP50Ms, ITLP99Ms: rp.ITLP99Ms, LatencyP50Ms: rp.LatencyP50Ms,

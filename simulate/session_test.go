@@ -18,7 +18,7 @@ import (
 // small pool and context length that evict, preempt and refuse prompts.
 func TestSessionsMatchRebuild(t *testing.T) {
 	d := synthDataset(t)
-	p := defaultProfile(t)
+	p := defaultHardware(t)
 	small := p
 	small.MaxModelLen, small.KVBlocks = 12000, 2500
 	n := len(d.Conversations)

@@ -67,7 +67,7 @@ type Options struct {
 // performance window, and the model's own figures. Its JSON form is one element
 // of `agentrace simulate --json`.
 type Point struct {
-	Profile     string `json:"profile"`
+	Hardware    string `json:"hardware"`
 	Speculative string `json:"speculative"`
 	Workload    string `json:"workload"`
 	Concurrency int    `json:"concurrency"`
@@ -116,8 +116,8 @@ const (
 	MaxTrajectories = 1 << 16
 )
 
-// Check checks the options' numbers against the limits and the profile before any
-// work: the random workload's prompt and output must fit the profile's context
+// Check checks the options' numbers against the limits and the hardware before any
+// work: the random workload's prompt and output must fit the hardware's context
 // length (as vLLM refuses what does not), the probabilities and scales are finite,
 // and nothing is negative. A zero means the default, as for Run.
 func (o Options) Check() error {
@@ -128,13 +128,13 @@ func (o Options) Check() error {
 	case o.ISL < 0 || o.OSL < 0:
 		return fmt.Errorf("isl %d, osl %d: want positive numbers", o.ISL, o.OSL)
 	case ctx > 0 && (o.ISL > ctx || o.OSL > ctx || o.ISL+o.OSL > ctx):
-		return fmt.Errorf("isl %d + osl %d: more than the %d tokens of profile %s's context length", o.ISL, o.OSL, ctx, o.Hardware.Name)
+		return fmt.Errorf("isl %d + osl %d: more than the %d tokens of hardware %s's context length", o.ISL, o.OSL, ctx, o.Hardware.Name)
 	case o.Requests < 0 || o.Requests > MaxRequests:
 		return fmt.Errorf("requests %d: want 1 to %d", o.Requests, MaxRequests)
 	case o.Trajectories < 0 || o.Trajectories > MaxTrajectories:
 		return fmt.Errorf("trajectories %d: want 1 to %d", o.Trajectories, MaxTrajectories)
 	case o.MaxTokens < 0 || ctx > 0 && o.MaxTokens > ctx:
-		return fmt.Errorf("max tokens %d: want 1 to profile %s's context length, %d", o.MaxTokens, o.Hardware.Name, ctx)
+		return fmt.Errorf("max tokens %d: want 1 to hardware %s's context length, %d", o.MaxTokens, o.Hardware.Name, ctx)
 	case !(o.Fidelity >= 0 && o.Fidelity <= 1):
 		return fmt.Errorf("fidelity %v: want a probability in [0, 1]", o.Fidelity)
 	case !(o.DelayScale >= 0) || math.IsInf(o.DelayScale, 0):
