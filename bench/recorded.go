@@ -13,11 +13,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentrace/agentrace/bench/yardstick"
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/replay/sim"
-	"github.com/agentrace/agentrace/replay/yardstick"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 const (
@@ -119,11 +119,11 @@ func benchRecorded(env Env) (Row, error) {
 // the sim's CPU time.
 func recordedRun(env Env, d *datasets.Dataset, dir, side, prof string) (recordedResult, clientUsage, time.Duration, error) {
 	var res recordedResult
-	p, err := sim.LookupProfile(sim.DefaultProfile)
+	p, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		return res, clientUsage{}, 0, err
 	}
-	s, err := sim.New(sim.Config{Profile: p, Speedup: recordedSpeedup, Dataset: d, Fidelity: 1, Seed: 1})
+	s, err := simserver.New(simserver.Config{Hardware: p, Speedup: recordedSpeedup, Dataset: d, Fidelity: 1, Seed: 1})
 	if err != nil {
 		return res, clientUsage{}, 0, err
 	}

@@ -9,10 +9,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentrace/agentrace/bench/yardstick"
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/replay/yardstick"
 )
 
 const (

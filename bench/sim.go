@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // simGoal is the row's floor: requests/s of short answers on one core.
@@ -25,11 +25,11 @@ const simGoal = 5000
 // bytes without any model. Per core = requests / CPU seconds of the process, so
 // that other load on a shared machine does not count against it.
 func benchSim(env Env) (Row, error) {
-	p, err := sim.LookupProfile(sim.DefaultProfile)
+	p, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		return Row{}, err
 	}
-	s, err := sim.New(sim.Config{Profile: p, Speedup: 1e6, Seed: 1})
+	s, err := simserver.New(simserver.Config{Hardware: p, Speedup: 1e6, Seed: 1})
 	if err != nil {
 		return Row{}, err
 	}

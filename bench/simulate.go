@@ -10,7 +10,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/ingest"
-	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 )
 
@@ -48,11 +48,11 @@ func fullSizeOptions(env Env) (simulate.Options, error) {
 	if err != nil {
 		return simulate.Options{}, err
 	}
-	p, err := sim.LookupProfile(sim.DefaultProfile)
+	p, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		return simulate.Options{}, err
 	}
-	return simulate.Options{Profile: p, Data: d, Fidelity: 0.9, Seed: 1}, nil
+	return simulate.Options{Hardware: p, Data: d, Fidelity: 0.9, Seed: 1}, nil
 }
 
 // benchSimulateSweep measures a sweep of the full-size dataset to c=1024 on the

@@ -31,7 +31,7 @@ var inProcess = []struct {
 	{"output over input, gzip bomb, absurd delays", "./ingest", []string{"TestOutputNeverOverlapsInput", "TestOverwriteOnlyADataset", "TestExportOutput", "TestGzipBomb", "TestAbsurdDelayIsCapped"},
 		768 << 20, nil},
 	// The sim's bodies, slow clients, connection limit.
-	{"sim bodies and slow clients", "./replay/sim", []string{"TestBodyLimits", "TestSlowClients"}, 512 << 20, nil},
+	{"sim bodies and slow clients", "./simserver", []string{"TestBodyLimits", "TestSlowClients"}, 512 << 20, nil},
 	// FIFOs and devices as inputs; unreadable turn logs.
 	{"hostile inputs, unreadable logs", "./score", []string{"TestRescoreHostileFiles", "TestUnreadableTurnLogIsAnError", "TestScoresNeverReplaceOthersFiles", "TestRescoreOutput"}, 512 << 20, nil},
 	{"hostile inputs", "./internal/infile", []string{"TestOpenRefusesWhatIsNotARegularFile", "TestReadFileLimit"}, 64 << 20, nil},

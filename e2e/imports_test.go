@@ -33,9 +33,9 @@ var stageImports = map[string][]string{
 	"runlog":   {"schemas", "internal"},
 	"ingest":   {"schemas", "internal", "datasets", "tokens"},
 	// The simulated endpoint is a server: it never imports the client.
-	"replay/sim": {"schemas", "internal", "datasets", "tokens"},
-	"replay":     {"schemas", "internal", "datasets", "runlog"},
-	"score":      {"schemas", "internal", "datasets", "tokens", "runlog", "ingest", "score/archive", "score/runread", "score/rulesets"},
+	"simserver": {"schemas", "internal", "datasets", "tokens"},
+	"replay":    {"schemas", "internal", "datasets", "runlog"},
+	"score":     {"schemas", "internal", "datasets", "tokens", "runlog", "ingest", "score/archive", "score/runread", "score/rulesets"},
 	// The run readers import no other package of score, so that score, report and
 	// audit all read runs through them; the rulesets import nothing of score.
 	"score/archive":  {"schemas", "internal", "datasets"},
@@ -47,7 +47,7 @@ var stageImports = map[string][]string{
 	"submission": {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets", "report"},
 	// simulate predicts a sweep in virtual time: the simulated endpoint's model,
 	// then the report's metrics of the points it predicts.
-	"simulate": {"schemas", "internal", "datasets", "tokens", "runlog", "replay/sim", "report"},
+	"simulate": {"schemas", "internal", "datasets", "tokens", "runlog", "simserver", "report"},
 	// The command line, the demo and the cross-stage checks drive every stage.
 	"cmd":     nil,
 	"tour":    nil,
@@ -62,9 +62,9 @@ var stageImports = map[string][]string{
 // files and never import the client that wrote them, and the simulated endpoint
 // never imports the client that talks to it.
 var neverImports = map[string][]string{
-	"score":      {"replay"},
-	"report":     {"replay"},
-	"replay/sim": {"replay"},
+	"score":     {"replay"},
+	"report":    {"replay"},
+	"simserver": {"replay"},
 }
 
 // part returns the key of parts (a folder of the tree) that holds pkg, a path

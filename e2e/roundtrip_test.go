@@ -10,17 +10,17 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/scoretest"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // roundTrip replays dataset d (two passes) against the embedded sim answering with
 // the dataset's recorded messages at the given fidelity, and scores the run.
 func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64) *schemas.Scores {
 	t.Helper()
-	_, url := startSim(t, sim.Config{Speedup: 1e5, Dataset: d, Fidelity: fidelity, Seed: 3})
+	_, url := startSim(t, simserver.Config{Speedup: 1e5, Dataset: d, Fidelity: fidelity, Seed: 3})
 	run := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -41,9 +41,9 @@ func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64
 }
 
 // startSim serves the sim of cfg until the test ends: the sim and its URL.
-func startSim(t *testing.T, cfg sim.Config) (*sim.Server, string) {
+func startSim(t *testing.T, cfg simserver.Config) (*simserver.Server, string) {
 	t.Helper()
-	s, err := sim.New(cfg)
+	s, err := simserver.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,10 +9,10 @@ import (
 
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // TestServerMetricsTwoReplicas replays against two simulated replicas behind two
@@ -26,10 +26,10 @@ func TestServerMetricsTwoReplicas(t *testing.T) {
 	dsDir, d := synthDataset(t, synth.Options{Scale: 0.02, Seed: 11})
 	for _, mode := range []string{replay.RouteSession, replay.RouteRoundRobin} {
 		t.Run(mode, func(t *testing.T) {
-			var sims [2]*sim.Server
+			var sims [2]*simserver.Server
 			var urls [2]string
 			for i := range sims {
-				sims[i], urls[i] = startSim(t, sim.Config{Speedup: 2000, Dataset: d, Seed: 3})
+				sims[i], urls[i] = startSim(t, simserver.Config{Speedup: 2000, Dataset: d, Seed: 3})
 			}
 			dir := t.TempDir()
 			run := filepath.Join(dir, "run")

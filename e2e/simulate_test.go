@@ -10,8 +10,8 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 )
 
@@ -25,12 +25,12 @@ func TestSimulateAgreesWithRealTime(t *testing.T) {
 		t.Skip("a real-time replay of about 8 s")
 	}
 	dsDir, d := synthDataset(t, synth.Options{Scale: 0.02, Seed: 11})
-	prof, err := sim.LookupProfile(sim.DefaultProfile)
+	prof, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
 	const speedup, c = 10, 4
-	s, url := startSim(t, sim.Config{Profile: prof, Speedup: speedup, Dataset: d, Fidelity: 1, Seed: 3})
+	s, url := startSim(t, simserver.Config{Hardware: prof, Speedup: speedup, Dataset: d, Fidelity: 1, Seed: 3})
 	run := filepath.Join(t.TempDir(), "run")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -46,7 +46,7 @@ func TestSimulateAgreesWithRealTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	virt, err := simulate.Run(ctx, simulate.Options{Profile: prof, Data: d, Concurrency: c, NoDelays: true, Fidelity: 1, Seed: 3, Sampling: &sampling})
+	virt, err := simulate.Run(ctx, simulate.Options{Hardware: prof, Data: d, Concurrency: c, NoDelays: true, Fidelity: 1, Seed: 3, Sampling: &sampling})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/internal/infile"
 )
 
 func gzipFile(t *testing.T, path string, lines func(w *bytes.Buffer)) {
@@ -46,7 +48,7 @@ func TestGzipBomb(t *testing.T) {
 		}
 	})
 	_, err := Run(ctx, Options{Out: filepath.Join(dir, "ds"), Inputs: []string{bomb}})
-	if !errors.Is(err, ErrExpansion) || !strings.Contains(err.Error(), "--max-expansion") {
+	if !errors.Is(err, infile.ErrExpansion) || !strings.Contains(err.Error(), "--max-expansion") {
 		t.Fatalf("gzip bomb: err = %v, want ErrExpansion naming the flag", err)
 	}
 

@@ -532,7 +532,7 @@ func (in *ingester) file(ctx context.Context, path string) error {
 			if st, err := f.Stat(); err == nil {
 				size = st.Size()
 			}
-			r = &expansionReader{r: zr, limit: max(int64(ratio*float64(size)), minExpansionBytes), size: size, ratio: ratio}
+			r = &infile.ExpansionReader{R: zr, Limit: infile.ExpansionLimit(size, ratio, minExpansionBytes), Size: size, Ratio: ratio}
 		}
 	}
 	input := schemas.DatasetInput{Format: in.opts.Format}
@@ -630,28 +630,6 @@ func (in *ingester) file(ctx context.Context, path string) error {
 	input.SHA256 = hex.EncodeToString(h.Sum(nil))
 	in.inputs = append(in.inputs, input)
 	return nil
-}
-
-// ErrExpansion reports a gzipped input that decompresses past Options.MaxExpansion
-// times its size.
-var ErrExpansion = errors.New("decompressed input too large for its size")
-
-// expansionReader fails once more than limit bytes came out of a decompressor.
-type expansionReader struct {
-	r     io.Reader
-	n     int64
-	limit int64
-	size  int64
-	ratio float64
-}
-
-func (e *expansionReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	e.n += int64(n)
-	if e.n > e.limit {
-		return n, fmt.Errorf("%w: more than %d bytes from %d compressed (over %gx; a gzip bomb? --max-expansion lifts this)", ErrExpansion, e.limit, e.size, e.ratio)
-	}
-	return n, err
 }
 
 // chunkReader cuts a stream into chunks of whole lines.

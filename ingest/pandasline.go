@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 
 	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/python"
 )
 
 // A flat trace line that is not JSON but that the reference's reader (pandas'
@@ -137,9 +137,9 @@ type splicer struct {
 	maxLine int
 }
 
-// pyStrip is Python's str.strip(): Unicode whitespace and U+001C..U+001F.
+// pyStrip is Python's str.strip() (python.IsSpace) on bytes.
 func pyStrip(b []byte) []byte {
-	return bytes.TrimFunc(b, func(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) })
+	return bytes.TrimFunc(b, python.IsSpace)
 }
 
 // feed takes the next items of a flat file in order and returns them with split

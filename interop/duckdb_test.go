@@ -20,11 +20,11 @@ import (
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // docQueries returns the queries of docs/NAME by name: every ```sql block whose
@@ -70,7 +70,7 @@ func build(t *testing.T) *workspace {
 	if w.d, err = datasets.Open(context.Background(), dsDir); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := sim.New(sim.Config{Speedup: 2000, Dataset: w.d, Fidelity: 0.9, Seed: 5})
+	srv, err := simserver.New(simserver.Config{Speedup: 2000, Dataset: w.d, Fidelity: 0.9, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,10 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentrace/agentrace/bench/yardstick"
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
-	"github.com/agentrace/agentrace/replay/yardstick"
 )
 
 var sample struct {

@@ -491,7 +491,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
-	scr, err := e.startScraper(dir)
+	scr, err := e.startScraper(ctx, dir)
 	if err != nil {
 		if aerr := lf.Abort(); aerr != nil {
 			err = fmt.Errorf("%w (and ending the turn log: %v)", err, aerr)
@@ -499,8 +499,12 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		return nil, fmt.Errorf("replay: %w", err)
 	}
 
-	e.issueCtx, e.stopIssuing = context.WithCancel(context.Background())
-	e.workCtx, e.cancelWork = context.WithCancel(context.Background())
+	// Both contexts carry the caller's values but not its end: an interrupt
+	// (ctx done) stops issuing and cancels the turns in flight a grace later,
+	// through watch, which records why.
+	base := context.WithoutCancel(ctx)
+	e.issueCtx, e.stopIssuing = context.WithCancel(base)
+	e.workCtx, e.cancelWork = context.WithCancel(base)
 	defer e.cancelWork()
 	finished := make(chan struct{})
 	var watch sync.WaitGroup
@@ -574,7 +578,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if err := runlog.WriteManifest(dir, m); err != nil && lr.err == nil {
 		lr.err = fmt.Errorf("replay: %w", err)
 	}
-	writeTurnTable(dir, &m, d, s.Progress)
+	writeTurnTable(context.WithoutCancel(ctx), dir, &m, d, s.Progress)
 	dropped := false
 	if claim.InPlace() || m.State == schemas.RunComplete && lr.err == nil {
 		if err := claim.Commit(); err != nil && lr.err == nil {

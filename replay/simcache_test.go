@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // TestClearGeneratedCache runs a conversation against the simulated endpoint,
@@ -26,7 +26,7 @@ func TestClearGeneratedCache(t *testing.T) {
 			trow{role: schemas.RoleAssistant, content: fmt.Sprintf("Answer %d: %s", i, strings.Repeat("the file holds a function that parses input. ", 5))})
 	}
 	d := makeDataset(t, c)
-	prof, err := sim.LookupProfile("tiny")
+	prof, err := simserver.LookupHardware("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestClearGeneratedCache(t *testing.T) {
 	// and the cached tokens beyond the previous turn's whole prompt: those can only
 	// come from the tokens the sim generated for the previous turn.
 	cached := func(clear bool) (hits, prompt, reuse int64) {
-		s, err := sim.New(sim.Config{Profile: prof, Speedup: 1000, Dataset: d, Fidelity: 1, Seed: 1})
+		s, err := simserver.New(simserver.Config{Hardware: prof, Speedup: 1000, Dataset: d, Fidelity: 1, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

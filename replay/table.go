@@ -16,7 +16,7 @@ import (
 // expected_turn from the dataset replayed. It runs once the log and manifest are
 // final, so it never holds up the run; a failure is reported on w and leaves the
 // run as it is (`agentrace log export` writes the table again).
-func writeTurnTable(dir string, m *schemas.RunManifest, d *datasets.Dataset, w io.Writer) {
+func writeTurnTable(ctx context.Context, dir string, m *schemas.RunManifest, d *datasets.Dataset, w io.Writer) {
 	type key struct {
 		conv string
 		turn int32
@@ -31,7 +31,7 @@ func writeTurnTable(dir string, m *schemas.RunManifest, d *datasets.Dataset, w i
 		return e, ok
 	}
 	path := filepath.Join(dir, runlog.TableFile)
-	info, err := runlog.WriteTable(context.Background(), path, []runlog.TableRun{{Dir: dir, Manifest: m, Expected: expected}}, runlog.TableOptions{})
+	info, err := runlog.WriteTable(ctx, path, []runlog.TableRun{{Dir: dir, Manifest: m, Expected: expected}}, runlog.TableOptions{})
 	if w == nil {
 		return
 	}

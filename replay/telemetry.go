@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
@@ -82,12 +83,12 @@ func (s *settings) metricsTargets() []promscrape.Target {
 
 // startScraper starts scraping into the run folder dir on the engine's clock;
 // nil when scraping is off.
-func (e *engine) startScraper(dir string) (*promscrape.Scraper, error) {
+func (e *engine) startScraper(ctx context.Context, dir string) (*promscrape.Scraper, error) {
 	ts := e.s.metricsTargets()
 	if len(ts) == 0 {
 		return nil, nil
 	}
-	sc, err := promscrape.Start(promscrape.Options{
+	sc, err := promscrape.Start(ctx, promscrape.Options{
 		Targets: ts, Interval: e.s.MetricsInterval,
 		Path:      filepath.Join(dir, schemas.ServerMetricsFile),
 		Now:       e.now,

@@ -55,13 +55,6 @@ func systemColor(i int) color.RGBA {
 	return cs[i%len(cs)]
 }
 
-func domainColor(d string) color.RGBA {
-	if d == schemas.DomainWorkflow {
-		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
-	}
-	return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
-}
-
 func withAlpha(c color.RGBA, a uint8) color.NRGBA {
 	return color.NRGBA{R: c.R, G: c.G, B: c.B, A: a}
 }
@@ -396,7 +389,7 @@ func ContextGrowthPlot(systems []*System) (Figure, error) {
 			if err != nil {
 				return Figure{}, err
 			}
-			poly.Color = withAlpha(domainColor(d), 0x40)
+			poly.Color = withAlpha(plotkit.DomainColor(d), 0x40)
 			poly.LineStyle.Width = 0
 			p.Add(poly)
 			p.Legend.Add(d+" P10-P90", poly)
@@ -405,7 +398,7 @@ func ContextGrowthPlot(systems []*System) (Figure, error) {
 		if err != nil {
 			return Figure{}, err
 		}
-		line.Color = domainColor(d)
+		line.Color = plotkit.DomainColor(d)
 		line.Width = vg.Points(2)
 		p.Add(line)
 		p.Legend.Add(d+" median", line)

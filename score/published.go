@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/jsonscan"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 )
@@ -245,9 +246,11 @@ func pyRepr(v any) string {
 // dataset_name and a score, names are unique, and a mapping's entries are
 // mappings.
 func accuracyEntries(data []byte) (entryList, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	root, err := decodeOrdered(dec)
+	sc := jsonscan.NewScanner(data, jsonscan.Python)
+	root, err := decodeOrdered(&sc)
+	if err == nil {
+		err = sc.End()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -352,52 +355,50 @@ func plainValue(v any) any {
 	return v
 }
 
-// decodeOrdered decodes one JSON value, objects as *ordered.
-func decodeOrdered(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
+// decodeOrdered reads one JSON value as Python's json.loads does (jsonscan's
+// Python dialect: NaN and Infinity are numbers), objects as *ordered, numbers as
+// json.Number.
+func decodeOrdered(s *jsonscan.Scanner) (any, error) {
+	switch s.Peek() {
+	case '{':
+		o := &ordered{}
+		err := s.Object(func(key []byte) error {
+			k, _ := jsonscan.Unquote(key)
+			v, err := decodeOrdered(s)
+			if err != nil {
+				return err
+			}
+			if i := indexOf(o.keys, k); i >= 0 {
+				o.values[i] = v
+			} else {
+				o.keys, o.values = append(o.keys, k), append(o.values, v)
+			}
+			return nil
+		})
+		return o, err
+	case '[':
+		l := []any{}
+		err := s.Array(func(int) error {
+			v, err := decodeOrdered(s)
+			l = append(l, v)
+			return err
+		})
+		return l, err
+	}
+	v, err := s.Value()
 	if err != nil {
 		return nil, err
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &ordered{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := decodeOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				if i := indexOf(o.keys, k); i >= 0 {
-					o.values[i] = v
-				} else {
-					o.keys, o.values = append(o.keys, k), append(o.values, v)
-				}
-			}
-			_, err := dec.Token()
-			return o, err
-		case '[':
-			var l []any
-			for dec.More() {
-				v, err := decodeOrdered(dec)
-				if err != nil {
-					return nil, err
-				}
-				l = append(l, v)
-			}
-			_, err := dec.Token()
-			if l == nil {
-				l = []any{}
-			}
-			return l, err
-		}
+	switch jsonscan.KindOf(v) {
+	case jsonscan.String:
+		str, _ := jsonscan.Unquote(v)
+		return str, nil
+	case jsonscan.Bool:
+		return v[0] == 't', nil
+	case jsonscan.Null:
+		return nil, nil
 	}
-	return tok, nil
+	return json.Number(v), nil
 }
 
 func indexOf(l []string, s string) int {

@@ -2,6 +2,7 @@ package score
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -69,5 +70,47 @@ func TestCheckerRelErr(t *testing.T) {
 		if got := CheckerRelErr(c.stored, c.derived); math.Abs(got-c.want) > 1e-12*math.Max(1, c.want) {
 			t.Errorf("CheckerRelErr(%v, %v) = %v, want %v", c.stored, c.derived, got, c.want)
 		}
+	}
+}
+
+// TestAccuracyEntries reads accuracy results as Python's json.loads gives them to
+// the checker: a repeated key's last value wins in its first place, keys keep
+// their file order, NaN and Infinity are numbers, and anything after the value
+// is refused.
+func TestAccuracyEntries(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     string // "name:keys|..." or "error"
+	}{
+		{"mapping", `{"b": {"score": 1, "x": 2}, "a": {"score": 3}}`, "b:score,x|a:score"},
+		{"list", `[{"dataset_name": "d", "score": 0.5}]`, "d:dataset_name,score"},
+		{"wrapped", `{"accuracy_scores": [{"dataset_name": "d", "score": 1}]}`, "d:dataset_name,score"},
+		{"last key wins", `{"d": {"score": 1, "x": 2, "score": 7}}`, "d:score,x"},
+		{"NaN and Infinity", `{"d": {"score": NaN, "x": -Infinity}}`, "d:score,x"},
+		{"trailing data", `{"d": {"score": 1}} {}`, "error"},
+		{"not JSON", `{"d": {"score": nan}}`, "error"},
+	} {
+		l, err := accuracyEntries([]byte(tc.in))
+		got := "error"
+		if err == nil {
+			var parts []string
+			for _, e := range l {
+				parts = append(parts, e.name+":"+strings.Join(e.keys, ","))
+			}
+			got = strings.Join(parts, "|")
+		}
+		if got != tc.want {
+			t.Errorf("%s: got %q (%v), want %q", tc.name, got, err, tc.want)
+		}
+	}
+	l, err := accuracyEntries([]byte(`{"d": {"score": 1, "score": 7}, "n": {"score": NaN}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f, ok := PyFloat(l[0].fields["score"]); !ok || f != 7 {
+		t.Errorf("last score: %v %v, want 7", f, ok)
+	}
+	if f, ok := PyFloat(l[1].fields["score"]); !ok || !math.IsNaN(f) {
+		t.Errorf("NaN score: %v %v, want NaN", f, ok)
 	}
 }

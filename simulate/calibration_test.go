@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // publishedCell is one of SGLang's published Qwen3.6-35B-A3B runs on one H200
@@ -22,22 +22,22 @@ type publishedCell struct {
 }
 
 var sglangCells = []publishedCell{
-	{"MTP c=1", 1, sim.SpecMTP, 138, 1.98, 481},
-	{"MTP c=16", 16, sim.SpecMTP, 189, 6.20, 2270},
-	{"no speculation c=1024", 1024, sim.SpecOff, 0, 27.9, 3356},
+	{"MTP c=1", 1, simserver.SpecMTP, 138, 1.98, 481},
+	{"MTP c=16", 16, simserver.SpecMTP, 189, 6.20, 2270},
+	{"no speculation c=1024", 1024, simserver.SpecOff, 0, 27.9, 3356},
 }
 
-// calibrationPoint simulates a published cell's workload on a profile.
-func calibrationPoint(t testing.TB, profile string, c publishedCell) *Point {
+// calibrationPoint simulates a published cell's workload on simulated hardware.
+func calibrationPoint(t testing.TB, hardware string, c publishedCell) *Point {
 	t.Helper()
-	p, err := sim.LookupProfile(profile)
+	p, err := simserver.LookupHardware(hardware)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p, err = p.WithSpeculative(c.speculative, 0); err != nil {
 		t.Fatal(err)
 	}
-	pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Seed: 1})
+	pt, err := Run(context.Background(), Options{Hardware: p, ISL: 8192, OSL: 1024, Concurrency: c.concurrency, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func calibrationPoint(t testing.TB, profile string, c publishedCell) *Point {
 // each: TTFT at c=1 and c=16, TPOT and output tokens/s at all three.
 func TestCalibration(t *testing.T) {
 	for _, c := range sglangCells {
-		pt := calibrationPoint(t, sim.DefaultProfile, c)
+		pt := calibrationPoint(t, simserver.DefaultHardware, c)
 		t.Logf("%s: TTFT p50 %.1f ms (mean %.1f), TPOT p50 %.2f ms, output %.0f tok/s; running limit %d, %d steps",
 			c.name, float64(pt.TTFTP50Ms), float64(pt.TTFTMeanMs), float64(pt.TPOTP50Ms), float64(pt.OutputTPS), pt.RunningLimit, pt.Steps)
 		check := func(what string, got, want float64) {
@@ -75,7 +75,7 @@ func TestPredictions(t *testing.T) {
 		t.Skip("six simulated cells")
 	}
 	for _, c := range sglangCells {
-		h200 := calibrationPoint(t, sim.DefaultProfile, c)
+		h200 := calibrationPoint(t, simserver.DefaultHardware, c)
 		for _, name := range []string{"h200-qwen3.6-35b-a3b-bf16", "b200-qwen3.6-35b-a3b"} {
 			pt := calibrationPoint(t, name, c)
 			t.Logf("%s %s: TTFT p50 %.1f ms, TPOT p50 %.2f ms, output %.0f tok/s (running limit %d)",
@@ -98,8 +98,8 @@ func TestKimiSpeculation(t *testing.T) {
 	if testing.Short() {
 		t.Skip("four simulated cells")
 	}
-	run := func(profile, method string, acceptance float64) *Point {
-		p, err := sim.LookupProfile(profile)
+	run := func(hardware, method string, acceptance float64) *Point {
+		p, err := simserver.LookupHardware(hardware)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -109,17 +109,17 @@ func TestKimiSpeculation(t *testing.T) {
 		if p.Speculative.On() {
 			p.Speculative.Acceptance = acceptance
 		}
-		pt, err := Run(context.Background(), Options{Profile: p, ISL: 8192, OSL: 1024, Concurrency: 1, Requests: 4, Seed: 1})
+		pt, err := Run(context.Background(), Options{Hardware: p, ISL: 8192, OSL: 1024, Concurrency: 1, Requests: 4, Seed: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("%s, %s at acceptance %.2f: TTFT p50 %.1f ms, TPOT p50 %.2f ms, output %.0f tok/s",
-			profile, method, acceptance, float64(pt.TTFTP50Ms), float64(pt.TPOTP50Ms), float64(pt.OutputTPS))
+			hardware, method, acceptance, float64(pt.TTFTP50Ms), float64(pt.TPOTP50Ms), float64(pt.OutputTPS))
 		return pt
 	}
-	off := run("8xh200-kimi-k2.6", sim.SpecOff, 0)
-	all := run("8xh200-kimi-k2.6", sim.SpecEAGLE3, 1)
-	none := run("8xh200-kimi-k2.6", sim.SpecEAGLE3, 0)
+	off := run("8xh200-kimi-k2.6", simserver.SpecOff, 0)
+	all := run("8xh200-kimi-k2.6", simserver.SpecEAGLE3, 1)
+	none := run("8xh200-kimi-k2.6", simserver.SpecEAGLE3, 0)
 	if !(all.TPOTP50Ms < off.TPOTP50Ms && off.TPOTP50Ms < none.TPOTP50Ms) {
 		t.Errorf("TPOT p50: all drafts accepted %.2f ms, no speculation %.2f, none accepted %.2f; want them in that order",
 			float64(all.TPOTP50Ms), float64(off.TPOTP50Ms), float64(none.TPOTP50Ms))
@@ -129,7 +129,7 @@ func TestKimiSpeculation(t *testing.T) {
 	if all.Steps != 4*(1+256) {
 		t.Errorf("all drafts accepted: %d steps for 4 requests, want %d (a prefill and 256 verify steps each)", all.Steps, 4*(1+256))
 	}
-	k3 := run("8xb300-kimi-k3", sim.SpecOff, 0)
+	k3 := run("8xb300-kimi-k3", simserver.SpecOff, 0)
 	if k3.TPOTP50Ms <= off.TPOTP50Ms {
 		t.Errorf("Kimi K3 (104B active) TPOT %.2f ms is not above K2.6's (32B active) %.2f", float64(k3.TPOTP50Ms), float64(off.TPOTP50Ms))
 	}

@@ -1,5 +1,5 @@
 // Package simulate runs the embedded simulator's scheduler and cost model
-// (replay/sim) in virtual time: a discrete-event loop with no HTTP and no
+// (simserver) in virtual time: a discrete-event loop with no HTTP and no
 // sleeping, so that a sweep of a full-size dataset to high concurrency takes
 // seconds of wall time. It drives two workloads:
 //

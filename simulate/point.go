@@ -58,8 +58,8 @@ func (r *run) manifest() schemas.RunManifest {
 
 // describe says what was simulated, for the manifest and the report.
 func (r *run) describe() string {
-	p := r.o.Profile
-	d := "agentrace simulate (virtual time): profile " + p.Name + ", speculation " + p.Speculative.String()
+	p := r.o.Hardware
+	d := "agentrace simulate (virtual time): hardware " + p.Name + ", speculation " + p.Speculative.String()
 	if r.o.Replicas > 1 {
 		d += ", " + itoa(r.o.Replicas) + " replicas routed by " + r.o.Routing
 	}
@@ -85,14 +85,14 @@ func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 		return nil, err
 	}
 	p := &Point{
-		Profile: o.Profile.Name, Speculative: o.Profile.Speculative.String(), Concurrency: o.Concurrency,
+		Hardware: o.Hardware.Name, Speculative: o.Hardware.Speculative.String(), Concurrency: o.Concurrency,
 		Replicas: o.Replicas, TTFTP50Ms: rp.TTFTP50Ms, TTFTP90Ms: rp.TTFTP90Ms, TTFTP99Ms: rp.TTFTP99Ms,
 		TPOTP50Ms: rp.TPOTP50Ms, TPOTP90Ms: rp.TPOTP90Ms, TPOTP99Ms: rp.TPOTP99Ms,
 		ITLP50Ms: rp.ITLP50Ms, ITLP99Ms: rp.ITLP99Ms, LatencyP50Ms: rp.LatencyP50Ms,
 		SystemTPS: rp.SystemTPS, E2EAvgInteractivity: rp.E2EAvgInteractivity, TPSPerUser: rp.TPSPerUser,
 		PrefixCacheHitRatio: rp.PrefixCacheHitRatio, Turns: len(r.recs), WindowTurns: rp.Completed,
 		WindowDurationS: rp.WindowDurationS, ModelledSeconds: float64(m.EndedNs-ns(0)) / 1e9, WallSeconds: wall.Seconds(),
-		Failed: r.failed, RunningLimit: o.Profile.RunningLimit(), KVPoolTokens: o.Profile.KVBlocks * o.Profile.BlockSize,
+		Failed: r.failed, RunningLimit: o.Hardware.RunningLimit(), KVPoolTokens: o.Hardware.KVBlocks * o.Hardware.BlockSize,
 		Report: rp,
 	}
 	if o.Replicas > 1 {

@@ -18,7 +18,7 @@ import (
 // small pool and context length that evict, preempt and refuse prompts.
 func TestSessionsMatchRebuild(t *testing.T) {
 	d := synthDataset(t)
-	p := defaultProfile(t)
+	p := defaultHardware(t)
 	small := p
 	small.MaxModelLen, small.KVBlocks = 12000, 2500
 	n := len(d.Conversations)
@@ -26,12 +26,12 @@ func TestSessionsMatchRebuild(t *testing.T) {
 		name string
 		o    Options
 	}{
-		{"c=4", Options{Profile: p, Concurrency: 4, Fidelity: 0.9}},
-		{"c=8 repeats no salt", Options{Profile: p, Concurrency: 8, Trajectories: 2 * n, NoSalt: true, Fidelity: 0.5, NoDelays: true}},
-		{"clear generated cache", Options{Profile: p, Concurrency: 3, ClearGeneratedCache: true, Fidelity: 1}},
-		{"3 replicas round-robin", Options{Profile: p, Concurrency: 6, Replicas: 3, Routing: RouteRoundRobin, Fidelity: 0.9}},
-		{"3 replicas least-loaded", Options{Profile: p, Concurrency: 6, Replicas: 3, Routing: RouteLeastLoaded, Fidelity: 0.9}},
-		{"small pool and context", Options{Profile: small, Concurrency: 12, Trajectories: 2 * n, Fidelity: 0.8, NoDelays: true}},
+		{"c=4", Options{Hardware: p, Concurrency: 4, Fidelity: 0.9}},
+		{"c=8 repeats no salt", Options{Hardware: p, Concurrency: 8, Trajectories: 2 * n, NoSalt: true, Fidelity: 0.5, NoDelays: true}},
+		{"clear generated cache", Options{Hardware: p, Concurrency: 3, ClearGeneratedCache: true, Fidelity: 1}},
+		{"3 replicas round-robin", Options{Hardware: p, Concurrency: 6, Replicas: 3, Routing: RouteRoundRobin, Fidelity: 0.9}},
+		{"3 replicas least-loaded", Options{Hardware: p, Concurrency: 6, Replicas: 3, Routing: RouteLeastLoaded, Fidelity: 0.9}},
+		{"small pool and context", Options{Hardware: small, Concurrency: 12, Trajectories: 2 * n, Fidelity: 0.8, NoDelays: true}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

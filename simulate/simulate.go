@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/sourcegraph/conc/iter"
 )
 
@@ -25,9 +25,9 @@ const (
 
 // Options configure one simulation point (Run) or a sweep (Sweep).
 type Options struct {
-	// Profile is the simulated hardware and model; speculation as it says
-	// (Profile.WithSpeculative).
-	Profile sim.Profile
+	// Hardware is the simulated hardware and model; speculation as it says
+	// (Hardware.WithSpeculative).
+	Hardware simserver.Hardware
 	// Data is the agentic workload; nil means random prompts of ISL tokens with
 	// OSL output tokens, Requests of them (0: DefaultRequests), all in the
 	// performance window.
@@ -39,7 +39,7 @@ type Options struct {
 	Routing       string // "" means RouteSession
 	Seed          int64
 	Fidelity      float64 // probability of the exact recorded answer (dataset workload)
-	Tokenizer     sim.Tokenizer
+	Tokenizer     simserver.Tokenizer
 	SamplingModel string // the request's model name ("": the sampling profile's)
 
 	// The closed loop's settings, as replay's.
@@ -49,7 +49,7 @@ type Options struct {
 	ClearGeneratedCache bool
 	MaxTokens           int
 	// Sampling is the datasets sampling profile of the bodies; nil picks the one
-	// whose model the sim profile serves.
+	// whose model the simulated hardware serves.
 	Sampling *datasets.Profile
 
 	// Records, when set, receives every turn's record once the run is over, in
@@ -67,7 +67,7 @@ type Options struct {
 // performance window, and the model's own figures. Its JSON form is one element
 // of `agentrace simulate --json`.
 type Point struct {
-	Profile     string `json:"profile"`
+	Hardware    string `json:"hardware"`
 	Speculative string `json:"speculative"`
 	Workload    string `json:"workload"`
 	Concurrency int    `json:"concurrency"`
@@ -116,25 +116,25 @@ const (
 	MaxTrajectories = 1 << 16
 )
 
-// Check checks the options' numbers against the limits and the profile before any
-// work: the random workload's prompt and output must fit the profile's context
+// Check checks the options' numbers against the limits and the hardware before any
+// work: the random workload's prompt and output must fit the hardware's context
 // length (as vLLM refuses what does not), the probabilities and scales are finite,
 // and nothing is negative. A zero means the default, as for Run.
 func (o Options) Check() error {
-	ctx := o.Profile.MaxModelLen
+	ctx := o.Hardware.MaxModelLen
 	switch {
 	case o.Replicas < 0 || o.Replicas > MaxReplicas:
 		return fmt.Errorf("replicas %d: want 1 to %d", o.Replicas, MaxReplicas)
 	case o.ISL < 0 || o.OSL < 0:
 		return fmt.Errorf("isl %d, osl %d: want positive numbers", o.ISL, o.OSL)
 	case ctx > 0 && (o.ISL > ctx || o.OSL > ctx || o.ISL+o.OSL > ctx):
-		return fmt.Errorf("isl %d + osl %d: more than the %d tokens of profile %s's context length", o.ISL, o.OSL, ctx, o.Profile.Name)
+		return fmt.Errorf("isl %d + osl %d: more than the %d tokens of hardware %s's context length", o.ISL, o.OSL, ctx, o.Hardware.Name)
 	case o.Requests < 0 || o.Requests > MaxRequests:
 		return fmt.Errorf("requests %d: want 1 to %d", o.Requests, MaxRequests)
 	case o.Trajectories < 0 || o.Trajectories > MaxTrajectories:
 		return fmt.Errorf("trajectories %d: want 1 to %d", o.Trajectories, MaxTrajectories)
 	case o.MaxTokens < 0 || ctx > 0 && o.MaxTokens > ctx:
-		return fmt.Errorf("max tokens %d: want 1 to profile %s's context length, %d", o.MaxTokens, o.Profile.Name, ctx)
+		return fmt.Errorf("max tokens %d: want 1 to hardware %s's context length, %d", o.MaxTokens, o.Hardware.Name, ctx)
 	case !(o.Fidelity >= 0 && o.Fidelity <= 1):
 		return fmt.Errorf("fidelity %v: want a probability in [0, 1]", o.Fidelity)
 	case !(o.DelayScale >= 0) || math.IsInf(o.DelayScale, 0):
@@ -201,14 +201,14 @@ type traj struct {
 	failed  bool
 	replica int // the replica the session routes to
 	delay   float64
-	sess    *sim.Session
+	sess    *simserver.Session
 }
 
 // run is one point's state.
 type run struct {
 	o           Options
-	srv         *sim.Server
-	reps        []*sim.Replica
+	srv         *simserver.Server
+	reps        []*simserver.Replica
 	q           events
 	seq         int64
 	next        int // next trajectory to start
@@ -217,7 +217,7 @@ type run struct {
 	recs        []*schemas.TurnRecord
 	rr          int
 	body        []byte
-	inflight    map[*sim.Turn]*inflight
+	inflight    map[*simserver.Turn]*inflight
 	failed      int // turns
 	failedTrajs int
 }
@@ -252,13 +252,13 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 	if o.Data == nil && (o.ISL < 1 || o.OSL < 1) {
 		return nil, errors.New("simulate: give a dataset, or --isl and --osl (both >= 1)")
 	}
-	cfg := sim.Config{Profile: o.Profile, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
-	srv, err := sim.New(cfg)
+	cfg := simserver.Config{Hardware: o.Hardware, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
+	srv, err := simserver.New(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("simulate: %w", err)
 	}
 	defer srv.Close()
-	r := &run{o: o, srv: srv, windowAt: math.Inf(1), inflight: map[*sim.Turn]*inflight{}}
+	r := &run{o: o, srv: srv, windowAt: math.Inf(1), inflight: map[*simserver.Turn]*inflight{}}
 	for i := range o.Replicas {
 		r.reps = append(r.reps, srv.NewReplica(uint64(o.Seed)+uint64(i)*0x9e3779b97f4a7c15))
 	}
@@ -267,7 +267,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 			return nil, errors.New("simulate: the dataset has no conversations")
 		}
 		if o.Sampling == nil {
-			o.Sampling = samplingFor(o.Profile)
+			o.Sampling = samplingFor(o.Hardware)
 			r.o.Sampling = o.Sampling
 		}
 		r.budget = o.Trajectories
@@ -289,8 +289,8 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 	return r.point(o, time.Since(wall))
 }
 
-// samplingFor is the datasets sampling profile of the sim profile's model.
-func samplingFor(p sim.Profile) *datasets.Profile {
+// samplingFor is the datasets sampling profile of the simulated hardware's model.
+func samplingFor(p simserver.Hardware) *datasets.Profile {
 	for _, sp := range datasets.Profiles() {
 		if p.Serves(sp.Model) {
 			return &sp
@@ -389,7 +389,7 @@ func (r *run) loop(ctx context.Context) error {
 			return nil
 		}
 		x := r.reps[rep]
-		x.Finish(func(t *sim.Turn) { r.complete(t) })
+		x.Finish(func(t *simserver.Turn) { r.complete(t) })
 		x.Start(end)
 	}
 }
@@ -401,7 +401,7 @@ func (r *run) issue(tr *traj, at float64) error {
 		ClientIndex: t.ClientIndex, Status: schemas.StatusOK, Streamed: true,
 		DelayNs: ns(tr.delay), ScheduledNs: ns(at), IssuedNs: ns(at), InWindow: at < r.windowAt,
 		UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1}
-	var turn *sim.Turn
+	var turn *simserver.Turn
 	var err error
 	if d := r.o.Data; d != nil {
 		conv := &d.Conversations[tr.conv]
@@ -446,7 +446,7 @@ func (r *run) issue(tr *traj, at float64) error {
 }
 
 // complete records a finished turn and schedules what follows it.
-func (r *run) complete(t *sim.Turn) {
+func (r *run) complete(t *simserver.Turn) {
 	f := r.inflight[t]
 	delete(r.inflight, t)
 	rec := f.rec

@@ -7,11 +7,11 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/scoretest"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // synthDataset ingests a small synthetic dataset (12 trajectories, 369 turns).
@@ -25,8 +25,8 @@ func synthDataset(t testing.TB) *datasets.Dataset {
 	return scoretest.Ingest(t, filepath.Join(dir, "ds"), trace)
 }
 
-func defaultProfile(t testing.TB) sim.Profile {
-	p, err := sim.LookupProfile(sim.DefaultProfile)
+func defaultHardware(t testing.TB) simserver.Hardware {
+	p, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,10 +41,10 @@ func defaultProfile(t testing.TB) sim.Profile {
 // asserted.)
 func TestRouting(t *testing.T) {
 	d := synthDataset(t)
-	p := defaultProfile(t)
+	p := defaultHardware(t)
 	hit, tps, ttft := map[string]float64{}, map[string]float64{}, map[string]float64{}
 	for _, r := range []string{RouteSession, RouteRoundRobin, RouteLeastLoaded} {
-		pt, err := Run(context.Background(), Options{Profile: p, Data: d, Concurrency: 8, Replicas: 4, Routing: r, Fidelity: 1, Seed: 1, NoDelays: true})
+		pt, err := Run(context.Background(), Options{Hardware: p, Data: d, Concurrency: 8, Replicas: 4, Routing: r, Fidelity: 1, Seed: 1, NoDelays: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestClosedLoop(t *testing.T) {
 	d := synthDataset(t)
 	var recs []*schemas.TurnRecord
 	n := len(d.Conversations)
-	pt, err := Run(context.Background(), Options{Profile: defaultProfile(t), Data: d, Concurrency: 4, Trajectories: 2 * n, Fidelity: 1, Seed: 1,
+	pt, err := Run(context.Background(), Options{Hardware: defaultHardware(t), Data: d, Concurrency: 4, Trajectories: 2 * n, Fidelity: 1, Seed: 1,
 		Records: func(r *schemas.TurnRecord) error { recs = append(recs, r); return nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestWriteSweep(t *testing.T) {
 	d := synthDataset(t)
 	dsDir := d.Dir
 	out := filepath.Join(t.TempDir(), "sweep")
-	pts, err := WriteSweep(context.Background(), Options{Profile: defaultProfile(t), Data: d, Fidelity: 1, Seed: 1}, []int{2}, 1, out, dsDir, false)
+	pts, err := WriteSweep(context.Background(), Options{Hardware: defaultHardware(t), Data: d, Fidelity: 1, Seed: 1}, []int{2}, 1, out, dsDir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +126,7 @@ func TestWriteSweep(t *testing.T) {
 	if sc.Turns.Scored == 0 || sc.Score < 0.99 {
 		t.Errorf("scored %d turns at %v, want all at 1 (fidelity 1)", sc.Turns.Scored, sc.Score)
 	}
-	if _, err := WriteSweep(context.Background(), Options{Profile: defaultProfile(t), Data: d}, []int{2}, 1, out, dsDir, false); err == nil {
+	if _, err := WriteSweep(context.Background(), Options{Hardware: defaultHardware(t), Data: d}, []int{2}, 1, out, dsDir, false); err == nil {
 		t.Error("a second sweep into the same folder without overwrite succeeded")
 	}
 }
@@ -135,7 +135,7 @@ func TestWriteSweep(t *testing.T) {
 // the order given (each point has its own model; the runs are deterministic).
 func TestSweepJobs(t *testing.T) {
 	d := synthDataset(t)
-	o := Options{Profile: defaultProfile(t), Data: d, Fidelity: 1, Seed: 1, NoDelays: true}
+	o := Options{Hardware: defaultHardware(t), Data: d, Fidelity: 1, Seed: 1, NoDelays: true}
 	one, err := Sweep(context.Background(), o, []int{4, 1, 2}, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -19,9 +19,9 @@ func BenchmarkDataset(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	p := defaultProfile(b)
+	p := defaultHardware(b)
 	for b.Loop() {
-		pt, err := Run(context.Background(), Options{Profile: p, Data: d, Concurrency: 256, Fidelity: 0.9, Seed: 1, Trajectories: 64})
+		pt, err := Run(context.Background(), Options{Hardware: p, Data: d, Concurrency: 256, Fidelity: 0.9, Seed: 1, Trajectories: 64})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -74,7 +74,7 @@ func writeRun(ctx context.Context, o Options, dir, datasetDir string) (*Point, e
 	}
 	m.StartedAt, m.StartedUnixNs = started.UTC().Format(time.RFC3339Nano), started.UnixNano()
 	m.Config.Dataset, m.Config.DatasetAbs = relpath.Record(dir, datasetDir)
-	m.Config.Endpoint = "simulate:" + o.Profile.Name
+	m.Config.Endpoint = "simulate:" + o.Hardware.Name
 	m.Config.RoutingHeaders = []string{"X-Session-ID"}
 	m.Config.NonOfficial = []string{"modelled by agentrace simulate, not measured"}
 	if err := runlog.WriteManifest(dir, m); err != nil {

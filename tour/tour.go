@@ -2,7 +2,7 @@
 // traces, against the embedded simulated endpoint, with nothing but Go.
 //
 // It synthesizes a small dataset with both domains (datasets/synth), ingests it
-// (ingest) and prints its statistics, starts the simulated server (replay/sim) on a
+// (ingest) and prints its statistics, starts the simulated server (simserver) on a
 // free loopback port, sweeps the concurrencies (replay), scores every point
 // (score), builds the report (report), and predicts the same points in virtual
 // time with more trajectories (simulate). Since report is the last stage, tour
@@ -31,10 +31,10 @@ import (
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 	"github.com/agentrace/agentrace/tokens"
 )
@@ -65,12 +65,12 @@ type Options struct {
 	Seed                       uint64
 	// Concurrencies are the sweep's points (default DefaultConcurrencies).
 	Concurrencies []int
-	// SimProfile names the simulated server's serving profile (default
-	// sim.DefaultProfile); Speedup divides its modelled durations (default 60),
+	// Hardware names the simulated server's hardware and model (default
+	// simserver.DefaultHardware); Speedup divides its modelled durations (default 60),
 	// and the inter-turn delays are scaled by 1/Speedup too, so the tour runs as the
 	// real thing would, Speedup times faster.
-	SimProfile string
-	Speedup    float64
+	Hardware string
+	Speedup  float64
 	// Fidelity is the probability the server answers with the recorded assistant
 	// message (default 0.9), so inline accuracy passes.
 	Fidelity float64
@@ -186,7 +186,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err := t.report(ctx); err != nil {
 		return t.res, fmt.Errorf("demo: %w", err)
 	}
-	// 5. The same dataset and profile in virtual time.
+	// 5. The same dataset and hardware in virtual time.
 	if err := t.predict(ctx); err != nil {
 		return t.res, fmt.Errorf("demo: %w", err)
 	}
@@ -213,7 +213,7 @@ type tour struct {
 	d              *datasets.Dataset
 	tokDir         string            // the tokenizer folder, "" when none
 	tok            *tokens.Tokenizer // nil when none
-	prof           sim.Profile
+	prof           simserver.Hardware
 	sampling       *datasets.Profile // what simulate samples with
 	endpoint       string
 	scores         map[int]*schemas.Scores // by concurrency
@@ -261,12 +261,12 @@ func (t *tour) makeDataset(ctx context.Context) error {
 	return nil
 }
 
-// startSim looks up the simulated server's profile and the sampling profile,
+// startSim looks up the simulated server's hardware and the sampling profile,
 // and starts the simulated endpoint on a free loopback port; stop stops it and
 // waits for it to end.
 func (t *tour) startSim(ctx context.Context) (stop func(), err error) {
 	o := t.o
-	if t.prof, err = sim.LookupProfile(o.SimProfile); err != nil {
+	if t.prof, err = simserver.LookupHardware(o.Hardware); err != nil {
 		return nil, err
 	}
 	sp, err := datasets.LookupProfile(DefaultProfile)
@@ -276,7 +276,7 @@ func (t *tour) startSim(ctx context.Context) (stop func(), err error) {
 	t.sampling = &sp
 	// The server counts with its own pseudo-tokenizer: encoding every prompt with
 	// the real one would cost more CPU than the rest of the tour.
-	cfg := sim.Config{Profile: t.prof, Speedup: o.Speedup, Dataset: t.d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
+	cfg := simserver.Config{Hardware: t.prof, Speedup: o.Speedup, Dataset: t.d, Fidelity: o.Fidelity, Seed: int64(o.Seed)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listen on loopback: %w", err)
@@ -285,8 +285,8 @@ func (t *tour) startSim(ctx context.Context) (stop func(), err error) {
 	t.res.Endpoint, t.res.Speedup = t.endpoint, o.Speedup
 	simCtx, stopSim := context.WithCancel(context.WithoutCancel(ctx))
 	simDone := make(chan error, 1)
-	go func() { simDone <- sim.Serve(simCtx, ln, cfg) }()
-	step(t.w, "2/5", "simulated endpoint %s: profile %s, speedup %g, answers from the dataset at fidelity %g",
+	go func() { simDone <- simserver.Serve(simCtx, ln, cfg) }()
+	step(t.w, "2/5", "simulated endpoint %s: hardware %s, speedup %g, answers from the dataset at fidelity %g",
 		t.endpoint, t.prof.Name, o.Speedup, o.Fidelity)
 	return func() {
 		stopSim()
@@ -309,7 +309,7 @@ func (t *tour) sweep(ctx context.Context) error {
 			Profile: DefaultProfile, Concurrency: c, Trajectories: budget, DelayScale: 1 / o.Speedup,
 			// Server usage counts output tokens when no tokenizer is at hand.
 			StreamUsage:         t.tok == nil,
-			EndpointDescription: "embedded sim (agentrace demo): profile " + t.prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
+			EndpointDescription: "embedded sim (agentrace demo): hardware " + t.prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
 			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force,
 			// The sim's Prometheus metrics, as replay scrapes them by default.
 			Telemetry: replay.Telemetry{Metrics: true},
@@ -420,7 +420,7 @@ func (t *tour) point(p *report.Point) Point {
 	return pt
 }
 
-// predict predicts each point in virtual time (the same dataset and profile),
+// predict predicts each point in virtual time (the same dataset and hardware),
 // with PredictPasses trajectories per slot so that every point's window holds
 // most of its turns.
 func (t *tour) predict(ctx context.Context) error {
@@ -428,7 +428,7 @@ func (t *tour) predict(ctx context.Context) error {
 	for _, c := range t.o.Concurrencies {
 		budget := n * max(1, (PredictPasses*c+n-1)/n)
 		step(t.w, "5/5", "predict in virtual time (agentrace simulate): concurrency %d, %d trajectories", c, budget)
-		pt, err := simulate.Run(ctx, simulate.Options{Profile: t.prof, Data: t.d, Concurrency: c, Trajectories: budget,
+		pt, err := simulate.Run(ctx, simulate.Options{Hardware: t.prof, Data: t.d, Concurrency: c, Trajectories: budget,
 			Fidelity: t.o.Fidelity, Seed: int64(t.o.Seed), Sampling: t.sampling})
 		if err != nil {
 			return err
@@ -455,8 +455,8 @@ func (o Options) withDefaults() Options {
 	if len(o.Concurrencies) == 0 {
 		o.Concurrencies = DefaultConcurrencies()
 	}
-	if o.SimProfile == "" {
-		o.SimProfile = sim.DefaultProfile
+	if o.Hardware == "" {
+		o.Hardware = simserver.DefaultHardware
 	}
 	if o.Speedup == 0 {
 		o.Speedup = DefaultSpeedup
@@ -484,8 +484,8 @@ func (o Options) check() error {
 	if !(o.Fidelity >= 0 && o.Fidelity <= 1) {
 		return fmt.Errorf("--fidelity %v: must be a probability, 0 to 1", o.Fidelity)
 	}
-	if _, err := sim.LookupProfile(o.SimProfile); err != nil {
-		return fmt.Errorf("--sim-profile: %w", err)
+	if _, err := simserver.LookupHardware(o.Hardware); err != nil {
+		return fmt.Errorf("simulated hardware: %w", err)
 	}
 	if o.Tokenizer != "" {
 		if _, err := os.Stat(filepath.Join(o.Tokenizer, "tokenizer.json")); err != nil {

@@ -9,15 +9,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/replay/sim"
 	"github.com/agentrace/agentrace/replay/swebench/swebenchtest"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // simServer serves the simulated endpoint for the test; its URL.
 func simServer(t *testing.T) string {
 	t.Helper()
-	prof, err := sim.LookupProfile(sim.DefaultProfile)
+	prof, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func simServer(t *testing.T) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- sim.Serve(ctx, ln, sim.Config{Profile: prof, Speedup: 2000, Seed: 1}) }()
+	go func() { done <- simserver.Serve(ctx, ln, simserver.Config{Hardware: prof, Speedup: 2000, Seed: 1}) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return "http://" + ln.Addr().String()
 }

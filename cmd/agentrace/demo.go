@@ -34,7 +34,7 @@ func demoCommand() *cli.Command {
 			&cli.Float64Flag{Name: "workflow-scale", Value: tour.DefaultWorkflowScale, Usage: "synth scale of the workflow domain (0.02: 10 trajectories of about 9 turns)"},
 			&cli.Uint64Flag{Name: "seed", Value: tour.DefaultSeed, Usage: "synth seed"},
 			&cli.IntSliceFlag{Name: "concurrency", Value: tour.DefaultConcurrencies(), Usage: "sweep points"},
-			&cli.StringFlag{Name: "sim-profile", Usage: "simulated server profile (default: the sim's H200 / Qwen3.6-35B-A3B profile)"},
+			&cli.StringFlag{Name: "hardware", Usage: "the simulated server's hardware and model `NAME` (default: the sim's H200 / Qwen3.6-35B-A3B)"},
 			&cli.Float64Flag{Name: "speedup", Value: tour.DefaultSpeedup, Usage: "divide modelled server times and the trace delays by `X`"},
 			&cli.Float64Flag{Name: "fidelity", Value: tour.DefaultFidelity, Usage: "probability the server answers with the recorded message"},
 			tokenizerFlag("tokenizer `FOLDER|MODEL-ID` for the token counts (default: .cache/tokenizers/qwen3, the offline stand-in, when present)", false),
@@ -56,7 +56,7 @@ func demoCommand() *cli.Command {
 			}
 			_, err = tour.Run(ctx, tour.Options{
 				Out: c.String("out"), CodingScale: c.Float64("coding-scale"), WorkflowScale: c.Float64("workflow-scale"), Seed: c.Uint64("seed"),
-				Concurrencies: c.IntSlice("concurrency"), SimProfile: c.String("sim-profile"),
+				Concurrencies: c.IntSlice("concurrency"), Hardware: c.String("hardware"),
 				Speedup: c.Float64("speedup"), Fidelity: c.Float64("fidelity"), Tokenizer: tok,
 				Progress: os.Stderr, TTY: progress.IsTerminal(os.Stderr),
 				// A second Ctrl-C cuts the sweep's turns in flight at once; the tour

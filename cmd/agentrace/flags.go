@@ -236,7 +236,9 @@ func requestFlags() []cli.Flag {
 func usageError(path string) cli.OnUsageErrorFunc {
 	return func(ctx context.Context, c *cli.Command, err error, _ bool) error {
 		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
-			if s := flagSuggestion(c, name); s != "" {
+			if s := movedFlag(path, name); s != "" {
+				err = fmt.Errorf("%w; %s", err, s)
+			} else if s := flagSuggestion(c, name); s != "" {
 				err = fmt.Errorf("%w; did you mean %s?", err, s)
 			}
 		}
@@ -245,6 +247,22 @@ func usageError(path string) cli.OnUsageErrorFunc {
 		}
 		return withStatus(exitUsage, commandError{path, fmt.Errorf("%w (see agentrace %s --help)", err, path)})
 	}
+}
+
+// movedFlag says which flag replaced flag name (without its dashes) of command
+// path, for a flag that shipped under that name: --profile now means the
+// sampling profile alone, so the old name is refused, naming the new one, never
+// taken as an alias.
+func movedFlag(path, name string) string {
+	switch {
+	case name == "profile" && (path == "sim" || path == "simulate"):
+		return "the simulated hardware is --hardware now (--profile names a sampling profile)"
+	case name == "sim-profile" && path == "demo":
+		return "the simulated hardware is --hardware now"
+	case name == "profile" && path == "synth":
+		return "the traces' shape is --shape now (--profile names a sampling profile)"
+	}
+	return ""
 }
 
 // flagSuggestion is the flag of c that a mistyped name (without its dashes) most

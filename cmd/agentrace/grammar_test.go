@@ -81,6 +81,10 @@ func TestCLIGrammarFlags(t *testing.T) {
 				t.Errorf("%s: --%s is %s here but %s in %s", path, name, typ, prev, typeWhere[name])
 			}
 			flagType[name], typeWhere[name] = typ, path
+			// one meaning per name: --profile is the sampling profile wherever it is
+			if name == "profile" && !strings.Contains(flagUsage(f), "sampling profile") {
+				t.Errorf("%s: --profile is not the sampling profile here: %q", path, flagUsage(f))
+			}
 			// one default for --ruleset across commands
 			if sf, ok := f.(*cli.StringFlag); ok && name == "ruleset" && sf.Value != "auto" {
 				t.Errorf("%s: --ruleset defaults to %q, want auto as in every command", path, sf.Value)
@@ -175,6 +179,12 @@ func TestCLIGrammarUsageErrors(t *testing.T) {
 	check([]string{"swep"}, `unknown command "swep"; did you mean "sweep"? (see agentrace --help)`)
 	check([]string{"log", "dmup"}, `log: unknown command "dmup"; did you mean "dump"? (see agentrace log --help)`)
 	check([]string{"report", "--slo-tfft-ms", "5"}, "report: flag provided but not defined: -slo-tfft-ms; did you mean --slo-ttft-ms? (see agentrace report --help)")
+	// Flags that shipped under a name now meaning something else: refused, naming the new one.
+	for _, cmd := range []string{"sim", "simulate"} {
+		check([]string{cmd, "--profile", "x"}, cmd+": flag provided but not defined: -profile; the simulated hardware is --hardware now (--profile names a sampling profile) (see agentrace "+cmd+" --help)")
+	}
+	check([]string{"demo", "--sim-profile", "x"}, "demo: flag provided but not defined: -sim-profile; the simulated hardware is --hardware now (see agentrace demo --help)")
+	check([]string{"synth", "--profile=x"}, "synth: flag provided but not defined: -profile; the traces' shape is --shape now (--profile names a sampling profile) (see agentrace synth --help)")
 	check([]string{"score"}, "score: no run directory given (see agentrace score --help)")
 	check([]string{"log", "dump"}, "log dump: want exactly one RUNDIR, got 0 arguments (see agentrace log dump --help)")
 	check([]string{"synth", "-o", "x.jsonl", "extra"}, `synth: unexpected argument "extra" (use --out FILE) (see agentrace synth --help)`)

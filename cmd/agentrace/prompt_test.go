@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simserver"
 )
 
 // TestPromptAsTheRunSent: `prompt --from-run RUNDIR` prints byte for byte the body
@@ -19,11 +19,11 @@ import (
 // --profile; a flag given wins over the run's.
 func TestPromptAsTheRunSent(t *testing.T) {
 	root, ds, _ := readersFixture(t)
-	prof, err := sim.LookupProfile(sim.DefaultProfile)
+	prof, err := simserver.LookupHardware(simserver.DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := sim.New(sim.Config{Profile: prof, Speedup: 2000, Seed: 1})
+	srv, err := simserver.New(simserver.Config{Hardware: prof, Speedup: 2000, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,19 +10,19 @@ import (
 	"text/tabwriter"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/replay/sim"
+	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/urfave/cli/v3"
 )
 
 func simulateCommand() *cli.Command {
-	names := profileNames()
+	names := hardwareNames()
 	return &cli.Command{
 		Name:  "simulate",
 		Usage: "predict a sweep on modelled hardware in virtual time (no server, no waiting)",
-		UsageText: "agentrace simulate --dataset DIR --concurrency LIST [--profile NAME] [--replicas N --routing R] [--json]\n" +
-			"agentrace simulate --isl N --osl M [--requests K] --concurrency LIST [--profile NAME] [--speculative off|mtp|eagle3]",
+		UsageText: "agentrace simulate --dataset DIR --concurrency LIST [--hardware NAME] [--replicas N --routing R] [--json]\n" +
+			"agentrace simulate --isl N --osl M [--requests K] --concurrency LIST [--hardware NAME] [--speculative off|mtp|eagle3]",
 		Description: "Runs the embedded sim's scheduler and cost model (the model `agentrace sim` serves in real\n" +
 			"time) as a discrete-event loop: no HTTP and no sleeping, so a full-size sweep to c=1024 takes\n" +
 			"seconds. Every figure is modelled, in modelled seconds: nothing to divide.\n\n" +
@@ -34,21 +34,21 @@ func simulateCommand() *cli.Command {
 			"lets a router do), round-robin or least-loaded.\n\n" +
 			"Examples:\n" +
 			"  agentrace simulate --dataset ds --concurrency 1,8,64,256\n" +
-			"  agentrace simulate --isl 8192 --osl 1024 --concurrency 1,16 --profile b200-qwen3.6-35b-a3b\n" +
-			"  agentrace simulate --isl 8192 --osl 1024 --concurrency 1,16,256 --profile 8xh200-kimi-k2.6 --speculative off\n" +
+			"  agentrace simulate --isl 8192 --osl 1024 --concurrency 1,16 --hardware b200-qwen3.6-35b-a3b\n" +
+			"  agentrace simulate --isl 8192 --osl 1024 --concurrency 1,16,256 --hardware 8xh200-kimi-k2.6 --speculative off\n" +
 			"  agentrace simulate --dataset ds --concurrency 256 --replicas 4 --routing round-robin --json\n" +
 			"  agentrace simulate --dataset ds --concurrency 1,8,64 --out sim-sweep && agentrace report --out rep sim-sweep\n\n" +
-			"Profiles: " + strings.Join(names, ", ") + " (docs/simulator.md: what each models, and how it was fitted).",
+			"Hardware: " + strings.Join(names, ", ") + " (docs/simulator.md: what each models, and how it was fitted).",
 		Flags: append([]cli.Flag{
 			datasetFlag("agentic workload: the dataset `DIR` (an ingest output)", false),
 			&cli.StringFlag{Name: "concurrency", Usage: "comma-separated concurrencies, e.g. 1,8,64", Required: true},
 			&cli.IntFlag{Name: "isl", HideDefault: true, Usage: "random workload: prompt tokens `N` per request"},
 			&cli.IntFlag{Name: "osl", HideDefault: true, Usage: "random workload: output tokens `M` per request"},
 			&cli.IntFlag{Name: "requests", HideDefault: true, Usage: "random workload: requests `K` per point (default 10 x concurrency, 16 to 4096)"},
-			&cli.StringFlag{Name: "profile", Value: sim.DefaultProfile, Usage: "hardware/model profile `NAME` (" + strings.Join(names, ", ") + ")"},
-			&cli.StringFlag{Name: "speculative", Usage: "speculative decoding: off, mtp (Qwen3.6's own layer) or eagle3 (Kimi K2.6's draft model); refused where the profile's model has no such draft (default: the profile's)"},
-			&cli.FloatFlag{Name: "acceptance", HideDefault: true, Usage: "speculative draft acceptance rate `A` in [0, 1] (default: the profile's)"},
-			&cli.IntFlag{Name: "replicas", Value: 1, Usage: "replicas `N` of the profile, each with its own scheduler and prefix cache"},
+			&cli.StringFlag{Name: "hardware", Value: simserver.DefaultHardware, Usage: "simulated hardware and model `NAME` (" + strings.Join(names, ", ") + ")"},
+			&cli.StringFlag{Name: "speculative", Usage: "speculative decoding: off, mtp (Qwen3.6's own layer) or eagle3 (Kimi K2.6's draft model); refused where the hardware's model has no such draft (default: the hardware's)"},
+			&cli.FloatFlag{Name: "acceptance", HideDefault: true, Usage: "speculative draft acceptance rate `A` in [0, 1] (default: the hardware's)"},
+			&cli.IntFlag{Name: "replicas", Value: 1, Usage: "replicas `N` of the hardware, each with its own scheduler and prefix cache"},
 			&cli.StringFlag{Name: "routing", Value: simulate.RouteSession, Usage: "with --replicas: session, round-robin or least-loaded"},
 			&cli.IntFlag{Name: "trajectories", HideDefault: true, Usage: "trajectories to start per point (default: one per conversation)"},
 			&cli.BoolFlag{Name: "no-salt", Usage: "do not salt the system prompts (repeats then share the prefix cache)"},
@@ -103,7 +103,7 @@ func simulateCommand() *cli.Command {
 func usageErrorf(format string, a ...any) error { return argsError("simulate", format, a...) }
 
 func simulateOptions(ctx context.Context, c *cli.Command) (simulate.Options, error) {
-	p, err := sim.LookupProfile(c.String("profile"))
+	p, err := simserver.LookupHardware(c.String("hardware"))
 	if err != nil {
 		return simulate.Options{}, usageErrorf("%v", err)
 	}
@@ -111,7 +111,7 @@ func simulateOptions(ctx context.Context, c *cli.Command) (simulate.Options, err
 		return simulate.Options{}, usageErrorf("%v", err)
 	}
 	o := simulate.Options{
-		Profile: p, ISL: int(c.Int("isl")), OSL: int(c.Int("osl")), Requests: int(c.Int("requests")),
+		Hardware: p, ISL: int(c.Int("isl")), OSL: int(c.Int("osl")), Requests: int(c.Int("requests")),
 		Replicas: int(c.Int("replicas")), Routing: c.String("routing"), Seed: int64(c.Uint64("seed")),
 		Fidelity: c.Float("fidelity"), Trajectories: int(c.Int("trajectories")), NoSalt: c.Bool("no-salt"),
 		NoDelays: c.Bool("no-delays"), DelayScale: c.Float("delay-scale"), ClearGeneratedCache: c.Bool("clear-generated-cache"),
@@ -148,7 +148,7 @@ func simulateOptions(ctx context.Context, c *cli.Command) (simulate.Options, err
 
 // writeSimulateTable prints the points, one line each.
 func writeSimulateTable(w io.Writer, o simulate.Options, pts []*simulate.Point) {
-	p := o.Profile
+	p := o.Hardware
 	bound := "max-num-seqs"
 	if s := p.StateSlots(); s > 0 && s < p.MaxNumSeqs {
 		bound = "linear-attention state slots"

@@ -14,18 +14,18 @@ func synthCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "synth",
 		Usage:     "generate synthetic agentic traces (flat JSONL) shaped like the MLPerf dataset",
-		UsageText: "agentrace synth [--profile NAME] [--scale F] [--seed N] --out FILE.jsonl [--overwrite]",
+		UsageText: "agentrace synth [--shape NAME] [--scale F] [--seed N] --out FILE.jsonl [--overwrite]",
 		Description: "Writes coding trajectories (SWE-style tasks worked through a bash tool) and workflow\n" +
 			"trajectories (customer-service chats, ids sim_NNNNNN, with intent codes) in the MLPerf flat\n" +
-			"JSONL form, with the published dataset's shape: at scale 1, " + profileShape() + ",\n" +
+			"JSONL form, with the published dataset's shape: at scale 1, " + defaultShapeSize() + ",\n" +
 			"and a per-turn mean output length of about 395 Qwen3 tokens. The output is the same for\n" +
-			"the same seed; its first line (dataset_metadata) records the profile, each domain's scale\n" +
+			"the same seed; its first line (dataset_metadata) records the shape, each domain's scale\n" +
 			"and the seed.\n\n" +
 			"Example:\n" +
 			"  agentrace synth --scale 0.1 --seed 7 --out traces.jsonl\n" +
 			"  agentrace ingest --out ds traces.jsonl && agentrace stats --dataset ds",
 		Flags: append([]cli.Flag{
-			&cli.StringFlag{Name: "profile", Value: synth.DefaultProfile, Usage: "target shape (only " + synth.DefaultProfile + " for now)"},
+			&cli.StringFlag{Name: "shape", Value: synth.DefaultShape, Usage: "target shape `NAME` (only " + synth.DefaultShape + " for now)"},
 			&cli.Float64Flag{Name: "scale", Value: 1, Usage: "multiply both domains' trajectory counts by `F` (at least one of each when F > 0)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "random seed; the same seed gives the same file"},
 			&cli.StringSliceFlag{Name: "domain", Usage: "generate only this domain (coding or workflow); repeatable"},
@@ -36,7 +36,7 @@ func synthCommand() *cli.Command {
 				return argsError("synth", "unexpected argument %q (use --out FILE)", c.Args().First())
 			}
 			s, err := synth.WriteFile(ctx, c.String("out"), synth.Options{
-				Profile: c.String("profile"), Scale: c.Float64("scale"), Seed: c.Uint64("seed"), Domains: c.StringSlice("domain"),
+				Shape: c.String("shape"), Scale: c.Float64("scale"), Seed: c.Uint64("seed"), Domains: c.StringSlice("domain"),
 				Overwrite: overwrite(c),
 			})
 			if err != nil {
@@ -50,10 +50,10 @@ func synthCommand() *cli.Command {
 	}
 }
 
-// profileShape words the default profile's size at scale 1, the published table's
+// defaultShapeSize words the default shape's size at scale 1, the published table's
 // (datasets.PublishedTable).
-func profileShape() string {
-	p, err := synth.LookupProfile(synth.DefaultProfile)
+func defaultShapeSize() string {
+	p, err := synth.LookupShape(synth.DefaultShape)
 	if err != nil {
 		return "the published table's"
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/internal/plotkit"
-	"github.com/agentrace/agentrace/schemas"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -100,13 +99,6 @@ type figure struct {
 	png, svg []byte
 }
 
-func domainColor(d string) color.RGBA {
-	if d == schemas.DomainWorkflow {
-		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
-	}
-	return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
-}
-
 // plots draws ISL by client turn per domain and the OSL histogram.
 func plots(c *Card) ([]figure, error) {
 	var out []figure
@@ -137,7 +129,7 @@ func plots(c *Card) ([]figure, error) {
 			if err != nil {
 				return nil, err
 			}
-			l.Color = domainColor(d.Domain)
+			l.Color = plotkit.DomainColor(d.Domain)
 			l.Width = vg.Points(1.5)
 			label := d.Domain + " mean"
 			if k == 1 {
@@ -193,7 +185,7 @@ func plots(c *Card) ([]figure, error) {
 				continue
 			}
 			h := histogram(body, xmax, 50)
-			col := domainColor(d.Domain)
+			col := plotkit.DomainColor(d.Domain)
 			h.FillColor = color.NRGBA{R: col.R, G: col.G, B: col.B, A: 0x60}
 			p.Add(h)
 			p.Legend.Add(fmt.Sprintf("%s (%d turns)", d.Domain, len(vals)), h)

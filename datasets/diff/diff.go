@@ -176,11 +176,11 @@ type side struct {
 
 // Compare compares dataset directory a (the old version) with b (the new one).
 func Compare(ctx context.Context, a, b string) (*Result, error) {
-	ma, err := readManifest(a)
+	ma, err := readManifest(ctx, a)
 	if err != nil {
 		return nil, err
 	}
-	mb, err := readManifest(b)
+	mb, err := readManifest(ctx, b)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func Compare(ctx context.Context, a, b string) (*Result, error) {
 }
 
 // readManifest reads a dataset directory's manifest.json.
-func readManifest(dir string) (schemas.DatasetManifest, error) {
+func readManifest(ctx context.Context, dir string) (schemas.DatasetManifest, error) {
 	var m schemas.DatasetManifest
 	st, err := os.Stat(dir)
 	if err != nil {
@@ -210,7 +210,7 @@ func readManifest(dir string) (schemas.DatasetManifest, error) {
 	if !st.IsDir() {
 		return m, fmt.Errorf("dataset %q is not a dataset directory (ingest a trace file first: agentrace ingest --out DIR FILE)", dir)
 	}
-	data, err := infile.ReadFile(context.Background(), filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
+	data, err := infile.ReadFile(ctx, filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
 		return m, fmt.Errorf("dataset %q: %w", dir, err)
 	}

@@ -2,7 +2,7 @@
 // that the whole pipeline (ingest, replay, score, report) can run without the
 // official dataset, which is not public.
 //
-// The profile "mlperf-agentic" follows the published shape of the benchmark's
+// The shape "mlperf-agentic" follows the published shape of the benchmark's
 // dataset (datasets.PublishedTable: trajectories and client turns per domain):
 // coding trajectories (SWE-style tasks worked through a bash tool) and workflow
 // trajectories (customer-service conversations with ids sim_NNNNNN, assistant

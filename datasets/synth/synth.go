@@ -16,12 +16,12 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 )
 
-// DefaultProfile is the profile that follows the published MLPerf agentic dataset.
-const DefaultProfile = "mlperf-agentic"
+// DefaultShape is the shape that follows the published MLPerf agentic dataset.
+const DefaultShape = "mlperf-agentic"
 
-// Profile is a target shape: how many trajectories of each domain at scale 1 and
-// how many client turns they have in all.
-type Profile struct {
+// Shape is what a synthetic dataset aims at: how many trajectories of each
+// domain at scale 1 and how many client turns they have in all.
+type Shape struct {
 	Name string
 	// Coding and Workflow are the numbers of trajectories at scale 1.
 	Coding, Workflow int
@@ -38,17 +38,17 @@ type Profile struct {
 	TargetOSL float64
 }
 
-// Profiles lists the built-in profiles. DefaultProfile's trajectories and client
+// Shapes lists the built-in shapes. DefaultShape's trajectories and client
 // turns at scale 1 are the published table's (datasets.PublishedTable).
-func Profiles() []Profile {
+func Shapes() []Shape {
 	p := map[string]datasets.PublishedDomain{}
 	_, table := datasets.PublishedTable()
 	for _, d := range table {
 		p[d.Domain] = d
 	}
 	coding, workflow := p[schemas.DomainCoding], p[schemas.DomainWorkflow]
-	return []Profile{{
-		Name:   DefaultProfile,
+	return []Shape{{
+		Name:   DefaultShape,
 		Coding: coding.Trajectories, Workflow: workflow.Trajectories,
 		CodingTurns: coding.ClientTurns, WorkflowTurns: workflow.ClientTurns,
 		CodingMedian: 125, CodingSigma: 0.5, CodingMin: 24, CodingMax: 360,
@@ -57,22 +57,22 @@ func Profiles() []Profile {
 	}}
 }
 
-// LookupProfile returns the profile called name.
-func LookupProfile(name string) (Profile, error) {
+// LookupShape returns the shape called name.
+func LookupShape(name string) (Shape, error) {
 	var names []string
-	for _, p := range Profiles() {
+	for _, p := range Shapes() {
 		if p.Name == name {
 			return p, nil
 		}
 		names = append(names, p.Name)
 	}
-	return Profile{}, fmt.Errorf("unknown synth profile %q (known: %s)", name, strings.Join(names, ", "))
+	return Shape{}, fmt.Errorf("unknown synth shape %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 // Options configure a generation.
 type Options struct {
-	Profile string  // profile name; DefaultProfile when ""
-	Scale   float64 // multiplies both domains' trajectory counts; > 0
+	Shape string  // shape name; DefaultShape when ""
+	Scale float64 // multiplies both domains' trajectory counts; > 0
 	// CodingScale and WorkflowScale, when > 0, replace Scale for one domain (the
 	// demo wants few long coding trajectories and more short workflow ones).
 	CodingScale, WorkflowScale float64
@@ -99,10 +99,10 @@ type Summary struct {
 // ClientTurns is the total number of client turns.
 func (s Summary) ClientTurns() int { return s.CodingTurns + s.WorkflowTurns }
 
-// Plan is the size of each domain for a profile and scale: the number of
+// Plan is the size of each domain for a shape and scale: the number of
 // trajectories and their client-turn counts, in output order.
 type Plan struct {
-	Profile Profile
+	Shape Shape
 	// CodingScale and WorkflowScale are the scales each domain was drawn at.
 	CodingScale, WorkflowScale float64
 	CodingTurns                []int
@@ -116,11 +116,11 @@ func scaled(n int, scale float64) int {
 
 // NewPlan draws the per-trajectory client-turn counts of both domains.
 func NewPlan(o Options) (Plan, error) {
-	name := o.Profile
+	name := o.Shape
 	if name == "" {
-		name = DefaultProfile
+		name = DefaultShape
 	}
-	p, err := LookupProfile(name)
+	p, err := LookupShape(name)
 	if err != nil {
 		return Plan{}, err
 	}
@@ -140,7 +140,7 @@ func NewPlan(o Options) (Plan, error) {
 	nc, nw := scaled(p.Coding, cs), scaled(p.Workflow, ws)
 	tc := int(math.Round(float64(p.CodingTurns) * float64(nc) / float64(p.Coding)))
 	tw := int(math.Round(float64(p.WorkflowTurns) * float64(nw) / float64(p.Workflow)))
-	pl := Plan{Profile: p, CodingScale: cs, WorkflowScale: ws,
+	pl := Plan{Shape: p, CodingScale: cs, WorkflowScale: ws,
 		CodingTurns:   stratifiedCounts(r, nc, p.CodingMedian, p.CodingSigma, p.CodingMin, p.CodingMax, tc),
 		WorkflowTurns: stratifiedCounts(r, nw, p.WorkflowMedian, p.WorkflowSigma, p.WorkflowMin, p.WorkflowMax, tw),
 	}
@@ -183,7 +183,7 @@ type Metadata struct {
 	Type          string   `json:"_type"`
 	Generator     string   `json:"generator"`
 	Version       string   `json:"version"`
-	Profile       string   `json:"profile"`
+	Shape         string   `json:"shape"`
 	Scale         *float64 `json:"scale,omitempty"`
 	CodingScale   *float64 `json:"coding_scale,omitempty"`
 	WorkflowScale *float64 `json:"workflow_scale,omitempty"`
@@ -194,7 +194,7 @@ type Metadata struct {
 
 func metadata(pl Plan, o Options) Metadata {
 	m := Metadata{Type: "dataset_metadata", Generator: outguard.TraceGenerator + " synth", Version: schemas.ToolVersion,
-		Profile: pl.Profile.Name, Seed: o.Seed, License: "synthetic traces generated by agentrace; no third-party content"}
+		Shape: pl.Shape.Name, Seed: o.Seed, License: "synthetic traces generated by agentrace; no third-party content"}
 	cs, ws := pl.CodingScale, pl.WorkflowScale
 	switch {
 	case pl.CodingTurns == nil:

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentrace/agentrace/schemas"
+
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -203,3 +205,12 @@ const minTitleSize vg.Length = 8
 // maxLegendShare is the widest a legend beside the data may be, as a share of the
 // figure's width.
 const maxLegendShare = 0.3
+
+// DomainColor is a trace domain's colour, the same in every figure: green for
+// workflow traces, blue for the others (coding).
+func DomainColor(domain string) color.RGBA {
+	if domain == schemas.DomainWorkflow {
+		return color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff}
+	}
+	return color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff}
+}

@@ -195,7 +195,7 @@ func TestScraperRecordsPagesAndCountsFailures(t *testing.T) {
 	start := time.Now()
 	path := filepath.Join(t.TempDir(), schemas.ServerMetricsFile)
 	one := 0
-	s, err := Start(Options{
+	s, err := Start(t.Context(), Options{
 		Targets: []Target{{URL: srv.URL + "/metrics", Replica: &one}, {URL: srv.URL + "/missing"}, {URL: srv.URL + "/big"},
 			{URL: "http://user:hunter22@" + strings.TrimPrefix(srv.URL, "http://") + "/slow"}},
 		Interval: 20 * time.Millisecond, Timeout: 100 * time.Millisecond, MaxBytes: int64(len(page) * 10),

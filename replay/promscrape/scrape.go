@@ -63,6 +63,7 @@ type Options struct {
 type Scraper struct {
 	o      Options
 	hc     *http.Client
+	base   context.Context // the caller's values, never cancelled: the final scrape's
 	cancel context.CancelFunc
 	loops  sync.WaitGroup
 
@@ -85,8 +86,10 @@ func CheckURL(raw string) error {
 }
 
 // Start creates the table, reads every target's page once and returns; the
-// targets are then scraped at each interval until Stop.
-func Start(o Options) (*Scraper, error) {
+// targets are then scraped at each interval until Stop. The scrapes carry
+// ctx's values but not its end: an interrupted run is still scraped through its
+// grace, until Stop.
+func Start(ctx context.Context, o Options) (*Scraper, error) {
 	if o.Interval <= 0 {
 		o.Interval = DefaultInterval
 	}
@@ -124,7 +127,8 @@ func Start(o Options) (*Scraper, error) {
 	for _, t := range o.Targets {
 		s.eps = append(s.eps, schemas.ScrapedEndpoint{URL: redact.URL(t.URL), Replica: t.Replica})
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	s.base = context.WithoutCancel(ctx)
+	ctx, cancel := context.WithCancel(s.base)
 	s.cancel = cancel
 	// The first pages are read before Start returns, so that the table starts
 	// before the run's first turn; the loops go on from the next interval.
@@ -286,7 +290,7 @@ func (s *Scraper) Stop(final bool) *schemas.ServerMetrics {
 	if final {
 		var last sync.WaitGroup
 		for i := range s.o.Targets {
-			last.Go(func() { s.scrape(context.Background(), i) })
+			last.Go(func() { s.scrape(s.base, i) })
 		}
 		last.Wait()
 	}

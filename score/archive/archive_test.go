@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/klauspost/compress/gzip"
 )
 
@@ -235,7 +236,7 @@ func TestUnsafeArchives(t *testing.T) {
 	zs.Close()
 	bomb := map[string]string{"run/events.jsonl": strings.Repeat("a", 1<<20)}
 	writeZip(t, zp, bomb)
-	if _, err := Open(zp, Limits{}); !errors.Is(err, ErrExpansion) || !strings.Contains(err.Error(), "evil.zip") {
+	if _, err := Open(zp, Limits{}); !errors.Is(err, infile.ErrExpansion) || !strings.Contains(err.Error(), "evil.zip") {
 		t.Errorf("zip bomb: %v", err)
 	}
 	if s, err := Open(zp, Limits{MaxExpansion: -1}); err != nil {
@@ -244,7 +245,7 @@ func TestUnsafeArchives(t *testing.T) {
 		s.Close()
 	}
 	writeTarGz(t, tgz, []tarEntry{{name: "run/events.jsonl", body: strings.Repeat("a", 1<<20)}})
-	if _, err := Open(tgz, Limits{}); !errors.Is(err, ErrExpansion) || !strings.Contains(err.Error(), "evil.tgz") {
+	if _, err := Open(tgz, Limits{}); !errors.Is(err, infile.ErrExpansion) || !strings.Contains(err.Error(), "evil.tgz") {
 		t.Errorf("tar.gz bomb: %v", err)
 	}
 	if _, err := Open(filepath.Join(dir, "none.tgz"), Limits{}); err == nil {

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/klauspost/compress/gzip"
 )
@@ -63,8 +64,9 @@ const (
 	SourceZip   = "zip"
 )
 
-// ErrExpansion is returned for an archive that expands past Limits.MaxExpansion.
-var ErrExpansion = errors.New("archive expands past its limit")
+// ErrExpansion is returned for an archive that expands past Limits.MaxExpansion:
+// it is infile.ErrExpansion, the one decompression guard's.
+var ErrExpansion = infile.ErrExpansion
 
 // Problem is an entry of a source that is not read: a path leaving the tree (../,
 // absolute), a symbolic or hard link, a special file.
@@ -145,7 +147,7 @@ func ArchiveKind(name string) string {
 // archive is read in place, never extracted: entries with absolute names or ..
 // components, links and special files are listed in Problems and not read, and
 // an archive that expands past lim.MaxExpansion times its size is an error
-// (ErrExpansion). Close releases it.
+// (infile.ErrExpansion). Close releases it.
 func Open(p string, lim Limits) (*Source, error) {
 	st, err := os.Stat(p)
 	if err != nil {
@@ -323,34 +325,10 @@ func (s *Source) indexDir() error {
 	})
 }
 
-// countingReader counts the bytes read through it and fails past a limit.
-type countingReader struct {
-	r     io.Reader
-	n     int64
-	limit int64 // < 0: none
-	what  string
-	size  int64
-	ratio float64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n += int64(n)
-	if c.limit >= 0 && c.n > c.limit {
-		return n, fmt.Errorf("%q: %w: more than %d bytes from %d (%gx its size; --max-expansion lifts this)",
-			c.what, ErrExpansion, c.limit, c.size, c.ratio)
-	}
-	return n, err
-}
-
 func (s *Source) expansionLimit() int64 {
-	r := s.lim.maxExpansion()
-	if r < 0 {
-		return -1
-	}
 	// A floor, so that tar's own padding (512-byte blocks, a 1 KiB trailer) does not
 	// make a tiny archive "expand" past the ratio.
-	return max(int64(r*float64(max(s.size, 1))), minExpansionBytes)
+	return infile.ExpansionLimit(max(s.size, 1), s.lim.maxExpansion(), minExpansionBytes)
 }
 
 // minExpansionBytes is what any archive may expand to, whatever its size.
@@ -358,7 +336,7 @@ const minExpansionBytes = 64 << 10
 
 // tarStream opens the archive from its start: the tar reader, and a function
 // closing what it opened.
-func (s *Source) tarStream() (*tar.Reader, *countingReader, func(), error) {
+func (s *Source) tarStream() (*tar.Reader, *infile.ExpansionReader, func(), error) {
 	f, err := os.Open(s.Path)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("open %q: %w", s.Path, err)
@@ -374,9 +352,9 @@ func (s *Source) tarStream() (*tar.Reader, *countingReader, func(), error) {
 		r = zr
 		closers = append(closers, func() { zr.Close() })
 	}
-	cr := &countingReader{r: r, limit: s.expansionLimit(), what: s.Path, size: s.size, ratio: s.lim.maxExpansion()}
+	cr := &infile.ExpansionReader{R: r, Limit: s.expansionLimit(), Name: s.Path, Size: s.size, Ratio: s.lim.maxExpansion()}
 	if !s.gz {
-		cr.limit = -1
+		cr.Limit = -1
 	}
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -469,7 +447,7 @@ func (s *Source) indexZip() error {
 	}
 	if lim := s.expansionLimit(); lim >= 0 && total > uint64(lim) {
 		return fmt.Errorf("%q: %w: its entries declare %d bytes from %d (%gx its size; --max-expansion lifts this)",
-			s.Path, ErrExpansion, total, s.size, s.lim.maxExpansion())
+			s.Path, infile.ErrExpansion, total, s.size, s.lim.maxExpansion())
 	}
 	return nil
 }

@@ -1,7 +1,7 @@
 // openai-interop.mjs BASE_URL MODEL: drives agentrace's simulated server with the
 // official openai SDK (pinned in package.json) and asserts what a client relies
 // on. Prints one JSON line of results; exits 1 on the first failed assertion.
-// Run by replay/sim's TestOpenAISDK.
+// Run by simserver's TestOpenAISDK.
 import OpenAI from 'openai';
 
 const [baseURL, model] = process.argv.slice(2);

@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"bytes"
@@ -12,18 +12,18 @@ import (
 	"time"
 )
 
-func tinyProfile(t *testing.T) Profile {
+func tinyHardware(t *testing.T) Hardware {
 	t.Helper()
-	p, err := LookupProfile("tiny")
+	p, err := LookupHardware("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
-// startEngine starts an engine of profile p at speedup, closed when the test
+// startEngine starts an engine of hardware p at speedup, closed when the test
 // (or its synctest bubble) ends.
-func startEngine(t *testing.T, p Profile, speedup float64) *engine {
+func startEngine(t *testing.T, p Hardware, speedup float64) *engine {
 	e := newEngine(p, speedup, newMetrics(p, speedup), 1)
 	t.Cleanup(e.close)
 	return e
@@ -62,7 +62,7 @@ func near(a, b float64) bool { return math.Abs(a-b) < 1e-6 }
 func TestStepTimes(t *testing.T) {
 	for _, speedup := range []float64{1, 10} {
 		synctest.Test(t, func(t *testing.T) {
-			e := startEngine(t, tinyProfile(t), speedup) // budget 64; step 1 ms + 10 µs a token + 100 µs a sequence
+			e := startEngine(t, tinyHardware(t), speedup) // budget 64; step 1 ms + 10 µs a token + 100 µs a sequence
 			start := time.Now()
 			a := newSeq(10, 5, nil)
 			b := newSeq(300, 2, nil)
@@ -101,7 +101,7 @@ func TestStepTimes(t *testing.T) {
 // sequence gets all its tokens.
 func TestPreemption(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := startEngine(t, tinyProfile(t), 1)
+		e := startEngine(t, tinyHardware(t), 1)
 		var seqs []*seq
 		for i := range 4 {
 			toks := make([]uint64, 600)
@@ -182,7 +182,7 @@ func TestQueueLimit(t *testing.T) {
 // TestCancelFreesBlocks checks that a client going away frees its KV.
 func TestCancelFreesBlocks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		e := startEngine(t, tinyProfile(t), 1)
+		e := startEngine(t, tinyHardware(t), 1)
 		s := newSeq(100, 500, nil)
 		submitTogether(e, s)
 		for s.emitted.Load() < 3 {

@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"context"
@@ -17,13 +17,13 @@ import (
 func TestOpenAISDK(t *testing.T) {
 	dir, node := testenv.JS(t)
 	cfg := tinyConfig(t)
-	cfg.Profile.KVBlocks = 1024
-	cfg.Profile.MaxModelLen = 8192
-	cfg.Profile.MaxBatchedTokens = 512
+	cfg.Hardware.KVBlocks = 1024
+	cfg.Hardware.MaxModelLen = 8192
+	cfg.Hardware.MaxBatchedTokens = 512
 	_, hs := startServer(t, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "openai-interop.mjs"), hs.URL+"/v1", cfg.Profile.Model)
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "openai-interop.mjs"), hs.URL+"/v1", cfg.Hardware.Model)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	t.Logf("node: %s", out)

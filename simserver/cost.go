@@ -1,8 +1,8 @@
-package sim
+package simserver
 
 import "math"
 
-// costModel turns a step's work into modelled seconds from the profile's
+// costModel turns a step's work into modelled seconds from the hardware's
 // hardware, architecture, precision and efficiencies:
 //
 //	step = passes × PassOverhead
@@ -61,8 +61,8 @@ type costModel struct {
 	draftAllReduces float64 // of one draft pass
 }
 
-func newCostModel(p Profile) costModel {
-	a, pr, h, e := p.Arch, p.Precision, p.Hardware, p.Efficiency
+func newCostModel(p Hardware) costModel {
+	a, pr, h, e := p.Arch, p.Precision, p.Accelerator, p.Efficiency
 	n := h.devices()
 	peak := h.DenseFLOPS16
 	if pr.WeightBytes <= 1 {

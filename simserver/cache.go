@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 // blockID names a block of the pool: its index in the pool's slab. The zero
 // blockID is the pool's LRU sentinel, never handed out.

@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,7 +18,7 @@ type metrics struct {
 	ttft, itl, e2e                          prometheus.Histogram
 }
 
-func newMetrics(p Profile, speedup float64) *metrics {
+func newMetrics(p Hardware, speedup float64) *metrics {
 	reg := prometheus.NewRegistry()
 	labels := prometheus.Labels{"model_name": p.Model}
 	gauge := func(name, help string) prometheus.Gauge {
@@ -63,8 +63,8 @@ func newMetrics(p Profile, speedup float64) *metrics {
 	m.speedup.Set(speedup)
 	m.lag = prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentrace_sim_lag_seconds", Help: "Largest wall-clock delay of a step behind its due time (0: the sim kept the modelled pace)."})
 	reg.MustRegister(m.lag)
-	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentrace_sim_info", Help: "The sim's profile and KV pool.",
-		ConstLabels: prometheus.Labels{"profile": p.Name, "model_name": p.Model,
+	info := prometheus.NewGauge(prometheus.GaugeOpts{Name: "agentrace_sim_info", Help: "The sim's hardware and KV pool.",
+		ConstLabels: prometheus.Labels{"hardware": p.Name, "model_name": p.Model,
 			"block_size": itoa(p.BlockSize), "kv_blocks": itoa(p.KVBlocks)}})
 	reg.MustRegister(info)
 	info.Set(1)

@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"errors"
@@ -86,7 +86,7 @@ var errClosed = errors.New("sim server closed")
 // notion of wall time: the real-time engine sleeps between its steps, the
 // virtual-time Replica jumps from one to the next.
 type core struct {
-	prof  Profile
+	prof  Hardware
 	cost  costModel
 	limit int      // running sequences at most (RunningLimit)
 	met   *metrics // nil in virtual time
@@ -100,7 +100,7 @@ type core struct {
 	plan    []planned
 }
 
-func newCore(p Profile, met *metrics, seed uint64) core {
+func newCore(p Hardware, met *metrics, seed uint64) core {
 	return core{prof: p, cost: newCostModel(p), limit: p.RunningLimit(), met: met,
 		rng: rand.New(rand.NewPCG(seed, 0x5bec)), pool: newKVPool(p.KVBlocks)}
 }
@@ -139,7 +139,7 @@ type Stats struct {
 	LagSeconds float64
 }
 
-func newEngine(p Profile, speedup float64, met *metrics, seed uint64) *engine {
+func newEngine(p Hardware, speedup float64, met *metrics, seed uint64) *engine {
 	e := &engine{
 		core:    newCore(p, met, seed),
 		speedup: speedup,
@@ -249,7 +249,7 @@ func (e *engine) run() {
 		e.mu.Unlock()
 
 		if len(e.plan) == 0 {
-			// Nothing could run (cannot happen with a valid profile); wait for a
+			// Nothing could run (cannot happen with a valid hardware); wait for a
 			// change rather than spin.
 			select {
 			case <-e.wake:
@@ -464,7 +464,7 @@ func (e *core) stepCost() float64 {
 }
 
 // accepted draws how many of a verify step's n tokens are kept: the last
-// token's successor always, then each draft with the profile's acceptance, up
+// token's successor always, then each draft with the hardware's acceptance, up
 // to the first rejection.
 func (e *core) accepted(n int) int {
 	a := 1

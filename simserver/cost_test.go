@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"math"
@@ -12,7 +12,7 @@ import (
 // TestExpertsTouched: one token reads its 8 experts of 256 a layer; 64 tokens
 // (16 sequences verifying 4 each) read about 222; a prefill chunk reads all.
 func TestExpertsTouched(t *testing.T) {
-	p, err := LookupProfile(DefaultProfile)
+	p, err := LookupHardware(DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +27,7 @@ func TestExpertsTouched(t *testing.T) {
 	}
 }
 
-// TestDerivedProfiles checks what the profiles derive from their figures: the
+// TestDerivedProfiles checks what the hardware derive from their figures: the
 // KV bytes a token, the state a sequence, the state slots that bound the batch
 // and the KV pool, against the numbers the model's architecture gives.
 func TestDerivedProfiles(t *testing.T) {
@@ -41,7 +41,7 @@ func TestDerivedProfiles(t *testing.T) {
 		{"h200-qwen3.6-35b-a3b-bf16", 20480, 59, 2.5e6},
 		{"b200-qwen3.6-35b-a3b", 10240, 119, 10e6},
 	} {
-		p, err := LookupProfile(tc.name)
+		p, err := LookupHardware(tc.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,10 +66,10 @@ func TestDerivedProfiles(t *testing.T) {
 				tc.name, off.Speculative, off.RunningLimit(), off.WeightBytes()/1e9)
 		}
 	}
-	if _, err := LookupProfile("nope"); err == nil {
+	if _, err := LookupHardware("nope"); err == nil {
 		t.Error("an unknown profile was found")
 	}
-	p, _ := LookupProfile(DefaultProfile)
+	p, _ := LookupHardware(DefaultHardware)
 	if _, err := p.WithSpeculative(SpecEAGLE3, 0); err == nil {
 		t.Error("eagle3 accepted on a profile whose draft is MTP")
 	}
@@ -87,7 +87,7 @@ func TestDerivedProfiles(t *testing.T) {
 // the 3 draft passes.
 func TestSpeculativeSteps(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := tinyProfile(t)
+		p := tinyHardware(t)
 		p.Speculative = Speculative{Method: SpecMTP, DraftTokens: 3, Acceptance: 1}
 		e := startEngine(t, p, 1)
 		start := time.Now()
@@ -97,7 +97,7 @@ func TestSpeculativeSteps(t *testing.T) {
 		var wg sync.WaitGroup
 		wg.Go(func() { ts = tokenTimes(s, start) })
 		wg.Wait()
-		// The tiny profile: 1 ms a pass, 10 µs a token, 100 µs a sequence. Step 1:
+		// The tiny hardware: 1 ms a pass, 10 µs a token, 100 µs a sequence. Step 1:
 		// 10 prompt tokens and the draft layer's extend over them (2 passes), the
 		// first token. Steps 2 and 3 verify 4 tokens each in 4 passes (the model's
 		// and 3 drafts').
@@ -120,7 +120,7 @@ func TestSpeculativeSteps(t *testing.T) {
 	})
 }
 
-// TestKimiProfiles checks what the Kimi profiles derive from the architecture:
+// TestKimiProfiles checks what the Kimi hardware derive from the architecture:
 // MLA's latent a token (61 layers × (512 + 64), one copy a device under TP8),
 // the parameter totals, the EAGLE-3 draft's reads, and the drafts each refuses.
 func TestKimiProfiles(t *testing.T) {
@@ -136,7 +136,7 @@ func TestKimiProfiles(t *testing.T) {
 		{"8xh200-kimi-k2.6", 61 * 576 * 2, 2 * 64 * 128 * 2, 1026.4, 32.9, 596.6, SpecEAGLE3, SpecMTP, ""},
 		{"8xb300-kimi-k3", 61 * 576 * 1, 0, 2800, 104, 1642.0, SpecOff, SpecEAGLE3, "DSpark"},
 	} {
-		p, err := LookupProfile(tc.name)
+		p, err := LookupHardware(tc.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -173,26 +173,26 @@ func TestKimiProfiles(t *testing.T) {
 	}
 	// The EAGLE-3 draft a draft pass reads: its layer and its 32,000-token head
 	// in BF16, and 32 KB of KV a context token; the fusion once a round.
-	p, _ := LookupProfile("8xh200-kimi-k2.6")
+	p, _ := LookupHardware("8xh200-kimi-k2.6")
 	c := newCostModel(p)
 	layer := 3.0*2*7168*8192 + 8192*7168 + 3*7168*18432
 	if want := 2 * (layer + 32000*7168); c.draftDense != want || c.draftKV != 32768 || c.draftFuse != 2*3*7168*7168 {
 		t.Errorf("EAGLE-3 pass reads %.0f bytes + %.0f a context token, fusion %.0f; want %.0f, 32768, %d",
 			c.draftDense, c.draftKV, c.draftFuse, want, 2*3*7168*7168)
 	}
-	if _, err := LookupProfile(DefaultProfile); err != nil {
+	if _, err := LookupHardware(DefaultHardware); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// TestEAGLE3Steps: a separately trained draft on the tiny profile (a layer of
+// TestEAGLE3Steps: a separately trained draft on the tiny hardware (a layer of
 // 1M parameters at one byte, a fusion of 1M, 32 bytes of its own KV a token).
 // With every draft accepted a decoding sequence streams 4 tokens a step (k+1);
 // with none accepted it streams one a step, each step paying the 3 draft passes:
 // no speed-up, a slower decode than without speculation.
 func TestEAGLE3Steps(t *testing.T) {
 	const plain = 1e-3 + 10e-6 + 100e-6 // a decode step without speculation
-	// The tiny profile: 1 ms a pass, 10 µs a token, 100 µs a sequence, 1 TB/s
+	// The tiny hardware: 1 ms a pass, 10 µs a token, 100 µs a sequence, 1 TB/s
 	// and 1 TFLOP/s. The prefill step adds the draft's extend over the 10 prompt
 	// tokens: a pass, its layer and fusion read (2 µs), 2 × 2M FLOPs a token
 	// (40 µs). A verify step of n tokens adds 3 draft passes, each reading the
@@ -208,7 +208,7 @@ func TestEAGLE3Steps(t *testing.T) {
 		{0, 9, []float64{verify(4), verify(4), verify(4), verify(4), verify(4), verify(3), verify(2), verify(1)}},
 	} {
 		synctest.Test(t, func(t *testing.T) {
-			p := tinyProfile(t)
+			p := tinyHardware(t)
 			p.Arch = withDraft(p.Arch, Architecture{DraftDenseParams: 1e6, DraftFuseParams: 1e6, DraftKVHeads: 1, DraftHeadDim: 8})
 			p.Precision.DraftWeightBytes = 1
 			p.Speculative = Speculative{Method: SpecEAGLE3, DraftTokens: 3, Acceptance: tc.acceptance}

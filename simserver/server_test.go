@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"bufio"
@@ -102,11 +102,11 @@ func readStream(t testing.TB, r io.Reader) streamed {
 
 func tinyConfig(t testing.TB) Config {
 	t.Helper()
-	p, err := LookupProfile("tiny")
+	p, err := LookupHardware("tiny")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Config{Profile: p, Speedup: 1000, Seed: 7, Output: OutputLength{Mean: 40, Sigma: 0.3, Min: 8, Max: 200}}
+	return Config{Hardware: p, Speedup: 1000, Seed: 7, Output: OutputLength{Mean: 40, Sigma: 0.3, Min: 8, Max: 200}}
 }
 
 // newServer is a simulator of cfg, closed when the test ends.

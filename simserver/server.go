@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"bytes"
@@ -27,9 +27,9 @@ import (
 
 // Config configures a simulated server.
 type Config struct {
-	// Profile holds the serving parameters (see Profiles); the zero value means
-	// DefaultProfile.
-	Profile Profile
+	// Hardware holds the serving parameters (see AllHardware); the zero value means
+	// DefaultHardware.
+	Hardware Hardware
 	// Speedup divides every modelled duration: 50 runs the model 50 times faster
 	// than real time. 0 means 1.
 	Speedup float64
@@ -57,7 +57,7 @@ type Config struct {
 	// HeaderTimeout (0: DefaultHeaderTimeout), its body within BodyTimeout (0:
 	// DefaultBodyTimeout); an idle keep-alive connection is closed after
 	// IdleTimeout (0: DefaultIdleTimeout). Request bodies are capped by the
-	// profile's MaxModelLen (MaxBodyBytes), and the bodies being read and
+	// hardware's MaxModelLen (MaxBodyBytes), and the bodies being read and
 	// tokenized at once by BodyBudget bytes (0: DefaultBodyBudget; past it a
 	// request is answered 503).
 	MaxConnections int
@@ -95,7 +95,7 @@ const (
 	DefaultBodyTimeout   = 30 * time.Second
 	DefaultIdleTimeout   = 5 * time.Minute
 	DefaultBodyBudget    = 512 << 20
-	// bodyBytesPerToken bounds a request body by the profile's context length: a
+	// bodyBytesPerToken bounds a request body by the hardware's context length: a
 	// prompt of MaxModelLen tokens is at most this many bytes a token, JSON
 	// escapes and tools included (text is about 4).
 	bodyBytesPerToken = 32
@@ -105,9 +105,9 @@ const (
 	poolTokens = 1 << 20
 )
 
-// MaxBodyBytes is the largest request body a server with profile p reads: 32 bytes
+// MaxBodyBytes is the largest request body a server with hardware p reads: 32 bytes
 // per token of its context length, between 4 MiB and 256 MiB.
-func MaxBodyBytes(p Profile) int64 {
+func MaxBodyBytes(p Hardware) int64 {
 	return min(max(int64(p.MaxModelLen)*bodyBytesPerToken, minMaxBody), maxMaxBody)
 }
 
@@ -115,7 +115,7 @@ func MaxBodyBytes(p Profile) int64 {
 // use; Close stops it.
 type Server struct {
 	cfg      Config
-	prof     Profile
+	prof     Hardware
 	eng      *engine
 	met      *metrics
 	rec      *recordedIndex
@@ -158,14 +158,14 @@ func (s *Server) giveBack() {
 // New starts a simulated server's scheduler; serve its Handler and Close it when
 // done.
 func New(cfg Config) (*Server, error) {
-	if cfg.Profile.Name == "" && cfg.Profile.Model == "" {
-		p, err := LookupProfile(DefaultProfile)
+	if cfg.Hardware.Name == "" && cfg.Hardware.Model == "" {
+		p, err := LookupHardware(DefaultHardware)
 		if err != nil {
 			return nil, err
 		}
-		cfg.Profile = p
+		cfg.Hardware = p
 	}
-	if err := cfg.Profile.Validate(); err != nil {
+	if err := cfg.Hardware.Validate(); err != nil {
 		return nil, fmt.Errorf("new sim: %w", err)
 	}
 	if err := cfg.Check(); err != nil {
@@ -177,7 +177,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Output == (OutputLength{}) {
 		cfg.Output = defaultOutputLength
 	}
-	s := &Server{cfg: cfg, prof: cfg.Profile, tt: textTokens{tok: cfg.Tokenizer},
+	s := &Server{cfg: cfg, prof: cfg.Hardware, tt: textTokens{tok: cfg.Tokenizer},
 		speedup: strconv.FormatFloat(cfg.Speedup, 'g', -1, 64)}
 	s.met = newMetrics(s.prof, cfg.Speedup)
 	s.memo = newTokenMemo(memoTokens)
@@ -205,12 +205,12 @@ func New(cfg Config) (*Server, error) {
 
 // Handler returns the server's HTTP handler: POST /v1/chat/completions,
 // GET /v1/models, GET /health and GET /metrics. Every response carries the
-// headers X-Sim-Speedup and X-Sim-Profile.
+// headers X-Sim-Speedup and X-Sim-Hardware.
 func (s *Server) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("X-Sim-Speedup", s.speedup)
-		h.Set("X-Sim-Profile", s.prof.Name)
+		h.Set("X-Sim-Hardware", s.prof.Name)
 		s.mux.ServeHTTP(w, r)
 	})
 }
@@ -257,7 +257,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 		return fmt.Errorf("sim serve %s: %w", ln.Addr(), err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	s.Close() // in-flight requests fail fast, so Shutdown does not wait on them
 	if err := hs.Shutdown(sctx); err != nil {
@@ -266,7 +266,7 @@ func Serve(ctx context.Context, ln net.Listener, cfg Config) error {
 	return nil
 }
 
-// models lists every name the profile answers to (servesModel): its model, its
+// models lists every name the hardware answers to (servesModel): its model, its
 // aliases and the reference client's placeholder, as vLLM lists each
 // --served-model-name, so that a client can check its model name before a run.
 func (s *Server) models(w http.ResponseWriter, r *http.Request) {

@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"bytes"
@@ -159,12 +159,12 @@ func summarise(rs []turnResult, makespan time.Duration) curvePoint {
 var curve32 = flag.Bool("curve32", false, "TestCurve also measures concurrency 32 (64 trajectories)")
 
 // TestCurve replays the shared sample closed-loop at concurrency 1 and 8 on the
-// H200 profile, in modelled time: system tokens/s rise with concurrency,
+// H200 hardware, in modelled time: system tokens/s rise with concurrency,
 // per-request decode tokens/s fall, and later turns of a trajectory hit the
 // prefix cache almost entirely.
 func TestCurve(t *testing.T) {
 	d := sampleDataset(t)
-	p, err := LookupProfile(DefaultProfile)
+	p, err := LookupHardware(DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +175,7 @@ func TestCurve(t *testing.T) {
 	var pts []curvePoint
 	for _, c := range levels {
 		synctest.Test(t, func(t *testing.T) {
-			s, err := New(Config{Profile: p, Dataset: d, Fidelity: 1, Seed: 1})
+			s, err := New(Config{Hardware: p, Dataset: d, Fidelity: 1, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +211,7 @@ func TestCurve(t *testing.T) {
 // blocks are evicted and requests are preempted, yet every turn completes.
 func TestThrash(t *testing.T) {
 	d := sampleDataset(t)
-	p, err := LookupProfile(DefaultProfile)
+	p, err := LookupHardware(DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,9 +219,9 @@ func TestThrash(t *testing.T) {
 	small.KVBlocks = 40000 / small.BlockSize
 	small.MaxModelLen = 32768
 	var rates []float64
-	for _, prof := range []Profile{p, small} {
+	for _, prof := range []Hardware{p, small} {
 		synctest.Test(t, func(t *testing.T) {
-			s, err := New(Config{Profile: prof, Dataset: d, Fidelity: 1, Seed: 1})
+			s, err := New(Config{Hardware: prof, Dataset: d, Fidelity: 1, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

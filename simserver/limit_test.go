@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"bufio"
@@ -53,12 +53,12 @@ func request(model string, content string) string {
 // the context length, and the memory of an outsized prompt is not kept.
 func TestBodyLimits(t *testing.T) {
 	cfg := tinyConfig(t)
-	maxBody := MaxBodyBytes(cfg.Profile)
+	maxBody := MaxBodyBytes(cfg.Hardware)
 	if maxBody != minMaxBody {
 		t.Fatalf("tiny profile's body cap %d, want the floor %d", maxBody, minMaxBody)
 	}
-	if p, _ := LookupProfile(DefaultProfile); MaxBodyBytes(p) != int64(p.MaxModelLen)*bodyBytesPerToken {
-		t.Errorf("default profile's body cap %d", MaxBodyBytes(p))
+	if p, _ := LookupHardware(DefaultHardware); MaxBodyBytes(p) != int64(p.MaxModelLen)*bodyBytesPerToken {
+		t.Errorf("default hardware's body cap %d", MaxBodyBytes(p))
 	}
 	addr := serve(t, cfg)
 	url := "http://" + addr + "/v1/chat/completions"
@@ -79,7 +79,7 @@ func TestBodyLimits(t *testing.T) {
 	pr, pw := io.Pipe()
 	go func() {
 		chunk := strings.Repeat("hello world ", 1<<16)
-		io.WriteString(pw, `{"model":"`+cfg.Profile.Model+`","messages":[{"role":"user","content":"`)
+		io.WriteString(pw, `{"model":"`+cfg.Hardware.Model+`","messages":[{"role":"user","content":"`)
 		for sent := 0; sent < 64<<20; sent += len(chunk) {
 			if _, err := io.WriteString(pw, chunk); err != nil {
 				return
@@ -104,7 +104,7 @@ func TestBodyLimits(t *testing.T) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	resp, err = http.Post(url, "application/json", strings.NewReader(request(cfg.Profile.Model, content)))
+	resp, err = http.Post(url, "application/json", strings.NewReader(request(cfg.Hardware.Model, content)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestSlowClients(t *testing.T) {
 		if k == cfg.MaxConnections-1 {
 			continue // the silent one, last so that it is still open below
 		}
-		body := request(cfg.Profile.Model, "hi")
+		body := request(cfg.Hardware.Model, "hi")
 		fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
 		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
@@ -198,7 +198,7 @@ func TestSlowClients(t *testing.T) {
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json", strings.NewReader(request(cfg.Profile.Model, "hi")))
+		resp, err := http.Post("http://"+addr+"/v1/chat/completions", "application/json", strings.NewReader(request(cfg.Hardware.Model, "hi")))
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

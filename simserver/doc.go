@@ -1,4 +1,4 @@
-// Package sim is agentrace's embedded default endpoint: a simulated
+// Package simserver is agentrace's embedded default endpoint: a simulated
 // OpenAI-compatible LLM server with a model of serving physics — prefill,
 // continuous batching with chunked prefill, a KV pool with a prefix cache that
 // also caches generated tokens, preemption, and a bounded queue. It is what
@@ -7,7 +7,7 @@
 //
 // # Use
 //
-//	s, err := sim.New(sim.Config{Profile: p, Speedup: 50})
+//	s, err := simserver.New(simserver.Config{Hardware: p, Speedup: 50})
 //	...
 //	srv := httptest.NewServer(s.Handler()) // or sim.ListenAndServe(ctx, addr, cfg)
 //	defer s.Close()
@@ -47,10 +47,10 @@
 //
 // # Prefix cache
 //
-// Tokens are grouped into blocks of Profile.BlockSize (16). Each full block has
+// Tokens are grouped into blocks of Hardware.BlockSize (16). Each full block has
 // a chained hash over its parent's hash and its own tokens, so equal hashes mean
 // equal prefixes; a request's cache_salt, when given, seeds the chain (vLLM's
-// cache_salt). The KV pool holds Profile.KVBlocks blocks. A running sequence
+// cache_salt). The KV pool holds Hardware.KVBlocks blocks. A running sequence
 // holds a reference on each of its blocks; a block whose tokens are all computed
 // enters the prefix index. Blocks freed by finished or preempted sequences stay
 // cached and evictable: allocation takes never-used blocks first, then evicts the
@@ -71,7 +71,7 @@
 // # Scheduler
 //
 // One goroutine runs steps like vLLM V1's scheduler. Each step has a budget of
-// Profile.MaxBatchedTokens tokens. Running sequences go first, in admission
+// Hardware.MaxBatchedTokens tokens. Running sequences go first, in admission
 // order: a decoding one computes one token; one still prefilling computes a chunk
 // of what it lacks, as much as the budget leaves. When the pool cannot supply a
 // sequence's blocks, the last-admitted running sequence is preempted: its blocks
@@ -79,17 +79,17 @@
 // to be recomputed — prompt and output so far, with whatever prefix is still
 // cached — when readmitted. Requests never fail for lack of KV. If no preemption
 // happened, waiting sequences are admitted in order while the budget, the
-// sequence limit (Profile.MaxNumSeqs) and the pool allow. A sequence that has
+// sequence limit (Hardware.MaxNumSeqs) and the pool allow. A sequence that has
 // computed all its tokens generates one more at the step's end; the first
 // arrives when its prefill completes.
 //
-// With speculative decoding (Profile.Speculative, MTP by default on the Qwen3.6
-// profiles) a decoding sequence verifies its last token and up to DraftTokens
+// With speculative decoding (Hardware.Speculative, MTP by default on the Qwen3.6
+// hardware) a decoding sequence verifies its last token and up to DraftTokens
 // drafts in one step, and keeps 1 + the drafts accepted, each with the
 // acceptance rate given the ones before it were; the sequences running are
-// bounded by the linear-attention state slots as well (Profile.RunningLimit).
+// bounded by the linear-attention state slots as well (Hardware.RunningLimit).
 //
-// A step's duration comes from the profile's hardware, architecture, precision
+// A step's duration comes from the hardware's accelerators, architecture, precision
 // and fitted efficiencies (costModel, in cost.go): fixed time per forward pass,
 // prefill and decode FLOPs at a share of the dense peak, and the bytes read —
 // weights (routed experts as many as the step's tokens touch), KV, and the
@@ -116,7 +116,7 @@
 // the pace (very high speedups), steps run back to back and the metric
 // agentrace_sim_lag_seconds says by how much it fell behind.
 //
-// More than Profile.MaxWaiting waiting requests are answered 429.
+// More than Hardware.MaxWaiting waiting requests are answered 429.
 //
 // # Answers
 //
@@ -151,5 +151,5 @@
 // vllm:time_to_first_token_seconds, vllm:inter_token_latency_seconds and
 // vllm:e2e_request_latency_seconds (modelled seconds), plus agentrace_sim_speedup,
 // agentrace_sim_lag_seconds and agentrace_sim_info. Every response carries the
-// headers X-Sim-Speedup and X-Sim-Profile.
-package sim
+// headers X-Sim-Speedup and X-Sim-Hardware.
+package simserver

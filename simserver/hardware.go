@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 )
 
-// Profile holds the serving parameters of one hardware/model pair: the model
-// names it answers to, the hardware's figures, the model's architecture, the
+// Hardware is one simulated hardware/model pair and how it serves: the model
+// names it answers to, the accelerators' figures, the model's architecture, the
 // precision it is served at, a few efficiencies fitted to published runs, the
 // scheduler's limits and speculative decoding. The step-time cost model (see
 // costModel) derives every duration from these.
-type Profile struct {
+type Hardware struct {
 	Name        string
 	Description string
 	// Model is the served model name reported by /v1/models; Aliases are other
@@ -22,7 +22,7 @@ type Profile struct {
 	Model   string
 	Aliases []string
 
-	Hardware     Hardware
+	Accelerator  Accelerator
 	Arch         Architecture
 	Precision    Precision
 	Efficiency   Efficiency
@@ -48,15 +48,15 @@ type Profile struct {
 	MaxNumSeqs int
 	// MaxWaiting bounds the waiting queue; a request beyond it is answered 429.
 	MaxWaiting int
-	// NoDraft says why the profile has no speculative draft, where its model has
+	// NoDraft says why the hardware has no speculative draft, where its model has
 	// none the sim models (the refusal of --speculative names it).
 	NoDraft string
 
 	derivedKV bool // KVBlocks came from the memory budget (Derive)
 }
 
-// Hardware holds one accelerator's published figures.
-type Hardware struct {
+// Accelerator holds one accelerator's published figures.
+type Accelerator struct {
 	Name string
 	// HBMBytes is the memory the device reports; HBMBandwidth its peak in bytes
 	// per second.
@@ -76,7 +76,7 @@ type Hardware struct {
 }
 
 // devices is the tensor-parallel width, at least 1.
-func (h Hardware) devices() float64 { return float64(max(h.Devices, 1)) }
+func (h Accelerator) devices() float64 { return float64(max(h.Devices, 1)) }
 
 // Architecture is the model's shape, as its published configuration gives it.
 // Parameter counts are per layer where they say so.
@@ -179,7 +179,7 @@ const (
 	SpecEAGLE3 = "eagle3" // a separately trained EAGLE-3 draft model (Kimi K2.6)
 )
 
-// Speculative is a profile's speculative decoding: Method off, mtp or eagle3;
+// Speculative is a hardware's speculative decoding: Method off, mtp or eagle3;
 // DraftTokens drafted per step (each one forward pass of the draft layer), and
 // Acceptance, the chance that a draft token is accepted given the ones before it
 // were. A verify step then yields 1 + accepted tokens: on average
@@ -210,17 +210,17 @@ func (s Speculative) MeanTokensPerStep() float64 {
 var (
 	// NVIDIA H200 SXM datasheet: 141 GB HBM3e (nvidia-smi: 143,771 MiB), 4.8 TB/s,
 	// FP8 3,958 TFLOPS and BF16 1,979 TFLOPS with sparsity.
-	hwH200 = Hardware{Name: "NVIDIA H200 SXM", HBMBytes: 143771 * (1 << 20), HBMBandwidth: 4.8e12,
+	hwH200 = Accelerator{Name: "NVIDIA H200 SXM", HBMBytes: 143771 * (1 << 20), HBMBandwidth: 4.8e12,
 		DenseFLOPS8: 1979e12, DenseFLOPS16: 989.5e12}
 	// NVIDIA HGX B200 datasheet, per GPU: 180 GB HBM3e, 8 TB/s, FP8 72 PFLOPS and
 	// BF16 36 PFLOPS with sparsity for eight GPUs (4.5 and 2.25 PFLOPS dense
 	// each).
-	hwB200 = Hardware{Name: "NVIDIA B200", HBMBytes: 180e9, HBMBandwidth: 8e12,
+	hwB200 = Accelerator{Name: "NVIDIA B200", HBMBytes: 180e9, HBMBandwidth: 8e12,
 		DenseFLOPS8: 4.5e15, DenseFLOPS16: 2.25e15}
 	// NVIDIA HGX B300 (Blackwell Ultra), per GPU: 288 GB HBM3e, 8 TB/s; FP8 and
 	// BF16 dense peaks as the B200's (4.5 and 2.25 PFLOPS; Blackwell Ultra adds
 	// FP4, not used here); NVLink 5 at 1.8 TB/s both ways.
-	hwB300 = Hardware{Name: "NVIDIA B300", HBMBytes: 288e9, HBMBandwidth: 8e12,
+	hwB300 = Accelerator{Name: "NVIDIA B300", HBMBytes: 288e9, HBMBandwidth: 8e12,
 		DenseFLOPS8: 4.5e15, DenseFLOPS16: 2.25e15}
 )
 
@@ -230,7 +230,7 @@ var (
 // costs allReduceLatency: an assumption (SGLang's one-shot all-reduce of a
 // decode batch's activations over NVLink takes microseconds), not a published
 // or fitted figure.
-func tensorParallel(hw Hardware, n int, linkBytes float64) Hardware {
+func tensorParallel(hw Accelerator, n int, linkBytes float64) Accelerator {
 	hw.Name = fmt.Sprintf("%d x %s", n, hw.Name)
 	hw.Devices, hw.LinkBandwidth, hw.LinkLatency = n, linkBytes, allReduceLatency
 	return hw
@@ -312,7 +312,7 @@ var eagle3Kimi = Architecture{
 // scaled to the published totals: routed experts 2.71x larger (119.5M each:
 // 2,753B routed, 57.4B active) and the dense part 4.7x (44.3B), so that the
 // weights take what 2.8T take and a token reads what 104B read. Not modelled:
-// K3's KDA linear-attention layers (the profile keeps MLA in every layer, so
+// K3's KDA linear-attention layers (the hardware keeps MLA in every layer, so
 // its KV a token, and the KV read, are an upper bound) and a larger hidden size
 // (the all-reduces and the latent are K2's).
 var archKimiK3 = func() Architecture {
@@ -363,28 +363,28 @@ var mtpQwen = Speculative{Method: SpecMTP, DraftTokens: 3, Acceptance: 0.80}
 // on a mismatched target).
 var eagle3KimiDefault = Speculative{Method: SpecEAGLE3, DraftTokens: 3, Acceptance: 0.65}
 
-// kimi is a Kimi profile on one node, the model split over its devices with
+// kimi is a Kimi model served on one node, the model split over its devices with
 // tensor parallelism (TP8, the reference's SGLang command), with the Qwen
-// profiles' fitted efficiencies unchanged (no fit of its own) and the reserve
+// hardware's fitted efficiencies unchanged (no fit of its own) and the reserve
 // per device.
-func kimi(name, desc, model string, hw Hardware, arch Architecture, prec Precision, spec Speculative, maxLen int) Profile {
-	return Profile{
+func kimi(name, desc, model string, hw Accelerator, arch Architecture, prec Precision, spec Speculative, maxLen int) Hardware {
+	return Hardware{
 		Name: name, Description: desc, Model: model,
-		Hardware: hw, Arch: arch, Precision: prec, Efficiency: effSGLang,
+		Accelerator: hw, Arch: arch, Precision: prec, Efficiency: effSGLang,
 		Speculative: spec, MemoryBudget: memSGLang,
 		BlockSize: 16, MaxModelLen: maxLen,
 		MaxBatchedTokens: 16384, MaxNumSeqs: 1024, MaxWaiting: 4096,
 	}
 }
 
-// Profiles returns the built-in profiles, sorted by name.
-func Profiles() []Profile {
-	qwen := func(name, desc string, hw Hardware, prec Precision) Profile {
-		return Profile{
+// AllHardware returns the built-in hardware, sorted by name.
+func AllHardware() []Hardware {
+	qwen := func(name, desc string, hw Accelerator, prec Precision) Hardware {
+		return Hardware{
 			Name: name, Description: desc,
-			Model:    "Qwen/Qwen3.6-35B-A3B",
-			Aliases:  []string{"qwen3.6-35b-a3b", "Qwen3.6-35B-A3B-FP8"},
-			Hardware: hw, Arch: archQwen36, Precision: prec, Efficiency: effSGLang,
+			Model:       "Qwen/Qwen3.6-35B-A3B",
+			Aliases:     []string{"qwen3.6-35b-a3b", "Qwen3.6-35B-A3B-FP8"},
+			Accelerator: hw, Arch: archQwen36, Precision: prec, Efficiency: effSGLang,
 			Speculative: mtpQwen, MemoryBudget: memSGLang,
 			BlockSize: 16,
 			// The model's native context length.
@@ -400,10 +400,10 @@ func Profiles() []Profile {
 	}
 	fp8 := Precision{WeightBytes: 1, KVBytes: 1, StateBytes: 4}
 	bf16 := Precision{WeightBytes: 2, KVBytes: 2, StateBytes: 4}
-	ps := []Profile{
+	ps := []Hardware{
 		qwen("h200-qwen3.6-35b-a3b", "one NVIDIA H200 (141 GB HBM3e, 4.8 TB/s) serving Qwen3.6-35B-A3B with FP8 weights and KV, MTP; fitted to SGLang's published runs",
 			hwH200, fp8),
-		qwen("h200-qwen3.6-35b-a3b-bf16", "one NVIDIA H200 serving Qwen3.6-35B-A3B in BF16 (weights and KV), MTP; derived from the FP8 profile's efficiencies, not fitted",
+		qwen("h200-qwen3.6-35b-a3b-bf16", "one NVIDIA H200 serving Qwen3.6-35B-A3B in BF16 (weights and KV), MTP; derived from the FP8 hardware's efficiencies, not fitted",
 			hwH200, bf16),
 		qwen("b200-qwen3.6-35b-a3b", "one NVIDIA B200 (180 GB HBM3e, 8 TB/s) serving Qwen3.6-35B-A3B with FP8 weights and KV, MTP; derived from the H200 efficiencies, not fitted",
 			hwB200, fp8),
@@ -417,7 +417,7 @@ func Profiles() []Profile {
 		// Kimi K3 at 2.8T parameters fits one node only at 4 bits on B300s (2.3 TB):
 		// INT4 experts as K2.6's (assumed), the rest BF16, FP8 KV (BF16 KV would
 		// not hold one 1M-token context). Its allowed draft is not modelled.
-		func() Profile {
+		func() Hardware {
 			p := kimi("8xb300-kimi-k3", "8 NVIDIA B300 (TP8) serving Kimi K3 as K2's architecture scaled to 2.8T, 104B active (assumed) with INT4 experts, FP8 KV, no speculation; the Qwen fit's efficiencies, not fitted",
 				"moonshotai/Kimi-K3", tensorParallel(hwB300, 8, 900e9), archKimiK3,
 				Precision{WeightBytes: 2, ExpertWeightBytes: 0.5625, KVBytes: 1}, Speculative{Method: SpecOff}, 1048576)
@@ -431,7 +431,7 @@ func Profiles() []Profile {
 			Name:        "tiny",
 			Description: "a small pool and round costs, for tests: 64 blocks of 16 tokens, 4 sequences, 8 waiting; a step is 1 ms + 10 µs a token + 100 µs a sequence",
 			Model:       "sim-tiny",
-			Hardware:    Hardware{Name: "test device", HBMBytes: 1e12, HBMBandwidth: 1e12, DenseFLOPS8: 1e12, DenseFLOPS16: 1e12},
+			Accelerator: Accelerator{Name: "test device", HBMBytes: 1e12, HBMBandwidth: 1e12, DenseFLOPS8: 1e12, DenseFLOPS16: 1e12},
 			Arch:        Architecture{Layers: 1, DenseParams: 5e6, LinearLayers: 1, LinearHeads: 1, LinearKeyDim: 5000, LinearValueDim: 5000},
 			Precision:   Precision{WeightBytes: 0, KVBytes: 2, StateBytes: 2},
 			Efficiency:  Efficiency{Bandwidth: 1, Compute: 1, PassOverhead: 1e-3},
@@ -453,25 +453,25 @@ func withDraft(a, draft Architecture) Architecture {
 	return a
 }
 
-// DefaultProfile is the profile `agentrace sim` and `agentrace simulate` use
+// DefaultHardware is the hardware `agentrace sim` and `agentrace simulate` use
 // unless told otherwise.
-const DefaultProfile = "h200-qwen3.6-35b-a3b"
+const DefaultHardware = "h200-qwen3.6-35b-a3b"
 
-// LookupProfile returns the built-in profile with the given name.
-func LookupProfile(name string) (Profile, error) {
+// LookupHardware returns the built-in hardware with the given name.
+func LookupHardware(name string) (Hardware, error) {
 	var names []string
-	for _, p := range Profiles() {
+	for _, p := range AllHardware() {
 		if p.Name == name {
 			return p, nil
 		}
 		names = append(names, p.Name)
 	}
-	return Profile{}, fmt.Errorf("unknown sim profile %q (known: %s)", name, strings.Join(names, ", "))
+	return Hardware{}, fmt.Errorf("unknown simulated hardware %q (known: %s)", name, strings.Join(names, ", "))
 }
 
 // KVBytesPerToken is the KV cache one token takes: keys and values of every
 // full-attention layer, or with MLA its latent in every layer (one copy).
-func (p Profile) KVBytesPerToken() float64 {
+func (p Hardware) KVBytesPerToken() float64 {
 	a := p.Arch
 	if a.KVLoraRank > 0 {
 		return float64(a.FullAttentionLayers*(a.KVLoraRank+a.RopeDim)) * p.Precision.KVBytes
@@ -481,9 +481,9 @@ func (p Profile) KVBytesPerToken() float64 {
 
 // kvCopies is how many copies of a token's KV the devices hold and read: MLA's
 // latent is on every tensor-parallel device, keys and values are split by head.
-func (p Profile) kvCopies() float64 {
+func (p Hardware) kvCopies() float64 {
 	if p.Arch.KVLoraRank > 0 {
-		return p.Hardware.devices()
+		return p.Accelerator.devices()
 	}
 	return 1
 }
@@ -491,7 +491,7 @@ func (p Profile) kvCopies() float64 {
 // DraftKVBytesPerToken is the KV cache of a separately trained draft (EAGLE-3)
 // per token, when speculation is on: its own attention's keys and values. An
 // MTP layer's (one of the target's full-attention layers) is not counted.
-func (p Profile) DraftKVBytesPerToken() float64 {
+func (p Hardware) DraftKVBytesPerToken() float64 {
 	if !p.Speculative.On() {
 		return 0
 	}
@@ -499,7 +499,7 @@ func (p Profile) DraftKVBytesPerToken() float64 {
 }
 
 // StateBytesPerSeq is the linear-attention state one sequence holds.
-func (p Profile) StateBytesPerSeq() float64 {
+func (p Hardware) StateBytesPerSeq() float64 {
 	a := p.Arch
 	return float64(a.LinearLayers*a.LinearHeads*a.LinearKeyDim*a.LinearValueDim) * p.Precision.StateBytes
 }
@@ -522,7 +522,7 @@ func (pr Precision) draftBytes() float64 {
 
 // WeightBytes is the memory the weights take (the draft included when
 // speculation is on), over all devices.
-func (p Profile) WeightBytes() float64 {
+func (p Hardware) WeightBytes() float64 {
 	a, pr := p.Arch, p.Precision
 	b := a.DenseParams*pr.WeightBytes + float64(a.moeLayers()*a.Experts)*a.ExpertParams*pr.expertBytes() + (a.HeadParams+a.EmbeddingParams)*max(pr.WeightBytes, 2)
 	if p.Speculative.On() {
@@ -533,14 +533,14 @@ func (p Profile) WeightBytes() float64 {
 
 // CacheBytes is the memory left for the KV pool and the linear-attention states,
 // over all devices.
-func (p Profile) CacheBytes() float64 {
-	n := p.Hardware.devices()
-	return n*(p.Hardware.HBMBytes*p.MemoryBudget.Utilization-p.MemoryBudget.Reserve) - p.WeightBytes()
+func (p Hardware) CacheBytes() float64 {
+	n := p.Accelerator.devices()
+	return n*(p.Accelerator.HBMBytes*p.MemoryBudget.Utilization-p.MemoryBudget.Reserve) - p.WeightBytes()
 }
 
 // StateSlots is the number of sequences whose linear-attention state fits in the
 // state pool (0: no linear-attention layers, no bound).
-func (p Profile) StateSlots() int {
+func (p Hardware) StateSlots() int {
 	sb := p.StateBytesPerSeq()
 	if sb == 0 || p.Efficiency.StateShare == 0 {
 		return 0
@@ -550,7 +550,7 @@ func (p Profile) StateSlots() int {
 
 // Derive fills the KV pool when KVBlocks is 0: the cache memory less the state
 // pool, in blocks of every copy of the model's KV and the draft's.
-func (p Profile) Derive() Profile {
+func (p Hardware) Derive() Hardware {
 	perToken := p.KVBytesPerToken()*p.kvCopies() + p.DraftKVBytesPerToken()
 	if (p.KVBlocks == 0 || p.derivedKV) && perToken > 0 {
 		kv := p.CacheBytes()
@@ -565,16 +565,16 @@ func (p Profile) Derive() Profile {
 
 // RunningLimit is the most sequences that run at once: MaxNumSeqs, or fewer
 // when the linear-attention state slots run out first.
-func (p Profile) RunningLimit() int {
+func (p Hardware) RunningLimit() int {
 	if s := p.StateSlots(); s > 0 && s < p.MaxNumSeqs {
 		return s
 	}
 	return p.MaxNumSeqs
 }
 
-// WithSpeculative returns the profile with speculation set: method off, or the
-// profile's method (mtp, eagle3) with acceptance a (0 keeps the profile's).
-func (p Profile) WithSpeculative(method string, acceptance float64) (Profile, error) {
+// WithSpeculative returns the hardware with speculation set: method off, or the
+// hardware's method (mtp, eagle3) with acceptance a (0 keeps the hardware's).
+func (p Hardware) WithSpeculative(method string, acceptance float64) (Hardware, error) {
 	switch method {
 	case "":
 	case SpecOff:
@@ -585,7 +585,7 @@ func (p Profile) WithSpeculative(method string, acceptance float64) (Profile, er
 			if p.NoDraft != "" {
 				why = ": " + p.NoDraft
 			}
-			return p, fmt.Errorf("profile %q has no %s draft (its speculation: %s)%s", p.Name, method, p.Speculative.String(), why)
+			return p, fmt.Errorf("hardware %q has no %s draft (its speculation: %s)%s", p.Name, method, p.Speculative.String(), why)
 		}
 	default:
 		return p, fmt.Errorf("speculative %q: want off, mtp or eagle3", method)
@@ -599,7 +599,7 @@ func (p Profile) WithSpeculative(method string, acceptance float64) (Profile, er
 	return p.Derive(), nil
 }
 
-// String says what speculation a profile does.
+// String says what speculation a hardware does.
 func (s Speculative) String() string {
 	if !s.On() {
 		return SpecOff
@@ -607,35 +607,35 @@ func (s Speculative) String() string {
 	return fmt.Sprintf("%s, %d drafts at acceptance %.2f (%.2f tokens a step)", s.Method, s.DraftTokens, s.Acceptance, s.MeanTokensPerStep())
 }
 
-// Validate checks that the profile's parameters are usable.
-func (p Profile) Validate() error {
-	e, h := p.Efficiency, p.Hardware
+// Validate checks that the hardware's parameters are usable.
+func (p Hardware) Validate() error {
+	e, h := p.Efficiency, p.Accelerator
 	switch {
 	case p.Model == "":
-		return fmt.Errorf("profile %q: no model name", p.Name)
+		return fmt.Errorf("hardware %q: no model name", p.Name)
 	case p.BlockSize <= 0:
-		return fmt.Errorf("profile %q: block size %d, want > 0", p.Name, p.BlockSize)
+		return fmt.Errorf("hardware %q: block size %d, want > 0", p.Name, p.BlockSize)
 	case p.KVBlocks <= 0:
-		return fmt.Errorf("profile %q: no KV pool (%d blocks; the weights take %.1f GB of %.1f GB)", p.Name, p.KVBlocks, p.WeightBytes()/1e9, h.HBMBytes/1e9)
+		return fmt.Errorf("hardware %q: no KV pool (%d blocks; the weights take %.1f GB of %.1f GB)", p.Name, p.KVBlocks, p.WeightBytes()/1e9, h.HBMBytes/1e9)
 	case p.MaxModelLen <= 0 || p.MaxModelLen > p.KVBlocks*p.BlockSize:
-		return fmt.Errorf("profile %q: max model length %d must be positive and fit the pool of %d tokens", p.Name, p.MaxModelLen, p.KVBlocks*p.BlockSize)
+		return fmt.Errorf("hardware %q: max model length %d must be positive and fit the pool of %d tokens", p.Name, p.MaxModelLen, p.KVBlocks*p.BlockSize)
 	case p.MaxBatchedTokens <= 0 || p.MaxNumSeqs <= 0 || p.MaxWaiting < 0:
-		return fmt.Errorf("profile %q: batched tokens %d, sequences %d and waiting %d must be positive", p.Name, p.MaxBatchedTokens, p.MaxNumSeqs, p.MaxWaiting)
+		return fmt.Errorf("hardware %q: batched tokens %d, sequences %d and waiting %d must be positive", p.Name, p.MaxBatchedTokens, p.MaxNumSeqs, p.MaxWaiting)
 	case h.HBMBandwidth <= 0 || h.DenseFLOPS8 <= 0 || h.DenseFLOPS16 <= 0:
-		return fmt.Errorf("profile %q: hardware figures must be positive", p.Name)
+		return fmt.Errorf("hardware %q: hardware figures must be positive", p.Name)
 	case e.Bandwidth <= 0 || e.Bandwidth > 1 || e.Compute <= 0 || e.Compute > 1 || e.PassOverhead < 0:
-		return fmt.Errorf("profile %q: efficiencies must be in (0, 1] and the overhead >= 0", p.Name)
+		return fmt.Errorf("hardware %q: efficiencies must be in (0, 1] and the overhead >= 0", p.Name)
 	case p.Speculative.On() && (p.Speculative.Acceptance < 0 || p.Speculative.Acceptance > 1):
-		return fmt.Errorf("profile %q: acceptance %v is not in [0, 1]", p.Name, p.Speculative.Acceptance)
+		return fmt.Errorf("hardware %q: acceptance %v is not in [0, 1]", p.Name, p.Speculative.Acceptance)
 	case p.Speculative.On() && p.Speculative.DraftTokens+1 > p.MaxBatchedTokens:
-		return fmt.Errorf("profile %q: %d drafts do not fit a step of %d tokens", p.Name, p.Speculative.DraftTokens, p.MaxBatchedTokens)
+		return fmt.Errorf("hardware %q: %d drafts do not fit a step of %d tokens", p.Name, p.Speculative.DraftTokens, p.MaxBatchedTokens)
 	}
 	return nil
 }
 
-// Serves tells whether the profile answers to a requested model name ("" and
+// Serves tells whether the hardware answers to a requested model name ("" and
 // the reference client's placeholder are the default model).
-func (p Profile) Serves(name string) bool {
+func (p Hardware) Serves(name string) bool {
 	if name == "" || name == datasets.DefaultModelName {
 		return true // no model named: the reference client's placeholder
 	}

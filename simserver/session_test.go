@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"fmt"
@@ -54,17 +54,17 @@ func TestSessionMatchesPrepareTurn(t *testing.T) {
 		body(15),
 		`{"model":"qwen3.6-35b-a3b","messages":[` + history(15, ",") + `]}`,
 	}
-	p, err := LookupProfile(DefaultProfile)
+	p, err := LookupHardware(DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.MaxModelLen = 2400 // the longest bodies are refused: over the context length
-	whole, err := New(Config{Profile: p, Seed: 5})
+	whole, err := New(Config{Hardware: p, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer whole.Close()
-	inc, err := New(Config{Profile: p, Seed: 5})
+	inc, err := New(Config{Hardware: p, Seed: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,12 +117,12 @@ func TestHTTPSessionsMatchWhole(t *testing.T) {
 		return `{"model":"qwen3.6-35b-a3b","messages":[` + h + `],"max_completion_tokens":48}`
 	}
 	bodies := []string{body(1), body(3), body(5), body(5)[:40], body(7), body(9), body(9), body(11)}
-	p, err := LookupProfile(DefaultProfile)
+	p, err := LookupHardware(DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
 	serve := func(whole bool) []string {
-		s, err := New(Config{Profile: p, Speedup: 1e6, Seed: 3})
+		s, err := New(Config{Hardware: p, Speedup: 1e6, Seed: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestHTTPSessionsConcurrent(t *testing.T) {
 		}
 		return `{"model":"qwen3.6-35b-a3b","messages":[` + h + `],"max_completion_tokens":16,"stream":true,"stream_options":{"include_usage":true}}`
 	}
-	p, err := LookupProfile(DefaultProfile)
+	p, err := LookupHardware(DefaultHardware)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,12 +179,12 @@ func TestHTTPSessionsConcurrent(t *testing.T) {
 		st := readStream(t, w.Body)
 		return fmt.Sprintf("%d %q %q %d+%d", w.Code, st.reasoning, st.content, st.usage.PromptTokens, st.usage.CompletionTokens)
 	}
-	alone, err := New(Config{Profile: p, Speedup: 1e6, Seed: 3})
+	alone, err := New(Config{Hardware: p, Speedup: 1e6, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer alone.Close()
-	s, err := New(Config{Profile: p, Speedup: 1e6, Seed: 3})
+	s, err := New(Config{Hardware: p, Speedup: 1e6, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

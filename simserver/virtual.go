@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"errors"
@@ -90,7 +90,7 @@ type Replica struct {
 	end  float64
 }
 
-// NewReplica returns an idle replica of the server's profile; seed draws its
+// NewReplica returns an idle replica of the server's hardware; seed draws its
 // speculative acceptances.
 func (s *Server) NewReplica(seed uint64) *Replica {
 	return &Replica{core: newCore(s.prof, nil, seed)}

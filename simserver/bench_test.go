@@ -1,4 +1,4 @@
-package sim
+package simserver
 
 import (
 	"io"
@@ -15,11 +15,11 @@ import (
 // negligible: the sim's own cost per request. Run with -cpu 1 for a per-core
 // figure (client and server share the core).
 func BenchmarkShortAnswers(b *testing.B) {
-	p, err := LookupProfile(DefaultProfile)
+	p, err := LookupHardware(DefaultHardware)
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := New(Config{Profile: p, Speedup: 1e6, Seed: 1})
+	s, err := New(Config{Hardware: p, Speedup: 1e6, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
