@@ -240,22 +240,9 @@ func TestReadmeCommands(t *testing.T) {
 	// root stands for the checkout after `make demo`: bin/agentrace built there (as
 	// `make build` does), nothing put on PATH. Only the README's own PATH line
 	// changes the environment the blocks run in.
-	root := t.TempDir()
+	co := newCheckout(t)
+	root, run := co.root, co.run
 	bin := filepath.Join(root, "bin")
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "agentrace"), "./cmd/agentrace")
-	build.Dir = testenv.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	env := os.Environ()
-	run := func(dir, script string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
 	if p, err := exec.LookPath("agentrace"); err == nil {
 		t.Logf("note: an agentrace is already on this machine's PATH (%s); the README's PATH line puts the one built here first", p)
 	}
@@ -267,7 +254,7 @@ func TestReadmeCommands(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s, from the checkout: %v\n%s", b.where(), err, out)
 		}
-		env = append(os.Environ(), "PATH="+out)
+		co.env = append(os.Environ(), "PATH="+out)
 		if where, err := run(root, "command -v agentrace"); err != nil || strings.TrimSpace(where) != filepath.Join(bin, "agentrace") {
 			t.Fatalf("after %s, agentrace is %q (%v), want the one make built, %s", b.where(), strings.TrimSpace(where), err, filepath.Join(bin, "agentrace"))
 		}
@@ -508,26 +495,13 @@ func TestReadmeAfterDemoWithoutTokenizer(t *testing.T) {
 	if pathBlock == nil {
 		t.Fatal("README.md has no line putting agentrace on PATH")
 	}
-	root := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "agentrace"), "./cmd/agentrace")
-	build.Dir = testenv.RepoRoot(t)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	env := os.Environ()
-	run := func(dir, script string) (string, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	co := newCheckout(t)
+	root, run := co.root, co.run
 	out, err := run(root, pathBlock.text+"\nprintf '%s' \"$PATH\"")
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", pathBlock.where(), err, out)
 	}
-	env = append(os.Environ(), "PATH="+out)
+	co.env = append(os.Environ(), "PATH="+out)
 	// No .cache/ beside demo-out/: the demo counts with the server's usage.
 	demoOut, err := run(root, "./bin/agentrace demo --out demo-out --concurrency 1,8 --speedup 200")
 	if err != nil {
@@ -573,6 +547,35 @@ func TestReadmeAfterDemoWithoutTokenizer(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkout is a temporary root standing for a checkout after `make build`:
+// bin/agentrace built there, nothing put on PATH until a test sets env's.
+type checkout struct {
+	root string
+	env  []string // the scripts' environment: this process's at first
+}
+
+func newCheckout(t *testing.T) *checkout {
+	t.Helper()
+	root := t.TempDir()
+	build := exec.Command("go", "build", "-o", filepath.Join(root, "bin", "agentrace"), "./cmd/agentrace")
+	build.Dir = testenv.RepoRoot(t)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return &checkout{root: root, env: os.Environ()}
+}
+
+// run runs script with bash -euo pipefail in dir, under c.env, for at most 5
+// minutes, and returns its combined output.
+func (c *checkout) run(dir, script string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-euo", "pipefail", "-c", script)
+	cmd.Dir, cmd.Env = dir, c.env
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // topLevel returns the names in dir, a folder's with a trailing slash.

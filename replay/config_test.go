@@ -60,7 +60,14 @@ func configRun(t *testing.T, f *fake, file, dataset, out string) (map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"DATASET": dataset, "ENDPOINT": f.srv.URL, "OUT": out}
+	o := configOptions(t, file, data, map[string]string{"DATASET": dataset, "ENDPOINT": f.srv.URL, "OUT": out})
+	return runBodies(t, f, o), &o
+}
+
+// configOptions parses the config file's data with vars for its environment
+// variables and returns the run options it makes.
+func configOptions(t *testing.T, file string, data []byte, vars map[string]string) Options {
+	t.Helper()
 	cfg, err := refconfig.Parse(file, data, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -69,8 +76,7 @@ func configRun(t *testing.T, f *fake, file, dataset, out string) (map[string]str
 	if err != nil {
 		t.Fatal(err)
 	}
-	o := cr.Options
-	return runBodies(t, f, o), &o
+	return cr.Options
 }
 
 // runBodies runs o against f and returns the bodies f saw.

@@ -21,16 +21,7 @@ func newestExample(t *testing.T, file, ds, endpoint string) Options {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vars := map[string]string{"MODEL_DIR": "/models/dsv4", "SWEBENCH_SERVICE_AUTH_TOKEN": "tok-secret-1234"}
-	cfg, err := refconfig.Parse(file, data, func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cr, err := FromConfig(cfg, file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := cr.Options
+	o := configOptions(t, file, data, map[string]string{"MODEL_DIR": "/models/dsv4", "SWEBENCH_SERVICE_AUTH_TOKEN": "tok-secret-1234"})
 	o.Dataset, o.Endpoint, o.Out, o.Trajectories = ds, endpoint, filepath.Join(t.TempDir(), "run"), 2
 	return o
 }

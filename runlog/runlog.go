@@ -358,19 +358,6 @@ func checkVersion(schema *arrow.Schema) error {
 	return nil
 }
 
-// ctxReader fails its reads once ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
 // Scan reads a turn log stream of size bytes (< 0: unknown; SizeOf tells a
 // file's) batch by batch, calling fn with each batch (valid only during the
 // call). When the stream is truncated, fn has seen every complete batch and the
@@ -393,7 +380,7 @@ func Scan(ctx context.Context, r io.Reader, size int64, mem memory.Allocator, fn
 			err = cerr
 		}
 	}()
-	tr := &tailReader{r: bufio.NewReaderSize(ctxReader{ctx, r}, 256<<10)}
+	tr := &tailReader{r: bufio.NewReaderSize(infile.Reader(ctx, r), 256<<10)}
 	rd, err := newIPCReader(tr, size, mem)
 	if err != nil {
 		if tr.n == 0 {

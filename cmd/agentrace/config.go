@@ -116,7 +116,7 @@ func datasetDir(ctx context.Context, path string, log io.Writer) (dir, source st
 		return "", "", fmt.Errorf("dataset: %w", err)
 	}
 	h := sha256.New()
-	_, err = io.Copy(h, ctxReader{ctx, f})
+	_, err = io.Copy(h, infile.Reader(ctx, f))
 	f.Close()
 	if err != nil {
 		return "", "", fmt.Errorf("dataset: read %q: %w", path, err)
@@ -142,17 +142,4 @@ func datasetDir(ctx context.Context, path string, log io.Writer) (dir, source st
 		return "", "", err
 	}
 	return dir, path, nil
-}
-
-// ctxReader reads r until ctx is done.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

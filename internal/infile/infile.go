@@ -222,6 +222,23 @@ func readParquet[T any](ctx context.Context, r io.ReaderAt, size int64) ([]T, er
 	return rows[:n], nil
 }
 
+// Reader reads r until ctx is done: each read after that fails with ctx's
+// error, so that a long copy or scan of an input stops promptly.
+func Reader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+// ctxReader fails its reads once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // ctxReaderAt fails its reads once ctx is done.
 type ctxReaderAt struct {
 	ctx context.Context
