@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
@@ -139,7 +140,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	for _, a := range opts.Archives {
 		src, inner, err := archive.OpenPath(a, lim)
 		if err != nil {
-			if errors.Is(err, archive.ErrExpansion) || archive.ArchiveKind(a) != "" {
+			if errors.Is(err, infile.ErrExpansion) || archive.ArchiveKind(a) != "" {
 				// A bad archive is one error row; the rest is still scored.
 				found = append(found, &archive.Run{Label: a, Err: err})
 				continue

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	py "github.com/agentrace/agentrace/internal/python"
 	"path/filepath"
 	"strconv"
 
@@ -157,7 +158,7 @@ func splitConsecutive(s string, emit func(string)) {
 	n, space, start := 0, false, 0
 	first := true
 	for i, r := range s {
-		sp := isWhiteSpace(r) || r >= 0x1c && r <= 0x1f
+		sp := py.IsSpace(r)
 		if first {
 			space, first = sp, false
 		}

@@ -39,7 +39,7 @@
 // .. component, and every link entry, is refused likewise. A refused entry inside
 // a run's folder sets that run's Err; one elsewhere becomes a run of Kind "" with
 // Err, so that a table of runs names it. An archive whose entries expand past
-// Limits.MaxExpansion (default 10) times its size is refused whole (ErrExpansion),
+// Limits.MaxExpansion (default 10) times its size is refused whole (infile.ErrExpansion),
 // and ReadFile reads at most Limits.MaxFileBytes (64 MiB) of a file. A tar.gz has
 // no index: small entries (up to 1 MiB each, 64 MiB in all) are kept in memory by
 // the first pass, and opening a big one goes on decompressing from where an

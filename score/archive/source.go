@@ -64,10 +64,6 @@ const (
 	SourceZip   = "zip"
 )
 
-// ErrExpansion is returned for an archive that expands past Limits.MaxExpansion:
-// it is infile.ErrExpansion, the one decompression guard's.
-var ErrExpansion = infile.ErrExpansion
-
 // Problem is an entry of a source that is not read: a path leaving the tree (../,
 // absolute), a symbolic or hard link, a special file.
 type Problem struct {
