@@ -67,7 +67,7 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 		}
 	}
 	if !schemas.DatasetVersionRead(d.Manifest.SchemaVersion) {
-		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q and %q", dir, d.Manifest.SchemaVersion, schemas.DatasetVersion, "2")
+		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q and %q", dir, d.Manifest.SchemaVersion, schemas.DatasetVersion, schemas.DatasetVersionPrevious)
 	}
 	if d.Conversations, err = readConversations(ctx, filepath.Join(dir, schemas.ConversationsFile), d.Manifest.SchemaVersion); err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.ConversationsFile, err)
@@ -90,7 +90,7 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 // columns it named them by.
 func readConversations(ctx context.Context, path, v string) ([]schemas.Conversation, error) {
 	convs, err := infile.ReadParquet[schemas.Conversation](ctx, path)
-	if err != nil || v != "2" {
+	if err != nil || v != schemas.DatasetVersionPrevious {
 		return convs, err
 	}
 	old, err := infile.ReadParquet[schemas.ConversationV2](ctx, path)

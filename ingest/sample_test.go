@@ -518,7 +518,7 @@ func TestReadsDatasetVersion2(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := ingestFiles(t, filepath.Join(testenv.RepoRoot(t), "testdata/ingest/rich.jsonl"))
-	if old.Manifest.SchemaVersion != "2" || now.Manifest.SchemaVersion != schemas.DatasetVersion {
+	if old.Manifest.SchemaVersion != schemas.DatasetVersionPrevious || now.Manifest.SchemaVersion != schemas.DatasetVersion {
 		t.Fatalf("schema versions %q and %q", old.Manifest.SchemaVersion, now.Manifest.SchemaVersion)
 	}
 	if old.Manifest.ContentHash != now.Manifest.ContentHash {

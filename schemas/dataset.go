@@ -19,9 +19,13 @@ const (
 // into the same rows: a null text is "", a null number 0.
 const DatasetVersion = "3"
 
+// DatasetVersionPrevious is the dataset contract's version before
+// DatasetVersion, which this agentrace reads too.
+const DatasetVersionPrevious = "2"
+
 // DatasetVersionRead tells whether this agentrace reads a dataset manifest's
-// schema_version: the current one or version 2.
-func DatasetVersionRead(v string) bool { return v == DatasetVersion || v == "2" }
+// schema_version: DatasetVersion or DatasetVersionPrevious.
+func DatasetVersionRead(v string) bool { return v == DatasetVersion || v == DatasetVersionPrevious }
 
 // ConversationV2 is the part of a version 2 conversations.parquet row whose
 // column version 3 renamed; a reader of a version 2 dataset fills

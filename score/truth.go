@@ -218,7 +218,7 @@ func readTruthDir(ctx context.Context, dir string) (*Truth, error) {
 		return nil, fmt.Errorf("open dataset %q: parse manifest: %w", dir, err)
 	}
 	if !schemas.DatasetVersionRead(m.SchemaVersion) {
-		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q and %q", dir, m.SchemaVersion, schemas.DatasetVersion, "2")
+		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q and %q", dir, m.SchemaVersion, schemas.DatasetVersion, schemas.DatasetVersionPrevious)
 	}
 	rows, err := readTruthMessages(ctx, filepath.Join(dir, schemas.MessagesFile))
 	if err != nil {

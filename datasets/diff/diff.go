@@ -236,7 +236,7 @@ func checkVersions(a string, ma schemas.DatasetManifest, b string, mb schemas.Da
 	}
 	return fmt.Errorf("cannot compare: dataset %s, and this agentrace reads schema versions %q and %q only; "+
 		"re-ingest it from the inputs its manifest.json lists (agentrace ingest --out DIR FILE...) and compare the new directory",
-		joinAnd(bad), schemas.DatasetVersion, "2")
+		joinAnd(bad), schemas.DatasetVersion, schemas.DatasetVersionPrevious)
 }
 
 func joinAnd(s []string) string {
