@@ -394,8 +394,10 @@ func checkSignsAndTypes(t *testing.T, res map[string][]map[string]any, names []s
 }
 
 // emptyText are the text columns where "" is a value, not a missing one: the
-// content and reasoning of an answer that had none (tool calls only).
-var emptyText = map[string]bool{"output_content": true, "output_reasoning": true}
+// content and reasoning of an answer that had none (tool calls only), and a
+// dataset message's content and reasoning_content as the trace gives them ("" is
+// sent as "", an absent one is null).
+var emptyText = map[string]bool{"output_content": true, "output_reasoning": true, "content": true, "reasoning_content": true}
 
 // checkWrittenTables checks the tables agentrace wrote: a column named alike has
 // one type in every table, no integer column holds a negative value (-1 standing
