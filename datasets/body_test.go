@@ -40,7 +40,7 @@ func testDataset(t testing.TB) (*Dataset, []schemas.Conversation, []schemas.Mess
 			Params: `{"max_new_tokens":64}`, Inherited: `{"model":"row-model"}`, MaxTokens: 64, DelaySeconds: 0.5, ExpectedTurn: 4},
 		{ConversationID: "noSys", ConvIndex: 1, Turn: 1, ClientIndex: 0, Role: "user", MsgStart: 0, MsgEnd: 1},
 	}
-	d, err := New(schemas.DatasetManifest{SchemaVersion: schemas.Version}, convs, msgs, turns)
+	d, err := New(schemas.DatasetManifest{SchemaVersion: schemas.DatasetVersion}, convs, msgs, turns)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestAppendBodyResolution(t *testing.T) {
 	for i := range turns {
 		turns[i].ConversationID, turns[i].Domain, turns[i].Turn, turns[i].ClientIndex, turns[i].Role, turns[i].MsgEnd = "c", "coding", int32(i+1), int32(i), "user", 1
 	}
-	d, err := New(schemas.DatasetManifest{SchemaVersion: schemas.Version}, convs, msgs, turns)
+	d, err := New(schemas.DatasetManifest{SchemaVersion: schemas.DatasetVersion}, convs, msgs, turns)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,10 +66,10 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 			d.Manifest.Inputs[i].Metadata[k] = AppendCompact(nil, md)
 		}
 	}
-	if d.Manifest.SchemaVersion != schemas.Version {
-		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, d.Manifest.SchemaVersion, schemas.Version)
+	if !schemas.DatasetVersionRead(d.Manifest.SchemaVersion) {
+		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q and %q", dir, d.Manifest.SchemaVersion, schemas.DatasetVersion, schemas.DatasetVersionPrevious)
 	}
-	if d.Conversations, err = infile.ReadParquet[schemas.Conversation](ctx, filepath.Join(dir, schemas.ConversationsFile)); err != nil {
+	if d.Conversations, err = readConversations(ctx, filepath.Join(dir, schemas.ConversationsFile), d.Manifest.SchemaVersion); err != nil {
 		return nil, fmt.Errorf("open dataset %q: read %s: %w", dir, schemas.ConversationsFile, err)
 	}
 	msgs, err := infile.ReadParquet[schemas.Message](ctx, filepath.Join(dir, schemas.MessagesFile))
@@ -83,6 +83,24 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 		return nil, fmt.Errorf("open dataset %q: %w", dir, err)
 	}
 	return d, nil
+}
+
+// readConversations reads conversations.parquet of a dataset of schema version
+// v; a version 2 table's system prompt and tool call count are read from the
+// columns it named them by.
+func readConversations(ctx context.Context, path, v string) ([]schemas.Conversation, error) {
+	convs, err := infile.ReadParquet[schemas.Conversation](ctx, path)
+	if err != nil || v != schemas.DatasetVersionPrevious {
+		return convs, err
+	}
+	old, err := infile.ReadParquet[schemas.ConversationV2](ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	for i := range convs {
+		convs[i].System, convs[i].ToolCallCount = old[i].System, old[i].ToolCalls
+	}
+	return convs, nil
 }
 
 // New builds a Dataset in memory from its rows, as Open does after reading them

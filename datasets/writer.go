@@ -34,12 +34,15 @@ type Writer struct {
 	files   []*os.File
 	msgFile *os.File // messages.parquet, one of files
 	convs   *parquet.GenericWriter[schemas.Conversation]
-	msgs    *parquet.GenericWriter[schemas.Message]
-	turns   *parquet.GenericWriter[schemas.Turn]
-	counts  schemas.DatasetCounts
-	digests []convDigest
-	pending int
-	closed  bool
+	msgs    *parquet.GenericWriter[messageRow]
+	turns   *parquet.GenericWriter[turnRow]
+	// msgRows and turnRows are reused for each conversation's rows.
+	msgRows  []messageRow
+	turnRows []turnRow
+	counts   schemas.DatasetCounts
+	digests  []convDigest
+	pending  int
+	closed   bool
 }
 
 type convDigest struct {
@@ -72,11 +75,11 @@ func NewWriter(dir string) (*Writer, error) {
 		return nil, w.abort(err)
 	}
 	w.msgFile = f
-	w.msgs = parquet.NewGenericWriter[schemas.Message](f, opts...)
+	w.msgs = parquet.NewGenericWriter[messageRow](f, opts...)
 	if f, err = open(schemas.TurnsFile); err != nil {
 		return nil, w.abort(err)
 	}
-	w.turns = parquet.NewGenericWriter[schemas.Turn](f, opts...)
+	w.turns = parquet.NewGenericWriter[turnRow](f, opts...)
 	return w, nil
 }
 
@@ -175,13 +178,23 @@ func (w *Writer) AddPrepared(p *Prepared) error {
 	if _, err := w.convs.Write([]schemas.Conversation{*c}); err != nil {
 		return fmt.Errorf("write conversation %q: %w", c.ConversationID, err)
 	}
-	if _, err := w.msgs.Write(msgs); err != nil {
+	w.msgRows = w.msgRows[:0]
+	for k := range msgs {
+		w.msgRows = append(w.msgRows, newMessageRow(&msgs[k]))
+	}
+	_, err := w.msgs.Write(w.msgRows)
+	clear(w.msgRows)
+	if err != nil {
 		return fmt.Errorf("write messages of conversation %q: %w", c.ConversationID, err)
 	}
+	w.turnRows = w.turnRows[:0]
 	for k := range turns {
 		turns[k].ClientTurn = turns[k].Turn
+		w.turnRows = append(w.turnRows, newTurnRow(&turns[k]))
 	}
-	if _, err := w.turns.Write(turns); err != nil {
+	_, err = w.turns.Write(w.turnRows)
+	clear(w.turnRows)
+	if err != nil {
 		return fmt.Errorf("write turns of conversation %q: %w", c.ConversationID, err)
 	}
 	if w.pending >= rowGroupBytes {
@@ -192,6 +205,80 @@ func (w *Writer) AddPrepared(p *Prepared) error {
 		startWriteback(w.msgFile)
 	}
 	return nil
+}
+
+// messageRow is schemas.Message as the writer hands it to parquet-go: the same
+// columns (TestWriteRowsMatchSchemas), with a pointer where a column is optional.
+// parquet-go (v0.32.1) writes some zero values of a non-pointer optional field
+// as values, not nulls, when one call holds runs of both, so the writer names
+// the missing ones by nil pointers. Conversations go one a call, which it writes
+// right, as schemas.Conversation.
+type messageRow struct {
+	ConversationID   string  `parquet:"conversation_id,dict"`
+	Seq              int32   `parquet:"seq"`
+	Turn             int32   `parquet:"turn"`
+	Part             int32   `parquet:"part"`
+	Role             string  `parquet:"role,dict"`
+	Content          *string `parquet:"content,optional"`
+	ContentJSON      bool    `parquet:"content_json"`
+	ReasoningContent *string `parquet:"reasoning_content,optional"`
+	Name             *string `parquet:"name,optional"`
+	ToolCalls        *string `parquet:"tool_calls,optional"`
+	ToolCallID       *string `parquet:"tool_call_id,optional"`
+	IntentCodes      *string `parquet:"intent_codes,optional"`
+	Wire             []byte  `parquet:"wire"`
+	Extra            *string `parquet:"extra,optional"`
+}
+
+func newMessageRow(m *schemas.Message) messageRow {
+	return messageRow{ConversationID: m.ConversationID, Seq: m.Seq, Turn: m.Turn, Part: m.Part, Role: m.Role,
+		Content: m.Content, ContentJSON: m.ContentJSON, ReasoningContent: m.ReasoningContent, Name: m.Name,
+		ToolCalls: nonEmpty(&m.ToolCalls), ToolCallID: m.ToolCallID, IntentCodes: nonEmpty(&m.IntentCodesJSON),
+		Wire: m.Wire, Extra: nonEmpty(&m.Extra)}
+}
+
+// turnRow is schemas.Turn as the writer hands it to parquet-go (see messageRow).
+type turnRow struct {
+	ConversationID string  `parquet:"conversation_id,dict"`
+	ConvIndex      int32   `parquet:"conv_index"`
+	Domain         string  `parquet:"domain,dict"`
+	Turn           int32   `parquet:"turn"`
+	ClientTurn     int32   `parquet:"client_turn"`
+	ClientIndex    int32   `parquet:"client_index"`
+	Role           string  `parquet:"role,dict"`
+	MsgStart       int32   `parquet:"msg_start"`
+	MsgEnd         int32   `parquet:"msg_end"`
+	DelaySeconds   float64 `parquet:"delay_seconds"`
+	Tools          *string `parquet:"tools,optional,dict"`
+	Params         *string `parquet:"params,optional,dict"`
+	Inherited      *string `parquet:"inherited,optional,dict"`
+	MaxTokens      *int32  `parquet:"max_tokens,optional"`
+	ExpectedTurn   *int32  `parquet:"expected_turn,optional"`
+	HistoryBytes   int64   `parquet:"history_bytes"`
+	ISL            *int32  `parquet:"isl,optional"`
+}
+
+func newTurnRow(t *schemas.Turn) turnRow {
+	return turnRow{ConversationID: t.ConversationID, ConvIndex: t.ConvIndex, Domain: t.Domain, Turn: t.Turn,
+		ClientTurn: t.ClientTurn, ClientIndex: t.ClientIndex, Role: t.Role, MsgStart: t.MsgStart, MsgEnd: t.MsgEnd,
+		DelaySeconds: t.DelaySeconds, Tools: nonEmpty(&t.Tools), Params: nonEmpty(&t.Params), Inherited: nonEmpty(&t.Inherited),
+		MaxTokens: nonZero(&t.MaxTokens), ExpectedTurn: nonZero(&t.ExpectedTurn), HistoryBytes: t.HistoryBytes, ISL: t.ISL}
+}
+
+// nonEmpty is s, or nil (null) when *s is empty.
+func nonEmpty(s *string) *string {
+	if *s == "" {
+		return nil
+	}
+	return s
+}
+
+// nonZero is v, or nil (null) when *v is 0.
+func nonZero(v *int32) *int32 {
+	if *v == 0 {
+		return nil
+	}
+	return v
 }
 
 // Close finishes the tables and writes manifest.json from m, with its schema and
@@ -224,7 +311,7 @@ func (w *Writer) Close(m schemas.DatasetManifest) (schemas.DatasetManifest, erro
 	if err := errors.Join(errs...); err != nil {
 		return m, fmt.Errorf("close dataset tables in %q: %w", w.dir, err)
 	}
-	m.SchemaVersion = schemas.Version
+	m.SchemaVersion = schemas.DatasetVersion
 	if m.ToolVersion == "" {
 		m.ToolVersion = schemas.ToolVersion
 	}

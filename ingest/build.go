@@ -403,7 +403,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 				// written (later appends go after them, or to a new array).
 				m.ToolCalls = unsafe.String(&w[n], len(w)-n)
 				if r.role == schemas.RoleAssistant {
-					c.ToolCalls += int32(len(r.toolCallIDs()))
+					c.ToolCallCount += int32(len(r.toolCallIDs()))
 				}
 			}
 			if !isNull(r.reasoning) {

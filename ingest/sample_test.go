@@ -317,7 +317,7 @@ func TestRichFixture(t *testing.T) {
 		t.Errorf("metadata records %s", md)
 	}
 	sim, ok := d.Conversation("sim_000001")
-	if !ok || sim.Domain != schemas.DomainWorkflow || sim.ToolCalls != 2 || sim.DelaySeconds != 4.75 || sim.Rows != 5 {
+	if !ok || sim.Domain != schemas.DomainWorkflow || sim.ToolCallCount != 2 || sim.DelaySeconds != 4.75 || sim.Rows != 5 {
 		t.Fatalf("sim_000001: %+v", sim)
 	}
 	if c, _ := d.Conversation("django__django-1"); c.Domain != schemas.DomainCoding {
@@ -504,5 +504,43 @@ func TestSnapshotFixture(t *testing.T) {
 	}
 	if c, _ := snap.Conversation("code-1"); c.HasSystem || snap.CheckSaltable() == nil {
 		t.Errorf("code-1 has a system prompt? %+v", c)
+	}
+}
+
+// TestReadsDatasetVersion2 opens a dataset that agentrace wrote with schema
+// version 2 (testdata/dataset-v2, testdata/ingest/rich.jsonl ingested: "" and 0
+// for missing values, the system prompt in system, the tool call count in
+// tool_calls) and the same file ingested now (version 3, nulls, system_prompt,
+// tool_call_count): both read into the same rows, with the same content hash.
+func TestReadsDatasetVersion2(t *testing.T) {
+	old, err := datasets.Open(context.Background(), "testdata/dataset-v2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := ingestFiles(t, filepath.Join(testenv.RepoRoot(t), "testdata/ingest/rich.jsonl"))
+	if old.Manifest.SchemaVersion != schemas.DatasetVersionPrevious || now.Manifest.SchemaVersion != schemas.DatasetVersion {
+		t.Fatalf("schema versions %q and %q", old.Manifest.SchemaVersion, now.Manifest.SchemaVersion)
+	}
+	if old.Manifest.ContentHash != now.Manifest.ContentHash {
+		t.Errorf("content hash %s, version 2 %s", now.Manifest.ContentHash, old.Manifest.ContentHash)
+	}
+	if len(old.Conversations) != len(now.Conversations) {
+		t.Fatalf("%d conversations, version 2 %d", len(now.Conversations), len(old.Conversations))
+	}
+	for i := range now.Conversations {
+		o, n := old.Conversations[i], now.Conversations[i]
+		o.Source = n.Source
+		if o != n {
+			t.Errorf("conversation %d: %+v\nversion 2: %+v", i, n, o)
+		}
+		if !reflect.DeepEqual(old.Messages(i), now.Messages(i)) {
+			t.Errorf("conversation %d messages: %+v\nversion 2: %+v", i, now.Messages(i), old.Messages(i))
+		}
+	}
+	if !reflect.DeepEqual(old.Turns, now.Turns) {
+		t.Errorf("turns: %+v\nversion 2: %+v", now.Turns, old.Turns)
+	}
+	if sim, _ := old.Conversation("sim_000001"); sim.ToolCallCount != 2 || sim.System == "" {
+		t.Errorf("version 2 sim_000001: %+v", sim)
 	}
 }

@@ -123,11 +123,11 @@ func domainStats(ctx context.Context, d *datasets.Dataset, name string, idx []in
 		c := &d.Conversations[i]
 		s.ClientTurns += int(c.ClientTurns)
 		s.AssistantTurns += int(c.AssistantTurns)
-		s.ToolCalls += int(c.ToolCalls)
+		s.ToolCalls += int(c.ToolCallCount)
 		turns = append(turns, float64(c.ClientTurns))
 		hist = append(hist, float64(c.HistoryBytes))
 		delaySum = append(delaySum, c.DelaySeconds)
-		calls = append(calls, float64(c.ToolCalls))
+		calls = append(calls, float64(c.ToolCallCount))
 		if c.HasSystem {
 			systems[c.System] = true
 			sysBytes = append(sysBytes, float64(len(c.System)))

@@ -325,10 +325,11 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	}
 }
 
-// writtenTables are the Parquet tables agentrace writes into the workspace: a
-// run's analysis and scores tables, the rescore table and the report's tables.
-var writtenTables = []string{"runs/c8/turns.parquet", "runs/c8/scores.parquet", "rescore.parquet",
-	"report/turns.parquet", "report/points.parquet"}
+// writtenTables are the Parquet tables agentrace writes into the workspace: the
+// dataset's three tables, a run's analysis and scores tables, the rescore table
+// and the report's tables.
+var writtenTables = []string{"dataset/conversations.parquet", "dataset/messages.parquet", "dataset/turns.parquet", "runs/c8/turns.parquet", "runs/c8/scores.parquet", "rescore.parquet",
+	"report/turns.parquet", "report/points.parquet", "runs/c8/server_metrics.parquet", "report/server_metrics.parquet"}
 
 // resultKinds is the kind of every column docs/queries.md's queries return: an
 // integer count, a number, a text or a boolean. A column missing here fails the
@@ -340,6 +341,8 @@ var resultKinds = map[string]string{
 	"session_id": "text", "turns": "int", "output_tokens": "int", "active_s": "number", "progress_rate": "number",
 	"concurrency": "int", "scored_turns": "int", "accuracy": "number", "osl_mean": "number",
 	"path": "text", "kind": "text", "pass": "bool", "error": "text",
+	"endpoint": "int", "t_s": "number", "running": "number", "waiting": "number", "kv_usage": "number",
+	"prefix_hits_total": "number", "prefix_queries_total": "number",
 }
 
 // nullable are the result columns that may be NULL: rescore's error, for a run
@@ -391,8 +394,10 @@ func checkSignsAndTypes(t *testing.T, res map[string][]map[string]any, names []s
 }
 
 // emptyText are the text columns where "" is a value, not a missing one: the
-// content and reasoning of an answer that had none (tool calls only).
-var emptyText = map[string]bool{"output_content": true, "output_reasoning": true}
+// content and reasoning of an answer that had none (tool calls only), and a
+// dataset message's content and reasoning_content as the trace gives them ("" is
+// sent as "", an absent one is null).
+var emptyText = map[string]bool{"output_content": true, "output_reasoning": true, "content": true, "reasoning_content": true}
 
 // checkWrittenTables checks the tables agentrace wrote: a column named alike has
 // one type in every table, no integer column holds a negative value (-1 standing

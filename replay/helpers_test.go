@@ -90,7 +90,7 @@ func makeDataset(t testing.TB, convs ...tconv) *datasets.Dataset {
 		}
 		cs = append(cs, conv)
 	}
-	m := schemas.DatasetManifest{SchemaVersion: schemas.Version, ContentHash: "test-hash",
+	m := schemas.DatasetManifest{SchemaVersion: schemas.DatasetVersion, ContentHash: "test-hash",
 		Counts: schemas.DatasetCounts{Conversations: len(cs), ClientTurns: len(ts)}}
 	d, err := datasets.New(m, cs, ms, ts)
 	if err != nil {

@@ -11,7 +11,7 @@ import "runtime/debug"
 // Version is the schema version written into every manifest and output. Bump it
 // whenever a column or field changes meaning. scores.json carries its own
 // ScoresVersion, so that a change of the verdict's shape does not refuse every
-// dataset written before it.
+// dataset written before it, and a dataset manifest its own DatasetVersion.
 const Version = "2"
 
 // ToolVersion is the version of agentrace that writes a file.

@@ -61,7 +61,7 @@ func buildDataset(t testing.TB, convs []conv) *datasets.Dataset {
 		msgs = append(msgs, cmsgs...)
 		turns = append(turns, cturns...)
 	}
-	d, err := datasets.New(schemas.DatasetManifest{SchemaVersion: schemas.Version, ContentHash: "test"}, cs, msgs, turns)
+	d, err := datasets.New(schemas.DatasetManifest{SchemaVersion: schemas.DatasetVersion, ContentHash: "test"}, cs, msgs, turns)
 	if err != nil {
 		t.Fatal(err)
 	}

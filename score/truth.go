@@ -84,7 +84,8 @@ func readTruthMessages(ctx context.Context, path string) ([]truthMessage, error)
 	var rows []truthMessage
 	roles := map[string]string{}
 	columns := []string{"conversation_id", "seq", "turn", "role", "tool_calls", "intent_codes"} // truthMessage's fields
-	err := infile.ReadColumns(ctx, path, columns, false, func(n int64) { rows = make([]truthMessage, n) }, func(col int, row int64, v parquet.Value) error {
+	// tool_calls and intent_codes are null when absent (version 3).
+	err := infile.ReadColumns(ctx, path, columns, true, func(n int64) { rows = make([]truthMessage, n) }, func(col int, row int64, v parquet.Value) error {
 		m := &rows[row]
 		switch col {
 		case 0:
@@ -216,8 +217,8 @@ func readTruthDir(ctx context.Context, dir string) (*Truth, error) {
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("open dataset %q: parse manifest: %w", dir, err)
 	}
-	if m.SchemaVersion != schemas.Version {
-		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q", dir, m.SchemaVersion, schemas.Version)
+	if !schemas.DatasetVersionRead(m.SchemaVersion) {
+		return nil, fmt.Errorf("open dataset %q: schema version %q, this agentrace reads %q and %q", dir, m.SchemaVersion, schemas.DatasetVersion, schemas.DatasetVersionPrevious)
 	}
 	rows, err := readTruthMessages(ctx, filepath.Join(dir, schemas.MessagesFile))
 	if err != nil {

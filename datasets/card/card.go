@@ -352,7 +352,7 @@ func domain(d *datasets.Dataset, name string, idx []int, osl [][]float64) Domain
 		s.Rows += int(c.Rows)
 		s.ClientTurns += int(c.ClientTurns)
 		s.AssistantTurns += int(c.AssistantTurns)
-		s.ToolCalls += int(c.ToolCalls)
+		s.ToolCalls += int(c.ToolCallCount)
 		if c.HasSystem {
 			systems[c.System] = true
 		}

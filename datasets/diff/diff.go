@@ -227,16 +227,16 @@ func checkVersions(a string, ma schemas.DatasetManifest, b string, mb schemas.Da
 		name, dir string
 		m         schemas.DatasetManifest
 	}{{"A", a, ma}, {"B", b, mb}} {
-		if s.m.SchemaVersion != schemas.Version {
+		if !schemas.DatasetVersionRead(s.m.SchemaVersion) {
 			bad = append(bad, fmt.Sprintf("%s (%s) has schema version %q", s.name, s.dir, s.m.SchemaVersion))
 		}
 	}
 	if len(bad) == 0 {
 		return nil
 	}
-	return fmt.Errorf("cannot compare: dataset %s, and this agentrace reads schema version %q only; "+
+	return fmt.Errorf("cannot compare: dataset %s, and this agentrace reads schema versions %q and %q only; "+
 		"re-ingest it from the inputs its manifest.json lists (agentrace ingest --out DIR FILE...) and compare the new directory",
-		joinAnd(bad), schemas.Version)
+		joinAnd(bad), schemas.DatasetVersion, schemas.DatasetVersionPrevious)
 }
 
 func joinAnd(s []string) string {

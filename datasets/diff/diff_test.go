@@ -220,7 +220,7 @@ func TestDiffSchemaVersionAndTamper(t *testing.T) {
 	if err != nil || !r.Same || len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "dataset B's tables hash to") {
 		t.Errorf("tampered manifest: %v, same %v, warnings %v", err, r != nil && r.Same, r.Warnings)
 	}
-	edit(b, `"schema_version": "`+schemas.Version+`"`, `"schema_version": "0"`)
+	edit(b, `"schema_version": "`+schemas.DatasetVersion+`"`, `"schema_version": "0"`)
 	_, err = Compare(context.Background(), a, b)
 	if err == nil || !strings.Contains(err.Error(), `B (`+b+`) has schema version "0"`) || !strings.Contains(err.Error(), "re-ingest") {
 		t.Errorf("other schema version: %v", err)

@@ -35,8 +35,13 @@ func WriteParquet[T any](path string, kind Kind, rows []T, codec compress.Codec)
 	return AtomicWrite(path, func(w io.Writer) error {
 		pw := parquet.NewGenericWriter[T](w, parquet.Compression(codec),
 			parquet.CreatedBy("agentrace", schemas.ToolVersion, ""), ParquetMetadata(kind))
-		if _, err := pw.Write(rows); err != nil {
-			return fmt.Errorf("write %q: %w", path, err)
+		// One row a call: given several, parquet-go (v0.32.1) writes some
+		// zero values of an optional field that is not a pointer (null for a
+		// missing value) as values.
+		for k := range rows {
+			if _, err := pw.Write(rows[k : k+1]); err != nil {
+				return fmt.Errorf("write %q: %w", path, err)
+			}
 		}
 		if err := pw.Close(); err != nil {
 			return fmt.Errorf("close %q: %w", path, err)
