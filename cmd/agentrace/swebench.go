@@ -61,6 +61,7 @@ func swebenchCommand() *cli.Command {
 			&cli.Int64Flag{Name: "max-artifact-bytes", Value: swebench.DefaultMaxArtifactBytes, Usage: "download no artifact larger than this"},
 			&cli.Int64Flag{Name: "max-artifacts-bytes", Value: swebench.DefaultMaxArtifactsBytes, Usage: "download no more than this of all artifacts together"},
 			&cli.BoolFlag{Name: "official", Usage: "refuse an instance list other than the benchmark's pinned one"},
+			&cli.StringFlag{Name: "api-key-env", Usage: "environment variable holding the endpoint's API key, which the service's agents send to --endpoint (endpoint_api_key; never written anywhere)"},
 			outFlag("folder to write: swe_bench_results.json, swebench.json, swe_bench_runs/ID/"),
 		}, append(overwriteFlags("a swebench folder"), samplingFlagDefs()...)...),
 		Action: func(ctx context.Context, c *cli.Command) error {
@@ -70,7 +71,8 @@ func swebenchCommand() *cli.Command {
 			}
 			o := swebench.Options{
 				Service: c.String("service"), AuthTokenEnv: c.String("auth-token-env"), Endpoint: c.String("endpoint"),
-				Model: c.String("model"), Template: c.String("template"), Workers: int(c.Int("workers")),
+				EndpointAPIKeyEnv: c.String("api-key-env"),
+				Model:             c.String("model"), Template: c.String("template"), Workers: int(c.Int("workers")),
 				MaxEvalWorkers: int(c.Int("max-eval-workers")), Subset: c.String("subset"), Split: c.String("split"),
 				Out: c.String("out"), Overwrite: overwrite(c), Timeout: c.Duration("timeout"), PollInterval: c.Duration("poll-interval"),
 				RoutingHeaders: c.StringSlice("routing-header"), MaxArtifactBytes: c.Int64("max-artifact-bytes"),
@@ -201,6 +203,7 @@ func prepareAccuracy(c *cli.Command, cr *replay.ConfigRun, o replay.Options) (*s
 	}
 	so := swebench.Options{
 		Service: ex.service, AuthTokenEnv: ex.tokenEnv, AuthToken: ex.token, Endpoint: o.Endpoint, Model: o.Model,
+		EndpointAPIKeyEnv: o.APIKeyEnv, EndpointAPIKey: o.APIKey,
 		Template: ex.template, Workers: ex.workers, MaxEvalWorkers: ex.maxEval, Subset: ex.subset, Split: ex.split,
 		Out: filepath.Join(o.Out, "swebench"), Overwrite: o.Overwrite, Timeout: ex.timeout, PollInterval: ex.poll,
 		RoutingHeaders: o.RoutingHeaders, Progress: c.Root().ErrWriter,

@@ -100,6 +100,13 @@ type Options struct {
 	// model name.
 	Endpoint string
 	Model    string
+	// EndpointAPIKeyEnv names the environment variable holding the endpoint's
+	// API key, EndpointAPIKey the key itself (a config's endpoint_config.api_key,
+	// used when EndpointAPIKeyEnv is unset): the service's agents send it to the
+	// endpoint (endpoint_api_key; neither: null, as the reference sends a config
+	// without one). Never written, and scrubbed wherever the service echoes it.
+	EndpointAPIKeyEnv string
+	EndpointAPIKey    string
 	// Generation is the generation_params object, compact JSON with the keys
 	// in the scorer's order (GenerationParams); "" for {}.
 	Generation string
@@ -156,11 +163,12 @@ type Result struct {
 	Official        bool
 }
 
-// runRequest is the service's RunRequest: the eleven fields agentrace sends
-// (endpoint_api_key is left to its default).
+// runRequest is the service's RunRequest: the twelve fields the reference's
+// scorer sends.
 type runRequest struct {
 	ModelName            string          `json:"model_name"`
 	EndpointURLs         []string        `json:"endpoint_urls"`
+	EndpointAPIKey       *string         `json:"endpoint_api_key"`
 	RoutingHeaders       []string        `json:"routing_headers"`
 	GenerationParams     json.RawMessage `json:"generation_params"`
 	Subset               string          `json:"subset"`
@@ -198,7 +206,9 @@ type client struct {
 	o     *Options
 	root  *url.URL
 	token string
-	// scrub knows the token and the endpoint's user information: every message
+	// endpointKey is the endpoint's API key sent as endpoint_api_key ("": none).
+	endpointKey string
+	// scrub knows the token, the endpoint's key and user information: every message
 	// and file the client writes passes through it; out is Options.Progress
 	// through it.
 	scrub redact.Scrubber
@@ -362,7 +372,16 @@ func newClient(o *Options) (*client, error) {
 	} else {
 		c.token = o.AuthToken
 	}
+	if o.EndpointAPIKeyEnv != "" {
+		c.endpointKey = os.Getenv(o.EndpointAPIKeyEnv)
+		if c.endpointKey == "" {
+			return nil, fmt.Errorf("read endpoint API key: environment variable %s is unset or empty", o.EndpointAPIKeyEnv)
+		}
+	} else {
+		c.endpointKey = o.EndpointAPIKey
+	}
 	c.scrub.Add(c.token)
+	c.scrub.Add(c.endpointKey)
 	c.scrub.AddURL(o.Endpoint)
 	c.out = c.scrub.Writer(o.Progress)
 	if c.hc == nil {
@@ -465,6 +484,9 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 		ModelName: o.Model, EndpointURLs: []string{o.Endpoint}, RoutingHeaders: o.RoutingHeaders, GenerationParams: json.RawMessage(o.Generation),
 		Subset: o.Subset, Split: o.Split, NumInstances: len(o.IDs), Workers: o.Workers, MaxEvalWorkers: o.MaxEvalWorkers,
 		EvaluatedInstanceIDs: o.IDs, Template: o.Template,
+	}
+	if c.endpointKey != "" {
+		req.EndpointAPIKey = &c.endpointKey
 	}
 	res := &Result{Evaluated: len(o.IDs), InstancesSHA256: InstancesSHA256(o.IDs), Official: OfficialInstances(o.IDs)}
 	var st status

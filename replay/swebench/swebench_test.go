@@ -45,8 +45,8 @@ func TestRunSucceeded(t *testing.T) {
 	for k := range s.Request() {
 		fields = append(fields, k)
 	}
-	if len(fields) != 11 || s.Request()["endpoint_api_key"] != nil || string(s.Request()["routing_headers"]) != `["X-Session-ID"]` {
-		t.Errorf("RunRequest fields %v, routing_headers %s: want runRequest's eleven, X-Session-ID routing, no endpoint_api_key", fields, s.Request()["routing_headers"])
+	if len(fields) != 12 || string(s.Request()["endpoint_api_key"]) != "null" || string(s.Request()["routing_headers"]) != `["X-Session-ID"]` {
+		t.Errorf("RunRequest fields %v, endpoint_api_key %s, routing_headers %s: want runRequest's twelve, a null key, X-Session-ID routing", fields, s.Request()["endpoint_api_key"], s.Request()["routing_headers"])
 	}
 	if string(s.Request()["generation_params"]) != o.Generation || string(s.Request()["template"]) != `"qwen_tools"` {
 		t.Errorf("request %s", s.Request())
@@ -216,7 +216,6 @@ func TestRequestAsTheServiceAcceptedIt(t *testing.T) {
 	json.Unmarshal(want, &w)
 	got, _ := json.Marshal(s.Request())
 	json.Unmarshal(got, &g)
-	delete(w, "endpoint_api_key") // the service model's default, not sent
 	w["routing_headers"] = []any{"X-Session-ID"}
 	wj, _ := json.Marshal(w)
 	gj, _ := json.Marshal(g)
@@ -449,4 +448,33 @@ func TestInstancesDigest(t *testing.T) {
 func sha256Hex(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
+}
+
+// The endpoint's API key goes to the service as endpoint_api_key, as the
+// reference's scorer sends its config's key, and a service that echoes it back
+// (here in its result) leaves it in no file.
+func TestEndpointAPIKeySentNotWritten(t *testing.T) {
+	const key = "sk-ENDPOINT-7788"
+	s := swebenchtest.New(t, "succeeded")
+	s.Result = `{"submitted_instances":3,"resolved_instances":2,"resolved_ids":["a","b"],"request_key":"` + key + `"}`
+	o := options(t, s)
+	t.Setenv("SWEBENCH_TEST_ENDPOINT_KEY", key)
+	o.EndpointAPIKeyEnv = "SWEBENCH_TEST_ENDPOINT_KEY"
+	var progress strings.Builder
+	o.Progress = &progress
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(s.Request()["endpoint_api_key"]); got != `"`+key+`"` {
+		t.Errorf("endpoint_api_key sent %s, want %q", got, key)
+	}
+	if strings.Contains(progress.String(), key) {
+		t.Errorf("progress shows the endpoint key:\n%s", progress.String())
+	}
+	assertNoSecret(t, o.Out, key)
+
+	o.EndpointAPIKeyEnv = "SWEBENCH_TEST_UNSET_KEY"
+	if _, err := Run(context.Background(), o); err == nil || !strings.Contains(err.Error(), "SWEBENCH_TEST_UNSET_KEY") {
+		t.Errorf("an unset key variable: %v", err)
+	}
 }
