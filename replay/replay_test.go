@@ -596,3 +596,27 @@ func TestStartOrderBadSeed(t *testing.T) {
 		t.Errorf("err %v, %d requests", err, len(f.requests()))
 	}
 }
+
+// A config that binds the current ruleset orders the starts by its seed set's
+// sample_index_rng_seed: the same sessions as TestStartOrderOnTheWire.
+func TestStartOrderFromRuleset(t *testing.T) {
+	d := makeDataset(t, chat("c0", 1), chat("c1", 1), chat("c2", 1), chat("c3", 1), chat("c4", 1))
+	f := newFake(t)
+	y := minimalConfig("", "submission_ref:\n  ruleset: mlperf-endpoints-current\n")
+	cr, err := fromYAML(t, y, map[string]string{"DATASET": "mem", "ENDPOINT": f.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cr.Options
+	o.Data, o.Out, o.Concurrency, o.NoSalt, o.Trajectories = d, filepath.Join(t.TempDir(), "run"), 1, true, 5
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range f.requests() {
+		got = append(got, s.session)
+	}
+	if want := []string{"c4", "c2", "c0", "c1", "c3"}; !slices.Equal(got, want) {
+		t.Errorf("sessions %v, want %v", got, want)
+	}
+}
