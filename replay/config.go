@@ -316,7 +316,7 @@ func (cr *configReader) noteIneffective(o *Options, mp *refconfig.ModelParams) {
 	}
 	o.Seeds = &schemas.RunSeeds{Scheduler: seedOr(rt.SchedulerRandomSeed), Dataloader: seedOr(rt.DataloaderRandomSeed),
 		Warmup: seedOr(c.Settings.Warmup.WarmupRandomSeed)}
-	note("settings.runtime scheduler_random_seed %s, dataloader_random_seed %s: recorded; an agentic replay draws nothing at random (trajectory k replays conversation k mod n; salts are hashes)",
+	note("settings.runtime scheduler_random_seed %s, dataloader_random_seed %s: recorded; the dataloader seed orders the trajectories' starts (a shuffle of the conversations per pass, as the reference draws it), the scheduler seed draws nothing in an agentic run (salts are hashes)",
 		o.Seeds.Scheduler, o.Seeds.Dataloader)
 	if cl.NumWorkers != nil {
 		note("settings.client.num_workers %d: agentrace is one process", *cl.NumWorkers)

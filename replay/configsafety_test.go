@@ -55,7 +55,9 @@ func fromYAML(t *testing.T, y string, vars map[string]string) (*ConfigRun, error
 // manifest, config.yaml, the progress lines or a turn's error message.
 func TestConfigAPIKeyMaskedWhenEchoed(t *testing.T) {
 	const key, token = "sk-CONFIGSECRET-5151", "svc-TOKENSECRET-7171"
-	d := makeDataset(t, chat("ok", 2), chat("deny", 1))
+	// The config's dataloader seed (the default, 42) starts the second of two
+	// conversations first.
+	d := makeDataset(t, chat("deny", 1), chat("ok", 2))
 	f := newFake(t)
 	f.fault = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		js, _ := json.Marshal("ok " + r.Header.Get("Authorization") + " " + token)

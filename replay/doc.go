@@ -9,7 +9,9 @@
 // one completed, after that turn's delay (delay_seconds × DelayScale, slept from
 // the previous completion or the trajectory's start, and not part of any latency).
 // A finished trajectory frees its slot for the next one. Trajectory k (0-based
-// start order) replays conversation k mod n as instance k div n + 1; its session id
+// start order) replays the k-th conversation datasets.StartOrder draws (a
+// shuffle of the conversations per pass over the dataset, seeded by the
+// dataloader seed, as the reference draws it) as instance k div n + 1; its session id
 // (datasets.SessionID) goes into every routing header, and salting (spec §4) makes
 // its prompts unique to it. Request bodies are datasets.(*Dataset).AppendBody's
 // bytes, built into a buffer the slot reuses; nothing is re-encoded.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/big"
 	"net/http"
 	"path/filepath"
 	"sort"
@@ -218,7 +219,8 @@ type engine struct {
 	logFail   sync.Once
 
 	mu           sync.Mutex
-	next         int // next trajectory to start
+	next         int                  // next trajectory to start
+	order        *datasets.StartOrder // the conversation each trajectory replays
 	windowClosed atomic.Bool
 	windowEndNs  atomic.Int64
 
@@ -448,7 +450,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	}
 
 	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.slots), logFailed: make(chan struct{}), kernelSleeps: make(chan struct{}, kernelSleepers),
-		turnsTotal: budgetTurns(d, s.budget)}
+		order: datasets.NewStartOrder(len(d.Conversations), s.orderSeed), turnsTotal: budgetTurns(d, s.budget, s.orderSeed)}
 	if w := longestDelay(d, s); w != "" && s.Progress != nil {
 		fmt.Fprintln(s.Progress, w)
 	}
@@ -724,10 +726,11 @@ func verb(n int64, one, many string) string {
 	return many
 }
 
-// take returns the next trajectory to start, or false when none is left or
-// issuing has stopped. finishedOne tells that the caller's slot has just finished
-// a trajectory: if none is left, the performance window ends now.
-func (e *engine) take(finishedOne bool) (int, bool) {
+// take returns the next trajectory to start and the conversation it replays
+// (datasets.StartOrder), or false when none is left or issuing has stopped.
+// finishedOne tells that the caller's slot has just finished a trajectory: if
+// none is left, the performance window ends now.
+func (e *engine) take(finishedOne bool) (k, conv int, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.next >= e.s.budget {
@@ -738,14 +741,14 @@ func (e *engine) take(finishedOne bool) (int, bool) {
 				e.stop(schemas.StopWindowEnd)
 			}
 		}
-		return 0, false
+		return 0, 0, false
 	}
 	if e.issueCtx.Err() != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	k := e.next
+	k = e.next
 	e.next++
-	return k, true
+	return k, e.order.Next(), true
 }
 
 // slot runs trajectories one after another until none is left.
@@ -770,11 +773,11 @@ func (e *engine) slot(id int) {
 	defer st.release()
 	finishedOne := false
 	for {
-		k, ok := e.take(finishedOne)
+		k, ci, ok := e.take(finishedOne)
 		if !ok {
 			return
 		}
-		switch e.trajectory(st, k) {
+		switch e.trajectory(st, k, ci) {
 		case trajFinished:
 			e.trajDone.Add(1)
 		case trajFailed:
@@ -793,13 +796,13 @@ const (
 	trajCut             // cut short by a stop: a turn cancelled or not issued
 )
 
-// trajectory runs trajectory k: conversation k mod n as instance k div n + 1,
-// one turn at a time, each after its delay. After a failure the rest is aborted
-// (logged, not sent) when issuing is still open, as the reference registers
-// them as skipped; once issuing has stopped, turns are not issued.
-func (e *engine) trajectory(st *slotState, k int) (outcome int) {
-	n := len(e.d.Conversations)
-	ci, repeat := k%n, k/n+1
+// trajectory runs trajectory k: conversation ci (its draw from the start
+// order) as instance k div n + 1, one turn at a time, each after its delay.
+// After a failure the rest is aborted (logged, not sent) when issuing is still
+// open, as the reference registers them as skipped; once issuing has stopped,
+// turns are not issued.
+func (e *engine) trajectory(st *slotState, k, ci int) (outcome int) {
+	repeat := k/len(e.d.Conversations) + 1
 	conv := &e.d.Conversations[ci]
 	turns := e.d.ConversationTurns(ci)
 	sid := datasets.SessionID(conv.ConversationID, repeat)
@@ -1386,15 +1389,23 @@ func lagStats(lags []int64) (p50, p99, max time.Duration) {
 }
 
 // budgetTurns is the number of client turns in a budget of trajectories: whole
-// passes over the dataset, then its first conversations.
-func budgetTurns(d *datasets.Dataset, budget int) int64 {
+// passes over the dataset, then the conversations the start order draws first
+// in the last pass.
+func budgetTurns(d *datasets.Dataset, budget int, seed *big.Int) int64 {
 	n := len(d.Conversations)
 	if n == 0 {
 		return 0
 	}
 	total := int64(budget/n) * int64(len(d.Turns))
-	for ci := range budget % n {
-		total += int64(len(d.ConversationTurns(ci)))
+	if budget%n == 0 {
+		return total
+	}
+	o := datasets.NewStartOrder(n, seed)
+	for range budget / n * n {
+		o.Next()
+	}
+	for range budget % n {
+		total += int64(len(d.ConversationTurns(o.Next())))
 	}
 	return total
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/big"
 	"net"
 	"net/http"
 	"net/url"
@@ -206,6 +207,9 @@ type settings struct {
 	routing              []string    // routing header names, canonical
 	profile              *datasets.Profile
 	budget               int
+	// orderSeed is the dataloader seed that orders the trajectories' starts
+	// (datasets.StartOrder).
+	orderSeed *big.Int
 	// slots is how many trajectories can be active at once: the concurrency, or
 	// the budget when that is smaller (a slot beyond it would never start one).
 	slots      int
@@ -342,6 +346,11 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		s.budget = n
 	}
 	s.slots = min(s.Concurrency, s.budget)
+	seed, err := datasets.ParseSeed(string(s.seeds().Dataloader))
+	if err != nil {
+		return nil, fmt.Errorf("dataloader_random_seed: %w", err)
+	}
+	s.orderSeed = seed
 	if !o.NoSalt {
 		if err := d.CheckSaltable(); err != nil {
 			return nil, fmt.Errorf("salting is on (turn it off with --no-salt, unofficial): %w", err)
@@ -440,6 +449,7 @@ func (s *settings) config(d *datasets.Dataset) schemas.RunConfig {
 		APIKeyEnv:           s.APIKeyEnv,
 		Sampling:            s.sampling(),
 		Seeds:               s.seeds(),
+		StartOrder:          datasets.StartOrderRule,
 		TimeoutSeconds:      s.Timeout.Seconds(),
 		MaxConnections:      s.MaxConnections,
 		WarmupConnections:   s.WarmupConnections,

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -547,5 +548,75 @@ func TestProgressLines(t *testing.T) {
 	}
 	if !eta {
 		t.Errorf("no status line estimates the time left:\n%s", out.String())
+	}
+}
+
+// TestStartOrderOnTheWire: one trajectory at a time, the conversations start in
+// the order CPython draws: r = random.Random(dataloader seed); x = list(range(n));
+// r.shuffle(x) before each pass. The published seed set A's dataloader seed over
+// five conversations, two passes: [4, 2, 0, 1, 3] then [3, 1, 2, 0, 4].
+func TestStartOrderOnTheWire(t *testing.T) {
+	d := makeDataset(t, chat("c0", 1), chat("c1", 1), chat("c2", 1), chat("c3", 1), chat("c4", 1))
+	f := newFake(t)
+	dir := filepath.Join(t.TempDir(), "run")
+	seeds := &schemas.RunSeeds{Scheduler: "10487924139932647040", Dataloader: "586478644936801402", Warmup: "586478644936801402"}
+	if _, err := Run(context.Background(), Options{Data: d, Dataset: "mem", Endpoint: f.srv.URL, Out: dir, Model: "test-model",
+		Concurrency: 1, Trajectories: 10, NoDelays: true, Seeds: seeds}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range f.requests() {
+		got = append(got, s.session)
+	}
+	want := []string{"c4", "c2", "c0", "c1", "c3", "c3__repeat_2", "c1__repeat_2", "c2__repeat_2", "c0__repeat_2", "c4__repeat_2"}
+	if !slices.Equal(got, want) {
+		t.Errorf("sessions %v, want %v", got, want)
+	}
+	m, err := runlog.ReadManifest(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Config.StartOrder != datasets.StartOrderRule || m.Config.Seeds == nil || m.Config.Seeds.Dataloader != "586478644936801402" {
+		t.Errorf("manifest records start order %q, seeds %+v", m.Config.StartOrder, m.Config.Seeds)
+	}
+	for _, r := range readLog(t, dir) {
+		if want[r.Trajectory] != r.SessionID {
+			t.Errorf("trajectory %d: session %s, want %s", r.Trajectory, r.SessionID, want[r.Trajectory])
+		}
+	}
+}
+
+// A dataloader seed that is not an integer is refused before anything is sent.
+func TestStartOrderBadSeed(t *testing.T) {
+	d := makeDataset(t, chat("c0", 1))
+	f := newFake(t)
+	_, err := Run(context.Background(), Options{Data: d, Dataset: "mem", Endpoint: f.srv.URL, Out: filepath.Join(t.TempDir(), "run"),
+		Model: "test-model", Concurrency: 1, NoDelays: true, Seeds: &schemas.RunSeeds{Scheduler: "1", Dataloader: "4.2", Warmup: "1"}})
+	if err == nil || !strings.Contains(err.Error(), "dataloader_random_seed") || len(f.requests()) != 0 {
+		t.Errorf("err %v, %d requests", err, len(f.requests()))
+	}
+}
+
+// A config that binds the current ruleset orders the starts by its seed set's
+// sample_index_rng_seed: the same sessions as TestStartOrderOnTheWire.
+func TestStartOrderFromRuleset(t *testing.T) {
+	d := makeDataset(t, chat("c0", 1), chat("c1", 1), chat("c2", 1), chat("c3", 1), chat("c4", 1))
+	f := newFake(t)
+	y := minimalConfig("", "submission_ref:\n  ruleset: mlperf-endpoints-current\n")
+	cr, err := fromYAML(t, y, map[string]string{"DATASET": "mem", "ENDPOINT": f.srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := cr.Options
+	o.Data, o.Out, o.Concurrency, o.NoSalt, o.Trajectories = d, filepath.Join(t.TempDir(), "run"), 1, true, 5
+	if _, err := Run(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range f.requests() {
+		got = append(got, s.session)
+	}
+	if want := []string{"c4", "c2", "c0", "c1", "c3"}; !slices.Equal(got, want) {
+		t.Errorf("sessions %v, want %v", got, want)
 	}
 }

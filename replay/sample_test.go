@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/big"
 	"testing"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
+	"github.com/agentrace/agentrace/replay/refconfig"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -27,8 +29,9 @@ func TestSampleBodiesAreThePrompts(t *testing.T) {
 	}
 	reqs := f.requests()
 	want := 0
-	for k := 0; k < n+2; k++ {
-		want += len(d.ConversationTurns(k % n))
+	order := datasets.NewStartOrder(n, big.NewInt(refconfig.DefaultSeed))
+	for range n + 2 {
+		want += len(d.ConversationTurns(order.Next()))
 	}
 	if len(reqs) != want {
 		t.Fatalf("%d requests, want %d", len(reqs), want)

@@ -89,7 +89,8 @@ func TestEchoedSecretsMasked(t *testing.T) {
 	)
 	t.Setenv("AGENTRACE_TEST_KEY", key)
 	basic := base64.StdEncoding.EncodeToString([]byte(user + ":" + passwd))
-	d := makeDataset(t, chat("ok", 2), chat("deny", 1))
+	// The default dataloader seed (42) starts the second of two conversations first.
+	d := makeDataset(t, chat("deny", 1), chat("ok", 2))
 	f := newFake(t)
 	f.fault = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		echo := r.Header.Get("Authorization") + " " + r.Header.Get("X-Custom-Auth")
@@ -189,8 +190,10 @@ func TestUnparsableEndpointPasswordNeverShown(t *testing.T) {
 func TestCutSecretsMasked(t *testing.T) {
 	const key = "sk-cut-in-the-middle-KEY"
 	t.Setenv("AGENTRACE_TEST_KEY", key)
-	// "frame" succeeds first, so the 401 of "body" is a failed turn, not a refused run.
-	d := makeDataset(t, chat("frame", 1), chat("body", 1))
+	// "frame" succeeds first (the default dataloader seed, 42, starts the second
+	// of two conversations first), so the 401 of "body" is a failed turn, not a
+	// refused run.
+	d := makeDataset(t, chat("body", 1), chat("frame", 1))
 	f := newFake(t)
 	f.fault = func(w http.ResponseWriter, r *http.Request, s seen) bool {
 		if s.session == "body" {

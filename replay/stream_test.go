@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -71,15 +72,21 @@ func TestPerTurnStreaming(t *testing.T) {
 			if len(reqs) != len(refTurns) || len(reqs) != len(d.Turns) {
 				t.Fatalf("%d requests, the reference issued %d, the dataset has %d client turns", len(reqs), len(refTurns), len(d.Turns))
 			}
-			// Concurrency 1: the requests come in the dataset's order, the
-			// reference's too (its conversation order, turns in order).
+			// The reference's verdicts list its turns by conversation and turn;
+			// each request is matched to the one of its own turn.
+			refByTurn := map[string]int{} // conversation#turn -> index in refTurns
+			for i, rt := range refTurns {
+				refByTurn[fmt.Sprintf("%s#%d", rt.ConversationID, rt.Turn)] = i
+			}
 			want := map[string]bool{} // session#turn -> the reference streamed it
 			streamedTurns := 0
 			for i, s := range reqs {
-				rt, tr := refTurns[i], &d.Turns[i]
-				if rt.ConversationID != tr.ConversationID || rt.Turn != int(tr.Turn) || s.session != tr.ConversationID {
-					t.Fatalf("request %d: %s turn %d, the reference's %s turn %d", i, s.session, tr.Turn, rt.ConversationID, rt.Turn)
+				tr, _ := turnOf(t, d, s)
+				ri, ok := refByTurn[fmt.Sprintf("%s#%d", tr.ConversationID, tr.Turn)]
+				if !ok || s.session != tr.ConversationID {
+					t.Fatalf("request %d: %s turn %d, not a turn the reference issued", i, s.session, tr.Turn)
 				}
+				rt := refTurns[ri]
 				var body struct {
 					Stream json.RawMessage `json:"stream"`
 				}
@@ -124,8 +131,8 @@ func TestPerTurnStreaming(t *testing.T) {
 					m.Config.Stream, m.Config.StreamedTurns, m.Config.NonStreamedTurns, m.Config.Official, m.Config.NonOfficial, streamedTurns, tc.reason)
 			}
 			// agentrace prompt -v prints the Accept header replay sent.
-			for i, s := range reqs {
-				tr := &d.Turns[i]
+			for _, s := range reqs {
+				tr, _ := turnOf(t, d, s)
 				var out bytes.Buffer
 				if err := ingest.Prompt(context.Background(), &out, ingest.PromptOptions{Dataset: ds, Conversation: tr.ConversationID, Turn: int(tr.Turn), Profile: o.Profile,
 					NoSalt: o.NoSalt, NoStream: o.NoStream, MaxTokens: o.MaxTokens, Verbose: true}); err != nil {

@@ -41,7 +41,8 @@ type Conversation struct {
 	// ConversationID is the source id (no repeat suffix).
 	ConversationID string `parquet:"conversation_id" json:"conversation_id"`
 	// Index is the 0-based position of the conversation in the dataset (file order,
-	// then input order across files). Replay's trajectory k uses Index k mod n.
+	// then input order across files). Replay's start order (datasets.StartOrder)
+	// draws these indices.
 	Index int32 `parquet:"conv_index" json:"conv_index"`
 	// Domain is DomainCoding or DomainWorkflow.
 	Domain string `parquet:"domain,dict" json:"domain"`

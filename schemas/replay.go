@@ -18,7 +18,7 @@ func TurnLogColumns() []Column {
 		{"session_id", "logical trajectory id sent in the routing headers: the conversation id, plus __repeat_N from the second pass on"},
 		{"conversation_id", "source conversation id (no repeat suffix)"},
 		{"repeat", "instance number of the trajectory: 1 on the first pass over the dataset, 2 on the second, ..."},
-		{"trajectory", "0-based start order k of the trajectory (it replays conversation k mod n)"},
+		{"trajectory", "0-based start order k of the trajectory (it replays the k-th conversation the start order draws: a shuffle per pass seeded by dataloader_random_seed)"},
 		{"turn", "dataset turn number of the client row (user or tool row)"},
 		{"client_index", "0-based ordinal of the client turn within its conversation"},
 		{"domain", "coding or workflow"},

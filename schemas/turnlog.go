@@ -325,9 +325,16 @@ type RunConfig struct {
 	// (redacted); Endpoint is the first.
 	Endpoints []string `json:"endpoints,omitempty"`
 	// Seeds are the reference's RNG seeds as its run records them (a config's,
-	// else its defaults, 42); an agentic replay draws nothing with them. Absent
-	// from manifests written before they were recorded.
+	// else its defaults, 42): the dataloader seed orders the trajectories'
+	// starts (StartOrder). Absent from manifests written before they were
+	// recorded.
 	Seeds *RunSeeds `json:"seeds,omitempty"`
+	// StartOrder is the rule by which trajectories take conversations:
+	// "shuffle_per_pass" (datasets.StartOrder: a shuffle of the conversations per
+	// pass over the dataset from random.Random(dataloader_random_seed), as the
+	// reference draws it). Absent from manifests of runs where trajectory k
+	// replayed conversation k mod n.
+	StartOrder string `json:"start_order,omitempty"`
 	// TimeoutSeconds interrupts the run (a config's timeout; 0: none).
 	TimeoutSeconds float64 `json:"timeout_s,omitempty"`
 	// The HTTP client's settings (a config's settings.client).

@@ -4,7 +4,8 @@
 // seconds of wall time. It drives two workloads:
 //
 //   - a dataset's agentic trajectories, closed-loop, as replay drives a server:
-//     trajectory k replays conversation k mod n as instance k div n + 1 with its
+//     trajectory k replays the k-th conversation datasets.StartOrder draws
+//     (seeded by Options.OrderSeed) as instance k div n + 1 with its
 //     session id, salted system prompt and request bodies
 //     (datasets.(*Dataset).AppendBody), each turn sent its delay after the
 //     previous one completed, the performance window ending when a slot finishes

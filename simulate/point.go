@@ -3,8 +3,10 @@ package simulate
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 	"time"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -32,6 +34,11 @@ func (r *run) manifest() schemas.RunManifest {
 		}
 	}
 	if o.Data != nil {
+		// The seeds replay records without a config: the reference's defaults,
+		// but for the dataloader seed that ordered the starts.
+		d := json.Number(strconv.Itoa(datasets.DefaultSeed))
+		m.Config.Seeds = &schemas.RunSeeds{Scheduler: d, Dataloader: json.Number(r.orderSeed().String()), Warmup: d}
+		m.Config.StartOrder = datasets.StartOrderRule
 		m.DatasetHash = o.Data.Manifest.ContentHash
 		m.DatasetSize = len(o.Data.Conversations)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"math/big"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -43,7 +44,10 @@ type Options struct {
 	SamplingModel string // the request's model name ("": the sampling profile's)
 
 	// The closed loop's settings, as replay's.
-	Trajectories        int // 0: one per conversation
+	Trajectories int // 0: one per conversation
+	// OrderSeed is the dataloader seed of the trajectories' start order
+	// (datasets.StartOrder); nil means the reference's default.
+	OrderSeed           *big.Int
 	NoSalt, NoDelays    bool
 	DelayScale          float64 // 0 means 1
 	ClearGeneratedCache bool
@@ -211,7 +215,8 @@ type run struct {
 	reps        []*simserver.Replica
 	q           events
 	seq         int64
-	next        int // next trajectory to start
+	next        int                  // next trajectory to start
+	order       *datasets.StartOrder // the conversation each trajectory replays
 	budget      int
 	windowAt    float64 // end of the performance window; +Inf until it closes
 	recs        []*schemas.TurnRecord
@@ -274,6 +279,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 		if r.budget == 0 {
 			r.budget = len(o.Data.Conversations)
 		}
+		r.order = datasets.NewStartOrder(len(o.Data.Conversations), r.orderSeed())
 	} else {
 		r.budget = o.Requests
 		if r.budget == 0 {
@@ -299,6 +305,15 @@ func samplingFor(p simserver.Hardware) *datasets.Profile {
 	return nil
 }
 
+// orderSeed is the start order's seed: Options.OrderSeed, else the reference's
+// default dataloader seed.
+func (r *run) orderSeed() *big.Int {
+	if r.o.OrderSeed != nil {
+		return r.o.OrderSeed
+	}
+	return big.NewInt(datasets.DefaultSeed)
+}
+
 // startTrajectory takes the next trajectory (false when none is left) and
 // schedules its first turn after its delay from at.
 func (r *run) startTrajectory(at float64) bool {
@@ -310,7 +325,7 @@ func (r *run) startTrajectory(at float64) bool {
 	tr := &traj{k: k, base: at}
 	if d := r.o.Data; d != nil {
 		n := len(d.Conversations)
-		tr.conv, tr.repeat = k%n, k/n+1
+		tr.conv, tr.repeat = r.order.Next(), k/n+1
 		conv := &d.Conversations[tr.conv]
 		tr.turns = d.ConversationTurns(tr.conv)
 		tr.session = datasets.SessionID(conv.ConversationID, tr.repeat)

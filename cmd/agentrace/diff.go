@@ -28,7 +28,7 @@ func diffCommand() *cli.Command {
 			"(content, reasoning_content, tool_calls, tool_call_id, intent_codes, extra, and the\n" +
 			"client turn's delay_seconds, tools, params, max_tokens) with excerpts of both values,\n" +
 			"how many messages differ, and every changed delay. It says when the common\n" +
-			"conversations changed order (replay maps trajectory k to conversation k mod n), and\n" +
+			"conversations changed order (replay's seeded shuffle draws conversation indices), and\n" +
 			"compares per domain the trajectories, client and assistant turns, history bytes (last\n" +
 			"turns), request bytes (all turns), total delay and ISL (when both were ingested with\n" +
 			"--tokenizer).\n\n" +

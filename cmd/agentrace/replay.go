@@ -162,7 +162,9 @@ func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Opt
 const replayDescription = "Replays the dataset's trajectories closed-loop, as the MLPerf reference client's agentic\n" +
 	"strategy does: N trajectories active at once, each with exactly one turn in flight; a turn is\n" +
 	"issued when the previous one completed and its delay_seconds has passed; a finished trajectory\n" +
-	"frees its slot for the next. Trajectory k replays conversation k mod n as instance k div n + 1,\n" +
+	"frees its slot for the next. Trajectories take the conversations in an order shuffled per pass\n" +
+	"over the dataset from the dataloader seed (dataloader_random_seed, 42 without --config), as the\n" +
+	"reference draws it; the k-th trajectory is instance k div n + 1 of its conversation,\n" +
 	"with session id C (C__repeat_N from the second pass) in X-Session-ID and a salted system prompt.\n" +
 	"A failed turn (HTTP error, 429 included, broken stream, timeout) aborts the rest of its\n" +
 	"trajectory, logged (status aborted) but not sent. A malformed SSE frame or an error object in a\n" +

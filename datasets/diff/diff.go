@@ -46,8 +46,8 @@ type Result struct {
 	Changed   int  `json:"changed"`
 	Unchanged int  `json:"unchanged"`
 	// Order tells whether the conversations common to both keep their relative
-	// order (replay's trajectory k replays conversation k mod n, so a new order is
-	// a different benchmark even with the same content hash).
+	// order (replay's start order shuffles conversation indices, so a new order
+	// is a different benchmark even with the same content hash).
 	Order OrderChange `json:"order"`
 	// AddedConversations are in B's order, RemovedConversations in A's, Changes in
 	// B's.

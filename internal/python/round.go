@@ -1,9 +1,11 @@
 // Package python restates in Go the parts of Python's semantics that the
 // reference client's results depend on: round() on floats (its scorer), float()
-// of a str and repr() of a float (how its loader reads trace values), and the str
+// of a str and repr() of a float (how its loader reads trace values), the str
 // methods and re character classes it applies to commands and model output
-// (isspace, strip, \w, \d, lower). Python's json.loads is jsonscan's Python
-// dialect. Each is checked against CPython's own results (testdata).
+// (isspace, strip, \w, \d, lower), and random.Random's Mersenne Twister with
+// random.shuffle (the order its agentic strategy starts conversations in).
+// Python's json.loads is jsonscan's Python dialect. Each is checked against
+// CPython's own results (testdata).
 package python
 
 import (

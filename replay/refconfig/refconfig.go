@@ -267,7 +267,7 @@ func (i Int) Big() *big.Int {
 const (
 	DefaultMaxNewTokens         = 1024
 	DefaultMinDurationMs        = 600000
-	DefaultSeed                 = 42
+	DefaultSeed                 = datasets.DefaultSeed
 	DefaultTurnTimeoutS         = 86400.0
 	DefaultWarmupConnections    = -1
 	DefaultMaxConnections       = -1
