@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -87,7 +88,7 @@ func build(t *testing.T) *workspace {
 			// slowest-trajectories query reads.
 			Profile: "qwen3.6-35b-a3b", Concurrency: c, DelayScale: 0.001, StreamUsage: true,
 			// The sim twice, as two endpoints, scraped: the report's server tables
-			// (docs/analysis.md's server queries) have two replicas.
+			// (docs/queries.md's server queries) have two replicas.
 			Endpoints: []string{hs.URL + "/v1"},
 			Telemetry: replay.Telemetry{Metrics: true, MetricsInterval: 50 * time.Millisecond}}); err != nil {
 			t.Fatal(err)
@@ -132,7 +133,7 @@ func num(t *testing.T, row map[string]any, col string) float64 {
 // checking each answer against what agentrace computed.
 func TestDuckDBReadsEverything(t *testing.T) {
 	queries := docQueries(t, "queries.md")
-	for _, name := range []string{"largest-requests", "turn-messages", "isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore"} {
+	for _, name := range []string{"largest-requests", "turn-messages", "isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore", "server-timeline", "server-replicas", "server-metrics"} {
 		if queries[name] == "" {
 			t.Fatalf("docs/queries.md has no ```sql block named %q", name)
 		}
@@ -165,6 +166,21 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	}
 	checkSignsAndTypes(t, res, docNames)
 	checkWrittenTables(t, res)
+
+	// The server's figures: points.json's, to 1e-12 relative.
+	var points []map[string]any
+	data, err := os.ReadFile(filepath.Join(w.dir, "report", report.PointsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &points); err != nil {
+		t.Fatal(err)
+	}
+	byC := map[int]map[string]any{}
+	for _, p := range points {
+		byC[int(p["concurrency"].(float64))] = p
+	}
+	t.Logf("%d server figures of points.json reproduced by docs/queries.md's server queries", compareServer(t, res, byC))
 
 	// The tables themselves.
 	tab := res["tables"][0]
@@ -343,6 +359,9 @@ var resultKinds = map[string]string{
 	"path": "text", "kind": "text", "pass": "bool", "error": "text",
 	"endpoint": "int", "t_s": "number", "running": "number", "waiting": "number", "kv_usage": "number",
 	"prefix_hits_total": "number", "prefix_queries_total": "number",
+	"requests": "number", "prefix_cache_hit_rate": "number", "kv_usage_mean": "number",
+	"server_prefix_cache_hit_rate": "number", "server_kv_usage_mean": "number", "server_kv_usage_p90": "number",
+	"server_queue_depth_mean": "number", "server_running_mean": "number", "server_preemptions": "number", "server_requests": "number",
 }
 
 // nullable are the result columns that may be NULL: rescore's error, for a run
@@ -426,4 +445,59 @@ func checkWrittenTables(t *testing.T, res map[string][]map[string]any) {
 			}
 		}
 	}
+}
+
+// compareServer checks docs/queries.md's server queries against points.json's
+// server_* figures and server_replicas, to 1e-12 relative (their means add the
+// same fractions in another order), and returns how many numbers it checked.
+func compareServer(t *testing.T, res map[string][]map[string]any, byC map[int]map[string]any) int {
+	t.Helper()
+	checked := 0
+	near := func(what string, got, want any) {
+		t.Helper()
+		gf, gok := got.(float64)
+		wf, wok := want.(float64)
+		switch {
+		case got == nil && want == nil:
+		case !gok || !wok:
+			t.Errorf("%s: DuckDB %v, points.json %v", what, got, want)
+		case math.Abs(gf-wf) > 1e-12*math.Max(math.Abs(wf), 1e-300):
+			t.Errorf("%s: DuckDB %v, points.json %v", what, gf, wf)
+		}
+		checked++
+	}
+	if len(res["server-metrics"]) != len(byC) {
+		t.Errorf("server-metrics: %d rows for %d points", len(res["server-metrics"]), len(byC))
+	}
+	for _, row := range res["server-metrics"] {
+		c := int(num(t, row, "concurrency"))
+		p := byC[c]
+		for field, v := range row {
+			if field != "concurrency" {
+				if _, ok := p[field]; !ok {
+					t.Errorf("server-metrics: points.json has no %s", field)
+				}
+				near(fmt.Sprintf("server-metrics c=%d %s", c, field), v, p[field])
+			}
+		}
+		if p["server_prefix_cache_hit_rate"] == nil || p["server_requests"] == nil {
+			t.Errorf("c=%d: no server figures in points.json: %v", c, p["server_note"])
+		}
+	}
+	for _, row := range res["server-replicas"] {
+		c, ep := int(num(t, row, "concurrency")), int(num(t, row, "endpoint"))
+		reps, _ := byC[c]["server_replicas"].([]any)
+		if ep >= len(reps) {
+			t.Errorf("server-replicas c=%d: endpoint %d, points.json has %d replicas", c, ep, len(reps))
+			continue
+		}
+		r := reps[ep].(map[string]any)
+		for _, field := range []string{"requests", "prefix_cache_hit_rate", "kv_usage_mean"} {
+			near(fmt.Sprintf("server-replicas c=%d endpoint %d %s", c, ep, field), row[field], r[field])
+		}
+	}
+	if want := 2 * len(byC); len(res["server-replicas"]) != want {
+		t.Errorf("server-replicas: %d rows, want %d (two endpoints per point)", len(res["server-replicas"]), want)
+	}
+	return checked
 }
