@@ -15,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrace/agentrace/audit"
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/card"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -26,6 +28,8 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/simserver"
+	"github.com/agentrace/agentrace/simulate"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // docQueries returns the queries of docs/NAME by name: every ```sql block whose
@@ -143,6 +147,7 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	if _, err := report.Build(context.Background(), report.Options{Out: filepath.Join(w.dir, "report"), Runs: []string{filepath.Join(w.dir, "runs")}}); err != nil {
 		t.Fatal(err)
 	}
+	writeTheRest(t, w)
 	docNames := make([]string, 0, len(queries))
 	for name := range queries {
 		docNames = append(docNames, name)
@@ -166,6 +171,9 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	}
 	checkSignsAndTypes(t, res, docNames)
 	checkWrittenTables(t, res)
+	for _, doc := range writtenJSON {
+		checkJSONNulls(t, filepath.Join(w.dir, doc))
+	}
 
 	// The server's figures: points.json's, to 1e-12 relative.
 	var points []map[string]any
@@ -342,10 +350,111 @@ func TestDuckDBReadsEverything(t *testing.T) {
 }
 
 // writtenTables are the Parquet tables agentrace writes into the workspace: the
-// dataset's three tables, a run's analysis and scores tables, the rescore table
-// and the report's tables.
+// dataset's three tables, a run's analysis and scores tables, the rescore table,
+// the report's tables, the audit's table and log export's table of several runs
+// (a replayed sweep's and a simulated one's).
 var writtenTables = []string{"dataset/conversations.parquet", "dataset/messages.parquet", "dataset/turns.parquet", "runs/c8/turns.parquet", "runs/c8/scores.parquet", "rescore.parquet",
-	"report/turns.parquet", "report/points.parquet", "runs/c8/server_metrics.parquet", "report/server_metrics.parquet"}
+	"report/turns.parquet", "report/points.parquet", "runs/c8/server_metrics.parquet", "report/server_metrics.parquet",
+	"audit/audit.parquet", "export/turns.parquet"}
+
+// writtenJSON are the JSON documents of tables agentrace writes into the
+// workspace: the report's points, the audit's rows and the dataset card.
+var writtenJSON = []string{"report/points.json", "audit/audit.json", "card/card.json"}
+
+// writeTheRest writes, beside build's workspace, what the other table-writing
+// commands write: the published files and the audit of the sweep (`agentrace
+// publish`, `agentrace audit --out`), a simulated sweep (`simulate --out`), one
+// turns table of both sweeps (`log export --out`) and the dataset's card (`stats
+// --card`).
+func writeTheRest(t *testing.T, w *workspace) {
+	t.Helper()
+	ctx := context.Background()
+	runs := filepath.Join(w.dir, "runs")
+	if _, err := report.Publish(ctx, report.PublishOptions{Runs: []string{runs}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := audit.Run(ctx, audit.Options{Inputs: []string{runs}, Tokenizer: testenv.Tokenizer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.Write(filepath.Join(w.dir, "audit"), false, []string{runs}, res); err != nil {
+		t.Fatal(err)
+	}
+	hw, err := simserver.LookupHardware(simserver.DefaultHardware)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsDir, sim := filepath.Join(w.dir, "dataset"), filepath.Join(w.dir, "sim-sweep")
+	if _, err := simulate.WriteSweep(ctx, simulate.Options{Hardware: hw, Data: w.d, Seed: 1, Fidelity: 0.9, DelayScale: 1, Replicas: 1, Routing: simulate.RouteSession},
+		[]int{4}, 1, sim, dsDir, false); err != nil {
+		t.Fatal(err)
+	}
+	export := []runlog.TableRun{{Dir: filepath.Join(runs, "c8"), Run: "runs/c8", System: "runs"}, {Dir: filepath.Join(sim, "c4"), Run: "sim-sweep/c4", System: "sim-sweep"}}
+	if err := os.Mkdir(filepath.Join(w.dir, "export"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runlog.WriteTable(ctx, filepath.Join(w.dir, "export", runlog.TableFile), export, runlog.TableOptions{RunColumns: true}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokens.LoadContext(ctx, testenv.Tokenizer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, err := card.Build(ctx, card.Options{Dataset: dsDir, OSL: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := card.Write(cd, card.WriteOptions{Out: filepath.Join(w.dir, "card"), Inputs: []string{dsDir}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jsonEmptyText are the keys of agentrace's JSON documents whose "" is a value.
+var jsonEmptyText = map[string]bool{}
+
+// checkJSONNulls checks a JSON document agentrace wrote: no value is -1 and no
+// text is "" (a missing value is null).
+func checkJSONNulls(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	bad := 0
+	var walk func(at, key string, v any)
+	walk = func(at, key string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				walk(at+"."+k, k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", at, i), key, x)
+			}
+		case string:
+			if v == "" && !jsonEmptyText[key] {
+				if bad++; bad <= 20 {
+					t.Errorf("%s: %s is \"\" (missing must be null)", path, at)
+				}
+			}
+		case float64:
+			if v == -1 {
+				if bad++; bad <= 20 {
+					t.Errorf("%s: %s is -1 (missing must be null)", path, at)
+				}
+			}
+		}
+	}
+	walk("", "", doc)
+	if bad > 20 {
+		t.Errorf("%s: %d values in all", path, bad)
+	}
+}
 
 // resultKinds is the kind of every column docs/queries.md's queries return: an
 // integer count, a number, a text or a boolean. A column missing here fails the
