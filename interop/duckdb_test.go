@@ -355,11 +355,12 @@ func TestDuckDBReadsEverything(t *testing.T) {
 // (a replayed sweep's and a simulated one's).
 var writtenTables = []string{"dataset/conversations.parquet", "dataset/messages.parquet", "dataset/turns.parquet", "runs/c8/turns.parquet", "runs/c8/scores.parquet", "rescore.parquet",
 	"report/turns.parquet", "report/points.parquet", "runs/c8/server_metrics.parquet", "report/server_metrics.parquet",
-	"audit/audit.parquet", "export/turns.parquet"}
+	"report/server_replicas.parquet", "audit/audit.parquet", "export/turns.parquet"}
 
-// writtenJSON are the JSON documents of tables agentrace writes into the
-// workspace: the report's points, the audit's rows and the dataset card.
-var writtenJSON = []string{"report/points.json", "audit/audit.json", "card/card.json"}
+// writtenJSON are the JSON documents agentrace writes into the workspace: the
+// report's points, the audit's rows, the dataset card, a run's scores, and the
+// manifests of a replayed run, a simulated one and the dataset.
+var writtenJSON = []string{"report/points.json", "audit/audit.json", "card/card.json", "runs/c8/scores.json", "runs/c8/manifest.json", "sim-sweep/c4/manifest.json", "dataset/manifest.json"}
 
 // writeTheRest writes, beside build's workspace, what the other table-writing
 // commands write: the published files and the audit of the sweep (`agentrace
