@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -25,29 +26,31 @@ const (
 // metric (1%).
 const Tolerance = 0.01
 
-// Row is one published field of one point or curve, with both values.
+// Row is one published field of one point or curve, with both values. A field
+// the row does not have ("" or a zero concurrency) is null in audit.json and
+// audit.parquet (written one row per call: internal/outguard.WriteParquet).
 type Row struct {
 	// Source is the input the row comes from (a folder or an archive), Curve its
 	// curve (<system>/<model>, or the folder holding the runs), Run the run's label
 	// ("" for a curve's rows), Kind the run's kind.
 	Source      string `json:"source" parquet:"source,dict"`
 	Curve       string `json:"curve" parquet:"curve,dict"`
-	Run         string `json:"run" parquet:"run,dict"`
-	Kind        string `json:"kind" parquet:"kind,dict"`
-	Concurrency int32  `json:"concurrency" parquet:"concurrency"`
+	Run         string `json:"run" parquet:"run,dict,optional"`
+	Kind        string `json:"kind" parquet:"kind,dict,optional"`
+	Concurrency int32  `json:"concurrency" parquet:"concurrency,optional"`
 	// Field names the figure: a path in the published file
 	// ("ttft.percentiles.90.0", "accuracy.performance.score",
 	// "sweep_summary.system_tps", "point.region", "curve.verdict").
 	Field string `json:"field" parquet:"field,dict"`
 	// File is the published file the value was read from (relative to the run or
 	// curve folder), "" when nothing was published.
-	File string `json:"file" parquet:"file,dict"`
+	File string `json:"file" parquet:"file,dict,optional"`
 	// Published and Recomputed are the two numbers (null when absent); texts
 	// (regions, verdicts) are in PublishedText and RecomputedText.
 	Published      *float64 `json:"published" parquet:"published,optional"`
 	Recomputed     *float64 `json:"recomputed" parquet:"recomputed,optional"`
-	PublishedText  string   `json:"published_text,omitempty" parquet:"published_text"`
-	RecomputedText string   `json:"recomputed_text,omitempty" parquet:"recomputed_text"`
+	PublishedText  string   `json:"published_text" parquet:"published_text,optional"`
+	RecomputedText string   `json:"recomputed_text" parquet:"recomputed_text,optional"`
 	// RelDiff is |published - recomputed| / max(|published|, |recomputed|), null
 	// when either is absent; Tolerance the relative difference allowed (0: equal).
 	RelDiff   *float64 `json:"rel_diff" parquet:"rel_diff,optional"`
@@ -55,16 +58,49 @@ type Row struct {
 	Status    string   `json:"status" parquet:"status,dict"`
 	// Note says why a row is unchecked, which input a following row follows, or
 	// where a derived published figure comes from.
-	Note string `json:"note,omitempty" parquet:"note"`
+	Note string `json:"note" parquet:"note,optional"`
 	// Rule, Severity, Level and Point are a submission checker finding's rule id,
 	// severity (error, warning), level (tree, system, curve, point, file) and
 	// point folder (r<N>, "" for a curve's or tree's); Note is its reason.
-	Rule     string `json:"rule,omitempty" parquet:"rule,dict"`
-	Severity string `json:"severity,omitempty" parquet:"severity,dict"`
-	Level    string `json:"level,omitempty" parquet:"level,dict"`
-	Point    string `json:"point,omitempty" parquet:"point,dict"`
+	Rule     string `json:"rule" parquet:"rule,dict,optional"`
+	Severity string `json:"severity" parquet:"severity,dict,optional"`
+	Level    string `json:"level" parquet:"level,dict,optional"`
+	Point    string `json:"point" parquet:"point,dict,optional"`
 	// DerivedFrom lists the published fields a derived figure is computed from.
-	DerivedFrom []string `json:"derived_from,omitempty" parquet:"-"`
+	DerivedFrom []string `json:"derived_from" parquet:"-"`
+}
+
+// MarshalJSON writes the row as audit.json holds it: every key in every row, a
+// value the row does not have (a curve's run, kind and concurrency, a text or
+// note it lacks, a finding's fields on a figure's row) as null. audit.parquet's
+// optional columns hold the same nulls.
+func (r Row) MarshalJSON() ([]byte, error) {
+	type plain Row // Row's fields and tags, without this method
+	text := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	var c *int32
+	if r.Concurrency != 0 {
+		c = &r.Concurrency
+	}
+	return json.Marshal(struct {
+		plain
+		Run            *string `json:"run"`
+		Kind           *string `json:"kind"`
+		Concurrency    *int32  `json:"concurrency"`
+		File           *string `json:"file"`
+		PublishedText  *string `json:"published_text"`
+		RecomputedText *string `json:"recomputed_text"`
+		Note           *string `json:"note"`
+		Rule           *string `json:"rule"`
+		Severity       *string `json:"severity"`
+		Level          *string `json:"level"`
+		Point          *string `json:"point"`
+	}{plain(r), text(r.Run), text(r.Kind), c, text(r.File), text(r.PublishedText), text(r.RecomputedText),
+		text(r.Note), text(r.Rule), text(r.Severity), text(r.Level), text(r.Point)})
 }
 
 func fp(v float64) *float64 {

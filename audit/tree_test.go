@@ -209,6 +209,18 @@ func TestAuditWrite(t *testing.T) {
 	if doc.Passed || len(doc.Disagreements) != 1 || doc.Disagreements[0].Field != "n_samples_issued" || len(doc.Rows) != len(res.Rows) {
 		t.Errorf("audit.json: passed %v, disagreements %+v, %d rows of %d", doc.Passed, doc.Disagreements, len(doc.Rows), len(res.Rows))
 	}
+	// Every row has every key; what it does not have is null, never "" or 0.
+	var raw struct{ Rows []map[string]any }
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range raw.Rows {
+		for _, k := range []string{"run", "kind", "concurrency", "file", "published_text", "recomputed_text", "note", "rule", "severity", "level", "point", "derived_from"} {
+			if v, ok := r[k]; !ok || v == "" || v == 0.0 {
+				t.Errorf("audit.json row %d: %s = %#v (present %v), want a value or null", i, k, v, ok)
+			}
+		}
+	}
 	rows, err := parquet.ReadFile[Row](filepath.Join(out, ParquetFile))
 	if err != nil {
 		t.Fatal(err)

@@ -23,7 +23,7 @@ import (
 // the doc says it can.
 func TestAnalysisQueries(t *testing.T) {
 	queries := docQueries(t, "analysis.md")
-	want := []string{"window-counts", "throughput", "latency", "domains", "client-and-cache", "token-means", "errors", "points", "accuracy-join", "server-replicas", "server-metrics"}
+	want := []string{"window-counts", "throughput", "latency", "domains", "client-and-cache", "token-means", "errors", "points", "accuracy-join"}
 	for _, name := range want {
 		if queries[name] == "" {
 			t.Fatalf("docs/analysis.md has no ```sql block named %q", name)
@@ -115,7 +115,6 @@ func TestAnalysisQueries(t *testing.T) {
 		kinds, _ := p["error_kinds"].(map[string]any)
 		compare("errors", row, "turns", kinds[row["error_kind"].(string)])
 	}
-	checked += compareServer(t, res, byC)
 	if checked < 60 {
 		t.Errorf("only %d numbers checked", checked)
 	}
@@ -183,59 +182,4 @@ func TestAnalysisWithoutDuckDBShell(t *testing.T) {
 		t.Fatalf("%s: %v\n%s", line[1], err, out)
 	}
 	t.Logf("%s:\n%s", line[1], out)
-}
-
-// compareServer checks docs/analysis.md's server queries against points.json's
-// server_* figures and server_replicas, to 1e-12 relative (their means add the
-// same fractions in another order), and returns how many numbers it checked.
-func compareServer(t *testing.T, res map[string][]map[string]any, byC map[int]map[string]any) int {
-	t.Helper()
-	checked := 0
-	near := func(what string, got, want any) {
-		t.Helper()
-		gf, gok := got.(float64)
-		wf, wok := want.(float64)
-		switch {
-		case got == nil && want == nil:
-		case !gok || !wok:
-			t.Errorf("%s: DuckDB %v, points.json %v", what, got, want)
-		case math.Abs(gf-wf) > 1e-12*math.Max(math.Abs(wf), 1e-300):
-			t.Errorf("%s: DuckDB %v, points.json %v", what, gf, wf)
-		}
-		checked++
-	}
-	if len(res["server-metrics"]) != len(byC) {
-		t.Errorf("server-metrics: %d rows for %d points", len(res["server-metrics"]), len(byC))
-	}
-	for _, row := range res["server-metrics"] {
-		c := int(num(t, row, "concurrency"))
-		p := byC[c]
-		for field, v := range row {
-			if field != "concurrency" {
-				if _, ok := p[field]; !ok {
-					t.Errorf("server-metrics: points.json has no %s", field)
-				}
-				near(fmt.Sprintf("server-metrics c=%d %s", c, field), v, p[field])
-			}
-		}
-		if p["server_prefix_cache_hit_rate"] == nil || p["server_requests"] == nil {
-			t.Errorf("c=%d: no server figures in points.json: %v", c, p["server_note"])
-		}
-	}
-	for _, row := range res["server-replicas"] {
-		c, ep := int(num(t, row, "concurrency")), int(num(t, row, "endpoint"))
-		reps, _ := byC[c]["server_replicas"].([]any)
-		if ep >= len(reps) {
-			t.Errorf("server-replicas c=%d: endpoint %d, points.json has %d replicas", c, ep, len(reps))
-			continue
-		}
-		r := reps[ep].(map[string]any)
-		for _, field := range []string{"requests", "prefix_cache_hit_rate", "kv_usage_mean"} {
-			near(fmt.Sprintf("server-replicas c=%d endpoint %d %s", c, ep, field), row[field], r[field])
-		}
-	}
-	if want := 2 * len(byC); len(res["server-replicas"]) != want {
-		t.Errorf("server-replicas: %d rows, want %d (two endpoints per point)", len(res["server-replicas"]), want)
-	}
-	return checked
 }

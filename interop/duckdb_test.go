@@ -2,6 +2,7 @@ package interop
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -14,7 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentrace/agentrace/audit"
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/datasets/card"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -25,6 +28,8 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/simserver"
+	"github.com/agentrace/agentrace/simulate"
+	"github.com/agentrace/agentrace/tokens"
 )
 
 // docQueries returns the queries of docs/NAME by name: every ```sql block whose
@@ -87,7 +92,7 @@ func build(t *testing.T) *workspace {
 			// slowest-trajectories query reads.
 			Profile: "qwen3.6-35b-a3b", Concurrency: c, DelayScale: 0.001, StreamUsage: true,
 			// The sim twice, as two endpoints, scraped: the report's server tables
-			// (docs/analysis.md's server queries) have two replicas.
+			// (docs/queries.md's server queries) have two replicas.
 			Endpoints: []string{hs.URL + "/v1"},
 			Telemetry: replay.Telemetry{Metrics: true, MetricsInterval: 50 * time.Millisecond}}); err != nil {
 			t.Fatal(err)
@@ -132,7 +137,7 @@ func num(t *testing.T, row map[string]any, col string) float64 {
 // checking each answer against what agentrace computed.
 func TestDuckDBReadsEverything(t *testing.T) {
 	queries := docQueries(t, "queries.md")
-	for _, name := range []string{"largest-requests", "turn-messages", "isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore"} {
+	for _, name := range []string{"largest-requests", "turn-messages", "isl-growth", "slowest-trajectories", "accuracy-by-point", "rescore", "server-timeline", "server-replicas", "server-metrics"} {
 		if queries[name] == "" {
 			t.Fatalf("docs/queries.md has no ```sql block named %q", name)
 		}
@@ -142,6 +147,7 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	if _, err := report.Build(context.Background(), report.Options{Out: filepath.Join(w.dir, "report"), Runs: []string{filepath.Join(w.dir, "runs")}}); err != nil {
 		t.Fatal(err)
 	}
+	writeTheRest(t, w)
 	docNames := make([]string, 0, len(queries))
 	for name := range queries {
 		docNames = append(docNames, name)
@@ -165,6 +171,24 @@ func TestDuckDBReadsEverything(t *testing.T) {
 	}
 	checkSignsAndTypes(t, res, docNames)
 	checkWrittenTables(t, res)
+	for _, doc := range writtenJSON {
+		checkJSONNulls(t, filepath.Join(w.dir, doc))
+	}
+
+	// The server's figures: points.json's, to 1e-12 relative.
+	var points []map[string]any
+	data, err := os.ReadFile(filepath.Join(w.dir, "report", report.PointsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &points); err != nil {
+		t.Fatal(err)
+	}
+	byC := map[int]map[string]any{}
+	for _, p := range points {
+		byC[int(p["concurrency"].(float64))] = p
+	}
+	t.Logf("%d server figures of points.json reproduced by docs/queries.md's server queries", compareServer(t, res, byC))
 
 	// The tables themselves.
 	tab := res["tables"][0]
@@ -326,10 +350,112 @@ func TestDuckDBReadsEverything(t *testing.T) {
 }
 
 // writtenTables are the Parquet tables agentrace writes into the workspace: the
-// dataset's three tables, a run's analysis and scores tables, the rescore table
-// and the report's tables.
+// dataset's three tables, a run's analysis and scores tables, the rescore table,
+// the report's tables, the audit's table and log export's table of several runs
+// (a replayed sweep's and a simulated one's).
 var writtenTables = []string{"dataset/conversations.parquet", "dataset/messages.parquet", "dataset/turns.parquet", "runs/c8/turns.parquet", "runs/c8/scores.parquet", "rescore.parquet",
-	"report/turns.parquet", "report/points.parquet", "runs/c8/server_metrics.parquet", "report/server_metrics.parquet"}
+	"report/turns.parquet", "report/points.parquet", "runs/c8/server_metrics.parquet", "report/server_metrics.parquet",
+	"report/server_replicas.parquet", "audit/audit.parquet", "export/turns.parquet"}
+
+// writtenJSON are the JSON documents agentrace writes into the workspace: the
+// report's points, the audit's rows, the dataset card, a run's scores, and the
+// manifests of a replayed run, a simulated one and the dataset.
+var writtenJSON = []string{"report/points.json", "audit/audit.json", "card/card.json", "runs/c8/scores.json", "runs/c8/manifest.json", "sim-sweep/c4/manifest.json", "dataset/manifest.json"}
+
+// writeTheRest writes, beside build's workspace, what the other table-writing
+// commands write: the published files and the audit of the sweep (`agentrace
+// publish`, `agentrace audit --out`), a simulated sweep (`simulate --out`), one
+// turns table of both sweeps (`log export --out`) and the dataset's card (`stats
+// --card`).
+func writeTheRest(t *testing.T, w *workspace) {
+	t.Helper()
+	ctx := context.Background()
+	runs := filepath.Join(w.dir, "runs")
+	if _, err := report.Publish(ctx, report.PublishOptions{Runs: []string{runs}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := audit.Run(ctx, audit.Options{Inputs: []string{runs}, Tokenizer: testenv.Tokenizer(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := audit.Write(filepath.Join(w.dir, "audit"), false, []string{runs}, res); err != nil {
+		t.Fatal(err)
+	}
+	hw, err := simserver.LookupHardware(simserver.DefaultHardware)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsDir, sim := filepath.Join(w.dir, "dataset"), filepath.Join(w.dir, "sim-sweep")
+	if _, err := simulate.WriteSweep(ctx, simulate.Options{Hardware: hw, Data: w.d, Seed: 1, Fidelity: 0.9, DelayScale: 1, Replicas: 1, Routing: simulate.RouteSession},
+		[]int{4}, 1, sim, dsDir, false); err != nil {
+		t.Fatal(err)
+	}
+	export := []runlog.TableRun{{Dir: filepath.Join(runs, "c8"), Run: "runs/c8", System: "runs"}, {Dir: filepath.Join(sim, "c4"), Run: "sim-sweep/c4", System: "sim-sweep"}}
+	if err := os.Mkdir(filepath.Join(w.dir, "export"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runlog.WriteTable(ctx, filepath.Join(w.dir, "export", runlog.TableFile), export, runlog.TableOptions{RunColumns: true}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := tokens.LoadContext(ctx, testenv.Tokenizer(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, err := card.Build(ctx, card.Options{Dataset: dsDir, OSL: tok})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := card.Write(cd, card.WriteOptions{Out: filepath.Join(w.dir, "card"), Inputs: []string{dsDir}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// jsonEmptyText are the keys of agentrace's JSON documents whose "" is a value.
+var jsonEmptyText = map[string]bool{}
+
+// checkJSONNulls checks a JSON document agentrace wrote: no value is -1 and no
+// text is "" (a missing value is null).
+func checkJSONNulls(t *testing.T, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	bad := 0
+	var walk func(at, key string, v any)
+	walk = func(at, key string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				walk(at+"."+k, k, x)
+			}
+		case []any:
+			for i, x := range v {
+				walk(fmt.Sprintf("%s[%d]", at, i), key, x)
+			}
+		case string:
+			if v == "" && !jsonEmptyText[key] {
+				if bad++; bad <= 20 {
+					t.Errorf("%s: %s is \"\" (missing must be null)", path, at)
+				}
+			}
+		case float64:
+			if v == -1 {
+				if bad++; bad <= 20 {
+					t.Errorf("%s: %s is -1 (missing must be null)", path, at)
+				}
+			}
+		}
+	}
+	walk("", "", doc)
+	if bad > 20 {
+		t.Errorf("%s: %d values in all", path, bad)
+	}
+}
 
 // resultKinds is the kind of every column docs/queries.md's queries return: an
 // integer count, a number, a text or a boolean. A column missing here fails the
@@ -343,6 +469,9 @@ var resultKinds = map[string]string{
 	"path": "text", "kind": "text", "pass": "bool", "error": "text",
 	"endpoint": "int", "t_s": "number", "running": "number", "waiting": "number", "kv_usage": "number",
 	"prefix_hits_total": "number", "prefix_queries_total": "number",
+	"requests": "number", "prefix_cache_hit_rate": "number", "kv_usage_mean": "number",
+	"server_prefix_cache_hit_rate": "number", "server_kv_usage_mean": "number", "server_kv_usage_p90": "number",
+	"server_queue_depth_mean": "number", "server_running_mean": "number", "server_preemptions": "number", "server_requests": "number",
 }
 
 // nullable are the result columns that may be NULL: rescore's error, for a run
@@ -426,4 +555,59 @@ func checkWrittenTables(t *testing.T, res map[string][]map[string]any) {
 			}
 		}
 	}
+}
+
+// compareServer checks docs/queries.md's server queries against points.json's
+// server_* figures and server_replicas, to 1e-12 relative (their means add the
+// same fractions in another order), and returns how many numbers it checked.
+func compareServer(t *testing.T, res map[string][]map[string]any, byC map[int]map[string]any) int {
+	t.Helper()
+	checked := 0
+	near := func(what string, got, want any) {
+		t.Helper()
+		gf, gok := got.(float64)
+		wf, wok := want.(float64)
+		switch {
+		case got == nil && want == nil:
+		case !gok || !wok:
+			t.Errorf("%s: DuckDB %v, points.json %v", what, got, want)
+		case math.Abs(gf-wf) > 1e-12*math.Max(math.Abs(wf), 1e-300):
+			t.Errorf("%s: DuckDB %v, points.json %v", what, gf, wf)
+		}
+		checked++
+	}
+	if len(res["server-metrics"]) != len(byC) {
+		t.Errorf("server-metrics: %d rows for %d points", len(res["server-metrics"]), len(byC))
+	}
+	for _, row := range res["server-metrics"] {
+		c := int(num(t, row, "concurrency"))
+		p := byC[c]
+		for field, v := range row {
+			if field != "concurrency" {
+				if _, ok := p[field]; !ok {
+					t.Errorf("server-metrics: points.json has no %s", field)
+				}
+				near(fmt.Sprintf("server-metrics c=%d %s", c, field), v, p[field])
+			}
+		}
+		if p["server_prefix_cache_hit_rate"] == nil || p["server_requests"] == nil {
+			t.Errorf("c=%d: no server figures in points.json: %v", c, p["server_note"])
+		}
+	}
+	for _, row := range res["server-replicas"] {
+		c, ep := int(num(t, row, "concurrency")), int(num(t, row, "endpoint"))
+		reps, _ := byC[c]["server_replicas"].([]any)
+		if ep >= len(reps) {
+			t.Errorf("server-replicas c=%d: endpoint %d, points.json has %d replicas", c, ep, len(reps))
+			continue
+		}
+		r := reps[ep].(map[string]any)
+		for _, field := range []string{"requests", "prefix_cache_hit_rate", "kv_usage_mean"} {
+			near(fmt.Sprintf("server-replicas c=%d endpoint %d %s", c, ep, field), row[field], r[field])
+		}
+	}
+	if want := 2 * len(byC); len(res["server-replicas"]) != want {
+		t.Errorf("server-replicas: %d rows, want %d (two endpoints per point)", len(res["server-replicas"]), want)
+	}
+	return checked
 }
