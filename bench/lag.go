@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,11 +33,6 @@ import (
 // compete with them at equal real-time priority, which does not timeslice).
 var lagEndpoint = flag.String("lag-endpoint", "", "the lag row's endpoint (an OpenAI-compatible /v1 URL); default: a local agentrace sim child at speedup 60, 64-token answers")
 
-// lagMetrics turns on the lag row's scraping of its endpoint's Prometheus
-// /metrics every second, as replay does by default, to compare the client's lag
-// with and without it.
-var lagMetrics = flag.Bool("lag-metrics", false, "the lag row's replays scrape the endpoint's /metrics every 1 s (replay's default; the row runs without it otherwise)")
-
 const (
 	lagConcurrency = 256
 	lagRounds      = 3
@@ -55,60 +51,24 @@ const (
 // client's CPU per issued turn (this process's, the sim being a child); the row
 // compares the p99s' medians.
 func benchLag(env Env) (Row, error) {
-	scraping := ""
-	if *lagMetrics {
-		scraping = ", scraping the server's /metrics every 1 s"
-	}
-	row := Row{Name: fmt.Sprintf("client lag with delays: %d active trajectories, delay scale 1%s, vs a bare Go timer sleeping the same delays", lagConcurrency, scraping),
+	row := Row{Name: fmt.Sprintf("client lag with delays: %d active trajectories, delay scale 1, vs a bare Go timer sleeping the same delays", lagConcurrency),
 		Goal: "client lag p99 <= bare timer p99 + 0.5 ms (medians of the rounds)"}
-	d, err := lagDataset(env)
+	d, endpoint, where, stop, err := lagSetup(env)
 	if err != nil {
 		return row, err
 	}
-	bin, err := buildBinary(env)
-	if err != nil {
-		return row, err
-	}
-	endpoint, where := *lagEndpoint, "the endpoint "+*lagEndpoint
-	if endpoint == "" {
-		var stop func()
-		endpoint, stop, err = startSim(bin)
-		if err != nil {
-			return row, err
-		}
-		defer stop()
-		where = "a local agentrace sim child (speedup 60, 64-token answers)"
-	}
+	defer stop()
 	var client, bare, clientP50, bareP50 []time.Duration
 	var turns, sleeps []int
-	var cpuPerTurn, scrapes []string
+	var cpuPerTurn []string
 	for round := range lagRounds {
-		cpu0 := cpuTime()
-		sum, err := replay.Run(context.Background(), replay.Options{
-			Data: d, Dataset: filepath.Join(env.Work, "lag-ds"), Endpoint: endpoint,
-			Out:         filepath.Join(env.Work, fmt.Sprintf("lag-run%d", round)),
-			Concurrency: lagConcurrency, Trajectories: 4 * lagConcurrency, MaxDuration: lagDuration,
-			Profile:   "qwen3.6-35b-a3b",
-			Telemetry: replay.Telemetry{Metrics: *lagMetrics},
-		})
+		r, err := lagReplay(env, d, endpoint, fmt.Sprintf("lag-run%d", round), false)
 		if err != nil {
 			return row, err
 		}
-		if sum.Turns == 0 || sum.Counts["ok"] == 0 {
-			return row, fmt.Errorf("replay: no turn completed (%v)", sum.Counts)
-		}
-		cpuPerTurn = append(cpuPerTurn, fmt.Sprintf("%.3f", (cpuTime()-cpu0).Seconds()*1e3/float64(sum.Turns)))
-		if *lagMetrics {
-			m, err := runlog.ReadManifest(filepath.Join(env.Work, fmt.Sprintf("lag-run%d", round)))
-			if err != nil {
-				return row, err
-			}
-			for _, e := range m.ServerMetrics.Endpoints {
-				scrapes = append(scrapes, fmt.Sprintf("%d/%d/%d", e.Scrapes, e.Skipped, e.Failed))
-			}
-		}
-		client, clientP50 = append(client, sum.LagP99), append(clientP50, sum.LagP50)
-		turns = append(turns, sum.Turns)
+		cpuPerTurn = append(cpuPerTurn, r.cpuPerTurn)
+		client, clientP50 = append(client, r.sum.LagP99), append(clientP50, r.sum.LagP50)
+		turns = append(turns, r.sum.Turns)
 		lags := bareTimer(d, lagConcurrency, lagDuration)
 		bare, bareP50 = append(bare, lowerPct(lags, 99)), append(bareP50, lowerPct(lags, 50))
 		sleeps = append(sleeps, len(lags))
@@ -117,16 +77,114 @@ func benchLag(env Env) (Row, error) {
 	row.Measured = fmt.Sprintf("client lag p99 per round %v (p50 %v; %v turns issued; client CPU ms per turn %v); bare timer p99 %v (p50 %v; %v sleeps); %d conversations, %s rounds against %s; GOMAXPROCS %d, scheduling policy %s, load average %s",
 		roundAll(client), roundAll(clientP50), turns, cpuPerTurn, roundAll(bare), roundAll(bareP50), sleeps,
 		len(d.Conversations), lagDuration, where, goMaxProcs(), schedPolicy(), loadAverage())
-	if *lagMetrics {
-		row.Measured += fmt.Sprintf("; scrapes read/skipped late/failed per round %v", scrapes)
-	}
-	sign := "+"
-	if diff < 0 {
-		sign = "" // a Duration prints its own minus
-	}
-	row.Ratio = fmt.Sprintf("p99 %v vs %v: %s%v", median(client).Round(time.Microsecond), median(bare).Round(time.Microsecond), sign, diff.Round(time.Microsecond))
+	row.Ratio = fmt.Sprintf("p99 %v vs %v: %s", median(client).Round(time.Microsecond), median(bare).Round(time.Microsecond), signed(diff))
 	row.Met = diff <= 500*time.Microsecond
 	return row, nil
+}
+
+// benchLagScrape measures what scraping the server's Prometheus /metrics every
+// second (replay's default) adds to the client's lag: the lag row's replay,
+// in rounds alternating without and with scraping (the order swapped every
+// round), against the same server; the row compares the p99s' medians.
+func benchLagScrape(env Env) (Row, error) {
+	row := Row{Name: fmt.Sprintf("client lag with delays, %d active trajectories, scraping the server's /metrics every 1 s vs not scraping", lagConcurrency),
+		Goal: "scraping adds <= 0.5 ms to the client's lag p99 (medians of alternating rounds)"}
+	d, endpoint, where, stop, err := lagSetup(env)
+	if err != nil {
+		return row, err
+	}
+	defer stop()
+	var off, on []time.Duration
+	var cpuOff, cpuOn, scrapes []string
+	for round := range lagRounds {
+		for i := range 2 {
+			metrics := (round+i)%2 == 1
+			r, err := lagReplay(env, d, endpoint, fmt.Sprintf("lag-scrape%d-%t", round, metrics), metrics)
+			if err != nil {
+				return row, err
+			}
+			if metrics {
+				on, cpuOn, scrapes = append(on, r.sum.LagP99), append(cpuOn, r.cpuPerTurn), append(scrapes, r.scrapes...)
+			} else {
+				off, cpuOff = append(off, r.sum.LagP99), append(cpuOff, r.cpuPerTurn)
+			}
+		}
+	}
+	diff := median(on) - median(off)
+	row.Measured = fmt.Sprintf("client lag p99 per round scraping %v (CPU ms per turn %v; scrapes read/skipped late/failed %v), not scraping %v (CPU ms per turn %v); %s rounds against %s; GOMAXPROCS %d, scheduling policy %s, load average %s",
+		roundAll(on), cpuOn, scrapes, roundAll(off), cpuOff, lagDuration, where, goMaxProcs(), schedPolicy(), loadAverage())
+	row.Ratio = fmt.Sprintf("p99 %v vs %v: %s", median(on).Round(time.Microsecond), median(off).Round(time.Microsecond), signed(diff))
+	row.Met = diff <= 500*time.Microsecond
+	return row, nil
+}
+
+// signed prints a difference with its sign.
+func signed(d time.Duration) string {
+	if d < 0 {
+		return d.Round(time.Microsecond).String() // a Duration prints its own minus
+	}
+	return "+" + d.Round(time.Microsecond).String()
+}
+
+// lagSetup makes the lag rows' dataset and starts their server: the
+// -lag-endpoint one, or a local sim child (stop ends it).
+func lagSetup(env Env) (d *datasets.Dataset, endpoint, where string, stop func(), err error) {
+	if d, err = lagDataset(env); err != nil {
+		return nil, "", "", nil, err
+	}
+	endpoint, where, stop = *lagEndpoint, "the endpoint "+*lagEndpoint, func() {}
+	if endpoint != "" {
+		return d, endpoint, where, stop, nil
+	}
+	bin, err := buildBinary(env)
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	if endpoint, stop, err = startSim(bin); err != nil {
+		return nil, "", "", nil, err
+	}
+	return d, endpoint, "a local agentrace sim child (speedup 60, 64-token answers)", stop, nil
+}
+
+// lagResult is one lag replay: its summary, the client's CPU per issued turn,
+// and with scraping each endpoint's scrapes read/skipped late/failed.
+type lagResult struct {
+	sum        *replay.Summary
+	cpuPerTurn string
+	scrapes    []string
+}
+
+// lagReplay replays lagConcurrency trajectories against endpoint for
+// lagDuration into the work folder's out, scraping the server's /metrics
+// every second when metrics is set.
+func lagReplay(env Env, d *datasets.Dataset, endpoint, out string, metrics bool) (lagResult, error) {
+	var r lagResult
+	dir := filepath.Join(env.Work, out)
+	cpu0 := cpuTime()
+	sum, err := replay.Run(context.Background(), replay.Options{
+		Data: d, Dataset: filepath.Join(env.Work, "lag-ds"), Endpoint: endpoint, Out: dir,
+		Concurrency: lagConcurrency, Trajectories: 4 * lagConcurrency, MaxDuration: lagDuration,
+		Profile:   "qwen3.6-35b-a3b",
+		Telemetry: replay.Telemetry{Metrics: metrics},
+	})
+	if err != nil {
+		return r, err
+	}
+	if sum.Turns == 0 || sum.Counts["ok"] == 0 {
+		return r, fmt.Errorf("replay: no turn completed (%v)", sum.Counts)
+	}
+	r.sum = sum
+	r.cpuPerTurn = fmt.Sprintf("%.3f", (cpuTime()-cpu0).Seconds()*1e3/float64(sum.Turns))
+	if metrics {
+		m, err := runlog.ReadManifest(dir)
+		if err != nil {
+			return r, err
+		}
+		for _, e := range m.ServerMetrics.Endpoints {
+			r.scrapes = append(r.scrapes, fmt.Sprintf("%d/%d/%d", e.Scrapes, e.Skipped, e.Failed))
+		}
+	}
+	return r, nil
 }
 
 // lagDataset is 257 synthetic conversations (47 coding, 210 workflow) with the
@@ -182,11 +240,16 @@ func startSim(bin string) (string, func(), error) {
 }
 
 // bareTimer runs n goroutines for dur, goroutine j sleeping the delays of
-// trajectories j, j+n, j+2n, ... (conversation k mod the dataset's size, its
-// client turns in order) one after another with one reused time.Timer, and
+// trajectories j, j+n, j+2n, ... (trajectory k replaying the conversation
+// replay's start order gives it, its client turns in order) one after another with one reused time.Timer, and
 // returns how late each wake was (zero-delay turns count as on time, as an
 // issue with no delay does).
 func bareTimer(d *datasets.Dataset, n int, dur time.Duration) []time.Duration {
+	order := datasets.NewStartOrder(len(d.Conversations), big.NewInt(datasets.DefaultSeed))
+	convs := make([]int, 64*len(d.Conversations))
+	for k := range convs {
+		convs[k] = order.Next()
+	}
 	start := time.Now()
 	deadline := start.Add(dur)
 	var mu sync.Mutex
@@ -201,7 +264,7 @@ func bareTimer(d *datasets.Dataset, n int, dur time.Duration) []time.Duration {
 			var lags []time.Duration
 			last := time.Now()
 			for k := j; ; k += n {
-				for _, tr := range d.ConversationTurns(k % len(d.Conversations)) {
+				for _, tr := range d.ConversationTurns(convs[k%len(convs)]) {
 					due := last.Add(time.Duration(tr.DelaySeconds * float64(time.Second)))
 					if due.After(deadline) {
 						mu.Lock()

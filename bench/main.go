@@ -73,6 +73,7 @@ var benches = []bench{
 	{"replay", "turns/s and tokens/s >= 0.8x a minimal Go client", benchReplay},
 	{"recorded", "agentrace CPU/turn <= 0.15 ms", benchRecorded},
 	{"lag", "client lag p99 <= bare timer p99 + 0.5 ms", benchLag},
+	{"lag-scrape", "scraping /metrics adds <= 0.5 ms to lag p99", benchLagScrape},
 	{"tokenizer", ">= 5x the JS tokenizer", benchTokenizer},
 	{"sim", ">= 5,000 requests/s per core", benchSim},
 	{"simulate", ">= 2,000 turns/s", benchSimulate},
