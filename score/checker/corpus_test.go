@@ -179,10 +179,14 @@ func ToCheckerLayout(t *testing.T, tree, sub string) {
 	if err := os.WriteFile(filepath.Join(sub, "src/agentrace-sim/README.md"), []byte("agentrace simulated server\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range readDirSorted(tree) {
-		if e.dir {
+	es, err := os.ReadDir(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.IsDir() {
 			// Moved, not copied: the tree is the case's own copy.
-			if err := os.Rename(filepath.Join(tree, e.name), filepath.Join(sub, "results", e.name)); err != nil {
+			if err := os.Rename(filepath.Join(tree, e.Name()), filepath.Join(sub, "results", e.Name())); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -191,7 +195,7 @@ func ToCheckerLayout(t *testing.T, tree, sub string) {
 	for _, d := range pts {
 		for _, mv := range [][2]string{{"mlperf_endpoints_log_summary.json", "result_summary.json"}, {"accuracy/accuracy_results.json", "accuracy_results.json"}} {
 			a, b := filepath.Join(d, mv[0]), filepath.Join(d, mv[1])
-			if isFile(a) && !exists(b) {
+			if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() && !fileExists(b) {
 				if err := os.Rename(a, b); err != nil {
 					t.Fatal(err)
 				}
@@ -434,4 +438,9 @@ func diff(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }
