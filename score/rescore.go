@@ -214,16 +214,17 @@ func rescoreStatus(done, failed, stopped, total int64, took time.Duration) strin
 }
 
 // attachCheckerFindings fills each submission point's checker_findings from the
-// submission checker's judgement of its tree (a folder, not an archive).
+// submission checker's judgement of its tree (a folder, or an archive read in
+// place).
 func attachCheckerFindings(c *checker.Cache, found []*archive.Run, rows []schemas.RescoreRow) {
 	if c == nil {
 		return
 	}
 	for i, r := range found {
-		if !runread.IsPoint(r) || r.Source.Kind != archive.SourceDir {
+		if !runread.IsPoint(r) {
 			continue
 		}
-		fs, _, ok := c.For(filepath.Join(r.Source.Path, filepath.FromSlash(r.Dir)))
+		fs, _, ok := c.ForRun(r.Source.Path, r.Source.ArchiveFS(), r.Dir)
 		if !ok {
 			continue
 		}

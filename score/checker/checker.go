@@ -179,6 +179,17 @@ func inside(dir, p string) (string, bool) {
 	return "", false
 }
 
+// named is p as the checker's messages name it: relative to the root, or for a
+// part to the folder standing for results/.
+func (c *run) named(p string) string {
+	if c.part != "" {
+		if r, ok := inside(c.part, p); ok {
+			return r
+		}
+	}
+	return p
+}
+
 // rel names p relative to the root ("" for the root itself).
 func (c *run) rel(p string) string {
 	if p == "." {

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/score/archive"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -380,7 +384,9 @@ func findingKeys(r Report) []string {
 }
 
 // TestCorpusAgreesWithChecker: on every case, the same findings (rule,
-// severity, scope) and the same verdict as the real checker recorded.
+// severity, scope) and the same verdict as the real checker recorded; and the
+// case packed as a .tar.gz and as a .zip, read in place, gets the very findings
+// of the folder (sameWhenArchived).
 func TestCorpusAgreesWithChecker(t *testing.T) {
 	var rec struct {
 		Cases map[string]recorded `json:"cases"`
@@ -421,9 +427,42 @@ func TestCorpusAgreesWithChecker(t *testing.T) {
 			if got.Passed != want.Passed {
 				t.Errorf("verdict passed=%v, the checker's %v", got.Passed, want.Passed)
 			}
+			if fileExists(root) {
+				// (A tree that does not exist has no archive.)
+				sameWhenArchived(t, root, d, got)
+			}
 		})
 	}
 	t.Logf("%d cases; findings agreeing %d of %d", len(names), agree, total)
+}
+
+// sameWhenArchived packs the tree at root as a .tar.gz and a .zip and judges
+// each through score/archive's Source.FS: every finding (rule, severity, level,
+// scope, point, path, reason), in order, is the folder's.
+func sameWhenArchived(t *testing.T, root string, d *Data, folder Report) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"tree.tar.gz", "tree.zip"} {
+		p := filepath.Join(dir, name)
+		if strings.HasSuffix(name, ".zip") {
+			testenv.ZipDir(t, root, "tree", p)
+		} else {
+			testenv.TarDir(t, root, "tree", p, nil)
+		}
+		src, err := archive.Open(p, archive.Limits{MaxExpansion: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := fs.Sub(src.FS(), "tree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := CheckFS(sub, p+"/tree", d)
+		src.Close()
+		if !reflect.DeepEqual(got.Findings, folder.Findings) || got.Passed != folder.Passed {
+			t.Errorf("%s: findings differ from the folder's\ngot:  %+v\nwant: %+v", name, got.Findings, folder.Findings)
+		}
+	}
 }
 
 func diff(a, b []string) []string {

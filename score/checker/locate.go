@@ -139,6 +139,20 @@ func (c *Cache) For(dir string) (found []Finding, notEvaluated []string, ok bool
 	return c.ForFS(fsys, "/", name)
 }
 
+// ForRun is For for the run folder dir (slash-separated) of the source at
+// path: a folder on disk when archive is nil, else an archive read in place
+// whose files archive holds (score/archive's Source.ArchiveFS). An archived tree
+// gets the findings of the same tree extracted.
+func (c *Cache) ForRun(path string, archive fs.FS, dir string) (found []Finding, notEvaluated []string, ok bool) {
+	if archive == nil {
+		return c.For(filepath.Join(path, filepath.FromSlash(dir)))
+	}
+	if dir == "" {
+		dir = "."
+	}
+	return c.ForFS(archive, path, dir)
+}
+
 // ForFS is For for the folder dir of fsys, an archive read in place (score/archive's
 // Source.FS) or a folder; label names fsys (the archive's path) and keys the
 // cache with dir's tree. A tree is judged alike wherever it lies.

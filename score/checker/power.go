@@ -154,7 +154,7 @@ func (c *run) powerDescriptor(sys string, facts systemFacts) *powerComputation {
 	optional := facts.division == "rdi" || facts.division == "serviced"
 	if !c.isFile(p) {
 		if !optional {
-			c.emit("power-descriptor", Error, LevelSystem, p, "Missing system_power.json for "+c.rel(sys)+"; §4.5.2 requires one per system")
+			c.emit("power-descriptor", Error, LevelSystem, p, "Missing system_power.json for "+c.named(sys)+"; §4.5.2 requires one per system")
 		}
 		return nil
 	}
