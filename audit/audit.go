@@ -51,9 +51,10 @@ type Options struct {
 	Limits archive.Limits
 	// Log receives one line per point audited; nil discards.
 	Log io.Writer
-	// Checker, when set, judges each submission tree (or bare system folder) on
-	// disk with the submission checker's rules: one checker.<rule> row per
-	// finding. Archives and reference run folders are not judged by it.
+	// Checker, when set, judges each submission tree (or bare system folder), a
+	// folder or an archive read in place, with the submission checker's rules:
+	// one checker.<rule> row per finding. Reference run folders are not judged
+	// by it.
 	Checker *checker.Cache
 
 	tok *tokens.Tokenizer

@@ -154,8 +154,8 @@ type LoadOptions struct {
 	ISLFor func(schemas.RunManifest) (ISLCounter, error)
 	// Ruleset judges a reference run's or submission point's gates.
 	Ruleset string
-	// Checker, when set, judges a submission point on disk with the submission
-	// checker's rules (Point.CheckerFindings).
+	// Checker, when set, judges a submission point (in a folder or an archive)
+	// with the submission checker's rules (Point.CheckerFindings).
 	Checker *checker.Cache
 	// NoScores leaves the point's gates unset (no scores.json read, no run
 	// scored): the caller scores the run itself and calls AttachScores.

@@ -53,7 +53,7 @@ type RescoreOptions struct {
 	// Progress, when not nil, receives progress; ProgressTTY redraws one line.
 	Progress    io.Writer
 	ProgressTTY bool
-	// Checker, when set, judges the submission trees on disk with the
+	// Checker, when set, judges the submission trees (folders or archives) with the
 	// submission checker's rules: each point's row carries the findings that
 	// concern it (checker_findings).
 	Checker *checker.Cache
