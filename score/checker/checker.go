@@ -169,7 +169,7 @@ func (c *run) emit(rule string, sev Severity, lvl Level, p, reason string) {
 // when p is not in dir.
 func inside(dir, p string) (string, bool) {
 	switch {
-	case dir == "." || dir == p && p == ".":
+	case dir == ".":
 		return p, true
 	case p == dir:
 		return ".", true
