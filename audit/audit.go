@@ -51,9 +51,10 @@ type Options struct {
 	Limits archive.Limits
 	// Log receives one line per point audited; nil discards.
 	Log io.Writer
-	// Checker, when set, judges each submission tree (or bare system folder) on
-	// disk with the submission checker's rules: one checker.<rule> row per
-	// finding. Archives and reference run folders are not judged by it.
+	// Checker, when set, judges each submission tree (or bare system folder), a
+	// folder or an archive read in place, with the submission checker's rules:
+	// one checker.<rule> row per finding. Reference run folders are not judged
+	// by it.
 	Checker *checker.Cache
 
 	tok *tokens.Tokenizer
@@ -215,7 +216,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // checker.<rule> row per finding that concerns one of its points (the point's
 // own, its curve's, system's and tree's, each once in the audit, seen).
 func (g *curveGroup) checkerRows(c *checker.Cache, seen map[string]bool) []Row {
-	if c == nil || g.src.Kind != archive.SourceDir {
+	if c == nil {
 		return nil
 	}
 	var rows []Row
@@ -223,7 +224,7 @@ func (g *curveGroup) checkerRows(c *checker.Cache, seen map[string]bool) []Row {
 		if !runread.IsPoint(r) {
 			continue
 		}
-		found, notEvaluated, ok := c.For(filepath.Join(g.src.Path, filepath.FromSlash(r.Dir)))
+		found, notEvaluated, ok := c.ForRun(g.src.Path, g.src.ArchiveFS(), r.Dir)
 		if !ok {
 			continue
 		}

@@ -195,7 +195,7 @@ type Point struct {
 	// values), each with the checker's rule id and severity.
 	FileChecks []archive.FileCheck `json:"file_checks,omitempty"`
 	// CheckerFindings are the submission checker's errors and warnings that
-	// concern a submission point on disk (its own, its curve's, system's and
+	// concern a submission point, in a folder or an archive (its own, its curve's, system's and
 	// tree's: rule, severity, level, scope, point, path, reason), judged as the
 	// checker judges the tree (score/checker); null where the point was not judged.
 	CheckerFindings []checker.Finding `json:"checker_findings,omitempty"`

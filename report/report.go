@@ -62,9 +62,9 @@ type Options struct {
 	TokenizerDir string
 	// Tokenizer counts output tokens officially; nil uses server usage (unofficial).
 	Tokenizer TokenCounter
-	// Checker, when set, judges the submission points on disk with the
-	// submission checker's rules (points.json checker_findings, and the check
-	// "submission checker rules").
+	// Checker, when set, judges the submission points (in a folder or an
+	// archive) with the submission checker's rules (points.json
+	// checker_findings, and the check "submission checker rules").
 	Checker *checker.Cache
 	// ISL, when set, counts input tokens officially for every run; when nil, the
 	// report counts them from each run's dataset (see Notes), else from server usage.

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/agentrace/agentrace/score/checker"
 	"path"
-	"path/filepath"
 	"strings"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -155,8 +154,8 @@ type LoadOptions struct {
 	ISLFor func(schemas.RunManifest) (ISLCounter, error)
 	// Ruleset judges a reference run's or submission point's gates.
 	Ruleset string
-	// Checker, when set, judges a submission point on disk with the submission
-	// checker's rules (Point.CheckerFindings).
+	// Checker, when set, judges a submission point (in a folder or an archive)
+	// with the submission checker's rules (Point.CheckerFindings).
 	Checker *checker.Cache
 	// NoScores leaves the point's gates unset (no scores.json read, no run
 	// scored): the caller scores the run itself and calls AttachScores.
@@ -224,8 +223,8 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	p.DeclaredRegion, p.MaxSupportedConcurrency = facts.Region, facts.MaxSupportedConcurrency
 	p.LoadPattern, p.DatasetName = facts.LoadPattern, facts.DatasetName
 	p.FileChecks, p.systemDesc = facts.FileChecks, facts.SystemDesc
-	if runread.IsPoint(run) && o.Checker != nil && run.Source.Kind == archive.SourceDir {
-		if fs, not, ok := o.Checker.For(filepath.Join(run.Source.Path, filepath.FromSlash(run.Dir))); ok {
+	if runread.IsPoint(run) && o.Checker != nil {
+		if fs, not, ok := o.Checker.ForRun(run.Source.Path, run.Source.ArchiveFS(), run.Dir); ok {
 			p.CheckerFindings, p.CheckerNotEvaluated, p.checkerJudged = fs, not, true
 			if p.CheckerFindings == nil {
 				p.CheckerFindings = []checker.Finding{}

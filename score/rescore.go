@@ -53,7 +53,7 @@ type RescoreOptions struct {
 	// Progress, when not nil, receives progress; ProgressTTY redraws one line.
 	Progress    io.Writer
 	ProgressTTY bool
-	// Checker, when set, judges the submission trees on disk with the
+	// Checker, when set, judges the submission trees (folders or archives) with the
 	// submission checker's rules: each point's row carries the findings that
 	// concern it (checker_findings).
 	Checker *checker.Cache
@@ -214,16 +214,17 @@ func rescoreStatus(done, failed, stopped, total int64, took time.Duration) strin
 }
 
 // attachCheckerFindings fills each submission point's checker_findings from the
-// submission checker's judgement of its tree (a folder, not an archive).
+// submission checker's judgement of its tree (a folder, or an archive read in
+// place).
 func attachCheckerFindings(c *checker.Cache, found []*archive.Run, rows []schemas.RescoreRow) {
 	if c == nil {
 		return
 	}
 	for i, r := range found {
-		if !runread.IsPoint(r) || r.Source.Kind != archive.SourceDir {
+		if !runread.IsPoint(r) {
 			continue
 		}
-		fs, _, ok := c.For(filepath.Join(r.Source.Path, filepath.FromSlash(r.Dir)))
+		fs, _, ok := c.ForRun(r.Source.Path, r.Source.ArchiveFS(), r.Dir)
 		if !ok {
 			continue
 		}

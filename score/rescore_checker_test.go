@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,38 +14,60 @@ import (
 )
 
 // TestRescoreCheckerFindings: with the submission checker, each point of the
-// tree fixture (a folder) carries the findings that concern it, as JSON with
-// the rule, severity, level and point; an archive's rows carry none.
+// tree fixture carries the findings that concern it, as JSON with the rule,
+// severity, level and point; the same tree packed as a .tar.gz and as a .zip,
+// read in place, carries the same findings on every point as the folder.
 func TestRescoreCheckerFindings(t *testing.T) {
 	tree, ds := fixtureTree(t)
 	d, err := checker.LoadData(checker.DataOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows, err := score.Rescore(context.Background(), score.RescoreOptions{Archives: []string{tree}, Dataset: ds, Jobs: 2, Checker: checker.NewCache(d)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rows) != 8 {
-		t.Fatalf("%d rows", len(rows))
-	}
-	for _, r := range rows {
-		var fs []checker.Finding
-		if err := json.Unmarshal([]byte(r.CheckerFindings), &fs); err != nil {
-			t.Fatalf("%s: checker_findings %q: %v", r.Path, r.CheckerFindings, err)
+	work := t.TempDir()
+	tgz := filepath.Join(work, "sub.tgz")
+	zp := filepath.Join(work, "sub.zip")
+	packTree(t, tree, "acme", tgz, nil)
+	packTree(t, tree, "acme", zp, nil)
+	var folder map[string]string
+	for _, src := range []string{tree, tgz, zp} {
+		// The fixture's events repeat (an archive of it expands past 10x).
+		rows, err := score.Rescore(context.Background(), score.RescoreOptions{Archives: []string{src}, Dataset: ds, Jobs: 2, Checker: checker.NewCache(d),
+			MaxExpansion: -1})
+		if err != nil {
+			t.Fatal(err)
 		}
-		own := false
-		for _, f := range fs {
-			if f.Rule == "point-disclosure-complete" && f.Severity == checker.Error && f.Level == checker.LevelPoint &&
-				filepath.Base(r.Path) == f.Point {
-				own = true
-			}
-			if f.Point != "" && f.Point != filepath.Base(r.Path) {
-				t.Errorf("%s carries %s of %s", r.Path, f.Rule, f.Point)
-			}
+		if len(rows) != 8 {
+			t.Fatalf("%s: %d rows", src, len(rows))
 		}
-		if !own {
-			t.Errorf("%s: no point-disclosure-complete finding of its own in %s", r.Path, r.CheckerFindings)
+		byPoint := map[string]string{}
+		for _, r := range rows {
+			var fs []checker.Finding
+			if err := json.Unmarshal([]byte(r.CheckerFindings), &fs); err != nil {
+				t.Fatalf("%s: checker_findings %q: %v", r.Path, r.CheckerFindings, err)
+			}
+			own := false
+			for _, f := range fs {
+				if f.Rule == "point-disclosure-complete" && f.Severity == checker.Error && f.Level == checker.LevelPoint &&
+					path.Base(r.Path) == f.Point {
+					own = true
+				}
+				if f.Point != "" && f.Point != path.Base(r.Path) {
+					t.Errorf("%s carries %s of %s", r.Path, f.Rule, f.Point)
+				}
+			}
+			if !own {
+				t.Errorf("%s: no point-disclosure-complete finding of its own in %s", r.Path, r.CheckerFindings)
+			}
+			byPoint[path.Base(r.Path)] = r.CheckerFindings
+		}
+		if folder == nil {
+			folder = byPoint
+			continue
+		}
+		for p, want := range folder {
+			if byPoint[p] != want {
+				t.Errorf("%s %s: checker_findings\n%s\nwant (the folder's)\n%s", filepath.Base(src), p, byPoint[p], want)
+			}
 		}
 	}
 }

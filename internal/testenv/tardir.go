@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"bytes"
 	"io/fs"
 	"os"
@@ -11,7 +12,8 @@ import (
 	"github.com/klauspost/compress/gzip"
 )
 
-// TarDir packs the folder dir into the .tar.gz out, its files under prefix,
+// TarDir packs the folder dir into the .tar.gz out, its files and folders (an
+// entry each, as tar itself writes them: an empty folder is kept) under prefix,
 // with the extra entries (name to body) after them.
 func TarDir(t testing.TB, dir, prefix, out string, extra map[string]string) {
 	t.Helper()
@@ -19,15 +21,22 @@ func TarDir(t testing.TB, dir, prefix, out string, extra map[string]string) {
 	gz := gzip.NewWriter(&buf)
 	tw := tar.NewWriter(gz)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
+		name := prefix + "/" + filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "." {
+				return nil
+			}
+			return tw.WriteHeader(&tar.Header{Name: name + "/", Mode: 0o755, Typeflag: tar.TypeDir})
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
-		return addFile(tw, prefix+"/"+filepath.ToSlash(rel), b)
+		return addFile(tw, name, b)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -41,6 +50,47 @@ func TarDir(t testing.TB, dir, prefix, out string, extra map[string]string) {
 		t.Fatal(err)
 	}
 	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ZipDir packs the folder dir into the .zip out, its files and folders (an
+// entry each, as zip itself writes them: an empty folder is kept) under prefix.
+func ZipDir(t testing.TB, dir, prefix, out string) {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		name := prefix + "/" + filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "." {
+				return nil
+			}
+			_, err := zw.Create(name + "/")
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		w, err := zw.Create(name)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {

@@ -19,8 +19,10 @@ package checker
 
 import (
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
-	"path/filepath"
+	"path"
 	"regexp"
 	"sort"
 	"strconv"
@@ -81,14 +83,25 @@ func (r Report) Errors() int {
 	return n
 }
 
-// Check judges the tree at root. root may be a submission root (holding
-// results/), or an organisation folder with exactly one such child, as the
-// checker's _resolve_submission_root takes it.
+// Check judges the tree at root, a folder on disk. root may be a submission
+// root (holding results/), or an organisation folder with exactly one such
+// child, as the checker's _resolve_submission_root takes it.
 func Check(root string, d *Data) Report {
-	root = resolveRoot(root)
-	c := &run{root: root, d: d}
+	return CheckFS(os.DirFS(root), root, d)
+}
+
+// CheckFS judges the tree at the root of fsys: a folder on disk (os.DirFS) or
+// an archive read in place (score/archive's Source.FS), both judged alike.
+// label names the root in the report and its messages.
+func CheckFS(fsys fs.FS, label string, d *Data) Report {
+	if sub := resolveRoot(fsys); sub != "." {
+		if s, err := fs.Sub(fsys, sub); err == nil {
+			fsys, label = s, joinLabel(label, sub)
+		}
+	}
+	c := &run{fsys: fsys, label: label, root: ".", d: d}
 	c.tree()
-	rep := Report{Root: root, Findings: c.out}
+	rep := Report{Root: label, Findings: c.out}
 	if rep.Findings == nil {
 		rep.Findings = []Finding{}
 	}
@@ -96,25 +109,43 @@ func Check(root string, d *Data) Report {
 	return rep
 }
 
-func resolveRoot(p string) string {
-	st, err := os.Stat(p)
-	if err != nil || !st.IsDir() || isDir(filepath.Join(p, "results")) {
-		return p
+// joinLabel names the folder sub of a tree labelled label.
+func joinLabel(label, sub string) string {
+	switch {
+	case sub == ".":
+		return label
+	case strings.HasSuffix(label, "/"):
+		return label + sub
+	}
+	return label + "/" + sub
+}
+
+// resolveRoot is the folder of fsys holding results/: "." or its one child
+// that does.
+func resolveRoot(fsys fs.FS) string {
+	c := &run{fsys: fsys}
+	if !c.isDir(".") || c.isDir("results") {
+		return "."
 	}
 	var cands []string
-	for _, e := range readDirSorted(p) {
-		if e.dir && isDir(filepath.Join(p, e.name, "results")) {
-			cands = append(cands, filepath.Join(p, e.name))
+	for _, e := range c.readDirSorted(".") {
+		if e.dir && c.isDir(path.Join(e.name, "results")) {
+			cands = append(cands, e.name)
 		}
 	}
 	if len(cands) == 1 {
 		return cands[0]
 	}
-	return p
+	return "."
 }
 
+// run is one judgement of a tree. Its paths are names in fsys, whose root is
+// the submission root ("."), or for a part (CheckPart) a folder above the
+// system folder judged.
 type run struct {
-	root string
+	fsys  fs.FS
+	label string // names the root in messages
+	root  string // "."
 	// part is the folder standing for results/ when a bare system folder is
 	// judged (CheckPart); "" for a submission root.
 	part string
@@ -122,42 +153,65 @@ type run struct {
 	out  []Finding
 }
 
-// emit records a finding at path (absolute), its scope derived from the path.
-func (c *run) emit(rule string, sev Severity, lvl Level, path, reason string) {
-	virt := path
-	if c.part != "" && path != "" {
-		if r, err := filepath.Rel(c.part, path); err == nil && !strings.HasPrefix(r, "..") {
-			virt = filepath.Join(c.root, "results", r)
+// emit records a finding at path (a name in fsys), its scope derived from the path.
+func (c *run) emit(rule string, sev Severity, lvl Level, p, reason string) {
+	virt := p
+	if c.part != "" && p != "" {
+		if r, ok := inside(c.part, p); ok {
+			virt = path.Join("results", r)
 		}
 	}
-	rel, scope, point := scopeOf(c.root, virt, path)
+	rel, scope, point := c.scopeOf(virt, p)
 	c.out = append(c.out, Finding{Rule: rule, Severity: sev, Level: lvl, Scope: scope, Point: point, Path: rel, Reason: reason})
+}
+
+// inside returns p relative to the folder dir ("." for dir itself); ok is false
+// when p is not in dir.
+func inside(dir, p string) (string, bool) {
+	switch {
+	case dir == ".":
+		return p, true
+	case p == dir:
+		return ".", true
+	case strings.HasPrefix(p, dir+"/"):
+		return p[len(dir)+1:], true
+	}
+	return "", false
+}
+
+// named is p as the checker's messages name it: relative to the root, or for a
+// part to the folder standing for results/.
+func (c *run) named(p string) string {
+	if c.part != "" {
+		if r, ok := inside(c.part, p); ok {
+			return r
+		}
+	}
+	return p
+}
+
+// rel names p relative to the root ("" for the root itself).
+func (c *run) rel(p string) string {
+	if p == "." {
+		return ""
+	}
+	return p
 }
 
 var pointDirRE = regexp.MustCompile(`^r(\d+)$`)
 
-// ScopeOf returns path relative to root, the folder it judges (the path itself
-// when it is a folder, else its parent), cut at the point folder
+// scopeOf returns name (standing for real in fsys: a part's folder is named as
+// if it lay under results/) relative to the root, the folder it judges (the
+// path itself when it is a folder, else its parent), cut at the point folder
 // (results/<system>/<model>/r<N>) and "" outside results/, and the point's name.
-func ScopeOf(root, path string) (rel, scope, point string) { return scopeOf(root, path, path) }
-
-// scopeOf is ScopeOf for path standing for real on disk (a part's folder is
-// named as if it lay under results/).
-func scopeOf(root, path, real string) (rel, scope, point string) {
-	if path == "" {
+func (c *run) scopeOf(name, real string) (rel, scope, point string) {
+	if name == "" {
 		return "", "", ""
 	}
-	r, err := filepath.Rel(root, path)
-	if err != nil || strings.HasPrefix(r, "..") {
-		return filepath.ToSlash(path), "", ""
-	}
-	rel = filepath.ToSlash(r)
-	if rel == "." {
-		rel = ""
-	}
+	rel = c.rel(name)
 	dir := rel
-	if !isDir(real) {
-		dir = filepath.ToSlash(filepath.Dir(r))
+	if !c.isDir(real) {
+		dir = path.Dir(rel)
 	}
 	parts := strings.Split(dir, "/")
 	if parts[0] != "results" {
@@ -177,42 +231,64 @@ type dirEntry struct {
 	dir  bool
 }
 
-func readDirSorted(p string) []dirEntry {
-	es, err := os.ReadDir(p)
+// readDirSorted lists a folder, following links to folders as os.Stat does.
+func (c *run) readDirSorted(p string) []dirEntry {
+	es, err := fs.ReadDir(c.fsys, p)
 	if err != nil {
 		return nil
 	}
 	out := make([]dirEntry, 0, len(es))
 	for _, e := range es {
-		out = append(out, dirEntry{e.Name(), isDir(filepath.Join(p, e.Name()))})
+		out = append(out, dirEntry{e.Name(), c.isDir(path.Join(p, e.Name()))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
 }
 
-func isDir(p string) bool {
-	st, err := os.Stat(p)
+func (c *run) isDir(p string) bool {
+	st, err := fs.Stat(c.fsys, p)
 	return err == nil && st.IsDir()
 }
 
-func isFile(p string) bool {
-	st, err := os.Stat(p)
+func (c *run) isFile(p string) bool {
+	st, err := fs.Stat(c.fsys, p)
 	return err == nil && st.Mode().IsRegular()
 }
 
-func exists(p string) bool {
-	_, err := os.Stat(p)
+func (c *run) exists(p string) bool {
+	_, err := fs.Stat(c.fsys, p)
 	return err == nil
 }
 
-// pointDirs lists a model folder's r<N> folders by concurrency.
-func pointDirs(model string) []string {
+// maxFileBytes bounds a file the rules read (a summary, a config, a system
+// description: small files; a huge one is not read into memory).
+const maxFileBytes = 64 << 20
+
+// readFile reads a whole file of the tree, at most maxFileBytes.
+func (c *run) readFile(p string) ([]byte, error) {
+	f, err := c.fsys.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > maxFileBytes {
+		return nil, fmt.Errorf("read %q: more than the %d bytes a file may have", p, maxFileBytes)
+	}
+	return b, nil
+}
+
+// listPoints lists a model folder's r<N> folders by concurrency.
+func (c *run) listPoints(model string) []string {
 	type pd struct {
 		c    int64
 		name string
 	}
 	var ps []pd
-	for _, e := range readDirSorted(model) {
+	for _, e := range c.readDirSorted(model) {
 		if !e.dir {
 			continue
 		}
@@ -232,7 +308,7 @@ func pointDirs(model string) []string {
 	})
 	out := make([]string, len(ps))
 	for i, p := range ps {
-		out[i] = filepath.Join(model, p.name)
+		out[i] = path.Join(model, p.name)
 	}
 	return out
 }

@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/score/archive"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -179,10 +183,14 @@ func ToCheckerLayout(t *testing.T, tree, sub string) {
 	if err := os.WriteFile(filepath.Join(sub, "src/agentrace-sim/README.md"), []byte("agentrace simulated server\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, e := range readDirSorted(tree) {
-		if e.dir {
+	es, err := os.ReadDir(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if e.IsDir() {
 			// Moved, not copied: the tree is the case's own copy.
-			if err := os.Rename(filepath.Join(tree, e.name), filepath.Join(sub, "results", e.name)); err != nil {
+			if err := os.Rename(filepath.Join(tree, e.Name()), filepath.Join(sub, "results", e.Name())); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -191,7 +199,7 @@ func ToCheckerLayout(t *testing.T, tree, sub string) {
 	for _, d := range pts {
 		for _, mv := range [][2]string{{"mlperf_endpoints_log_summary.json", "result_summary.json"}, {"accuracy/accuracy_results.json", "accuracy_results.json"}} {
 			a, b := filepath.Join(d, mv[0]), filepath.Join(d, mv[1])
-			if isFile(a) && !exists(b) {
+			if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() && !fileExists(b) {
 				if err := os.Rename(a, b); err != nil {
 					t.Fatal(err)
 				}
@@ -376,7 +384,9 @@ func findingKeys(r Report) []string {
 }
 
 // TestCorpusAgreesWithChecker: on every case, the same findings (rule,
-// severity, scope) and the same verdict as the real checker recorded.
+// severity, scope) and the same verdict as the real checker recorded; and the
+// case packed as a .tar.gz and as a .zip, read in place, gets the very findings
+// of the folder (sameWhenArchived).
 func TestCorpusAgreesWithChecker(t *testing.T) {
 	var rec struct {
 		Cases map[string]recorded `json:"cases"`
@@ -417,9 +427,42 @@ func TestCorpusAgreesWithChecker(t *testing.T) {
 			if got.Passed != want.Passed {
 				t.Errorf("verdict passed=%v, the checker's %v", got.Passed, want.Passed)
 			}
+			if fileExists(root) {
+				// (A tree that does not exist has no archive.)
+				sameWhenArchived(t, root, d, got)
+			}
 		})
 	}
 	t.Logf("%d cases; findings agreeing %d of %d", len(names), agree, total)
+}
+
+// sameWhenArchived packs the tree at root as a .tar.gz and a .zip and judges
+// each through score/archive's Source.FS: every finding (rule, severity, level,
+// scope, point, path, reason), in order, is the folder's.
+func sameWhenArchived(t *testing.T, root string, d *Data, folder Report) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"tree.tar.gz", "tree.zip"} {
+		p := filepath.Join(dir, name)
+		if strings.HasSuffix(name, ".zip") {
+			testenv.ZipDir(t, root, "tree", p)
+		} else {
+			testenv.TarDir(t, root, "tree", p, nil)
+		}
+		src, err := archive.Open(p, archive.Limits{MaxExpansion: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sub, err := fs.Sub(src.FS(), "tree")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := CheckFS(sub, p+"/tree", d)
+		src.Close()
+		if !reflect.DeepEqual(got.Findings, folder.Findings) || got.Passed != folder.Passed {
+			t.Errorf("%s: findings differ from the folder's\ngot:  %+v\nwant: %+v", name, got.Findings, folder.Findings)
+		}
+	}
 }
 
 func diff(a, b []string) []string {
@@ -434,4 +477,9 @@ func diff(a, b []string) []string {
 		}
 	}
 	return out
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -2,7 +2,7 @@ package checker
 
 import (
 	"fmt"
-	"path/filepath"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -248,7 +248,7 @@ func (k *curve) modelNameConsistency() {
 			break
 		}
 	}
-	dir := filepath.Base(k.model)
+	dir := path.Base(k.model)
 	switch {
 	case declared == "":
 		k.emit("model-name-consistency", Warning, LevelCurve, k.model, "No point declares model_name, so the model directory '"+dir+"' cannot be checked against §8.1")
@@ -359,9 +359,9 @@ func (k *curve) agenticAccuracy() {
 	if !k.agentic() {
 		return
 	}
-	t := k.d.agenticTarget(filepath.Base(k.model))
+	t := k.d.agenticTarget(path.Base(k.model))
 	if t == nil {
-		k.emit("agentic-accuracy", Warning, LevelCurve, k.model, "Agentic curve for model '"+filepath.Base(k.model)+"', which is not one of the agentic benchmarks the reference implementation publishes thresholds for — no agentic accuracy gate applied")
+		k.emit("agentic-accuracy", Warning, LevelCurve, k.model, "Agentic curve for model '"+path.Base(k.model)+"', which is not one of the agentic benchmarks the reference implementation publishes thresholds for — no agentic accuracy gate applied")
 		return
 	}
 	if t.InlineMin == nil && t.SWEBenchMin == nil {
@@ -508,21 +508,21 @@ func (k *curve) accuracyGate() {
 	if len(k.acc) == 0 {
 		return
 	}
-	if k.agentic() && k.d.agenticTarget(filepath.Base(k.model)) != nil {
+	if k.agentic() && k.d.agenticTarget(path.Base(k.model)) != nil {
 		return
 	}
-	th := singleTurnThresholds(filepath.Base(k.model))
+	th := singleTurnThresholds(path.Base(k.model))
 	if th == nil {
-		k.emit("accuracy-gate", Warning, LevelCurve, k.model, fmt.Sprintf("No accuracy thresholds are defined for %q, so its accuracy was not gated", filepath.Base(k.model)))
+		k.emit("accuracy-gate", Warning, LevelCurve, k.model, fmt.Sprintf("No accuracy thresholds are defined for %q, so its accuracy was not gated", path.Base(k.model)))
 		return
 	}
-	path := filepath.Join(k.model, "results.json")
+	file := path.Join(k.model, "results.json")
 	if k.accDir != "" {
-		path = filepath.Join(k.accDir, "results.json")
+		file = path.Join(k.accDir, "results.json")
 	}
 	for _, c := range k.accKeys() {
 		a := k.acc[c]
-		k.accuracySampleCount(a, th, path)
+		k.accuracySampleCount(a, th, file)
 		agg := map[string]float64{}
 		type pair struct {
 			v, w float64
@@ -566,7 +566,7 @@ func (k *curve) accuracyGate() {
 			}
 		}
 		if len(metrics) == 1 && metrics[0] == "score" && len(th.metrics) == 1 {
-			k.emit("accuracy-gate", Warning, LevelCurve, path, "results.json exposes only an unnamed scalar accuracy score; gating it as '"+th.metrics[0].name+"'")
+			k.emit("accuracy-gate", Warning, LevelCurve, file, "results.json exposes only an unnamed scalar accuracy score; gating it as '"+th.metrics[0].name+"'")
 			agg = map[string]float64{th.metrics[0].name: agg["score"]}
 			metrics = []string{th.metrics[0].name}
 		}
@@ -587,9 +587,9 @@ func (k *curve) accuracyGate() {
 			}
 			switch {
 			case score < t.lower:
-				k.emit("accuracy-gate", Error, LevelCurve, path, fmt.Sprintf("%s = %.4f < min %.4f", t.name, score, t.lower))
+				k.emit("accuracy-gate", Error, LevelCurve, file, fmt.Sprintf("%s = %.4f < min %.4f", t.name, score, t.lower))
 			case t.upper != nil && score > *t.upper:
-				k.emit("accuracy-gate", Error, LevelCurve, path, fmt.Sprintf("%s = %.4f > max %.4f", t.name, score, *t.upper))
+				k.emit("accuracy-gate", Error, LevelCurve, file, fmt.Sprintf("%s = %.4f > max %.4f", t.name, score, *t.upper))
 			}
 		}
 	}
@@ -597,7 +597,7 @@ func (k *curve) accuracyGate() {
 
 // accuracySampleCount: context.py _gate_accuracy: the issued accuracy samples
 // (num_samples × n_repeats over the entries) against the model's minimum.
-func (k *curve) accuracySampleCount(a *accuracy, th *thresholds, path string) {
+func (k *curve) accuracySampleCount(a *accuracy, th *thresholds, file string) {
 	var total int64
 	n := 0
 	for _, ds := range a.Order {
@@ -621,7 +621,7 @@ func (k *curve) accuracySampleCount(a *accuracy, th *thresholds, path string) {
 		n++
 	}
 	if n > 0 && total < th.minQueries {
-		k.emit("accuracy-sample-count", Error, LevelCurve, path, fmt.Sprintf("%d samples (issued) < required %d", total, th.minQueries))
+		k.emit("accuracy-sample-count", Error, LevelCurve, file, fmt.Sprintf("%d samples (issued) < required %d", total, th.minQueries))
 	}
 }
 

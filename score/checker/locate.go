@@ -1,32 +1,27 @@
 package checker
 
 import (
+	"io/fs"
+	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"sync"
 )
 
-// Locate returns the submission root a folder belongs to: dir itself when it
-// holds results/, else the nearest folder above dir holding results/ with dir
-// inside that results/.
-func Locate(dir string) (string, bool) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", false
+// locate returns the submission root the folder dir of fsys belongs to: dir
+// itself when it holds results/, else the nearest folder above dir holding
+// results/ with dir inside that results/.
+func (c *run) locate(dir string) (string, bool) {
+	if c.isDir(path.Join(dir, "results")) {
+		return dir, true
 	}
-	if isDir(filepath.Join(abs, "results")) {
-		return abs, true
-	}
-	for d := abs; ; {
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", false
+	for d := dir; d != "."; d = path.Dir(d) {
+		if path.Base(d) == "results" && c.isDir(d) {
+			return path.Dir(d), true
 		}
-		if filepath.Base(d) == "results" && isDir(d) {
-			return parent, true
-		}
-		d = parent
 	}
+	return "", false
 }
 
 // structureRules are the rules of a whole submission, not evaluated when only a
@@ -41,25 +36,49 @@ type Part struct {
 	NotEvaluated []string `json:"not_evaluated"`
 }
 
-// CheckPart judges a bare system folder (holding <model>/r<N>/ folders) or model
-// folder (holding r<N>/ folders): the checker's rules for that part, named as if
-// the folder lay in a submission's results/. ok is false when dir is neither.
+// CheckPart judges a bare system folder on disk (holding <model>/r<N>/ folders)
+// or model folder (holding r<N>/ folders): the checker's rules for that part,
+// named as if the folder lay in a submission's results/. ok is false when dir is
+// neither.
 func CheckPart(dir string, d *Data) (Part, bool) {
-	abs, err := filepath.Abs(dir)
-	if err != nil || !isDir(abs) {
+	fsys, name, err := onDisk(dir)
+	if err != nil {
 		return Part{}, false
 	}
-	if len(pointDirs(abs)) > 0 {
+	return checkPart(fsys, "/", name, d)
+}
+
+// onDisk names a folder on disk in an fs.FS of the whole disk (its root "/"),
+// so that a tree's root above the folder is found as it is inside an archive.
+func onDisk(dir string) (fs.FS, string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	name := strings.TrimPrefix(filepath.ToSlash(abs), "/")
+	if name == "" {
+		name = "."
+	}
+	return os.DirFS("/"), name, nil
+}
+
+// checkPart is CheckPart for the folder dir of fsys (labelled label).
+func checkPart(fsys fs.FS, label, dir string, d *Data) (p Part, ok bool) {
+	c := &run{fsys: fsys, label: label, root: ".", d: d}
+	if !c.isDir(dir) {
+		return Part{}, false
+	}
+	if len(c.listPoints(dir)) > 0 {
 		// A model folder: its system is the folder above.
-		c := &run{root: filepath.Dir(filepath.Dir(abs)), part: filepath.Dir(filepath.Dir(abs)), d: d}
-		c.model(filepath.Dir(abs), abs, nil)
+		c.part = path.Dir(path.Dir(dir))
+		c.model(path.Dir(dir), dir, nil)
 		not := append(append([]string{}, structureRules...), "power-descriptor", "power-estimated", "benchmark-model-dir", "tps-utilization")
 		return c.asPart(not), true
 	}
-	for _, e := range readDirSorted(abs) {
-		if e.dir && len(pointDirs(filepath.Join(abs, e.name))) > 0 {
-			c := &run{root: filepath.Dir(abs), part: filepath.Dir(abs), d: d}
-			c.system(abs)
+	for _, e := range c.readDirSorted(dir) {
+		if e.dir && len(c.listPoints(path.Join(dir, e.name))) > 0 {
+			c.part = path.Dir(dir)
+			c.system(dir)
 			return c.asPart(append([]string{}, structureRules...)), true
 		}
 	}
@@ -73,7 +92,7 @@ func (c *run) asPart(not []string) Part {
 			kept = append(kept, f)
 		}
 	}
-	r := Report{Root: c.part, Findings: kept}
+	r := Report{Root: joinLabel(c.label, c.part), Findings: kept}
 	if r.Findings == nil {
 		r.Findings = []Finding{}
 	}
@@ -113,59 +132,80 @@ func (c *Cache) Data() *Data { return c.d }
 // in, or from its system folder judged as a part when it lies in none; and the
 // rules not evaluated there. ok is false when dir is in no submission tree.
 func (c *Cache) For(dir string) (found []Finding, notEvaluated []string, ok bool) {
-	if c == nil || c.d == nil {
-		return nil, nil, false
-	}
-	abs, err := filepath.Abs(dir)
+	fsys, name, err := onDisk(dir)
 	if err != nil {
 		return nil, nil, false
 	}
-	key, part := "", ""
-	if root, isRoot := Locate(abs); isRoot {
+	return c.ForFS(fsys, "/", name)
+}
+
+// ForRun is For for the run folder dir (slash-separated) of the source at
+// path: a folder on disk when archive is nil, else an archive read in place
+// whose files archive holds (score/archive's Source.ArchiveFS). An archived tree
+// gets the findings of the same tree extracted.
+func (c *Cache) ForRun(path string, archive fs.FS, dir string) (found []Finding, notEvaluated []string, ok bool) {
+	if archive == nil {
+		return c.For(filepath.Join(path, filepath.FromSlash(dir)))
+	}
+	if dir == "" {
+		dir = "."
+	}
+	return c.ForFS(archive, path, dir)
+}
+
+// ForFS is For for the folder dir of fsys, an archive read in place (score/archive's
+// Source.FS) or a folder; label names fsys (the archive's path) and keys the
+// cache with dir's tree. A tree is judged alike wherever it lies.
+func (c *Cache) ForFS(fsys fs.FS, label, dir string) (found []Finding, notEvaluated []string, ok bool) {
+	if c == nil || c.d == nil || !fs.ValidPath(dir) {
+		return nil, nil, false
+	}
+	look := &run{fsys: fsys}
+	key, sys := "", ""
+	if root, isRoot := look.locate(dir); isRoot {
 		key = root
 	} else {
 		// A bare system folder: the point's system is two levels up, a curve's one.
-		sys := filepath.Dir(abs)
-		if _, isPoint := parsePointDir(filepath.Base(abs)); isPoint {
-			sys = filepath.Dir(sys)
+		sys = path.Dir(dir)
+		if _, isPoint := parsePointDir(path.Base(dir)); isPoint {
+			sys = path.Dir(sys)
 		}
-		if !isDir(sys) {
+		if sys == "." || !look.isDir(sys) {
 			return nil, nil, false
 		}
-		key, part = sys, sys
+		key = sys
 	}
 	c.mu.Lock()
-	e := c.done[key]
+	e := c.done[label+"\x00"+key]
 	if e == nil {
 		e = &entry{}
-		c.done[key] = e
+		c.done[label+"\x00"+key] = e
 	}
 	c.mu.Unlock()
 	e.once.Do(func() {
-		if part == "" {
-			e.rep = Check(key, c.d)
+		if sys == "" {
+			sub, err := fs.Sub(fsys, key)
+			if err == nil {
+				e.rep = CheckFS(sub, joinLabel(label, key), c.d)
+			}
 			e.base = key
 			return
 		}
-		p, ok := CheckPart(part, c.d)
-		if ok {
+		if p, ok := checkPart(fsys, label, sys, c.d); ok {
 			e.rep, e.not = p.Report, p.NotEvaluated
 		}
-		e.base = filepath.Dir(part)
+		e.base = path.Dir(sys)
 	})
-	var rel string
-	if part == "" {
-		r, err := filepath.Rel(e.base, abs)
-		if err != nil {
-			return nil, nil, false
-		}
-		rel = filepath.ToSlash(r)
-	} else {
-		r, err := filepath.Rel(e.base, abs)
-		if err != nil {
-			return nil, nil, false
-		}
-		rel = "results/" + filepath.ToSlash(r)
+	r, in := inside(e.base, dir)
+	if !in {
+		return nil, nil, false
+	}
+	rel := r
+	switch {
+	case sys != "":
+		rel = path.Join("results", r)
+	case r == ".":
+		rel = ""
 	}
 	for _, f := range e.rep.Findings {
 		if Applies(f.Scope, rel) {

@@ -2,8 +2,9 @@ package checker
 
 import (
 	"fmt"
+	"io/fs"
 	"math"
-	"path/filepath"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -38,10 +39,10 @@ func overheadFor(cooling string) *float64 {
 
 // systemFacts reads the first readable */r*/system_desc.json of a system.
 func (c *run) systemFacts(sys string) systemFacts {
-	matches, _ := filepath.Glob(filepath.Join(sys, "*", "r*", "system_desc.json"))
+	matches, _ := fs.Glob(c.fsys, path.Join(sys, "*", "r*", "system_desc.json"))
 	sort.Strings(matches)
 	for _, p := range matches {
-		doc, _, err := readJSON(p)
+		doc, _, err := c.readJSON(p)
 		m, ok := doc.(map[string]any)
 		if err != nil || !ok {
 			continue
@@ -149,16 +150,15 @@ type powerComputation struct {
 // powerDescriptor: checker.py _load_system_power, "power-descriptor" (and
 // powerEstimated): a system_power.json per system, required for Standardized.
 func (c *run) powerDescriptor(sys string, facts systemFacts) *powerComputation {
-	p := filepath.Join(sys, "system_power.json")
+	p := path.Join(sys, "system_power.json")
 	optional := facts.division == "rdi" || facts.division == "serviced"
-	if !isFile(p) {
+	if !c.isFile(p) {
 		if !optional {
-			rel, _ := filepath.Rel(c.root, sys)
-			c.emit("power-descriptor", Error, LevelSystem, p, "Missing system_power.json for "+filepath.ToSlash(rel)+"; §4.5.2 requires one per system")
+			c.emit("power-descriptor", Error, LevelSystem, p, "Missing system_power.json for "+c.named(sys)+"; §4.5.2 requires one per system")
 		}
 		return nil
 	}
-	doc, _, err := readJSON(p)
+	doc, _, err := c.readJSON(p)
 	if err != nil {
 		c.emit("power-descriptor", Error, LevelFile, p, "JSON parse error in system_power.json: "+err.Error())
 		return nil
@@ -258,8 +258,8 @@ type parallelism struct {
 func (p parallelism) replica() int64 { return p.tp * p.pp * p.ep }
 
 // pointParallelism is checker.py _point_parallelism: the point's own system_desc.json.
-func pointParallelism(path string) *parallelism {
-	doc, _, err := readJSON(path)
+func (c *run) pointParallelism(file string) *parallelism {
+	doc, _, err := c.readJSON(file)
 	m, ok := doc.(map[string]any)
 	if err != nil || !ok {
 		return nil

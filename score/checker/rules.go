@@ -3,7 +3,7 @@ package checker
 import (
 	"fmt"
 	"math"
-	"path/filepath"
+	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -20,10 +20,10 @@ import (
 
 // pathExists: checker.py run(), "path-exists".
 func (c *run) pathExists() bool {
-	if exists(c.root) {
+	if c.exists(c.root) {
 		return true
 	}
-	c.emit("path-exists", Error, LevelTree, c.root, "Submission path does not exist: "+c.root)
+	c.emit("path-exists", Error, LevelTree, c.root, "Submission path does not exist: "+c.label)
 	return false
 }
 
@@ -32,7 +32,7 @@ func (c *run) requiredDir() {
 	hint := ""
 	var legacy []string
 	for _, n := range []string{"pareto", "documentation"} {
-		if isDir(filepath.Join(c.root, n)) {
+		if c.isDir(path.Join(c.root, n)) {
 			legacy = append(legacy, n+"/")
 		}
 	}
@@ -40,8 +40,8 @@ func (c *run) requiredDir() {
 		hint = " (found " + joinNames(legacy) + ": this looks like the v0.7 layout)"
 	}
 	for _, n := range []string{"results", "docs"} {
-		p := filepath.Join(c.root, n)
-		if !isDir(p) {
+		p := path.Join(c.root, n)
+		if !c.isDir(p) {
 			c.emit("required-dir", Error, LevelTree, p, "Missing required directory: "+n+"/"+hint)
 		}
 	}
@@ -49,13 +49,13 @@ func (c *run) requiredDir() {
 
 // srcDir: models/structure.py SrcDir, "src-dir" and, per implementation, srcReadme.
 func (c *run) srcDir() {
-	src := filepath.Join(c.root, "src")
-	if !isDir(src) {
+	src := path.Join(c.root, "src")
+	if !c.isDir(src) {
 		c.emit("src-dir", Error, LevelTree, src, "Missing src/ directory")
 		return
 	}
 	var impls []string
-	for _, e := range readDirSorted(src) {
+	for _, e := range c.readDirSorted(src) {
 		if e.dir {
 			impls = append(impls, e.name)
 		}
@@ -65,18 +65,18 @@ func (c *run) srcDir() {
 		return
 	}
 	for _, i := range impls {
-		c.srcReadme(filepath.Join(src, i))
+		c.srcReadme(path.Join(src, i))
 	}
 }
 
 // srcReadme: models/structure.py SrcDir, "src-readme" (README.md in any case).
 func (c *run) srcReadme(impl string) {
-	for _, e := range readDirSorted(impl) {
+	for _, e := range c.readDirSorted(impl) {
 		if !e.dir && strings.EqualFold(e.name, "readme.md") {
 			return
 		}
 	}
-	c.emit("src-readme", Error, LevelTree, filepath.Join(impl, "README.md"), "Missing README.md in src/"+filepath.Base(impl)+"/")
+	c.emit("src-readme", Error, LevelTree, path.Join(impl, "README.md"), "Missing README.md in src/"+path.Base(impl)+"/")
 }
 
 // systemResultsDir: checker.py run(), "system-results-dir".
@@ -108,25 +108,25 @@ func (c *run) drafterListRegistry() {
 // tpsUtilization: checker.py _check_tps_utilization, "tps-utilization": a point's
 // declared tps_utilization against system_tps / the curve's highest, abs tol 0.1.
 func (c *run) tpsUtilization(results string) {
-	for _, e := range readDirSorted(results) {
+	for _, e := range c.readDirSorted(results) {
 		if !e.dir {
 			continue
 		}
-		sys := filepath.Join(results, e.name)
-		for _, me := range readDirSorted(sys) {
+		sys := path.Join(results, e.name)
+		for _, me := range c.readDirSorted(sys) {
 			if !me.dir {
 				continue
 			}
-			model := filepath.Join(sys, me.name)
+			model := path.Join(sys, me.name)
 			type entry struct {
 				sd        string
 				tps, util float64
 			}
 			var es []entry
-			for _, p := range pointDirs(model) {
-				tps, ok1 := rawSystemTPS(filepath.Join(p, "result_summary.json"))
-				sd := filepath.Join(p, "system_desc.json")
-				util, ok2 := rawNumberField(sd, "tps_utilization")
+			for _, p := range c.listPoints(model) {
+				tps, ok1 := c.rawSystemTPS(path.Join(p, "result_summary.json"))
+				sd := path.Join(p, "system_desc.json")
+				util, ok2 := c.rawNumberField(sd, "tps_utilization")
 				if ok1 && ok2 {
 					es = append(es, entry{sd, tps, util})
 				}
@@ -151,8 +151,8 @@ func (c *run) tpsUtilization(results string) {
 	}
 }
 
-func rawSystemTPS(path string) (float64, bool) {
-	doc, _, err := readJSON(path)
+func (c *run) rawSystemTPS(file string) (float64, bool) {
+	doc, _, err := c.readJSON(file)
 	m, ok := doc.(map[string]any)
 	if err != nil || !ok {
 		return 0, false
@@ -166,8 +166,8 @@ func rawSystemTPS(path string) (float64, bool) {
 	return t / (d / 1e9), true
 }
 
-func rawNumberField(path, key string) (float64, bool) {
-	doc, _, err := readJSON(path)
+func (c *run) rawNumberField(file, key string) (float64, bool) {
+	doc, _, err := c.readJSON(file)
 	m, ok := doc.(map[string]any)
 	if err != nil || !ok {
 		return 0, false
@@ -182,7 +182,7 @@ func (c *run) benchmarkModelDir(sys string, models []string) bool {
 	if len(models) > 0 {
 		return true
 	}
-	c.emit("benchmark-model-dir", Error, LevelSystem, sys, "No benchmark-model directories in results/"+filepath.Base(sys)+"/")
+	c.emit("benchmark-model-dir", Error, LevelSystem, sys, "No benchmark-model directories in results/"+path.Base(sys)+"/")
 	return false
 }
 
@@ -196,8 +196,8 @@ func (c *run) powerEstimated(path string, estimates []string) {
 
 // pointDirs: models/structure.py ModelDir, "point-dirs".
 func (c *run) pointDirs(sys, model string, points []string) bool {
-	rel := "results/" + filepath.Base(sys) + "/" + filepath.Base(model)
-	if !isDir(model) {
+	rel := "results/" + path.Base(sys) + "/" + path.Base(model)
+	if !c.isDir(model) {
 		c.emit("point-dirs", Error, LevelCurve, model, "Missing benchmark-model directory: "+rel+"/")
 		return false
 	}
@@ -211,17 +211,17 @@ func (c *run) pointDirs(sys, model string, points []string) bool {
 // measurementPointsPresentPoint: checker.py _load_point_configs, a point folder
 // without point.yaml ("measurement-points-present", fail-2).
 func (c *run) measurementPointsPresentPoint(yaml string) {
-	c.emit("measurement-points-present", Error, LevelPoint, yaml, "Missing point.yaml in "+filepath.Base(filepath.Dir(yaml))+"/")
+	c.emit("measurement-points-present", Error, LevelPoint, yaml, "Missing point.yaml in "+path.Base(path.Dir(yaml))+"/")
 }
 
 // measurementPointsPresentCurve: no point.yaml of the curve validates.
 func (c *run) measurementPointsPresentCurve(model string) {
-	c.emit("measurement-points-present", Error, LevelCurve, model, "No usable r<N>/point.yaml files in "+filepath.Base(model))
+	c.emit("measurement-points-present", Error, LevelCurve, model, "No usable r<N>/point.yaml files in "+path.Base(model))
 }
 
 // pointConfigValid: models/loader.py load_point_config, "point-config-valid".
 func (c *run) pointConfigValid(y string) *pointConfig {
-	doc, _, err := readYAML(y)
+	doc, _, err := c.readYAML(y)
 	if err != nil {
 		c.emit("point-config-valid", Error, LevelFile, y, "YAML parse error in point.yaml: "+err.Error())
 		return nil
@@ -256,19 +256,19 @@ func (c *run) pointConfigRules(y string, cfg *pointConfig) {
 
 // pointDirnameConcurrency: checker.py _load_point_configs, "point-dirname-concurrency".
 func (c *run) pointDirnameConcurrency(dir, y string, cfg *pointConfig) {
-	if dc, ok := parsePointDir(filepath.Base(dir)); ok && dc != cfg.Concurrency {
-		c.emit("point-dirname-concurrency", Warning, LevelPoint, y, fmt.Sprintf("%s/: directory concurrency %d ≠ declared %d", filepath.Base(dir), dc, cfg.Concurrency))
+	if dc, ok := parsePointDir(path.Base(dir)); ok && dc != cfg.Concurrency {
+		c.emit("point-dirname-concurrency", Warning, LevelPoint, y, fmt.Sprintf("%s/: directory concurrency %d ≠ declared %d", path.Base(dir), dc, cfg.Concurrency))
 	}
 }
 
 // systemDescriptionPresentPoint: a point without its system_desc.json.
 func (c *run) systemDescriptionPresentPoint(p, model string) {
-	c.emit("system-description-present", Error, LevelPoint, p, "Missing system_desc.json in "+filepath.Base(model)+"/"+filepath.Base(filepath.Dir(p))+"/")
+	c.emit("system-description-present", Error, LevelPoint, p, "Missing system_desc.json in "+path.Base(model)+"/"+path.Base(path.Dir(p))+"/")
 }
 
 // systemDescriptionPresentCurve: no point of the curve has a readable one.
 func (c *run) systemDescriptionPresentCurve(model string) {
-	c.emit("system-description-present", Error, LevelCurve, model, "No readable system_desc.json under "+filepath.Base(model)+"/")
+	c.emit("system-description-present", Error, LevelCurve, model, "No readable system_desc.json under "+path.Base(model)+"/")
 }
 
 // systemDescriptionValidUnreadable: a copy that is not a JSON object.
@@ -593,7 +593,7 @@ func (c *run) resultSummaryPresent(sp, name string) {
 
 // resultFileValid: models/loader.py load_result_summary, "result-file-valid".
 func (c *run) resultFileValid(sp string) *summary {
-	doc, found, err := readJSON(sp)
+	doc, found, err := c.readJSON(sp)
 	if !found {
 		c.emit("result-file-valid", Error, LevelFile, sp, "IO error reading result_summary.json")
 		return nil
@@ -617,13 +617,13 @@ func (c *run) resultFileValid(sp string) *summary {
 // pointRulesSkipped: checker.py _check_unparsed_point: the summary is still
 // loaded and validated; the rules that need point.yaml are not run.
 func (c *run) pointRulesSkipped(u unparsedPoint) {
-	sp := filepath.Join(u.dir, "result_summary.json")
-	if !exists(sp) {
-		c.resultSummaryPresent(sp, filepath.Base(u.dir))
+	sp := path.Join(u.dir, "result_summary.json")
+	if !c.exists(sp) {
+		c.resultSummaryPresent(sp, path.Base(u.dir))
 	} else {
 		c.resultFileValid(sp)
 	}
-	c.emit("point-rules-skipped", Warning, LevelPoint, u.yaml, filepath.Base(u.dir)+"/: point.yaml is missing or invalid, so the rules that read it (region placement, metric consistency, power) were not run for this point; fixing it may report more")
+	c.emit("point-rules-skipped", Warning, LevelPoint, u.yaml, path.Base(u.dir)+"/: point.yaml is missing or invalid, so the rules that read it (region placement, metric consistency, power) were not run for this point; fixing it may report more")
 }
 
 // pointDuration: point_result.py _check_point_duration (the steady-state
@@ -772,17 +772,17 @@ func (c *run) sharedPathResolution(loaded []loadedPoint) {
 				order = append(order, k)
 				first[k] = p.yaml
 			}
-			names[k] = append(names[k], filepath.Base(p.dir))
+			names[k] = append(names[k], path.Base(p.dir))
 		}
 	}
 	for _, k := range order {
-		if resolveShared(c.root, k.value) == "" {
+		if c.resolveShared(k.value) == "" {
 			c.emit("shared-path-resolution", Error, LevelCurve, first[k], fmt.Sprintf("%s %q does not resolve to a directory under the submission root; named by %d point(s): %s", k.field, k.value, len(names[k]), joinNames(names[k])))
 		}
 	}
 }
 
-func resolveShared(root, value string) string {
+func (c *run) resolveShared(value string) string {
 	raw := strings.TrimSpace(value)
 	if raw == "" || strings.HasPrefix(raw, "/") || strings.HasPrefix(raw, "~") {
 		return ""
@@ -796,8 +796,8 @@ func resolveShared(root, value string) string {
 	if len(parts) == 0 || contains(parts, "..") {
 		return ""
 	}
-	cand := filepath.Join(append([]string{root}, parts...)...)
-	if isDir(cand) {
+	cand := path.Join(append([]string{c.root}, parts...)...)
+	if c.isDir(cand) {
 		return cand
 	}
 	return ""
@@ -1007,9 +1007,9 @@ func (c cohort) String() string { return fmt.Sprintf("%04d-%02d-C%d", c.year, c.
 // accuracyValid: checker.py _load_curve_accuracy for one point:
 // accuracy_results.json, else accuracy_scores in results.json; an error drops it.
 func (c *run) accuracyValid(dir string) *accuracy {
-	p := filepath.Join(dir, "accuracy_results.json")
-	if exists(p) {
-		doc, _, err := readJSON(p)
+	p := path.Join(dir, "accuracy_results.json")
+	if c.exists(p) {
+		doc, _, err := c.readJSON(p)
 		if err != nil {
 			c.emit("accuracy-valid", Error, LevelFile, p, "JSON parse error in accuracy_results.json: "+err.Error())
 			return nil
@@ -1024,11 +1024,11 @@ func (c *run) accuracyValid(dir string) *accuracy {
 		}
 		return a
 	}
-	p = filepath.Join(dir, "results.json")
-	if !exists(p) {
+	p = path.Join(dir, "results.json")
+	if !c.exists(p) {
 		return nil
 	}
-	doc, _, err := readJSON(p)
+	doc, _, err := c.readJSON(p)
 	m, ok := doc.(map[string]any)
 	if err != nil || !ok {
 		return nil

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
-	"path/filepath"
+
+	"path"
 	"reflect"
 	"sort"
 	"strings"
@@ -46,14 +46,14 @@ func (c *run) tree() {
 	}
 	c.requiredDir()
 	c.srcDir()
-	results := filepath.Join(c.root, "results")
-	if !isDir(results) {
+	results := path.Join(c.root, "results")
+	if !c.isDir(results) {
 		return
 	}
 	var systems []string
-	for _, e := range readDirSorted(results) {
+	for _, e := range c.readDirSorted(results) {
 		if e.dir {
-			systems = append(systems, filepath.Join(results, e.name))
+			systems = append(systems, path.Join(results, e.name))
 		}
 	}
 	if !c.systemResultsDir(results, systems) {
@@ -70,9 +70,9 @@ func (c *run) system(sys string) {
 	facts := c.systemFacts(sys)
 	power := c.powerDescriptor(sys, facts)
 	var models []string
-	for _, e := range readDirSorted(sys) {
+	for _, e := range c.readDirSorted(sys) {
 		if e.dir {
-			models = append(models, filepath.Join(sys, e.name))
+			models = append(models, path.Join(sys, e.name))
 		}
 	}
 	if !c.benchmarkModelDir(sys, models) {
@@ -84,7 +84,7 @@ func (c *run) system(sys string) {
 }
 
 func (c *run) model(sys, model string, power *powerComputation) {
-	points := pointDirs(model)
+	points := c.listPoints(model)
 	if !c.pointDirs(sys, model, points) {
 		return
 	}
@@ -98,7 +98,7 @@ func (c *run) model(sys, model string, power *powerComputation) {
 		v := sd.CMax
 		cMax = &v
 	} else if sdPath != "" {
-		if doc, _, err := readJSON(sdPath); err == nil {
+		if doc, _, err := c.readJSON(sdPath); err == nil {
 			if m, ok := doc.(map[string]any); ok {
 				if v, ok := isInt(m["max_supported_concurrency"]); ok && v > 0 {
 					cMax = &v
@@ -126,7 +126,7 @@ func (c *run) model(sys, model string, power *powerComputation) {
 		c.seedSetAdoption(model, loaded)
 	}
 	if c.d.DraftersError == "" {
-		bench := filepath.Base(model)
+		bench := path.Base(model)
 		for _, p := range loaded {
 			if p.cfg.ModelName != "" {
 				bench = p.cfg.ModelName
@@ -172,16 +172,16 @@ func (c *run) loadPointConfigs(points []string) ([]loadedPoint, []unparsedPoint)
 	var loaded []loadedPoint
 	var unparsed []unparsedPoint
 	for _, dir := range points {
-		y := filepath.Join(dir, "point.yaml")
-		if !exists(y) {
+		y := path.Join(dir, "point.yaml")
+		if !c.exists(y) {
 			c.measurementPointsPresentPoint(y)
-			cc, ok := parsePointDir(filepath.Base(dir))
+			cc, ok := parsePointDir(path.Base(dir))
 			unparsed = append(unparsed, unparsedPoint{dir, y, cc, ok})
 			continue
 		}
 		cfg := c.pointConfigValid(y)
 		if cfg == nil {
-			cc, ok := fallbackConcurrency(y, dir)
+			cc, ok := c.fallbackConcurrency(y, dir)
 			unparsed = append(unparsed, unparsedPoint{dir, y, cc, ok})
 			continue
 		}
@@ -190,20 +190,20 @@ func (c *run) loadPointConfigs(points []string) ([]loadedPoint, []unparsedPoint)
 		loaded = append(loaded, loadedPoint{dir, y, cfg})
 	}
 	if len(loaded) == 0 && len(points) > 0 {
-		c.measurementPointsPresentCurve(filepath.Dir(points[0]))
+		c.measurementPointsPresentCurve(path.Dir(points[0]))
 	}
 	return loaded, unparsed
 }
 
-func fallbackConcurrency(y, dir string) (int64, bool) {
-	if doc, _, err := readYAML(y); err == nil {
+func (c *run) fallbackConcurrency(y, dir string) (int64, bool) {
+	if doc, _, err := c.readYAML(y); err == nil {
 		if m, ok := doc.(map[string]any); ok {
 			if v, ok := isInt(m["concurrency"]); ok && v > 0 {
 				return v, true
 			}
 		}
 	}
-	return parsePointDir(filepath.Base(dir))
+	return parsePointDir(path.Base(dir))
 }
 
 // curveSystemDesc is _load_curve_system_desc: every point's copy, the first
@@ -215,12 +215,12 @@ func (c *run) curveSystemDesc(points []string, model string) (*systemDesc, strin
 	}
 	var present []copyAt
 	for _, dir := range points {
-		p := filepath.Join(dir, "system_desc.json")
-		if !exists(p) {
+		p := path.Join(dir, "system_desc.json")
+		if !c.exists(p) {
 			c.systemDescriptionPresentPoint(p, model)
 			continue
 		}
-		doc, _, err := readJSON(p)
+		doc, _, err := c.readJSON(p)
 		m, ok := doc.(map[string]any)
 		if err != nil || !ok {
 			c.systemDescriptionValidUnreadable(p)
@@ -254,7 +254,7 @@ func (c *run) curveSystemDesc(points []string, model string) (*systemDesc, strin
 			}
 		}
 		sort.Strings(diff)
-		c.systemDescriptionConsistency(o.path, filepath.Base(filepath.Dir(ref.path)), diff)
+		c.systemDescriptionConsistency(o.path, path.Base(path.Dir(ref.path)), diff)
 		consistent = false
 		break
 	}
@@ -338,8 +338,8 @@ func (c *run) point(p loadedPoint, r *regions, power *powerComputation) *summary
 		c.concurrencyInRange(p, r)
 		c.regionPlacement(p, r)
 	}
-	sp := filepath.Join(p.dir, "result_summary.json")
-	if !exists(sp) {
+	sp := path.Join(p.dir, "result_summary.json")
+	if !c.exists(sp) {
 		c.resultSummaryPresent(sp, fmt.Sprintf("r%d", p.cfg.Concurrency))
 		return nil
 	}
@@ -360,7 +360,7 @@ func (c *run) point(p loadedPoint, r *regions, power *powerComputation) *summary
 	c.metricConsistencyTPSPerUser(s, sp)
 	c.agenticMetricConsistency(s, sp)
 	if power != nil {
-		para := pointParallelism(filepath.Join(p.dir, "system_desc.json"))
+		para := c.pointParallelism(path.Join(p.dir, "system_desc.json"))
 		var stored *float64
 		if v, ok := isNumber(s.Extra["system_tps_per_kw"]); ok {
 			stored = &v
@@ -376,7 +376,7 @@ func (c *run) point(p loadedPoint, r *regions, power *powerComputation) *summary
 
 func (c *run) resultsHaveAccuracy(results string) bool {
 	found := false
-	_ = filepath.WalkDir(results, func(p string, e fs.DirEntry, err error) error {
+	_ = fs.WalkDir(c.fsys, results, func(p string, e fs.DirEntry, err error) error {
 		if err != nil || found {
 			return nil
 		}
@@ -384,7 +384,7 @@ func (c *run) resultsHaveAccuracy(results string) bool {
 		case "accuracy_results.json":
 			found = true
 		case "results.json":
-			if b, err := os.ReadFile(p); err == nil {
+			if b, err := c.readFile(p); err == nil {
 				var m map[string]any
 				if json.Unmarshal(b, &m) == nil {
 					switch s := m["accuracy_scores"].(type) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -19,10 +18,10 @@ import (
 // (or uint64 past int64), other numbers float64, as Python's json and yaml give
 // int and float.
 
-// readJSON reads path as JSON. ok is false when the file is absent or unreadable;
+// readJSON reads file as JSON. ok is false when the file is absent or unreadable;
 // perr is the parse error when it is not JSON.
-func readJSON(path string) (doc any, found bool, perr error) {
-	b, err := os.ReadFile(path)
+func (c *run) readJSON(file string) (doc any, found bool, perr error) {
+	b, err := c.readFile(file)
 	if err != nil {
 		return nil, false, err
 	}
@@ -37,9 +36,9 @@ func readJSON(path string) (doc any, found bool, perr error) {
 	return normalize(doc), true, nil
 }
 
-// readYAML reads path as YAML.
-func readYAML(path string) (doc any, found bool, perr error) {
-	b, err := os.ReadFile(path)
+// readYAML reads file as YAML.
+func (c *run) readYAML(file string) (doc any, found bool, perr error) {
+	b, err := c.readFile(file)
 	if err != nil {
 		return nil, false, err
 	}
