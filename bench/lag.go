@@ -188,13 +188,16 @@ func lagReplay(env Env, d *datasets.Dataset, endpoint, out string, metrics bool)
 }
 
 // lagDataset is 257 synthetic conversations (47 coding, 210 workflow) with the
-// synthesizer's delays.
+// synthesizer's delays, made by the first lag row of a run and opened by the next.
 func lagDataset(env Env) (*datasets.Dataset, error) {
+	dir := filepath.Join(env.Work, "lag-ds")
+	if d, err := datasets.Open(context.Background(), dir); err == nil {
+		return d, nil
+	}
 	traces := filepath.Join(env.Work, "lag.jsonl")
 	if _, err := synth.WriteFile(context.Background(), traces, synth.Options{Scale: 0.42, Seed: 1}); err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(env.Work, "lag-ds")
 	if err := ingest.Files(context.Background(), dir, traces); err != nil {
 		return nil, err
 	}
