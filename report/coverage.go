@@ -647,8 +647,15 @@ func pointDuration(s *System) []Check {
 		if p.Region == score.RegionLowLatency {
 			need = 600
 		}
-		if d := float64(p.WindowDurationS); !(d >= need) {
-			short = append(short, fmt.Sprintf("c=%d: %.0f s < %.0f s", p.Concurrency, d, need))
+		d := float64(p.WindowDurationS)
+		if math.IsNaN(d) {
+			short = append(short, fmt.Sprintf("c=%d: no performance window", p.Concurrency))
+		} else if d < need {
+			got := seconds(d)
+			if p.speedup() > 0 {
+				got += " (" + seconds(float64(p.modelledTime(p.WindowDurationS))) + " modelled)"
+			}
+			short = append(short, fmt.Sprintf("c=%d: %s < %.0f s", p.Concurrency, got, need))
 		}
 	}
 	reason := "every window lasts at least 600 s (ultra-low) or 1200 s"
@@ -660,6 +667,15 @@ func pointDuration(s *System) []Check {
 		c.Status = CheckWarn // the checker warns (point-duration)
 	}
 	return []Check{c}
+}
+
+// seconds says a window's length: whole seconds from 10 s, else to the
+// hundredth, so that a short window does not read as 0 s.
+func seconds(d float64) string {
+	if d >= 10 {
+		return fmt.Sprintf("%.0f s", d)
+	}
+	return fmt.Sprintf("%.2f s", d)
 }
 
 // officialTokenCounts: every count from the reference tokenizer.
