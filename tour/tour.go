@@ -311,8 +311,10 @@ func (t *tour) sweep(ctx context.Context) error {
 			StreamUsage:         t.tok == nil,
 			EndpointDescription: "embedded sim (agentrace demo): hardware " + t.prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
 			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force,
-			// The sim's Prometheus metrics, as replay scrapes them by default.
-			Telemetry: replay.Telemetry{Metrics: true},
+			// The sim's Prometheus metrics, scraped once a modelled second as replay's
+			// default is on real hardware (not under 50 ms of the run's clock), so that
+			// even the short windows of the high concurrencies hold several scrapes.
+			Telemetry: replay.Telemetry{Metrics: true, MetricsInterval: metricsInterval(o.Speedup)},
 		})
 		if err != nil {
 			return fmt.Errorf("demo: concurrency %d: %w", c, err)
@@ -324,6 +326,12 @@ func (t *tour) sweep(ctx context.Context) error {
 			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), (time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup)
 	}
 	return nil
+}
+
+// metricsInterval is the time between two scrapes of the sim's metrics: one
+// modelled second at the given speedup, at least 50 ms.
+func metricsInterval(speedup float64) time.Duration {
+	return max(time.Duration(float64(time.Second)/speedup), 50*time.Millisecond)
 }
 
 // scorePoints scores each point of the sweep and writes its scores.

@@ -2,6 +2,7 @@ package tour
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -109,6 +110,17 @@ func TestRun(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(p.RunDir, f)); err != nil {
 				t.Errorf("point c%d: %v", p.Concurrency, err)
 			}
+		}
+		// The sim's metrics are scraped once a modelled second (50 ms at the
+		// least), not once a second of the run's clock, which the speedup shrinks
+		// to a scrape or two a run.
+		var m schemas.RunManifest
+		if raw, err := os.ReadFile(filepath.Join(p.RunDir, schemas.RunManifestFile)); err != nil {
+			t.Error(err)
+		} else if err := json.Unmarshal(raw, &m); err != nil {
+			t.Error(err)
+		} else if m.ServerMetrics == nil || m.ServerMetrics.IntervalSeconds != 0.05 {
+			t.Errorf("point c%d: server metrics %+v, want scraped every 50 ms", p.Concurrency, m.ServerMetrics)
 		}
 	}
 	for _, f := range []string{"traces.jsonl", "dataset/" + schemas.TurnsFile, "report/report.html"} {
