@@ -248,3 +248,22 @@ func TestOutputCapUTF8(t *testing.T) {
 		t.Fatalf("a tool call past the cap: %d calls, truncated %d", r.tools.Len(), r.truncated)
 	}
 }
+
+// The closing summary's output rate says what it counted: the server's usage, or
+// chunks where the server reported none (a chunk may carry several tokens).
+func TestSummaryOutputRate(t *testing.T) {
+	for _, tc := range []struct {
+		usage, chunks int64
+		want          string
+	}{
+		{10, 0, "100 output tokens/s over the whole run (server usage; report's"},
+		{0, 10, "100 output chunks/s over the whole run (the server reported no token usage, and a chunk may carry several tokens;"},
+		{9, 1, "100 output tokens/s over the whole run (server usage; chunks for 1 turn without it, and a chunk may carry several tokens;"},
+		{0, 0, "100 output tokens/s over the whole run (server usage;"},
+	} {
+		s := &Summary{OutputTokens: 1000, Elapsed: 10 * time.Second, UsageCounted: tc.usage, ChunkCounted: tc.chunks}
+		if got := s.outputRate(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("usage %d, chunks %d: %q, want it to begin %q", tc.usage, tc.chunks, got, tc.want)
+		}
+	}
+}

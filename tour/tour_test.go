@@ -270,3 +270,19 @@ func TestWriteTableTokenizer(t *testing.T) {
 		})
 	}
 }
+
+// TestRunWithTokenizer: with a tokenizer the demo asks for no server usage, so
+// replay's live count is of chunks, and the per-run line says so rather than
+// calling them tokens.
+func TestRunWithTokenizer(t *testing.T) {
+	dir := testenv.Tokenizer(t)
+	w := &signalWriter{}
+	if _, err := Run(context.Background(), Options{Out: filepath.Join(t.TempDir(), "demo"), CodingScale: 0.01, WorkflowScale: 0.01,
+		Concurrencies: []int{2}, Speedup: 400, Tokenizer: dir, Progress: w}); err != nil {
+		t.Fatalf("%v\n%s", err, w)
+	}
+	if !strings.Contains(w.String(), "output chunks/s (no server usage was asked for: a chunk may carry several tokens) modelled over the whole run") ||
+		strings.Contains(w.String(), "output tokens/s modelled") {
+		t.Errorf("the per-run line calls chunks tokens:\n%s", w)
+	}
+}
