@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/english"
@@ -44,6 +45,31 @@ func failIfAny(name, ok, prefix, sep string, found []string) []Check {
 		return []Check{check(name, true, ok)}
 	}
 	return []Check{check(name, false, prefix+strings.Join(found, sep))}
+}
+
+// byReason collects what points have to say, each reason said once with the
+// points that share it, in the order first seen: "c=1, 2, 4: reason".
+type byReason struct {
+	order []string
+	cs    map[string][]string
+}
+
+func (b *byReason) add(concurrency int, reason string) {
+	if b.cs == nil {
+		b.cs = map[string][]string{}
+	}
+	if _, ok := b.cs[reason]; !ok {
+		b.order = append(b.order, reason)
+	}
+	b.cs[reason] = append(b.cs[reason], strconv.Itoa(concurrency))
+}
+
+func (b *byReason) list() []string {
+	out := make([]string, 0, len(b.order))
+	for _, r := range b.order {
+		out = append(out, "c="+strings.Join(b.cs[r], ", ")+": "+r)
+	}
+	return out
 }
 
 func check(name string, ok bool, reason string) Check {
@@ -496,16 +522,17 @@ func trajectoryBudget(s *System) []Check {
 // official dataset's trajectories (the ruleset's curve limits; info when none
 // records it).
 func officialDatasetSizeCheck(s *System) []Check {
-	var notOfficialDS []string
+	var sizes byReason
 	unknown := 0
 	for _, p := range s.Points {
 		switch d := p.Manifest.DatasetSize; {
 		case d <= 0:
 			unknown++
 		case d != s.limits.DatasetSize:
-			notOfficialDS = append(notOfficialDS, fmt.Sprintf("c=%d: %d", p.Concurrency, d))
+			sizes.add(p.Concurrency, strconv.Itoa(d))
 		}
 	}
+	notOfficialDS := sizes.list()
 	size := s.limits.DatasetSize
 	reason := fmt.Sprintf("every point uses a %d-trajectory dataset", size)
 	if len(notOfficialDS) > 0 {
@@ -521,15 +548,15 @@ func officialDatasetSizeCheck(s *System) []Check {
 // officialSettings: the settings of internal/official as the point's files
 // record them (runread.Conditions), but the budget (trajectoryBudget).
 func officialSettings(s *System) []Check {
-	var unofficial []string
+	var unofficial byReason
 	for _, p := range s.Points {
 		cond := p.conditions
 		cond.Trajectories, cond.DatasetSize = 0, 0
 		if why := official.Reasons(cond); len(why) > 0 {
-			unofficial = append(unofficial, fmt.Sprintf("c=%d: %s", p.Concurrency, strings.Join(why, ", ")))
+			unofficial.add(p.Concurrency, strings.Join(why, ", "))
 		}
 	}
-	return failIfAny("official settings", "salt on, delays on at scale 1, stop-issuing off, streaming on, a sampling profile at every agentrace point", "", "; ", unofficial)
+	return failIfAny("official settings", "salt on, delays on at scale 1, stop-issuing off, streaming on, a sampling profile at every agentrace point", "", "; ", unofficial.list())
 }
 
 // oneRuleset: a point whose scores.json judged it under another ruleset than the
@@ -680,13 +707,13 @@ func seconds(d float64) string {
 
 // officialTokenCounts: every count from the reference tokenizer.
 func officialTokenCounts(s *System) []Check {
-	var unoff []string
+	var unoff byReason
 	for _, p := range s.Points {
 		if p.Unofficial {
-			unoff = append(unoff, fmt.Sprintf("c=%d: OSL %s, ISL %s", p.Concurrency, p.TokenSource, p.ISLSource))
+			unoff.add(p.Concurrency, fmt.Sprintf("OSL %s, ISL %s", p.TokenSource, p.ISLSource))
 		}
 	}
-	return failIfAny("official token counts", "every count is from the reference tokenizer", "unofficial counts: ", "; ", unoff)
+	return failIfAny("official token counts", "every count is from the reference tokenizer", "unofficial counts: ", "; ", unoff.list())
 }
 
 func relDiff(a, b float64) float64 {

@@ -123,3 +123,18 @@ func TestPointDurationReason(t *testing.T) {
 		}
 	}
 }
+
+// A reason several points share is said once, with their concurrencies, in the
+// order first seen.
+func TestByReason(t *testing.T) {
+	var b byReason
+	for _, p := range []struct {
+		c   int
+		why string
+	}{{1, "delays scaled"}, {2, "delays scaled"}, {4, "salt off"}, {8, "delays scaled"}} {
+		b.add(p.c, p.why)
+	}
+	if got, want := strings.Join(b.list(), "; "), "c=1, 2, 8: delays scaled; c=4: salt off"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+}

@@ -560,7 +560,7 @@ func WriteTable(w io.Writer, r *Result) {
 	} else {
 		fmt.Fprintf(w, "\nreport verdict: FAIL (%s failed, as report.html shows)\n", english.Count(len(r.FailedChecks), "curve check", "curve checks"))
 		for _, c := range r.FailedChecks {
-			fmt.Fprintf(w, "  - %s: %s\n", c.Name, english.Shorten(c.Reason, 110))
+			fmt.Fprintf(w, "  - %s: %s\n", c.Name, english.Shorten(c.Reason, 200))
 		}
 		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
 	}
