@@ -324,12 +324,12 @@ func (t *tour) sweep(ctx context.Context) error {
 		}
 		// Without the server's usage (a tokenizer counts the tokens later) replay's
 		// live count is of chunks, which may carry several tokens each.
-		unit := "output tokens/s"
+		unit, count := "output tokens/s", "replay's live count"
 		if sumr.ChunkCounted > 0 {
-			unit = "output chunks/s (no server usage was asked for: a chunk may carry several tokens)"
+			unit, count = "output chunks/s", "replay's live count of chunks, as no server usage was asked for: a chunk may carry several tokens"
 		}
-		fmt.Fprintf(w, "      %d turns in %s (%s modelled), %.0f %s modelled over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)\n",
-			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), (time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup, unit)
+		fmt.Fprintf(w, "      %d turns in %s (%s modelled), %.0f %s modelled over the whole run (%s; the table's system tokens/s is the rules': the performance window only)\n",
+			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), (time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup, unit, count)
 	}
 	return nil
 }

@@ -281,7 +281,7 @@ func TestRunWithTokenizer(t *testing.T) {
 		Concurrencies: []int{2}, Speedup: 400, Tokenizer: dir, Progress: w}); err != nil {
 		t.Fatalf("%v\n%s", err, w)
 	}
-	if !strings.Contains(w.String(), "output chunks/s (no server usage was asked for: a chunk may carry several tokens) modelled over the whole run") ||
+	if !strings.Contains(w.String(), "output chunks/s modelled over the whole run (replay's live count of chunks, as no server usage was asked for: a chunk may carry several tokens;") ||
 		strings.Contains(w.String(), "output tokens/s modelled") {
 		t.Errorf("the per-run line calls chunks tokens:\n%s", w)
 	}
