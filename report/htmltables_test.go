@@ -138,3 +138,12 @@ func TestByReason(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// The settings say a run's max tokens default in words: 0 is not a limit of 0.
+func TestMaxTokensText(t *testing.T) {
+	for n, want := range map[int]string{0: "the profile's (else 1024)", -1: "no run default (the first user row's, else 128)", 2048: "2048"} {
+		if got := maxTokensText(n); got != want {
+			t.Errorf("max tokens %d: %q, want %q", n, got, want)
+		}
+	}
+}
