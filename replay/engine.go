@@ -57,6 +57,9 @@ type Summary struct {
 	// UsageCounted and ChunkCounted are the completed turns counted in
 	// OutputTokens by the server's usage and, without it, by their chunks.
 	UsageCounted, ChunkCounted int64
+	// SimSpeedup is the simulated server's speed-up (its X-Sim-Speedup header),
+	// 0 against any other server.
+	SimSpeedup float64
 	// Client lag (issued minus scheduled) over issued turns, "lower" percentiles.
 	LagP50, LagP99, LagMax time.Duration
 	Official               bool
@@ -139,6 +142,9 @@ func (s *Summary) String() string {
 	}
 	fmt.Fprintf(&b, "  %.1f turns/s, %s; window end %s; client lag p50 %s p99 %s max %s; %s\n",
 		s.TurnsPerSecond(), s.outputRate(), win, s.LagP50, s.LagP99, s.LagMax, off)
+	if sp := s.SimSpeedup; sp > 0 && sp != 1 {
+		fmt.Fprintf(&b, "  the simulated server ran %gx faster than the hardware it models: these times are %g times shorter and these rates %g times higher than the modelled ones (agentrace report shows both)\n", sp, sp, sp)
+	}
 	if s.Dropped {
 		fmt.Fprintf(&b, "  the earlier run at %s is kept as it was: this %s run replaced nothing and was dropped", s.RunDir, s.State)
 	} else {
@@ -618,7 +624,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		WindowEnd: time.Duration(m.WindowEndNs), StopCause: m.StopCause, Stopped: time.Duration(m.StoppedNs),
 		MaxDuration: s.MaxDuration, Warnings: lr.warnings, MaxOutputBytes: s.maxOutput, Error: m.Error,
 		OutputTokens: e.outTokens.Load(), UsageCounted: e.usageCounted.Load(), ChunkCounted: e.chunkCounted.Load(), Official: m.Config.Official, NonOfficial: m.Config.NonOfficial,
-		Dropped: dropped,
+		Dropped: dropped, SimSpeedup: m.SimSpeedup,
 	}
 	for _, n := range lr.unlogged {
 		sum.Unlogged += n

@@ -267,3 +267,16 @@ func TestSummaryOutputRate(t *testing.T) {
 		}
 	}
 }
+
+// Against the simulated server the closing summary says its figures are on the
+// run's clock, the speed-up times the modelled hardware's.
+func TestSummarySimSpeedup(t *testing.T) {
+	s := &Summary{State: "complete", OutputTokens: 1000, Elapsed: 10 * time.Second, UsageCounted: 3, SimSpeedup: 60}
+	if got := s.String(); !strings.Contains(got, "the simulated server ran 60x faster than the hardware it models: these times are 60 times shorter and these rates 60 times higher") {
+		t.Errorf("summary against the sim:\n%s", got)
+	}
+	s.SimSpeedup = 0
+	if got := s.String(); strings.Contains(got, "simulated server") {
+		t.Errorf("summary against a real server speaks of the sim:\n%s", got)
+	}
+}
