@@ -177,7 +177,8 @@ func TestStageImportOrderParts(t *testing.T) {
 
 // TestReadmeMapNamesPackages checks the README's "Where the code is" table: every
 // package its right-hand column names is a folder of Go code, so that a moved
-// package cannot leave the map pointing at its old home.
+// package cannot leave the map pointing at its old home, and every folder of Go
+// code is named, so that a new package cannot be left off it.
 func TestReadmeMapNamesPackages(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
@@ -190,6 +191,7 @@ func TestReadmeMapNamesPackages(t *testing.T) {
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	named := 0
+	listed := map[string]bool{}
 	for _, row := range strings.Split(section, "\n") {
 		cells := strings.Split(row, "|")
 		if len(cells) < 4 || strings.Trim(cells[2], " -") == "" || strings.TrimSpace(cells[2]) == "package" {
@@ -201,6 +203,7 @@ func TestReadmeMapNamesPackages(t *testing.T) {
 				continue // a file name, not a package
 			}
 			named++
+			listed[pkg] = true
 			if gos, _ := filepath.Glob(filepath.Join(root, filepath.FromSlash(pkg), "*.go")); len(gos) == 0 {
 				t.Errorf("README.md's map names %s, which is not a folder of Go code", pkg)
 			}
@@ -208,6 +211,29 @@ func TestReadmeMapNamesPackages(t *testing.T) {
 	}
 	if named < 20 {
 		t.Errorf("README.md's map names %d packages; want its whole table read", named)
+	}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if !d.IsDir() || path == root {
+			return nil
+		}
+		if name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			return filepath.SkipDir
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		if gos, _ := filepath.Glob(filepath.Join(path, "*.go")); len(gos) > 0 && !listed[filepath.ToSlash(rel)] {
+			t.Errorf("README.md's map does not name the package %s", filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -55,6 +55,12 @@ type Summary struct {
 	Unlogged       int    // rows lost after a turn-log failure
 	Error          string // a failed run's error
 	OutputTokens   int64  // server usage, else output-bearing chunks
+	// UsageCounted and ChunkCounted are the completed turns counted in
+	// OutputTokens by the server's usage and, without it, by their chunks.
+	UsageCounted, ChunkCounted int64
+	// SimSpeedup is the simulated server's speed-up (its X-Sim-Speedup header),
+	// 0 against any other server.
+	SimSpeedup float64
 	// Client lag (issued minus scheduled) over issued turns, "lower" percentiles.
 	LagP50, LagP99, LagMax time.Duration
 	Official               bool
@@ -69,6 +75,22 @@ func (s *Summary) TurnsPerSecond() float64 { return float64(s.Turns) / s.Elapsed
 
 // TokensPerSecond is the output tokens over the elapsed time.
 func (s *Summary) TokensPerSecond() float64 { return float64(s.OutputTokens) / s.Elapsed.Seconds() }
+
+// outputRate says the output rate over the whole run and what it counts: the
+// server's usage, or, for turns whose answer carried none, their chunks (which
+// may carry several tokens each).
+func (s *Summary) outputRate() string {
+	const window = "report's system_tps counts the window only"
+	switch {
+	case s.ChunkCounted == 0:
+		return fmt.Sprintf("%.0f output tokens/s over the whole run (server usage; %s)", s.TokensPerSecond(), window)
+	case s.UsageCounted == 0:
+		return fmt.Sprintf("%.0f output chunks/s over the whole run (the server reported no token usage, and a chunk may carry several tokens; %s)", s.TokensPerSecond(), window)
+	default:
+		return fmt.Sprintf("%.0f output tokens/s over the whole run (server usage; chunks for %s without it, and a chunk may carry several tokens; %s)",
+			s.TokensPerSecond(), english.Count(int(s.ChunkCounted), "turn", "turns"), window)
+	}
+}
 
 // Official tells whether the run can stand as an official result: official
 // settings, and a performance window that closed.
@@ -119,8 +141,11 @@ func (s *Summary) String() string {
 		off = fmt.Sprintf("not official: %s (the manifest's non_official): %s",
 			english.Count(len(s.NonOfficial), "setting is", "settings are")+" unofficial", strings.Join(s.NonOfficial, "; "))
 	}
-	fmt.Fprintf(&b, "  %.1f turns/s, %.0f output tokens/s over the whole run (server usage, else chunks; report's system_tps counts the window only); window end %s; client lag p50 %s p99 %s max %s; %s\n",
-		s.TurnsPerSecond(), s.TokensPerSecond(), win, s.LagP50, s.LagP99, s.LagMax, off)
+	fmt.Fprintf(&b, "  %.1f turns/s, %s; window end %s; client lag p50 %s p99 %s max %s; %s\n",
+		s.TurnsPerSecond(), s.outputRate(), win, s.LagP50, s.LagP99, s.LagMax, off)
+	if sp := s.SimSpeedup; sp > 0 && sp != 1 {
+		fmt.Fprintf(&b, "  the simulated server ran %gx faster than the hardware it models: these times are %g times shorter and these rates %g times higher than the modelled ones (agentrace report shows both)\n", sp, sp, sp)
+	}
 	if s.Dropped {
 		fmt.Fprintf(&b, "  the earlier run at %s is kept as it was: this %s run replaced nothing and was dropped", s.RunDir, s.State)
 	} else {
@@ -226,12 +251,16 @@ type engine struct {
 
 	log  *logQueue
 	line *progress.Line
+	// closing is set before the status line's last print, which gives the
+	// whole run's output rate rather than the rate since the line before.
+	closing atomic.Bool
 	// graceEnd is when the interrupt's grace ends (Unix ns), 0 before one.
 	graceEnd atomic.Int64
 
 	// live counters
 	trajDone, trajFailed, trajCut, turnsDone, inFlight, errors atomic.Int64
 	outTokens                                                  atomic.Int64
+	usageCounted, chunkCounted                                 atomic.Int64
 	okTurns                                                    atomic.Int64
 	// turnsSettled counts the turns answered, failed or not sent (a trajectory
 	// aborted or cut); of turnsTotal, the budget's client turns, for the ETA.
@@ -534,6 +563,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	}
 	m.Routing = c.route.record()
 	if e.line != nil {
+		e.closing.Store(true)
 		e.line.Stop()
 	}
 
@@ -595,8 +625,8 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 		Started: started, Budget: s.budget, Turns: lr.issued, Elapsed: elapsed,
 		WindowEnd: time.Duration(m.WindowEndNs), StopCause: m.StopCause, Stopped: time.Duration(m.StoppedNs),
 		MaxDuration: s.MaxDuration, Warnings: lr.warnings, MaxOutputBytes: s.maxOutput, Error: m.Error,
-		OutputTokens: e.outTokens.Load(), Official: m.Config.Official, NonOfficial: m.Config.NonOfficial,
-		Dropped: dropped,
+		OutputTokens: e.outTokens.Load(), UsageCounted: e.usageCounted.Load(), ChunkCounted: e.chunkCounted.Load(), Official: m.Config.Official, NonOfficial: m.Config.NonOfficial,
+		Dropped: dropped, SimSpeedup: m.SimSpeedup,
 	}
 	for _, n := range lr.unlogged {
 		sum.Unlogged += n
@@ -1056,8 +1086,10 @@ func (e *engine) finish(slot int, rs *response, r *schemas.TurnRecord) {
 	e.turnsDone.Add(1)
 	if r.UsageCompletionTokens >= 0 {
 		e.outTokens.Add(int64(r.UsageCompletionTokens))
+		e.usageCounted.Add(1)
 	} else {
 		e.outTokens.Add(int64(r.Chunks))
+		e.chunkCounted.Add(1)
 	}
 	e.log.push(slot, r)
 }
@@ -1417,14 +1449,23 @@ func (e *engine) statusFunc() func() string {
 	return func() string {
 		now := e.now()
 		tok := e.outTokens.Load()
-		rate := 0.0
+		rate, over := 0.0, ""
+		if e.closing.Load() {
+			// The last line may come a moment after the one before: the run's
+			// average, not the rate of that moment.
+			lastTok, lastAt, over = 0, 0, " over the run"
+		}
 		if dt := now - lastAt; dt > 0 {
 			rate = float64(tok-lastTok) / (float64(dt) / 1e9)
 		}
 		lastTok, lastAt = tok, now
-		line := fmt.Sprintf("replay %s: trajectories %d/%d finished, turns %d/%d, in flight %d, %.0f output tok/s, errors %d",
+		unit := "output tok/s"
+		if e.usageCounted.Load() == 0 && e.chunkCounted.Load() > 0 {
+			unit = "output chunks/s" // no usage: a chunk may carry several tokens
+		}
+		line := fmt.Sprintf("replay %s: trajectories %d/%d finished, turns %d/%d, in flight %d, %.0f %s%s, errors %d",
 			time.Duration(now).Round(time.Second), e.trajDone.Load(), e.s.budget, e.turnsDone.Load(), e.turnsTotal,
-			e.inFlight.Load(), rate, e.errors.Load())
+			e.inFlight.Load(), rate, unit, over, e.errors.Load())
 		if g := e.graceEnd.Load(); g != 0 && e.workCtx.Err() == nil {
 			left := max(time.Until(time.Unix(0, g)), 0)
 			return line + fmt.Sprintf("; stopping: grace %s left (Ctrl-C again cancels now)", left.Round(time.Second))

@@ -248,3 +248,35 @@ func TestOutputCapUTF8(t *testing.T) {
 		t.Fatalf("a tool call past the cap: %d calls, truncated %d", r.tools.Len(), r.truncated)
 	}
 }
+
+// The closing summary's output rate says what it counted: the server's usage, or
+// chunks where the server reported none (a chunk may carry several tokens).
+func TestSummaryOutputRate(t *testing.T) {
+	for _, tc := range []struct {
+		usage, chunks int64
+		want          string
+	}{
+		{10, 0, "100 output tokens/s over the whole run (server usage; report's"},
+		{0, 10, "100 output chunks/s over the whole run (the server reported no token usage, and a chunk may carry several tokens;"},
+		{9, 1, "100 output tokens/s over the whole run (server usage; chunks for 1 turn without it, and a chunk may carry several tokens;"},
+		{0, 0, "100 output tokens/s over the whole run (server usage;"},
+	} {
+		s := &Summary{OutputTokens: 1000, Elapsed: 10 * time.Second, UsageCounted: tc.usage, ChunkCounted: tc.chunks}
+		if got := s.outputRate(); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("usage %d, chunks %d: %q, want it to begin %q", tc.usage, tc.chunks, got, tc.want)
+		}
+	}
+}
+
+// Against the simulated server the closing summary says its figures are on the
+// run's clock, the speed-up times the modelled hardware's.
+func TestSummarySimSpeedup(t *testing.T) {
+	s := &Summary{State: "complete", OutputTokens: 1000, Elapsed: 10 * time.Second, UsageCounted: 3, SimSpeedup: 60}
+	if got := s.String(); !strings.Contains(got, "the simulated server ran 60x faster than the hardware it models: these times are 60 times shorter and these rates 60 times higher") {
+		t.Errorf("summary against the sim:\n%s", got)
+	}
+	s.SimSpeedup = 0
+	if got := s.String(); strings.Contains(got, "simulated server") {
+		t.Errorf("summary against a real server speaks of the sim:\n%s", got)
+	}
+}

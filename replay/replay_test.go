@@ -533,7 +533,7 @@ func TestProgressLines(t *testing.T) {
 		t.Fatalf("want periodic plain lines, got %q", out.String())
 	}
 	last := lines[len(lines)-1]
-	for _, want := range []string{"trajectories 2/2", "turns 6/6", "in flight 0", "output tok/s", "errors 0"} {
+	for _, want := range []string{"trajectories 2/2", "turns 6/6", "in flight 0", "output tok/s over the run", "errors 0"} {
 		if !strings.Contains(last, want) {
 			t.Fatalf("final status %q lacks %q", last, want)
 		}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/english"
@@ -44,6 +45,31 @@ func failIfAny(name, ok, prefix, sep string, found []string) []Check {
 		return []Check{check(name, true, ok)}
 	}
 	return []Check{check(name, false, prefix+strings.Join(found, sep))}
+}
+
+// byReason collects what points have to say, each reason said once with the
+// points that share it, in the order first seen: "c=1, 2, 4: reason".
+type byReason struct {
+	order []string
+	cs    map[string][]string
+}
+
+func (b *byReason) add(concurrency int, reason string) {
+	if b.cs == nil {
+		b.cs = map[string][]string{}
+	}
+	if _, ok := b.cs[reason]; !ok {
+		b.order = append(b.order, reason)
+	}
+	b.cs[reason] = append(b.cs[reason], strconv.Itoa(concurrency))
+}
+
+func (b *byReason) list() []string {
+	out := make([]string, 0, len(b.order))
+	for _, r := range b.order {
+		out = append(out, "c="+strings.Join(b.cs[r], ", ")+": "+r)
+	}
+	return out
 }
 
 func check(name string, ok bool, reason string) Check {
@@ -496,16 +522,17 @@ func trajectoryBudget(s *System) []Check {
 // official dataset's trajectories (the ruleset's curve limits; info when none
 // records it).
 func officialDatasetSizeCheck(s *System) []Check {
-	var notOfficialDS []string
+	var sizes byReason
 	unknown := 0
 	for _, p := range s.Points {
 		switch d := p.Manifest.DatasetSize; {
 		case d <= 0:
 			unknown++
 		case d != s.limits.DatasetSize:
-			notOfficialDS = append(notOfficialDS, fmt.Sprintf("c=%d: %d", p.Concurrency, d))
+			sizes.add(p.Concurrency, strconv.Itoa(d))
 		}
 	}
+	notOfficialDS := sizes.list()
 	size := s.limits.DatasetSize
 	reason := fmt.Sprintf("every point uses a %d-trajectory dataset", size)
 	if len(notOfficialDS) > 0 {
@@ -521,15 +548,15 @@ func officialDatasetSizeCheck(s *System) []Check {
 // officialSettings: the settings of internal/official as the point's files
 // record them (runread.Conditions), but the budget (trajectoryBudget).
 func officialSettings(s *System) []Check {
-	var unofficial []string
+	var unofficial byReason
 	for _, p := range s.Points {
 		cond := p.conditions
 		cond.Trajectories, cond.DatasetSize = 0, 0
 		if why := official.Reasons(cond); len(why) > 0 {
-			unofficial = append(unofficial, fmt.Sprintf("c=%d: %s", p.Concurrency, strings.Join(why, ", ")))
+			unofficial.add(p.Concurrency, strings.Join(why, ", "))
 		}
 	}
-	return failIfAny("official settings", "salt on, delays on at scale 1, stop-issuing off, streaming on, a sampling profile at every agentrace point", "", "; ", unofficial)
+	return failIfAny("official settings", "salt on, delays on at scale 1, stop-issuing off, streaming on, a sampling profile at every agentrace point", "", "; ", unofficial.list())
 }
 
 // oneRuleset: a point whose scores.json judged it under another ruleset than the
@@ -647,8 +674,15 @@ func pointDuration(s *System) []Check {
 		if p.Region == score.RegionLowLatency {
 			need = 600
 		}
-		if d := float64(p.WindowDurationS); !(d >= need) {
-			short = append(short, fmt.Sprintf("c=%d: %.0f s < %.0f s", p.Concurrency, d, need))
+		d := float64(p.WindowDurationS)
+		if math.IsNaN(d) {
+			short = append(short, fmt.Sprintf("c=%d: no performance window", p.Concurrency))
+		} else if d < need {
+			got := seconds(d)
+			if p.speedup() > 0 {
+				got += " (" + seconds(float64(p.modelledTime(p.WindowDurationS))) + " modelled)"
+			}
+			short = append(short, fmt.Sprintf("c=%d: %s < %.0f s", p.Concurrency, got, need))
 		}
 	}
 	reason := "every window lasts at least 600 s (ultra-low) or 1200 s"
@@ -662,15 +696,24 @@ func pointDuration(s *System) []Check {
 	return []Check{c}
 }
 
+// seconds says a window's length: whole seconds from 10 s, else to the
+// hundredth, so that a short window does not read as 0 s.
+func seconds(d float64) string {
+	if d >= 10 {
+		return fmt.Sprintf("%.0f s", d)
+	}
+	return fmt.Sprintf("%.2f s", d)
+}
+
 // officialTokenCounts: every count from the reference tokenizer.
 func officialTokenCounts(s *System) []Check {
-	var unoff []string
+	var unoff byReason
 	for _, p := range s.Points {
 		if p.Unofficial {
-			unoff = append(unoff, fmt.Sprintf("c=%d: OSL %s, ISL %s", p.Concurrency, p.TokenSource, p.ISLSource))
+			unoff.add(p.Concurrency, fmt.Sprintf("OSL %s, ISL %s", p.TokenSource, p.ISLSource))
 		}
 	}
-	return failIfAny("official token counts", "every count is from the reference tokenizer", "unofficial counts: ", "; ", unoff)
+	return failIfAny("official token counts", "every count is from the reference tokenizer", "unofficial counts: ", "; ", unoff.list())
 }
 
 func relDiff(a, b float64) float64 {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/english"
@@ -164,8 +165,23 @@ func StandIn(s *System) string {
 	return ""
 }
 
+// maxTokensText says a run's max tokens setting (replay's --max-tokens) for
+// rows that set none: 0 is the sampling profile's (else 1024), -1 no run
+// default (the reference loader's own fallback).
+func maxTokensText(n int) string {
+	switch {
+	case n == 0:
+		return "the profile's (else 1024)"
+	case n < 0:
+		return "no run default (the first user row's, else 128)"
+	default:
+		return strconv.Itoa(n)
+	}
+}
+
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{
+		"maxTokens": maxTokensText,
 		"pct": func(n Num) string {
 			if !n.Valid() {
 				return "not reported"
@@ -356,7 +372,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			{"trajectories per point", fmt.Sprint(c.Trajectories)},
 			{"salt / delays / delay scale", fmt.Sprintf("%t / %t / %.4g", c.Salt, c.Delays, c.DelayScale)},
 			{"stop issuing at window end", fmt.Sprint(c.StopIssuingAtWindow)},
-			{"stream / max tokens / turn timeout s", fmt.Sprintf("%t / %d / %g", c.Stream, c.MaxTokens, c.TurnTimeoutSeconds)},
+			{"stream / max tokens / turn timeout s", fmt.Sprintf("%t / %s / %g", c.Stream, maxTokensText(c.MaxTokens), c.TurnTimeoutSeconds)},
 			{"token counts", fmt.Sprintf("OSL: %s; ISL: %s", s.Points[0].TokenSource, s.Points[0].ISLSource)},
 		}
 		for _, row := range rows {

@@ -1,20 +1,20 @@
 package report
 
 import (
-	"path/filepath"
-
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/agentrace/agentrace/internal/outguard"
-	"github.com/parquet-go/parquet-go/compress/zstd"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 
+	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress/zstd"
 )
 
 // ServerTelemetry is what the serving engine reported about a point over its
@@ -335,6 +335,7 @@ func (p *Point) loadServerMetrics(run *archive.Run) {
 	t.ServerRunningMean = sumMeans(schemas.QuantityRunning)
 	t.ServerPreemptions = sumInc(schemas.QuantityPreemptions)
 	t.ServerRequests = sumInc(schemas.QuantityRequests)
+	t.ServerNote += fewScrapesNote(windowScrapes(eps, a, b), b-a, sm.IntervalSeconds)
 	if len(eps) < 2 {
 		return
 	}
@@ -356,6 +357,37 @@ func (p *Point) loadServerMetrics(run *archive.Run) {
 		}
 		t.ServerReplicas = append(t.ServerReplicas, r)
 	}
+}
+
+// windowScrapes is the fewest scrapes of any scraped endpoint that fall in
+// [a, b], -1 when no endpoint has a known quantity.
+func windowScrapes(eps []endpointSeries, a, b int64) int {
+	fewest := -1
+	for _, e := range eps {
+		n, any := 0, false
+		for _, s := range e.q {
+			n, any = max(n, len(within(s, a, b))), true
+		}
+		if any && (fewest < 0 || n < fewest) {
+			fewest = n
+		}
+	}
+	return fewest
+}
+
+// fewScrapesNote says, when a window of spanNs held fewer than two scrapes of
+// a page scraped every intervalS, what its usage and queue figures rest on;
+// "" otherwise. (The hit rate and the counters span the scrapes around the
+// window, so a short window does not starve them.)
+func fewScrapesNote(n int, spanNs int64, intervalS float64) string {
+	if n < 0 || n >= 2 {
+		return ""
+	}
+	held := fmt.Sprintf("; the window (%s) held %s of the server's page (one every %g s)", seconds(float64(spanNs)/1e9), english.Count(n, "scrape", "scrapes"), intervalS)
+	if n == 0 {
+		return held + ": no usage or queue figure"
+	}
+	return held + ": its usage and queue figures are that one scrape's"
 }
 
 // serverWindow is the span the server's figures cover: the performance window,

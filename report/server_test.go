@@ -106,3 +106,32 @@ func TestServerSeries(t *testing.T) {
 		t.Errorf("both endpoints: %v/%v", h, qs)
 	}
 }
+
+// A window that held fewer than two scrapes says what its usage and queue
+// figures rest on; the fewest scrapes of any endpoint count.
+func TestFewScrapesNote(t *testing.T) {
+	q := func(ts ...int64) map[string][]scrape {
+		var s []scrape
+		for _, x := range ts {
+			s = append(s, scrape{t: x})
+		}
+		return map[string][]scrape{schemas.QuantityRunning: s}
+	}
+	eps := []endpointSeries{{q: q(0, 1e9, 2e9)}, {q: q(0, 2e9)}}
+	for _, tc := range []struct {
+		a, b int64
+		want string
+	}{
+		{0, 2e9, ""},
+		{0, 3e8, "; the window (0.30 s) held 1 scrape of the server's page (one every 1 s): its usage and queue figures are that one scrape's"},
+		{1e8, 4e8, "; the window (0.30 s) held 0 scrapes of the server's page (one every 1 s): no usage or queue figure"},
+		{5e8, 15e8, "; the window (1.00 s) held 0 scrapes of the server's page (one every 1 s): no usage or queue figure"},
+	} {
+		if got := fewScrapesNote(windowScrapes(eps, tc.a, tc.b), tc.b-tc.a, 1); got != tc.want {
+			t.Errorf("window [%d, %d]: %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+	if n := windowScrapes([]endpointSeries{{q: map[string][]scrape{}}}, 0, 1); n != -1 {
+		t.Errorf("no quantity: %d scrapes, want -1", n)
+	}
+}

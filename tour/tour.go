@@ -311,8 +311,10 @@ func (t *tour) sweep(ctx context.Context) error {
 			StreamUsage:         t.tok == nil,
 			EndpointDescription: "embedded sim (agentrace demo): hardware " + t.prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
 			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force,
-			// The sim's Prometheus metrics, as replay scrapes them by default.
-			Telemetry: replay.Telemetry{Metrics: true},
+			// The sim's Prometheus metrics, scraped once a modelled second as replay's
+			// default is on real hardware (not under 50 ms of the run's clock), so that
+			// even the short windows of the high concurrencies hold several scrapes.
+			Telemetry: replay.Telemetry{Metrics: true, MetricsInterval: metricsInterval(o.Speedup)},
 		})
 		if err != nil {
 			return fmt.Errorf("demo: concurrency %d: %w", c, err)
@@ -320,10 +322,22 @@ func (t *tour) sweep(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("demo: stopped at concurrency %d: %w", c, ctx.Err())
 		}
-		fmt.Fprintf(w, "      %d turns in %s (%s modelled), %.0f output tokens/s modelled over the whole run (replay's live count; the table's system tokens/s is the rules': the performance window only)\n",
-			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), (time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup)
+		// Without the server's usage (a tokenizer counts the tokens later) replay's
+		// live count is of chunks, which may carry several tokens each.
+		unit, count := "output tokens/s", "replay's live count"
+		if sumr.ChunkCounted > 0 {
+			unit, count = "output chunks/s", "replay's live count of chunks, as no server usage was asked for: a chunk may carry several tokens"
+		}
+		fmt.Fprintf(w, "      %d turns in %s (%s modelled), %.0f %s modelled over the whole run (%s; the table's system tokens/s is the rules': the performance window only)\n",
+			sumr.Turns, sumr.Elapsed.Round(time.Millisecond), (time.Duration(float64(sumr.Elapsed) * o.Speedup)).Round(time.Second), sumr.TokensPerSecond()/o.Speedup, unit, count)
 	}
 	return nil
+}
+
+// metricsInterval is the time between two scrapes of the sim's metrics: one
+// modelled second at the given speedup, at least 50 ms.
+func metricsInterval(speedup float64) time.Duration {
+	return max(time.Duration(float64(time.Second)/speedup), 50*time.Millisecond)
 }
 
 // scorePoints scores each point of the sweep and writes its scores.
@@ -546,7 +560,7 @@ func WriteTable(w io.Writer, r *Result) {
 	} else {
 		fmt.Fprintf(w, "\nreport verdict: FAIL (%s failed, as report.html shows)\n", english.Count(len(r.FailedChecks), "curve check", "curve checks"))
 		for _, c := range r.FailedChecks {
-			fmt.Fprintf(w, "  - %s: %s\n", c.Name, english.Shorten(c.Reason, 110))
+			fmt.Fprintf(w, "  - %s: %s\n", c.Name, english.Shorten(c.Reason, 200))
 		}
 		fmt.Fprintf(w, "  (a demo is never official: its dataset is tiny and its delays are scaled; it shows the pipeline, not a result)\n")
 	}

@@ -2,6 +2,7 @@ package tour
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"os"
@@ -109,6 +110,17 @@ func TestRun(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(p.RunDir, f)); err != nil {
 				t.Errorf("point c%d: %v", p.Concurrency, err)
 			}
+		}
+		// The sim's metrics are scraped once a modelled second (50 ms at the
+		// least), not once a second of the run's clock, which the speedup shrinks
+		// to a scrape or two a run.
+		var m schemas.RunManifest
+		if raw, err := os.ReadFile(filepath.Join(p.RunDir, schemas.RunManifestFile)); err != nil {
+			t.Error(err)
+		} else if err := json.Unmarshal(raw, &m); err != nil {
+			t.Error(err)
+		} else if m.ServerMetrics == nil || m.ServerMetrics.IntervalSeconds != 0.05 {
+			t.Errorf("point c%d: server metrics %+v, want scraped every 50 ms", p.Concurrency, m.ServerMetrics)
 		}
 	}
 	for _, f := range []string{"traces.jsonl", "dataset/" + schemas.TurnsFile, "report/report.html"} {
@@ -256,5 +268,21 @@ func TestWriteTableTokenizer(t *testing.T) {
 				t.Errorf("table calls the model's tokenizer a stand-in:\n%s", b.String())
 			}
 		})
+	}
+}
+
+// TestRunWithTokenizer: with a tokenizer the demo asks for no server usage, so
+// replay's live count is of chunks, and the per-run line says so rather than
+// calling them tokens.
+func TestRunWithTokenizer(t *testing.T) {
+	dir := testenv.Tokenizer(t)
+	w := &signalWriter{}
+	if _, err := Run(context.Background(), Options{Out: filepath.Join(t.TempDir(), "demo"), CodingScale: 0.01, WorkflowScale: 0.01,
+		Concurrencies: []int{2}, Speedup: 400, Tokenizer: dir, Progress: w}); err != nil {
+		t.Fatalf("%v\n%s", err, w)
+	}
+	if !strings.Contains(w.String(), "output chunks/s modelled over the whole run (replay's live count of chunks, as no server usage was asked for: a chunk may carry several tokens;") ||
+		strings.Contains(w.String(), "output tokens/s modelled") {
+		t.Errorf("the per-run line calls chunks tokens:\n%s", w)
 	}
 }

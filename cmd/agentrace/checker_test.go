@@ -13,7 +13,8 @@ import (
 // seed sets, an unreadable one said so rather than failing.
 func TestRulesetsListsCheckerData(t *testing.T) {
 	got, err := runApp(t, "rulesets")
-	if err != nil || !strings.Contains(got, "messages.yaml at 064aa17 (80 rule ids)") || !strings.Contains(got, "seed sets: embedded, sets A") {
+	if err != nil || !strings.Contains(got, "messages.yaml at 064aa17 (80 rule ids)") || !strings.Contains(got, "seed sets: embedded, sets A") ||
+		!strings.Contains(got, "agentic targets Kimi K3, Qwen3.6-35B-A3B, DeepSeek-V4.1-Flash\n") {
 		t.Fatalf("rulesets: %v\n%s", err, got)
 	}
 	got, err = runApp(t, "rulesets", "--checker-rules")

@@ -396,7 +396,7 @@ func checkerFlags() []cli.Flag {
 			Sources: cli.EnvVars("MLPERF_ENDPOINTS_APPROVED_DRAFTERS"), TakesFile: true},
 		&cli.StringFlag{Name: "seed-sets", Usage: "published seed sets, in the checker's seed_sets.yaml format (default: embedded)",
 			Sources: cli.EnvVars("MLPERF_ENDPOINTS_SEED_SETS"), TakesFile: true},
-		&cli.StringFlag{Name: "checker-targets", Usage: "accepted model names and agentic accuracy targets, in the format of `agentrace rulesets --checker-data` (default: embedded)", TakesFile: true},
+		&cli.StringFlag{Name: "checker-targets", Usage: "accepted model names and agentic accuracy targets, in the format of the checker data's targets.yaml (agentrace rulesets --checker-data targets.yaml prints it) (default: embedded)", TakesFile: true},
 	}
 }
 

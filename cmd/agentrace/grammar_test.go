@@ -132,6 +132,15 @@ func TestCLIGrammarHelp(t *testing.T) {
 				t.Errorf("%s: usage %q gives the run with a flag", path, usage)
 			}
 		}
+		// urfave/cli takes a flag usage's first `backticked` text as the value's
+		// placeholder: a command line there would print as the flag's argument.
+		for _, f := range c.Flags {
+			if u := flagUsage(f); strings.Count(u, "`") >= 2 {
+				if ph := strings.Split(u, "`")[1]; strings.Contains(ph, " ") {
+					t.Errorf("%s: --%s's placeholder is %q, not one word", path, f.Names()[0], ph)
+				}
+			}
+		}
 		if !flagVisibleByName(c, "out") && strings.Contains(c.UsageText, "--out") {
 			t.Errorf("%s: usage %q names --out, which it does not have", path, c.UsageText)
 		}

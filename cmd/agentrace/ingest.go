@@ -103,10 +103,12 @@ func promptCommand() *cli.Command {
 		Description: "Prints the request body of client turn N (a user or tool row's dataset turn number)\n" +
 			"of conversation ID, for trajectory instance R (1 = first pass over the dataset), with\n" +
 			"the system prompt salted as the reference client salts it. -v prints the headers first\n" +
-			"(an API key is shown redacted).\n\n" +
-			"Example:\n" +
+			"(an API key is shown redacted). --from-run RUNDIR prints the body that run sent: its\n" +
+			"dataset, model, profile, sampling, salting, streaming and max tokens, from its manifest.\n\n" +
+			"Examples:\n" +
 			"  agentrace prompt --dataset ds --conversation django__django-16899 --turn 3 --repeat 2 \\\n" +
-			"    --profile qwen3.6-35b-a3b -v",
+			"    --profile qwen3.6-35b-a3b -v\n" +
+			"  agentrace prompt --from-run runs/c8 --conversation sim_000002 --turn 3 > request.json",
 		Flags: append([]cli.Flag{
 			datasetFlag("dataset directory (default with --from-run: the run's)", false),
 			&cli.StringFlag{Name: "from-run", Usage: "a replay run folder `RUNDIR`: the body it sent, with its dataset, model, profile, sampling, salting, streaming and max tokens (its manifest.json); flags given win", TakesFile: true},

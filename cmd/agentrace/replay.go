@@ -277,7 +277,7 @@ func sweepCommand() *cli.Command {
 		replayFlags(out)...)
 	return &cli.Command{
 		Name:  "sweep",
-		Usage: "replay at several concurrencies, one after another, into RUNDIR/c<N>/",
+		Usage: "replay at several concurrencies, one after another, into SWEEPDIR/c<N>/",
 		UsageText: "agentrace sweep --dataset DIR --endpoint URL --concurrency 1,2,4,8 --out SWEEPDIR [options]\n" +
 			"   agentrace sweep --config FILE [--concurrency 1,2,4,8] [options, which win over the file]",
 		Description: "Runs `agentrace replay` once per concurrency with the same settings, each point into\n" +

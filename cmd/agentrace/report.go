@@ -55,7 +55,7 @@ func reportCommand() *cli.Command {
 			tokenizerFlag("reference tokenizer folder (tokenizer.json, tokenizer_config.json) for official token counts"+recordedDefault, false),
 			tokenizerRevisionFlag(),
 			&cli.BoolFlag{Name: "compare", Usage: "draw each argument (a sweep or run directory) as its own system, overlaid"},
-			&cli.StringFlag{Name: "name", Usage: "the system's name, the report's title (default: the runs' model and what served it, e.g. Qwen/Qwen3.6-35B-A3B on embedded sim (agentrace demo): hardware h200-qwen3.6; with --compare each folder's name)"},
+			&cli.StringFlag{Name: "name", Usage: "the system's name, the report's title (default: the runs' model and what served it, e.g. Qwen/Qwen3.6-35B-A3B on embedded sim (agentrace demo): hardware h200-qwen3.6-35b-a3b; with --compare each folder's name)"},
 			&cli.FloatFlag{Name: "slo-ttft-ms", HideDefault: true, Usage: "service level: show per point the share of turns whose time to first token is at most this many ms"},
 			&cli.FloatFlag{Name: "slo-tps-per-user", HideDefault: true, Usage: "service level: show per point the share of turns decoding at least this many tokens/s (1000 / the turn's TPOT ms)"},
 			descendFlag(),

@@ -174,16 +174,19 @@ func rulesetsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "rulesets",
 		Usage:     "list the embedded rulesets (accuracy thresholds and OSL windows by rules version)",
-		UsageText: "agentrace rulesets [--show NAME|FILE]",
+		UsageText: "agentrace rulesets [--show NAME|FILE] [--checker-rules] [--checker-data NAME]",
 		Description: "Lists every embedded ruleset: its name (for --ruleset), date, source, the inline\n" +
 			"accuracy threshold, the inclusive OSL per-turn mean window and the SWE-bench threshold.\n" +
 			"Every command's --ruleset defaults to auto: the newest naming the run's model, else\n" +
 			rulesets.Default + " (marked auto's fallback). A user ruleset is a JSON file with the same\n" +
 			"fields; --show prints one in that format, to start from. `agentrace rulesets derive` makes a\n" +
-			"new one from the reference model's runs (see its --help).\n\n" +
-			"Example:\n" +
+			"new one from the reference model's runs (see its --help). It also names the submission\n" +
+			"checker's data embedded for report, audit and rescore, with the version read of each;\n" +
+			"--checker-rules lists the checker's rule ids, --checker-data prints one data file.\n\n" +
+			"Examples:\n" +
 			"  agentrace rulesets\n" +
-			"  agentrace rulesets --show checker-2026-10-kimi-k3 > my-rules.json   # edit, then --ruleset my-rules.json",
+			"  agentrace rulesets --show checker-2026-10-kimi-k3 > my-rules.json   # edit, then --ruleset my-rules.json\n" +
+			"  agentrace rulesets --checker-data seed_sets.yaml > sets.yaml   # edit, then --seed-sets sets.yaml",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "show", Usage: "print this ruleset (name or file) as JSON"},
 			&cli.BoolFlag{Name: "checker-rules", Usage: "list every rule id of the submission checker's catalog with its level and home"},

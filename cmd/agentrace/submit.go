@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/submission"
 	"github.com/urfave/cli/v3"
 )
@@ -59,7 +60,7 @@ func submitCommand() *cli.Command {
 			for _, cv := range res.Curves {
 				points += len(cv.Points)
 			}
-			fmt.Fprintf(w, "submission tree: %s (%d points in %d curves)\n", res.Root, points, len(res.Curves))
+			fmt.Fprintf(w, "submission tree: %s (%s in %s)\n", res.Root, english.Count(points, "point", "points"), english.Count(len(res.Curves), "curve", "curves"))
 			if len(res.Missing) == 0 {
 				return nil
 			}

@@ -49,7 +49,7 @@ func TestSubmitTree(t *testing.T) {
 	if err != nil {
 		t.Fatalf("submit with a filled submitter file: %v\n%s", err, out)
 	}
-	if !strings.Contains(out, "submission tree: ") || !strings.Contains(out, "(7 points in 1 curves)") || strings.Contains(out, "left open") {
+	if !strings.Contains(out, "submission tree: ") || !strings.Contains(out, "(7 points in 1 curve)") || strings.Contains(out, "left open") {
 		t.Errorf("submit's output:\n%s", out)
 	}
 	curve := filepath.Join(tree, "results", "h200-sim", "qwen3_6-35b-a3b")

@@ -345,10 +345,10 @@ func (d *Data) Describe() string {
 		sort.Strings(ids)
 		fmt.Fprintf(&b, ", sets %s\n", strings.Join(ids, ", "))
 	}
-	fmt.Fprintf(&b, "  targets: %s, models %s; agentic targets", d.TargetsFile, strings.Join(d.AllowedModels, ", "))
+	names := make([]string, 0, len(d.AgenticTargets))
 	for _, t := range d.AgenticTargets {
-		fmt.Fprintf(&b, " %s", t.Name)
+		names = append(names, t.Name)
 	}
-	b.WriteString("\n")
+	fmt.Fprintf(&b, "  targets: %s, models %s; agentic targets %s\n", d.TargetsFile, strings.Join(d.AllowedModels, ", "), strings.Join(names, ", "))
 	return b.String()
 }
