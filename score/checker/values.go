@@ -243,8 +243,9 @@ const (
 	def
 )
 
-// Int reads an int field; nil when absent, null, or refused.
-func (f *fields) Int(m map[string]any, key string, mode presence) *int64 {
+// read reads field key of m with conv: nil when absent, null (each an error as
+// mode says) or refused by conv (an error naming want, what was expected).
+func read[T any](f *fields, m map[string]any, key string, mode presence, want string, conv func(any) (T, bool)) *T {
 	v, ok := m[key]
 	if !ok || v == nil {
 		if mode == req || (mode == def && ok) {
@@ -252,93 +253,46 @@ func (f *fields) Int(m map[string]any, key string, mode presence) *int64 {
 		}
 		return nil
 	}
-	i, good := laxInt(v)
+	x, good := conv(v)
 	if !good {
-		f.add(key, fmt.Sprintf("expected a whole number, got %v", v))
-		return nil
-	}
-	return &i
-}
-
-func (f *fields) Float(m map[string]any, key string, mode presence) *float64 {
-	v, ok := m[key]
-	if !ok || v == nil {
-		if mode == req || (mode == def && ok) {
-			f.add(key, missingOrNull(ok))
-		}
-		return nil
-	}
-	x, good := laxFloat(v)
-	if !good {
-		f.add(key, fmt.Sprintf("expected a number, got %v", v))
+		f.add(key, fmt.Sprintf("expected %s, got %v", want, v))
 		return nil
 	}
 	return &x
 }
 
+// Int reads an int field; nil when absent, null, or refused.
+func (f *fields) Int(m map[string]any, key string, mode presence) *int64 {
+	return read(f, m, key, mode, "a whole number", laxInt)
+}
+
+func (f *fields) Float(m map[string]any, key string, mode presence) *float64 {
+	return read(f, m, key, mode, "a number", laxFloat)
+}
+
 func (f *fields) Str(m map[string]any, key string, mode presence) *string {
-	v, ok := m[key]
-	if !ok || v == nil {
-		if mode == req || (mode == def && ok) {
-			f.add(key, missingOrNull(ok))
-		}
-		return nil
-	}
-	s, good := v.(string)
-	if !good {
-		f.add(key, fmt.Sprintf("expected a string, got %v", v))
-		return nil
-	}
-	return &s
+	return read(f, m, key, mode, "a string", func(v any) (string, bool) { s, ok := v.(string); return s, ok })
 }
 
 func (f *fields) Bool(m map[string]any, key string, mode presence) *bool {
-	v, ok := m[key]
-	if !ok || v == nil {
-		if mode == req || (mode == def && ok) {
-			f.add(key, missingOrNull(ok))
-		}
-		return nil
-	}
-	b, good := laxBool(v)
-	if !good {
-		f.add(key, fmt.Sprintf("expected true or false, got %v", v))
-		return nil
-	}
-	return &b
+	return read(f, m, key, mode, "true or false", laxBool)
 }
 
 // Map reads a mapping field; present is false when absent or null.
 func (f *fields) Map(m map[string]any, key string, mode presence) (map[string]any, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		if mode == req || (mode == def && ok) {
-			f.add(key, missingOrNull(ok))
-		}
+	mm := read(f, m, key, mode, "an object", func(v any) (map[string]any, bool) { x, ok := v.(map[string]any); return x, ok })
+	if mm == nil {
 		return nil, false
 	}
-	mm, good := v.(map[string]any)
-	if !good {
-		f.add(key, fmt.Sprintf("expected an object, got %v", v))
-		return nil, false
-	}
-	return mm, true
+	return *mm, true
 }
 
 func (f *fields) List(m map[string]any, key string, mode presence) ([]any, bool) {
-	v, ok := m[key]
-	if !ok || v == nil {
-		if mode == req || (mode == def && ok) {
-			f.add(key, missingOrNull(ok))
-		}
+	l := read(f, m, key, mode, "a list", func(v any) ([]any, bool) { x, ok := v.([]any); return x, ok })
+	if l == nil {
 		return nil, false
 	}
-	l, good := v.([]any)
-	if !good {
-		f.add(key, fmt.Sprintf("expected a list, got %v", v))
-		return nil, false
-	}
-	return l, true
+	return *l, true
 }
 
 func missingOrNull(present bool) string {
