@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		o.Log = io.Discard
 	}
 	if o.Tokenizer != "" {
-		tk, err := tokens.LoadContext(ctx, o.Tokenizer)
+		tk, err := tokens.Load(ctx, o.Tokenizer)
 		if err != nil {
 			return nil, fmt.Errorf("audit: %w", err)
 		}

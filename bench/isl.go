@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,7 +33,7 @@ func benchISL(env Env) (Row, error) {
 	if env.Shared == "" || env.Tokenizer == "" {
 		return row, errors.New("needs AGENTRACE_SHARED (the sample) and AGENTRACE_TOKENIZER")
 	}
-	tok, err := tokens.Load(env.Tokenizer)
+	tok, err := tokens.Load(context.Background(), env.Tokenizer)
 	if err != nil {
 		return row, err
 	}
@@ -183,7 +184,7 @@ func benchISLAnyTemplate(env Env) (Row, error) {
 	if err != nil {
 		return row, err
 	}
-	tok, err := tokens.Load(folder)
+	tok, err := tokens.Load(context.Background(), folder)
 	if err != nil {
 		return row, err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -47,7 +48,7 @@ func benchTokenizer(env Env) (Row, error) {
 	var goBest, jsBest time.Duration
 	var goIDs, jsIDs [][]int
 	for range 3 {
-		tok, err := tokens.Load(env.Tokenizer)
+		tok, err := tokens.Load(context.Background(), env.Tokenizer)
 		if err != nil {
 			return row, err
 		}

@@ -159,7 +159,7 @@ func Run(ctx context.Context, opts Options) (schemas.DatasetManifest, error) {
 		opts.Workers = min(runtime.GOMAXPROCS(0), 4)
 	}
 	if opts.Tokenizer != "" && opts.isl == nil {
-		tok, err := tokens.LoadContext(ctx, opts.Tokenizer)
+		tok, err := tokens.Load(ctx, opts.Tokenizer)
 		if err != nil {
 			return m, fmt.Errorf("ingest: %w", err)
 		}

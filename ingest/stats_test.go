@@ -149,7 +149,7 @@ func TestISLTokenizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokens.Load(dir)
+	tok, err := tokens.Load(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

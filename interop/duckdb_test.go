@@ -397,7 +397,7 @@ func writeTheRest(t *testing.T, w *workspace) {
 	if _, err := runlog.WriteTable(ctx, filepath.Join(w.dir, "export", runlog.TableFile), export, runlog.TableOptions{RunColumns: true}); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := tokens.LoadContext(ctx, testenv.Tokenizer(t))
+	tok, err := tokens.Load(ctx, testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

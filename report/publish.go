@@ -80,7 +80,7 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 	var tk *tokens.Tokenizer
 	if o.TokenizerDir != "" {
 		var err error
-		if tk, err = tokens.LoadContext(ctx, o.TokenizerDir); err != nil {
+		if tk, err = tokens.Load(ctx, o.TokenizerDir); err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		tok = tk

@@ -28,7 +28,7 @@ import (
 // the dataset, which these runs name by a path of the machine that ran them),
 // run_config's random seeds (agentrace draws none), version and git_sha.
 func TestResultSummaryMatchesReferenceRuns(t *testing.T) {
-	tk, err := tokens.Load(testenv.Tokenizer(t))
+	tk, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestResultSummaryMatchesReferenceRuns(t *testing.T) {
 // aggregator does: issued, neither completed nor failed; the inline accuracy
 // keeps it in the denominator (issued) and scores it 0.
 func TestReferenceSampleWithoutComplete(t *testing.T) {
-	tk, err := tokens.Load(testenv.Tokenizer(t))
+	tk, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,7 +108,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		o.Log = io.Discard
 	}
 	if o.Tokenizer == nil && o.TokenizerDir != "" {
-		tk, err := tokens.LoadContext(ctx, o.TokenizerDir)
+		tk, err := tokens.Load(ctx, o.TokenizerDir)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}

@@ -593,7 +593,7 @@ func TestTruncatedLog(t *testing.T) {
 // every point unofficial.
 func TestStandInTokenizer(t *testing.T) {
 	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
-	tk, err := tokens.Load(testenv.Tokenizer(t))
+	tk, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -86,7 +86,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*rulesets.Ruleset, err
 		return nil, errors.New("derive: no run given (give the reference model's runs, or its means)")
 	default:
 		if o.Counter == nil && o.Tokenizer != "" {
-			tok, err := tokens.LoadContext(ctx, o.Tokenizer)
+			tok, err := tokens.Load(ctx, o.Tokenizer)
 			if err != nil {
 				return nil, fmt.Errorf("derive: %w", err)
 			}

@@ -152,7 +152,7 @@ func FuzzReferenceEvents(f *testing.F) {
 // a stand-in and marks the OSL gate unofficial.
 func TestReferenceRunWithTokenizer(t *testing.T) {
 	dir := testenv.Tokenizer(t)
-	tok, err := tokens.Load(dir)
+	tok, err := tokens.Load(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -47,7 +47,7 @@ const (
 func buildFixtures(t *testing.T, root string) {
 	t.Helper()
 	repo := testenv.RepoRoot(t)
-	tk, err := tokens.Load(testenv.Tokenizer(t))
+	tk, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,7 +122,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 	}
 	var counter OSLCounter
 	if opts.Tokenizer != "" {
-		tok, err := tokens.LoadContext(ctx, opts.Tokenizer)
+		tok, err := tokens.Load(ctx, opts.Tokenizer)
 		if err != nil {
 			return nil, fmt.Errorf("rescore: %w", err)
 		}

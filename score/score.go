@@ -135,7 +135,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 
 	counter := opts.Counter
 	if counter == nil && opts.Tokenizer != "" {
-		tok, err := tokens.LoadContext(ctx, opts.Tokenizer)
+		tok, err := tokens.Load(ctx, opts.Tokenizer)
 		if err != nil {
 			return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
 		}

@@ -2,6 +2,7 @@ package simserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -206,7 +207,7 @@ func TestSaltIsolation(t *testing.T) {
 func TestGeneratedTokensCached(t *testing.T) {
 	t.Run("pseudo-tokenizer", func(t *testing.T) { testGeneratedTokensCached(t, nil) })
 	t.Run("qwen3", func(t *testing.T) {
-		tok, err := tokens.Load(testenv.Tokenizer(t))
+		tok, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 		if err != nil {
 			t.Fatal(err)
 		}

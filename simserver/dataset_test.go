@@ -2,6 +2,7 @@ package simserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http/httptest"
 	"path/filepath"
@@ -208,7 +209,7 @@ func TestFidelityRate(t *testing.T) {
 // tokenizer: the pseudo-tokens' text spread over the real tokens reassembles to
 // the recorded message, and completion_tokens is the real count of the rendering.
 func TestStreamRealTokenizer(t *testing.T) {
-	tok, err := tokens.Load(testenv.Tokenizer(t))
+	tok, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

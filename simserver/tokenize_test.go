@@ -2,6 +2,7 @@ package simserver
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"slices"
@@ -63,7 +64,7 @@ func TestPiecesDensity(t *testing.T) {
 // TestPiecesAgainstQwen3 counts the shared sample's message texts with the
 // pseudo-tokenizer and with the real Qwen3 tokenizer: totals agree within 15%.
 func TestPiecesAgainstQwen3(t *testing.T) {
-	tok, err := tokens.Load(testenv.Tokenizer(t))
+	tok, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

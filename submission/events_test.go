@@ -23,7 +23,7 @@ import (
 // for turns ok, failed, skipped after a failure, cut in flight, never issued and
 // issued after the window.
 func TestEventLogRoundTrip(t *testing.T) {
-	tk, err := tokens.Load(testenv.Tokenizer(t))
+	tk, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

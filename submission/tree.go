@@ -112,7 +112,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	var tk *tokens.Tokenizer
 	if o.TokenizerDir != "" {
 		var err error
-		if tk, err = tokens.LoadContext(ctx, o.TokenizerDir); err != nil {
+		if tk, err = tokens.Load(ctx, o.TokenizerDir); err != nil {
 			return nil, fmt.Errorf("submit: %w", err)
 		}
 		tok = tk

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ func templateTokenizer(t testing.TB, src string) (*Tokenizer, error) {
 	for name, data := range map[string]string{HFTokenizerFile: tinyTokenizer(`[]`), TemplateFile: src} {
 		writeFileT(t, dir, name, data)
 	}
-	return Load(dir)
+	return Load(context.Background(), dir)
 }
 
 // TestRenderBudget: templates that would exhaust the stack or memory, or run

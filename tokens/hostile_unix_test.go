@@ -53,7 +53,7 @@ func TestHostileHubFolder(t *testing.T) {
 			tc.setup(t, ref, snap)
 			t.Setenv("HF_HUB_CACHE", hub)
 			done := make(chan error, 1)
-			go func() { _, err := Load("Org/Hostile"); done <- err }()
+			go func() { _, err := Load(context.Background(), "Org/Hostile"); done <- err }()
 			var err error
 			select {
 			case err = <-done:
@@ -100,12 +100,12 @@ func fifo(t *testing.T, path string) {
 	}
 }
 
-// TestLoadContextCanceled: LoadContext reads nothing once its context is done.
-func TestLoadContextCanceled(t *testing.T) {
+// TestLoadCanceled: Load reads nothing once its context is done.
+func TestLoadCanceled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	_, err := LoadContext(ctx, writeDir(t, map[string]string{HFTokenizerFile: tinyTokenizer(`[]`)}))
+	_, err := Load(ctx, writeDir(t, map[string]string{HFTokenizerFile: tinyTokenizer(`[]`)}))
 	if !errors.Is(err, context.Canceled) {
-		t.Errorf("LoadContext with a canceled context: %v, want context.Canceled", err)
+		t.Errorf("Load with a canceled context: %v, want context.Canceled", err)
 	}
 }

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -106,7 +107,7 @@ func TestResolve(t *testing.T) {
 	}
 	// Load takes a model id too, and records what it was asked for.
 	t.Setenv("HF_HUB_CACHE", hub)
-	tok, err := Load("Org/Model-1.5")
+	tok, err := Load(context.Background(), "Org/Model-1.5")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestConfigAddedTokens(t *testing.T) {
 			"301": {"content": "</think>", "special": false, "normalized": false, "lstrip": false, "rstrip": false, "single_word": false}},
 			"eos_token": "<|eos|>"}`,
 	})
-	tok, err := Load(dir)
+	tok, err := Load(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +150,7 @@ func TestPythonTokenizerRefused(t *testing.T) {
 		"no vocab": {ConfigFile: `{"auto_map": {"AutoTokenizer": ["tokenization_kimi.TikTokenTokenizer", null]}}`},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Load(writeDir(t, files))
+			_, err := Load(context.Background(), writeDir(t, files))
 			if err == nil || !strings.Contains(err.Error(), "tokenization_kimi.py") || !strings.Contains(err.Error(), "Python") {
 				t.Errorf("Load: %v, want a refusal naming tokenization_kimi.py", err)
 			}
@@ -168,7 +169,7 @@ func TestPythonChatEncoder(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "encoding", "encoding_dsv4.py"), []byte("def encode_messages(messages, thinking_mode):\n    pass\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := Load(dir)
+	tok, err := Load(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -77,7 +77,7 @@ func TestSplitBehaviors(t *testing.T) {
 func backtrackingTokenizer(t *testing.T) *Tokenizer {
 	t.Helper()
 	src := strings.Replace(tinyTokenizer(`[]`), mustJSON(PatternQwen), mustJSON(`(a+)+$|\s+|[^\sa]+`), 1)
-	tok, err := Load(writeDir(t, map[string]string{HFTokenizerFile: src, TemplateFile: "{% for m in messages %}{{ m.content }}{% endfor %}"}))
+	tok, err := Load(context.Background(), writeDir(t, map[string]string{HFTokenizerFile: src, TemplateFile: "{% for m in messages %}{{ m.content }}{% endfor %}"}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -67,7 +68,7 @@ func loadReconstructed(t *testing.T) (*Tokenizer, string) {
 		t.Setenv("HF_HUB_CACHE", hub)
 		t.Setenv("HF_HUB_OFFLINE", "1")
 		start := time.Now()
-		reconstructed.tok, reconstructed.err = Load(qwen36Model)
+		reconstructed.tok, reconstructed.err = Load(context.Background(), qwen36Model)
 		reconstructed.load, reconstructed.snap = time.Since(start), snap
 	})
 	if reconstructed.err != nil {

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -135,7 +136,7 @@ func loadQwen36(t testing.TB) *Tokenizer {
 	t.Setenv("HF_HUB_OFFLINE", "1")
 	t.Setenv("HTTPS_PROXY", "http://127.0.0.1:9")
 	t.Setenv("HTTP_PROXY", "http://127.0.0.1:9")
-	tok, err := Load(qwen36Model)
+	tok, err := Load(context.Background(), qwen36Model)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package tokens
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,7 +29,7 @@ var qwen3 = struct {
 func loadQwen3(t testing.TB) *Tokenizer {
 	t.Helper()
 	dir := testenv.Tokenizer(t)
-	qwen3.once.Do(func() { qwen3.tok, qwen3.err = Load(dir) })
+	qwen3.once.Do(func() { qwen3.tok, qwen3.err = Load(context.Background(), dir) })
 	if qwen3.err != nil {
 		t.Fatal(qwen3.err)
 	}

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -288,7 +289,7 @@ func TestRenderFixtureMatchesJinja2(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, TemplateFile), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	tok, err := Load(dir)
+	tok, err := Load(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -64,7 +65,7 @@ func writeQwenAsTiktoken(t *testing.T, tok *Tokenizer) string {
 func TestTiktokenMatchesBPE(t *testing.T) {
 	t.Parallel()
 	hf := loadQwen3(t)
-	tk, err := Load(writeQwenAsTiktoken(t, hf))
+	tk, err := Load(context.Background(), writeQwenAsTiktoken(t, hf))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,13 +94,9 @@ type Identity struct {
 // and the chat template is chat_template.jinja when present, else the config's.
 // A folder whose tokenizer is Python code (Kimi's tokenization_kimi.py, loaded
 // with trust_remote_code) is refused. Each file is read as an input is
-// (infile: a regular file, at most a size limit for its kind).
-func Load(spec string) (*Tokenizer, error) {
-	return LoadContext(context.Background(), spec)
-}
-
-// LoadContext is Load that stops reading, with ctx's error, once ctx is done.
-func LoadContext(ctx context.Context, spec string) (*Tokenizer, error) {
+// (infile: a regular file, at most a size limit for its kind), and reading
+// stops, with ctx's error, once ctx is done.
+func Load(ctx context.Context, spec string) (*Tokenizer, error) {
 	dir, err := Resolve(spec, "")
 	if err != nil {
 		return nil, fmt.Errorf("load tokenizer: %w", err)
@@ -113,7 +109,7 @@ func LoadContext(ctx context.Context, spec string) (*Tokenizer, error) {
 	return t, nil
 }
 
-// LoadDir is LoadContext of a folder (or a file in it) already resolved.
+// LoadDir is Load of a folder (or a file in it) already resolved.
 func LoadDir(ctx context.Context, dir string) (*Tokenizer, error) {
 	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
 		dir = filepath.Dir(dir)

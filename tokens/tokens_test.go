@@ -63,7 +63,7 @@ func TestMergeForms(t *testing.T) {
 		{"pairs", `[["h","e"],["l","l"],["he","ll"],["hell","o"]]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tok, err := Load(writeDir(t, map[string]string{HFTokenizerFile: tinyTokenizer(tc.merges)}))
+			tok, err := Load(context.Background(), writeDir(t, map[string]string{HFTokenizerFile: tinyTokenizer(tc.merges)}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -110,13 +110,13 @@ func TestLoadErrors(t *testing.T) {
 		{"negative id in tokenizer.json", map[string]string{HFTokenizerFile: strings.Replace(good, `{"id":260,`, `{"id":-5,`, 1)}, `added_tokens: "<|end|>": id -5 is negative`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load(writeDir(t, tc.files))
+			_, err := Load(context.Background(), writeDir(t, tc.files))
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("Load error = %v, want one containing %q", err, tc.want)
 			}
 		})
 	}
-	if _, err := Load(filepath.Join(t.TempDir(), "absent")); err == nil || !strings.Contains(err.Error(), "absent") {
+	if _, err := Load(context.Background(), filepath.Join(t.TempDir(), "absent")); err == nil || !strings.Contains(err.Error(), "absent") {
 		t.Errorf("Load of a missing folder: %v", err)
 	}
 }
@@ -134,7 +134,7 @@ func TestConcurrentEncode(t *testing.T) {
 		want[i] = tok.Encode(s, false)
 	}
 	// A fresh tokenizer, so that the goroutines race to fill its cache.
-	fresh, err := Load(testenv.Tokenizer(t))
+	fresh, err := Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestCountOSLRules(t *testing.T) {
 func TestCountOSLClamps(t *testing.T) {
 	tmpl := `{% for m in messages %}{% if m.role == 'assistant' %}{% if m.content %}{{ m.content }}{% else %}a long placeholder for an empty message{% endif %}{% endif %}{% endfor %}`
 	dir := writeDir(t, map[string]string{HFTokenizerFile: tinyTokenizer(`["h e"]`), TemplateFile: tmpl})
-	tok, err := Load(dir)
+	tok, err := Load(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +320,7 @@ func TestApprox(t *testing.T) {
 func BenchmarkLoad(b *testing.B) {
 	dir := testenv.Tokenizer(b)
 	for b.Loop() {
-		if _, err := Load(dir); err != nil {
+		if _, err := Load(context.Background(), dir); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -346,7 +346,7 @@ func BenchmarkEncodeCold(b *testing.B) {
 	texts := benchTexts(b)
 	for b.Loop() {
 		b.StopTimer()
-		tok, err := Load(dir)
+		tok, err := Load(context.Background(), dir)
 		if err != nil {
 			b.Fatal(err)
 		}

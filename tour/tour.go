@@ -239,7 +239,7 @@ func (t *tour) makeDataset(ctx context.Context) error {
 		}
 	}
 	if t.tokDir != "" {
-		if t.tok, err = tokens.LoadContext(ctx, t.tokDir); err != nil {
+		if t.tok, err = tokens.Load(ctx, t.tokDir); err != nil {
 			return err
 		}
 		t.res.Tokenizer = t.tok.Name()

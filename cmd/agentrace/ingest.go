@@ -257,7 +257,7 @@ func writeCard(ctx context.Context, c *cli.Command) error {
 	defer claim.Release()
 	o := card.Options{Dataset: ds}
 	if tokDir != "" {
-		tok, err := tokens.LoadContext(ctx, tokDir)
+		tok, err := tokens.Load(ctx, tokDir)
 		if err != nil {
 			return err
 		}

@@ -111,7 +111,7 @@ func runSim(ctx context.Context, o simOptions) error {
 		if err != nil {
 			return err
 		}
-		tok, err := tokens.LoadContext(ctx, dir)
+		tok, err := tokens.Load(ctx, dir)
 		if err != nil {
 			return err
 		}

@@ -137,7 +137,7 @@ func simulateOptions(ctx context.Context, c *cli.Command) (simulate.Options, err
 		}
 	}
 	if t := c.String("tokenizer"); t != "" {
-		tok, err := tokens.LoadContext(ctx, t)
+		tok, err := tokens.Load(ctx, t)
 		if err != nil {
 			return o, err
 		}

@@ -357,7 +357,7 @@ func TestCardHandMade(t *testing.T) {
 // With the real tokenizer, the card's OSL of every recorded turn of the sample is
 // the tokenizer's count of that turn as a response.
 func TestCardOSLWithTokenizer(t *testing.T) {
-	tok, err := tokens.Load(testenv.Tokenizer(t))
+	tok, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -487,7 +487,7 @@ func TestOSLWindowJS(t *testing.T) {
 // mean lands inside the Qwen window [355, 434], within 2% of the calibration target
 // 395, and inside the window for each domain.
 func TestOSLWindow(t *testing.T) {
-	tok, err := tokens.Load(testenv.Tokenizer(t))
+	tok, err := tokens.Load(context.Background(), testenv.Tokenizer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
