@@ -110,13 +110,10 @@ func isNumber(v any) (float64, bool) {
 
 // laxInt reads v as pydantic's lax int.
 func laxInt(v any) (int64, bool) {
+	if i, ok := isInt(v); ok {
+		return i, true
+	}
 	switch x := v.(type) {
-	case int64:
-		return x, true
-	case uint64:
-		if x <= math.MaxInt64 {
-			return int64(x), true
-		}
 	case bool:
 		if x {
 			return 1, true
@@ -140,13 +137,10 @@ func laxInt(v any) (int64, bool) {
 
 // laxFloat reads v as pydantic's lax float.
 func laxFloat(v any) (float64, bool) {
+	if f, ok := isNumber(v); ok {
+		return f, true
+	}
 	switch x := v.(type) {
-	case int64:
-		return float64(x), true
-	case uint64:
-		return float64(x), true
-	case float64:
-		return x, true
 	case bool:
 		if x {
 			return 1, true
