@@ -320,54 +320,14 @@ func (op corpusOp) applyOne(t *testing.T, root, file string) {
 	}
 	doc = plain(doc)
 	if op.Op == "move" {
-		value = jsonAt(t, doc, op.From)
+		value = testenv.DocAt(t, doc, op.From)
 	}
-	parent, last := jsonAt(t, doc, op.Path[:len(op.Path)-1]), op.Path[len(op.Path)-1]
-	switch p := parent.(type) {
-	case map[string]any:
-		k := last.(string)
-		switch op.Op {
-		case "delete":
-			delete(p, k)
-		case "merge":
-			for mk, mv := range value.(map[string]any) {
-				p[k].(map[string]any)[mk] = mv
-			}
-		default:
-			p[k] = value
-		}
-	case []any:
-		i := int(plain(last).(int64))
-		if op.Op == "merge" {
-			for mk, mv := range value.(map[string]any) {
-				p[i].(map[string]any)[mk] = mv
-			}
-		} else {
-			p[i] = value
-		}
-	default:
-		t.Fatalf("%s: %v is not a container", file, op.Path)
-	}
+	testenv.DocEdit(t, doc, op.Path, op.Op, value)
 	out, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	write(out)
-}
-
-func jsonAt(t *testing.T, doc any, path []any) any {
-	t.Helper()
-	for _, k := range path {
-		switch d := doc.(type) {
-		case map[string]any:
-			doc = d[k.(string)]
-		case []any:
-			doc = d[int(plain(k).(int64))]
-		default:
-			t.Fatalf("no %v in the document", path)
-		}
-	}
-	return doc
 }
 
 func findingKeys(r Report) []string {
