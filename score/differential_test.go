@@ -2,6 +2,7 @@ package score
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -397,7 +398,7 @@ func TestDifferentialRandomRuns(t *testing.T) {
 				}
 			}
 		}
-		ref, err := readReferenceEvents(bytes.NewReader(bytes.Join(lines, []byte("\n"))), truth)
+		ref, err := readReferenceEvents(context.Background(), bytes.NewReader(bytes.Join(lines, []byte("\n"))), truth)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -111,7 +111,7 @@ func TestMalformedToolCallReported(t *testing.T) {
 	log := `{"event_type":"sample.issued","timestamp_ns":1,"sample_uuid":"u","conversation_id":"c","turn":1}
 {"event_type":"sample.complete","timestamp_ns":2,"sample_uuid":"u","conversation_id":"c","turn":1,"data":["TextModelOutput",["ok"],null,[[{"index":0,"function":{"name":"bash","arguments":"{}"}},"junk"]]]}
 `
-	run, err := readReferenceEvents(strings.NewReader(log), truth)
+	run, err := readReferenceEvents(context.Background(), strings.NewReader(log), truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func FuzzReferenceEvents(f *testing.F) {
 	truth := NewTruth(specRunDataset(f))
 	f.Fuzz(func(t *testing.T, line string) {
 		// Any input reads without panicking, and the result is well formed.
-		run, err := readReferenceEvents(strings.NewReader(line+"\n"+line), truth)
+		run, err := readReferenceEvents(context.Background(), strings.NewReader(line+"\n"+line), truth)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +240,7 @@ func BenchmarkReadReferenceEvents(b *testing.B) {
 	data := buf.Bytes()
 	b.SetBytes(int64(len(data)))
 	for b.Loop() {
-		run, err := readReferenceEvents(bytes.NewReader(data), truth)
+		run, err := readReferenceEvents(context.Background(), bytes.NewReader(data), truth)
 		if err != nil || len(run.Attempts) != 2000 {
 			b.Fatal(err, len(run.Attempts))
 		}

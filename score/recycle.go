@@ -4,6 +4,7 @@ import (
 	"sync"
 
 	"github.com/agentrace/agentrace/score/runread"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // recycler hands what scoring one run allocated on to the next run of a
@@ -23,6 +24,15 @@ type recycler struct {
 }
 
 func newRecycler() *recycler { return &recycler{buffers: runread.NewBufferPool()} }
+
+// allocator is the allocator of the turn log's buffers: the pool, or nil for
+// Arrow's default.
+func (r *recycler) allocator() memory.Allocator {
+	if r.buffers == nil {
+		return nil
+	}
+	return r.buffers
+}
 
 // take returns an empty slice with room for n, reused from p when p holds one
 // large enough.

@@ -1,7 +1,7 @@
 package score
 
 import (
-	"bufio"
+	"context"
 	"fmt"
 	"io"
 
@@ -52,80 +52,85 @@ func ReadReferenceEvents(path string, truth *Truth) (*ReferenceRun, error) {
 		return nil, fmt.Errorf("read reference events: %w", err)
 	}
 	defer f.Close()
-	run, err := readReferenceEvents(f, truth)
+	run, err := readReferenceEvents(context.Background(), f, truth)
 	if err != nil {
 		return nil, fmt.Errorf("read reference events %q: %w", path, err)
 	}
 	return run, nil
 }
 
-func readReferenceEvents(r io.Reader, truth *Truth) (*ReferenceRun, error) {
-	run := &ReferenceRun{}
-	uuidKey := map[string]eventKey{}
-	issuedAt := map[eventKey]int64{}
-	var issuedOrder []eventKey
-	issued := map[eventKey]bool{}
-	completedByUUID := map[string]*Output{}
-	seenComplete := map[string]bool{}
-	model := map[eventKey]*Output{}
-	hasModel := map[eventKey]bool{}
-	lastOutput := map[string]int{} // uuid -> index in run.Completed
-	var windowStart, windowStop int64 = -1, -1
-
-	br := bufio.NewReaderSize(r, 1<<20)
-	lineNo := 0
-	var long []byte
-	for {
-		line, err := runread.ReadLine(br, &long)
-		if len(line) > 0 {
-			lineNo++
-			if e, ok, why := runread.DecodeEvent(line, false); !ok {
-				if why != "" {
-					run.Skipped++
-					if run.FirstSkipped == "" {
-						run.FirstSkipped = fmt.Sprintf("line %d: %s", lineNo, why)
-					}
-				}
-			} else {
-				switch e.Type {
-				case "session.start_performance_tracking":
-					if windowStart < 0 {
-						windowStart = e.TimestampNs
-					}
-				case "session.stop_performance_tracking":
-					if windowStop < 0 {
-						windowStop = e.TimestampNs
-					}
-				case "sample.issued", "sample.complete":
-					handleSampleEvent(run, e, lineNo, truth, uuidKey, issuedAt, &issuedOrder, issued, completedByUUID, seenComplete, model, hasModel, lastOutput)
-				}
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+// readReferenceEvents reads an open event log for scoring alone.
+func readReferenceEvents(ctx context.Context, r io.Reader, truth *Truth) (*ReferenceRun, error) {
+	ref := newRefEvents(truth)
+	var scan runread.TurnScan
+	if err := runread.ScanEvents(ctx, r, runread.ScanOptions{Events: ref.handle}, &scan); err != nil {
+		return nil, err
 	}
-	for _, k := range issuedOrder {
-		ts := issuedAt[k]
-		in := (windowStart < 0 || ts >= windowStart) && (windowStop < 0 || ts <= windowStop)
-		run.Attempts = append(run.Attempts, Attempt{
-			SessionID: sessionID(k.conv, k.repeat), ConversationID: k.conv, Repeat: k.repeat, Turn: k.turn,
-			Output: model[k], InWindow: in, OSL: -1,
-		})
-	}
-	return run, nil
+	return ref.finish(scan), nil
 }
 
-func handleSampleEvent(run *ReferenceRun, e *runread.Event, line int, truth *Truth, uuidKey map[string]eventKey,
-	issuedAt map[eventKey]int64, issuedOrder *[]eventKey, issued map[eventKey]bool,
-	completedByUUID map[string]*Output, seenComplete map[string]bool,
-	model map[eventKey]*Output, hasModel map[eventKey]bool, lastOutput map[string]int) {
+// refEvents pairs an event log's issued turns with their outputs, event by
+// event (handle is a runread.ScanOptions.Events consumer), as the reference
+// scorer does.
+type refEvents struct {
+	run                     *ReferenceRun
+	truth                   *Truth
+	uuidKey                 map[string]eventKey
+	issuedAt                map[eventKey]int64
+	issuedOrder             []eventKey
+	issued                  map[eventKey]bool
+	completedByUUID         map[string]*Output
+	seenComplete            map[string]bool
+	model                   map[eventKey]*Output
+	hasModel                map[eventKey]bool
+	lastOutput              map[string]int // uuid -> index in run.Completed
+	windowStart, windowStop int64
+}
+
+func newRefEvents(truth *Truth) *refEvents {
+	return &refEvents{run: &ReferenceRun{}, truth: truth, uuidKey: map[string]eventKey{}, issuedAt: map[eventKey]int64{},
+		issued: map[eventKey]bool{}, completedByUUID: map[string]*Output{}, seenComplete: map[string]bool{},
+		model: map[eventKey]*Output{}, hasModel: map[eventKey]bool{}, lastOutput: map[string]int{},
+		windowStart: -1, windowStop: -1}
+}
+
+// handle takes one event of the log.
+func (r *refEvents) handle(e *runread.Event, line int) error {
+	switch e.Type {
+	case "session.start_performance_tracking":
+		if r.windowStart < 0 {
+			r.windowStart = e.TimestampNs
+		}
+	case "session.stop_performance_tracking":
+		if r.windowStop < 0 {
+			r.windowStop = e.TimestampNs
+		}
+	case "sample.issued", "sample.complete":
+		r.sample(e, line)
+	}
+	return nil
+}
+
+// finish gives the run once the log is read; scan is what the pass read.
+func (r *refEvents) finish(scan runread.TurnScan) *ReferenceRun {
+	run := r.run
+	run.Skipped, run.FirstSkipped = scan.ScoringSkipped, scan.FirstScoringSkipped
+	for _, k := range r.issuedOrder {
+		ts := r.issuedAt[k]
+		in := (r.windowStart < 0 || ts >= r.windowStart) && (r.windowStop < 0 || ts <= r.windowStop)
+		run.Attempts = append(run.Attempts, Attempt{
+			SessionID: sessionID(k.conv, k.repeat), ConversationID: k.conv, Repeat: k.repeat, Turn: k.turn,
+			Output: r.model[k], InWindow: in, OSL: -1,
+		})
+	}
+	return run
+}
+
+func (r *refEvents) sample(e *runread.Event, line int) {
+	run := r.run
 	var out *Output
 	if e.Type == "sample.complete" {
-		resp, calls, err := runread.TextModelOutput(e.Data)
+		resp, calls, err := e.Output()
 		if err != nil {
 			run.Malformed++
 			if run.FirstMalformed == "" {
@@ -136,11 +141,11 @@ func handleSampleEvent(run *ReferenceRun, e *runread.Event, line int, truth *Tru
 			out = &Output{Content: resp.Content, Reasoning: resp.Reasoning, ToolCalls: calls}
 			// Every completed sample counts for the OSL mean; a second complete
 			// of one sample replaces the first.
-			if i, ok := lastOutput[e.UUID]; ok && e.UUID != "" {
+			if i, ok := r.lastOutput[e.UUID]; ok && e.UUID != "" {
 				run.Completed[i] = *resp
 				out.completed = i + 1
 			} else {
-				lastOutput[e.UUID] = len(run.Completed)
+				r.lastOutput[e.UUID] = len(run.Completed)
 				run.Completed = append(run.Completed, *resp)
 				out.completed = len(run.Completed)
 			}
@@ -154,31 +159,31 @@ func handleSampleEvent(run *ReferenceRun, e *runread.Event, line int, truth *Tru
 		return
 	}
 	turn := int32(e.Turn)
-	if _, ok := truth.Lookup(conv, turn); !ok {
+	if _, ok := r.truth.Lookup(conv, turn); !ok {
 		return
 	}
 	k := eventKey{conv, repeat, turn}
 	if e.Type == "sample.issued" {
-		uuidKey[e.UUID] = k
-		if !issued[k] {
-			issued[k] = true
-			issuedAt[k] = e.TimestampNs
-			*issuedOrder = append(*issuedOrder, k)
+		r.uuidKey[e.UUID] = k
+		if !r.issued[k] {
+			r.issued[k] = true
+			r.issuedAt[k] = e.TimestampNs
+			r.issuedOrder = append(r.issuedOrder, k)
 		}
-		if seenComplete[e.UUID] {
-			model[k] = completedByUUID[e.UUID]
-			hasModel[k] = true
+		if r.seenComplete[e.UUID] {
+			r.model[k] = r.completedByUUID[e.UUID]
+			r.hasModel[k] = true
 		}
 		return
 	}
-	if out != nil || !seenComplete[e.UUID] {
-		completedByUUID[e.UUID] = out
-		seenComplete[e.UUID] = true
+	if out != nil || !r.seenComplete[e.UUID] {
+		r.completedByUUID[e.UUID] = out
+		r.seenComplete[e.UUID] = true
 	}
-	if ik, ok := uuidKey[e.UUID]; ok {
-		if out != nil || !hasModel[ik] {
-			model[ik] = out
-			hasModel[ik] = true
+	if ik, ok := r.uuidKey[e.UUID]; ok {
+		if out != nil || !r.hasModel[ik] {
+			r.model[ik] = out
+			r.hasModel[ik] = true
 		}
 	}
 }

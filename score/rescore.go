@@ -260,10 +260,16 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	info, err := runread.ReadInfo(fr)
-	row.Model, row.Concurrency = info.Model, int32(info.Concurrency)
+	ev, err := Evaluate(ctx, fr, EvalOptions{Dataset: opts.Dataset, Ruleset: opts.Ruleset, Counter: counter, Workers: 1,
+		TruthOf: cache.get, OrPublished: true, reuse: reuse})
 	if err != nil {
 		return fail(err)
+	}
+	info := ev.Info
+	row.Model, row.Concurrency = info.Model, int32(info.Concurrency)
+	row.Dataset = opts.Dataset
+	if row.Dataset == "" {
+		row.Dataset = info.Dataset
 	}
 	if runread.IsPoint(fr) {
 		if pa, err := ReadPublishedAccuracy(fr); err == nil && pa.Inline != nil {
@@ -271,34 +277,10 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 			row.PublishedAccuracy = &v
 		}
 	}
-	ds := opts.Dataset
-	if ds == "" {
-		ds = info.Dataset
+	if ev.ScoreErr != nil {
+		return fail(ev.ScoreErr)
 	}
-	row.Dataset = ds
-	var truth *Truth
-	publishedOnly := false
-	switch {
-	case ds != "":
-		if truth, err = cache.get(ctx, ds); err != nil {
-			if !runread.IsPoint(fr) || opts.Dataset != "" {
-				return fail(err)
-			}
-			// A submission point is judged on its published figures, as the
-			// submission checker judges it, when the dataset it names is not at hand.
-			truth, publishedOnly = &Truth{}, true
-		}
-	case runread.IsPoint(fr):
-		truth, publishedOnly = &Truth{}, true // published figures only
-	default:
-		return fail(errors.New("the run names no dataset; give --dataset"))
-	}
-	s, err := ScoreRun(ctx, Options{Run: fr.Label, Source: fr, Ruleset: opts.Ruleset, Truth: truth, Counter: counter, Workers: 1, reuse: reuse,
-		MaxExpansion: opts.MaxExpansion, PublishedOnly: publishedOnly})
-	if err != nil {
-		return fail(err)
-	}
-	fillRow(&row, s)
+	fillRow(&row, ev.Scores)
 	return row
 }
 

@@ -1,9 +1,7 @@
 package score
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -12,7 +10,6 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/english"
-	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/runread"
@@ -62,57 +59,44 @@ func (rd *runData) response(i int) (schemas.Response, error) {
 	return r, nil
 }
 
-// readAgentraceRun reads turns.arrows. A truncated log (a crashed run) is scored
-// on its complete batches, with a warning. re recycles the log's buffers and rows
-// and the attempts across runs. The attempts and outputs are valid until rd.release is
-// called, which hands them to re; the outputs point into the log's buffers
-// unless clone is set (a tokenizer may keep pieces of them).
+// agentraceRunData reduces the rows of an agentrace run's turn log (read once,
+// runread.TurnLogRows; scan says what the pass read) to what scoring needs. A
+// truncated log (a crashed run) is scored on its complete batches, with a
+// warning. re recycles the attempts and outputs across runs: they are valid
+// until rd.release is called, which hands them to re; the outputs point into
+// the log's buffers unless clone is set (a tokenizer may keep pieces of them).
 //
 // Turns never sent because issuing stopped (not_issued) are left out, as the
 // reference publishes nothing for them; turns skipped after a failure
 // (aborted) count as issued without output, as its register_skipped publishes
-// them. The log is read and checked as every reader does (runlog.ScanRun): a run
-// whose log does not hold what its manifest counts is refused, and the log read
-// is recorded (runData.log) for scores.json.
-func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManifest, truth *Truth, re *recycler, clone bool) (*runData, error) {
-	rc, err := run.Open(schemas.TurnLogFile)
-	if err != nil {
-		return nil, fmt.Errorf("read turn log: %w", err)
-	}
-	recs, releaseLog, lr, err := runread.ReadTurnLog(ctx, rc, run.FileLabel(schemas.TurnLogFile), m, re.buffers, clone, take[runread.TurnLogRow](&re.rows, 0))
-	rc.Close()
+// them. The log read is recorded (runData.log) for scores.json.
+func agentraceRunData(run *archive.Run, recs []runread.TurnLogRow, scan runread.TurnScan, re *recycler, clone bool) (*runData, error) {
 	dir := run.Label
-	if err != nil {
-		if errors.Is(err, runlog.ErrDisagree) {
-			return nil, fmt.Errorf("run %q: %w; it cannot be scored as it is (replay it again)", dir, err)
-		}
-		return nil, err
-	}
-	rd := &runData{log: &lr.Log}
+	rd := &runData{log: scan.Log}
 	var outs []Output
 	release := func() {
-		releaseLog()
-		give(&re.rows, recs)
 		give(&re.attempts, rd.attempts)
 		give(&re.outs, outs)
 		give(&re.usage, rd.usage)
-		recs, rd.attempts, outs, rd.usage = nil, nil, nil, nil
+		rd.attempts, outs, rd.usage = nil, nil, nil
 	}
 	rd.release = release
-	counts := lr.Counts
-	if lr.Note != "" {
-		rd.warnings = append(rd.warnings, "scored as read: "+lr.Note)
+	if scan.Note != "" {
+		rd.warnings = append(rd.warnings, "scored as read: "+scan.Note)
 	}
-	if n := counts[schemas.StatusNotIssued]; n > 0 {
-		rd.warnings = append(rd.warnings, english.Count(n, "turn", "turns")+" never issued (not_issued: issuing stopped): not counted, as the reference publishes nothing for a turn it never issued")
-	}
-	rd.attempts = take[Attempt](&re.attempts, len(recs))
-	ok := 0
+	ok, notIssued := 0, 0
 	for i := range recs {
-		if recs[i].Status == schemas.StatusOK {
+		switch recs[i].Status {
+		case schemas.StatusOK:
 			ok++
+		case schemas.StatusNotIssued:
+			notIssued++
 		}
 	}
+	if notIssued > 0 {
+		rd.warnings = append(rd.warnings, english.Count(notIssued, "turn", "turns")+" never issued (not_issued: issuing stopped): not counted, as the reference publishes nothing for a turn it never issued")
+	}
+	rd.attempts = take[Attempt](&re.attempts, len(recs))
 	outs = take[Output](&re.outs, ok)
 	rd.usage = take[int32](&re.usage, ok)
 	if clone { // responses are rebuilt only for a tokenizer
@@ -157,18 +141,10 @@ func readAgentraceRun(ctx context.Context, run *archive.Run, m *schemas.RunManif
 	return rd, nil
 }
 
-// readReferenceRun reads a reference or submission run's event log
-// (events.jsonl, or mlperf_endpoints_log_detail.json as a JSON array).
-func readReferenceRun(run *archive.Run, truth *Truth) (*runData, error) {
-	r, name, err := runread.OpenEvents(run)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	ref, err := readReferenceEvents(r, truth)
-	if err != nil {
-		return nil, fmt.Errorf("read reference events %q: %w", run.FileLabel(name), err)
-	}
+// runData reduces a reference or submission run's event log (events.jsonl, or
+// mlperf_endpoints_log_detail.json as a JSON array), read as name, to what
+// scoring needs.
+func (ref *ReferenceRun) runData(name string) *runData {
 	rd := &runData{attempts: ref.Attempts, completed: ref.Completed}
 	rd.usage = make([]int32, len(ref.Completed))
 	for i := range rd.usage {
@@ -182,7 +158,7 @@ func readReferenceRun(run *archive.Run, truth *Truth) (*runData, error) {
 		rd.warnings = append(rd.warnings, fmt.Sprintf("%s: %d complete events have a malformed output entry, left out (first: %s)",
 			name, ref.Malformed, ref.FirstMalformed))
 	}
-	return rd, nil
+	return rd
 }
 
 // SummaryOSL is the full-run OSL per-turn mean a run's published result summary

@@ -331,8 +331,10 @@ func TestReadTurnLogPooled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, release, lr, err := runread.ReadTurnLog(context.Background(), f, path, nil, pool, false, rows)
+		tr := runread.NewTurnLogRows(false, rows)
+		lr, err := runread.ScanTurnLog(context.Background(), f, nil, runread.ScanOptions{Allocator: pool, Batches: tr.Add})
 		f.Close()
+		got := tr.Rows
 		if err == nil && lr.Truncated != nil {
 			err = lr.Truncated
 		}
@@ -359,7 +361,7 @@ func TestReadTurnLogPooled(t *testing.T) {
 			t.Errorf("round %d: the rows are a new slice, not the one given", round)
 		}
 		rows = got
-		release() // the next round reuses the buffers and the rows
+		tr.Release() // the next round reuses the buffers and the rows
 	}
 }
 

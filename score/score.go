@@ -75,6 +75,7 @@ type Options struct {
 
 // ScoreRun scores one run: inline accuracy against the dataset's ground truth, the
 // OSL window, optionally a SWE-bench report, and the verdict under the ruleset. It
+// is Evaluate without a fold: a run whose gates cannot be judged is an error. It
 // writes nothing; WriteScores does.
 func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	run := opts.Source
@@ -85,95 +86,25 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		}
 		defer run.Source.Close()
 	}
-	if opts.Run == "" {
-		opts.Run = run.Label
-	}
-	if run.Err != nil {
-		return nil, fmt.Errorf("score run %q: %w", opts.Run, run.Err)
-	}
-	info, err := runread.ReadInfo(run)
-	if err != nil {
-		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
-	}
-	s := &schemas.Scores{SchemaVersion: schemas.ScoresVersion}
-	s.Run = schemas.RunIdentity{Path: run.Label, Kind: info.Kind, Model: info.Model, Concurrency: info.Concurrency}
-
-	if info.Facts.Manifest != nil && info.State != "" && info.State != schemas.RunComplete {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("the run's state is %q, not complete: turns it never issued (not_issued) are not counted", info.State))
-	}
-	rs, warn, err := chooseRuleset(opts.Ruleset, rulesetModel(run, info.Model))
+	ev, err := Evaluate(ctx, run, EvalOptions{Dataset: opts.Dataset, Ruleset: opts.Ruleset, Tokenizer: opts.Tokenizer,
+		SWEBench: opts.SWEBench, Truth: opts.Truth, Counter: opts.Counter, Workers: opts.Workers,
+		PublishedOnly: opts.PublishedOnly, reuse: opts.reuse})
 	if err != nil {
 		return nil, err
 	}
-	s.Warnings = append(s.Warnings, warn...)
-	if w := modelFolderWarning(run, info.Model); w != "" {
-		s.Warnings = append(s.Warnings, w)
+	if ev.ScoreErr != nil {
+		return nil, ev.ScoreErr
 	}
-	s.Run.Ruleset = rs.Name
+	return ev.Scores, nil
+}
 
-	truth := opts.Truth
-	if truth == nil && opts.PublishedOnly {
-		truth = &Truth{}
-	}
-	if truth == nil {
-		ds := opts.Dataset
-		if ds == "" {
-			ds = info.Dataset
-		}
-		if ds == "" {
-			return nil, fmt.Errorf("score run %q: the run names no dataset; give --dataset", opts.Run)
-		}
-		if truth, err = LoadTruth(ctx, ds); err != nil {
-			return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
-		}
-	}
-	s.Run.DatasetHash = truth.Hash
-	if info.DatasetHash != "" && truth.Hash != "" && info.DatasetHash != truth.Hash {
-		return nil, fmt.Errorf("score run %q: it was replayed from dataset %s, the ground truth given is dataset %s",
-			opts.Run, short(info.DatasetHash), short(truth.Hash))
-	}
-
-	counter := opts.Counter
-	if counter == nil && opts.Tokenizer != "" {
-		tok, err := tokens.Load(ctx, opts.Tokenizer)
-		if err != nil {
-			return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
-		}
-		counter = tok
-	}
-	s.Warnings = append(s.Warnings, info.Facts.Warnings...)
-	for _, c := range info.Facts.FileChecks {
-		s.Warnings = append(s.Warnings, FileCheckPrefix+c.String())
-	}
-	re := opts.reuse
-	if re == nil {
-		re = &recycler{}
-	}
-	var rd *runData
-	published := false
-	switch {
-	case runread.HasTurnLog(run):
-		rd, err = readAgentraceRun(ctx, run, info.Facts.Manifest, truth, re, counter != nil)
-	case opts.PublishedOnly || func() bool { n, _ := run.EventsName(); return n == "" }():
-		// A point that ships no event log: its published numbers are all there is.
-		rd, published = &runData{}, true
-	default:
-		rd, err = readReferenceRun(run, truth)
-	}
+// judge scores a run read into rd (published: judged on its published
+// figures, rd empty) and judges its gates.
+func (j *judging) judge(ctx context.Context, rd *runData, published bool) (*schemas.Scores, error) {
+	run, o, s, rs, truth, counter := j.run, j.o, j.s, j.rs, j.truth, j.counter
+	osl, err := computeOSL(ctx, rd, counter, run, o.Workers, published)
 	if err != nil {
-		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
-	}
-	if rd.release != nil {
-		// Nothing that outlives ScoreRun points into the run's outputs.
-		defer rd.release()
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-
-	osl, err := computeOSL(ctx, rd, counter, run, opts.Workers, published)
-	if err != nil {
-		return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+		return nil, fmt.Errorf("score run %q: %w", run.Label, err)
 	}
 	if osl != nil {
 		osl.Window = rs.OSLWindow
@@ -189,7 +120,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	s.Warnings = append(s.Warnings, rd.warnings...)
 	s.Run.TurnLog = rd.log
 
-	acc := scoreAccuracy(truth, rd.attempts, opts.Workers, re, opts.reuse == nil)
+	acc := scoreAccuracy(truth, rd.attempts, o.Workers, j.re, o.reuse == nil)
 	s.Score, s.Turns, s.Domains, s.PerTurn, s.ExcludedTurns = acc.Score, acc.Turns, acc.Domains, acc.PerTurn, acc.Excluded
 	s.AccuracySource = AccuracyFromEvents
 	var pa PublishedAccuracy
@@ -200,7 +131,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	}
 	if runread.IsPoint(run) {
 		s.Published = publishedFigures(run, pa)
-		if pointRulesSkipped(info.Facts.FileChecks) {
+		if pointRulesSkipped(j.info.Facts.FileChecks) {
 			// The checker keeps such a point (_UnparsedPoint) but runs none of the
 			// rules that read its config, agentic-osl-range among them.
 			s.Published.OSL = nil
@@ -213,7 +144,7 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 			s.Score, s.AccuracySource = *pa.Inline, AccuracyPublished
 		}
 		why := "the point ships no event log"
-		if opts.PublishedOnly {
+		if o.PublishedOnly {
 			why = "no dataset to re-derive them from"
 		}
 		s.Warnings = append(s.Warnings, why+": inline accuracy and OSL are the published figures, not re-derived")
@@ -221,10 +152,10 @@ func ScoreRun(ctx context.Context, opts Options) (*schemas.Scores, error) {
 		s.Warnings = append(s.Warnings, "no issued turn of the run matches an expected turn of the dataset: is it the right dataset?")
 	}
 
-	if opts.SWEBench != "" {
-		res, warn, err := ReadSWEBenchReport(opts.SWEBench, rs.SWEBenchEvaluated)
+	if o.SWEBench != "" {
+		res, warn, err := ReadSWEBenchReport(o.SWEBench, rs.SWEBenchEvaluated)
 		if err != nil {
-			return nil, fmt.Errorf("score run %q: %w", opts.Run, err)
+			return nil, fmt.Errorf("score run %q: %w", run.Label, err)
 		}
 		s.SWEBench = res
 		s.Warnings = append(s.Warnings, warn...)

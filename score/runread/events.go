@@ -37,6 +37,31 @@ type Event struct {
 	HasTurn     bool // Turn was given (not absent or null)
 	Data        json.RawMessage
 	Finish      string
+
+	// The complete event's output, decoded once for every reader (Output).
+	out     *schemas.Response
+	calls   json.RawMessage
+	outErr  error
+	outRead bool
+}
+
+// Output is TextModelOutput of the event's data, decoded on the first call and
+// shared by every later one: the readers of one pass over a log decode each
+// complete event's output once.
+func (e *Event) Output() (resp *schemas.Response, calls json.RawMessage, err error) {
+	if !e.outRead {
+		e.out, e.calls, e.outErr = TextModelOutput(e.Data)
+		e.outRead = true
+	}
+	return e.out, e.calls, e.outErr
+}
+
+// scoredLine tells whether an event log line may be of a type scoring reads
+// (sample.issued, sample.complete, the performance tracking ones): the many
+// chunk events are not.
+func scoredLine(line []byte) bool {
+	return bytes.Contains(line, []byte("sample.issued")) || bytes.Contains(line, []byte("sample.complete")) ||
+		bytes.Contains(line, []byte("_performance_tracking"))
 }
 
 // eventKeys are the members of an event line that are read.
@@ -55,8 +80,7 @@ func DecodeEvent(line []byte, all bool) (e *Event, ok bool, why string) {
 	}
 	// Lines of other event types are never looked at beyond their type; skip the
 	// full decode for the many chunk events.
-	if !all && !bytes.Contains(line, []byte("sample.issued")) && !bytes.Contains(line, []byte("sample.complete")) &&
-		!bytes.Contains(line, []byte("_performance_tracking")) {
+	if !all && !scoredLine(line) {
 		return nil, false, ""
 	}
 	// One validating pass (strict JSON, as msgspec decodes the line) keeping the

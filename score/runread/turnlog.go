@@ -1,15 +1,12 @@
 package runread
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"math/bits"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -140,47 +137,60 @@ type TurnLogRow struct {
 	InWindow                  bool
 }
 
-// ReadTurnLog reads the rows of an open turn log that scoring needs, checked
-// against the run's manifest m (when not nil) by runlog.ScanRun; path names it
-// in errors. A log cut short gives the rows of its complete batches,
-// lr.Truncated saying so (an error matching runlog.ErrTruncated). pool, when
-// not nil, recycles the Arrow buffers across logs.
+// TurnLogRows gathers the rows of a turn log that scoring needs, batch by
+// batch: Add is a ScanOptions.Batches consumer, so that they come from the pass
+// that feeds every other reader of the log.
 //
 // The output strings (content, reasoning, tool calls) point into the log's Arrow
-// buffers unless clone is set: those stay valid until release is called, which
-// hands the buffers back to the pool. Identity strings are always copied. The
-// rows are appended to dst (empty, nil or with room from an earlier log).
-func ReadTurnLog(ctx context.Context, f io.Reader, path string, m *schemas.RunManifest, pool *BufferPool, clone bool, dst []TurnLogRow) (rows []TurnLogRow, release func(), lr runlog.LogRead, err error) {
-	var batches []arrow.RecordBatch
-	release = func() {
-		for _, b := range batches {
-			b.Release()
-		}
-		batches = nil
+// buffers unless clone is set: those stay valid until Release, which hands the
+// buffers back to their allocator (a BufferPool recycles them). Identity strings
+// are always copied.
+type TurnLogRows struct {
+	// Rows are the rows gathered so far, in the log's order.
+	Rows    []TurnLogRow
+	clone   bool
+	batches []arrow.RecordBatch
+	intern  map[string]string
+}
+
+// NewTurnLogRows gathers rows into dst (empty, nil or with room from an earlier
+// log), cloning the output strings when clone is set.
+func NewTurnLogRows(clone bool, dst []TurnLogRow) *TurnLogRows {
+	return &TurnLogRows{Rows: dst[:0], clone: clone, intern: map[string]string{}}
+}
+
+// Release releases the batches the rows point into; the rows' output strings
+// are invalid after it (unless cloned).
+func (t *TurnLogRows) Release() {
+	for _, b := range t.batches {
+		b.Release()
 	}
-	var alloc memory.Allocator = memory.DefaultAllocator
-	if pool != nil {
-		alloc = pool
+	t.batches = nil
+}
+
+// Add gathers the rows of one batch.
+func (t *TurnLogRows) Add(rec arrow.RecordBatch) error {
+	c, err := bindTurnLog(rec)
+	if err != nil {
+		return err
 	}
-	rows = dst[:0]
-	intern := map[string]string{}
 	small := func(a *array.String, i int) string {
 		if a == nil {
 			return ""
 		}
 		v := a.Value(i) // aliases the batch's buffer: copy it (once per value)
-		if s, ok := intern[v]; ok {
+		if s, ok := t.intern[v]; ok {
 			return s
 		}
 		s := strings.Clone(v)
-		intern[s] = s
+		t.intern[s] = s
 		return s
 	}
 	big := func(a *array.String, i int) string {
 		if a == nil {
 			return ""
 		}
-		if clone {
+		if t.clone {
 			return strings.Clone(a.Value(i))
 		}
 		return a.Value(i)
@@ -191,36 +201,25 @@ func ReadTurnLog(ctx context.Context, f io.Reader, path string, m *schemas.RunMa
 		}
 		return a.Value(i)
 	}
-	lr, err = runlog.ScanRun(ctx, f, runlog.SizeOf(f), m, alloc, func(rec arrow.RecordBatch) error {
-		c, err := bindTurnLog(rec)
-		if err != nil {
-			return err
-		}
-		if !clone {
-			rec.Retain()
-			batches = append(batches, rec)
-		}
-		n := int(rec.NumRows())
-		rows = slices.Grow(rows, n)[:len(rows)+n]
-		batch := rows[len(rows)-n:]
-		clear(batch)
-		for i := range batch {
-			r := &batch[i]
-			r.Session, r.Conv, r.Status = small(c.session, i), small(c.conv, i), small(c.status, i)
-			r.Repeat, r.Turn, r.Usage = i32(c.repeat, i), i32(c.turn, i), i32(c.usage, i)
-			if c.usage != nil && c.usage.IsNull(i) {
-				r.Usage = -1 // none reported (null from turn log version 4 on)
-			}
-			r.InWindow = c.inWindow != nil && c.inWindow.Value(i)
-			if r.Status == schemas.StatusOK {
-				r.Content, r.Reasoning, r.Calls = big(c.content, i), big(c.reasoning, i), big(c.calls, i)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		release()
-		return nil, release, lr, fmt.Errorf("read turn log %q: %w", path, err)
+	if !t.clone {
+		rec.Retain()
+		t.batches = append(t.batches, rec)
 	}
-	return rows, release, lr, nil
+	n := int(rec.NumRows())
+	t.Rows = slices.Grow(t.Rows, n)[:len(t.Rows)+n]
+	batch := t.Rows[len(t.Rows)-n:]
+	clear(batch)
+	for i := range batch {
+		r := &batch[i]
+		r.Session, r.Conv, r.Status = small(c.session, i), small(c.conv, i), small(c.status, i)
+		r.Repeat, r.Turn, r.Usage = i32(c.repeat, i), i32(c.turn, i), i32(c.usage, i)
+		if c.usage != nil && c.usage.IsNull(i) {
+			r.Usage = -1 // none reported (null from turn log version 4 on)
+		}
+		r.InWindow = c.inWindow != nil && c.inWindow.Value(i)
+		if r.Status == schemas.StatusOK {
+			r.Content, r.Reasoning, r.Calls = big(c.content, i), big(c.reasoning, i), big(c.calls, i)
+		}
+	}
+	return nil
 }

@@ -56,8 +56,10 @@ func TestReadTurnLogPooledAgreesWithManifest(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				rows, release, _, err := ReadTurnLog(context.Background(), f, path, m, pool, true, nil)
+				tr := NewTurnLogRows(true, nil)
+				_, err = ScanTurnLog(context.Background(), f, m, ScanOptions{Allocator: pool, Batches: tr.Add})
 				f.Close()
+				rows := tr.Rows
 				if err != nil {
 					t.Errorf("reader %d round %d: %v", g, round, err)
 					return
@@ -65,7 +67,7 @@ func TestReadTurnLogPooledAgreesWithManifest(t *testing.T) {
 				if len(rows) != batches*perBatch {
 					t.Errorf("reader %d round %d: %d rows", g, round, len(rows))
 				}
-				release()
+				tr.Release()
 			}
 		})
 	}
@@ -78,11 +80,12 @@ func TestReadTurnLogPooledAgreesWithManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	_, release, lr, err := ReadTurnLog(context.Background(), f, path, m, pool, true, nil)
+	tr := NewTurnLogRows(true, nil)
+	lr, err := ScanTurnLog(context.Background(), f, m, ScanOptions{Allocator: pool, Batches: tr.Add})
 	if err != nil {
 		t.Fatal(err)
 	}
-	release()
+	tr.Release()
 	for class, list := range pool.free {
 		for range list {
 			b := pool.Allocate(class)

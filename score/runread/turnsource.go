@@ -5,18 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/jsonscan"
-	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // TurnScan says what ScanTurns read.
@@ -33,10 +29,17 @@ type TurnScan struct {
 	// Log identifies the turn log read (runlog.ScanRun), nil for an event log:
 	// what a scores.json must have scored to be of this run as it is.
 	Log *schemas.TurnLogIdentity
-	// Skipped counts event lines the reference's decoder would reject; FirstSkipped
+	// Skipped counts event lines the reference's decoder would reject (of every
+	// type when records are read, else of the types scoring reads); FirstSkipped
 	// describes the first.
 	Skipped      int
 	FirstSkipped string
+	// ScoringSkipped counts those of the lines that may be of a type scoring
+	// reads (sample.issued, sample.complete, performance tracking): what a score
+	// warns of whatever else the pass read. FirstScoringSkipped describes the
+	// first.
+	ScoringSkipped      int
+	FirstScoringSkipped string
 	// Malformed counts the complete events kept with a malformed entry left out of
 	// their output (a tool-call delta that is not one); FirstMalformed says the
 	// first one's line and what is wrong.
@@ -51,10 +54,6 @@ type TurnScan struct {
 	// (1 when it did: the clock's 0 is just before); 0 for a turn log.
 	WindowStartNs int64
 }
-
-// ErrNoTurns is returned by ScanTurns for a run with neither a turn log nor an
-// event log.
-var ErrNoTurns = errors.New("no turn log or event log")
 
 // ScanTurns streams a run's turns to fn, one schemas.TurnRecord per client turn,
 // from its turn log (turns.arrows) or its event log (events.jsonl, or a
@@ -82,17 +81,6 @@ func ScanTurns(ctx context.Context, run *archive.Run, fn func(*schemas.TurnRecor
 	return ScanTurnsWith(ctx, run, ScanOptions{}, func(rec *schemas.TurnRecord, _ TurnExtra) error { return fn(rec) })
 }
 
-// ScanOptions configure ScanTurnsWith.
-type ScanOptions struct {
-	// Prompt, when set, counts the input tokens of an event log's issued sample
-	// from the prompt its sample.issued event carries (the reference's PromptData:
-	// ["PromptData", text, token_ids, messages, tools, chat_template_kwargs,
-	// chat_template, tool_choice]), as the reference's metrics aggregator counts
-	// ISL. It is called once per sample issued while performance tracking was on;
-	// ok false means no count. Turn logs carry no prompt: it is never called.
-	Prompt func(promptData json.RawMessage) (isl int, ok bool)
-}
-
 // TurnExtra is what an event log says of a record beyond the turn log's columns.
 type TurnExtra struct {
 	// ISL is the input token count ScanOptions.Prompt gave (HasISL false when none).
@@ -100,57 +88,11 @@ type TurnExtra struct {
 	HasISL bool
 }
 
-// ScanTurnsWith is ScanTurns with options; fn also receives what the event log
-// says of each record beyond its columns.
+// ScanTurnsWith is ScanTurns with options (Scan with fn as its Records); fn
+// also receives what the event log says of each record beyond its columns.
 func ScanTurnsWith(ctx context.Context, run *archive.Run, o ScanOptions, fn func(*schemas.TurnRecord, TurnExtra) error) (TurnScan, error) {
-	var scan TurnScan
-	if run.Has(archive.TurnLogFile) {
-		scan.File = archive.TurnLogFile
-		var m *schemas.RunManifest
-		if run.Has(archive.ManifestFile) {
-			facts, err := run.Facts()
-			if err != nil {
-				return scan, fmt.Errorf("run %q: %w", run.Label, err)
-			}
-			m = facts.Manifest
-		}
-		rc, err := run.Open(archive.TurnLogFile)
-		if err != nil {
-			return scan, err
-		}
-		defer rc.Close()
-		var buf []schemas.TurnRecord
-		lr, err := runlog.ScanRun(ctx, rc, runlog.SizeOf(rc), m, memory.DefaultAllocator, func(b arrow.RecordBatch) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			var err error
-			if buf, err = runlog.AppendRecords(buf[:0], b); err != nil {
-				return err
-			}
-			for i := range buf {
-				if err := fn(&buf[i], TurnExtra{}); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return scan, fmt.Errorf("read turn log %q: %w", run.FileLabel(archive.TurnLogFile), err)
-		}
-		scan.Truncated, scan.Note, scan.Log = lr.Truncated, lr.Note, &lr.Log
-		return scan, nil
-	}
-	r, name, err := OpenEvents(run)
-	scan.File = name
-	if err != nil {
-		return scan, err
-	}
-	defer r.Close()
-	if err := scanEventTurns(ctx, r, &scan, o, fn); err != nil {
-		return scan, fmt.Errorf("read event log %q: %w", run.FileLabel(name), err)
-	}
-	return scan, nil
+	o.Records = fn
+	return Scan(ctx, run, o)
 }
 
 // OpenEvents opens a run's event log (events.jsonl, or a submission's
@@ -201,40 +143,14 @@ type eventTurns struct {
 	out       schemas.TurnRecord
 }
 
-func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, o ScanOptions, fn func(*schemas.TurnRecord, TurnExtra) error) error {
-	et := &eventTurns{scan: scan, fn: fn, opts: o, start: -1, stop: -1, pending: map[string]*pendingTurn{},
+func newEventTurns(scan *TurnScan, o ScanOptions) *eventTurns {
+	return &eventTurns{scan: scan, fn: o.Records, opts: o, start: -1, stop: -1, pending: map[string]*pendingTurn{},
 		traj: map[string]int32{}, nextIndex: map[string]int32{}}
-	br := bufio.NewReaderSize(r, 1<<20)
-	lineNo := 0
-	var long []byte
-	for {
-		line, err := ReadLine(br, &long)
-		if len(line) > 0 {
-			lineNo++
-			if lineNo&1023 == 0 {
-				if cerr := ctx.Err(); cerr != nil {
-					return cerr
-				}
-			}
-			e, ok, why := DecodeEvent(line, true)
-			if !ok {
-				if why != "" {
-					scan.Skipped++
-					if scan.FirstSkipped == "" {
-						scan.FirstSkipped = fmt.Sprintf("line %d: %s", lineNo, why)
-					}
-				}
-			} else if herr := et.handle(e, lineNo); herr != nil {
-				return herr
-			}
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return err
-		}
-	}
+}
+
+// finish emits the samples never completed and records the window, once the
+// log is read.
+func (et *eventTurns) finish() error {
 	// Samples never completed: in flight when the log ended (the reference
 	// publishes nothing for a request the end of its run cut), so cancelled.
 	for _, u := range et.order {
@@ -252,10 +168,10 @@ func scanEventTurns(ctx context.Context, r io.Reader, scan *TurnScan, o ScanOpti
 		}
 	}
 	if et.stop >= 0 {
-		scan.WindowStopNs = et.stop - et.origin
+		et.scan.WindowStopNs = et.stop - et.origin
 	}
 	if et.start >= 0 {
-		scan.WindowStartNs = et.start - et.origin
+		et.scan.WindowStartNs = et.start - et.origin
 	}
 	return nil
 }
@@ -301,7 +217,7 @@ func (et *eventTurns) handle(e *Event, line int) error {
 		}
 		p.rec.CompletedNs = et.clock(e.TimestampNs)
 		p.rec.FinishReason = e.Finish
-		out, err := textOutput(e.Data)
+		out, err := textOutput(e)
 		if err != nil {
 			et.scan.Malformed++
 			if et.scan.FirstMalformed == "" {
@@ -394,13 +310,14 @@ type turnOutput struct {
 	firstContent, firstReasoning int32
 }
 
-// textOutput rebuilds a complete event's TextModelOutput (nil when data is none):
+// textOutput rebuilds a complete event's TextModelOutput (nil when it has none):
 // content and reasoning joined, tool calls merged as the reference merges them,
 // and the bytes of the first streamed chunk (reasoning first when the response
 // has any, as servers stream it). A malformed entry of the output is left out,
 // as the error says.
-func textOutput(data json.RawMessage) (*turnOutput, error) {
-	resp, _, err := TextModelOutput(data)
+func textOutput(e *Event) (*turnOutput, error) {
+	data := e.Data
+	resp, _, err := e.Output()
 	if resp == nil {
 		return nil, err
 	}
