@@ -30,6 +30,11 @@ type Limits struct {
 	// MaxFileBytes caps ReadFile (the small published files: summaries, configs);
 	// 0 means DefaultMaxFileBytes.
 	MaxFileBytes int64
+	// Opened, when set, is given each file of the source opened for reading
+	// (Open, and ReadFile of a file not held in memory) with its name in the
+	// source, and returns the reader to read it through: a caller can count what
+	// is read of each file (tests hold a run's log to one read).
+	Opened func(name string, rc io.ReadCloser) io.ReadCloser
 }
 
 // Defaults of Limits.
@@ -494,6 +499,14 @@ func (s *Source) Label(name string) string {
 // reads (decompresses) on from where an earlier read of the source ended when it
 // has not passed the entry, else from the archive's start.
 func (s *Source) Open(name string) (io.ReadCloser, error) {
+	rc, err := s.open(name)
+	if err != nil || s.lim.Opened == nil {
+		return rc, err
+	}
+	return s.lim.Opened(name, rc), nil
+}
+
+func (s *Source) open(name string) (io.ReadCloser, error) {
 	e, ok := s.entries[name]
 	if !ok || e.dir {
 		return nil, fmt.Errorf("open %q: %w", s.Label(name), fs.ErrNotExist)
