@@ -96,9 +96,9 @@ func TestEvaluateReadsTheLogOnce(t *testing.T) {
 
 	for _, tc := range []struct {
 		name, run, point string
-		o         EvalOptions
-		basis     Basis
-		log       string
+		o                EvalOptions
+		basis            Basis
+		log              string
 	}{
 		{"agentrace run", agent, "", EvalOptions{}, BasisEvents, schemas.TurnLogFile},
 		{"reference run folder", filepath.Join(repo, "testdata", "reference-runfolder"), "", EvalOptions{Truth: truth}, BasisEvents, archive.EventsFile},
