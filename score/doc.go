@@ -16,12 +16,15 @@
 // manifest.json), the reference client's run folders (events.jsonl, with
 // config.yaml naming the model and dataset) and the points of submission trees
 // (r<N>/, their events as mlperf_endpoints_log_detail.json). Package
-// score/runread reads every one of them (runread.ScanTurns streams any run's
-// turns as turn-log records); ReadReferenceEvents pairs an event log's turns
-// with the ground truth as the reference scorer does. ScoreRun scores any run
-// (a point without events on its published figures: ReadPublishedAccuracy,
-// ReadSummaryOSL); WriteScores writes scores.json and scores.parquet; Rescore
-// scores whole trees in parallel, one row per run. A curve's SWE-bench gate is
+// score/runread reads every one of them (runread.Scan: one pass over a run's
+// log feeding every consumer, turn records for a caller's fold beside the rows
+// or events scoring reads); ReadReferenceEvents pairs an event log's turns with
+// the ground truth as the reference scorer does. Evaluate evaluates any run:
+// its log read once for the caller's fold and the scorer, its gates judged on
+// one basis it names (scored from the log, the run's own scores.json, or the
+// published figures: ReadPublishedAccuracy, ReadSummaryOSL). ScoreRun is
+// Evaluate without a fold; WriteScores writes scores.json and scores.parquet;
+// Rescore evaluates whole trees in parallel, one row per run. A curve's SWE-bench gate is
 // the mean of one result per mandatory region (JudgeSWEBenchCurve), in the
 // ruleset's region form (RegionsFor).
 //

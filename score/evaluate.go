@@ -205,7 +205,7 @@ func Evaluate(ctx context.Context, run *archive.Run, o EvalOptions) (*Evaluation
 			ev.Scores, ev.BasisWhy = recorded, "its scores.json scored the turn log as it is"
 			return ev, nil
 		}
-		ev.Basis, ev.BasisWhy = BasisEvents, fmt.Sprintf("run %q: %s: %v: scored again here instead (not written)", run.Label, run.FileLabel(schemas.ScoresFile), serr)
+		ev.Basis, ev.BasisWhy = BasisEvents, fmt.Sprintf("%s: %v: scored again here instead (not written)", run.FileLabel(schemas.ScoresFile), serr)
 		if ev.ScoreErr = j.prepare(ctx); ev.ScoreErr != nil {
 			ev.ScoreErr = fmt.Errorf("run %q: %s: %w; scoring it again here failed: %v", run.Label, run.FileLabel(schemas.ScoresFile), serr, ev.ScoreErr)
 			ev.Basis = BasisNone

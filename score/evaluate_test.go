@@ -1,10 +1,15 @@
 package score
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -49,6 +54,11 @@ func (r *countedReader) Read(p []byte) (int, error) {
 	r.c.bytes[r.name] += int64(n)
 	r.c.mu.Unlock()
 	return n, err
+}
+
+// notAtHand is a dataset that cannot be read.
+func notAtHand(context.Context, string) (*Truth, error) {
+	return nil, errors.New("dataset not at hand")
 }
 
 // openCounted opens the one run p names with its reads counted; a point of
@@ -103,7 +113,8 @@ func TestEvaluateReadsTheLogOnce(t *testing.T) {
 		{"agentrace run", agent, "", EvalOptions{}, BasisEvents, schemas.TurnLogFile},
 		{"reference run folder", filepath.Join(repo, "testdata", "reference-runfolder"), "", EvalOptions{Truth: truth}, BasisEvents, archive.EventsFile},
 		{"submission point", tree, curve + "r64", EvalOptions{Truth: truth}, BasisEvents, "mlperf_endpoints_log_detail.json"},
-		{"submission point, no dataset", tree, curve + "r64", EvalOptions{PublishedOnly: true}, BasisPublished, "mlperf_endpoints_log_detail.json"},
+		{"submission point, published only", tree, curve + "r64", EvalOptions{PublishedOnly: true}, BasisPublished, "mlperf_endpoints_log_detail.json"},
+		{"submission point, no dataset at hand", tree, curve + "r64", EvalOptions{OrPublished: true, TruthOf: notAtHand}, BasisPublished, "mlperf_endpoints_log_detail.json"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, c := openCounted(t, tc.run, tc.point)
@@ -140,6 +151,30 @@ func TestEvaluateReadsTheLogOnce(t *testing.T) {
 	name := path.Join(run.Dir, schemas.TurnLogFile)
 	if opens, n := c.read(name); opens != 1 || n != run.Source.Size(name) {
 		t.Errorf("recorded: the turn log opened %d times, %d bytes read of %d", opens, n, run.Source.Size(name))
+	}
+
+	// A scores.json of another state of the log is never used: the run is scored
+	// again from the same single read.
+	scoresPath := filepath.Join(agent, schemas.ScoresFile)
+	data, err := os.ReadFile(scoresPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc schemas.Scores
+	if err := json.Unmarshal(data, &sc); err != nil || sc.Run.TurnLog == nil {
+		t.Fatalf("scores.json: %v", err)
+	}
+	data = bytes.ReplaceAll(data, []byte(sc.Run.TurnLog.SHA256), []byte(strings.Repeat("0", 64)))
+	if err := os.WriteFile(scoresPath, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, c = openCounted(t, agent, "")
+	ev, err = Evaluate(ctx, run, EvalOptions{Recorded: true, Fold: func(*schemas.TurnRecord, runread.TurnExtra) error { return nil }})
+	if err != nil || ev.Basis != BasisEvents || !strings.Contains(ev.BasisWhy, "scored again") || ev.Scores == nil || ev.Scores.Run.TurnLog.SHA256 != sc.Run.TurnLog.SHA256 {
+		t.Fatalf("stale scores.json: %+v %v", ev, err)
+	}
+	if opens, n := c.read(name); opens != 1 || n != run.Source.Size(name) {
+		t.Errorf("stale scores.json: the turn log opened %d times, %d bytes read of %d", opens, n, run.Source.Size(name))
 	}
 
 	// A point that ships no event log (r200: a "{}" detail log): judged on its

@@ -6,6 +6,7 @@
 //
 //	info, err := runread.ReadInfo(run)                  // model, concurrency, dataset, facts
 //	scan, err := runread.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error { ... })
+//	scan, err := runread.Scan(ctx, run, runread.ScanOptions{Records: fold, Batches: rows.Add})
 //
 // ScanTurns yields one schemas.TurnRecord per client turn whatever the format,
 // which is what report's Accumulator folds and audit re-derives; TurnScan says
@@ -16,8 +17,11 @@
 // refused (runlog.ScanRun), and the identity of the log read is what
 // runlog.CheckScored compares a scores.json with.
 //
-// Scoring reads the same files through the pieces it needs at speed:
-// ReadTurnLog (the columns scoring reads, zero-copy, Arrow buffers recycled by a
-// BufferPool across runs), OpenEvents, DecodeEvent, ReadLine and TextModelOutput
-// (a complete event's output, tool calls merged as the reference merges them).
+// A run's log is read once whoever reads it: Scan makes one pass and feeds
+// every consumer its ScanOptions name, the turn records (what ScanTurns gives)
+// beside what scoring reads at speed: a turn log's batches (TurnLogRows, the
+// columns scoring reads, zero-copy, Arrow buffers recycled by a BufferPool
+// across runs) or an event log's events, each line decoded once (DecodeEvent)
+// and each complete event's output once (Event.Output: TextModelOutput, tool
+// calls merged as the reference merges them).
 package runread
