@@ -70,6 +70,11 @@ type EvalOptions struct {
 	// judged.
 	Recorded bool
 
+	// Info, when set, is what the run says about itself as the caller read it
+	// (runread.ReadInfo: to build its fold, or to name the run) and is not read
+	// again; nil: Evaluate reads it.
+	Info *runread.Info
+
 	// Fold, when set, is given every turn record of the run as its log is read
 	// (the same pass that scores it; runread.ScanOptions.Records); the record is
 	// reused after the call. Prompt counts an event log's prompts for it
@@ -128,9 +133,14 @@ func Evaluate(ctx context.Context, run *archive.Run, o EvalOptions) (*Evaluation
 	if run.Err != nil {
 		return nil, fmt.Errorf("score run %q: %w", run.Label, run.Err)
 	}
-	info, err := runread.ReadInfo(run)
-	if err != nil {
-		return nil, fmt.Errorf("score run %q: %w", run.Label, err)
+	var info runread.Info
+	if o.Info != nil {
+		info = *o.Info
+	} else {
+		var err error
+		if info, err = runread.ReadInfo(run); err != nil {
+			return nil, fmt.Errorf("score run %q: %w", run.Label, err)
+		}
 	}
 	ev := &Evaluation{Info: info}
 	j := &judging{run: run, info: info, o: o, re: o.reuse}
@@ -140,6 +150,7 @@ func Evaluate(ctx context.Context, run *archive.Run, o EvalOptions) (*Evaluation
 
 	// The policy, before the log is read: what the log is read for.
 	var recorded *schemas.Scores
+	var err error
 	switch {
 	case runread.HasTurnLog(run) && o.Recorded && !run.Has(schemas.ScoresFile):
 		ev.BasisWhy = "the run has no scores.json"

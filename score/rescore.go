@@ -260,13 +260,11 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	ev, err := Evaluate(ctx, fr, EvalOptions{Dataset: opts.Dataset, Ruleset: opts.Ruleset, Counter: counter, Workers: 1,
-		TruthOf: cache.get, OrPublished: true, reuse: reuse})
+	info, err := runread.ReadInfo(fr)
+	row.Model, row.Concurrency = info.Model, int32(info.Concurrency)
 	if err != nil {
 		return fail(err)
 	}
-	info := ev.Info
-	row.Model, row.Concurrency = info.Model, int32(info.Concurrency)
 	row.Dataset = opts.Dataset
 	if row.Dataset == "" {
 		row.Dataset = info.Dataset
@@ -276,6 +274,11 @@ func rescoreOne(ctx context.Context, fr *archive.Run, opts RescoreOptions, count
 			v := *pa.Inline
 			row.PublishedAccuracy = &v
 		}
+	}
+	ev, err := Evaluate(ctx, fr, EvalOptions{Info: &info, Dataset: opts.Dataset, Ruleset: opts.Ruleset, Counter: counter,
+		Workers: 1, TruthOf: cache.get, OrPublished: true, reuse: reuse})
+	if err != nil {
+		return fail(err)
 	}
 	if ev.ScoreErr != nil {
 		return fail(ev.ScoreErr)
