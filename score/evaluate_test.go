@@ -185,3 +185,39 @@ func TestEvaluateReadsTheLogOnce(t *testing.T) {
 		t.Fatalf("no event log: %+v %v", ev, err)
 	}
 }
+
+// TestRescoreReadsEachLogOnce: rescoring a submission tree reads each point's
+// event log once, whole.
+func TestRescoreReadsEachLogOnce(t *testing.T) {
+	repo := testenv.RepoRoot(t)
+	tree := filepath.Join(repo, "testdata", "submission-tree")
+	c := newReadCount()
+	rows, err := Rescore(context.Background(), RescoreOptions{Archives: []string{tree},
+		Dataset: filepath.Join(repo, "testdata", "reference-run", "dataset.jsonl"), Jobs: 2, Opened: c.opened})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := archive.Open(tree, archive.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	logs := 0
+	for i, run := range archive.Find(src) {
+		if rows[i].Error != "" {
+			t.Errorf("%s: %s", run.Label, rows[i].Error)
+		}
+		name, _ := run.EventsName()
+		if name == "" {
+			continue
+		}
+		logs++
+		name = path.Join(run.Dir, name)
+		if opens, n := c.read(name); opens != 1 || n != src.Size(name) {
+			t.Errorf("%s: opened %d times, %d bytes read of %d", name, opens, n, src.Size(name))
+		}
+	}
+	if logs == 0 {
+		t.Fatal("no event log in the tree")
+	}
+}

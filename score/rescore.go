@@ -50,6 +50,9 @@ type RescoreOptions struct {
 	// MaxExpansion is how many times its size an archive may expand to (0: 10, a
 	// negative value: no limit).
 	MaxExpansion float64
+	// Opened, when set, sees each file of the archives opened for reading
+	// (archive.Limits.Opened).
+	Opened func(name string, rc io.ReadCloser) io.ReadCloser
 	// Progress, when not nil, receives progress; ProgressTTY redraws one line.
 	Progress    io.Writer
 	ProgressTTY bool
@@ -136,7 +139,7 @@ func Rescore(ctx context.Context, opts RescoreOptions) ([]schemas.RescoreRow, er
 		defer debug.SetGCPercent(debug.SetGCPercent(rescoreGCPercent))
 	}
 	var found []*archive.Run
-	lim := archive.Limits{MaxExpansion: opts.MaxExpansion}
+	lim := archive.Limits{MaxExpansion: opts.MaxExpansion, Opened: opts.Opened}
 	for _, a := range opts.Archives {
 		src, inner, err := archive.OpenPath(a, lim)
 		if err != nil {
