@@ -119,10 +119,11 @@ type Evaluation struct {
 //     its turn log as it is now (runlog.CheckScored) keeps those scores. One of
 //     another state of the log is never used: the run is scored again from the
 //     log read. A run without one is not judged (BasisNone).
-//   - BasisPublished: a reference run or a submission point that ships no event
-//     log, or (o.PublishedOnly, or o.OrPublished when no dataset is at hand) is
-//     judged on its published accuracy_results.json and result summary; its
-//     log, if any, is still read for the fold.
+//   - BasisPublished: a reference run or a submission point is judged on its
+//     published accuracy_results.json and result summary when it ships no event
+//     log, with o.PublishedOnly, and with o.OrPublished when no dataset is at
+//     hand (it names none, or the one it names cannot be read). Its log, if
+//     any, is still read for the fold.
 //   - BasisEvents: otherwise the run is scored from its log against the
 //     dataset's ground truth: inline accuracy, the OSL window, optionally a
 //     SWE-bench report, and the verdict under the ruleset.
@@ -168,7 +169,7 @@ func Evaluate(ctx context.Context, run *archive.Run, o EvalOptions) (*Evaluation
 		ev.Basis, ev.BasisWhy = BasisPublished, "the point ships no event log"
 	default:
 		ev.Basis, ev.ScoreErr = BasisEvents, j.prepare(ctx)
-		if ev.ScoreErr != nil && o.OrPublished && o.Dataset == "" && o.Truth == nil && j.noDataset {
+		if ev.ScoreErr != nil && o.OrPublished && o.Dataset == "" && j.noDataset {
 			ev.Basis, ev.BasisWhy, ev.ScoreErr = BasisPublished, "no dataset to re-derive them from: "+ev.ScoreErr.Error(), nil
 			j.o.PublishedOnly, j.prepared = true, false
 		}
@@ -236,7 +237,8 @@ func Evaluate(ctx context.Context, run *archive.Run, o EvalOptions) (*Evaluation
 		rd = &runData{}
 	case rows != nil:
 		if rd, err = agentraceRunData(run, rows.Rows, ev.Scan, j.re, clone); err != nil {
-			return nil, fmt.Errorf("score run %q: %w", run.Label, err)
+			ev.Basis, ev.ScoreErr = BasisNone, fmt.Errorf("score run %q: %w", run.Label, err)
+			return ev, nil
 		}
 		defer rd.release()
 	default:
