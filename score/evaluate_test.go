@@ -9,6 +9,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -93,8 +95,9 @@ func openCounted(t *testing.T, p, point string) (*archive.Run, *readCount) {
 // log once and reads it once (at most 5% over its size), for an agentrace run
 // (turns.arrows, scored, then judged on its recorded scores.json), a reference
 // run folder (events.jsonl) and a submission point
-// (mlperf_endpoints_log_detail.json); the fold gets every turn and the basis is
-// said. A point without an event log is judged on its published figures.
+// (mlperf_endpoints_log_detail.json); the fold gets the records a scan of its
+// own gives, the scores are those of an evaluation without a fold, and the
+// basis is said. A point without an event log is judged on its published figures.
 func TestEvaluateReadsTheLogOnce(t *testing.T) {
 	ds, truth := fixtureTruth(t)
 	agent := filepath.Join(t.TempDir(), "run")
@@ -118,15 +121,20 @@ func TestEvaluateReadsTheLogOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			run, c := openCounted(t, tc.run, tc.point)
-			folded := 0
+			var folded []schemas.TurnRecord
 			o := tc.o
-			o.Fold = func(*schemas.TurnRecord, runread.TurnExtra) error { folded++; return nil }
+			o.Fold = func(rec *schemas.TurnRecord, _ runread.TurnExtra) error {
+				r := *rec
+				r.ChunkTimesNs = slices.Clone(r.ChunkTimesNs)
+				folded = append(folded, r)
+				return nil
+			}
 			ev, err := Evaluate(ctx, run, o)
 			if err != nil || ev.ScoreErr != nil {
 				t.Fatalf("%v %v", err, ev.ScoreErr)
 			}
-			if ev.Basis != tc.basis || ev.BasisWhy == "" || ev.Scores == nil || folded == 0 || ev.Scan.File != tc.log {
-				t.Fatalf("basis %q (%s), scores %v, %d records folded, log %q", ev.Basis, ev.BasisWhy, ev.Scores != nil, folded, ev.Scan.File)
+			if ev.Basis != tc.basis || ev.BasisWhy == "" || ev.Scores == nil || len(folded) == 0 || ev.Scan.File != tc.log {
+				t.Fatalf("basis %q (%s), scores %v, %d records folded, log %q", ev.Basis, ev.BasisWhy, ev.Scores != nil, len(folded), ev.Scan.File)
 			}
 			name := path.Join(run.Dir, tc.log)
 			size := run.Source.Size(name)
@@ -134,6 +142,21 @@ func TestEvaluateReadsTheLogOnce(t *testing.T) {
 			t.Logf("%s: %s opened %d times, %d bytes read of %d (%.3fx)", tc.name, tc.log, opens, n, size, float64(n)/float64(size))
 			if opens != 1 || n < size || float64(n) > 1.05*float64(size) {
 				t.Errorf("%s opened %d times, %d bytes read, size %d: want one read of the whole log", tc.log, opens, n, size)
+			}
+			// The fold got what a scan of its own gives, and the scores are those
+			// of an evaluation without a fold.
+			var alone []schemas.TurnRecord
+			if _, err := runread.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error {
+				r := *rec
+				r.ChunkTimesNs = slices.Clone(r.ChunkTimesNs)
+				alone = append(alone, r)
+				return nil
+			}); err != nil || !reflect.DeepEqual(folded, alone) {
+				t.Errorf("folded %d records, a scan alone gives %d (%v)", len(folded), len(alone), err)
+			}
+			o.Fold = nil
+			if bare, err := Evaluate(ctx, run, o); err != nil || !reflect.DeepEqual(bare.Scores, ev.Scores) {
+				t.Errorf("scores with a fold %+v, without %+v (%v)", ev.Scores, bare.Scores, err)
 			}
 		})
 	}
