@@ -38,7 +38,7 @@ func TestSimulateAgreesWithRealTime(t *testing.T) {
 		Concurrency: c, NoDelays: true, StreamUsage: true}); err != nil {
 		t.Fatal(err)
 	}
-	real, err := report.LoadPoint(ctx, run, nil, nil)
+	real, err := curve.LoadPoint(ctx, run, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -371,7 +371,7 @@ func writeTheRest(t *testing.T, w *workspace) {
 	t.Helper()
 	ctx := context.Background()
 	runs := filepath.Join(w.dir, "runs")
-	if _, err := report.Publish(ctx, report.PublishOptions{Runs: []string{runs}}); err != nil {
+	if _, err := submission.Publish(ctx, submission.PublishOptions{Runs: []string{runs}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := audit.Run(ctx, audit.Options{Inputs: []string{runs}, Tokenizer: testenv.Tokenizer(t)})

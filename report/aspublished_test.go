@@ -198,7 +198,7 @@ func TestPublishedFiguresAreTheCheckers(t *testing.T) {
 	if p == nil {
 		t.Fatal("no point c=64")
 	}
-	if float64(p.SystemTPS) != wantTPS || float64(p.E2EAvgInteractivity) != wantInter || !p.asPublished("system_tps") || !p.asPublished("e2e_avg_interactivity") {
+	if float64(p.SystemTPS) != wantTPS || float64(p.E2EAvgInteractivity) != wantInter || !p.IsAsPublished("system_tps") || !p.IsAsPublished("e2e_avg_interactivity") {
 		t.Errorf("c=64: system_tps %v (want %v), interactivity %v (want %v), as published %v", p.SystemTPS, wantTPS, p.E2EAvgInteractivity, wantInter, p.AsPublished)
 	}
 	found := false
