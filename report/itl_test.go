@@ -3,6 +3,8 @@ package report
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/metrics"
 )
 
 // TestCoalescedITL: chunks that arrive in bursts (gaps under 10 µs: a server
@@ -20,7 +22,7 @@ func TestCoalescedITL(t *testing.T) {
 				}
 			}
 		}
-		p, err := FoldRun(m, recs, nil, nil)
+		p, err := metrics.FoldRun(m, recs, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -43,7 +45,7 @@ func TestShortWindow(t *testing.T) {
 		o := defaultFake()
 		o.c, o.trajectories = 4, tc.trajectories
 		m, recs := fakeRun(o)
-		p, err := FoldRun(m, recs, nil, nil)
+		p, err := metrics.FoldRun(m, recs, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,13 +2,16 @@ package report
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 // argsCounter counts one token per byte of content, reasoning and tool-call
@@ -56,7 +59,7 @@ func TestTPOTFirstToolCallChunk(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := schemas.RunManifest{Config: schemas.RunConfig{Stream: true}, State: schemas.RunComplete}
-			p, err := FoldRun(m, []schemas.TurnRecord{tc.rec}, argsCounter{}, nil)
+			p, err := metrics.FoldRun(m, []schemas.TurnRecord{tc.rec}, argsCounter{}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,7 +82,7 @@ func TestLoadPointRefusesDisagreement(t *testing.T) {
 	m, recs := fakeRun(fakeOpts{c: 2, trajectories: 4, datasetSize: 4, model: "Qwen/Qwen3.6-35B-A3B"})
 	dir := filepath.Join(t.TempDir(), "c2")
 	writeRun(t, dir, m, recs)
-	if _, err := LoadPoint(context.Background(), dir, nil, nil); err != nil {
+	if _, err := curve.LoadPoint(context.Background(), dir, nil, nil); err != nil {
 		t.Fatalf("agreeing run: %v", err)
 	}
 	// A whole log holding half the rows the manifest counts (rows lost).
@@ -87,8 +90,10 @@ func TestLoadPointRefusesDisagreement(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeRun(t, dir, m, recs[:len(recs)/2])
-	_, err := LoadPoint(context.Background(), dir, nil, nil)
+	_, err := curve.LoadPoint(context.Background(), dir, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), runlog.ErrDisagree.Error()) {
 		t.Fatalf("lost log: %v", err)
 	}
 }
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }

@@ -178,7 +178,7 @@ func foldLog(ctx context.Context, dir string, m schemas.RunManifest, tok metrics
 	if err != nil {
 		return nil, err
 	}
-	p := newPoint(m, mp)
+	p := NewPoint(m, mp)
 	p.LogNote = scan.Note
 	p.log = scan.Log
 	return p, nil

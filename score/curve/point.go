@@ -107,9 +107,9 @@ type Point struct {
 	log *schemas.TurnLogIdentity
 }
 
-// newPoint is the evaluated point of a run's folded figures, before its run,
-// scores and files are read.
-func newPoint(m schemas.RunManifest, mp *metrics.Point) *Point {
+// NewPoint is the evaluated point of a run's folded figures (m the run's manifest),
+// before any of its files, scores or checks are read: a point of records alone.
+func NewPoint(m schemas.RunManifest, mp *metrics.Point) *Point {
 	return &Point{
 		Concurrency: m.Config.Concurrency,
 		Point:       *mp,

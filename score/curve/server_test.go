@@ -87,7 +87,7 @@ func TestServerSeries(t *testing.T) {
 	if kv := eps[0].Q[schemas.QuantityKVUsage]; len(kv) != 3 || math.Abs(kv[2].V-0.9) > 1e-12 {
 		t.Errorf("KV usage %v: want the cores' mean, 0.9 at t=20", kv)
 	}
-	if r := eps[0].Q[schemas.QuantityRunning]; r[0].v != 5 {
+	if r := eps[0].Q[schemas.QuantityRunning]; r[0].V != 5 {
 		t.Errorf("running %v: want the cores' sum, 5", r)
 	}
 	if inc, ok := increase(eps[0].Q[schemas.QuantityRequests], 0, 20); !ok || inc != 7 {

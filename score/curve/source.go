@@ -213,7 +213,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
-	p := newPoint(m, mp)
+	p := NewPoint(m, mp)
 	p.RunDir, p.Kind = run.Label, run.Kind
 	p.conditions = runread.Conditions(facts, 0)
 	p.point, p.eventLog = runread.IsPoint(run), !runread.HasTurnLog(run)
