@@ -14,9 +14,11 @@ import (
 
 	"github.com/agentrace/agentrace/audit"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/curve"
 	"go.yaml.in/yaml/v3"
 )
 

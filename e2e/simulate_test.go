@@ -10,7 +10,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 )

@@ -29,6 +29,7 @@ import (
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
+	"github.com/agentrace/agentrace/submission"
 	"github.com/agentrace/agentrace/tokens"
 )
 

@@ -62,7 +62,7 @@ func TestSystemName(t *testing.T) {
 // flagged, naming both.
 func TestPointUnderAnotherRuleset(t *testing.T) {
 	s := &curve.System{Name: "sys", Ruleset: "checker-2026-10-qwen3.6, the default", Points: []*curve.Point{
-		{Concurrency: 1, Ruleset: "checker-2026-10-qwen3.6"}, {Concurrency: 8, Ruleset: "readme-2026-08-qwen3.6"}}}
+		{Concurrency: 1, Evaluation: curve.Evaluation{Ruleset: "checker-2026-10-qwen3.6"}}, {Concurrency: 8, Evaluation: curve.Evaluation{Ruleset: "readme-2026-08-qwen3.6"}}}}
 	var got *curve.Check
 	for _, c := range curve.Coverage(s) {
 		if c.Name == "one ruleset for every point" {

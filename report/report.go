@@ -340,9 +340,11 @@ func (r *Report) write(ctx context.Context, out string) error {
 	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
 		return fmt.Errorf("create report folder %q: %w", out, err)
 	}
-	var all []*curve.Point
+	all := []PointJSON{}
 	for _, s := range r.Systems {
-		all = append(all, s.Points...)
+		for _, p := range s.Points {
+			all = append(all, NewPointJSON(p))
+		}
 		for i, p := range s.Points {
 			dir := filepath.Join(out, r.pointDir(s, p))
 			if i > 0 && s.Points[i-1].Concurrency == p.Concurrency {
@@ -358,9 +360,6 @@ func (r *Report) write(ctx context.Context, out string) error {
 				return err
 			}
 		}
-	}
-	if all == nil {
-		all = []*curve.Point{}
 	}
 	if err := writeJSON(filepath.Join(out, PointsFile), all); err != nil {
 		return err

@@ -12,18 +12,62 @@ import (
 )
 
 // Point is one evaluated measurement point of the curve: one run at one
-// concurrency, its measured figures (metrics.Point) with its scores, its files
-// and the checker's findings on them, and what the curve's rules read of the run.
+// concurrency, its measured figures (metrics.Point) with what the evaluation
+// found of its scores, files and published figures (Evaluation), and what the
+// curve's rules read of the run. It is not a file format: report writes
+// points.json from it.
 type Point struct {
-	System      string `json:"system"`
-	RunDir      string `json:"run_dir"`
-	Concurrency int    `json:"concurrency"`
+	System      string
+	RunDir      string
+	Concurrency int
 	// Region is the §5.5 region of Concurrency ("" outside every region: null in
 	// points.json and points.parquet).
-	Region string `json:"region"`
+	Region string
 
 	metrics.Point
 
+	Evaluation
+
+	// PublishedSummary is a reference run's or submission point's published result
+	// summary, as read (nil for agentrace runs).
+	PublishedSummary json.RawMessage
+
+	// Manifest is the run's manifest (settings, dataset hash).
+	Manifest schemas.RunManifest
+	// conditions are the official settings as the run's files record them.
+	conditions official.Conditions
+	// point: the run is a submission tree's point (runread.IsPoint), whose
+	// published files the checker's point rules read. eventLog: its turns come
+	// from an event log, not agentrace's turn log (runread.HasTurnLog), so its
+	// state is a result summary's, when it publishes one.
+	point, eventLog bool
+	// checkerJudged is set when the submission checker judged the point.
+	checkerJudged bool
+	// source is the run the point was read from (its turn log feeds the report's
+	// turns.parquet) and datasetDir its dataset folder, "" when unknown;
+	// systemDesc is a submission point's own system_desc.json as the curve's
+	// C_max reads it (archive.CurveCMax).
+	source     *archive.Run
+	systemDesc *archive.SystemDescCopy
+	datasetDir string
+
+	// ServerTelemetry is what the server's scraped metrics said over the window
+	// (server-reported, not a rules metric; its fields null without them).
+	ServerTelemetry
+
+	// ScoresNote says the run's scores.json was stale (another state of its turn
+	// log) and the run was scored again on the spot, "" otherwise.
+	ScoresNote string
+
+	scores *schemas.Scores
+	// log identifies the turn log the point was folded from (an agentrace run).
+	log *schemas.TurnLogIdentity
+}
+
+// Evaluation is what evaluating a point found beyond its measured figures: its
+// accuracy gates, what its files declare, the submission checker's findings, and
+// the published figures it stands on. Its JSON fields are part of points.json.
+type Evaluation struct {
 	// Gates are the accuracy gates of scores.json when present.
 	// GatesPass is null when the point was not scored or its verdict is "not
 	// evaluated" (GatesOutcome); GateCounts counts the gates by outcome.
@@ -70,41 +114,6 @@ type Point struct {
 	// than 1% away from it (the re-derived value is the one shown).
 	AsPublished      []string           `json:"as_published,omitempty"`
 	PublishedDiffers map[string]float64 `json:"published_differs,omitempty"`
-
-	// PublishedSummary is a reference run's or submission point's published result
-	// summary, as read (nil for agentrace runs).
-	PublishedSummary json.RawMessage `json:"-"`
-
-	// Manifest is the run's manifest (settings, dataset hash).
-	Manifest schemas.RunManifest `json:"-"`
-	// conditions are the official settings as the run's files record them.
-	conditions official.Conditions
-	// point: the run is a submission tree's point (runread.IsPoint), whose
-	// published files the checker's point rules read. eventLog: its turns come
-	// from an event log, not agentrace's turn log (runread.HasTurnLog), so its
-	// state is a result summary's, when it publishes one.
-	point, eventLog bool
-	// checkerJudged is set when the submission checker judged the point.
-	checkerJudged bool
-	// source is the run the point was read from (its turn log feeds the report's
-	// turns.parquet) and datasetDir its dataset folder, "" when unknown;
-	// systemDesc is a submission point's own system_desc.json as the curve's
-	// C_max reads it (archive.CurveCMax).
-	source     *archive.Run
-	systemDesc *archive.SystemDescCopy
-	datasetDir string
-
-	// ServerTelemetry is what the server's scraped metrics said over the window
-	// (server-reported, not a rules metric; its fields null without them).
-	ServerTelemetry
-
-	// ScoresNote says the run's scores.json was stale (another state of its turn
-	// log) and the run was scored again on the spot, "" otherwise.
-	ScoresNote string `json:"scores_note,omitempty"`
-
-	scores *schemas.Scores
-	// log identifies the turn log the point was folded from (an agentrace run).
-	log *schemas.TurnLogIdentity
 }
 
 // NewPoint is the evaluated point of a run's folded figures (m the run's manifest),
