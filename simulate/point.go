@@ -75,7 +75,7 @@ func (r *run) describe() string {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-// point folds the records with report's Accumulator, then adds the model's
+// point folds the records with metrics' Accumulator, then adds the model's
 // own figures.
 func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 	m := r.manifest()
