@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/metrics"
+	"github.com/agentrace/agentrace/metrics/metricstest"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
@@ -21,7 +22,7 @@ import (
 // the block partial), a turn never issued nowhere. The summary writes the
 // counters; a reader of a partial block never gives its mean to the OSL gate.
 func TestFullRunOSLCounters(t *testing.T) {
-	m, recs := fakeRun(fakeOpts{c: 4, trajectories: 8, datasetSize: 8, failEvery: 4, model: "Qwen/Qwen3.6-35B-A3B"})
+	m, recs := metricstest.Run(metricstest.RunOptions{Concurrency: 4, Trajectories: 8, DatasetSize: 8, FailEvery: 4, Model: "Qwen/Qwen3.6-35B-A3B"})
 	var want metrics.FullRunCounts
 	var okTurns []int
 	for i := range recs {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/metrics"
+	"github.com/agentrace/agentrace/metrics/metricstest"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -30,8 +31,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func defaultFake() fakeOpts {
-	return fakeOpts{datasetSize: 16, seed: 7, model: "Qwen/Qwen3.6-35B-A3B", convPrefix: "django__django-"}
+func defaultFake() metricstest.RunOptions {
+	return metricstest.RunOptions{DatasetSize: 16, Seed: 7, Model: "Qwen/Qwen3.6-35B-A3B", ConvPrefix: "django__django-"}
 }
 
 func buildFake(t *testing.T, o Options) (*Report, string) {
@@ -213,8 +214,8 @@ func TestCoverageFailures(t *testing.T) {
 	// Three points only, one above C_max: too few, regions uncovered, a margin point.
 	for _, c := range []int{4, 40, 60} {
 		oo := o
-		oo.c, oo.trajectories = c, 3*o.datasetSize
-		m, recs := fakeRun(oo)
+		oo.Concurrency, oo.Trajectories = c, 3*o.DatasetSize
+		m, recs := metricstest.Run(oo)
 		if c == 40 {
 			m.Config.Salt = false
 			m.Config.Trajectories = 47
@@ -279,7 +280,7 @@ func TestCompare(t *testing.T) {
 	dir := t.TempDir()
 	a := writeFakeSweep(t, filepath.Join(dir, "systemA"), defaultFake())
 	fast := defaultFake()
-	fast.speed, fast.seed = 1.6, 9
+	fast.Speed, fast.Seed = 1.6, 9
 	b := writeFakeSweep(t, filepath.Join(dir, "systemB"), fast)
 	r, out := buildFake(t, Options{Compare: []string{a, b}})
 	if len(r.Systems) != 2 || r.Systems[0].Name != "systemA" || r.Systems[1].Name != "systemB" {
@@ -310,13 +311,13 @@ func TestHTMLEscapesTraceText(t *testing.T) {
 	const script = `<script>alert(1)</script>`
 	const img = `"><img src=x onerror=alert(2)>`
 	o := defaultFake()
-	o.model = script + img
-	o.convPrefix = img
+	o.Model = script + img
+	o.ConvPrefix = img
 	root := filepath.Join(t.TempDir(), `sweep<script>x</script>`)
 	for _, c := range fakeSweepConcurrencies()[:3] {
 		oo := o
-		oo.c, oo.trajectories = c, o.datasetSize
-		m, recs := fakeRun(oo)
+		oo.Concurrency, oo.Trajectories = c, o.DatasetSize
+		m, recs := metricstest.Run(oo)
 		m.Config.Dataset = img
 		m.Config.Endpoint = script
 		m.EndpointDescription = img + script
@@ -497,8 +498,8 @@ func TestParetoGolden(t *testing.T) {
 	var pts []*curve.Point
 	for _, c := range fakeSweepConcurrencies() {
 		o := defaultFake()
-		o.c, o.trajectories = c, o.datasetSize*max(1, 2*c/o.datasetSize)
-		m, recs := fakeRun(o)
+		o.Concurrency, o.Trajectories = c, o.DatasetSize*max(1, 2*c/o.DatasetSize)
+		m, recs := metricstest.Run(o)
 		p, err := metrics.FoldRun(m, recs, nil, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -554,8 +555,8 @@ func TestRulesetWindow(t *testing.T) {
 // is cut is refused (TestLoadPointRefusesDisagreement).
 func TestTruncatedLog(t *testing.T) {
 	o := defaultFake()
-	o.c, o.trajectories = 4, o.datasetSize
-	m, recs := fakeRun(o)
+	o.Concurrency, o.Trajectories = 4, o.DatasetSize
+	m, recs := metricstest.Run(o)
 	m.State, m.Counts = schemas.RunRunning, nil
 	dir := filepath.Join(t.TempDir(), "c4")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

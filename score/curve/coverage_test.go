@@ -43,3 +43,26 @@ func TestByReason(t *testing.T) {
 		t.Errorf("%q, want %q", got, want)
 	}
 }
+
+// A point whose scores.json judged it under another ruleset than the curve's is
+// flagged, naming both.
+func TestPointUnderAnotherRuleset(t *testing.T) {
+	s := &System{Name: "sys", Ruleset: "checker-2026-10-qwen3.6, the default", Points: []*Point{
+		{Concurrency: 1, Evaluation: Evaluation{Ruleset: "checker-2026-10-qwen3.6"}}, {Concurrency: 8, Evaluation: Evaluation{Ruleset: "readme-2026-08-qwen3.6"}}}}
+	var got *Check
+	for _, c := range Coverage(s) {
+		if c.Name == "one ruleset for every point" {
+			got = &c
+		}
+	}
+	if got == nil || got.Status != CheckFail || !strings.Contains(got.Reason, "c=8: its scores.json judged it under readme-2026-08-qwen3.6") ||
+		strings.Contains(got.Reason, "c=1") || !strings.Contains(got.Reason, "the curve's: checker-2026-10-qwen3.6") {
+		t.Errorf("check %+v", got)
+	}
+	s.Points[1].Ruleset = "checker-2026-10-qwen3.6"
+	for _, c := range Coverage(s) {
+		if c.Name == "one ruleset for every point" && c.Status != CheckPass {
+			t.Errorf("one ruleset: %+v", c)
+		}
+	}
+}
