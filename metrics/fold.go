@@ -23,7 +23,7 @@ type TokenCounter interface {
 }
 
 // ISLCounter returns the input tokens of a turn by the reference tokenizer; ok is
-// false when it cannot tell (the report then falls back to server usage).
+// false when it cannot tell (the fold then falls back to server usage).
 type ISLCounter func(rec *schemas.TurnRecord) (n int, ok bool, err error)
 
 // Num is a metric value; NaN (no samples) is written to JSON as null.
