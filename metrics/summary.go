@@ -34,13 +34,6 @@ import (
 // turns sent alone, as agentrace's "issued" does), n_samples_completed counts
 // failed turns too, and completed + failed exceeds issued when a turn failed.
 
-// statusNotIssued and statusCancelled are the turn log's statuses of turns never
-// sent because issuing stopped and of turns cut in flight (turn log version 2).
-const (
-	statusNotIssued = "not_issued"
-	statusCancelled = "cancelled"
-)
-
 // refEvents is what the reference would have published for one turn.
 type refEvents struct {
 	// tracked: issued (ISSUED published) while performance tracking was on.
@@ -56,7 +49,7 @@ type refEvents struct {
 func refEventsOf(rec *schemas.TurnRecord) refEvents {
 	var e refEvents
 	switch rec.Status {
-	case statusNotIssued:
+	case schemas.StatusNotIssued:
 		return e
 	case schemas.StatusAborted:
 		e.completed, e.failed = true, true
@@ -65,7 +58,7 @@ func refEventsOf(rec *schemas.TurnRecord) refEvents {
 		// A sample still in flight when an event log ended has no COMPLETE.
 		e.completed = rec.CompletedNs > 0
 		e.failed = e.completed && rec.Status != schemas.StatusOK
-	case statusCancelled:
+	case schemas.StatusCancelled:
 		e.sent = true
 	default:
 		e.sent = rec.IssuedNs > 0
