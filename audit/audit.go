@@ -13,11 +13,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/checker"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
@@ -58,7 +59,7 @@ type Options struct {
 	Checker *checker.Cache
 
 	tok *tokens.Tokenizer
-	isl func(m schemas.RunManifest) (report.ISLCounter, error)
+	isl func(m schemas.RunManifest) (metrics.ISLCounter, error)
 }
 
 // Result is an audit's rows, ordered by curve, point and field.
@@ -114,7 +115,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		}
 		o.tok = tk
 	}
-	o.isl = report.NewISLSource(ctx, o.tok)
+	o.isl = metrics.NewISLSource(ctx, o.tok)
 	res := &Result{}
 	var groups []*curveGroup
 	byKey := map[string]*curveGroup{}
@@ -291,7 +292,7 @@ func pointLine(pt *point) string {
 // audit places a curve's points in their regions, judges the curve, and adds the
 // region, sweep_summary.csv and curve rows to the points' rows.
 func (g *curveGroup) audit(o *Options) []Row {
-	var pts []*report.Point
+	var pts []*curve.Point
 	var rules rulesets.Ruleset
 	haveRules := false
 	for _, pt := range g.points {
@@ -314,9 +315,9 @@ func (g *curveGroup) audit(o *Options) []Row {
 	}
 	var out []Row
 	base := Row{Source: g.source, Curve: g.name}
-	var sys *report.System
+	var sys *curve.System
 	if len(pts) > 0 {
-		sys = report.NewSystemWith(g.name, pts, o.CMax, rules)
+		sys = curve.NewSystemWith(g.name, pts, o.CMax, rules)
 	}
 	for _, pt := range g.points {
 		if pt.p != nil && sys != nil {
@@ -380,7 +381,7 @@ func (g *curveGroup) audit(o *Options) []Row {
 	return out
 }
 
-func curveVerdict(s *report.System) (string, []string) {
+func curveVerdict(s *curve.System) (string, []string) {
 	var failed []string
 	for _, c := range s.Checks {
 		if !c.Pass() {
@@ -393,7 +394,7 @@ func curveVerdict(s *report.System) (string, []string) {
 	return "fail", failed
 }
 
-func regionsText(s *report.System) string {
+func regionsText(s *curve.System) string {
 	if s.Regions == nil {
 		return "none: " + s.RegionsErr
 	}
@@ -412,7 +413,7 @@ func regionsText(s *report.System) string {
 
 // regionRow compares a point's declared region (point.yaml) with the region its
 // concurrency falls in. A point declared submitters_choice agrees with any.
-func (pt *point) regionRow(sys *report.System) {
+func (pt *point) regionRow(sys *curve.System) {
 	r := Row{Field: "point.region", RecomputedText: pt.p.Region}
 	if r.RecomputedText == "" {
 		r.RecomputedText = "none"
@@ -466,7 +467,7 @@ func readSweepSummary(src *archive.Source, name string) (*sweepTable, error) {
 
 // sweepRows compares each cell of sweep_summary.csv with the re-derived point of
 // its concurrency.
-func (g *curveGroup) sweepRows(t *sweepTable, sys *report.System, verdict string) []Row {
+func (g *curveGroup) sweepRows(t *sweepTable, sys *curve.System, verdict string) []Row {
 	ci := -1
 	for i, h := range t.header {
 		if h == "concurrency" {
@@ -551,7 +552,7 @@ func sweepCell(r *Row, pt *point, col, cell string, verdict string) {
 	case strings.HasSuffix(col, "_ns"):
 		unit, name = 1, strings.TrimSuffix(col, "_ns")
 	}
-	pblock := func(b *report.StatBlock, prefix string) bool {
+	pblock := func(b *metrics.StatBlock, prefix string) bool {
 		if !strings.HasPrefix(name, prefix+"_p") {
 			return false
 		}
@@ -642,7 +643,7 @@ func sweepCell(r *Row, pt *point, col, cell string, verdict string) {
 	r.Recomputed = fp(rec)
 }
 
-func blockAvg(b *report.StatBlock) float64 {
+func blockAvg(b *metrics.StatBlock) float64 {
 	if b == nil || b.Count == 0 {
 		return math.NaN()
 	}

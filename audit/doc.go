@@ -11,12 +11,12 @@
 // accuracy/accuracy_results.json, point.yaml and sweep_summary.csv).
 //
 // For each point the audit folds the event log (or turn log) once as the
-// reference client's metrics aggregator folds its events (report.Accumulator and
+// reference client's metrics aggregator folds its events (metrics.Accumulator and
 // its result_summary.json: counts, duration, qps, tps, the TTFT, TPOT, latency,
 // ISL and OSL blocks, the full-run OSL block, finish reasons), re-scores inline
 // accuracy from the events and the dataset (score.ScoreRun), re-judges the gates
 // with the re-derived full-run OSL mean, and places the points of each curve in
-// their regions and judges the curve (report.NewSystemWith). Every published
+// their regions and judges the curve (curve.NewSystemWith). Every published
 // field then becomes one Row holding both values and a status:
 //
 //   - agree: within the rules' 1% (relative) for measured figures; counts

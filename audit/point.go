@@ -9,10 +9,11 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/runread"
 	"go.yaml.in/yaml/v3"
@@ -22,7 +23,7 @@ import (
 type point struct {
 	run   *archive.Run
 	facts archive.Facts
-	p     *report.Point
+	p     *curve.Point
 	// scores re-derived from the events (nil when they could not be: scoreErr).
 	scores   *schemas.Scores
 	scoreErr error
@@ -51,15 +52,15 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	}
 	pt.facts = facts
 	pt.base.Concurrency = int32(facts.Concurrency)
-	var islFor func(schemas.RunManifest) (report.ISLCounter, error)
+	var islFor func(schemas.RunManifest) (metrics.ISLCounter, error)
 	if o.isl != nil {
 		islFor = o.isl
 	}
-	var tok report.TokenCounter
+	var tok metrics.TokenCounter
 	if o.tok != nil {
 		tok = o.tok
 	}
-	p, err := report.LoadRunWith(ctx, run, report.LoadOptions{Tokenizer: tok, ISLFor: islFor, NoScores: true})
+	p, err := curve.LoadRunWith(ctx, run, curve.LoadOptions{Tokenizer: tok, ISLFor: islFor, NoScores: true})
 	if err != nil {
 		pt.fail("events", "", err)
 		return pt
@@ -273,7 +274,7 @@ func (pt *point) tokenizerRow() {
 }
 
 // blockRows compares a published stat block with the re-derived one.
-func (pt *point) blockRows(prefix, file string, pub any, rec *report.StatBlock, es bool, why string) {
+func (pt *point) blockRows(prefix, file string, pub any, rec *metrics.StatBlock, es bool, why string) {
 	pm, ok := asObject(pub)
 	if !ok {
 		return
@@ -293,7 +294,7 @@ func (pt *point) blockRows(prefix, file string, pub any, rec *report.StatBlock, 
 		pt.add(r)
 		return
 	}
-	val := func(f func(b *report.StatBlock) float64) *float64 {
+	val := func(f func(b *metrics.StatBlock) float64) *float64 {
 		if rec == nil || rec.Count == 0 {
 			return nil
 		}
@@ -301,14 +302,14 @@ func (pt *point) blockRows(prefix, file string, pub any, rec *report.StatBlock, 
 	}
 	for _, f := range []struct {
 		key string
-		fn  func(b *report.StatBlock) float64
+		fn  func(b *metrics.StatBlock) float64
 	}{
-		{"total", func(b *report.StatBlock) float64 { return b.Total }},
-		{"min", func(b *report.StatBlock) float64 { return b.Min }},
-		{"max", func(b *report.StatBlock) float64 { return b.Max }},
-		{"median", func(b *report.StatBlock) float64 { return b.Median }},
-		{"avg", func(b *report.StatBlock) float64 { return b.Avg }},
-		{"std_dev", func(b *report.StatBlock) float64 { return b.StdDev }},
+		{"total", func(b *metrics.StatBlock) float64 { return b.Total }},
+		{"min", func(b *metrics.StatBlock) float64 { return b.Min }},
+		{"max", func(b *metrics.StatBlock) float64 { return b.Max }},
+		{"median", func(b *metrics.StatBlock) float64 { return b.Median }},
+		{"avg", func(b *metrics.StatBlock) float64 { return b.Avg }},
+		{"std_dev", func(b *metrics.StatBlock) float64 { return b.StdDev }},
 	} {
 		if _, ok := pm[f.key]; !ok {
 			continue
@@ -321,7 +322,7 @@ func (pt *point) blockRows(prefix, file string, pub any, rec *report.StatBlock, 
 	}
 	if pp, ok := asObject(pm["percentiles"]); ok {
 		for _, k := range percentileKeys(pp) {
-			r := Row{Field: prefix + ".percentiles." + report.PercentileKey(k.P), File: file, Published: numAt(pp, k.Key), Tolerance: Tolerance}
+			r := Row{Field: prefix + ".percentiles." + metrics.PercentileKey(k.P), File: file, Published: numAt(pp, k.Key), Tolerance: Tolerance}
 			if rec != nil && rec.Count > 0 {
 				r.Recomputed = fp(rec.Percentile(k.P))
 				if r.Recomputed == nil {
@@ -337,10 +338,10 @@ func (pt *point) blockRows(prefix, file string, pub any, rec *report.StatBlock, 
 	if es {
 		if pe, ok := asObject(pm["early_stopping_percentiles"]); ok {
 			for _, k := range percentileKeys(pe) {
-				r := Row{Field: prefix + ".early_stopping_percentiles." + report.PercentileKey(k.P), File: file, Published: numAt(pe, k.Key), Tolerance: Tolerance}
+				r := Row{Field: prefix + ".early_stopping_percentiles." + metrics.PercentileKey(k.P), File: file, Published: numAt(pe, k.Key), Tolerance: Tolerance}
 				if rec != nil {
 					for i, key := range rec.EarlyStoppingKeys {
-						if key == report.PercentileKey(k.P) && rec.EarlyStopping[i] != nil {
+						if key == metrics.PercentileKey(k.P) && rec.EarlyStopping[i] != nil {
 							r.Recomputed = fp(*rec.EarlyStopping[i])
 						}
 					}
@@ -359,7 +360,7 @@ func (pt *point) blockRows(prefix, file string, pub any, rec *report.StatBlock, 
 
 // histogramRow compares a published histogram with the re-derived one: the same
 // counts, and edges within 1e-9 (relative).
-func (pt *point) histogramRow(field, file string, h map[string]any, rec *report.StatBlock, why string) {
+func (pt *point) histogramRow(field, file string, h map[string]any, rec *metrics.StatBlock, why string) {
 	counts, _ := h["counts"].([]any)
 	buckets, _ := h["buckets"].([]any)
 	r := Row{Field: field, File: file, PublishedText: fmt.Sprintf("%d buckets", len(counts))}
@@ -461,7 +462,7 @@ func (pt *point) compareSummary() {
 	}
 	for _, b := range []struct {
 		key, why string
-		rec      *report.StatBlock
+		rec      *metrics.StatBlock
 		es       bool
 	}{
 		{"ttft", "", rs.TTFT, true},

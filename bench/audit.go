@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/audit"
-	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 // auditChild, when set, makes this process the child of the audit RSS row: it
@@ -41,7 +41,7 @@ func benchAuditScan(env Env) (Row, error) {
 				return err
 			}
 			defer run.Source.Close()
-			p, err := report.LoadRunWith(ctx, run, report.LoadOptions{NoScores: true})
+			p, err := curve.LoadRunWith(ctx, run, curve.LoadOptions{NoScores: true})
 			if err != nil {
 				return err
 			}

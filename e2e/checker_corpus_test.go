@@ -14,9 +14,11 @@ import (
 
 	"github.com/agentrace/agentrace/audit"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/curve"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -258,7 +260,7 @@ func TestCheckerCorpus(t *testing.T) {
 				t.Fatalf("report: %d systems", len(rep.Systems))
 			}
 			sys := rep.Systems[0]
-			var pt *report.Point
+			var pt *curve.Point
 			for _, p := range sys.Points {
 				if strings.HasSuffix(p.RunDir, suffix) {
 					pt = p
@@ -304,7 +306,7 @@ func TestCheckerCorpus(t *testing.T) {
 				}
 			}
 			var repFC []string
-			for _, p := range append(append([]*report.Point(nil), sys.Points...), sys.Unparsed...) {
+			for _, p := range append(append([]*curve.Point(nil), sys.Points...), sys.Unparsed...) {
 				for _, fc := range p.FileChecks {
 					repFC = append(repFC, fc.Rule+":"+fc.Severity)
 				}
@@ -327,7 +329,7 @@ func TestCheckerCorpus(t *testing.T) {
 					t.Errorf("report: %s is not a point whose point.yaml does not validate", dir)
 				}
 			}
-			if (got["model_warning"] == report.CheckWarn) != want.ModelWarning {
+			if (got["model_warning"] == curve.CheckWarn) != want.ModelWarning {
 				t.Errorf("report: model folder check %q, want a warning: %v", got["model_warning"], want.ModelWarning)
 			}
 			wantMap := map[string]string{"ruleset": want.Ruleset, "inline": want.Inline, "osl": want.OSL, "verdict": want.Verdict,
@@ -339,7 +341,7 @@ func TestCheckerCorpus(t *testing.T) {
 				}
 			}
 			for field, fig := range want.CheckerFigures {
-				v := map[string]report.Num{"system_tps": pt.SystemTPS, "e2e_avg_interactivity": pt.E2EAvgInteractivity}[field]
+				v := map[string]metrics.Num{"system_tps": pt.SystemTPS, "e2e_avg_interactivity": pt.E2EAvgInteractivity}[field]
 				published := strings.Contains(","+strings.Join(pt.AsPublished, ",")+",", ","+field+",")
 				switch {
 				case !published || !v.Valid():
@@ -456,7 +458,7 @@ func TestCheckerCorpus(t *testing.T) {
 					// No C_max: the region rules, accuracy coverage among them,
 					// are not evaluated (the checker's region-basis warning).
 					if strings.HasPrefix(r.RecomputedText, "none: not evaluated (warning)") {
-						ag["coverage_check"] = report.CheckWarn
+						ag["coverage_check"] = curve.CheckWarn
 						if want.CMax == nil || *want.CMax != 0 {
 							t.Errorf("audit: no C_max (%s), the checker's %v", r.RecomputedText, want.CMax)
 						}

@@ -4,6 +4,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,19 +36,29 @@ var stageImports = map[string][]string{
 	// The simulated endpoint is a server: it never imports the client.
 	"simserver": {"schemas", "internal", "datasets", "tokens"},
 	"replay":    {"schemas", "internal", "datasets", "runlog"},
-	"score":     {"schemas", "internal", "datasets", "tokens", "runlog", "ingest", "score/archive", "score/runread", "score/rulesets"},
+	// The metrics fold reads records, never runs: below score and report, which
+	// feed it.
+	"metrics": {"schemas", "internal", "datasets", "tokens", "runlog"},
+	"score":   {"schemas", "internal", "datasets", "tokens", "runlog", "ingest", "score/archive", "score/runread", "score/rulesets"},
 	// The run readers import no other package of score, so that score, report and
 	// audit all read runs through them; the rulesets import nothing of score.
 	"score/archive":  {"schemas", "internal", "datasets"},
 	"score/runread":  {"schemas", "internal", "datasets", "tokens", "runlog", "score/archive"},
 	"score/rulesets": {"schemas", "internal", "datasets", "tokens"},
-	"report":         {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets"},
-	"audit":          {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets", "report"},
-	// submission lays report's files out as a submission tree.
-	"submission": {"schemas", "internal", "datasets", "tokens", "runlog", "score", "score/archive", "score/runread", "score/rulesets", "report"},
+	// The curve evaluates each run (the fold, its scores, its files, the
+	// checker's findings) and judges the curve by agentrace's rules; score does
+	// not import it.
+	"score/curve": {"schemas", "internal", "datasets", "tokens", "runlog", "metrics", "score", "score/archive", "score/runread", "score/rulesets"},
+	"audit":       {"schemas", "internal", "datasets", "tokens", "runlog", "metrics", "score", "score/archive", "score/runread", "score/rulesets", "score/curve"},
+	// submission writes the reference's formats (result summaries, point.yaml,
+	// accuracy results) and lays curves out as a submission tree.
+	"submission": {"schemas", "internal", "datasets", "tokens", "runlog", "metrics", "score", "score/archive", "score/runread", "score/rulesets", "score/curve"},
+	// report draws the curves: HTML, plots, tables; each point's draft point.yaml
+	// is submission's.
+	"report": {"schemas", "internal", "datasets", "tokens", "runlog", "metrics", "score", "score/archive", "score/runread", "score/rulesets", "score/curve", "submission"},
 	// simulate predicts a sweep in virtual time: the simulated endpoint's model,
-	// then the report's metrics of the points it predicts.
-	"simulate": {"schemas", "internal", "datasets", "tokens", "runlog", "simserver", "report"},
+	// then the metrics of the points it predicts.
+	"simulate": {"schemas", "internal", "datasets", "tokens", "runlog", "simserver", "metrics"},
 	// The command line, the demo and the cross-stage checks drive every stage.
 	"cmd":     nil,
 	"tour":    nil,
@@ -59,12 +70,15 @@ var stageImports = map[string][]string{
 }
 
 // neverImports holds in test code too: score and report judge runs from their
-// files and never import the client that wrote them, and the simulated endpoint
-// never imports the client that talks to it.
+// files and never import the client that wrote them, the simulated endpoint
+// never imports the client that talks to it, and the metrics fold imports no
+// package that scores or draws.
 var neverImports = map[string][]string{
 	"score":     {"replay"},
 	"report":    {"replay"},
 	"simserver": {"replay"},
+	// The fold knows nothing of scoring or drawing, not even in its tests.
+	"metrics": {"score", "report", "replay"},
 }
 
 // part returns the key of parts (a folder of the tree) that holds pkg, a path
@@ -79,12 +93,22 @@ func part[V any](parts map[string]V, pkg string) (string, bool) {
 	return best, best != ""
 }
 
-// TestStageImportOrder reads the imports of every Go file of the module and checks
-// them against stageImports (non-test files) and neverImports (every file).
-func TestStageImportOrder(t *testing.T) {
+// goImport is one import of a Go file of the module: the importing file (rel,
+// relative to the module root), its package and whether it is a test file, and
+// the imported package, relative to the module.
+type goImport struct {
+	file, pkg, imp string
+	test           bool
+	line           int
+}
+
+// moduleImports reads the imports of every Go file of the module (testdata,
+// node_modules and hidden folders aside) and gives those of the module's own
+// packages; files counts the Go files read.
+func moduleImports(t *testing.T) (imports []goImport, files int) {
+	t.Helper()
 	root := testenv.RepoRoot(t)
 	fset := token.NewFileSet()
-	files := 0
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -103,43 +127,20 @@ func TestStageImportOrder(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		pkg := filepath.ToSlash(rel)
 		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
 		if err != nil {
 			return err
 		}
 		files++
-		test := strings.HasSuffix(name, "_test.go")
-		from, ok := part(stageImports, pkg)
-		if !ok {
-			t.Errorf("%s: package %s has no place in stageImports; give it one", filepath.Join(rel, name), pkg)
-			return nil
-		}
+		pkg := filepath.ToSlash(rel)
+		imports = append(imports, goImport{file: filepath.Join(rel, name), pkg: pkg, test: strings.HasSuffix(name, "_test.go")})
 		for _, spec := range f.Imports {
 			imp, err := strconv.Unquote(spec.Path.Value)
 			if err != nil || !strings.HasPrefix(imp, module) {
 				continue
 			}
-			imp = strings.TrimPrefix(imp, module)
-			line := fset.Position(spec.Pos()).Line
-			if never, ok := part(neverImports, pkg); ok {
-				for _, n := range neverImports[never] {
-					if to, _ := part(stageImports, imp); to != from && (imp == n || strings.HasPrefix(imp, n+"/")) {
-						t.Errorf("%s line %d: %s imports %s; %s never imports %s, not even in its tests", filepath.Join(rel, name), line, pkg, imp, never, n)
-					}
-				}
-			}
-			if test {
-				continue
-			}
-			to, ok := part(stageImports, imp)
-			allowed := stageImports[from]
-			if !ok || to == from || allowed == nil {
-				continue
-			}
-			if !slices.Contains(allowed, to) {
-				t.Errorf("%s line %d: %s imports %s, a later stage or a sibling: %s may import only %s", filepath.Join(rel, name), line, pkg, imp, from, strings.Join(allowed, ", "))
-			}
+			imports = append(imports, goImport{file: filepath.Join(rel, name), pkg: pkg, test: strings.HasSuffix(name, "_test.go"),
+				imp: strings.TrimPrefix(imp, module), line: fset.Position(spec.Pos()).Line})
 		}
 		return nil
 	})
@@ -148,6 +149,79 @@ func TestStageImportOrder(t *testing.T) {
 	}
 	if files < 100 {
 		t.Fatalf("read the imports of %d Go files under %s; want the whole module", files, root)
+	}
+	return imports, files
+}
+
+// TestStageImportOrder checks the imports of every Go file of the module against
+// stageImports (non-test files) and neverImports (every file). A file with no
+// import of the module's still needs its package placed (imp "").
+func TestStageImportOrder(t *testing.T) {
+	imports, _ := moduleImports(t)
+	unplaced := map[string]bool{}
+	for _, g := range imports {
+		from, ok := part(stageImports, g.pkg)
+		if !ok {
+			if !unplaced[g.file] {
+				t.Errorf("%s: package %s has no place in stageImports; give it one", g.file, g.pkg)
+			}
+			unplaced[g.file] = true
+			continue
+		}
+		if g.imp == "" {
+			continue
+		}
+		if never, ok := part(neverImports, g.pkg); ok {
+			for _, n := range neverImports[never] {
+				if to, _ := part(stageImports, g.imp); to != from && (g.imp == n || strings.HasPrefix(g.imp, n+"/")) {
+					t.Errorf("%s line %d: %s imports %s; %s never imports %s, not even in its tests", g.file, g.line, g.pkg, g.imp, never, n)
+				}
+			}
+		}
+		if g.test {
+			continue
+		}
+		to, ok := part(stageImports, g.imp)
+		allowed := stageImports[from]
+		if !ok || to == from || allowed == nil {
+			continue
+		}
+		if !slices.Contains(allowed, to) {
+			t.Errorf("%s line %d: %s imports %s, a later stage or a sibling: %s may import only %s", g.file, g.line, g.pkg, g.imp, from, strings.Join(allowed, ", "))
+		}
+	}
+}
+
+// reportImporters are the parts whose code may import report (the HTML, plots
+// and tables of a curve): the command line and the demo; the cross-stage
+// checks only in their tests. Every other stage reads the curve below it
+// (metrics, score/curve) and writes the reference's formats through submission.
+var reportImporters = map[string]bool{"cmd": true, "tour": true, "bench": true}
+
+// reportTestImporters may import report in test files only.
+var reportTestImporters = map[string]bool{"e2e": true, "interop": true, "chaos": true, "scripts": true}
+
+// TestReportImporters checks that nothing but the command line and the demo
+// imports report (the cross-stage checks in their tests). That the metrics fold
+// imports no package that scores or draws is neverImports'.
+func TestReportImporters(t *testing.T) {
+	imports, _ := moduleImports(t)
+	importers := 0
+	for _, g := range imports {
+		if g.imp == "" {
+			continue
+		}
+		from, _ := part(stageImports, g.pkg)
+		if (g.imp == "report" || strings.HasPrefix(g.imp, "report/")) && from != "report" {
+			importers++
+			if !reportImporters[from] && !(g.test && reportTestImporters[from]) {
+				t.Errorf("%s line %d: %s imports %s; only %s import report (and %s in their tests)", g.file, g.line, g.pkg, g.imp,
+					strings.Join(slices.Sorted(maps.Keys(reportImporters)), ", "), strings.Join(slices.Sorted(maps.Keys(reportTestImporters)), ", "))
+			}
+		}
+	}
+	if importers == 0 {
+		t.Error("no file imports report; want the command line's at least")
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/replay"
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
 )
@@ -38,7 +38,7 @@ func TestSimulateAgreesWithRealTime(t *testing.T) {
 		Concurrency: c, NoDelays: true, StreamUsage: true}); err != nil {
 		t.Fatal(err)
 	}
-	real, err := report.LoadPoint(ctx, run, nil, nil)
+	real, err := curve.LoadPoint(ctx, run, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

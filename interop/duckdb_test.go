@@ -29,6 +29,7 @@ import (
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
+	"github.com/agentrace/agentrace/submission"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -371,7 +372,7 @@ func writeTheRest(t *testing.T, w *workspace) {
 	t.Helper()
 	ctx := context.Background()
 	runs := filepath.Join(w.dir, "runs")
-	if _, err := report.Publish(ctx, report.PublishOptions{Runs: []string{runs}}); err != nil {
+	if _, err := submission.Publish(ctx, submission.PublishOptions{Runs: []string{runs}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := audit.Run(ctx, audit.Options{Inputs: []string{runs}, Tokenizer: testenv.Tokenizer(t)})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/rulesets"
 )
 
@@ -73,23 +74,23 @@ func TestReportSubmissionTree(t *testing.T) {
 				t.Errorf("c=%d domain %s: e2e_avg_interactivity %v without token counts; want null", p.Concurrency, name, d.E2EAvgInteractivity)
 			}
 		}
-		if b, err := json.Marshal(p); err != nil || !bytes.Contains(b, []byte(`"as_published":["e2e_avg_interactivity","system_tps"`)) {
+		if b, err := json.Marshal(NewPointJSON(p)); err != nil || !bytes.Contains(b, []byte(`"as_published":["e2e_avg_interactivity","system_tps"`)) {
 			t.Errorf("c=%d points.json element: %s (%v)", p.Concurrency, b, err)
 		}
 	}
 	if g := s.SWEBench; g == nil || !g.Pass || g.Value < 0.6974 || g.Value > 0.6976 || s.SWEBenchMean.N != 4 {
 		t.Errorf("SWE-bench curve gate %+v %+v", g, s.SWEBenchMean)
 	}
-	got := map[string]Check{}
+	got := map[string]curve.Check{}
 	for _, c := range s.Checks {
 		got[c.Name] = c
 	}
 	for name, want := range map[string]string{
-		"SWE-bench mean of the 4 regions (agentic-accuracy-swebench)": CheckPass,
-		"accuracy at the 4 mandatory bands (accuracy-coverage)":       CheckPass,
-		"a point in low_concurrency (low-concurrency-coverage)":       CheckPass,
-		"at least 7 points (point-count)":                             CheckPass,
-		"one model (config-consistency-model)":                        CheckPass,
+		"SWE-bench mean of the 4 regions (agentic-accuracy-swebench)": curve.CheckPass,
+		"accuracy at the 4 mandatory bands (accuracy-coverage)":       curve.CheckPass,
+		"a point in low_concurrency (low-concurrency-coverage)":       curve.CheckPass,
+		"at least 7 points (point-count)":                             curve.CheckPass,
+		"one model (config-consistency-model)":                        curve.CheckPass,
 	} {
 		if got[name].Status != want {
 			t.Errorf("check %q = %+v, want %s", name, got[name], want)
@@ -98,7 +99,7 @@ func TestReportSubmissionTree(t *testing.T) {
 	// The published summaries count failed turns as completed too, as the reference
 	// client does (testdata/refruns/c004-faults): the checker's accounting rule
 	// (completed + failed = issued) fails on every point with a failure.
-	if c := got["metric consistency within 1% (metric-consistency-*)"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=100: published summary: completed 12 + failed 6 != issued 12") {
+	if c := got["metric consistency within 1% (metric-consistency-*)"]; c.Status != curve.CheckFail || !strings.Contains(c.Reason, "c=100: published summary: completed 12 + failed 6 != issued 12") {
 		t.Errorf("metric consistency %+v", c)
 	}
 	md, _ := os.ReadFile(filepath.Join(out, SummaryFile))

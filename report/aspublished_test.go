@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 // publishedField reads one number of a point's published summary.
-func publishedField(t *testing.T, p *Point, field string) float64 {
+func publishedField(t *testing.T, p *curve.Point, field string) float64 {
 	t.Helper()
 	var s map[string]any
 	if err := json.Unmarshal(p.PublishedSummary, &s); err != nil {
@@ -189,7 +190,7 @@ func TestPublishedFiguresAreTheCheckers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p *Point
+	var p *curve.Point
 	for _, q := range r.Systems[0].Points {
 		if q.Concurrency == 64 {
 			p = q
@@ -198,7 +199,7 @@ func TestPublishedFiguresAreTheCheckers(t *testing.T) {
 	if p == nil {
 		t.Fatal("no point c=64")
 	}
-	if float64(p.SystemTPS) != wantTPS || float64(p.E2EAvgInteractivity) != wantInter || !p.asPublished("system_tps") || !p.asPublished("e2e_avg_interactivity") {
+	if float64(p.SystemTPS) != wantTPS || float64(p.E2EAvgInteractivity) != wantInter || !p.IsAsPublished("system_tps") || !p.IsAsPublished("e2e_avg_interactivity") {
 		t.Errorf("c=64: system_tps %v (want %v), interactivity %v (want %v), as published %v", p.SystemTPS, wantTPS, p.E2EAvgInteractivity, wantInter, p.AsPublished)
 	}
 	found := false
@@ -207,7 +208,7 @@ func TestPublishedFiguresAreTheCheckers(t *testing.T) {
 			continue
 		}
 		found = true
-		if ch.Status != CheckFail || !strings.Contains(ch.Reason, "c=64: published summary: stored system_tps") ||
+		if ch.Status != curve.CheckFail || !strings.Contains(ch.Reason, "c=64: published summary: stored system_tps") ||
 			!strings.Contains(ch.Reason, "(metric-consistency-system-tps)") || !strings.Contains(ch.Reason, "(agentic-metric-consistency)") {
 			t.Errorf("metric consistency check %s: %s", ch.Status, ch.Reason)
 		}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/score/checker"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 // checkerLayoutTree copies testdata/submission-tree into a submission root in
@@ -135,7 +136,7 @@ func TestPublishedConsistencyReadsAsTheChecker(t *testing.T) {
 		{"accounting", `{"n_samples_issued": 12, "n_samples_completed": 11, ` + base + `}`, "completed 11 + failed 0 != issued 12"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := PublishedConsistency(64, []byte(tc.doc), 0.01)
+			got := curve.PublishedConsistency(64, []byte(tc.doc), 0.01)
 			switch {
 			case tc.want == "" && len(got) > 0:
 				t.Errorf("problems %v, want none", got)

@@ -4,160 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/agentrace/agentrace/metrics/metricstest"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/scoretest"
 )
-
-// fakeRun simulates a closed-loop run at concurrency c against a server whose
-// prefill and decode slow down with load, and returns its manifest and records.
-// It imitates replay's rules: one turn in flight per trajectory, delays before
-// every turn but the first, the window closing when a slot finishes a trajectory
-// and no trajectory is left to start.
-type fakeOpts struct {
-	c, datasetSize, trajectories int
-	seed                         uint64
-	model, convPrefix            string
-	failEvery                    int // every n-th trajectory fails on its 2nd turn; 0 never
-	speed                        float64
-}
-
-func fakeRun(o fakeOpts) (schemas.RunManifest, []schemas.TurnRecord) {
-	if o.speed == 0 {
-		o.speed = 1
-	}
-	rng := rand.New(rand.NewPCG(o.seed, uint64(o.c)))
-	slots := make([]int64, o.c) // next free time of each slot (ns)
-	var recs []schemas.TurnRecord
-	load := float64(min(o.c, o.trajectories))
-	perTok := 8e6 * (1 + load/24) / o.speed      // ns per output token
-	prefill := 0.004e6 * (1 + load/48) / o.speed // ns per input token
-	for k := 0; k < o.trajectories; k++ {
-		s := 0
-		for i := range slots {
-			if slots[i] < slots[s] {
-				s = i
-			}
-		}
-		conv := k % o.datasetSize
-		repeat := k/o.datasetSize + 1
-		domain := schemas.DomainCoding
-		id := fmt.Sprintf("%s%04d", o.convPrefix, conv)
-		if conv%3 == 0 {
-			domain = schemas.DomainWorkflow
-			id = fmt.Sprintf("sim_%06d", conv)
-		}
-		sid := id
-		if repeat > 1 {
-			sid = fmt.Sprintf("%s__repeat_%d", id, repeat)
-		}
-		turns := 4 + conv%5
-		t := slots[s]
-		failed := false
-		for ti := 0; ti < turns; ti++ {
-			r := schemas.TurnRecord{
-				SessionID: sid, ConversationID: id, Repeat: int32(repeat), Trajectory: int32(k),
-				Turn: int32(2*ti + 1), ClientIndex: int32(ti), Domain: domain,
-				UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1,
-			}
-			if failed {
-				r.Status, r.Error = schemas.StatusAborted, "aborted after an earlier failure"
-				recs = append(recs, r)
-				continue
-			}
-			if ti > 0 {
-				r.DelayNs = int64(200e6 + rng.Float64()*300e6)
-			}
-			t += r.DelayNs
-			r.ScheduledNs = t
-			r.IssuedNs = t + int64(rng.Float64()*2e6)
-			isl := 1500 + 900*ti
-			if domain == schemas.DomainWorkflow {
-				isl = 700 + 250*ti
-			}
-			osl := 250 + rng.IntN(300)
-			ttft := int64(30e6 + float64(isl)*prefill*(0.8+0.4*rng.Float64()))
-			r.HeadersNs = r.IssuedNs + ttft/2
-			r.FirstTokenNs = r.IssuedNs + ttft
-			chunks := osl / 4
-			r.ChunkTimesNs = make([]int64, chunks)
-			for j := range chunks {
-				r.ChunkTimesNs[j] = int64(float64(j*4) * perTok * (0.9 + 0.2*rng.Float64()))
-			}
-			r.CompletedNs = r.FirstTokenNs + int64(float64(osl-1)*perTok)
-			r.Chunks = int32(chunks)
-			if o.failEvery > 0 && k%o.failEvery == o.failEvery-1 && ti == 1 {
-				r.Status, r.Error, r.HTTPStatus = schemas.StatusError, "HTTP 500", 500
-				r.FirstTokenNs, r.ChunkTimesNs, r.Chunks = 0, nil, 0
-				failed = true
-			} else {
-				r.Status, r.HTTPStatus, r.FinishReason = schemas.StatusOK, 200, "stop"
-				r.OutputContent = fmt.Sprintf("answer %d of %s", ti, id)
-				r.FirstContentBytes = 6
-				r.UsagePromptTokens = int32(isl)
-				r.UsageCompletionTokens = int32(osl)
-				r.UsageCachedTokens = int32(max(0, isl-900))
-			}
-			t = r.CompletedNs
-			recs = append(recs, r)
-		}
-		slots[s] = t
-	}
-	// The window closes when the first slot finishes after the last start.
-	lastStart := int64(0)
-	for i := range recs {
-		if recs[i].ClientIndex == 0 {
-			lastStart = max(lastStart, recs[i].IssuedNs)
-		}
-	}
-	windowEnd := int64(math.MaxInt64)
-	for _, x := range slots {
-		if x >= lastStart {
-			windowEnd = min(windowEnd, x)
-		}
-	}
-	var lastDone int64
-	counts := map[string]int{}
-	for i := range recs {
-		r := &recs[i]
-		issuedAt := r.IssuedNs
-		if r.Status == schemas.StatusAborted {
-			issuedAt = 0
-		}
-		r.InWindow = issuedAt < windowEnd
-		if r.Status == schemas.StatusAborted {
-			r.InWindow = true
-		}
-		if r.InWindow && r.CompletedNs > lastDone {
-			lastDone = r.CompletedNs
-		}
-		counts[r.Status]++
-	}
-	var ended int64
-	for _, x := range slots {
-		ended = max(ended, x)
-	}
-	m := schemas.RunManifest{
-		SchemaVersion: schemas.Version, ToolVersion: schemas.ToolVersion,
-		Config: schemas.RunConfig{
-			Dataset: "/data/fake-dataset", Endpoint: "http://127.0.0.1:8000", Model: o.model,
-			Profile: "qwen3.6-35b-a3b", Concurrency: o.c, Trajectories: o.trajectories,
-			Salt: true, Delays: true, DelayScale: 1, TurnTimeoutSeconds: 86400, Stream: true, MaxTokens: 8192,
-			Official: true,
-		},
-		DatasetHash: "sha256:0123456789abcdef", DatasetSize: o.datasetSize,
-		StartedAt: "2026-11-29T12:00:00Z", WindowEndNs: windowEnd, LastTrackedDoneNs: lastDone,
-		EndedNs: ended, Counts: counts, State: schemas.RunComplete,
-		EndpointDescription: "fake closed-loop model in report tests",
-	}
-	return m, recs
-}
 
 // writeRun writes a run directory.
 func writeRun(t testing.TB, dir string, m schemas.RunManifest, recs []schemas.TurnRecord) {
@@ -175,13 +30,13 @@ func writeRun(t testing.TB, dir string, m schemas.RunManifest, recs []schemas.Tu
 func fakeSweepConcurrencies() []int { return []int{1, 2, 4, 8, 16, 32, 64, 128} }
 
 // writeFakeSweep writes a sweep folder with c<N>/ run folders and returns it.
-func writeFakeSweep(t testing.TB, root string, o fakeOpts) string {
+func writeFakeSweep(t testing.TB, root string, o metricstest.RunOptions) string {
 	t.Helper()
 	for _, c := range fakeSweepConcurrencies() {
 		oo := o
-		oo.c = c
-		oo.trajectories = o.datasetSize * max(1, 2*c/o.datasetSize)
-		m, recs := fakeRun(oo)
+		oo.Concurrency = c
+		oo.Trajectories = o.DatasetSize * max(1, 2*c/o.DatasetSize)
+		m, recs := metricstest.Run(oo)
 		writeRun(t, filepath.Join(root, fmt.Sprintf("c%d", c)), m, recs)
 	}
 	return root

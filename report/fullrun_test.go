@@ -7,9 +7,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentrace/agentrace/metrics"
+	"github.com/agentrace/agentrace/metrics/metricstest"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 // TestFullRunOSLCounters: the full-run OSL block counts every turn issued, in the
@@ -19,8 +22,8 @@ import (
 // the block partial), a turn never issued nowhere. The summary writes the
 // counters; a reader of a partial block never gives its mean to the OSL gate.
 func TestFullRunOSLCounters(t *testing.T) {
-	m, recs := fakeRun(fakeOpts{c: 4, trajectories: 8, datasetSize: 8, failEvery: 4, model: "Qwen/Qwen3.6-35B-A3B"})
-	var want FullRunCounts
+	m, recs := metricstest.Run(metricstest.RunOptions{Concurrency: 4, Trajectories: 8, DatasetSize: 8, FailEvery: 4, Model: "Qwen/Qwen3.6-35B-A3B"})
+	var want metrics.FullRunCounts
 	var okTurns []int
 	for i := range recs {
 		switch recs[i].Status {
@@ -32,11 +35,11 @@ func TestFullRunOSLCounters(t *testing.T) {
 	}
 	empty, cut, never := okTurns[0], okTurns[1], okTurns[len(okTurns)-1]
 	recs[empty].OutputContent, recs[empty].FirstContentBytes = "", 0
-	recs[cut].Status, recs[cut].CompletedNs, recs[cut].FinishReason = statusCancelled, 0, ""
+	recs[cut].Status, recs[cut].CompletedNs, recs[cut].FinishReason = schemas.StatusCancelled, 0, ""
 	recs[cut].OutputContent, recs[cut].ChunkTimesNs, recs[cut].Chunks = "", nil, 0
 	recs[never] = schemas.TurnRecord{SessionID: recs[never].SessionID, ConversationID: recs[never].ConversationID, Repeat: recs[never].Repeat,
 		Trajectory: recs[never].Trajectory, Turn: recs[never].Turn, ClientIndex: recs[never].ClientIndex, Domain: recs[never].Domain,
-		Status: statusNotIssued, UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1}
+		Status: schemas.StatusNotIssued, UsagePromptTokens: -1, UsageCompletionTokens: -1, UsageCachedTokens: -1}
 	want.Empty++
 	want.Missing = 1
 	want.Counted = len(okTurns) - 3
@@ -46,7 +49,7 @@ func TestFullRunOSLCounters(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "c4")
 	writeRun(t, dir, m, recs)
-	p, err := LoadPoint(context.Background(), dir, nil, nil)
+	p, err := curve.LoadPoint(context.Background(), dir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +78,7 @@ func TestFullRunOSLCounters(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := d.FullRun
-	if (FullRunCounts{f.Counted, f.Empty, f.Errors, f.Undecodable, f.Missing}) != want || !f.Partial || f.Lengths["avg"] == nil {
+	if (metrics.FullRunCounts{Counted: f.Counted, Empty: f.Empty, Errors: f.Errors, Undecodable: f.Undecodable, Missing: f.Missing}) != want || !f.Partial || f.Lengths["avg"] == nil {
 		t.Errorf("written block %+v, want %+v partial", f, want)
 	}
 	// A test binary records no revision: git_sha is null, as the reference writes

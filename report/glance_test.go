@@ -4,25 +4,27 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 // TTFT against ISL: log axes (the domains' ISLs lie orders of magnitude apart),
 // a colour per concurrency named in the legend, the domain by the glyph.
 func TestTTFTvsISLLogAxesByConcurrency(t *testing.T) {
-	var pts []*Point
+	var pts []*curve.Point
 	for _, c := range []int{1, 8, 64} {
-		p := &Point{Concurrency: c}
+		p := &curve.Point{Concurrency: c}
 		for i, isl := range []float64{300, 3000, 30000, 120000} {
 			d := schemas.DomainCoding
 			if i%2 == 0 {
 				d = schemas.DomainWorkflow
 			}
-			p.Samples = append(p.Samples, TurnSample{InWindow: true, Domain: d, ISL: isl, TTFTMs: float64(c) * isl / 1000})
+			p.Samples = append(p.Samples, metrics.TurnSample{InWindow: true, Domain: d, ISL: isl, TTFTMs: float64(c) * isl / 1000})
 		}
 		pts = append(pts, p)
 	}
-	fig, err := TTFTvsISLPlot([]*System{{Name: "sys", Points: pts}})
+	fig, err := TTFTvsISLPlot([]*curve.System{{Name: "sys", Points: pts}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,11 +38,11 @@ func TestTTFTvsISLLogAxesByConcurrency(t *testing.T) {
 
 // The system is named from its runs (model, what served it), not "runs".
 func TestSystemName(t *testing.T) {
-	pt := func(model, endpoint, desc string) []*Point {
-		return []*Point{{Manifest: schemas.RunManifest{Config: schemas.RunConfig{Model: model, Endpoint: endpoint}, EndpointDescription: desc}}}
+	pt := func(model, endpoint, desc string) []*curve.Point {
+		return []*curve.Point{{Manifest: schemas.RunManifest{Config: schemas.RunConfig{Model: model, Endpoint: endpoint}, EndpointDescription: desc}}}
 	}
 	for _, tc := range []struct {
-		pts  []*Point
+		pts  []*curve.Point
 		args []string
 		want string
 	}{
@@ -52,29 +54,6 @@ func TestSystemName(t *testing.T) {
 	} {
 		if got := systemName(tc.pts, tc.args); got != tc.want {
 			t.Errorf("systemName(%v) = %q, want %q", tc.args, got, tc.want)
-		}
-	}
-}
-
-// A point whose scores.json judged it under another ruleset than the curve's is
-// flagged, naming both.
-func TestPointUnderAnotherRuleset(t *testing.T) {
-	s := &System{Name: "sys", Ruleset: "checker-2026-10-qwen3.6, the default", Points: []*Point{
-		{Concurrency: 1, Ruleset: "checker-2026-10-qwen3.6"}, {Concurrency: 8, Ruleset: "readme-2026-08-qwen3.6"}}}
-	var got *Check
-	for _, c := range Coverage(s) {
-		if c.Name == "one ruleset for every point" {
-			got = &c
-		}
-	}
-	if got == nil || got.Status != CheckFail || !strings.Contains(got.Reason, "c=8: its scores.json judged it under readme-2026-08-qwen3.6") ||
-		strings.Contains(got.Reason, "c=1") || !strings.Contains(got.Reason, "the curve's: checker-2026-10-qwen3.6") {
-		t.Errorf("check %+v", got)
-	}
-	s.Points[1].Ruleset = "checker-2026-10-qwen3.6"
-	for _, c := range Coverage(s) {
-		if c.Name == "one ruleset for every point" && c.Status != CheckPass {
-			t.Errorf("one ruleset: %+v", c)
 		}
 	}
 }

@@ -14,7 +14,9 @@ import (
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/redact"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 //go:embed report.html.tmpl
@@ -30,7 +32,7 @@ type figView struct {
 type htmlData struct {
 	Title       string
 	ToolVersion string
-	Systems     []*System
+	Systems     []*curve.System
 	Figures     []figView
 	Notes       []Note
 }
@@ -47,7 +49,7 @@ func inlineSVG(svg []byte, id, label string) template.HTML {
 	return template.HTML(s)
 }
 
-func fmtNum(n Num, prec int) string {
+func fmtNum(n metrics.Num, prec int) string {
 	if !n.Valid() {
 		return "–"
 	}
@@ -69,7 +71,7 @@ func countsString(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func gatesSummary(s *System) string {
+func gatesSummary(s *curve.System) string {
 	scored, pass, fail, open := 0, 0, 0, 0
 	for _, p := range s.Points {
 		switch p.GatesOutcome {
@@ -100,7 +102,7 @@ func gatesSummary(s *System) string {
 
 // gatesCell is a point's verdict for tables: pass, fail, not evaluated or not
 // scored.
-func gatesCell(p *Point) string {
+func gatesCell(p *curve.Point) string {
 	switch p.GatesOutcome {
 	case schemas.OutcomePass:
 		return "pass"
@@ -136,7 +138,7 @@ func gateNote(g schemas.Gate) string {
 	return strings.TrimSuffix(strings.TrimPrefix(g.Reason+"; "+g.Note, "; "), "; ")
 }
 
-func allPass(cs []Check) bool {
+func allPass(cs []curve.Check) bool {
 	for _, c := range cs {
 		if !c.Pass() {
 			return false
@@ -145,24 +147,13 @@ func allPass(cs []Check) bool {
 	return true
 }
 
-func anyUnofficial(s *System) bool {
+func anyUnofficial(s *curve.System) bool {
 	for _, p := range s.Points {
 		if p.Unofficial && (p.Tokenizer == nil || !p.Tokenizer.StandIn) {
 			return true
 		}
 	}
 	return false
-}
-
-// StandIn is the note of the first point counted with a stand-in tokenizer, ""
-// when none was.
-func StandIn(s *System) string {
-	for _, p := range s.Points {
-		if p.Tokenizer != nil && p.Tokenizer.StandIn {
-			return p.Tokenizer.Note
-		}
-	}
-	return ""
 }
 
 // maxTokensText says a run's max tokens setting (replay's --max-tokens) for
@@ -182,7 +173,7 @@ func maxTokensText(n int) string {
 func templateFuncs() template.FuncMap {
 	return template.FuncMap{
 		"maxTokens": maxTokensText,
-		"pct": func(n Num) string {
+		"pct": func(n metrics.Num) string {
 			if !n.Valid() {
 				return "not reported"
 			}
@@ -198,13 +189,13 @@ func templateFuncs() template.FuncMap {
 			}
 			return english.Thousands(v, 1)
 		},
-		"speedup": func(s *System) float64 {
-			if sp := simSpeedup([]*System{s}); sp > 1 || (sp > 0 && sp < 1) {
+		"speedup": func(s *curve.System) float64 {
+			if sp := simSpeedup([]*curve.System{s}); sp > 1 || (sp > 0 && sp < 1) {
 				return sp
 			}
 			return 0
 		},
-		"anyErrors": func(s *System) bool {
+		"anyErrors": func(s *curve.System) bool {
 			for _, p := range s.Points {
 				if len(p.ErrorKinds) > 0 {
 					return true
@@ -212,7 +203,7 @@ func templateFuncs() template.FuncMap {
 			}
 			return false
 		},
-		"sloOf": func(s *System) *SLOView {
+		"sloOf": func(s *curve.System) *metrics.SLOView {
 			for _, p := range s.Points {
 				if p.SLO != nil {
 					return p.SLO
@@ -225,7 +216,7 @@ func templateFuncs() template.FuncMap {
 		"gateClass":    gateClass,
 		"pointsTables": pointsTables,
 		"gatesTable":   gatesTable,
-		"anyScored": func(s *System) bool {
+		"anyScored": func(s *curve.System) bool {
 			for _, p := range s.Points {
 				if p.GatesOutcome != "" {
 					return true
@@ -234,13 +225,13 @@ func templateFuncs() template.FuncMap {
 			return false
 		},
 		"counts":        countsString,
-		"publishedNote": func(p *Point) string { return p.publishedNote() },
+		"publishedNote": func(p *curve.Point) string { return publishedNote(p) },
 		"gatesSummary":  gatesSummary,
 		"allPass":       allPass,
 		"anyUnofficial": anyUnofficial,
-		"standIn":       StandIn,
+		"standIn":       curve.StandIn,
 		"regionCSS":     func(r string) template.CSS { return template.CSS(cssColor(regionColor(r))) },
-		"first": func(ps []*Point) *Point {
+		"first": func(ps []*curve.Point) *curve.Point {
 			if len(ps) == 0 {
 				return nil
 			}
@@ -332,7 +323,7 @@ func (r *Report) Markdown(w io.Writer) error {
 		if anyUnofficial(s) {
 			p("\n> Some token counts come from server usage, not the reference tokenizer: those numbers are **unofficial**.\n")
 		}
-		if note := StandIn(s); note != "" {
+		if note := curve.StandIn(s); note != "" {
 			p("\n> Token counts: %s. The token-based numbers (OSL gate, system_tps, interactivity, TPOT, ISL) are **unofficial**.\n", mdEscape(note))
 		}
 	}
@@ -348,7 +339,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			t.markdown(p)
 		}
 		for _, pt := range s.Points {
-			if n := pt.publishedNote(); n != "" {
+			if n := publishedNote(pt); n != "" {
 				p("\n- c=%d: %s", pt.Concurrency, mdEscape(n))
 			}
 		}
@@ -387,7 +378,7 @@ func (r *Report) Markdown(w io.Writer) error {
 	return err
 }
 
-func thousandsNum(n Num, prec int) string {
+func thousandsNum(n metrics.Num, prec int) string {
 	if !n.Valid() {
 		return "–"
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/metrics"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 // htmlTable is one table of report.html, its cells formatted: a header of
@@ -39,44 +41,44 @@ const (
 // divided and times multiplied by the simulated server's speed-up) or the run's
 // own. Label is "" when the run was not against the simulated server.
 type clockView struct {
-	P     *Point
+	P     *curve.Point
 	Label string
 	// SystemTPS, E2E, TPSPerUser (tokens/s) and TurnsPerS are rates; TTFT, TPOT,
 	// ITL and Latency are p50, p90, p99 in ms; Progress is the progress rate's
 	// p10, p50, p90 in tokens/s; WindowS the window in seconds.
-	SystemTPS, E2E, TPSPerUser, TurnsPerS Num
-	TTFT, TPOT, ITL, Latency              [3]Num
-	Progress                              [3]Num
-	WindowS                               Num
+	SystemTPS, E2E, TPSPerUser, TurnsPerS metrics.Num
+	TTFT, TPOT, ITL, Latency              [3]metrics.Num
+	Progress                              [3]metrics.Num
+	WindowS                               metrics.Num
 }
 
 // clockViews are a point's rows: the modelled figures first and the run's clock
 // beside them when the run was against the simulated server, else the run's.
-func clockViews(p *Point) []clockView {
-	sp := p.speedup()
+func clockViews(p *curve.Point) []clockView {
+	sp := p.Speedup()
 	if sp == 0 {
-		return []clockView{p.onClock("", 1)}
+		return []clockView{onClock(p, "", 1)}
 	}
-	return []clockView{p.onClock(clockModelled, sp), p.onClock(clockRun, 1)}
+	return []clockView{onClock(p, clockModelled, sp), onClock(p, clockRun, 1)}
 }
 
 // onClock is the point's figures with times multiplied and rates divided by k.
-func (p *Point) onClock(label string, k float64) clockView {
-	t := func(v Num) Num { return v * Num(k) }
-	r := func(v Num) Num { return v / Num(k) }
+func onClock(p *curve.Point, label string, k float64) clockView {
+	t := func(v metrics.Num) metrics.Num { return v * metrics.Num(k) }
+	r := func(v metrics.Num) metrics.Num { return v / metrics.Num(k) }
 	v := clockView{P: p, Label: label,
 		SystemTPS: r(p.SystemTPS), E2E: r(p.E2EAvgInteractivity), TPSPerUser: r(p.TPSPerUser), TurnsPerS: r(p.TurnsPerS),
-		TTFT:    [3]Num{t(p.TTFTP50Ms), t(p.TTFTP90Ms), t(p.TTFTP99Ms)},
-		TPOT:    [3]Num{t(p.TPOTP50Ms), t(p.TPOTP90Ms), t(p.TPOTP99Ms)},
-		ITL:     [3]Num{t(p.ITLP50Ms), t(p.ITLP90Ms), t(p.ITLP99Ms)},
-		Latency: [3]Num{t(p.LatencyP50Ms), t(p.LatencyP90Ms), t(p.LatencyP99Ms)},
+		TTFT:    [3]metrics.Num{t(p.TTFTP50Ms), t(p.TTFTP90Ms), t(p.TTFTP99Ms)},
+		TPOT:    [3]metrics.Num{t(p.TPOTP50Ms), t(p.TPOTP90Ms), t(p.TPOTP99Ms)},
+		ITL:     [3]metrics.Num{t(p.ITLP50Ms), t(p.ITLP90Ms), t(p.ITLP99Ms)},
+		Latency: [3]metrics.Num{t(p.LatencyP50Ms), t(p.LatencyP90Ms), t(p.LatencyP99Ms)},
 		WindowS: t(p.WindowDurationS),
 	}
 	for i, key := range []string{"10.0", "50.0", "90.0"} {
-		v.Progress[i] = Num(math.NaN())
+		v.Progress[i] = metrics.Num(math.NaN())
 		if p.ProgressRate != nil {
 			if x, ok := p.ProgressRate.Percentiles[key]; ok {
-				v.Progress[i] = r(Num(x))
+				v.Progress[i] = r(metrics.Num(x))
 			}
 		}
 	}
@@ -88,7 +90,7 @@ func (p *Point) onClock(label string, k float64) clockView {
 // three, with thousands separators, "–" for a missing value.
 type column struct{ decimals int }
 
-func newColumn(vals ...Num) column {
+func newColumn(vals ...metrics.Num) column {
 	var mags []float64
 	for _, v := range vals {
 		if v.Valid() && v != 0 {
@@ -103,14 +105,14 @@ func newColumn(vals ...Num) column {
 	return column{decimals: min(3, max(0, 2-int(math.Floor(math.Log10(mid)))))}
 }
 
-func (c column) fmt(v Num) string {
+func (c column) fmt(v metrics.Num) string {
 	if !v.Valid() {
 		return "–"
 	}
 	return english.Thousands(float64(v), c.decimals)
 }
 
-func (c column) triple(v [3]Num) string {
+func (c column) triple(v [3]metrics.Num) string {
 	return c.fmt(v[0]) + " / " + c.fmt(v[1]) + " / " + c.fmt(v[2])
 }
 
@@ -118,8 +120,8 @@ func (c column) triple(v [3]Num) string {
 // run's clock rows differ by the speed-up, so each gets its own digits.
 type columns map[string]column
 
-func columnsOf(views []clockView, get func(clockView) []Num) columns {
-	byClock := map[string][]Num{}
+func columnsOf(views []clockView, get func(clockView) []metrics.Num) columns {
+	byClock := map[string][]metrics.Num{}
 	for _, v := range views {
 		byClock[v.Label] = append(byClock[v.Label], get(v)...)
 	}
@@ -132,18 +134,18 @@ func columnsOf(views []clockView, get func(clockView) []Num) columns {
 
 // pointsTables are a system's points tables: the headline metrics, the other
 // window metrics, and latency by domain.
-func pointsTables(s *System) []htmlTable {
+func pointsTables(s *curve.System) []htmlTable {
 	var views []clockView
 	for _, p := range s.Points {
 		views = append(views, clockViews(p)...)
 	}
 	sim := len(views) > 0 && views[0].Label != ""
-	col := func(get func(clockView) []Num) columns { return columnsOf(views, get) }
-	tps, e2e, tpu := col(func(v clockView) []Num { return []Num{v.SystemTPS} }), col(func(v clockView) []Num { return []Num{v.E2E} }), col(func(v clockView) []Num { return []Num{v.TPSPerUser} })
-	tur := col(func(v clockView) []Num { return []Num{v.TurnsPerS} })
-	ttft, tpot := col(func(v clockView) []Num { return v.TTFT[:] }), col(func(v clockView) []Num { return v.TPOT[:] })
-	itl, lat := col(func(v clockView) []Num { return v.ITL[:] }), col(func(v clockView) []Num { return v.Latency[:] })
-	prog, win := col(func(v clockView) []Num { return v.Progress[:] }), col(func(v clockView) []Num { return []Num{v.WindowS} })
+	col := func(get func(clockView) []metrics.Num) columns { return columnsOf(views, get) }
+	tps, e2e, tpu := col(func(v clockView) []metrics.Num { return []metrics.Num{v.SystemTPS} }), col(func(v clockView) []metrics.Num { return []metrics.Num{v.E2E} }), col(func(v clockView) []metrics.Num { return []metrics.Num{v.TPSPerUser} })
+	tur := col(func(v clockView) []metrics.Num { return []metrics.Num{v.TurnsPerS} })
+	ttft, tpot := col(func(v clockView) []metrics.Num { return v.TTFT[:] }), col(func(v clockView) []metrics.Num { return v.TPOT[:] })
+	itl, lat := col(func(v clockView) []metrics.Num { return v.ITL[:] }), col(func(v clockView) []metrics.Num { return v.Latency[:] })
+	prog, win := col(func(v clockView) []metrics.Num { return v.Progress[:] }), col(func(v clockView) []metrics.Num { return []metrics.Num{v.WindowS} })
 
 	head := func(hs ...string) []template.HTML {
 		out := []template.HTML{"c"}
@@ -193,7 +195,7 @@ func pointsTables(s *System) []htmlTable {
 			region, counts, gates = blank, blank, blank
 		}
 		// published figures are on the run's clock: labelled on its row
-		pub := func(name string, c column, x Num) htmlCell {
+		pub := func(name string, c column, x metrics.Num) htmlCell {
 			return num(c.fmt(x) + publishedLabel(p, name, c, v.Label != clockModelled))
 		}
 		cells = append(cells, region, pub("system_tps", tps[l], v.SystemTPS), pub("e2e_avg_interactivity", e2e[l], v.E2E), pub("tps_per_user", tpu[l], v.TPSPerUser), num(tur[l].fmt(v.TurnsPerS)),
@@ -216,7 +218,7 @@ func pointsTables(s *System) []htmlTable {
 	}
 	more.Notes = onceEach("ITL – (no inter-token latency): ", itlWhy)
 	if sim {
-		sp := views[0].P.speedup()
+		sp := views[0].P.Speedup()
 		note := "Each point has two rows: the modelled hardware's figures first, then the run's own clock, on which the simulated server ran " +
 			english.Thousands(sp, -1) + " times faster (rates that many times higher, times that many times shorter). points.json holds the run's clock."
 		main.Notes = append([]string{note}, main.Notes...)
@@ -226,13 +228,13 @@ func pointsTables(s *System) []htmlTable {
 
 // domainTable is latency and throughput by domain, each point's domains in
 // name order, on the same clocks as the points.
-func domainTable(s *System, head func(...string) []template.HTML, lead func(clockView) ([]htmlCell, bool), rowClass func(clockView) string) htmlTable {
+func domainTable(s *curve.System, head func(...string) []template.HTML, lead func(clockView) ([]htmlCell, bool), rowClass func(clockView) string) htmlTable {
 	type domainRow struct {
 		v                   clockView
 		name                string
-		m                   *DomainMetrics
-		ttft, tpot, latency [3]Num
-		e2e, tpu            Num
+		m                   *metrics.DomainMetrics
+		ttft, tpot, latency [3]metrics.Num
+		e2e, tpu            metrics.Num
 	}
 	var rows []domainRow
 	for _, p := range s.Points {
@@ -242,22 +244,22 @@ func domainTable(s *System, head func(...string) []template.HTML, lead func(cloc
 		}
 		slices.Sort(names)
 		for _, v := range clockViews(p) {
-			k := Num(1)
+			k := metrics.Num(1)
 			if v.Label == clockModelled {
-				k = Num(p.speedup())
+				k = metrics.Num(p.Speedup())
 			}
 			for _, n := range names {
 				m := p.Domains[n]
 				rows = append(rows, domainRow{v: v, name: n, m: m,
-					ttft:    [3]Num{m.TTFTP50Ms * k, m.TTFTP90Ms * k, m.TTFTP99Ms * k},
-					tpot:    [3]Num{m.TPOTP50Ms * k, m.TPOTP90Ms * k, m.TPOTP99Ms * k},
-					latency: [3]Num{m.LatencyP50Ms * k, m.LatencyP90Ms * k, m.LatencyP99Ms * k},
+					ttft:    [3]metrics.Num{m.TTFTP50Ms * k, m.TTFTP90Ms * k, m.TTFTP99Ms * k},
+					tpot:    [3]metrics.Num{m.TPOTP50Ms * k, m.TPOTP90Ms * k, m.TPOTP99Ms * k},
+					latency: [3]metrics.Num{m.LatencyP50Ms * k, m.LatencyP90Ms * k, m.LatencyP99Ms * k},
 					e2e:     m.E2EAvgInteractivity / k, tpu: m.TPSPerUser / k})
 			}
 		}
 	}
-	byClock := func(get func(r domainRow) []Num) columns {
-		vals := map[string][]Num{}
+	byClock := func(get func(r domainRow) []metrics.Num) columns {
+		vals := map[string][]metrics.Num{}
 		for _, r := range rows {
 			vals[r.v.Label] = append(vals[r.v.Label], get(r)...)
 		}
@@ -267,11 +269,11 @@ func domainTable(s *System, head func(...string) []template.HTML, lead func(cloc
 		}
 		return cs
 	}
-	ttft := byClock(func(r domainRow) []Num { return r.ttft[:] })
-	tpot := byClock(func(r domainRow) []Num { return r.tpot[:] })
-	lat := byClock(func(r domainRow) []Num { return r.latency[:] })
-	e2e := byClock(func(r domainRow) []Num { return []Num{r.e2e} })
-	tpu := byClock(func(r domainRow) []Num { return []Num{r.tpu} })
+	ttft := byClock(func(r domainRow) []metrics.Num { return r.ttft[:] })
+	tpot := byClock(func(r domainRow) []metrics.Num { return r.tpot[:] })
+	lat := byClock(func(r domainRow) []metrics.Num { return r.latency[:] })
+	e2e := byClock(func(r domainRow) []metrics.Num { return []metrics.Num{r.e2e} })
+	tpu := byClock(func(r domainRow) []metrics.Num { return []metrics.Num{r.tpu} })
 	t := htmlTable{Title: "Latency by domain", Head: head("domain", "sent / ok", "TTFT ms<br>p50 / p90 / p99", "TPOT ms<br>p50 / p90 / p99", "latency ms<br>p50 / p90 / p99",
 		"e2e_avg_<br>interactivity tok/s", "tps_per_user<br>tok/s")}
 	num := func(s string) htmlCell { return htmlCell{Text: s, Class: "n"} }
@@ -295,15 +297,15 @@ func domainTable(s *System, head func(...string) []template.HTML, lead func(cloc
 // publishedLabel says, on the row of the run's clock (on), that a figure is the
 // published one (" (as published)") or what was published where it differs
 // from the re-derived one (" (published X)").
-func publishedLabel(p *Point, name string, c column, on bool) string {
+func publishedLabel(p *curve.Point, name string, c column, on bool) string {
 	switch {
 	case !on:
 		return ""
-	case p.asPublished(name):
+	case p.IsAsPublished(name):
 		return " (as published)"
 	}
 	if pub, ok := p.PublishedDiffers[name]; ok {
-		return " (published " + c.fmt(Num(pub)) + ")"
+		return " (published " + c.fmt(metrics.Num(pub)) + ")"
 	}
 	return ""
 }
@@ -336,7 +338,7 @@ func (t htmlTable) markdown(p func(string, ...any)) {
 }
 
 // gatesHTMLCell is a point's accuracy gates outcome, coloured.
-func gatesHTMLCell(p *Point) htmlCell {
+func gatesHTMLCell(p *curve.Point) htmlCell {
 	g := gatesCell(p)
 	class := "muted"
 	if g == "pass" || g == "fail" {
@@ -347,7 +349,7 @@ func gatesHTMLCell(p *Point) htmlCell {
 
 // tokenStat is a token statistic's mean (key "") or percentile, whole, with
 // thousands separators.
-func tokenStat(st *Stats, key string) string {
+func tokenStat(st *metrics.Stats, key string) string {
 	if st == nil {
 		return "–"
 	}
@@ -362,7 +364,7 @@ func tokenStat(st *Stats, key string) string {
 }
 
 // pctText is a share as a percentage with one decimal.
-func pctText(n Num) string {
+func pctText(n metrics.Num) string {
 	if !n.Valid() {
 		return "not reported"
 	}
@@ -371,7 +373,7 @@ func pctText(n Num) string {
 
 // excludedText is the turns issued after the window closed, and those never
 // sent.
-func excludedText(p *Point) string {
+func excludedText(p *curve.Point) string {
 	s := english.Thousands(float64(p.TurnsExcludedByWindow), 0)
 	if p.TurnsNotIssued > 0 {
 		s += " (+" + english.Thousands(float64(p.TurnsNotIssued), 0) + " not sent)"
@@ -380,7 +382,7 @@ func excludedText(p *Point) string {
 }
 
 // itlReason says why a point has no inter-token latency.
-func itlReason(p *Point) string {
+func itlReason(p *curve.Point) string {
 	if p.ITLNote != "" {
 		return p.ITLNote
 	}
@@ -416,7 +418,7 @@ func or(s, alt string) string {
 
 // gatesTable is every point's accuracy gates; a note that several gates share
 // is said once below the table and named by its number in their rows.
-func gatesTable(s *System) htmlTable {
+func gatesTable(s *curve.System) htmlTable {
 	t := htmlTable{Title: "Accuracy gates", Head: []template.HTML{"c", "ruleset", "gate", "value", "threshold", "result", "note"}}
 	uses := map[string]int{}
 	for _, p := range s.Points {

@@ -5,26 +5,28 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 // A column's digits follow its typical value: three significant digits, none
 // from 100 up, at most three decimals, thousands separators.
 func TestColumnDigits(t *testing.T) {
-	nan := Num(math.NaN())
+	nan := metrics.Num(math.NaN())
 	for _, tc := range []struct {
-		vals []Num
-		v    Num
+		vals []metrics.Num
+		v    metrics.Num
 		want string
 	}{
-		{[]Num{4288.04, 268.1, 1469.8}, 4288.04, "4,288"},
-		{[]Num{2.04, 2.30, 7.91}, 2.04, "2.04"},
-		{[]Num{0.04, 0.041, 0.07}, 0.0412, "0.041"},
-		{[]Num{0.0213, 1.18, 3.61}, 0.0213, "0.02"}, // ITL: its median 1.18 gives two decimals
-		{[]Num{14.3, 18.3, 38.9}, 14.3, "14.3"},
-		{[]Num{0.00001, 0.00002}, 0.00001, "0.000"},
-		{[]Num{nan, 5}, nan, "–"},
-		{[]Num{nan}, 3, "3"},
+		{[]metrics.Num{4288.04, 268.1, 1469.8}, 4288.04, "4,288"},
+		{[]metrics.Num{2.04, 2.30, 7.91}, 2.04, "2.04"},
+		{[]metrics.Num{0.04, 0.041, 0.07}, 0.0412, "0.041"},
+		{[]metrics.Num{0.0213, 1.18, 3.61}, 0.0213, "0.02"}, // ITL: its median 1.18 gives two decimals
+		{[]metrics.Num{14.3, 18.3, 38.9}, 14.3, "14.3"},
+		{[]metrics.Num{0.00001, 0.00002}, 0.00001, "0.000"},
+		{[]metrics.Num{nan, 5}, nan, "–"},
+		{[]metrics.Num{nan}, 3, "3"},
 	} {
 		if got := newColumn(tc.vals...).fmt(tc.v); got != tc.want {
 			t.Errorf("column %v: %v shown %q, want %q", tc.vals, tc.v, got, tc.want)
@@ -35,13 +37,9 @@ func TestColumnDigits(t *testing.T) {
 // Against the simulated server a point's modelled figures come first, the run's
 // clock below them, labelled; latencies are in ms; a missing ITL is explained.
 func TestPointsTablesModelledFirst(t *testing.T) {
-	p := &Point{Concurrency: 64, Region: "high_concurrency", SystemTPS: 287937, E2EAvgInteractivity: 4527, TurnsPerS: 459,
-		TokenTimes: TokenTimes{TPSPerUser: 3584, TTFTP50Ms: 30, TTFTP90Ms: 45, TTFTP99Ms: 67, TPOTP50Ms: 0.141, TPOTP90Ms: 0.279, TPOTP99Ms: 0.444},
-		ITLP50Ms:   Num(math.NaN()), ITLP90Ms: Num(math.NaN()), ITLP99Ms: Num(math.NaN()),
-		LatencyP50Ms: 74, LatencyP90Ms: 147, LatencyP99Ms: 246, WindowDurationS: 0.49, ClientLagP99Ms: 75.8,
-		PrefixCacheHitRatio: Num(math.NaN())}
+	p := &curve.Point{Concurrency: 64, Region: "high_concurrency", Point: metrics.Point{SystemTPS: 287937, E2EAvgInteractivity: 4527, TurnsPerS: 459, TokenTimes: metrics.TokenTimes{TPSPerUser: 3584, TTFTP50Ms: 30, TTFTP90Ms: 45, TTFTP99Ms: 67, TPOTP50Ms: 0.141, TPOTP90Ms: 0.279, TPOTP99Ms: 0.444}, ITLP50Ms: metrics.Num(math.NaN()), ITLP90Ms: metrics.Num(math.NaN()), ITLP99Ms: metrics.Num(math.NaN()), LatencyP50Ms: 74, LatencyP90Ms: 147, LatencyP99Ms: 246, WindowDurationS: 0.49, ClientLagP99Ms: 75.8, PrefixCacheHitRatio: metrics.Num(math.NaN())}}
 	p.Manifest.SimSpeedup = 60
-	tabs := pointsTables(&System{Points: []*Point{p}})
+	tabs := pointsTables(&curve.System{Points: []*curve.Point{p}})
 	if len(tabs) != 3 {
 		t.Fatalf("%d tables", len(tabs))
 	}
@@ -72,7 +70,7 @@ func TestPointsTablesModelledFirst(t *testing.T) {
 	}
 	// not against the simulated server: one row, no clock column
 	p.Manifest.SimSpeedup = 0
-	if tabs := pointsTables(&System{Points: []*Point{p}}); len(tabs[0].Rows) != 1 || tabs[0].Head[1] != "region" || text(tabs[0].Rows[0])[2] != "287,937" {
+	if tabs := pointsTables(&curve.System{Points: []*curve.Point{p}}); len(tabs[0].Rows) != 1 || tabs[0].Head[1] != "region" || text(tabs[0].Rows[0])[2] != "287,937" {
 		t.Errorf("a real run's table: head %v, rows %v", tabs[0].Head, tabs[0].Rows)
 	}
 }
@@ -80,15 +78,15 @@ func TestPointsTablesModelledFirst(t *testing.T) {
 // A note several gates share is said once, below the table.
 func TestGatesTableNotesOnce(t *testing.T) {
 	long := strings.TrimSuffix(strings.Repeat("unofficial: the server's usage counts, not the reference tokenizer; ", 5), "; ")
-	var pts []*Point
+	var pts []*curve.Point
 	for c := 1; c <= 7; c++ {
-		pts = append(pts, &Point{Concurrency: c, Ruleset: "r", Gates: []schemas.Gate{
+		pts = append(pts, &curve.Point{Concurrency: c, Evaluation: curve.Evaluation{Ruleset: "r", Gates: []schemas.Gate{
 			{Name: "inline_accuracy", Value: 0.9, Threshold: ">= 0.5586", Pass: true, Outcome: schemas.OutcomePass},
 			{Name: "osl_window", Value: 383, Threshold: "[344, 422]", Pass: true, Outcome: schemas.OutcomePass, Note: long},
-		}})
+		}}})
 	}
 	pts[0].Gates[0].Note = "only here"
-	tab := gatesTable(&System{Points: pts})
+	tab := gatesTable(&curve.System{Points: pts})
 	if len(tab.Rows) != 14 || len(tab.Notes) != 1 || tab.Notes[0] != "Note 1: "+long {
 		t.Fatalf("%d rows, notes %q", len(tab.Rows), tab.Notes)
 	}
@@ -100,42 +98,6 @@ func TestGatesTableNotesOnce(t *testing.T) {
 	}
 	if got := tab.Rows[0].Cells[6].Text; got != "only here" {
 		t.Errorf("a note of one gate: %q", got)
-	}
-}
-
-// The minimum-duration check says a short window's length to the hundredth of a
-// second (never "0 s"), and its modelled length against the simulated server.
-func TestPointDurationReason(t *testing.T) {
-	for _, tc := range []struct {
-		window, speedup float64
-		want            string
-	}{
-		{0.309, 60, "c=8: 0.31 s (19 s modelled) < 1200 s"},
-		{5.016, 60, "c=8: 5.02 s (301 s modelled) < 1200 s"},
-		{301, 0, "c=8: 301 s < 1200 s"},
-		{math.NaN(), 0, "c=8: no performance window"},
-		{1300, 0, "every window lasts at least 600 s (ultra-low) or 1200 s"},
-	} {
-		p := &Point{Concurrency: 8, Region: "med_concurrency", WindowDurationS: Num(tc.window)}
-		p.Manifest.SimSpeedup = tc.speedup
-		if got := pointDuration(&System{Points: []*Point{p}})[0].Reason; got != tc.want {
-			t.Errorf("window %v s at speed-up %v: %q, want %q", tc.window, tc.speedup, got, tc.want)
-		}
-	}
-}
-
-// A reason several points share is said once, with their concurrencies, in the
-// order first seen.
-func TestByReason(t *testing.T) {
-	var b byReason
-	for _, p := range []struct {
-		c   int
-		why string
-	}{{1, "delays scaled"}, {2, "delays scaled"}, {4, "salt off"}, {8, "delays scaled"}} {
-		b.add(p.c, p.why)
-	}
-	if got, want := strings.Join(b.list(), "; "), "c=1, 2, 8: delays scaled; c=4: salt off"; got != want {
-		t.Errorf("%q, want %q", got, want)
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/plotkit"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/curve"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -80,7 +82,7 @@ func render(name, title, caption string, p *plot.Plot) (Figure, error) {
 // order in which the step curve is drawn (pre-step: on (x_i, x_i+1] the curve holds
 // y_i+1, the value of the next lower concurrency when interactivity falls with
 // load); points without both values are left out.
-func stepXY(pts []*Point) plotter.XYs {
+func stepXY(pts []*curve.Point) plotter.XYs {
 	var xy plotter.XYs
 	for _, p := range pts {
 		if p.E2EAvgInteractivity.Valid() && p.SystemTPS.Valid() {
@@ -98,8 +100,8 @@ func stepXY(pts []*Point) plotter.XYs {
 
 // paretoXY is a point's place in the Pareto plot, on the modelled hardware's
 // clock when its run was against the simulated server.
-func paretoXY(p *Point) plotter.XY {
-	return plotter.XY{X: float64(p.modelledRate(p.E2EAvgInteractivity)), Y: float64(p.modelledRate(p.SystemTPS))}
+func paretoXY(p *curve.Point) plotter.XY {
+	return plotter.XY{X: float64(p.ModelledRate(p.E2EAvgInteractivity)), Y: float64(p.ModelledRate(p.SystemTPS))}
 }
 
 func cmpFloat(a, b float64) int {
@@ -115,7 +117,7 @@ func cmpFloat(a, b float64) int {
 // ParetoPlot draws the agentic Pareto view: system_tps against
 // e2e_avg_interactivity as a step function per system (§5.2), points labelled by
 // concurrency and coloured by region.
-func ParetoPlot(systems []*System) (Figure, error) {
+func ParetoPlot(systems []*curve.System) (Figure, error) {
 	p := newPlot(modelledTitle(systems, "Agentic Pareto curve (official step function, §5.2)"),
 		"e2e_avg_interactivity (output tokens/s per turn)", "system_tps (output tokens/s)")
 	p.Legend.Left = false
@@ -259,7 +261,7 @@ func log2Ticks(lo, hi float64) []plot.Tick {
 
 // ConcurrencyPlot draws one metric against concurrency on a log-2 axis, with the
 // regions shaded.
-func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*Point) Num) (Figure, error) {
+func ConcurrencyPlot(systems []*curve.System, name, metric, unit string, value func(*curve.Point) metrics.Num) (Figure, error) {
 	p := newPlot(modelledTitle(systems, metric+" against concurrency"), "concurrency (active trajectories, log2 scale)", metric+" ("+unit+")")
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = plot.TickerFunc(log2Ticks)
@@ -303,7 +305,7 @@ func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*P
 	for i, s := range systems {
 		var xy plotter.XYs
 		pts := slices.Clone(s.Points)
-		slices.SortFunc(pts, func(a, b *Point) int { return a.Concurrency - b.Concurrency })
+		slices.SortFunc(pts, func(a, b *curve.Point) int { return a.Concurrency - b.Concurrency })
 		for _, pt := range pts {
 			if v := value(pt); v.Valid() && pt.Concurrency > 0 {
 				xy = append(xy, plotter.XY{X: float64(pt.Concurrency), Y: float64(v)})
@@ -340,9 +342,9 @@ func ConcurrencyPlot(systems []*System, name, metric, unit string, value func(*P
 
 // ContextGrowthPlot draws ISL against client-turn index per domain: the median and
 // a P10-P90 band over all completed window turns of all points.
-func ContextGrowthPlot(systems []*System) (Figure, error) {
+func ContextGrowthPlot(systems []*curve.System) (Figure, error) {
 	p := newPlot("Context growth: ISL by turn", "client turn index (0-based)", "ISL (input tokens)")
-	byDomain := map[string]map[int]*Series{}
+	byDomain := map[string]map[int]*metrics.Series{}
 	for _, s := range systems[:1] {
 		for _, pt := range s.Points {
 			for _, t := range pt.Samples {
@@ -351,11 +353,11 @@ func ContextGrowthPlot(systems []*System) (Figure, error) {
 				}
 				m := byDomain[t.Domain]
 				if m == nil {
-					m = map[int]*Series{}
+					m = map[int]*metrics.Series{}
 					byDomain[t.Domain] = m
 				}
 				if m[t.ClientIndex] == nil {
-					m[t.ClientIndex] = &Series{}
+					m[t.ClientIndex] = &metrics.Series{}
 				}
 				m[t.ClientIndex].Add(t.ISL)
 			}
@@ -415,7 +417,7 @@ func ContextGrowthPlot(systems []*System) (Figure, error) {
 
 // TTFTvsISLPlot scatters TTFT against ISL on log axes (the domains' ISLs lie
 // orders of magnitude apart), coloured by concurrency, the domain by the glyph.
-func TTFTvsISLPlot(systems []*System) (Figure, error) {
+func TTFTvsISLPlot(systems []*curve.System) (Figure, error) {
 	p := newPlot(titled(systems, "TTFT against ISL"), "ISL (input tokens)", "TTFT (ms)")
 	type key struct {
 		c      int
@@ -522,7 +524,7 @@ func concurrencyColor(i, n int) color.RGBA {
 
 // OSLHistogramPlot draws the full-run per-turn OSL histogram with the ruleset's
 // window for the per-turn mean marked, and each point's mean.
-func OSLHistogramPlot(systems []*System, window *[2]float64, ruleset string) (Figure, error) {
+func OSLHistogramPlot(systems []*curve.System, window *[2]float64, ruleset string) (Figure, error) {
 	p := newPlot("Output tokens per turn (full run)", "OSL (output tokens per turn)", "turns")
 	var vals plotter.Values
 	var means []float64
@@ -542,7 +544,7 @@ func OSLHistogramPlot(systems []*System, window *[2]float64, ruleset string) (Fi
 	xmax := 0.0
 	if len(vals) > 0 {
 		// The tail beyond P99.5 is left out of the bins so the body stays readable.
-		var s Series
+		var s metrics.Series
 		for _, v := range vals {
 			s.Add(v)
 		}

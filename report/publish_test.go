@@ -16,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/submission"
 )
 
 // TestPublishLaysRunsOutAsTheReference publishes a sweep: each run folder gets
@@ -33,7 +34,7 @@ func TestPublishLaysRunsOutAsTheReference(t *testing.T) {
 		}
 		writeScores(t, filepath.Join(sweep, "c"+itoa(c)), sc)
 	}
-	systems, err := Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128})
+	systems, err := submission.Publish(context.Background(), submission.PublishOptions{Runs: []string{sweep}, CMax: 128})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +66,7 @@ func TestPublishLaysRunsOutAsTheReference(t *testing.T) {
 			t.Errorf("%s: the checker's OSL field: %+v %v %v", r.Label, so, ok, err)
 		}
 	}
-	f, err := os.Open(filepath.Join(sweep, PublishedSweep))
+	f, err := os.Open(filepath.Join(sweep, submission.PublishedSweep))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,13 +76,13 @@ func TestPublishLaysRunsOutAsTheReference(t *testing.T) {
 		t.Fatalf("sweep_summary.csv: %v %v", recs, err)
 	}
 	// Publish again: its own files are replaced.
-	if _, err := Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128}); err != nil {
+	if _, err := submission.Publish(context.Background(), submission.PublishOptions{Runs: []string{sweep}, CMax: 128}); err != nil {
 		t.Fatalf("second publish: %v", err)
 	}
 	// A point.yaml the submitter wrote is never replaced.
 	mine := filepath.Join(sweep, "c8", "point.yaml")
 	os.WriteFile(mine, []byte("concurrency: 8\nregion: med_concurrency\n"), 0o644)
-	_, err = Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128})
+	_, err = submission.Publish(context.Background(), submission.PublishOptions{Runs: []string{sweep}, CMax: 128})
 	if !errors.Is(err, outguard.ErrNotOurs) {
 		t.Errorf("publish over a submitter's point.yaml: %v", err)
 	}
@@ -95,7 +96,7 @@ func TestPublishLaysRunsOutAsTheReference(t *testing.T) {
 func TestPublishStandIn(t *testing.T) {
 	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
 	var log bytes.Buffer
-	if _, err := Publish(context.Background(), PublishOptions{Runs: []string{sweep}, CMax: 128, TokenizerDir: testenv.Tokenizer(t), Log: &log}); err != nil {
+	if _, err := submission.Publish(context.Background(), submission.PublishOptions{Runs: []string{sweep}, CMax: 128, TokenizerDir: testenv.Tokenizer(t), Log: &log}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(log.String(), schemas.StandInLabel) {

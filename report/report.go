@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentrace/agentrace/score/checker"
 	"io"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/agentrace/agentrace/metrics"
+	"github.com/agentrace/agentrace/score/checker"
+	"github.com/agentrace/agentrace/score/curve"
+	"github.com/agentrace/agentrace/submission"
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -61,14 +65,14 @@ type Options struct {
 	// Tokenizer is nil; "" means none.
 	TokenizerDir string
 	// Tokenizer counts output tokens officially; nil uses server usage (unofficial).
-	Tokenizer TokenCounter
+	Tokenizer metrics.TokenCounter
 	// Checker, when set, judges the submission points (in a folder or an
 	// archive) with the submission checker's rules (points.json
 	// checker_findings, and the check "submission checker rules").
 	Checker *checker.Cache
 	// ISL, when set, counts input tokens officially for every run; when nil, the
 	// report counts them from each run's dataset (see Notes), else from server usage.
-	ISL ISLCounter
+	ISL metrics.ISLCounter
 	// MaxExpansion is as archive.Limits.MaxExpansion for runs read from archives.
 	MaxExpansion float64
 	// SLOTTFTMs and SLOTPSPerUser are service levels (a first token within this
@@ -82,7 +86,7 @@ type Options struct {
 
 // Report is everything a report shows.
 type Report struct {
-	Systems []*System
+	Systems []*curve.System
 	Figures []Figure
 	Notes   []Note
 	Options Options
@@ -118,46 +122,46 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	var islFor func(schemas.RunManifest) (ISLCounter, error)
+	var islFor func(schemas.RunManifest) (metrics.ISLCounter, error)
 	if o.ISL != nil {
-		islFor = func(schemas.RunManifest) (ISLCounter, error) { return o.ISL, nil }
+		islFor = func(schemas.RunManifest) (metrics.ISLCounter, error) { return o.ISL, nil }
 	} else {
 		tk, _ := o.Tokenizer.(*tokens.Tokenizer)
-		islFor = newISLSource(ctx, tk).forRun
+		islFor = metrics.NewISLSource(ctx, tk)
 	}
 	r := &Report{Options: o, Notes: Notes()}
 	for _, g := range groups {
-		set, err := findRuns(g.args, archive.Limits{MaxExpansion: o.MaxExpansion}, o.Descend)
+		set, err := curve.FindRuns(g.args, archive.Limits{MaxExpansion: o.MaxExpansion}, o.Descend)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
-		defer set.close()
+		defer set.Close()
 		scoreRuleset := o.Ruleset
 		if scoreRuleset == "" {
 			scoreRuleset = rulesets.Auto
 		}
-		for _, rg := range splitCurves(g.name, set.runs) {
+		for _, rg := range curve.SplitCurves(g.name, set.Runs) {
 			// Points fold in parallel (token counting dominates), started in the
 			// order the runs lie in their archive (one pass over a .tgz); results
 			// keep the runs' order.
-			order := archive.ReadOrder(rg.runs)
+			order := archive.ReadOrder(rg.Runs)
 			byRead := make([]*archive.Run, len(order))
 			for k, i := range order {
-				byRead[k] = rg.runs[i]
+				byRead[k] = rg.Runs[i]
 			}
-			read, err := iter.MapErr(byRead, func(run **archive.Run) (*Point, error) {
+			read, err := iter.MapErr(byRead, func(run **archive.Run) (*curve.Point, error) {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				p, err := LoadRunWith(ctx, *run, LoadOptions{Tokenizer: o.Tokenizer, ISLFor: islFor, Ruleset: scoreRuleset, Checker: o.Checker})
+				p, err := curve.LoadRunWith(ctx, *run, curve.LoadOptions{Tokenizer: o.Tokenizer, ISLFor: islFor, Ruleset: scoreRuleset, Checker: o.Checker})
 				if err != nil {
 					return nil, err
 				}
 				tps := "not evaluated (no output token counted)"
 				if p.SystemTPS.Valid() {
 					tps = english.Thousands(float64(p.SystemTPS), 1)
-					if sp := p.speedup(); sp > 0 {
-						tps = english.Thousands(float64(p.modelledRate(p.SystemTPS)), 1) + " modelled (" + tps + " on the run's clock, the simulated server " +
+					if sp := p.Speedup(); sp > 0 {
+						tps = english.Thousands(float64(p.ModelledRate(p.SystemTPS)), 1) + " modelled (" + tps + " on the run's clock, the simulated server " +
 							english.Thousands(sp, -1) + "x faster)"
 					}
 				}
@@ -173,22 +177,22 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 			if err != nil {
 				return nil, err
 			}
-			pts := make([]*Point, len(read))
+			pts := make([]*curve.Point, len(read))
 			for k, i := range order {
 				pts[i] = read[k]
 			}
 			for _, p := range pts {
 				p.ApplySLO(o.SLOTTFTMs, o.SLOTPSPerUser)
 			}
-			rs, def, err := CurveRuleset(o.Ruleset, pts)
+			rs, def, err := curve.CurveRuleset(o.Ruleset, pts)
 			if err != nil {
 				return nil, fmt.Errorf("report: %w", err)
 			}
-			name := rg.name
+			name := rg.Name
 			if name == "" {
 				name = systemName(pts, g.args)
 			}
-			s := NewSystemWith(name, pts, o.CMax, rs)
+			s := curve.NewSystemWith(name, pts, o.CMax, rs)
 			if def {
 				s.Ruleset += ", the default"
 			}
@@ -242,7 +246,7 @@ func systemsOf(o Options) ([]group, error) {
 }
 
 // figures renders every plot of the report; it stops, with ctx's error, once ctx is done.
-func figures(ctx context.Context, systems []*System) ([]Figure, error) {
+func figures(ctx context.Context, systems []*curve.System) ([]Figure, error) {
 	var figs []Figure
 	add := func(f Figure, err error) error {
 		if err != nil {
@@ -259,11 +263,11 @@ func figures(ctx context.Context, systems []*System) ([]Figure, error) {
 	}
 	for _, c := range []struct {
 		name, metric, unit string
-		v                  func(*Point) Num
+		v                  func(*curve.Point) metrics.Num
 	}{
-		{"system_tps", "system_tps", "output tokens/s", func(p *Point) Num { return p.modelledRate(p.SystemTPS) }},
-		{"ttft_p90", "ttft_p90_ms", "ms", func(p *Point) Num { return p.modelledTime(p.TTFTP90Ms) }},
-		{"tps_per_user", "tps_per_user", "tokens/s = 1000 / TPOT P90 ms", func(p *Point) Num { return p.modelledRate(p.TPSPerUser) }},
+		{"system_tps", "system_tps", "output tokens/s", func(p *curve.Point) metrics.Num { return p.ModelledRate(p.SystemTPS) }},
+		{"ttft_p90", "ttft_p90_ms", "ms", func(p *curve.Point) metrics.Num { return p.ModelledTime(p.TTFTP90Ms) }},
+		{"tps_per_user", "tps_per_user", "tokens/s = 1000 / TPOT P90 ms", func(p *curve.Point) metrics.Num { return p.ModelledRate(p.TPSPerUser) }},
 	} {
 		if err := add(ConcurrencyPlot(systems, c.name, c.metric, c.unit, c.v)); err != nil {
 			return nil, err
@@ -298,7 +302,7 @@ func figures(ctx context.Context, systems []*System) ([]Figure, error) {
 }
 
 // pointDir is a point's folder inside the report.
-func (r *Report) pointDir(s *System, p *Point) string {
+func (r *Report) pointDir(s *curve.System, p *curve.Point) string {
 	d := filepath.Join(PointsDir, fmt.Sprintf("c%d", p.Concurrency))
 	if len(r.Systems) > 1 {
 		d = filepath.Join(PointsDir, safeName(s.Name), fmt.Sprintf("c%d", p.Concurrency))
@@ -336,9 +340,11 @@ func (r *Report) write(ctx context.Context, out string) error {
 	if err := os.MkdirAll(filepath.Join(out, PlotsDir), 0o755); err != nil {
 		return fmt.Errorf("create report folder %q: %w", out, err)
 	}
-	var all []*Point
+	all := []PointJSON{}
 	for _, s := range r.Systems {
-		all = append(all, s.Points...)
+		for _, p := range s.Points {
+			all = append(all, NewPointJSON(p))
+		}
 		for i, p := range s.Points {
 			dir := filepath.Join(out, r.pointDir(s, p))
 			if i > 0 && s.Points[i-1].Concurrency == p.Concurrency {
@@ -350,13 +356,10 @@ func (r *Report) write(ctx context.Context, out string) error {
 			if err := writeJSON(filepath.Join(dir, ResultSummaryFile), p.Summary); err != nil {
 				return err
 			}
-			if err := outguard.AtomicWriteBytes(filepath.Join(dir, PointYAMLFile), PointYAML(s, p, nil)); err != nil {
+			if err := outguard.AtomicWriteBytes(filepath.Join(dir, PointYAMLFile), submission.PointYAML(s, p, nil)); err != nil {
 				return err
 			}
 		}
-	}
-	if all == nil {
-		all = []*Point{}
 	}
 	if err := writeJSON(filepath.Join(out, PointsFile), all); err != nil {
 		return err
@@ -410,8 +413,8 @@ func (r *Report) Verdict() bool {
 
 // FailedChecks are the curve checks that failed, system by system, as
 // report.html lists them.
-func (r *Report) FailedChecks() []Check {
-	var failed []Check
+func (r *Report) FailedChecks() []curve.Check {
+	var failed []curve.Check
 	for _, s := range r.Systems {
 		for _, c := range s.Checks {
 			if !c.Pass() {
@@ -453,38 +456,10 @@ func Notes() []Note {
 	}
 }
 
-// CurveRuleset is the ruleset a curve is judged by: the one given, else the one
-// its points were scored under, else the default (def true).
-func CurveRuleset(name string, pts []*Point) (rs rulesets.Ruleset, def bool, err error) {
-	if name == "" {
-		for _, p := range pts {
-			if p.Ruleset == "" {
-				continue
-			}
-			if rs, err := rulesets.Load(p.Ruleset); err == nil {
-				return rs, false, nil
-			}
-			// A ruleset this build does not embed: its name and OSL window as the
-			// scores recorded them, the default's regions and thresholds otherwise.
-			rs, err := rulesets.Load("")
-			if err == nil {
-				rs.Name = p.Ruleset
-				if p.scores != nil && p.scores.OSL != nil {
-					rs.OSLWindow = p.scores.OSL.Window
-				}
-			}
-			return rs, false, err
-		}
-		def = true
-	}
-	rs, err = rulesets.Load(name)
-	return rs, def, err
-}
-
 // systemName names a system its runs do not name otherwise: the model they served
 // and what served it (the embedded sim's profile, or the endpoint's host), else
 // the folder given.
-func systemName(pts []*Point, args []string) string {
+func systemName(pts []*curve.Point, args []string) string {
 	folder := filepath.Base(filepath.Clean(args[0]))
 	if len(args) > 1 {
 		folder = "runs"

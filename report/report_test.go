@@ -17,9 +17,12 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/metrics"
+	"github.com/agentrace/agentrace/metrics/metricstest"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/agentrace/agentrace/tokens"
@@ -28,8 +31,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func defaultFake() fakeOpts {
-	return fakeOpts{datasetSize: 16, seed: 7, model: "Qwen/Qwen3.6-35B-A3B", convPrefix: "django__django-"}
+func defaultFake() metricstest.RunOptions {
+	return metricstest.RunOptions{DatasetSize: 16, Seed: 7, Model: "Qwen/Qwen3.6-35B-A3B", ConvPrefix: "django__django-"}
 }
 
 func buildFake(t *testing.T, o Options) (*Report, string) {
@@ -74,19 +77,19 @@ func TestBuildSweep(t *testing.T) {
 		status[c.Name] = c.Status
 	}
 	for name, want := range map[string]string{
-		"at least 7 points (point-count)": CheckPass, "at most 32 points (point-cap)": CheckPass,
-		"C_max and C_min within bounds (region-basis, region-computation)": CheckPass,
-		"point in a region (concurrency-in-range)":                         CheckPass,
-		"an ultra-low point, 1..32 (ultra-low-concurrency-coverage)":       CheckPass,
-		"a point in low_concurrency (low-concurrency-coverage)":            CheckPass,
-		"a point in med_concurrency (med-concurrency-coverage)":            CheckPass,
-		"a point in high_concurrency (high-concurrency-coverage)":          CheckPass,
-		"one agentic load pattern (benchmark-type-consistency)":            CheckPass,
-		"one model (config-consistency-model)":                             CheckPass,
-		"accuracy at the 4 mandatory bands (accuracy-coverage)":            CheckFail,
-		"trajectory budget a multiple of the dataset size":                 CheckPass,
-		"official dataset size (613)":                                      CheckFail, "official settings": CheckPass, "metric consistency within 1% (metric-consistency-*)": CheckPass,
-		"runs complete": CheckPass, "accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)": CheckFail, "official token counts": CheckFail,
+		"at least 7 points (point-count)": curve.CheckPass, "at most 32 points (point-cap)": curve.CheckPass,
+		"C_max and C_min within bounds (region-basis, region-computation)": curve.CheckPass,
+		"point in a region (concurrency-in-range)":                         curve.CheckPass,
+		"an ultra-low point, 1..32 (ultra-low-concurrency-coverage)":       curve.CheckPass,
+		"a point in low_concurrency (low-concurrency-coverage)":            curve.CheckPass,
+		"a point in med_concurrency (med-concurrency-coverage)":            curve.CheckPass,
+		"a point in high_concurrency (high-concurrency-coverage)":          curve.CheckPass,
+		"one agentic load pattern (benchmark-type-consistency)":            curve.CheckPass,
+		"one model (config-consistency-model)":                             curve.CheckPass,
+		"accuracy at the 4 mandatory bands (accuracy-coverage)":            curve.CheckFail,
+		"trajectory budget a multiple of the dataset size":                 curve.CheckPass,
+		"official dataset size (613)":                                      curve.CheckFail, "official settings": curve.CheckPass, "metric consistency within 1% (metric-consistency-*)": curve.CheckPass,
+		"runs complete": curve.CheckPass, "accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)": curve.CheckFail, "official token counts": curve.CheckFail,
 	} {
 		if status[name] != want {
 			t.Errorf("check %q = %q, want %q (%+v)", name, status[name], want, s.Checks)
@@ -194,7 +197,7 @@ func TestBuildWithScores(t *testing.T) {
 		t.Errorf("OSL window %v ruleset %q", s.OSLWindow, s.Ruleset)
 	}
 	for _, c := range s.Checks {
-		if c.Name == "accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)" && (c.Status != CheckFail || !strings.Contains(c.Reason, "c=8 (osl_window 400 not [355, 434])")) {
+		if c.Name == "accuracy gates per point (agentic-accuracy-inline, agentic-osl-range)" && (c.Status != curve.CheckFail || !strings.Contains(c.Reason, "c=8 (osl_window 400 not [355, 434])")) {
 			t.Errorf("accuracy gates check = %+v", c)
 		}
 	}
@@ -211,8 +214,8 @@ func TestCoverageFailures(t *testing.T) {
 	// Three points only, one above C_max: too few, regions uncovered, a margin point.
 	for _, c := range []int{4, 40, 60} {
 		oo := o
-		oo.c, oo.trajectories = c, 3*o.datasetSize
-		m, recs := fakeRun(oo)
+		oo.Concurrency, oo.Trajectories = c, 3*o.DatasetSize
+		m, recs := metricstest.Run(oo)
 		if c == 40 {
 			m.Config.Salt = false
 			m.Config.Trajectories = 47
@@ -221,23 +224,23 @@ func TestCoverageFailures(t *testing.T) {
 	}
 	r, _ := buildFake(t, Options{Runs: []string{root}, CMax: 56})
 	s := r.Systems[0]
-	got := map[string]Check{}
+	got := map[string]curve.Check{}
 	for _, c := range s.Checks {
 		got[c.Name] = c
 	}
-	if c := got["at least 7 points (point-count)"]; c.Status != CheckFail || !strings.Contains(c.Reason, "3 points") {
+	if c := got["at least 7 points (point-count)"]; c.Status != curve.CheckFail || !strings.Contains(c.Reason, "3 points") {
 		t.Errorf("point count check = %+v", c)
 	}
 	if c := got["a point in high_concurrency (high-concurrency-coverage)"]; !strings.Contains(c.Reason, "margin points (legal, satisfy no region): c=60") {
 		t.Errorf("high region check = %+v", c)
 	}
-	if c := got["a point in low_concurrency (low-concurrency-coverage)"]; c.Status != CheckFail {
+	if c := got["a point in low_concurrency (low-concurrency-coverage)"]; c.Status != curve.CheckFail {
 		t.Errorf("low region check = %+v", c)
 	}
-	if c := got["official settings"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: cache salting off") {
+	if c := got["official settings"]; c.Status != curve.CheckFail || !strings.Contains(c.Reason, "c=40: cache salting off") {
 		t.Errorf("settings check = %+v", c)
 	}
-	if c := got["trajectory budget a multiple of the dataset size"]; c.Status != CheckFail || !strings.Contains(c.Reason, "c=40: budget of 47 trajectories") {
+	if c := got["trajectory budget a multiple of the dataset size"]; c.Status != curve.CheckFail || !strings.Contains(c.Reason, "c=40: budget of 47 trajectories") {
 		t.Errorf("budget check = %+v", c)
 	}
 	// The curve limits are the ruleset's: a user ruleset allowing 2 points at most
@@ -256,14 +259,14 @@ func TestCoverageFailures(t *testing.T) {
 		t.Fatal(err)
 	}
 	r3, _ := buildFake(t, Options{Runs: []string{root}, CMax: 56, Ruleset: rsFile})
-	got3 := map[string]Check{}
+	got3 := map[string]curve.Check{}
 	for _, c := range r3.Systems[0].Checks {
 		got3[c.Name] = c
 	}
-	if c := got3["at most 2 points (point-cap)"]; c.Status != CheckFail || !strings.Contains(c.Reason, "3 points; the rules allow 2") {
+	if c := got3["at most 2 points (point-cap)"]; c.Status != curve.CheckFail || !strings.Contains(c.Reason, "3 points; the rules allow 2") {
 		t.Errorf("point cap under a 2-point ruleset = %+v", c)
 	}
-	if c := got3["at least 2 points (point-count)"]; c.Status != CheckPass {
+	if c := got3["at least 2 points (point-count)"]; c.Status != curve.CheckPass {
 		t.Errorf("point count under a 2-point ruleset = %+v", c)
 	}
 	// C_max at or below 32 is rejected with the regions' error.
@@ -277,7 +280,7 @@ func TestCompare(t *testing.T) {
 	dir := t.TempDir()
 	a := writeFakeSweep(t, filepath.Join(dir, "systemA"), defaultFake())
 	fast := defaultFake()
-	fast.speed, fast.seed = 1.6, 9
+	fast.Speed, fast.Seed = 1.6, 9
 	b := writeFakeSweep(t, filepath.Join(dir, "systemB"), fast)
 	r, out := buildFake(t, Options{Compare: []string{a, b}})
 	if len(r.Systems) != 2 || r.Systems[0].Name != "systemA" || r.Systems[1].Name != "systemB" {
@@ -308,13 +311,13 @@ func TestHTMLEscapesTraceText(t *testing.T) {
 	const script = `<script>alert(1)</script>`
 	const img = `"><img src=x onerror=alert(2)>`
 	o := defaultFake()
-	o.model = script + img
-	o.convPrefix = img
+	o.Model = script + img
+	o.ConvPrefix = img
 	root := filepath.Join(t.TempDir(), `sweep<script>x</script>`)
 	for _, c := range fakeSweepConcurrencies()[:3] {
 		oo := o
-		oo.c, oo.trajectories = c, o.datasetSize
-		m, recs := fakeRun(oo)
+		oo.Concurrency, oo.Trajectories = c, o.DatasetSize
+		m, recs := metricstest.Run(oo)
 		m.Config.Dataset = img
 		m.Config.Endpoint = script
 		m.EndpointDescription = img + script
@@ -492,19 +495,19 @@ func sizeOf(st os.FileInfo) int64 {
 // TestParetoGolden compares the Pareto PNG of a fixed fake sweep with a golden
 // image, within a colour tolerance (refresh with -update).
 func TestParetoGolden(t *testing.T) {
-	var pts []*Point
+	var pts []*curve.Point
 	for _, c := range fakeSweepConcurrencies() {
 		o := defaultFake()
-		o.c, o.trajectories = c, o.datasetSize*max(1, 2*c/o.datasetSize)
-		m, recs := fakeRun(o)
-		p, err := FoldRun(m, recs, nil, nil)
+		o.Concurrency, o.Trajectories = c, o.DatasetSize*max(1, 2*c/o.DatasetSize)
+		m, recs := metricstest.Run(o)
+		p, err := metrics.FoldRun(m, recs, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		pts = append(pts, p)
+		pts = append(pts, curve.NewPoint(m, p))
 	}
-	s := NewSystem("golden", pts, 0)
-	f, err := ParetoPlot([]*System{s})
+	s := curve.NewSystem("golden", pts, 0)
+	f, err := ParetoPlot([]*curve.System{s})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -552,8 +555,8 @@ func TestRulesetWindow(t *testing.T) {
 // is cut is refused (TestLoadPointRefusesDisagreement).
 func TestTruncatedLog(t *testing.T) {
 	o := defaultFake()
-	o.c, o.trajectories = 4, o.datasetSize
-	m, recs := fakeRun(o)
+	o.Concurrency, o.Trajectories = 4, o.DatasetSize
+	m, recs := metricstest.Run(o)
 	m.State, m.Counts = schemas.RunRunning, nil
 	dir := filepath.Join(t.TempDir(), "c4")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -569,7 +572,7 @@ func TestTruncatedLog(t *testing.T) {
 	if err := os.Truncate(path, st.Size()-100); err != nil {
 		t.Fatal(err)
 	}
-	p, err := LoadPoint(context.Background(), dir, nil, nil)
+	p, err := curve.LoadPoint(context.Background(), dir, nil, nil)
 	if err != nil {
 		t.Fatalf("LoadPoint of a truncated log: %v", err)
 	}
@@ -579,9 +582,9 @@ func TestTruncatedLog(t *testing.T) {
 	if !strings.Contains(p.LogNote, "truncated") {
 		t.Errorf("log note %q", p.LogNote)
 	}
-	s := NewSystem("x", []*Point{p}, 64)
+	s := curve.NewSystem("x", []*curve.Point{p}, 64)
 	for _, c := range s.Checks {
-		if c.Name == "runs complete" && (c.Status != CheckFail || !strings.Contains(c.Reason, "truncated")) {
+		if c.Name == "runs complete" && (c.Status != curve.CheckFail || !strings.Contains(c.Reason, "truncated")) {
 			t.Errorf("runs complete check = %+v", c)
 		}
 	}

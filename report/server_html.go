@@ -6,7 +6,9 @@ import (
 	"html/template"
 	"strings"
 
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 )
 
 //go:embed server.html.tmpl
@@ -17,7 +19,7 @@ func serverFuncs() template.FuncMap {
 	return template.FuncMap{
 		"serverAny": serverAny, "serverReplicas": serverReplicas, "engines": enginesText,
 		"fnum": ptrNum, "fpct": ptrPct, "iptr": ptrInt,
-		"pnum": func(n Num) string {
+		"pnum": func(n metrics.Num) string {
 			if !n.Valid() {
 				return "–"
 			}
@@ -27,7 +29,7 @@ func serverFuncs() template.FuncMap {
 }
 
 // serverAny tells whether a point of s scraped its server's metrics.
-func serverAny(s *System) bool {
+func serverAny(s *curve.System) bool {
 	for _, p := range s.Points {
 		if p.ServerNote != "" {
 			return true
@@ -37,7 +39,7 @@ func serverAny(s *System) bool {
 }
 
 // serverReplicas tells whether a point of s has per-replica figures.
-func serverReplicas(s *System) bool {
+func serverReplicas(s *curve.System) bool {
 	for _, p := range s.Points {
 		if len(p.ServerReplicas) > 0 {
 			return true
@@ -84,7 +86,7 @@ func ptrInt(v *int) string {
 
 // serverMarkdown is summary.md's server telemetry of a system, "" when no
 // point scraped its server.
-func serverMarkdown(s *System) string {
+func serverMarkdown(s *curve.System) string {
 	if !serverAny(s) {
 		return ""
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -21,19 +22,19 @@ type serverBins struct {
 	width                     float64 // ns
 }
 
-func binsOf(pt *Point) (serverBins, bool) {
+func binsOf(pt *curve.Point) (serverBins, bool) {
 	var end int64
-	for _, e := range pt.serverSeries {
-		for _, s := range e.q {
+	for _, e := range pt.ServerSeries {
+		for _, s := range e.Q {
 			if len(s) > 0 {
-				end = max(end, s[len(s)-1].t)
+				end = max(end, s[len(s)-1].T)
 			}
 		}
 	}
 	for _, iv := range pt.Flight {
 		end = max(end, iv[1])
 	}
-	if end <= 0 || len(pt.serverSeries) == 0 {
+	if end <= 0 || len(pt.ServerSeries) == 0 {
 		return serverBins{}, false
 	}
 	b := serverBins{width: float64(end) / timelineBins}
@@ -45,19 +46,19 @@ func binsOf(pt *Point) (serverBins, bool) {
 		}
 		return v
 	}
-	meanBins := func(s []scrape) (sum []float64, n []int) {
+	meanBins := func(s []curve.Scrape) (sum []float64, n []int) {
 		sum, n = make([]float64, timelineBins), make([]int, timelineBins)
 		for _, x := range s {
-			sum[bin(x.t)] += x.v
-			n[bin(x.t)]++
+			sum[bin(x.T)] += x.V
+			n[bin(x.T)]++
 		}
 		return sum, n
 	}
 	b.kv, b.running, b.waiting, b.hit = nan(), nan(), nan(), nan()
 	kvSum, kvN := make([]float64, timelineBins), make([]int, timelineBins)
 	hits, queries := make([]float64, timelineBins), make([]float64, timelineBins)
-	for _, e := range pt.serverSeries {
-		s, n := meanBins(e.q[schemas.QuantityKVUsage])
+	for _, e := range pt.ServerSeries {
+		s, n := meanBins(e.Q[schemas.QuantityKVUsage])
 		for i := range s {
 			kvSum[i] += s[i]
 			kvN[i] += n[i]
@@ -66,7 +67,7 @@ func binsOf(pt *Point) (serverBins, bool) {
 			q   string
 			dst []float64
 		}{{schemas.QuantityRunning, b.running}, {schemas.QuantityWaiting, b.waiting}} {
-			s, n := meanBins(e.q[g.q])
+			s, n := meanBins(e.Q[g.q])
 			for i := range s {
 				if n[i] > 0 {
 					if math.IsNaN(g.dst[i]) {
@@ -76,21 +77,21 @@ func binsOf(pt *Point) (serverBins, bool) {
 				}
 			}
 		}
-		delta := func(s []scrape, dst []float64) {
+		delta := func(s []curve.Scrape, dst []float64) {
 			for k := 1; k < len(s); k++ {
-				d := s[k].v - s[k-1].v
+				d := s[k].V - s[k-1].V
 				if d < 0 {
-					d = s[k].v
+					d = s[k].V
 				}
-				dst[bin(s[k].t)] += d
+				dst[bin(s[k].T)] += d
 			}
 		}
-		delta(e.q[schemas.QuantityPrefixHits], hits)
-		if q := e.q[schemas.QuantityPrefixQueries]; len(q) > 0 {
+		delta(e.Q[schemas.QuantityPrefixHits], hits)
+		if q := e.Q[schemas.QuantityPrefixQueries]; len(q) > 0 {
 			delta(q, queries)
 		} else {
-			delta(e.q[schemas.QuantityPrefixHits], queries)
-			delta(e.q[schemas.QuantityPrefixMisses], queries)
+			delta(e.Q[schemas.QuantityPrefixHits], queries)
+			delta(e.Q[schemas.QuantityPrefixMisses], queries)
 		}
 	}
 	for i := range timelineBins {
@@ -108,12 +109,12 @@ func binsOf(pt *Point) (serverBins, bool) {
 // its server's metrics, the server's KV-cache usage, requests running and
 // waiting, and prefix-cache hit rate over the run, on the clock of the
 // in-flight plot; nil when no point has any.
-func ServerTimelinePlots(systems []*System) ([]Figure, error) {
+func ServerTimelinePlots(systems []*curve.System) ([]Figure, error) {
 	if len(systems) == 0 {
 		return nil, nil
 	}
 	pts := slices.Clone(systems[0].Points)
-	slices.SortFunc(pts, func(a, b *Point) int { return a.Concurrency - b.Concurrency })
+	slices.SortFunc(pts, func(a, b *curve.Point) int { return a.Concurrency - b.Concurrency })
 	x := "time since the run started (s)"
 	kv := newPlot(titled(systems, "Server KV-cache usage over time"), x, "KV-cache usage (1 = full)")
 	load := newPlot(titled(systems, "Server requests running and waiting over time"), x, "requests")

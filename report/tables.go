@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/internal/outguard"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/runread"
 	"github.com/parquet-go/parquet-go/compress/zstd"
 )
@@ -88,7 +90,7 @@ type pointRow struct {
 	ServerRequests           *float64 `parquet:"server_requests,optional"`
 }
 
-func numPtr(n Num) *float64 {
+func numPtr(n metrics.Num) *float64 {
 	if !n.Valid() {
 		return nil
 	}
@@ -96,7 +98,7 @@ func numPtr(n Num) *float64 {
 	return &f
 }
 
-func statAvgPtr(s *Stats) *float64 {
+func statAvgPtr(s *metrics.Stats) *float64 {
 	if s == nil || math.IsNaN(s.Avg) {
 		return nil
 	}
@@ -104,7 +106,7 @@ func statAvgPtr(s *Stats) *float64 {
 	return &f
 }
 
-func pointRowOf(s *System, p *Point) pointRow {
+func pointRowOf(s *curve.System, p *curve.Point) pointRow {
 	r := pointRow{
 		System: s.Name, Run: p.RunDir, Concurrency: int32(p.Concurrency), Region: p.Region,
 		SystemTPS: numPtr(p.SystemTPS), E2EAvgInteractivity: numPtr(p.E2EAvgInteractivity), TPSPerUser: numPtr(p.TPSPerUser),
@@ -141,21 +143,21 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 	for _, s := range r.Systems {
 		for _, p := range s.Points {
 			rows = append(rows, pointRowOf(s, p))
-			if p.source == nil || !runread.HasTurnLog(p.source) || !p.source.Has(schemas.TurnLogFile) {
+			if p.Run() == nil || !runread.HasTurnLog(p.Run()) || !p.Run().Has(schemas.TurnLogFile) {
 				notes = append(notes, fmt.Sprintf("%s: no agentrace turn log, not in %s", p.RunDir, TurnsTable))
 				continue
 			}
-			src := p.source
+			src := p.Run()
 			tr := runlog.TableRun{Dir: p.RunDir, Manifest: &p.Manifest, Run: p.RunDir, System: s.Name, Rows: len(p.Rows.OSL),
 				Open:  func() (io.ReadCloser, error) { return src.Open(schemas.TurnLogFile) },
 				Extra: []runlog.ExtraColumn{{Name: "osl", Values: p.Rows.OSL, Count: true}, {Name: "isl", Values: p.Rows.ISL, Count: true}, {Name: "tpot_ms", Values: p.Rows.TPOTMs}}}
-			if p.datasetDir != "" {
-				exp, ok := expected[p.datasetDir]
+			if p.DatasetDir() != "" {
+				exp, ok := expected[p.DatasetDir()]
 				if !ok {
-					if exp, err = runlog.ReadExpectedTurns(ctx, p.datasetDir); err != nil {
+					if exp, err = runlog.ReadExpectedTurns(ctx, p.DatasetDir()); err != nil {
 						notes = append(notes, fmt.Sprintf("%s: expected_turn left null: %v", p.RunDir, err))
 					}
-					expected[p.datasetDir] = exp
+					expected[p.DatasetDir()] = exp
 				}
 				tr.Expected = exp
 			}

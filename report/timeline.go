@@ -5,13 +5,14 @@ import (
 	"math"
 	"slices"
 
+	"github.com/agentrace/agentrace/score/curve"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 )
 
 // simSpeedup is the simulated server's speed-up of the systems' runs (the largest
 // when they differ), 0 when every run was against a real server.
-func simSpeedup(systems []*System) float64 {
+func simSpeedup(systems []*curve.System) float64 {
 	var sp float64
 	for _, s := range systems {
 		for _, p := range s.Points {
@@ -23,7 +24,7 @@ func simSpeedup(systems []*System) float64 {
 
 // speedupNote is what a plot of times or rates says when the runs were against the
 // simulated server, "" otherwise.
-func speedupNote(systems []*System) string {
+func speedupNote(systems []*curve.System) string {
 	sp := simSpeedup(systems)
 	if sp <= 0 || sp == 1 {
 		return ""
@@ -31,35 +32,9 @@ func speedupNote(systems []*System) string {
 	return fmt.Sprintf("simulated server %gx faster than modelled", sp)
 }
 
-// speedup is the simulated server's speed-up of a point's run, 0 when the run
-// was not against it (or ran at the modelled speed).
-func (p *Point) speedup() float64 {
-	if sp := p.Manifest.SimSpeedup; sp > 0 && sp != 1 {
-		return sp
-	}
-	return 0
-}
-
-// modelledRate is a rate of the point's run (tokens/s, turns/s) on the modelled
-// hardware's clock: the run's own divided by the simulated server's speed-up.
-func (p *Point) modelledRate(v Num) Num {
-	if sp := p.speedup(); sp > 0 {
-		return v / Num(sp)
-	}
-	return v
-}
-
-// modelledTime is a time of the point's run on the modelled hardware's clock.
-func (p *Point) modelledTime(v Num) Num {
-	if sp := p.speedup(); sp > 0 {
-		return v * Num(sp)
-	}
-	return v
-}
-
 // modelledTitle is a plot title whose rates and times are the modelled
 // hardware's: it says so when the runs were against the simulated server.
-func modelledTitle(systems []*System, title string) string {
+func modelledTitle(systems []*curve.System, title string) string {
 	if sp := simSpeedup(systems); sp > 0 && sp != 1 {
 		return fmt.Sprintf("%s (modelled hardware; the simulated server ran %gx faster)", title, sp)
 	}
@@ -67,7 +42,7 @@ func modelledTitle(systems []*System, title string) string {
 }
 
 // titled adds the speed-up note to a plot title.
-func titled(systems []*System, title string) string {
+func titled(systems []*curve.System, title string) string {
 	if n := speedupNote(systems); n != "" {
 		return title + " (" + n + ")"
 	}
@@ -75,7 +50,7 @@ func titled(systems []*System, title string) string {
 }
 
 // captioned adds the speed-up note to a caption: what to divide by.
-func captioned(systems []*System, caption string) string {
+func captioned(systems []*curve.System, caption string) string {
 	if sp := simSpeedup(systems); sp > 0 && sp != 1 {
 		return caption + fmt.Sprintf(" The runs were against the simulated server at %gx its modelled speed: times are %g times shorter and rates %g times higher than the modelled hardware's.", sp, sp, sp)
 	}
@@ -84,7 +59,7 @@ func captioned(systems []*System, caption string) string {
 
 // modelledCaption adds to the caption of a plot drawn in modelled figures how
 // they relate to the run's clock.
-func modelledCaption(systems []*System, caption string) string {
+func modelledCaption(systems []*curve.System, caption string) string {
 	if sp := simSpeedup(systems); sp > 0 && sp != 1 {
 		return caption + fmt.Sprintf(" The runs were against the simulated server at %gx its modelled speed: the plot shows the modelled hardware's figures; on the run's clock (points.json) rates are %g times higher and times %g times shorter.", sp, sp, sp)
 	}
@@ -97,14 +72,14 @@ const timelineBins = 80
 // TimelinePlots draws, for every point of the first system, the requests in flight
 // and the output throughput over the run's time: the load the client kept and what
 // the server gave back, point by point.
-func TimelinePlots(systems []*System) ([]Figure, error) {
+func TimelinePlots(systems []*curve.System) ([]Figure, error) {
 	flight := newPlot(titled(systems, "Requests in flight over time"), "time since the run started (s)", "requests in flight")
 	tput := newPlot(titled(systems, "Output throughput over time"), "time since the run started (s)", "output tokens/s")
-	var pts []*Point
+	var pts []*curve.Point
 	if len(systems) > 0 {
 		pts = slices.Clone(systems[0].Points)
 	}
-	slices.SortFunc(pts, func(a, b *Point) int { return a.Concurrency - b.Concurrency })
+	slices.SortFunc(pts, func(a, b *curve.Point) int { return a.Concurrency - b.Concurrency })
 	drawn := 0
 	for i, pt := range pts {
 		var end int64

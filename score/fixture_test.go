@@ -14,9 +14,9 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/testenv"
-	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/agentrace/agentrace/tokens"
 )
@@ -161,7 +161,7 @@ func buildFixtures(t *testing.T, root string) {
 }
 
 // referenceSummary folds a reference run folder's events into the
-// result_summary.json the reference client writes (report.LoadRun's summary), plus
+// result_summary.json the reference client writes (curve.LoadRun's summary), plus
 // the agentic fields the submission checker reads (output_sequence_lengths_full_run
 // among them). agentrace's own notes are left out and the version is "synthetic",
 // so that the fixture does not change with agentrace's version.
@@ -172,7 +172,7 @@ func referenceSummary(t *testing.T, dir string, tk *tokens.Tokenizer) []byte {
 		t.Fatal(err)
 	}
 	defer run.Source.Close()
-	p, err := report.LoadRunWith(context.Background(), run, report.LoadOptions{Tokenizer: tk, NoScores: true})
+	p, err := curve.LoadRunWith(context.Background(), run, curve.LoadOptions{Tokenizer: tk, NoScores: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@
 //     loop at the concurrency, as serving benchmarks run, for calibration.
 //
 // Every turn becomes a schemas.TurnRecord on a modelled clock, and a point's
-// metrics are folded by report's Accumulator, the code `report` uses for runs:
+// metrics are folded by metrics' Accumulator, the code `report` uses for runs:
 // system_tps, e2e_avg_interactivity, the TTFT/TPOT/ITL percentiles and the
 // prefix-cache hit ratio mean the same here as for a real run.
 //

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -75,11 +75,11 @@ func (r *run) describe() string {
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 
-// point folds the records with report's Accumulator, then adds the model's
+// point folds the records with metrics' Accumulator, then adds the model's
 // own figures.
 func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 	m := r.manifest()
-	acc := report.NewAccumulator(m, nil, nil)
+	acc := metrics.NewAccumulator(m, nil, nil)
 	var out float64
 	for _, rec := range r.recs {
 		acc.Add(rec)
@@ -110,19 +110,19 @@ func (r *run) point(o Options, wall time.Duration) (*Point, error) {
 	} else {
 		p.Workload = "random isl " + itoa(o.ISL) + " osl " + itoa(o.OSL)
 	}
-	p.OutputTPS = report.Num(math.NaN())
+	p.OutputTPS = metrics.Num(math.NaN())
 	if m.EndedNs > 0 {
-		p.OutputTPS = report.Num(out / (float64(m.EndedNs-ns(0)) / 1e9))
+		p.OutputTPS = metrics.Num(out / (float64(m.EndedNs-ns(0)) / 1e9))
 	}
-	var ttft report.Series
+	var ttft metrics.Series
 	for _, s := range rp.Samples {
 		if s.InWindow && !math.IsNaN(s.TTFTMs) {
 			ttft.Add(s.TTFTMs)
 		}
 	}
-	p.TTFTMeanMs = report.Num(math.NaN())
+	p.TTFTMeanMs = metrics.Num(math.NaN())
 	if ttft.Len() > 0 {
-		p.TTFTMeanMs = report.Num(ttft.Sum() / float64(ttft.Len()))
+		p.TTFTMeanMs = metrics.Num(ttft.Sum() / float64(ttft.Len()))
 	}
 	for _, x := range r.reps {
 		st := x.Stats()

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/simserver"
 	"github.com/sourcegraph/conc/iter"
@@ -78,35 +78,35 @@ type Point struct {
 	Replicas    int    `json:"replicas"`
 	Routing     string `json:"routing,omitempty"`
 
-	TTFTP50Ms           report.Num `json:"ttft_p50_ms"`
-	TTFTP90Ms           report.Num `json:"ttft_p90_ms"`
-	TTFTP99Ms           report.Num `json:"ttft_p99_ms"`
-	TTFTMeanMs          report.Num `json:"ttft_mean_ms"`
-	TPOTP50Ms           report.Num `json:"tpot_p50_ms"`
-	TPOTP90Ms           report.Num `json:"tpot_p90_ms"`
-	TPOTP99Ms           report.Num `json:"tpot_p99_ms"`
-	ITLP50Ms            report.Num `json:"itl_p50_ms"`
-	ITLP99Ms            report.Num `json:"itl_p99_ms"`
-	LatencyP50Ms        report.Num `json:"latency_p50_ms"`
-	OutputTPS           report.Num `json:"output_tps"`
-	SystemTPS           report.Num `json:"system_tps"`
-	E2EAvgInteractivity report.Num `json:"e2e_avg_interactivity"`
-	TPSPerUser          report.Num `json:"tps_per_user"`
-	PrefixCacheHitRatio report.Num `json:"prefix_cache_hit_ratio"`
+	TTFTP50Ms           metrics.Num `json:"ttft_p50_ms"`
+	TTFTP90Ms           metrics.Num `json:"ttft_p90_ms"`
+	TTFTP99Ms           metrics.Num `json:"ttft_p99_ms"`
+	TTFTMeanMs          metrics.Num `json:"ttft_mean_ms"`
+	TPOTP50Ms           metrics.Num `json:"tpot_p50_ms"`
+	TPOTP90Ms           metrics.Num `json:"tpot_p90_ms"`
+	TPOTP99Ms           metrics.Num `json:"tpot_p99_ms"`
+	ITLP50Ms            metrics.Num `json:"itl_p50_ms"`
+	ITLP99Ms            metrics.Num `json:"itl_p99_ms"`
+	LatencyP50Ms        metrics.Num `json:"latency_p50_ms"`
+	OutputTPS           metrics.Num `json:"output_tps"`
+	SystemTPS           metrics.Num `json:"system_tps"`
+	E2EAvgInteractivity metrics.Num `json:"e2e_avg_interactivity"`
+	TPSPerUser          metrics.Num `json:"tps_per_user"`
+	PrefixCacheHitRatio metrics.Num `json:"prefix_cache_hit_ratio"`
 
-	Turns           int        `json:"turns"`
-	WindowTurns     int        `json:"window_turns"`
-	WindowDurationS report.Num `json:"window_duration_s"`
-	ModelledSeconds float64    `json:"modelled_seconds"`
-	WallSeconds     float64    `json:"wall_seconds"`
-	Failed          int        `json:"failed"`
-	Steps           int64      `json:"steps"`
-	Preemptions     int64      `json:"preemptions"`
-	RunningLimit    int        `json:"running_limit"`
-	KVPoolTokens    int        `json:"kv_pool_tokens"`
+	Turns           int         `json:"turns"`
+	WindowTurns     int         `json:"window_turns"`
+	WindowDurationS metrics.Num `json:"window_duration_s"`
+	ModelledSeconds float64     `json:"modelled_seconds"`
+	WallSeconds     float64     `json:"wall_seconds"`
+	Failed          int         `json:"failed"`
+	Steps           int64       `json:"steps"`
+	Preemptions     int64       `json:"preemptions"`
+	RunningLimit    int         `json:"running_limit"`
+	KVPoolTokens    int         `json:"kv_pool_tokens"`
 
 	// Report is report's point, for callers that want every metric.
-	Report *report.Point `json:"-"`
+	Report *metrics.Point `json:"-"`
 	// RunDir is the run folder written (WriteSweep), "" otherwise.
 	RunDir string `json:"run_dir,omitempty"`
 }

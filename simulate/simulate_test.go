@@ -7,9 +7,9 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/datasets/synth"
-	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/agentrace/agentrace/simserver"
 )
@@ -112,7 +112,7 @@ func TestWriteSweep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := report.LoadPoint(context.Background(), pts[0].RunDir, nil, nil)
+	rp, err := curve.LoadPoint(context.Background(), pts[0].RunDir, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

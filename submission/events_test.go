@@ -8,10 +8,11 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/testenv"
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/scoretest"
 	"github.com/agentrace/agentrace/tokens"
 )
@@ -67,9 +68,9 @@ func TestEventLogRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	load := func(dir string, onRecord func(*archive.Run) func(*schemas.TurnRecord) error) *report.Point {
+	load := func(dir string, onRecord func(*archive.Run) func(*schemas.TurnRecord) error) *curve.Point {
 		t.Helper()
-		pts, _, src, err := report.LoadAgentraceRuns(context.Background(), dir, report.LoadOptions{Tokenizer: tk}, onRecord)
+		pts, _, src, err := LoadAgentraceRuns(context.Background(), dir, curve.LoadOptions{Tokenizer: tk}, onRecord)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func TestEventLogRoundTrip(t *testing.T) {
 	if len(runs) != 1 || runs[0].Kind != archive.KindReference {
 		t.Fatalf("the event log reads as %d runs (%v)", len(runs), runs)
 	}
-	back, err := report.LoadRun(context.Background(), runs[0], tk, nil, "")
+	back, err := curve.LoadRun(context.Background(), runs[0], tk, nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func TestEventLogRoundTrip(t *testing.T) {
 	}
 	for _, blk := range []struct {
 		name string
-		x, y *report.StatBlock
+		x, y *metrics.StatBlock
 	}{{"latency", a.Latency, z.Latency}, {"ttft", a.TTFT, z.TTFT}, {"osl", a.OSL, z.OSL}, {"osl full run", a.OSLFullRun, z.OSLFullRun}, {"tpot", a.TPOT, z.TPOT}} {
 		if (blk.x == nil) != (blk.y == nil) || blk.x != nil && (blk.x.Count != blk.y.Count || blk.x.Total != blk.y.Total) {
 			t.Errorf("%s: turn log %+v, event log %+v", blk.name, blk.x, blk.y)

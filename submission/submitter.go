@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/infile"
-	"github.com/agentrace/agentrace/report"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -27,7 +26,7 @@ type Submitter struct {
 	ModelPrecision string `yaml:"model_precision"`
 	LinkToModel    string `yaml:"link_to_model"`
 	// Checkpoint is the weights served, by name and revision.
-	Checkpoint *report.Checkpoint `yaml:"checkpoint"`
+	Checkpoint *Checkpoint `yaml:"checkpoint"`
 	// SpeculativeDecoding is "none", or the drafter as the checker's approved
 	// list identifies one (model_id and weight_checksum, or target_checksum and
 	// configuration).
@@ -108,8 +107,8 @@ func division(d string) string {
 }
 
 // disclosure is what point.yaml takes from the submitter.
-func (s *Submitter) disclosure() *report.Disclosure {
-	d := &report.Disclosure{Division: division(s.Division), ModelPrecision: s.ModelPrecision, LinkToModel: s.LinkToModel,
+func (s *Submitter) disclosure() *Disclosure {
+	d := &Disclosure{Division: division(s.Division), ModelPrecision: s.ModelPrecision, LinkToModel: s.LinkToModel,
 		DatasetLink: s.DatasetLink, TargetCohort: s.TargetCohort, Checkpoint: s.Checkpoint, SWEBenchTemplate: s.SWEBenchTemplate,
 		SharedSrc: SrcDir + "/" + Implementation, SharedDocs: DocsDir}
 	switch v := s.SpeculativeDecoding.(type) {

@@ -18,9 +18,10 @@ import (
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -108,7 +109,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if err := outguard.Check(o.Out, Kind, o.Overwrite, inputs...); err != nil {
 		return nil, fmt.Errorf("submit: %w", err)
 	}
-	var tok report.TokenCounter
+	var tok metrics.TokenCounter
 	var tk *tokens.Tokenizer
 	if o.TokenizerDir != "" {
 		var err error
@@ -117,8 +118,8 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		}
 		tok = tk
 	}
-	islFor := report.NewISLSource(ctx, tk)
-	byModel := map[string][]*report.Point{}
+	islFor := metrics.NewISLSource(ctx, tk)
+	byModel := map[string][]*curve.Point{}
 	// Each run's event log is built as the run is read, the one time it is.
 	var mu sync.Mutex
 	logs := map[*archive.Run]*eventLog{}
@@ -130,13 +131,13 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return l.add
 	}
 	for _, arg := range o.Sweeps {
-		pts, _, src, err := report.LoadAgentraceRuns(ctx, arg, report.LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, onRecord)
+		pts, _, src, err := LoadAgentraceRuns(ctx, arg, curve.LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, onRecord)
 		if err != nil {
 			return nil, fmt.Errorf("submit: %w", err)
 		}
 		defer src.Close()
 		for _, p := range pts {
-			name, _ := report.CanonicalModelName(report.ServedModel(p.Manifest.Config))
+			name, _ := CanonicalModelName(ServedModel(p.Manifest.Config))
 			byModel[name] = append(byModel[name], p)
 		}
 	}
@@ -145,7 +146,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		system = filepath.Base(filepath.Clean(o.Sweeps[0]))
 	}
 	missing := sub.missing()
-	var curves []*report.System
+	var curves []*curve.System
 	for _, model := range slices.Sorted(maps.Keys(byModel)) {
 		pts := byModel[model]
 		seen := map[int]string{}
@@ -155,20 +156,20 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 			}
 			seen[p.Concurrency] = p.RunDir
 		}
-		if _, ok := report.CanonicalModelName(report.ServedModel(pts[0].Manifest.Config)); !ok {
+		if _, ok := CanonicalModelName(ServedModel(pts[0].Manifest.Config)); !ok {
 			missing = append(missing, fmt.Sprintf("%s/%s/%s: the runs served %q, which is not a benchmark model the checker accepts (%s)",
-				ResultsDir, system, model, report.ServedModel(pts[0].Manifest.Config), strings.Join(report.AcceptedModels(), ", ")))
+				ResultsDir, system, model, ServedModel(pts[0].Manifest.Config), strings.Join(AcceptedModels(), ", ")))
 		}
-		rs, _, err := report.CurveRuleset(o.Ruleset, pts)
+		rs, _, err := curve.CurveRuleset(o.Ruleset, pts)
 		if err != nil {
 			return nil, fmt.Errorf("submit: %w", err)
 		}
-		s := report.NewSystemWith(system, pts, sub.cmax(), rs)
-		if note := report.StandIn(s); note != "" {
+		s := curve.NewSystemWith(system, pts, sub.cmax(), rs)
+		if note := curve.StandIn(s); note != "" {
 			english.Fprintf(o.Log, "submit", english.Warning, "%s/%s/%s: token counts %s; the summaries' token figures are unofficial (result_summary.json agentrace.tokenizer says so)", ResultsDir, system, model, note)
 		}
 		for _, p := range s.Points {
-			if report.AccuracyResults(p) == nil {
+			if AccuracyResults(p) == nil {
 				missing = append(missing, fmt.Sprintf("%s/%s/%s/r%d/%s: the run has no %s (agentrace score %s)", ResultsDir, system, model, p.Concurrency, archive.PointAccuracyFile, schemas.ScoresFile, p.RunDir))
 			}
 		}
@@ -185,7 +186,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	root := claim.Dir()
 	d := sub.disclosure()
 	for _, s := range curves {
-		model, _ := report.CanonicalModelName(report.ServedModel(s.Points[0].Manifest.Config))
+		model, _ := CanonicalModelName(ServedModel(s.Points[0].Manifest.Config))
 		curve := filepath.Join(ResultsDir, system, model)
 		c := Curve{Dir: filepath.ToSlash(curve)}
 		util := utilization(s)
@@ -222,7 +223,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 }
 
 // writePoint writes one r<N>/ point folder.
-func writePoint(dir string, s *report.System, p *report.Point, d *report.Disclosure, sub *Submitter, util *float64) error {
+func writePoint(dir string, s *curve.System, p *curve.Point, d *Disclosure, sub *Submitter, util *float64) error {
 	summary, err := json.MarshalIndent(p.Summary, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", archive.SummaryFile, err)
@@ -231,9 +232,9 @@ func writePoint(dir string, s *report.System, p *report.Point, d *report.Disclos
 		name string
 		data []byte
 	}{
-		{archive.PointFile, report.PointYAML(s, p, d)},
+		{archive.PointFile, PointYAML(s, p, d)},
 		{archive.SummaryFile, append(summary, '\n')},
-		{archive.PointAccuracyFile, report.AccuracyResults(p)},
+		{archive.PointAccuracyFile, AccuracyResults(p)},
 	}
 	if sub.System != nil {
 		desc := make(map[string]any, len(sub.System)+2)
@@ -277,14 +278,14 @@ func writeEventLog(path string, l *eventLog, windowEndNs int64) error {
 // utilization is each point's tps_utilization as the checker derives it: its
 // system_tps (output tokens over the window) over the curve's highest, rounded
 // to 4 places; nil for a point without one.
-func utilization(s *report.System) map[*report.Point]*float64 {
+func utilization(s *curve.System) map[*curve.Point]*float64 {
 	top := 0.0
 	for _, p := range s.Points {
 		if v := float64(p.Summary.SystemTPS); p.Summary.SystemTPS.Valid() && v > top {
 			top = v
 		}
 	}
-	out := map[*report.Point]*float64{}
+	out := map[*curve.Point]*float64{}
 	for _, p := range s.Points {
 		if v := float64(p.Summary.SystemTPS); p.Summary.SystemTPS.Valid() && top > 0 {
 			u := math.Round(v/top*1e4) / 1e4
@@ -310,7 +311,7 @@ func writeFile(path string, data []byte) error {
 }
 
 // docsReadme is docs/README.md: what the tree holds and how agentrace made it.
-func docsReadme(res *Result, curves []*report.System) string {
+func docsReadme(res *Result, curves []*curve.System) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# Submission tree\n\nWritten by agentrace %s (`agentrace submit`)", schemas.ToolVersion)
 	if sha := schemas.GitSHA(); sha != "" {
@@ -328,7 +329,7 @@ func docsReadme(res *Result, curves []*report.System) string {
 
 // srcReadme is src/agentrace/README.md: how the points were measured and how to
 // measure them again.
-func srcReadme(curves []*report.System) string {
+func srcReadme(curves []*curve.System) string {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# agentrace %s\n\nThe benchmark client that measured these points: agentrace", schemas.ToolVersion)
 	if sha := schemas.GitSHA(); sha != "" {

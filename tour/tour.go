@@ -34,8 +34,10 @@ import (
 	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/simserver"
 	"github.com/agentrace/agentrace/simulate"
+	"github.com/agentrace/agentrace/submission"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -108,7 +110,7 @@ type Result struct {
 	// Verdict is the report's verdict (report.Report.Verdict: every curve check
 	// passed); FailedChecks are the checks that failed, as report.html lists them.
 	Verdict      bool
-	FailedChecks []report.Check
+	FailedChecks []curve.Check
 	ReportHTML   string
 	Ruleset      string
 	Tokenizer    string // "" when the server's usage counted output tokens
@@ -397,7 +399,7 @@ func (t *tour) report(ctx context.Context) error {
 		pubTok = t.tokDir
 	}
 	for _, sys := range rep.Systems {
-		if err := report.PublishSystem(sys, t.runsDir, pubTok, nil); err != nil {
+		if err := submission.PublishSystem(sys, t.runsDir, pubTok, nil); err != nil {
 			return err
 		}
 	}
@@ -412,7 +414,7 @@ func (t *tour) report(ctx context.Context) error {
 }
 
 // point is a reported point with its scores.
-func (t *tour) point(p *report.Point) Point {
+func (t *tour) point(p *curve.Point) Point {
 	pt := Point{Concurrency: p.Concurrency, SystemTPS: float64(p.SystemTPS), Interactivity: float64(p.E2EAvgInteractivity), RunDir: p.RunDir}
 	s := t.scores[p.Concurrency]
 	if s == nil {

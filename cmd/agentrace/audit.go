@@ -4,8 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentrace/agentrace/score/checker"
 	"runtime"
+
+	"github.com/agentrace/agentrace/score/checker"
 
 	"github.com/agentrace/agentrace/audit"
 	"github.com/agentrace/agentrace/internal/outguard"

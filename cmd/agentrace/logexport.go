@@ -7,9 +7,9 @@ import (
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/outguard"
-	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/urfave/cli/v3"
 )
 
@@ -40,7 +40,7 @@ func logExportCommand() *cli.Command {
 			if c.NArg() == 0 {
 				return argsError("log export", "no run directory given")
 			}
-			dirs, err := report.RunDirs(c.Args().Slice())
+			dirs, err := curve.RunDirs(c.Args().Slice())
 			if err != nil {
 				return fmt.Errorf("log export: %w", err)
 			}

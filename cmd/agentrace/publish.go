@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"github.com/agentrace/agentrace/report"
+	"github.com/agentrace/agentrace/submission"
 	"github.com/urfave/cli/v3"
 )
 
@@ -46,7 +46,7 @@ func publishCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			_, err = report.Publish(ctx, report.PublishOptions{
+			_, err = submission.Publish(ctx, submission.PublishOptions{
 				Runs: runs, CMax: int(c.Int("cmax")), Ruleset: curveRuleset(c),
 				TokenizerDir: tokDir, Log: c.Root().ErrWriter,
 			})

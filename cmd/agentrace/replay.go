@@ -19,9 +19,9 @@ import (
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/swebench"
-	"github.com/agentrace/agentrace/report"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/urfave/cli/v3"
 )
 
@@ -387,10 +387,10 @@ func logCommand() *cli.Command {
 				if err != nil || !st.IsDir() {
 					return dump(c.Root().Writer, path)
 				}
-				if report.IsRunDir(path) {
+				if curve.IsRunDir(path) {
 					return dump(c.Root().Writer, filepath.Join(path, schemas.TurnLogFile))
 				}
-				dirs, err := report.RunDirs([]string{path}) // a sweep: its c<N>/ runs
+				dirs, err := curve.RunDirs([]string{path}) // a sweep: its c<N>/ runs
 				if err != nil {
 					return fmt.Errorf("log dump: %w", err)
 				}

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/agentrace/agentrace/score/checker"
 	"io"
 	"path/filepath"
+
+	"github.com/agentrace/agentrace/score/checker"
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/report"

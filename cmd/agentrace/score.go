@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/agentrace/agentrace/score/checker"
 	"os"
 	"runtime"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agentrace/agentrace/score/checker"
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/progress"

@@ -1,17 +1,13 @@
-package report
+package metrics
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentrace/agentrace/score/checker"
 	"math"
 	"strconv"
 
-	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/agentrace/agentrace/score/archive"
-	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 )
 
@@ -27,7 +23,7 @@ type TokenCounter interface {
 }
 
 // ISLCounter returns the input tokens of a turn by the reference tokenizer; ok is
-// false when it cannot tell (the report then falls back to server usage).
+// false when it cannot tell (the fold then falls back to server usage).
 type ISLCounter func(rec *schemas.TurnRecord) (n int, ok bool, err error)
 
 // Num is a metric value; NaN (no samples) is written to JSON as null.
@@ -58,209 +54,6 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 
 // Valid tells whether the value is a finite number.
 func (n Num) Valid() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
-
-// MarshalJSON writes the point with its region null when it has none (a missing
-// value is null, never "", as in points.parquet).
-func (p Point) MarshalJSON() ([]byte, error) {
-	type plain Point
-	var region *string
-	if p.Region != "" {
-		region = &p.Region
-	}
-	return json.Marshal(struct {
-		plain
-		Region *string `json:"region"`
-	}{plain(p), region})
-}
-
-// Point is one measurement point of the curve: one run at one concurrency, with the
-// rules' metrics over its performance window. Its JSON form is one element of
-// points.json; the field names are part of the report's contract.
-type Point struct {
-	System      string `json:"system"`
-	RunDir      string `json:"run_dir"`
-	Concurrency int    `json:"concurrency"`
-	// Region is the §5.5 region of Concurrency ("" outside every region: null in
-	// points.json and points.parquet).
-	Region string `json:"region"`
-
-	SystemTPS                Num   `json:"system_tps"`
-	E2EAvgInteractivity      Num   `json:"e2e_avg_interactivity"`
-	OutputTokensPerTurnTotal int64 `json:"output_tokens_per_turn_total"`
-	E2ETurnTimeSecondsTotal  Num   `json:"e2e_turn_time_seconds_total"`
-	TokenTimes
-
-	ITLP50Ms     Num `json:"itl_p50_ms"`
-	ITLP90Ms     Num `json:"itl_p90_ms"`
-	ITLP99Ms     Num `json:"itl_p99_ms"`
-	LatencyP50Ms Num `json:"latency_p50_ms"`
-	LatencyP90Ms Num `json:"latency_p90_ms"`
-	LatencyP99Ms Num `json:"latency_p99_ms"`
-
-	// ISL and OSL are the performance window's input and output token statistics;
-	// OSLFullRun covers every completed turn of the run (the OSL gate's input).
-	ISL        *Stats `json:"isl"`
-	OSL        *Stats `json:"osl"`
-	OSLFullRun *Stats `json:"osl_full_run"`
-
-	// ProgressRate is the distribution over trajectories of output tokens / (e2e
-	// time - total delay), in tokens per second.
-	ProgressRate *Stats `json:"progress_rate_tokens_per_s"`
-	// PrefixCacheHitRatio is sum(cached_tokens) / sum(prompt_tokens) over window
-	// turns whose server reported both; null when none did.
-	PrefixCacheHitRatio Num `json:"prefix_cache_hit_ratio"`
-	PrefixCacheTurns    int `json:"prefix_cache_turns"`
-	// ClientLagP99Ms is the P99 of issued - scheduled over the window's turns.
-	ClientLagP99Ms Num `json:"client_lag_p99_ms"`
-
-	// TurnsPerS is the request throughput: completed (ok) window turns per second
-	// of the window.
-	TurnsPerS Num `json:"turns_per_s"`
-	// Domains splits the window's latency and throughput by domain (coding,
-	// workflow): the same metrics over each domain's turns.
-	Domains map[string]*DomainMetrics `json:"domains"`
-	// ErrorKinds counts every turn of the run that did not succeed by kind
-	// (runlog.ErrorKind: http_429, http_5xx, stream_cut, timeout, aborted, ...).
-	ErrorKinds map[string]int `json:"error_kinds"`
-	// SLO is the share of completed window turns within the thresholds given to
-	// the report (--slo-ttft-ms, --slo-tps-per-user); nil when none was given.
-	SLO *SLOView `json:"slo,omitempty"`
-
-	// Counts are all turns of the run by status; WindowCounts the performance
-	// window's issued turns by status.
-	Counts       map[string]int `json:"counts"`
-	WindowCounts map[string]int `json:"window_counts"`
-	Issued       int            `json:"n_samples_issued"`
-	Completed    int            `json:"n_samples_completed"`
-	Failed       int            `json:"n_samples_failed"`
-
-	WindowStartNs   int64 `json:"window_start_ns"`
-	WindowEndNs     int64 `json:"window_end_ns"`
-	WindowDurationS Num   `json:"window_duration_s"`
-	// TurnsExcludedByWindow counts turns issued after the window closed;
-	// TurnsNotIssued counts turns never sent (aborted after a failure).
-	TurnsExcludedByWindow int `json:"turns_excluded_by_window"`
-	TurnsNotIssued        int `json:"turns_not_issued"`
-
-	// TokenSource names where OSL counts came from ("tokenizer:<name>" or
-	// "server_usage"); ISLSource likewise. Unofficial is true unless both are the
-	// reference tokenizer.
-	TokenSource string `json:"token_source"`
-	ISLSource   string `json:"isl_source"`
-	// ISLNote and TokenNote say why official counts were not available for some
-	// turns, "" when they were.
-	ISLNote   string `json:"isl_note,omitempty"`
-	TokenNote string `json:"token_note,omitempty"`
-	// LogNote says the turn log was cut short or is not a finished run's (a killed
-	// run, one still being written), "" otherwise.
-	LogNote string `json:"log_note,omitempty"`
-	// ITLNote says why ITL is null although chunks were timed: the server wrote
-	// most chunks in bursts (CoalescedITL), so their gaps measure the client's
-	// read loop, not the server.
-	ITLNote string `json:"itl_note,omitempty"`
-	// WindowNote says the performance window is too short for its metrics to be
-	// more than noise (ShortWindow), "" otherwise.
-	WindowNote string `json:"window_note,omitempty"`
-	Unofficial bool   `json:"unofficial"`
-	// Tokenizer is the tokenizer the counts were made with and whether it is a
-	// stand-in for the model's own (which makes the point Unofficial); nil
-	// without one.
-	Tokenizer *schemas.TokenizerUse `json:"tokenizer,omitempty"`
-	// MissingOSL counts completed window turns without any token count.
-	MissingOSL int `json:"missing_osl"`
-
-	// Gates are the accuracy gates of scores.json when present.
-	// GatesPass is null when the point was not scored or its verdict is "not
-	// evaluated" (GatesOutcome); GateCounts counts the gates by outcome.
-	Gates        []schemas.Gate      `json:"gates,omitempty"`
-	GatesPass    *bool               `json:"gates_pass,omitempty"`
-	GatesOutcome string              `json:"gates_outcome,omitempty"`
-	GateCounts   *schemas.GateCounts `json:"gate_counts,omitempty"`
-	Ruleset      string              `json:"ruleset,omitempty"`
-
-	// Kind is the run's kind (agentrace, reference, submission).
-	Kind string `json:"kind,omitempty"`
-	// DeclaredRegion, MaxSupportedConcurrency, LoadPattern and DatasetName are what
-	// a submission point's point.yaml (and system_desc.json) declare.
-	DeclaredRegion          string `json:"declared_region,omitempty"`
-	MaxSupportedConcurrency int    `json:"max_supported_concurrency,omitempty"`
-	LoadPattern             string `json:"load_pattern,omitempty"`
-	DatasetName             string `json:"dataset_name,omitempty"`
-	// MissingFiles lists the files a submission point lacks that the checker
-	// requires (point.yaml, a result summary): measurement-points-present and
-	// result-summary-present.
-	MissingFiles []string `json:"missing_files,omitempty"`
-	// FileChecks are the submission checker's findings on a submission point's
-	// point.yaml and system_desc.json (malformed, out-of-range or inconsistent
-	// values), each with the checker's rule id and severity.
-	FileChecks []archive.FileCheck `json:"file_checks,omitempty"`
-	// CheckerFindings are the submission checker's errors and warnings that
-	// concern a submission point, in a folder or an archive (its own, its curve's, system's and
-	// tree's: rule, severity, level, scope, point, path, reason), judged as the
-	// checker judges the tree (score/checker); null where the point was not judged.
-	CheckerFindings []checker.Finding `json:"checker_findings,omitempty"`
-	// CheckerNotEvaluated are the structure rules not evaluated because only a
-	// system folder, not a whole submission, was given.
-	CheckerNotEvaluated []string `json:"checker_not_evaluated,omitempty"`
-	// SWEBench is the point's SWE-bench result (its scores.json, or a submission's
-	// published accuracy results), one input to the curve's mean; nil when none.
-	SWEBench *float64 `json:"swebench,omitempty"`
-	// SWEBenchProblem says why a submission point's published swe_bench entry was
-	// not used, with the checker's severity (an error fails the curve's gate).
-	SWEBenchProblem *schemas.Problem `json:"swebench_problem,omitempty"`
-
-	// AsPublished lists the metrics taken from the point's published result
-	// summary because nothing re-derived them (no token counts: give --tokenizer);
-	// PublishedDiffers holds the published value of each metric re-derived more
-	// than 1% away from it (the re-derived value is the one shown).
-	AsPublished      []string           `json:"as_published,omitempty"`
-	PublishedDiffers map[string]float64 `json:"published_differs,omitempty"`
-
-	// PublishedSummary is a reference run's or submission point's published result
-	// summary, as read (nil for agentrace runs).
-	PublishedSummary json.RawMessage `json:"-"`
-
-	// Manifest is the run's manifest (settings, dataset hash).
-	Manifest schemas.RunManifest `json:"-"`
-	// conditions are the official settings as the run's files record them.
-	conditions official.Conditions
-	// point: the run is a submission tree's point (runread.IsPoint), whose
-	// published files the checker's point rules read. eventLog: its turns come
-	// from an event log, not agentrace's turn log (runread.HasTurnLog), so its
-	// state is a result summary's, when it publishes one.
-	point, eventLog bool
-	// checkerJudged is set when the submission checker judged the point.
-	checkerJudged bool
-	// Rows are per-row values of the run's turn log, in log order, for the
-	// report's turns.parquet: OSL, ISL and TPOT as the metrics counted them.
-	Rows RowValues `json:"-"`
-	// Flight holds the (issued, completed) run-clock times of every sent turn, for
-	// the in-flight timeline (completed 0 when the turn never completed).
-	Flight [][2]int64 `json:"-"`
-	// source is the run the point was read from (its turn log feeds the report's
-	// turns.parquet) and datasetDir its dataset folder, "" when unknown;
-	// systemDesc is a submission point's own system_desc.json as the curve's
-	// C_max reads it (archive.CurveCMax).
-	source     *archive.Run
-	systemDesc *archive.SystemDescCopy
-	datasetDir string
-	// Samples are per-turn values for the plots.
-	Samples []TurnSample `json:"-"`
-	// Summary is the reference-shaped result_summary.json of the point.
-	Summary *ResultSummary `json:"-"`
-
-	// ServerTelemetry is what the server's scraped metrics said over the window
-	// (server-reported, not a rules metric; its fields null without them).
-	ServerTelemetry
-
-	// ScoresNote says the run's scores.json was stale (another state of its turn
-	// log) and the run was scored again on the spot, "" otherwise.
-	ScoresNote string `json:"scores_note,omitempty"`
-
-	scores *schemas.Scores
-	// log identifies the turn log the point was folded from (an agentrace run).
-	log *schemas.TurnLogIdentity
-}
 
 // TokenTimes are the TTFT and TPOT percentiles (ms) of a set of window turns,
 // and the tps_per_user they give, 1000 / the TPOT P90: a point's and each of its
@@ -379,13 +172,10 @@ func NewAccumulator(m schemas.RunManifest, tok TokenCounter, isl ISLCounter) *Ac
 	a := &Accumulator{m: m, tok: tok, isl: isl, trajs: map[int32]*trajectory{}}
 	a.ref.init()
 	a.p = Point{
-		Concurrency:  m.Config.Concurrency,
 		Counts:       map[string]int{},
 		WindowCounts: map[string]int{},
 		Domains:      map[string]*DomainMetrics{},
 		ErrorKinds:   map[string]int{},
-		Manifest:     m,
-		conditions:   runread.Conditions(archive.Facts{Manifest: &m}, 0),
 	}
 	return a
 }
@@ -821,4 +611,13 @@ func (p *Point) ApplySLO(ttftMs, tpsPerUser float64) {
 	n := float64(v.Turns)
 	v.TTFTMet, v.SpeedMet, v.BothMet = div(float64(ttftOK), n), div(float64(speedOK), n), div(float64(both), n)
 	p.SLO = v
+}
+
+// FoldRun folds a run's records into a Point.
+func FoldRun(m schemas.RunManifest, recs []schemas.TurnRecord, tok TokenCounter, isl ISLCounter) (*Point, error) {
+	a := NewAccumulator(m, tok, isl)
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	return a.Close()
 }

@@ -1,4 +1,4 @@
-package report
+package submission
 
 import (
 	"bytes"
@@ -12,13 +12,16 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/python"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
 	"github.com/sourcegraph/conc/iter"
@@ -69,14 +72,14 @@ type PublishOptions struct {
 // sweep_summary.csv (one row per point: the headline figures as the checker
 // derives them from the summaries, the inline accuracy, the point's gates and the
 // curve's verdict). It returns the systems it judged.
-func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
+func Publish(ctx context.Context, o PublishOptions) ([]*curve.System, error) {
 	if len(o.Runs) == 0 {
 		return nil, errors.New("publish: no run or sweep folder given")
 	}
 	if o.Log == nil {
 		o.Log = io.Discard
 	}
-	var tok TokenCounter
+	var tok metrics.TokenCounter
 	var tk *tokens.Tokenizer
 	if o.TokenizerDir != "" {
 		var err error
@@ -85,22 +88,22 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 		}
 		tok = tk
 	}
-	islFor := newISLSource(ctx, tk).forRun
-	var systems []*System
+	islFor := metrics.NewISLSource(ctx, tk)
+	var systems []*curve.System
 	for _, arg := range o.Runs {
-		pts, sweep, src, err := LoadAgentraceRuns(ctx, arg, LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, nil)
+		pts, sweep, src, err := LoadAgentraceRuns(ctx, arg, curve.LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		defer src.Close()
-		rs, _, err := CurveRuleset(o.Ruleset, pts)
+		rs, _, err := curve.CurveRuleset(o.Ruleset, pts)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		name := filepath.Base(filepath.Clean(arg))
-		s := NewSystemWith(name, pts, o.CMax, rs)
+		s := curve.NewSystemWith(name, pts, o.CMax, rs)
 		systems = append(systems, s)
-		if note := StandIn(s); note != "" {
+		if note := curve.StandIn(s); note != "" {
 			english.Fprintf(o.Log, "publish", english.Warning, "%s: token counts %s; the published token figures are unofficial (result_summary.json agentrace.tokenizer says so)", name, note)
 		}
 		// A sweep folder named as such gets the curve's table.
@@ -122,7 +125,7 @@ func Publish(ctx context.Context, o PublishOptions) ([]*System, error) {
 // in it, or none, is an error. onRecord, when set, gives each run's
 // LoadOptions.OnRecord. The points' runs (Point.Run) are read through the source
 // returned, which the caller closes when done with them.
-func LoadAgentraceRuns(ctx context.Context, arg string, o LoadOptions, onRecord func(*archive.Run) func(*schemas.TurnRecord) error) (pts []*Point, sweep bool, _ *archive.Source, err error) {
+func LoadAgentraceRuns(ctx context.Context, arg string, o curve.LoadOptions, onRecord func(*archive.Run) func(*schemas.TurnRecord) error) (pts []*curve.Point, sweep bool, _ *archive.Source, err error) {
 	src, inner, err := archive.OpenPath(arg, archive.Limits{})
 	if err != nil {
 		return nil, false, nil, err
@@ -147,7 +150,7 @@ func LoadAgentraceRuns(ctx context.Context, arg string, o LoadOptions, onRecord 
 			return nil, false, nil, fmt.Errorf("%q is a %s run: only agentrace runs are published (audit reads the others as they are)", r.Label, r.Kind)
 		}
 	}
-	pts, err = iter.MapErr(runs, func(run **archive.Run) (*Point, error) {
+	pts, err = iter.MapErr(runs, func(run **archive.Run) (*curve.Point, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
@@ -155,7 +158,7 @@ func LoadAgentraceRuns(ctx context.Context, arg string, o LoadOptions, onRecord 
 		if onRecord != nil {
 			ro.OnRecord = onRecord(*run)
 		}
-		return LoadRunWith(ctx, *run, ro)
+		return curve.LoadRunWith(ctx, *run, ro)
 	})
 	if err != nil {
 		return nil, false, nil, err
@@ -167,16 +170,16 @@ func LoadAgentraceRuns(ctx context.Context, arg string, o LoadOptions, onRecord 
 // folded by LoadRun or a report) into their run folders, and its
 // sweep_summary.csv into sweepDir ("" for none). tokenizerDir names the tokenizer
 // the points were counted with (an input the files may not overlap).
-func PublishSystem(s *System, sweepDir, tokenizerDir string, log io.Writer) error {
+func PublishSystem(s *curve.System, sweepDir, tokenizerDir string, log io.Writer) error {
 	if log == nil {
 		log = io.Discard
 	}
 	var runs []*archive.Run
 	for _, p := range s.Points {
-		if p.source == nil || !runread.HasTurnLog(p.source) || p.source.Source.Kind != archive.SourceDir {
+		if p.Run() == nil || !runread.HasTurnLog(p.Run()) || p.Run().Source.Kind != archive.SourceDir {
 			return fmt.Errorf("publish: %q is not an agentrace run folder", p.RunDir)
 		}
-		runs = append(runs, p.source)
+		runs = append(runs, p.Run())
 		if err := publishPoint(s, p, tokenizerDir, log); err != nil {
 			return err
 		}
@@ -203,9 +206,9 @@ func runInputs(runs []*archive.Run, extra ...string) []string {
 	return append(in, extra...)
 }
 
-func publishPoint(s *System, p *Point, tokenizerDir string, log io.Writer) error {
-	dir := p.source.Source.Label(p.source.Dir)
-	in := runInputs([]*archive.Run{p.source}, tokenizerDir)
+func publishPoint(s *curve.System, p *curve.Point, tokenizerDir string, log io.Writer) error {
+	dir := p.Run().Source.Label(p.Run().Dir)
+	in := runInputs([]*archive.Run{p.Run()}, tokenizerDir)
 	b, err := json.MarshalIndent(p.Summary, "", "  ")
 	if err != nil {
 		return fmt.Errorf("publish: encode %s: %w", PublishedSummary, err)
@@ -286,30 +289,30 @@ func isOurSweepSummary(path string) bool {
 // was scored with a SWE-bench harness report, a swe_bench entry (dataset_type
 // accuracy) and average_accuracy over the accuracy entries. nil when the run has
 // no scores.json.
-func AccuracyResults(p *Point) []byte {
-	s := p.scores
+func AccuracyResults(p *curve.Point) []byte {
+	s := p.Scores()
 	if s == nil {
 		return nil
 	}
-	unit := datasetClientTurns(p.datasetDir)
+	unit := datasetClientTurns(p.DatasetDir())
 	var entries [][]byte
 	entry := func(name string, score float64, unit, total any, dur float64, complete bool, typ string) {
-		var e jsonObject
-		_ = e.val("dataset_name", name)
-		e.raw("extractor", []byte("null"))
-		e.raw("ground_truth_column", []byte("null"))
+		var e metrics.JSONObject
+		_ = e.Val("dataset_name", name)
+		e.Raw("extractor", []byte("null"))
+		e.Raw("ground_truth_column", []byte("null"))
 		if math.IsNaN(score) {
-			e.raw("score", []byte("null"))
+			e.Raw("score", []byte("null"))
 		} else {
-			e.raw("score", jsonNum(nil, score))
+			e.Raw("score", datasets.AppendPyFloat(nil, score))
 		}
-		_ = e.val("unit_samples", unit)
-		e.raw("num_repeats", []byte("1"))
-		_ = e.val("total_samples", total)
-		e.raw("duration_s", jsonNum(nil, dur))
-		e.raw("complete", strconv.AppendBool(nil, complete))
-		_ = e.val("dataset_type", typ)
-		entries = append(entries, e.bytes())
+		_ = e.Val("unit_samples", unit)
+		e.Raw("num_repeats", []byte("1"))
+		_ = e.Val("total_samples", total)
+		e.Raw("duration_s", datasets.AppendPyFloat(nil, dur))
+		e.Raw("complete", strconv.AppendBool(nil, complete))
+		_ = e.Val("dataset_type", typ)
+		entries = append(entries, e.Bytes())
 	}
 	dur := 0.0
 	if p.Manifest.EndedNs > 0 {
@@ -320,18 +323,18 @@ func AccuracyResults(p *Point) []byte {
 		inline = math.NaN() // no turn scored: null, as the reference scorer writes it
 	}
 	entry(score.PerformanceDatasetType, inline, unit, s.Turns.Issued, dur, p.Manifest.State == schemas.RunComplete, score.PerformanceDatasetType)
-	var o jsonObject
+	var o metrics.JSONObject
 	if sw := s.SWEBench; sw != nil {
 		entry(score.SWEBenchDataset, sw.Score, sw.Evaluated, sw.Evaluated, 0, !sw.Incomplete, "accuracy")
-		o.raw("average_accuracy", jsonNum(nil, sw.Score))
+		o.Raw("average_accuracy", datasets.AppendPyFloat(nil, sw.Score))
 	}
-	o.raw("accuracy_scores", append(append([]byte("["), bytes.Join(entries, []byte(","))...), ']'))
-	var ag jsonObject
-	_ = ag.val("tool_version", schemas.ToolVersion)
-	_ = ag.val("source", "scores.json (agentrace score): inline accuracy as the reference scorer computes it")
-	o.raw("agentrace", ag.bytes())
+	o.Raw("accuracy_scores", append(append([]byte("["), bytes.Join(entries, []byte(","))...), ']'))
+	var ag metrics.JSONObject
+	_ = ag.Val("tool_version", schemas.ToolVersion)
+	_ = ag.Val("source", "scores.json (agentrace score): inline accuracy as the reference scorer computes it")
+	o.Raw("agentrace", ag.Bytes())
 	var b bytes.Buffer
-	if err := json.Indent(&b, o.bytes(), "", "  "); err != nil {
+	if err := json.Indent(&b, o.Bytes(), "", "  "); err != nil {
 		return nil
 	}
 	return append(b.Bytes(), '\n')
@@ -365,7 +368,7 @@ var sweepHeader = []string{"concurrency", "region", "n_samples_issued", "n_sampl
 // region (point.yaml's), the figures of its result_summary.json as the checker
 // derives them (times in ms), its inline accuracy and gates, and the curve's
 // verdict. A value not available is an empty cell.
-func SweepSummaryCSV(s *System) []byte {
+func SweepSummaryCSV(s *curve.System) []byte {
 	var b strings.Builder
 	b.WriteString(strings.Join(sweepHeader, ",") + "\n")
 	verdict := "pass"
@@ -380,13 +383,13 @@ func SweepSummaryCSV(s *System) []byte {
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64)
 	}
-	ms := func(blk *StatBlock, p float64) string {
+	ms := func(blk *metrics.StatBlock, p float64) string {
 		if blk == nil || blk.Count == 0 {
 			return ""
 		}
 		return num(blk.Percentile(p) / 1e6)
 	}
-	avg := func(blk *StatBlock) string {
+	avg := func(blk *metrics.StatBlock) string {
 		if blk == nil || blk.Count == 0 {
 			return ""
 		}
@@ -395,8 +398,8 @@ func SweepSummaryCSV(s *System) []byte {
 	for _, p := range s.Points {
 		rs := p.Summary
 		acc, gates := "", ""
-		if p.scores != nil {
-			acc = num(p.scores.Score)
+		if p.Scores() != nil {
+			acc = num(p.Scores().Score)
 		}
 		if p.GatesPass != nil {
 			gates = strconv.FormatBool(*p.GatesPass)

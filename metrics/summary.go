@@ -1,4 +1,4 @@
-package report
+package metrics
 
 import (
 	"bytes"
@@ -34,13 +34,6 @@ import (
 // turns sent alone, as agentrace's "issued" does), n_samples_completed counts
 // failed turns too, and completed + failed exceeds issued when a turn failed.
 
-// statusNotIssued and statusCancelled are the turn log's statuses of turns never
-// sent because issuing stopped and of turns cut in flight (turn log version 2).
-const (
-	statusNotIssued = "not_issued"
-	statusCancelled = "cancelled"
-)
-
 // refEvents is what the reference would have published for one turn.
 type refEvents struct {
 	// tracked: issued (ISSUED published) while performance tracking was on.
@@ -56,7 +49,7 @@ type refEvents struct {
 func refEventsOf(rec *schemas.TurnRecord) refEvents {
 	var e refEvents
 	switch rec.Status {
-	case statusNotIssued:
+	case schemas.StatusNotIssued:
 		return e
 	case schemas.StatusAborted:
 		e.completed, e.failed = true, true
@@ -65,7 +58,7 @@ func refEventsOf(rec *schemas.TurnRecord) refEvents {
 		// A sample still in flight when an event log ended has no COMPLETE.
 		e.completed = rec.CompletedNs > 0
 		e.failed = e.completed && rec.Status != schemas.StatusOK
-	case statusCancelled:
+	case schemas.StatusCancelled:
 		e.sent = true
 	default:
 		e.sent = rec.IssuedNs > 0
@@ -335,13 +328,14 @@ func (a *Accumulator) summary() *ResultSummary {
 	return rs
 }
 
-// jsonObject writes a JSON object with keys in the order they are added.
-type jsonObject struct {
+// JSONObject writes a JSON object with keys in the order they are added, as the
+// reference's files are: the result summary, and accuracy_results.json beside it.
+type JSONObject struct {
 	buf bytes.Buffer
 	n   int
 }
 
-func (o *jsonObject) key(k string) {
+func (o *JSONObject) key(k string) {
 	if o.n == 0 {
 		o.buf.WriteByte('{')
 	} else {
@@ -352,26 +346,30 @@ func (o *jsonObject) key(k string) {
 	o.buf.WriteByte(':')
 }
 
-func (o *jsonObject) raw(k string, v []byte) { o.key(k); o.buf.Write(v) }
+// Raw adds a key with an already encoded value.
+func (o *JSONObject) Raw(k string, v []byte) { o.key(k); o.buf.Write(v) }
 
-func (o *jsonObject) val(k string, v any) error {
+// Val adds a key with v as encoding/json writes it.
+func (o *JSONObject) Val(k string, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	o.raw(k, b)
+	o.Raw(k, b)
 	return nil
 }
 
-func (o *jsonObject) num(k string, v Num) {
+// Num adds a key with a number as msgspec writes it, null when not finite.
+func (o *JSONObject) Num(k string, v Num) {
 	if !v.Valid() {
-		o.raw(k, []byte("null"))
+		o.Raw(k, []byte("null"))
 		return
 	}
-	o.raw(k, jsonNum(nil, float64(v)))
+	o.Raw(k, jsonNum(nil, float64(v)))
 }
 
-func (o *jsonObject) bytes() []byte {
+// Bytes closes the object and returns it.
+func (o *JSONObject) Bytes() []byte {
 	if o.n == 0 {
 		return []byte("{}")
 	}
@@ -381,28 +379,28 @@ func (o *jsonObject) bytes() []byte {
 
 // MarshalJSON writes the summary in the reference's key order.
 func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
-	var o jsonObject
-	if err := o.val("version", rs.Version); err != nil {
+	var o JSONObject
+	if err := o.Val("version", rs.Version); err != nil {
 		return nil, err
 	}
 	if rs.GitSHA == "" {
-		o.raw("git_sha", []byte("null"))
-	} else if err := o.val("git_sha", rs.GitSHA); err != nil {
+		o.Raw("git_sha", []byte("null"))
+	} else if err := o.Val("git_sha", rs.GitSHA); err != nil {
 		return nil, err
 	}
-	o.raw("test_started_at", []byte("0"))
-	o.raw("n_samples_issued", strconv.AppendInt(nil, int64(rs.NSamplesIssued), 10))
-	o.raw("n_samples_completed", strconv.AppendInt(nil, int64(rs.NSamplesCompleted), 10))
-	o.raw("n_samples_failed", strconv.AppendInt(nil, int64(rs.NSamplesFailed), 10))
+	o.Raw("test_started_at", []byte("0"))
+	o.Raw("n_samples_issued", strconv.AppendInt(nil, int64(rs.NSamplesIssued), 10))
+	o.Raw("n_samples_completed", strconv.AppendInt(nil, int64(rs.NSamplesCompleted), 10))
+	o.Raw("n_samples_failed", strconv.AppendInt(nil, int64(rs.NSamplesFailed), 10))
 	if rs.DurationNs > 0 {
-		o.raw("duration_ns", strconv.AppendInt(nil, rs.DurationNs, 10))
+		o.Raw("duration_ns", strconv.AppendInt(nil, rs.DurationNs, 10))
 	} else {
-		o.raw("duration_ns", []byte("null"))
+		o.Raw("duration_ns", []byte("null"))
 	}
-	if err := o.val("state", rs.State); err != nil {
+	if err := o.Val("state", rs.State); err != nil {
 		return nil, err
 	}
-	o.raw("complete", strconv.AppendBool(nil, rs.Complete))
+	o.Raw("complete", strconv.AppendBool(nil, rs.Complete))
 	for _, b := range []struct {
 		k string
 		v *StatBlock
@@ -411,51 +409,51 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		o.raw(b.k, j)
+		o.Raw(b.k, j)
 	}
-	o.raw("legacy_loadgen_window_duration_ns", []byte("null"))
-	o.num("qps", rs.QPS)
-	o.num("tps", rs.TPS)
-	var fr jsonObject
+	o.Raw("legacy_loadgen_window_duration_ns", []byte("null"))
+	o.Num("qps", rs.QPS)
+	o.Num("tps", rs.TPS)
+	var fr JSONObject
 	for _, k := range finishReasonKeys {
-		fr.raw(k, strconv.AppendInt(nil, int64(rs.FinishReasonCounts[k]), 10))
+		fr.Raw(k, strconv.AppendInt(nil, int64(rs.FinishReasonCounts[k]), 10))
 	}
-	o.raw("finish_reason_counts", fr.bytes())
+	o.Raw("finish_reason_counts", fr.Bytes())
 	// run_config: the reference's keys; agentrace has no warmup and draws no random
 	// numbers to schedule or load: its seeds are recorded as the reference records
 	// them (null when the manifest has none).
-	var lp, wu, rc jsonObject
-	_ = lp.val("type", "agentic_inference")
-	lp.raw("target_qps", []byte("null"))
-	lp.raw("target_concurrency", strconv.AppendInt(nil, int64(rs.Concurrency), 10))
-	wu.raw("enabled", []byte("false"))
-	wu.raw("n_requests", []byte("null"))
-	wu.raw("salt", []byte("false"))
-	wu.raw("drain", []byte("false"))
+	var lp, wu, rc JSONObject
+	_ = lp.Val("type", "agentic_inference")
+	lp.Raw("target_qps", []byte("null"))
+	lp.Raw("target_concurrency", strconv.AppendInt(nil, int64(rs.Concurrency), 10))
+	wu.Raw("enabled", []byte("false"))
+	wu.Raw("n_requests", []byte("null"))
+	wu.Raw("salt", []byte("false"))
+	wu.Raw("drain", []byte("false"))
 	seed := func(v func(*schemas.RunSeeds) json.Number) []byte {
 		if rs.Seeds == nil || v(rs.Seeds) == "" {
 			return []byte("null")
 		}
 		return []byte(v(rs.Seeds))
 	}
-	wu.raw("warmup_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Warmup }))
-	rc.raw("load_pattern", lp.bytes())
-	rc.raw("warmup", wu.bytes())
-	rc.raw("scheduler_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Scheduler }))
-	rc.raw("dataloader_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Dataloader }))
-	o.raw("run_config", rc.bytes())
+	wu.Raw("warmup_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Warmup }))
+	rc.Raw("load_pattern", lp.Bytes())
+	rc.Raw("warmup", wu.Bytes())
+	rc.Raw("scheduler_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Scheduler }))
+	rc.Raw("dataloader_random_seed", seed(func(s *schemas.RunSeeds) json.Number { return s.Dataloader }))
+	o.Raw("run_config", rc.Bytes())
 
-	o.raw("output_tokens_per_turn_total", strconv.AppendInt(nil, rs.OutputTokensPerTurnTotal, 10))
-	o.num("e2e_turn_time_seconds_total", rs.E2ETurnTimeSecondsTotal)
-	o.num("e2e_avg_interactivity", rs.E2EAvgInteractivity)
-	o.num("system_tps", rs.SystemTPS)
-	o.num("tps_per_user", rs.TPSPerUser)
+	o.Raw("output_tokens_per_turn_total", strconv.AppendInt(nil, rs.OutputTokensPerTurnTotal, 10))
+	o.Num("e2e_turn_time_seconds_total", rs.E2ETurnTimeSecondsTotal)
+	o.Num("e2e_avg_interactivity", rs.E2EAvgInteractivity)
+	o.Num("system_tps", rs.SystemTPS)
+	o.Num("tps_per_user", rs.TPSPerUser)
 	full, err := rs.OSLFullRun.MarshalJSON()
 	if err != nil {
 		return nil, err
 	}
-	var fo jsonObject
-	fo.raw("output_sequence_lengths", full)
+	var fo JSONObject
+	fo.Raw("output_sequence_lengths", full)
 	c := rs.FullRun
 	if rs.OSLFullRun != nil {
 		c.Counted = rs.OSLFullRun.Count
@@ -464,25 +462,25 @@ func (rs *ResultSummary) MarshalJSON() ([]byte, error) {
 		k string
 		v int
 	}{{"n_turns_counted", c.Counted}, {"n_empty", c.Empty}, {"n_errors", c.Errors}, {"n_undecodable", c.Undecodable}, {"n_missing", c.Missing}} {
-		fo.raw(n.k, strconv.AppendInt(nil, int64(n.v), 10))
+		fo.Raw(n.k, strconv.AppendInt(nil, int64(n.v), 10))
 	}
-	fo.raw("partial", strconv.AppendBool(nil, c.Partial()))
-	o.raw("output_sequence_lengths_full_run", fo.bytes())
+	fo.Raw("partial", strconv.AppendBool(nil, c.Partial()))
+	o.Raw("output_sequence_lengths_full_run", fo.Bytes())
 
-	var ag jsonObject
-	_ = ag.val("tool_version", schemas.ToolVersion)
-	_ = ag.val("counting", Counting)
-	_ = ag.val("token_source", rs.TokenSource)
-	_ = ag.val("isl_source", rs.ISLSource)
-	ag.raw("unofficial", strconv.AppendBool(nil, rs.Unofficial))
+	var ag JSONObject
+	_ = ag.Val("tool_version", schemas.ToolVersion)
+	_ = ag.Val("counting", Counting)
+	_ = ag.Val("token_source", rs.TokenSource)
+	_ = ag.Val("isl_source", rs.ISLSource)
+	ag.Raw("unofficial", strconv.AppendBool(nil, rs.Unofficial))
 	if rs.Tokenizer != nil {
-		if err := ag.val("tokenizer", rs.Tokenizer); err != nil {
+		if err := ag.Val("tokenizer", rs.Tokenizer); err != nil {
 			return nil, err
 		}
 	}
-	if err := ag.val("turns_by_status", rs.Statuses); err != nil {
+	if err := ag.Val("turns_by_status", rs.Statuses); err != nil {
 		return nil, err
 	}
-	o.raw("agentrace", ag.bytes())
-	return o.bytes(), nil
+	o.Raw("agentrace", ag.Bytes())
+	return o.Bytes(), nil
 }

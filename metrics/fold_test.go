@@ -1,13 +1,11 @@
-package report
+package metrics
 
 import (
 	"encoding/json"
 	"math"
-	"strings"
 	"testing"
 
 	"github.com/agentrace/agentrace/schemas"
-	"github.com/agentrace/agentrace/score/rulesets"
 )
 
 func TestPercentileLower(t *testing.T) {
@@ -143,9 +141,6 @@ func TestFoldHandComputed(t *testing.T) {
 	if !p.Unofficial || p.TokenSource != "server_usage" || p.ISLSource != "server_usage" {
 		t.Errorf("token source %q / %q unofficial %v, want server usage, unofficial", p.TokenSource, p.ISLSource, p.Unofficial)
 	}
-	if got := Consistency(p, defaultTolerance(t)); len(got) != 0 {
-		t.Errorf("consistency of a fresh point: %v", got)
-	}
 	// The result summary carries times in ns under the reference's names.
 	b, err := json.Marshal(p.Summary)
 	if err != nil {
@@ -233,65 +228,6 @@ func TestNumJSON(t *testing.T) {
 	}
 }
 
-func TestConsistencyDetectsDrift(t *testing.T) {
-	m, recs := handRun()
-	p, err := FoldRun(m, recs, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.SystemTPS *= 1.02
-	p.TPSPerUser *= 0.98
-	p.Summary.NSamplesCompleted = 2
-	p.Summary.NSamplesFailed = 3
-	p.Counts["ok"]++
-	got := Consistency(p, defaultTolerance(t))
-	want := []string{"system_tps", "tps_per_user", "failed 3 > completed 2", `manifest counts 3 "ok" turns, the log 4`}
-	for _, w := range want {
-		found := false
-		for _, g := range got {
-			if strings.Contains(g, w) {
-				found = true
-			}
-		}
-		if !found {
-			t.Errorf("consistency did not report %q: %v", w, got)
-		}
-	}
-	// Within 1% passes.
-	p2, _ := FoldRun(m, recs, nil, nil)
-	p2.SystemTPS *= 1.009
-	if got := Consistency(p2, defaultTolerance(t)); len(got) != 0 {
-		t.Errorf("0.9%% drift reported: %v", got)
-	}
-}
-
-func TestNiceTicks(t *testing.T) {
-	ts := niceTicks(-1234, 26000)
-	var labels []string
-	for _, tk := range ts {
-		if tk.Label != "" {
-			labels = append(labels, tk.Label)
-		}
-	}
-	if got := strings.Join(labels, " "); got != "0 5000 10000 15000 20000 25000" {
-		t.Errorf("labels = %q", got)
-	}
-	ts = niceTicks(0.013, 0.0521)
-	labels = labels[:0]
-	for _, tk := range ts {
-		if tk.Label != "" {
-			labels = append(labels, tk.Label)
-		}
-	}
-	if got := strings.Join(labels, " "); got != "0.02 0.03 0.04 0.05" {
-		t.Errorf("labels = %q", got)
-	}
-}
-
-// TestITLAndNonStreamedTurns: ITL is measured over chunk_times alone (the chunks
-// the reference publishes a receive event for), never over tool_call_chunk_times;
-// a turn not streamed (first_token_ns 0, as replay logs it) gives no TTFT sample,
-// in points.json and in result_summary.json, as the reference times none.
 func TestITLAndNonStreamedTurns(t *testing.T) {
 	ms := int64(1e6)
 	m := schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 1, Trajectories: 2, Stream: true}, DatasetSize: 2, State: schemas.RunComplete}
@@ -322,11 +258,3 @@ func TestITLAndNonStreamedTurns(t *testing.T) {
 }
 
 // defaultTolerance is the default ruleset's metric-consistency tolerance.
-func defaultTolerance(t *testing.T) float64 {
-	t.Helper()
-	rs, err := rulesets.Load("")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rs.Curve.ConsistencyTolerance
-}

@@ -1,10 +1,12 @@
-package report
+package submission
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score/curve"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -83,12 +85,12 @@ func TestPointYAML(t *testing.T) {
 		{"declared no speculative decoding", &Disclosure{NoSpeculativeDecoding: true}, "low_latency", 0, 8192},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Point{Concurrency: 16, Region: tc.region, Summary: &ResultSummary{Version: "test"}}
+			p := &curve.Point{Concurrency: 16, Region: tc.region, Point: metrics.Point{Summary: &metrics.ResultSummary{Version: "test"}}}
 			p.Manifest.Config = schemas.RunConfig{Model: "Qwen/Qwen3.6-35B-A3B", Profile: "qwen3.6-35b-a3b", Dataset: "../../ds", DatasetAbs: "/home/me/work/ds",
 				Trajectories: 613, Salt: true, Delays: true, DelayScale: 1, Stream: true, MaxTokens: tc.maxTokens,
 				Seeds: &schemas.RunSeeds{Scheduler: "42", Dataloader: "42"}}
 			p.Manifest.DatasetHash, p.Manifest.DatasetSize = "sha256:abc", 613
-			s := &System{Points: []*Point{p}, CMax: 1024}
+			s := &curve.System{Points: []*curve.Point{p}, CMax: 1024}
 			out := PointYAML(s, p, tc.d)
 			var doc pointDoc
 			if err := yaml.Unmarshal(out, &doc); err != nil {

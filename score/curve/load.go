@@ -1,4 +1,4 @@
-package report
+package curve
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -113,12 +114,12 @@ func RunDirs(args []string) ([]string, error) {
 // LoadPoint reads one run directory (turns.arrows, manifest.json and scores.json
 // when present) and folds it into a Point.
 // islFor, when not nil, gives the run's ISL counter from its manifest.
-func LoadPoint(ctx context.Context, dir string, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error)) (*Point, error) {
+func LoadPoint(ctx context.Context, dir string, tok metrics.TokenCounter, islFor func(schemas.RunManifest) (metrics.ISLCounter, error)) (*Point, error) {
 	m, err := runlog.ReadManifest(dir)
 	if err != nil {
 		return nil, fmt.Errorf("read manifest of run %q: %w", dir, err)
 	}
-	var isl ISLCounter
+	var isl metrics.ISLCounter
 	var islErr error
 	if islFor != nil {
 		// the ISL source opens the dataset by path: give it the one found from here
@@ -156,7 +157,7 @@ func LoadPoint(ctx context.Context, dir string, tok TokenCounter, islFor func(sc
 // folded as far as it goes and noted on the point; a log with no row to read,
 // or one that does not hold the rows its manifest counts, is an error, never a
 // point.
-func foldLog(ctx context.Context, dir string, m schemas.RunManifest, tok TokenCounter, isl ISLCounter) (*Point, error) {
+func foldLog(ctx context.Context, dir string, m schemas.RunManifest, tok metrics.TokenCounter, isl metrics.ISLCounter) (*Point, error) {
 	run, err := archive.OpenRun(dir, archive.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
@@ -165,7 +166,7 @@ func foldLog(ctx context.Context, dir string, m schemas.RunManifest, tok TokenCo
 	if !runread.HasTurnLog(run) {
 		return nil, fmt.Errorf("read turn log: %q has no %s", dir, schemas.TurnLogFile)
 	}
-	a := NewAccumulator(m, tok, isl)
+	a := metrics.NewAccumulator(m, tok, isl)
 	scan, err := runread.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error {
 		a.Add(rec)
 		return nil
@@ -173,10 +174,11 @@ func foldLog(ctx context.Context, dir string, m schemas.RunManifest, tok TokenCo
 	if err != nil {
 		return nil, err
 	}
-	p, err := a.Close()
+	mp, err := a.Close()
 	if err != nil {
 		return nil, err
 	}
+	p := NewPoint(m, mp)
 	p.LogNote = scan.Note
 	p.log = scan.Log
 	return p, nil
@@ -192,15 +194,6 @@ func (p *Point) CheckScores(sc *schemas.Scores, label string) error {
 		return fmt.Errorf("run %q: %s: %w; run `agentrace score` on it again", p.RunDir, label, err)
 	}
 	return nil
-}
-
-// FoldRun folds a run's records into a Point.
-func FoldRun(m schemas.RunManifest, recs []schemas.TurnRecord, tok TokenCounter, isl ISLCounter) (*Point, error) {
-	a := NewAccumulator(m, tok, isl)
-	for i := range recs {
-		a.Add(&recs[i])
-	}
-	return a.Close()
 }
 
 func readScores(dir string) (*schemas.Scores, error) {
@@ -306,16 +299,16 @@ func NewSystem(name string, pts []*Point, cmax int) *System {
 	return NewSystemWith(name, pts, cmax, rs)
 }
 
-// cmaxHighestPoint is System.CMaxSource when no C_max was declared: the highest
+// CMaxHighestPoint is System.CMaxSource when no C_max was declared: the highest
 // point stands in for it.
-const cmaxHighestPoint = "highest point"
+const CMaxHighestPoint = "highest point"
 
 // NewSystemWith classifies the points by region in the ruleset's region form
 // (C_max = cmax, else the C_max the points declare, else the highest concurrency;
 // C_min from the lowest point), judges the curve's SWE-bench mean of N when its
 // points carry SWE-bench results, and runs the coverage checks.
 func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) *System {
-	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: cmaxHighestPoint, limits: rules.Curve}
+	s := &System{Name: name, Ruleset: rules.Name, RegionForm: rules.RegionForm(), CMaxSource: CMaxHighestPoint, limits: rules.Curve}
 	// A point whose point.yaml does not validate is kept apart: it counts for
 	// C_min, the coverage and the accuracy rules only (Counted).
 	for _, p := range pts {
@@ -381,3 +374,46 @@ func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) 
 	s.Checks = Coverage(s)
 	return s
 }
+
+// CurveRuleset is the ruleset a curve is judged by: the one given, else the one
+// its points were scored under, else the default (def true).
+func CurveRuleset(name string, pts []*Point) (rs rulesets.Ruleset, def bool, err error) {
+	if name == "" {
+		for _, p := range pts {
+			if p.Ruleset == "" {
+				continue
+			}
+			if rs, err := rulesets.Load(p.Ruleset); err == nil {
+				return rs, false, nil
+			}
+			// A ruleset this build does not embed: its name and OSL window as the
+			// scores recorded them, the default's regions and thresholds otherwise.
+			rs, err := rulesets.Load("")
+			if err == nil {
+				rs.Name = p.Ruleset
+				if p.scores != nil && p.scores.OSL != nil {
+					rs.OSLWindow = p.scores.OSL.Window
+				}
+			}
+			return rs, false, err
+		}
+		def = true
+	}
+	rs, err = rulesets.Load(name)
+	return rs, def, err
+}
+
+// StandIn is the note of the first point counted with a stand-in tokenizer, ""
+// when none was.
+func StandIn(s *System) string {
+	for _, p := range s.Points {
+		if p.Tokenizer != nil && p.Tokenizer.StandIn {
+			return p.Tokenizer.Note
+		}
+	}
+	return ""
+}
+
+// Scores are the point's scores (its scores.json, or the run scored here), nil
+// when it was not scored.
+func (p *Point) Scores() *schemas.Scores { return p.scores }

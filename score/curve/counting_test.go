@@ -1,9 +1,10 @@
-package report
+package curve
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -27,7 +28,7 @@ func TestMarkNotComparable(t *testing.T) {
 		{"nothing recorded", nil, tk("aa"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := &Point{scores: &schemas.Scores{OSL: tc.recorded}, Tokenizer: tc.counted}
+			p := &Point{scores: &schemas.Scores{OSL: tc.recorded}, Point: metrics.Point{Tokenizer: tc.counted}}
 			p.markNotComparable()
 			if tc.want == "" {
 				if p.TokenNote != "" {

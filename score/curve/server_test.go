@@ -1,4 +1,4 @@
-package report
+package curve
 
 import (
 	"bytes"
@@ -10,16 +10,16 @@ import (
 )
 
 func TestCounterIncrease(t *testing.T) {
-	s := func(tv ...float64) []scrape {
-		var out []scrape
+	s := func(tv ...float64) []Scrape {
+		var out []Scrape
 		for i := 0; i < len(tv); i += 2 {
-			out = append(out, scrape{int64(tv[i]), tv[i+1]})
+			out = append(out, Scrape{int64(tv[i]), tv[i+1]})
 		}
 		return out
 	}
 	for _, c := range []struct {
 		name   string
-		s      []scrape
+		s      []Scrape
 		a, b   int64
 		want   float64
 		wantOK bool
@@ -84,13 +84,13 @@ func TestServerSeries(t *testing.T) {
 	if len(kept) != len(rows)-3 {
 		t.Errorf("kept %d rows of %d (3 without a quantity)", len(kept), len(rows))
 	}
-	if kv := eps[0].q[schemas.QuantityKVUsage]; len(kv) != 3 || math.Abs(kv[2].v-0.9) > 1e-12 {
+	if kv := eps[0].Q[schemas.QuantityKVUsage]; len(kv) != 3 || math.Abs(kv[2].V-0.9) > 1e-12 {
 		t.Errorf("KV usage %v: want the cores' mean, 0.9 at t=20", kv)
 	}
-	if r := eps[0].q[schemas.QuantityRunning]; r[0].v != 5 {
+	if r := eps[0].Q[schemas.QuantityRunning]; r[0].V != 5 {
 		t.Errorf("running %v: want the cores' sum, 5", r)
 	}
-	if inc, ok := increase(eps[0].q[schemas.QuantityRequests], 0, 20); !ok || inc != 7 {
+	if inc, ok := increase(eps[0].Q[schemas.QuantityRequests], 0, 20); !ok || inc != 7 {
 		t.Errorf("requests increase %v (%v): want 7, counted from 0 before the family appeared", inc, ok)
 	}
 	h, qs, ok := hitRate(eps[:1], 0, 20)
@@ -110,14 +110,14 @@ func TestServerSeries(t *testing.T) {
 // A window that held fewer than two scrapes says what its usage and queue
 // figures rest on; the fewest scrapes of any endpoint count.
 func TestFewScrapesNote(t *testing.T) {
-	q := func(ts ...int64) map[string][]scrape {
-		var s []scrape
+	q := func(ts ...int64) map[string][]Scrape {
+		var s []Scrape
 		for _, x := range ts {
-			s = append(s, scrape{t: x})
+			s = append(s, Scrape{T: x})
 		}
-		return map[string][]scrape{schemas.QuantityRunning: s}
+		return map[string][]Scrape{schemas.QuantityRunning: s}
 	}
-	eps := []endpointSeries{{q: q(0, 1e9, 2e9)}, {q: q(0, 2e9)}}
+	eps := []EndpointSeries{{Q: q(0, 1e9, 2e9)}, {Q: q(0, 2e9)}}
 	for _, tc := range []struct {
 		a, b int64
 		want string
@@ -131,7 +131,7 @@ func TestFewScrapesNote(t *testing.T) {
 			t.Errorf("window [%d, %d]: %q, want %q", tc.a, tc.b, got, tc.want)
 		}
 	}
-	if n := windowScrapes([]endpointSeries{{q: map[string][]scrape{}}}, 0, 1); n != -1 {
+	if n := windowScrapes([]EndpointSeries{{Q: map[string][]Scrape{}}}, 0, 1); n != -1 {
 		t.Errorf("no quantity: %d scrapes, want -1", n)
 	}
 }

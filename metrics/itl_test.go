@@ -1,18 +1,20 @@
-package report
+package metrics
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/agentrace/agentrace/metrics/metricstest"
 )
 
 // TestCoalescedITL: chunks that arrive in bursts (gaps under 10 µs: a server
 // that wrote them together) leave ITL null with a note saying why; the same
 // run with chunks spread out has ITL and no note.
 func TestCoalescedITL(t *testing.T) {
-	o := defaultFake()
-	o.c, o.trajectories = 4, 64
+	o := metricstest.RunOptions{DatasetSize: 16, Seed: 7, Model: "Qwen/Qwen3.6-35B-A3B", ConvPrefix: "django__django-"}
+	o.Concurrency, o.Trajectories = 4, 64
 	for _, burst := range []bool{false, true} {
-		m, recs := fakeRun(o)
+		m, recs := metricstest.Run(o)
 		if burst {
 			for i := range recs {
 				for j := range recs[i].ChunkTimesNs {
@@ -40,9 +42,9 @@ func TestShortWindow(t *testing.T) {
 		trajectories int
 		short        bool
 	}{{16, true}, {160, false}} {
-		o := defaultFake()
-		o.c, o.trajectories = 4, tc.trajectories
-		m, recs := fakeRun(o)
+		o := metricstest.RunOptions{DatasetSize: 16, Seed: 7, Model: "Qwen/Qwen3.6-35B-A3B", ConvPrefix: "django__django-"}
+		o.Concurrency, o.Trajectories = 4, tc.trajectories
+		m, recs := metricstest.Run(o)
 		p, err := FoldRun(m, recs, nil, nil)
 		if err != nil {
 			t.Fatal(err)

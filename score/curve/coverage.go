@@ -1,14 +1,15 @@
-package report
+package curve
 
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/agentrace/agentrace/score/checker"
 	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/agentrace/agentrace/score/checker"
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/official"
@@ -679,8 +680,8 @@ func pointDuration(s *System) []Check {
 			short = append(short, fmt.Sprintf("c=%d: no performance window", p.Concurrency))
 		} else if d < need {
 			got := seconds(d)
-			if p.speedup() > 0 {
-				got += " (" + seconds(float64(p.modelledTime(p.WindowDurationS))) + " modelled)"
+			if p.Speedup() > 0 {
+				got += " (" + seconds(float64(p.ModelledTime(p.WindowDurationS))) + " modelled)"
 			}
 			short = append(short, fmt.Sprintf("c=%d: %s < %.0f s", p.Concurrency, got, need))
 		}

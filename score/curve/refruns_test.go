@@ -1,4 +1,4 @@
-package report
+package curve
 
 import (
 	"context"
@@ -71,7 +71,7 @@ func TestResultSummaryMatchesReferenceRuns(t *testing.T) {
 					delete(got, k) // agentrace's additions: the agentic fields, its notes
 				}
 			}
-			compareJSON(t, "result_summary", got, want)
+			testenv.CompareJSON(t, "result_summary", got, want)
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package report
+package submission
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/checker"
+	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/score/rulesets"
 )
 
@@ -27,7 +28,7 @@ func yq(s string) string {
 
 // pointRegion is the §8.3 region of a point: the region the ruleset's form places
 // it in; a margin point (legal, satisfying no region) is the submitter's choice.
-func pointRegion(p *Point) string {
+func pointRegion(p *curve.Point) string {
 	if !score.Mandatory(p.Region) {
 		return "submitters_choice"
 	}
@@ -94,7 +95,7 @@ const pointYAMLHeader = "point.yaml (MLPerf Endpoints rules §8.3) written by ag
 // ruleset's form places the point in, max_new_tokens as sent, and no local path.
 // What only the submitter knows comes from d (nil: nothing), and a field it
 // leaves open is left out: the checker's point-disclosure-complete then names it.
-func PointYAML(s *System, p *Point, d *Disclosure) []byte {
+func PointYAML(s *curve.System, p *curve.Point, d *Disclosure) []byte {
 	if d == nil {
 		d = &Disclosure{}
 	}
@@ -113,7 +114,7 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 		w(" (margin point: legal, satisfies no region)")
 	}
 	w("\n")
-	if s.NoCMax == "" && s.CMaxSource != cmaxHighestPoint {
+	if s.NoCMax == "" && s.CMaxSource != curve.CMaxHighestPoint {
 		w("max_supported_concurrency: %d\n", s.CMax)
 	}
 	str("division", d.Division)
@@ -181,9 +182,9 @@ func PointYAML(s *System, p *Point, d *Disclosure) []byte {
 
 // datasetName names a point's dataset without a local path: the file it was
 // ingested from (its dataset manifest's one input), else the dataset folder's name.
-func datasetName(p *Point) string {
-	if p.datasetDir != "" {
-		b, err := infile.ReadFile(context.Background(), filepath.Join(p.datasetDir, schemas.RunManifestFile), 1<<20)
+func datasetName(p *curve.Point) string {
+	if p.DatasetDir() != "" {
+		b, err := infile.ReadFile(context.Background(), filepath.Join(p.DatasetDir(), schemas.RunManifestFile), 1<<20)
 		var m schemas.DatasetManifest
 		if err == nil && json.Unmarshal(b, &m) == nil && len(m.Inputs) == 1 {
 			return path.Base(m.Inputs[0].Path)
@@ -231,7 +232,7 @@ func swebenchInstances(model string) int {
 	return 200
 }
 
-func minDurationMs(p *Point) int {
+func minDurationMs(p *curve.Point) int {
 	if p.Region == score.RegionLowLatency {
 		return 600_000
 	}

@@ -1,4 +1,4 @@
-package report
+package curve
 
 import (
 	"bytes"
@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentrace/agentrace/score/checker"
 	"path"
 	"strings"
+
+	"github.com/agentrace/agentrace/metrics"
+	"github.com/agentrace/agentrace/score/checker"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
@@ -19,54 +21,55 @@ import (
 	"github.com/agentrace/agentrace/tokens"
 )
 
-// runSet is the runs an argument names, and the sources to close.
-type runSet struct {
-	runs    []*archive.Run
-	sources []*archive.Source
+// RunSet is the runs an argument names, and the sources to close.
+type RunSet struct {
+	Runs    []*archive.Run
+	Sources []*archive.Source
 }
 
-func (rs *runSet) close() {
-	for _, s := range rs.sources {
+// Close closes the runs' sources.
+func (rs *RunSet) Close() {
+	for _, s := range rs.Sources {
 		s.Close()
 	}
 }
 
-// findRuns opens each argument (a run folder, a sweep folder, a reference run
+// FindRuns opens each argument (a run folder, a sweep folder, a reference run
 // folder, a submission tree, or any of them as a .tar.gz/.tgz/.zip archive, or a
 // folder inside one) and lists the runs in it. A run that cannot be read safely
 // is an error: a report is not drawn from part of a curve silently. A folder
 // that merely holds runs deeper inside is refused unless descend (archive.Whole).
-func findRuns(args []string, lim archive.Limits, descend bool) (*runSet, error) {
-	set := &runSet{}
+func FindRuns(args []string, lim archive.Limits, descend bool) (*RunSet, error) {
+	set := &RunSet{}
 	for _, a := range args {
 		src, inner, err := archive.OpenPath(a, lim)
 		if err != nil {
-			set.close()
+			set.Close()
 			return nil, fmt.Errorf("read runs: %w", err)
 		}
-		set.sources = append(set.sources, src)
+		set.Sources = append(set.Sources, src)
 		runs := archive.Under(archive.Find(src), inner)
 		if !descend {
 			if err := archive.Whole(src, inner, a, runs); err != nil {
-				set.close()
+				set.Close()
 				return nil, fmt.Errorf("read runs: %w", err)
 			}
 		}
 		n := 0
 		for _, r := range runs {
 			if r.Kind == "" {
-				set.close()
+				set.Close()
 				return nil, fmt.Errorf("read runs in %q: %w", a, r.Err)
 			}
 			if r.Err != nil {
-				set.close()
+				set.Close()
 				return nil, fmt.Errorf("run %q: %w", r.Label, r.Err)
 			}
-			set.runs = append(set.runs, r)
+			set.Runs = append(set.Runs, r)
 			n++
 		}
 		if n == 0 {
-			set.close()
+			set.Close()
 			return nil, fmt.Errorf("%q holds no run: neither %s (agentrace run or sweep with c<N>/ folders), %s (reference run folder), nor a submission point r<N>/ with point.yaml",
 				a, schemas.TurnLogFile, archive.EventsFile)
 		}
@@ -74,9 +77,9 @@ func findRuns(args []string, lim archive.Limits, descend bool) (*runSet, error) 
 	return set, nil
 }
 
-// splitCurves splits one group's runs into one group per submission curve when
+// SplitCurves splits one group's runs into one group per submission curve when
 // they come from several (<system>/<model> folders); other runs stay together.
-func splitCurves(name string, runs []*archive.Run) []runGroup {
+func SplitCurves(name string, runs []*archive.Run) []RunGroup {
 	curves := map[string][]*archive.Run{}
 	var order []string
 	var other []*archive.Run
@@ -92,11 +95,11 @@ func splitCurves(name string, runs []*archive.Run) []runGroup {
 		curves[key] = append(curves[key], r)
 	}
 	if len(order) <= 1 {
-		return []runGroup{{name: name, runs: runs}}
+		return []RunGroup{{Name: name, Runs: runs}}
 	}
-	var out []runGroup
+	var out []RunGroup
 	if len(other) > 0 {
-		out = append(out, runGroup{name: name, runs: other})
+		out = append(out, RunGroup{Name: name, Runs: other})
 	}
 	for _, k := range order {
 		rs := curves[k]
@@ -104,14 +107,15 @@ func splitCurves(name string, runs []*archive.Run) []runGroup {
 		if n == "" || n == "." {
 			n = rs[0].CurveDir()
 		}
-		out = append(out, runGroup{name: n, runs: rs})
+		out = append(out, RunGroup{Name: n, Runs: rs})
 	}
 	return out
 }
 
-type runGroup struct {
-	name string
-	runs []*archive.Run
+// RunGroup is the runs of one curve and the curve's name.
+type RunGroup struct {
+	Name string
+	Runs []*archive.Run
 }
 
 // ReferenceManifest stands in for a run manifest for a reference run or a
@@ -142,16 +146,16 @@ func ReferenceManifest(f archive.Facts) schemas.RunManifest {
 // run (its dataset when it names one that is there, else the published
 // accuracy_results.json and result summary), and the point's SWE-bench result
 // from the published accuracy results. rs is the ruleset to judge by.
-func LoadRun(ctx context.Context, run *archive.Run, tok TokenCounter, islFor func(schemas.RunManifest) (ISLCounter, error), rs string) (*Point, error) {
+func LoadRun(ctx context.Context, run *archive.Run, tok metrics.TokenCounter, islFor func(schemas.RunManifest) (metrics.ISLCounter, error), rs string) (*Point, error) {
 	return LoadRunWith(ctx, run, LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: rs})
 }
 
 // LoadOptions configure LoadRunWith.
 type LoadOptions struct {
 	// Tokenizer counts output tokens officially (nil: server usage).
-	Tokenizer TokenCounter
+	Tokenizer metrics.TokenCounter
 	// ISLFor gives an agentrace run's ISL counter from its manifest (nil: usage).
-	ISLFor func(schemas.RunManifest) (ISLCounter, error)
+	ISLFor func(schemas.RunManifest) (metrics.ISLCounter, error)
 	// Ruleset judges a reference run's or submission point's gates.
 	Ruleset string
 	// Checker, when set, judges a submission point (in a folder or an archive)
@@ -176,7 +180,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	if facts.Manifest != nil {
 		m = *facts.Manifest
 	}
-	var isl ISLCounter
+	var isl metrics.ISLCounter
 	var islErr error
 	if islFor != nil && facts.Manifest != nil {
 		// The ISL source opens the dataset by path: give it the one found from here.
@@ -192,7 +196,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		so.Prompt = func(data json.RawMessage) (int, bool) { return promptISL(pc, data) }
 		isl = func(*schemas.TurnRecord) (int, bool, error) { return cur.ISL, cur.HasISL, nil }
 	}
-	a := NewAccumulator(m, tok, isl)
+	a := metrics.NewAccumulator(m, tok, isl)
 	scan, err := runread.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x runread.TurnExtra) error {
 		cur = x
 		a.Add(rec)
@@ -205,10 +209,11 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
 	a.SetWindowStart(scan.WindowStartNs)
-	p, err := a.Close()
+	mp, err := a.Close()
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
+	p := NewPoint(m, mp)
 	p.RunDir, p.Kind = run.Label, run.Kind
 	p.conditions = runread.Conditions(facts, 0)
 	p.point, p.eventLog = runread.IsPoint(run), !runread.HasTurnLog(run)
@@ -358,7 +363,7 @@ func (p *Point) markNotComparable() {
 // when it is not the model's own under the point's ruleset (the one its scores
 // name, else rs, else the newest naming the run's model), marks the point's
 // token-based numbers unofficial, saying why.
-func (p *Point) markTokenizer(tok TokenCounter, rs, model string) {
+func (p *Point) markTokenizer(tok metrics.TokenCounter, rs, model string) {
 	name := p.Ruleset
 	if name == "" {
 		name = rs

@@ -1,12 +1,12 @@
-package report
+package metrics
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -65,68 +65,9 @@ func TestStatBlocksMatchReference(t *testing.T) {
 		if err := json.Unmarshal(fx.Published[c.name], &w); err != nil {
 			t.Fatal(err)
 		}
-		compareJSON(t, c.name, g, w)
+		testenv.CompareJSON(t, c.name, g, w)
 	}
 }
-
-// compareJSON compares two decoded JSON values; numbers under "buckets" may differ
-// by one unit in the last place.
-func compareJSON(t *testing.T, path string, got, want any) {
-	t.Helper()
-	switch w := want.(type) {
-	case map[string]any:
-		g, ok := got.(map[string]any)
-		if !ok {
-			t.Errorf("%s: got %T, want an object", path, got)
-			return
-		}
-		for k := range w {
-			if _, ok := g[k]; !ok {
-				t.Errorf("%s.%s: missing", path, k)
-			}
-		}
-		for k := range g {
-			if _, ok := w[k]; !ok {
-				t.Errorf("%s.%s: not in the reference's block", path, k)
-			}
-		}
-		for k, wv := range w {
-			if gv, ok := g[k]; ok {
-				compareJSON(t, path+"."+k, gv, wv)
-			}
-		}
-	case []any:
-		g, ok := got.([]any)
-		if !ok || len(g) != len(w) {
-			t.Errorf("%s: got %v, want %v", path, got, want)
-			return
-		}
-		for i := range w {
-			compareJSON(t, path+"[]", g[i], w[i])
-		}
-	case float64:
-		g, ok := got.(float64)
-		if !ok {
-			t.Errorf("%s: got %v, want %v", path, got, want)
-			return
-		}
-		if g == w {
-			return
-		}
-		if strings.Contains(path, "buckets") {
-			if math.Abs(g-w) <= 2*ulp(w) {
-				return
-			}
-		}
-		t.Errorf("%s = %v, want %v", path, g, w)
-	default:
-		if got != want {
-			t.Errorf("%s = %v, want %v", path, got, want)
-		}
-	}
-}
-
-func ulp(x float64) float64 { return math.Nextafter(math.Abs(x), math.Inf(1)) - math.Abs(x) }
 
 // TestEarlyStoppingFloor checks the early-stopping kernel where it has a closed
 // form: with no over-latency query the odds are p^h, so the least passing h is
