@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path"
@@ -45,13 +46,13 @@ type point struct {
 func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	pt := &point{run: run}
 	pt.base = Row{Run: run.Label, Kind: run.Kind, Source: run.Source.Path}
-	facts, err := run.Facts()
+	info, err := runread.ReadInfo(run)
 	if err != nil {
 		pt.fail("run", "", err)
 		return pt
 	}
-	pt.facts = facts
-	pt.base.Concurrency = int32(facts.Concurrency)
+	pt.facts = info.Facts
+	pt.base.Concurrency = int32(info.Facts.Concurrency)
 	var islFor func(schemas.RunManifest) (metrics.ISLCounter, error)
 	if o.isl != nil {
 		islFor = o.isl
@@ -60,7 +61,16 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	if o.tok != nil {
 		tok = o.tok
 	}
-	p, err := curve.LoadRunWith(ctx, run, curve.LoadOptions{Tokenizer: tok, ISLFor: islFor, NoScores: true})
+	rsName := o.Ruleset
+	if rsName == "" {
+		rsName = rulesets.Auto
+	}
+	// One evaluation: the log read once for the fold and the scorer. Inline
+	// accuracy is re-derived from the events and the dataset; a submission point
+	// with no dataset at hand, or no event log, is judged on its published
+	// figures, as report judges it.
+	p, err := curve.LoadRunWith(ctx, run, curve.LoadOptions{Tokenizer: tok, ISLFor: islFor,
+		Judge: &score.EvalOptions{Dataset: o.Dataset, Ruleset: rsName, Workers: 1, OrPublished: runread.IsPoint(run)}})
 	if err != nil {
 		pt.fail("events", "", err)
 		return pt
@@ -69,6 +79,7 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	if p.Concurrency > 0 {
 		pt.base.Concurrency = int32(p.Concurrency)
 	}
+	ev := p.Evaluated()
 	name, _ := run.EventsName()
 	pt.noEvents = !runread.HasTurnLog(run) && name == ""
 	switch {
@@ -103,37 +114,24 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 			}
 		}
 	}
-	rsName := o.Ruleset
-	if rsName == "" {
-		rsName = rulesets.Auto
-	}
-	// The gates on the published figures alone, as report judges a point it
-	// cannot re-derive (no event log, or no dataset at hand).
-	publishedOnly := func() {
-		if s, err := score.ScoreRun(ctx, score.Options{Source: run, Run: run.Label, Ruleset: rsName, Workers: 1, PublishedOnly: true}); err == nil {
-			p.AttachScores(s)
-		}
-	}
-	if pt.noEvents {
-		publishedOnly()
-		return pt
-	}
-	// Inline accuracy from the events and the dataset; the OSL gate from the
-	// re-derived full-run block (not the usage counts ScoreRun falls back to).
-	s, err := score.ScoreRun(ctx, score.Options{Source: run, Run: run.Label, Dataset: o.Dataset, Ruleset: rsName, Workers: 1})
-	if err != nil {
-		pt.scoreErr = err
-		if runread.IsPoint(run) {
-			publishedOnly()
+	if ev.Basis != score.BasisEvents {
+		// Judged on the published figures (or not judged: scoreErr says why):
+		// nothing of the gates is re-derived.
+		pt.scoreErr = ev.ScoreErr
+		if pt.scoreErr == nil {
+			pt.scoreErr = errors.New(ev.BasisWhy)
 		}
 		return pt
 	}
+	s := ev.Scores
 	rules, err := rulesets.Load(s.Run.Ruleset)
 	if err != nil {
 		pt.scoreErr = err
 		return pt
 	}
 	pt.rules = rules
+	// The OSL gate from the re-derived full-run block (not the usage counts the
+	// scorer falls back to).
 	s.OSL = nil
 	if full := p.Summary.OSLFullRun; full != nil && pt.oslWhy == "" {
 		s.OSL = &schemas.OSLResult{Mean: full.Avg, Turns: full.Count, Total: int64(full.Total),

@@ -2,24 +2,19 @@ package curve
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 
-	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/rulesets"
-	"github.com/agentrace/agentrace/score/runread"
 )
 
 // System is one set of points drawn as one curve: a sweep, or the run directories
@@ -111,77 +106,18 @@ func RunDirs(args []string) ([]string, error) {
 	return out, nil
 }
 
-// LoadPoint reads one run directory (turns.arrows, manifest.json and scores.json
-// when present) and folds it into a Point.
-// islFor, when not nil, gives the run's ISL counter from its manifest.
+// LoadPoint opens one run folder and evaluates it (LoadRun: the report's way).
+// islFor, when not nil, gives an agentrace run's ISL counter from its manifest.
 func LoadPoint(ctx context.Context, dir string, tok metrics.TokenCounter, islFor func(schemas.RunManifest) (metrics.ISLCounter, error)) (*Point, error) {
-	m, err := runlog.ReadManifest(dir)
-	if err != nil {
-		return nil, fmt.Errorf("read manifest of run %q: %w", dir, err)
-	}
-	var isl metrics.ISLCounter
-	var islErr error
-	if islFor != nil {
-		// the ISL source opens the dataset by path: give it the one found from here
-		mi := m
-		mi.Config.Dataset, mi.Config.DatasetAbs = runlog.DatasetDir(dir, m.Config), ""
-		isl, islErr = islFor(mi)
-	}
-	p, err := foldLog(ctx, dir, m, tok, isl)
+	run, err := archive.OpenRun(dir, archive.Limits{})
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", dir, err)
 	}
-	p.RunDir = dir
-	if islErr != nil {
-		note := "dataset not readable, ISL from server usage: " + islErr.Error()
-		if p.ISLNote != "" {
-			note += "; " + p.ISLNote
-		}
-		p.ISLNote = note
-	}
-	sc, err := readScores(dir)
-	if err != nil {
-		return nil, err
-	}
-	if sc != nil {
-		if err := p.CheckScores(sc, filepath.Join(dir, schemas.ScoresFile)); err != nil {
-			return nil, err
-		}
-		p.attachScores(sc)
-	}
-	return p, nil
-}
-
-// foldLog streams a run's turn log through an Accumulator (runread.ScanTurns),
-// so a run's records are never all in memory. A truncated log (a killed run) is
-// folded as far as it goes and noted on the point; a log with no row to read,
-// or one that does not hold the rows its manifest counts, is an error, never a
-// point.
-func foldLog(ctx context.Context, dir string, m schemas.RunManifest, tok metrics.TokenCounter, isl metrics.ISLCounter) (*Point, error) {
-	run, err := archive.OpenRun(dir, archive.Limits{})
-	if err != nil {
-		return nil, fmt.Errorf("read turn log: %w", err)
-	}
 	defer run.Source.Close()
-	if !runread.HasTurnLog(run) {
-		return nil, fmt.Errorf("read turn log: %q has no %s", dir, schemas.TurnLogFile)
+	if run.Err != nil {
+		return nil, fmt.Errorf("run %q: %w", dir, run.Err)
 	}
-	a := metrics.NewAccumulator(m, tok, isl)
-	scan, err := runread.ScanTurns(ctx, run, func(rec *schemas.TurnRecord) error {
-		a.Add(rec)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	mp, err := a.Close()
-	if err != nil {
-		return nil, err
-	}
-	p := NewPoint(m, mp)
-	p.LogNote = scan.Note
-	p.log = scan.Log
-	return p, nil
+	return LoadRun(ctx, run, tok, islFor, "")
 }
 
 // CheckScores refuses a scores.json (named label) that did not score the turn
@@ -194,26 +130,6 @@ func (p *Point) CheckScores(sc *schemas.Scores, label string) error {
 		return fmt.Errorf("run %q: %s: %w; run `agentrace score` on it again", p.RunDir, label, err)
 	}
 	return nil
-}
-
-func readScores(dir string) (*schemas.Scores, error) {
-	b, err := infile.ReadFile(context.Background(), filepath.Join(dir, schemas.ScoresFile), infile.LargeFile)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read scores of run %q: %w", dir, err)
-	}
-	return parseScores(b, filepath.Join(dir, schemas.ScoresFile))
-}
-
-func parseScores(b []byte, name string) (*schemas.Scores, error) {
-	var s schemas.Scores
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", name, err)
-	}
-	s.Verdict.ReadOutcomes()
-	return &s, nil
 }
 
 // AttachScores sets the point's accuracy gates (and its SWE-bench result, when

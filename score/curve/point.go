@@ -6,6 +6,7 @@ import (
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
+	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/checker"
 	"github.com/agentrace/agentrace/score/runread"
@@ -60,6 +61,9 @@ type Point struct {
 	ScoresNote string
 
 	scores *schemas.Scores
+	// evaluation is how the run was evaluated (score.Evaluate), nil when its
+	// gates were not judged.
+	evaluation *score.Evaluation
 	// log identifies the turn log the point was folded from (an agentrace run).
 	log *schemas.TurnLogIdentity
 }

@@ -140,12 +140,8 @@ func ReferenceManifest(f archive.Facts) schemas.RunManifest {
 	}
 }
 
-// LoadRun folds one run of any kind into a Point: an agentrace run from its turn
-// log (with its scores.json when present), a reference run or a submission point
-// from its event log. For the last two the accuracy gates come from scoring the
-// run (its dataset when it names one that is there, else the published
-// accuracy_results.json and result summary), and the point's SWE-bench result
-// from the published accuracy results. rs is the ruleset to judge by.
+// LoadRun evaluates one run of any kind into a Point (LoadRunWith with the
+// report's way of judging it). rs is the ruleset to judge by.
 func LoadRun(ctx context.Context, run *archive.Run, tok metrics.TokenCounter, islFor func(schemas.RunManifest) (metrics.ISLCounter, error), rs string) (*Point, error) {
 	return LoadRunWith(ctx, run, LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: rs})
 }
@@ -158,24 +154,37 @@ type LoadOptions struct {
 	ISLFor func(schemas.RunManifest) (metrics.ISLCounter, error)
 	// Ruleset judges a reference run's or submission point's gates.
 	Ruleset string
+	// Judge, when set, is how the run's gates are judged (score.Evaluate's
+	// options: the dataset, the ruleset, what may stand in for a dataset);
+	// LoadRunWith adds the run's facts, the fold and the token counter. nil: the
+	// report's way, with Ruleset: an agentrace run by its own scores.json (scored
+	// again when that scored another state of its log), a reference run or a
+	// submission point from its log, or on its published figures when no dataset
+	// is at hand.
+	Judge *score.EvalOptions
 	// Checker, when set, judges a submission point (in a folder or an archive)
 	// with the submission checker's rules (Point.CheckerFindings).
 	Checker *checker.Cache
-	// NoScores leaves the point's gates unset (no scores.json read, no run
-	// scored): the caller scores the run itself and calls AttachScores.
+	// NoScores folds the run's log alone: no scores.json read, no gate judged.
 	NoScores bool
 	// OnRecord, when set, is given every record as the run is read (once), after
 	// the fold took it; the record is reused after the call.
 	OnRecord func(*schemas.TurnRecord) error
 }
 
-// LoadRunWith is LoadRun with options.
+// LoadRunWith evaluates one run of any kind into a Point: an agentrace run from
+// its turn log, a reference run or a submission point from its event log. The
+// log is read once (score.Evaluate), feeding the metrics fold and the scorer;
+// the point's gates are judged on the basis score.Evaluate chose
+// (Point.Evaluated says which), and a reference run's or submission point's
+// SWE-bench result comes from its published accuracy results.
 func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, error) {
 	tok, islFor, rs := o.Tokenizer, o.ISLFor, o.Ruleset
-	facts, err := run.Facts()
+	info, err := runread.ReadInfo(run)
 	if err != nil {
 		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
+	facts := info.Facts
 	m := ReferenceManifest(facts)
 	if facts.Manifest != nil {
 		m = *facts.Manifest
@@ -197,16 +206,34 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		isl = func(*schemas.TurnRecord) (int, bool, error) { return cur.ISL, cur.HasISL, nil }
 	}
 	a := metrics.NewAccumulator(m, tok, isl)
-	scan, err := runread.ScanTurnsWith(ctx, run, so, func(rec *schemas.TurnRecord, x runread.TurnExtra) error {
+	fold := func(rec *schemas.TurnRecord, x runread.TurnExtra) error {
 		cur = x
 		a.Add(rec)
 		if o.OnRecord != nil {
 			return o.OnRecord(rec)
 		}
 		return nil
-	})
-	if err != nil && !(errors.Is(err, runread.ErrNoTurns) && runread.IsPoint(run)) {
-		return nil, fmt.Errorf("run %q: %w", run.Label, err)
+	}
+	var scan runread.TurnScan
+	var ev *score.Evaluation
+	if o.NoScores {
+		scan, err = runread.ScanTurnsWith(ctx, run, so, fold)
+		if err != nil && !(errors.Is(err, runread.ErrNoTurns) && runread.IsPoint(run)) {
+			return nil, fmt.Errorf("run %q: %w", run.Label, err)
+		}
+	} else {
+		eo := score.EvalOptions{Ruleset: rs, Workers: 1, Recorded: true, OrPublished: true}
+		if o.Judge != nil {
+			eo = *o.Judge
+		}
+		eo.Info, eo.Fold, eo.Prompt = &info, fold, so.Prompt
+		if c, ok := tok.(score.OSLCounter); ok && tok != nil && eo.Counter == nil {
+			eo.Counter = c
+		}
+		if ev, err = score.Evaluate(ctx, run, eo); err != nil {
+			return nil, err
+		}
+		scan = ev.Scan
 	}
 	a.SetWindowStart(scan.WindowStartNs)
 	mp, err := a.Close()
@@ -217,7 +244,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	p.RunDir, p.Kind = run.Label, run.Kind
 	p.conditions = runread.Conditions(facts, 0)
 	p.point, p.eventLog = runread.IsPoint(run), !runread.HasTurnLog(run)
-	p.source = run
+	p.source, p.evaluation = run, ev
 	if facts.Manifest != nil {
 		p.datasetDir = runread.DatasetOf(run, facts)
 		p.loadServerMetrics(run)
@@ -268,57 +295,19 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		}
 	}
 	switch {
-	case o.NoScores:
-		if !runread.HasTurnLog(run) {
-			if n := run.SummaryName(); n != "" {
-				if b, err := run.ReadFile(n); err == nil {
-					p.PublishedSummary = b
-				}
-			}
-			p.publishedSWEBench(run)
+	case ev == nil:
+	case ev.ScoreErr != nil && runread.HasTurnLog(run) && run.Has(schemas.ScoresFile):
+		// Never the scores of another state of the log: scored again, or refused.
+		return nil, ev.ScoreErr
+	case ev.ScoreErr != nil:
+		p.TokenNote = strings.TrimPrefix(p.TokenNote+"; not scored: "+ev.ScoreErr.Error(), "; ")
+	case ev.Scores != nil:
+		if runread.HasTurnLog(run) && ev.Basis == score.BasisEvents && eventsRescored(o) {
+			p.ScoresNote = ev.BasisWhy
 		}
-	case runread.HasTurnLog(run):
-		if run.Has(schemas.ScoresFile) {
-			data, err := run.ReadFile(schemas.ScoresFile)
-			if err != nil {
-				return nil, fmt.Errorf("read scores of run %q: %w", run.Label, err)
-			}
-			sc, err := parseScores(data, run.FileLabel(schemas.ScoresFile))
-			if err != nil {
-				return nil, err
-			}
-			if serr := p.CheckScores(sc, run.FileLabel(schemas.ScoresFile)); serr != nil {
-				// Never the scores of another state of the log: score it again
-				// here, or refuse.
-				opts := score.Options{Source: run, Run: run.Label, Ruleset: rs, Workers: 1}
-				if c, ok := tok.(score.OSLCounter); ok && tok != nil {
-					opts.Counter = c
-				}
-				fresh, err := score.ScoreRun(ctx, opts)
-				if err != nil {
-					return nil, fmt.Errorf("%w; scoring it again here failed: %v", serr, err)
-				}
-				sc = fresh
-				p.ScoresNote = fmt.Sprintf("%v: scored again here instead (not written)", serr)
-			}
-			p.attachScores(sc)
-		}
-	default:
-		opts := score.Options{Source: run, Run: run.Label, Ruleset: rs, Workers: 1}
-		if c, ok := tok.(score.OSLCounter); ok && tok != nil {
-			opts.Counter = c
-		}
-		sc, err := score.ScoreRun(ctx, opts)
-		if err != nil {
-			// No dataset at hand: judge on the published figures.
-			opts.PublishedOnly = true
-			sc, err = score.ScoreRun(ctx, opts)
-		}
-		if err == nil {
-			p.attachScores(sc)
-		} else {
-			p.TokenNote = strings.TrimPrefix(p.TokenNote+"; not scored: "+err.Error(), "; ")
-		}
+		p.attachScores(ev.Scores)
+	}
+	if !runread.HasTurnLog(run) {
 		if n := run.SummaryName(); n != "" {
 			if b, err := run.ReadFile(n); err == nil {
 				p.PublishedSummary = b
@@ -337,6 +326,16 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 	p.applyPublished()
 	return p, nil
 }
+
+// eventsRescored tells whether an agentrace run scored from its log was scored
+// again in place of its own scores.json (the report's way), not at the
+// caller's asking.
+func eventsRescored(o LoadOptions) bool { return o.Judge == nil || o.Judge.Recorded }
+
+// Evaluated is how the point's run was evaluated: the basis its gates were
+// judged on and why, what its log read said; nil when its gates were not
+// judged (LoadOptions.NoScores).
+func (p *Point) Evaluated() *score.Evaluation { return p.evaluation }
 
 // markNotComparable says in TokenNote when the point's token figures were
 // counted otherwise than its scores.json records: with another tokenizer (by
