@@ -32,12 +32,12 @@ type DomainStats struct {
 	// size per trajectory; SharedPrefixBytes is the longest byte prefix common to
 	// the first requests' (unsalted) messages arrays of all the trajectories: what a
 	// prefix cache can share across trajectories before salting.
-	SystemPrompts     int   `json:"distinct_system_prompts"`
-	SystemBytes       percentile.Summary  `json:"system_prompt_bytes"`
-	SharedPrefixBytes int64 `json:"shared_prefix_bytes"`
+	SystemPrompts     int                `json:"distinct_system_prompts"`
+	SystemBytes       percentile.Summary `json:"system_prompt_bytes"`
+	SharedPrefixBytes int64              `json:"shared_prefix_bytes"`
 	// ToolCalls is the total number of tool calls; ToolCallsPerTrajectory their
 	// distribution.
-	ToolCalls              int  `json:"tool_calls"`
+	ToolCalls              int                `json:"tool_calls"`
 	ToolCallsPerTrajectory percentile.Summary `json:"tool_calls_per_trajectory"`
 	// ISL is the input tokens per client turn (when the dataset was ingested with a
 	// tokenizer); nil otherwise.

@@ -103,13 +103,13 @@ type Domain struct {
 	AssistantBytes percentile.Summary  `json:"assistant_bytes"`
 	// HistoryBytes is each trajectory's last request size (its unsalted messages
 	// array); Growth how requests grow turn by turn.
-	HistoryBytes percentile.Summary   `json:"history_bytes_last_turn"`
-	Growth       Growth `json:"growth"`
+	HistoryBytes percentile.Summary `json:"history_bytes_last_turn"`
+	Growth       Growth             `json:"growth"`
 	// Delay is delay_seconds per client turn; DelayPerTrajectory their sum per
 	// trajectory; DelayTotal the domain's sum, in seconds.
-	Delay              percentile.Summary    `json:"delay_seconds"`
-	DelayPerTrajectory percentile.Summary    `json:"delay_seconds_per_trajectory"`
-	DelayTotal         float64 `json:"delay_seconds_total"`
+	Delay              percentile.Summary `json:"delay_seconds"`
+	DelayPerTrajectory percentile.Summary `json:"delay_seconds_per_trajectory"`
+	DelayTotal         float64            `json:"delay_seconds_total"`
 
 	// oslValues and byteValues are the per-turn values behind OSL and
 	// AssistantBytes, for the histogram.
