@@ -5,41 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"text/tabwriter"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/schemas"
 )
-
-// Dist summarizes a distribution. Percentiles use the rules' "lower" method:
-// v[floor(p/100*(n-1))] of the sorted values.
-type Dist struct {
-	N      int     `json:"n"`
-	Min    float64 `json:"min"`
-	Median float64 `json:"median"`
-	P90    float64 `json:"p90"`
-	Max    float64 `json:"max"`
-	Mean   float64 `json:"mean"`
-	Total  float64 `json:"total"`
-}
-
-func newDist(v []float64) Dist {
-	if len(v) == 0 {
-		return Dist{}
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	d := Dist{N: len(s), Min: s[0], Max: s[len(s)-1]}
-	for _, x := range s {
-		d.Total += x
-	}
-	d.Mean = d.Total / float64(len(s))
-	pct := func(p float64) float64 { v, _ := percentile.Lower(s, p); return v }
-	d.Median, d.P90 = pct(50), pct(90)
-	return d
-}
 
 // DomainStats are the figures of one domain (or of the whole dataset), in the shape
 // of the published dataset table.
@@ -49,28 +20,28 @@ type DomainStats struct {
 	ClientTurns    int    `json:"client_turns"`
 	AssistantTurns int    `json:"assistant_turns"`
 	// TurnsPerTrajectory counts client turns per trajectory.
-	TurnsPerTrajectory Dist `json:"turns_per_trajectory"`
+	TurnsPerTrajectory percentile.Summary `json:"turns_per_trajectory"`
 	// HistoryBytes is the size of the last client turn's (unsalted) messages array
 	// per trajectory, in bytes.
-	HistoryBytes Dist `json:"history_bytes_last_turn"`
+	HistoryBytes percentile.Summary `json:"history_bytes_last_turn"`
 	// Delay is delay_seconds per client turn; Delay.Total is the total delay, and
 	// DelayPerTrajectory the sum per trajectory, in seconds.
-	Delay              Dist `json:"delay_seconds"`
-	DelayPerTrajectory Dist `json:"delay_seconds_per_trajectory"`
+	Delay              percentile.Summary `json:"delay_seconds"`
+	DelayPerTrajectory percentile.Summary `json:"delay_seconds_per_trajectory"`
 	// SystemPrompts counts distinct system prompts; SystemBytes is the system prompt
 	// size per trajectory; SharedPrefixBytes is the longest byte prefix common to
 	// the first requests' (unsalted) messages arrays of all the trajectories: what a
 	// prefix cache can share across trajectories before salting.
-	SystemPrompts     int   `json:"distinct_system_prompts"`
-	SystemBytes       Dist  `json:"system_prompt_bytes"`
-	SharedPrefixBytes int64 `json:"shared_prefix_bytes"`
+	SystemPrompts     int                `json:"distinct_system_prompts"`
+	SystemBytes       percentile.Summary `json:"system_prompt_bytes"`
+	SharedPrefixBytes int64              `json:"shared_prefix_bytes"`
 	// ToolCalls is the total number of tool calls; ToolCallsPerTrajectory their
 	// distribution.
-	ToolCalls              int  `json:"tool_calls"`
-	ToolCallsPerTrajectory Dist `json:"tool_calls_per_trajectory"`
+	ToolCalls              int                `json:"tool_calls"`
+	ToolCallsPerTrajectory percentile.Summary `json:"tool_calls_per_trajectory"`
 	// ISL is the input tokens per client turn (when the dataset was ingested with a
 	// tokenizer); nil otherwise.
-	ISL *Dist `json:"isl,omitempty"`
+	ISL *percentile.Summary `json:"isl,omitempty"`
 }
 
 // Stats are a dataset's statistics per domain and in total.
@@ -152,16 +123,16 @@ func domainStats(ctx context.Context, d *datasets.Dataset, name string, idx []in
 			}
 		}
 	}
-	s.TurnsPerTrajectory = newDist(turns)
-	s.HistoryBytes = newDist(hist)
-	s.Delay = newDist(delays)
-	s.DelayPerTrajectory = newDist(delaySum)
+	s.TurnsPerTrajectory = percentile.Summarize(turns)
+	s.HistoryBytes = percentile.Summarize(hist)
+	s.Delay = percentile.Summarize(delays)
+	s.DelayPerTrajectory = percentile.Summarize(delaySum)
 	s.SystemPrompts = len(systems)
-	s.SystemBytes = newDist(sysBytes)
+	s.SystemBytes = percentile.Summarize(sysBytes)
 	s.SharedPrefixBytes = int64(len(prefix))
-	s.ToolCallsPerTrajectory = newDist(calls)
+	s.ToolCallsPerTrajectory = percentile.Summarize(calls)
 	if len(isl) > 0 {
-		dist := newDist(isl)
+		dist := percentile.Summarize(isl)
 		s.ISL = &dist
 	}
 	return s, nil
@@ -203,16 +174,16 @@ func WriteStats(ctx context.Context, w io.Writer, o StatsOptions) error {
 	line("trajectories", func(s *DomainStats) string { return fmt.Sprint(s.Trajectories) })
 	line("client turns", func(s *DomainStats) string { return fmt.Sprint(s.ClientTurns) })
 	line("assistant turns", func(s *DomainStats) string { return fmt.Sprint(s.AssistantTurns) })
-	dist := func(label, unit string, get func(s *DomainStats) *Dist, format string) {
+	dist := func(label, unit string, get func(s *DomainStats) *percentile.Summary, format string) {
 		for _, p := range []struct {
 			name string
-			v    func(d *Dist) float64
+			v    func(d *percentile.Summary) float64
 		}{
-			{"min", func(d *Dist) float64 { return d.Min }},
-			{"median", func(d *Dist) float64 { return d.Median }},
-			{"p90", func(d *Dist) float64 { return d.P90 }},
-			{"max", func(d *Dist) float64 { return d.Max }},
-			{"mean", func(d *Dist) float64 { return d.Mean }},
+			{"min", func(d *percentile.Summary) float64 { return d.Min }},
+			{"median", func(d *percentile.Summary) float64 { return d.Median }},
+			{"p90", func(d *percentile.Summary) float64 { return d.P90 }},
+			{"max", func(d *percentile.Summary) float64 { return d.Max }},
+			{"mean", func(d *percentile.Summary) float64 { return d.Mean }},
 		} {
 			line(fmt.Sprintf("%s %s%s", label, p.name, unit), func(s *DomainStats) string {
 				d := get(s)
@@ -223,17 +194,17 @@ func WriteStats(ctx context.Context, w io.Writer, o StatsOptions) error {
 			})
 		}
 	}
-	dist("client turns/trajectory", "", func(s *DomainStats) *Dist { return &s.TurnsPerTrajectory }, "%.0f")
-	dist("history at last turn", " (bytes)", func(s *DomainStats) *Dist { return &s.HistoryBytes }, "%.0f")
-	dist("delay/turn", " (s)", func(s *DomainStats) *Dist { return &s.Delay }, "%.3f")
+	dist("client turns/trajectory", "", func(s *DomainStats) *percentile.Summary { return &s.TurnsPerTrajectory }, "%.0f")
+	dist("history at last turn", " (bytes)", func(s *DomainStats) *percentile.Summary { return &s.HistoryBytes }, "%.0f")
+	dist("delay/turn", " (s)", func(s *DomainStats) *percentile.Summary { return &s.Delay }, "%.3f")
 	line("total delay (s)", func(s *DomainStats) string { return fmt.Sprintf("%.1f", s.Delay.Total) })
 	line("distinct system prompts", func(s *DomainStats) string { return fmt.Sprint(s.SystemPrompts) })
 	line("system prompt mean (bytes)", func(s *DomainStats) string { return fmt.Sprintf("%.0f", s.SystemBytes.Mean) })
 	line("shared prefix (bytes)", func(s *DomainStats) string { return fmt.Sprint(s.SharedPrefixBytes) })
 	line("tool calls", func(s *DomainStats) string { return fmt.Sprint(s.ToolCalls) })
-	dist("tool calls/trajectory", "", func(s *DomainStats) *Dist { return &s.ToolCallsPerTrajectory }, "%.0f")
+	dist("tool calls/trajectory", "", func(s *DomainStats) *percentile.Summary { return &s.ToolCallsPerTrajectory }, "%.0f")
 	if st.Total.ISL != nil {
-		dist("ISL/turn", " (tokens)", func(s *DomainStats) *Dist { return s.ISL }, "%.0f")
+		dist("ISL/turn", " (tokens)", func(s *DomainStats) *percentile.Summary { return s.ISL }, "%.0f")
 	}
 	return tw.Flush()
 }

@@ -18,10 +18,8 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
-	"math"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
@@ -31,7 +29,7 @@ import (
 )
 
 // Version is the version of card.json.
-const Version = "1"
+const Version = "2"
 
 // File names of a card folder.
 const (
@@ -96,22 +94,22 @@ type Domain struct {
 	EndOnClientTurn int `json:"trajectories_ending_on_a_client_turn"`
 	SystemPrompts   int `json:"distinct_system_prompts"`
 	// TurnsPerTrajectory counts client turns per trajectory.
-	TurnsPerTrajectory Dist `json:"client_turns_per_trajectory"`
+	TurnsPerTrajectory percentile.Summary `json:"client_turns_per_trajectory"`
 	// ISL is input tokens per client turn (nil when not counted at ingest).
-	ISL *Dist `json:"isl,omitempty"`
+	ISL *percentile.Summary `json:"isl,omitempty"`
 	// OSL is output tokens per recorded assistant turn (nil without a tokenizer);
 	// AssistantBytes its size in bytes (content, reasoning and tool calls).
-	OSL            *Dist `json:"osl,omitempty"`
-	AssistantBytes Dist  `json:"assistant_bytes"`
+	OSL            *percentile.Summary `json:"osl,omitempty"`
+	AssistantBytes percentile.Summary  `json:"assistant_bytes"`
 	// HistoryBytes is each trajectory's last request size (its unsalted messages
 	// array); Growth how requests grow turn by turn.
-	HistoryBytes Dist   `json:"history_bytes_last_turn"`
-	Growth       Growth `json:"growth"`
+	HistoryBytes percentile.Summary `json:"history_bytes_last_turn"`
+	Growth       Growth             `json:"growth"`
 	// Delay is delay_seconds per client turn; DelayPerTrajectory their sum per
 	// trajectory; DelayTotal the domain's sum, in seconds.
-	Delay              Dist    `json:"delay_seconds"`
-	DelayPerTrajectory Dist    `json:"delay_seconds_per_trajectory"`
-	DelayTotal         float64 `json:"delay_seconds_total"`
+	Delay              percentile.Summary `json:"delay_seconds"`
+	DelayPerTrajectory percentile.Summary `json:"delay_seconds_per_trajectory"`
+	DelayTotal         float64            `json:"delay_seconds_total"`
 
 	// oslValues and byteValues are the per-turn values behind OSL and
 	// AssistantBytes, for the histogram.
@@ -137,45 +135,6 @@ type TurnPoint struct {
 	BytesP90     float64  `json:"request_bytes_p90"`
 	ISLMean      *float64 `json:"isl_mean,omitempty"`
 	ISLP90       *float64 `json:"isl_p90,omitempty"`
-}
-
-// Dist summarizes a distribution; percentiles by the rules' lower method,
-// v[floor(p/100 (n-1))] of the sorted values.
-type Dist struct {
-	N      int     `json:"n"`
-	Min    float64 `json:"min"`
-	P50    float64 `json:"p50"`
-	P90    float64 `json:"p90"`
-	P99    float64 `json:"p99"`
-	Max    float64 `json:"max"`
-	Mean   float64 `json:"mean"`
-	StdDev float64 `json:"std_dev"`
-}
-
-// NewDist summarizes v (it sorts v).
-func NewDist(v []float64) Dist {
-	if len(v) == 0 {
-		return Dist{}
-	}
-	sort.Float64s(v)
-	d := Dist{N: len(v), Min: v[0], Max: v[len(v)-1]}
-	sum := 0.0
-	for _, x := range v {
-		sum += x
-	}
-	d.Mean = sum / float64(len(v))
-	ss := 0.0
-	for _, x := range v {
-		ss += (x - d.Mean) * (x - d.Mean)
-	}
-	d.StdDev = math.Sqrt(ss / float64(len(v)))
-	d.P50, d.P90, d.P99 = lower(v, 50), lower(v, 90), lower(v, 99)
-	return d
-}
-
-func lower(sorted []float64, p float64) float64 {
-	v, _ := percentile.Lower(sorted, p)
-	return v
 }
 
 // Comparison sets this dataset's figures beside the published ones.
@@ -401,20 +360,20 @@ func domain(d *datasets.Dataset, name string, idx []int, osl [][]float64) Domain
 		}
 	}
 	s.SystemPrompts = len(systems)
-	s.TurnsPerTrajectory = NewDist(turns)
-	s.HistoryBytes = NewDist(hist)
-	s.Delay = NewDist(delays)
-	s.DelayPerTrajectory = NewDist(delaySum)
-	s.AssistantBytes = NewDist(abytes)
+	s.TurnsPerTrajectory = percentile.Summarize(turns)
+	s.HistoryBytes = percentile.Summarize(hist)
+	s.Delay = percentile.Summarize(delays)
+	s.DelayPerTrajectory = percentile.Summarize(delaySum)
+	s.AssistantBytes = percentile.Summarize(abytes)
 	s.byteValues = abytes
 	if osl != nil {
-		dist := NewDist(oslv)
+		dist := percentile.Summarize(oslv)
 		s.OSL = &dist
 		s.oslValues = oslv
 	}
 	islAll = islAll && len(isl) > 0
 	if islAll {
-		dist := NewDist(isl)
+		dist := percentile.Summarize(isl)
 		s.ISL = &dist
 	}
 	s.Growth.BytesPerTurn = slope(xs, ys)
@@ -426,10 +385,10 @@ func domain(d *datasets.Dataset, name string, idx []int, osl [][]float64) Domain
 	for k := range byTurnBytes {
 		b := byTurnBytes[k]
 		tp := TurnPoint{Index: k, Trajectories: len(b)}
-		bd := NewDist(b)
+		bd := percentile.Summarize(b)
 		tp.BytesMean, tp.BytesP90 = bd.Mean, bd.P90
 		if islAll {
-			id := NewDist(byTurnISL[k])
+			id := percentile.Summarize(byTurnISL[k])
 			tp.ISLMean, tp.ISLP90 = &id.Mean, &id.P90
 		}
 		s.Growth.ByTurn = append(s.Growth.ByTurn, tp)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/percentile"
 )
 
 // maxMetadataBytes caps each dataset_metadata record shown in CARD.md (card.json
@@ -75,7 +76,7 @@ func Markdown(c *Card) string {
 	}
 	w("\nSource: %s.\n\n", c.Published.Source)
 
-	dist := func(title, unit string, get func(d *Domain) *Dist, decimals int, note string) {
+	dist := func(title, unit string, get func(d *Domain) *percentile.Summary, decimals int, note string) {
 		w("## %s\n\n", title)
 		if note != "" {
 			w("%s\n\n", note)
@@ -88,26 +89,26 @@ func Markdown(c *Card) string {
 				continue
 			}
 			w("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", doms[i].Domain, thousands(float64(d.N), 0),
-				thousands(d.Min, decimals), thousands(d.P50, decimals), thousands(d.P90, decimals), thousands(d.P99, decimals),
+				thousands(d.Min, decimals), thousands(d.Median, decimals), thousands(d.P90, decimals), thousands(d.P99, decimals),
 				thousands(d.Max, decimals), thousands(d.Mean, max(decimals, 1)), thousands(d.StdDev, max(decimals, 1)))
 		}
 		w("\n")
 	}
-	dist("Client turns per trajectory", "domain", func(d *Domain) *Dist { return &d.TurnsPerTrajectory }, 0, "")
+	dist("Client turns per trajectory", "domain", func(d *Domain) *percentile.Summary { return &d.TurnsPerTrajectory }, 0, "")
 	if c.Dataset.ISLTokenizer != "" {
-		dist("ISL: input tokens per client turn", "domain", func(d *Domain) *Dist { return d.ISL }, 0,
+		dist("ISL: input tokens per client turn", "domain", func(d *Domain) *percentile.Summary { return d.ISL }, 0,
 			"Counted at ingest with "+c.Dataset.ISLTokenizer+" over each client turn's salted (repeat 1) messages and tools.")
 	} else {
 		w("## ISL: input tokens per client turn\n\nNot counted: the dataset was ingested without `--tokenizer`.\n\n")
 	}
 	if c.Provenance.OSLTokenizer != "" {
-		dist("OSL: output tokens per recorded assistant turn", "domain", func(d *Domain) *Dist { return d.OSL }, 0,
+		dist("OSL: output tokens per recorded assistant turn", "domain", func(d *Domain) *percentile.Summary { return d.OSL }, 0,
 			"Counted with "+c.Provenance.OSLTokenizer+" as the rules count a response (content, reasoning and tool calls). "+
 				"A reference model's answers differ: this is the dataset's own answers, the ground truth.")
 	} else {
 		w("## OSL: output tokens per recorded assistant turn\n\nNot counted: give `--tokenizer` to count it.\n\n")
 	}
-	dist("Assistant turn size", "bytes", func(d *Domain) *Dist { return &d.AssistantBytes }, 0, "Content, reasoning and tool calls of each recorded assistant turn.")
+	dist("Assistant turn size", "bytes", func(d *Domain) *percentile.Summary { return &d.AssistantBytes }, 0, "Content, reasoning and tool calls of each recorded assistant turn.")
 
 	w("## History growth\n\n")
 	w("| domain | request bytes per turn (slope) | ISL tokens per turn (slope) | last-turn history p50 | p90 | max (bytes) |\n|---|---:|---:|---:|---:|---:|\n")
@@ -118,15 +119,15 @@ func Markdown(c *Card) string {
 			islSlope = thousands(*d.Growth.ISLPerTurn, 1)
 		}
 		w("| %s | %s | %s | %s | %s | %s |\n", d.Domain, thousands(d.Growth.BytesPerTurn, 0), islSlope,
-			thousands(d.HistoryBytes.P50, 0), thousands(d.HistoryBytes.P90, 0), thousands(d.HistoryBytes.Max, 0))
+			thousands(d.HistoryBytes.Median, 0), thousands(d.HistoryBytes.P90, 0), thousands(d.HistoryBytes.Max, 0))
 	}
 	w("\nSlopes are least-squares fits over (client turn index, value) of every client turn; card.json has the mean and p90 at every index.\n\n")
 
-	dist("Delays: seconds before each client turn", "domain", func(d *Domain) *Dist { return &d.Delay }, 3, "")
+	dist("Delays: seconds before each client turn", "domain", func(d *Domain) *percentile.Summary { return &d.Delay }, 3, "")
 	w("| domain | total delay (s) | per trajectory p50 | p90 | max (s) |\n|---|---:|---:|---:|---:|\n")
 	for i := range doms {
 		d := &doms[i]
-		w("| %s | %s | %s | %s | %s |\n", d.Domain, thousands(d.DelayTotal, 1), thousands(d.DelayPerTrajectory.P50, 1),
+		w("| %s | %s | %s | %s | %s |\n", d.Domain, thousands(d.DelayTotal, 1), thousands(d.DelayPerTrajectory.Median, 1),
 			thousands(d.DelayPerTrajectory.P90, 1), thousands(d.DelayPerTrajectory.Max, 1))
 	}
 	w("\n")

@@ -1,6 +1,7 @@
 package percentile
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -37,5 +38,25 @@ func TestLowerTypes(t *testing.T) {
 	}
 	if _, ok := Lower([]float64(nil), 50); ok {
 		t.Error("no values: ok")
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	cases := map[string]struct {
+		in   []float64
+		want Summary
+	}{
+		"none": {nil, Summary{}},
+		"one":  {[]float64{7}, Summary{N: 1, Total: 7, Min: 7, Median: 7, P90: 7, P99: 7, Max: 7, Mean: 7}},
+		// Sample standard deviation of 1..4: sqrt(5/3); lower percentiles take
+		// v[floor(p/100*3)]: p50 -> v[1], p90 -> v[2], p99 -> v[2].
+		"four unsorted": {[]float64{4, 1, 3, 2}, Summary{N: 4, Total: 10, Min: 1, Median: 2, P90: 3, P99: 3, Max: 4, Mean: 2.5, StdDev: math.Sqrt(5.0 / 3)}},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			if got := Summarize(c.in); got != c.want {
+				t.Errorf("Summarize(%v) = %+v, want %+v", c.in, got, c.want)
+			}
+		})
 	}
 }
