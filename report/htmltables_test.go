@@ -80,7 +80,7 @@ func TestGatesTableNotesOnce(t *testing.T) {
 	long := strings.TrimSuffix(strings.Repeat("unofficial: the server's usage counts, not the reference tokenizer; ", 5), "; ")
 	var pts []*curve.Point
 	for c := 1; c <= 7; c++ {
-		pts = append(pts, &curve.Point{Concurrency: c, Evaluation: curve.Evaluation{Ruleset: "r", Gates: []schemas.Gate{
+		pts = append(pts, &curve.Point{Concurrency: c, Judgement: curve.Judgement{Ruleset: "r", Gates: []schemas.Gate{
 			{Name: "inline_accuracy", Value: 0.9, Threshold: ">= 0.5586", Pass: true, Outcome: schemas.OutcomePass},
 			{Name: "osl_window", Value: 383, Threshold: "[344, 422]", Pass: true, Outcome: schemas.OutcomePass, Note: long},
 		}}})

@@ -15,7 +15,7 @@ type PointJSON struct {
 	RunDir      string `json:"run_dir"`
 	Concurrency int    `json:"concurrency"`
 	metrics.Point
-	curve.Evaluation
+	curve.Judgement
 	curve.ServerTelemetry
 	ScoresNote string `json:"scores_note,omitempty"`
 	// Region is the point's region, null outside every region (as in
@@ -30,5 +30,5 @@ func NewPointJSON(p *curve.Point) PointJSON {
 		region = &p.Region
 	}
 	return PointJSON{System: p.System, RunDir: p.RunDir, Concurrency: p.Concurrency, Region: region,
-		Point: p.Point, Evaluation: p.Evaluation, ServerTelemetry: p.ServerTelemetry, ScoresNote: p.ScoresNote}
+		Point: p.Point, Judgement: p.Judgement, ServerTelemetry: p.ServerTelemetry, ScoresNote: p.ScoresNote}
 }

@@ -48,7 +48,7 @@ func TestByReason(t *testing.T) {
 // flagged, naming both.
 func TestPointUnderAnotherRuleset(t *testing.T) {
 	s := &System{Name: "sys", Ruleset: "checker-2026-10-qwen3.6, the default", Points: []*Point{
-		{Concurrency: 1, Evaluation: Evaluation{Ruleset: "checker-2026-10-qwen3.6"}}, {Concurrency: 8, Evaluation: Evaluation{Ruleset: "readme-2026-08-qwen3.6"}}}}
+		{Concurrency: 1, Judgement: Judgement{Ruleset: "checker-2026-10-qwen3.6"}}, {Concurrency: 8, Judgement: Judgement{Ruleset: "readme-2026-08-qwen3.6"}}}}
 	var got *Check
 	for _, c := range Coverage(s) {
 		if c.Name == "one ruleset for every point" {

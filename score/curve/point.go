@@ -14,7 +14,7 @@ import (
 
 // Point is one evaluated measurement point of the curve: one run at one
 // concurrency, its measured figures (metrics.Point) with what the evaluation
-// found of its scores, files and published figures (Evaluation), and what the
+// found of its scores, files and published figures (Judgement), and what the
 // curve's rules read of the run. It is not a file format: report writes
 // points.json from it.
 type Point struct {
@@ -27,7 +27,7 @@ type Point struct {
 
 	metrics.Point
 
-	Evaluation
+	Judgement
 
 	// PublishedSummary is a reference run's or submission point's published result
 	// summary, as read (nil for agentrace runs).
@@ -68,10 +68,10 @@ type Point struct {
 	log *schemas.TurnLogIdentity
 }
 
-// Evaluation is what evaluating a point found beyond its measured figures: its
+// Judgement is what evaluating a point found beyond its measured figures: its
 // accuracy gates, what its files declare, the submission checker's findings, and
 // the published figures it stands on. Its JSON fields are part of points.json.
-type Evaluation struct {
+type Judgement struct {
 	// Gates are the accuracy gates of scores.json when present.
 	// GatesPass is null when the point was not scored or its verdict is "not
 	// evaluated" (GatesOutcome); GateCounts counts the gates by outcome.
