@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/interrupt"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
 )
@@ -89,10 +90,11 @@ func main() {
 
 // printError prints a command's error once, in the one format of every problem
 // message: "agentrace CMD: error: MSG" (english.Problem), CMD the command whose
-// action or flags failed. Whatever it quotes (a URL with a password, a server's
-// answer), the secrets in it are masked (internal/redact).
+// action or flags failed, followed by the flags of the options the error
+// concerns (notice.OptionError, optionFlags). Whatever it quotes (a URL with a
+// password, a server's answer), the secrets in it are masked (internal/redact).
 func printError(w io.Writer, err error) {
-	msg := err.Error()
+	msg := withFlags(err.Error(), notice.Options(err)...)
 	if strings.TrimSpace(msg) == "" {
 		return
 	}

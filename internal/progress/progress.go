@@ -79,6 +79,19 @@ func (l *Line) Note(msg string) {
 	fmt.Fprintln(l.w, msg)
 }
 
+// Over runs f, which writes lines of its own to the line's writer, with the
+// status line taken off the terminal first: the next redraw puts it back below
+// what f wrote.
+func (l *Line) Over(f func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.tty && l.lastLen > 0 {
+		fmt.Fprintf(l.w, "\r%*s\r", l.lastLen, "")
+		l.lastLen = 0
+	}
+	f()
+}
+
 func (l *Line) print(final bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
