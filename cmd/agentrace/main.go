@@ -17,7 +17,6 @@ import (
 
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/interrupt"
-	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
 )
@@ -90,11 +89,10 @@ func main() {
 
 // printError prints a command's error once, in the one format of every problem
 // message: "agentrace CMD: error: MSG" (english.Problem), CMD the command whose
-// action or flags failed, followed by the flags of the options the error
-// concerns (notice.OptionError, optionFlags). Whatever it quotes (a URL with a
-// password, a server's answer), the secrets in it are masked (internal/redact).
+// action or flags failed. Whatever it quotes (a URL with a password, a server's
+// answer), the secrets in it are masked (internal/redact).
 func printError(w io.Writer, err error) {
-	msg := withFlags(err.Error(), notice.Options(err)...)
+	msg := err.Error()
 	if strings.TrimSpace(msg) == "" {
 		return
 	}
@@ -107,14 +105,15 @@ func printError(w io.Writer, err error) {
 }
 
 // commandError is the error of the command at path ("log dump"), which
-// printError names. It reads "PATH: ERR", PATH said once.
+// printError names. It reads "PATH: ERR", PATH said once, followed by the flags
+// of the options ERR concerns (optionsOf): "PATH: ERR (--overwrite)".
 type commandError struct {
 	path string
 	err  error
 }
 
 func (e commandError) Error() string {
-	msg := e.err.Error()
+	msg := withFlags(e.err.Error(), optionsOf(e.err)...)
 	if e.path == "" || msg == "" {
 		return msg
 	}

@@ -1,11 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/notice"
+	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/urfave/cli/v3"
 )
 
@@ -43,6 +48,27 @@ var optionFlags = map[string]string{
 	"tokenizer":           "--tokenizer",
 }
 
+// optionsOf lists the options err concerns: those its notice.OptionErrors name,
+// then those of the stages' sentinel errors that an option lifts.
+func optionsOf(err error) []string {
+	keys := notice.Options(err)
+	add := func(k string) {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	var ve *ingest.ValidationError
+	switch {
+	case errors.Is(err, outguard.ErrExists):
+		add("overwrite")
+	case errors.Is(err, infile.ErrExpansion):
+		add("max-expansion")
+	case errors.As(err, &ve) && ve.Omitted > 0:
+		add("max-problems")
+	}
+	return keys
+}
+
 // withFlags appends to msg the command-line flags of the option keys, as
 // "MSG (--a, --b)"; msg as it is when there are none.
 func withFlags(msg string, keys ...string) string {
@@ -58,6 +84,18 @@ func withFlags(msg string, keys ...string) string {
 		flags[i] = f
 	}
 	return fmt.Sprintf("%s (%s)", msg, strings.Join(flags, ", "))
+}
+
+// prefixed is events(c) with progress lines starting "PREFIX: ", as submit and
+// audit print one per point ("audit: c8: ...").
+func prefixed(c *cli.Command, prefix string) notice.Sink {
+	say := events(c)
+	return func(e notice.Event) {
+		if e.Kind == notice.Progress {
+			e.Text = prefix + ": " + e.Text
+		}
+		say(e)
+	}
 }
 
 // events is the sink of a stage that command c runs: notes and warnings are
