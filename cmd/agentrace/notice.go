@@ -75,8 +75,8 @@ func withFlags(msg string, keys ...string) string {
 	return fmt.Sprintf("%s (%s)", msg, strings.Join(flags, ", "))
 }
 
-// prefixed is events(c) with progress lines starting "PREFIX: ", as submit and
-// audit print one per point ("audit: c8: ...").
+// prefixed is events(c) with progress lines starting "PREFIX: ", as submit,
+// audit and swebench print theirs ("audit: c8: ...").
 func prefixed(c *cli.Command, prefix string) notice.Sink {
 	say := events(c)
 	return func(e notice.Event) {

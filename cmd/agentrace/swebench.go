@@ -76,7 +76,7 @@ func swebenchCommand() *cli.Command {
 				MaxEvalWorkers: int(c.Int("max-eval-workers")), Subset: c.String("subset"), Split: c.String("split"),
 				Out: c.String("out"), Overwrite: overwrite(c), Timeout: c.Duration("timeout"), PollInterval: c.Duration("poll-interval"),
 				RoutingHeaders: c.StringSlice("routing-header"), MaxArtifactBytes: c.Int64("max-artifact-bytes"),
-				MaxArtifactsBytes: c.Int64("max-artifacts-bytes"), Events: events(c),
+				MaxArtifactsBytes: c.Int64("max-artifacts-bytes"), Events: prefixed(c, "swebench"),
 			}
 			if o.MaxArtifactBytes < 1 || o.MaxArtifactsBytes < 1 {
 				return argsError("swebench", "--max-artifact-bytes %d, --max-artifacts-bytes %d: must be at least 1", o.MaxArtifactBytes, o.MaxArtifactsBytes)
@@ -206,7 +206,7 @@ func prepareAccuracy(ctx context.Context, c *cli.Command, cr *replay.ConfigRun, 
 		EndpointAPIKeyEnv: o.APIKeyEnv, EndpointAPIKey: o.APIKey,
 		Template: ex.template, Workers: ex.workers, MaxEvalWorkers: ex.maxEval, Subset: ex.subset, Split: ex.split,
 		Out: filepath.Join(o.Out, "swebench"), Overwrite: o.Overwrite, Timeout: ex.timeout, PollInterval: ex.poll,
-		RoutingHeaders: o.RoutingHeaders, Events: events(c),
+		RoutingHeaders: o.RoutingHeaders, Events: prefixed(c, "swebench"),
 	}
 	if c.IsSet("swebench-token-env") {
 		so.AuthTokenEnv, so.AuthToken = c.String("swebench-token-env"), ""

@@ -590,7 +590,7 @@ func (c *client) progress(st *status, last *string) {
 	}
 	// what the service says is quoted short (the line is scrubbed as written)
 	short := func(x string) string { return c.scrub.Excerpt([]byte(x)) }
-	line := fmt.Sprintf("swebench: run %s %s (phase %s): agent %s/%s, eval %s/%s", short(st.RunID), short(st.Status), short(phase),
+	line := fmt.Sprintf("run %s %s (phase %s): agent %s/%s, eval %s/%s", short(st.RunID), short(st.Status), short(phase),
 		n(st.AgentCompleted), n(st.AgentTotal), n(st.EvalCompleted), n(st.EvalTotal))
 	if line != *last {
 		c.say(notice.Progress, "%s", line)
