@@ -270,8 +270,8 @@ func (c *client) probeOne(ctx context.Context, endpoint, modelsURL string) error
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// Every turn would be refused the same way.
-		return &notice.OptionError{Option: "api-key-env", Err: notice.Errorf("header", "endpoint %s refused GET %s with HTTP %d before any turn was issued (check the API key and the headers): %s",
-			redact.URL(endpoint), redact.URL(modelsURL), resp.StatusCode, c.s.scrub.Excerpt(body))}
+		return notice.About(fmt.Errorf("endpoint %s refused GET %s with HTTP %d before any turn was issued (check the API key and the headers): %s",
+			redact.URL(endpoint), redact.URL(modelsURL), resp.StatusCode, c.s.scrub.Excerpt(body)), "api-key-env", "header")
 	case http.StatusOK:
 		// An OpenAI-style list ({"data":[{"id":...}]}): the names served. A server
 		// that answers anything else is not asked about its models.
@@ -306,15 +306,12 @@ func (c *client) checkModels(sent []string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	err := notice.Errorf("model", "endpoint %s does not serve the model %s the run's requests name (GET %s lists %s): %s",
-		redact.URL(c.s.endpoints[0]), strings.Join(missing, ", "), redact.URL(c.s.modelsURLs[0]), strings.Join(quoteAll(c.served), ", "), "give a model name it serves")
+	msg := fmt.Sprintf("endpoint %s does not serve the model %s the run's requests name (GET %s lists %s)",
+		redact.URL(c.s.endpoints[0]), strings.Join(missing, ", "), redact.URL(c.s.modelsURLs[0]), strings.Join(quoteAll(c.served), ", "))
 	if c.s.Profile == "" && c.s.Model == "" {
-		err = notice.Errorf("profile", "endpoint %s does not serve the model %s the run's requests name (GET %s lists %s): %s",
-			redact.URL(c.s.endpoints[0]), strings.Join(missing, ", "), redact.URL(c.s.modelsURLs[0]), strings.Join(quoteAll(c.served), ", "),
-			"give a sampling profile (its model and sampling parameters) or a model name it serves")
-		err = &notice.OptionError{Option: "model", Err: err}
+		return notice.About(fmt.Errorf("%s: give a sampling profile (its model and sampling parameters) or a model name it serves", msg), "profile", "model")
 	}
-	return err
+	return notice.Errorf("model", "%s: give a model name it serves", msg)
 }
 
 func quoteAll(ss []string) []string {

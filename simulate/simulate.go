@@ -256,7 +256,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 		o.DelayScale = 1
 	}
 	if o.Data == nil && (o.ISL < 1 || o.OSL < 1) {
-		return nil, &notice.OptionError{Option: "dataset", Err: &notice.OptionError{Option: "isl", Err: notice.Errorf("osl", "simulate: give a dataset, or the input and output lengths of a turn (both >= 1)")}}
+		return nil, notice.About(errors.New("simulate: give a dataset, or the input and output lengths of a turn (both >= 1)"), "dataset", "isl", "osl")
 	}
 	cfg := simserver.Config{Hardware: o.Hardware, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
 	srv, err := simserver.New(cfg)

@@ -21,7 +21,8 @@ import (
 )
 
 // TestOptionFlags: every option key a stage gives an error or event (in
-// notice.Errorf, notice.OptionError, notice.Event and Sink.Say calls) has its
+// notice.Errorf, notice.About, notice.OptionError, notice.Event and Sink.Say
+// calls) has its
 // flag in optionFlags, every flag there is a flag of some command, and every
 // key there is one a stage names.
 func TestOptionFlags(t *testing.T) {
@@ -73,6 +74,10 @@ func TestOptionFlags(t *testing.T) {
 						key(n.Args[0])
 					case sel.Sel.Name == "Say":
 						key(n.Args[1])
+					case x != nil && x.Name == "notice" && sel.Sel.Name == "About":
+						for _, a := range n.Args[1:] {
+							key(a)
+						}
 					}
 				}
 			case *ast.KeyValueExpr:
@@ -113,7 +118,7 @@ func TestOptionsOf(t *testing.T) {
 	}{
 		{errors.New("plain"), "replay: plain"},
 		{notice.Errorf("out", "no run directory"), "replay: no run directory (--out)"},
-		{fmt.Errorf("replay: %w", &notice.OptionError{Option: "api-key-env", Err: notice.Errorf("header", "refused")}), "replay: refused (--api-key-env, --header)"},
+		{fmt.Errorf("replay: %w", notice.About(errors.New("refused"), "api-key-env", "header")), "replay: refused (--api-key-env, --header)"},
 		{fmt.Errorf("output %q already holds a run (%w)", "x", outguard.ErrExists), `replay: output "x" already holds a run (` + outguard.ErrExists.Error() + `) (--overwrite)`},
 		{fmt.Errorf("%w: more than 10 bytes", infile.ErrExpansion), "replay: " + infile.ErrExpansion.Error() + ": more than 10 bytes (--max-expansion)"},
 		{&ingest.ValidationError{Omitted: 3}, "replay: " + (&ingest.ValidationError{Omitted: 3}).Error() + " (--max-problems)"},

@@ -159,7 +159,7 @@ func swebenchRun(ctx context.Context, c *cli.Command, o *swebench.Options) error
 		whole = append(whole, fmt.Sprintf("the service submitted %d of the %d instances evaluated", r.Submitted, r.Evaluated))
 	}
 	if len(res.Unfetched) > 0 {
-		whole = append(whole, fmt.Sprintf("%s not downloaded (%s; the caps are --max-artifact-bytes and --max-artifacts-bytes)", english.Count(len(res.Unfetched), "artifact", "artifacts"), strings.Join(res.Unfetched, "; ")))
+		whole = append(whole, fmt.Sprintf("%s not downloaded (%s)", english.Count(len(res.Unfetched), "artifact", "artifacts"), strings.Join(res.Unfetched, "; ")))
 	}
 	if len(whole) > 0 {
 		return withStatus(exitIncomplete, fmt.Errorf("swebench: service run %s is not whole: %s", res.RunID, strings.Join(whole, "; ")))

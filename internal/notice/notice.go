@@ -60,6 +60,15 @@ func Errorf(option, format string, a ...any) error {
 	return &OptionError{Option: option, Err: fmt.Errorf(format, a...)}
 }
 
+// About marks err as concerning each of options, in order: an OptionError for
+// each around err.
+func About(err error, options ...string) error {
+	for i := len(options) - 1; i >= 0; i-- {
+		err = &OptionError{Option: options[i], Err: err}
+	}
+	return err
+}
+
 // Options lists the options that err and the errors it wraps concern, each once,
 // outermost first.
 func Options(err error) []string {

@@ -19,6 +19,7 @@ func TestOptions(t *testing.T) {
 		{"one", Errorf("out", "no run directory"), []string{"out"}, "no run directory"},
 		{"wrapped", fmt.Errorf("replay: %w", Errorf("grace", "grace %d is negative", -1)), []string{"grace"}, "replay: grace -1 is negative"},
 		{"nested", Errorf("model", "give a name: %w", Errorf("profile", "no profile")), []string{"model", "profile"}, "give a name: no profile"},
+		{"about", About(errors.New("no workload"), "dataset", "isl", "osl"), []string{"dataset", "isl", "osl"}, "no workload"},
 		{"joined", errors.Join(Errorf("isl", "a"), fmt.Errorf("x: %w", Errorf("osl", "b")), Errorf("isl", "c")), []string{"isl", "osl"}, "a\nx: b\nc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -593,7 +593,7 @@ func (c *client) progress(st *status, last *string) {
 	line := fmt.Sprintf("run %s %s (phase %s): agent %s/%s, eval %s/%s", short(st.RunID), short(st.Status), short(phase),
 		n(st.AgentCompleted), n(st.AgentTotal), n(st.EvalCompleted), n(st.EvalTotal))
 	if line != *last {
-		c.say(notice.Progress, "%s", line)
+		c.say(notice.Progress, nil, "%s", line)
 		*last = line
 	}
 }
@@ -628,9 +628,9 @@ func (c *client) download(ctx context.Context, res *Result, st *status) error {
 			c.warn("ignoring unsafe artifact URL for %s", a.Name)
 			continue
 		}
-		limit, what := c.o.MaxArtifactBytes, fmt.Sprintf("the cap on one artifact, %s", mib(c.o.MaxArtifactBytes))
+		limit, tooLarge := c.o.MaxArtifactBytes, notice.Errorf("max-artifact-bytes", "larger than the cap on one artifact, %s; not kept", mib(c.o.MaxArtifactBytes))
 		if left < limit {
-			limit, what = left, fmt.Sprintf("what is left of the cap on all artifacts, %s", mib(c.o.MaxArtifactsBytes))
+			limit, tooLarge = left, notice.Errorf("max-artifacts-bytes", "larger than what is left of the cap on all artifacts, %s; not kept", mib(c.o.MaxArtifactsBytes))
 		}
 		n, err := c.fetch(ctx, res, a.Name, u.Path, limit)
 		left = max(left-n, 0)
@@ -639,10 +639,10 @@ func (c *client) download(ctx context.Context, res *Result, st *status) error {
 				interrupted(ctx), res.RunID, len(res.Artifacts), countSafe(st))
 		}
 		if errors.Is(err, errTooLarge) {
-			err = fmt.Errorf("larger than %s; not kept", what)
+			err = tooLarge
 		}
 		if err != nil {
-			c.warn("could not download artifact %s: %v", a.Name, err)
+			c.say(notice.Warning, notice.Options(err), "could not download artifact %s: %v", a.Name, err)
 			res.Unfetched = append(res.Unfetched, fmt.Sprintf("%s: %v", a.Name, err))
 			continue
 		}
@@ -680,11 +680,16 @@ func interrupted(ctx context.Context) error {
 
 var errTooLarge = errors.New("artifact too large")
 
-func (c *client) warn(format string, a ...any) { c.say(notice.Warning, format, a...) }
+func (c *client) warn(format string, a ...any) { c.say(notice.Warning, nil, format, a...) }
 
-// say hands the caller an event, its secrets masked.
-func (c *client) say(kind notice.Kind, format string, a ...any) {
-	c.o.Events.Say(kind, "", "%s", c.scrub.Text(fmt.Sprintf(format, a...)))
+// say hands the caller an event about the first of options (none: nil), its
+// secrets masked.
+func (c *client) say(kind notice.Kind, options []string, format string, a ...any) {
+	option := ""
+	if len(options) > 0 {
+		option = options[0]
+	}
+	c.o.Events.Say(kind, option, "%s", c.scrub.Text(fmt.Sprintf(format, a...)))
 }
 
 // fetch downloads one artifact, scrubbed, reading at most limit bytes of it
