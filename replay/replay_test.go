@@ -166,7 +166,7 @@ func TestClosedLoopOnTheWire(t *testing.T) {
 	if m.State != schemas.RunComplete || m.Counts[schemas.StatusOK] != rows || m.DatasetHash != "test-hash" || m.DatasetSize != 3 {
 		t.Fatalf("manifest %+v", m)
 	}
-	if m.WindowEndNs == 0 || m.Config.Official || !strings.Contains(strings.Join(m.Config.NonOfficial, ";"), "--no-delays") {
+	if m.WindowEndNs == 0 || m.Config.Official || !strings.Contains(strings.Join(m.Config.NonOfficial, ";"), "inter-turn delays off") {
 		t.Fatalf("manifest window %d, official %v %v", m.WindowEndNs, m.Config.Official, m.Config.NonOfficial)
 	}
 	if m.Config.Headers["X-Api-Key"] != "<redacted>" || m.Config.Headers["X-Extra"] != "1" {
