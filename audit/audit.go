@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path"
 	"path/filepath"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
@@ -50,8 +50,8 @@ type Options struct {
 	Jobs int
 	// Limits bound what reading an archive may cost.
 	Limits archive.Limits
-	// Log receives one line per point audited; nil discards.
-	Log io.Writer
+	// Events receives a progress event per point audited; nil discards them.
+	Events notice.Sink
 	// Checker, when set, judges each submission tree (or bare system folder), a
 	// folder or an archive read in place, with the submission checker's rules:
 	// one checker.<rule> row per finding. Reference run folders are not judged
@@ -104,9 +104,6 @@ type curveGroup struct {
 func Run(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Inputs) == 0 {
 		return nil, errors.New("audit: no run folder, sweep, submission tree or archive given")
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
 	}
 	if o.Tokenizer != "" {
 		tk, err := tokens.Load(ctx, o.Tokenizer)
@@ -192,7 +189,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		*pt = loadPoint(ctx, (*pt).run, &o)
 		(*pt).base.Curve = where[i].name
 		(*pt).compare()
-		fmt.Fprintf(o.Log, "audit: %s: %s\n", (*pt).run.Label, pointLine(*pt))
+		o.Events.Say(notice.Progress, "", "%s: %s", (*pt).run.Label, pointLine(*pt))
 	})
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -63,7 +63,7 @@ func (e *ValidationError) Error() string {
 		b.WriteString(p.String())
 	}
 	if e.Omitted > 0 {
-		fmt.Fprintf(&b, "\n  ... and %d more (raise --max-problems to see them)", e.Omitted)
+		fmt.Fprintf(&b, "\n  ... and %d more (a higher problem limit shows them)", e.Omitted)
 		b.WriteString(kindsSummary(e.OmittedByKind, "\n    "))
 	}
 	if e.Stopped != "" {

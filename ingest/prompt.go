@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/notice"
 )
 
 // PromptOptions selects a client turn and the settings its request is built with;
@@ -55,7 +56,7 @@ func Prompt(ctx context.Context, w io.Writer, o PromptOptions) error {
 	if bo.Salt {
 		c, _ := d.Conversation(o.Conversation)
 		if !c.HasSystem {
-			return fmt.Errorf("prompt for conversation %q: salting is on (turn it off with --no-salt): %w", o.Conversation, datasets.ErrNoSystemPrompt)
+			return notice.Errorf("no-salt", "prompt for conversation %q: salting is on (it can be turned off): %w", o.Conversation, datasets.ErrNoSystemPrompt)
 		}
 	}
 	body := d.AppendBody(nil, t, bo)

@@ -406,7 +406,7 @@ func writeTheRest(t *testing.T, w *workspace) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := card.Write(cd, card.WriteOptions{Out: filepath.Join(w.dir, "card"), Inputs: []string{dsDir}}); err != nil {
+	if err := card.Write(context.Background(), cd, card.WriteOptions{Out: filepath.Join(w.dir, "card"), Inputs: []string{dsDir}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -269,8 +270,8 @@ func (c *client) probeOne(ctx context.Context, endpoint, modelsURL string) error
 	switch resp.StatusCode {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		// Every turn would be refused the same way.
-		return fmt.Errorf("endpoint %s refused GET %s with HTTP %d before any turn was issued (check --api-key-env or --header): %s",
-			redact.URL(endpoint), redact.URL(modelsURL), resp.StatusCode, c.s.scrub.Excerpt(body))
+		return notice.About(fmt.Errorf("endpoint %s refused GET %s with HTTP %d before any turn was issued (check the API key and the headers): %s",
+			redact.URL(endpoint), redact.URL(modelsURL), resp.StatusCode, c.s.scrub.Excerpt(body)), "api-key-env", "header")
 	case http.StatusOK:
 		// An OpenAI-style list ({"data":[{"id":...}]}): the names served. A server
 		// that answers anything else is not asked about its models.
@@ -305,12 +306,12 @@ func (c *client) checkModels(sent []string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	hint := "give --model with a served name"
+	msg := fmt.Sprintf("endpoint %s does not serve the model %s the run's requests name (GET %s lists %s)",
+		redact.URL(c.s.endpoints[0]), strings.Join(missing, ", "), redact.URL(c.s.modelsURLs[0]), strings.Join(quoteAll(c.served), ", "))
 	if c.s.Profile == "" && c.s.Model == "" {
-		hint = "give --profile (its model and sampling parameters) or --model with a served name"
+		return notice.About(fmt.Errorf("%s: give a sampling profile (its model and sampling parameters) or a model name it serves", msg), "profile", "model")
 	}
-	return fmt.Errorf("endpoint %s does not serve the model %s the run's requests name (GET %s lists %s): %s",
-		redact.URL(c.s.endpoints[0]), strings.Join(missing, ", "), redact.URL(c.s.modelsURLs[0]), strings.Join(quoteAll(c.served), ", "), hint)
+	return notice.Errorf("model", "%s: give a model name it serves", msg)
 }
 
 func quoteAll(ss []string) []string {
@@ -479,7 +480,7 @@ func (c *client) readResponse(e *engine, st *slotState, resp *http.Response, str
 		}
 		if n > limit {
 			st.raw = bytes.Buffer{} // give the memory back
-			return fmt.Errorf("%w: a response body of more than %d bytes (--max-output-bytes sets the limit)", errOversized, limit)
+			return fmt.Errorf("%w: a response body of more than %d bytes (the output limit)", errOversized, limit)
 		}
 		err = readCompletion(st.raw.Bytes(), st.resp, e.now())
 		if st.raw.Cap() > 1<<20 {
@@ -535,11 +536,11 @@ func clientFault(err error) string {
 		errno syscall.Errno
 		why   string
 	}{
-		{syscall.EMFILE, "the process ran out of file descriptors (EMFILE): raise its open-file limit (ulimit -n) or lower --concurrency"},
-		{syscall.ENFILE, "the system ran out of file descriptors (ENFILE): raise fs.file-max or lower --concurrency"},
-		{syscall.ENOBUFS, "the system ran out of socket buffers (ENOBUFS): lower --concurrency or free memory"},
+		{syscall.EMFILE, "the process ran out of file descriptors (EMFILE): raise its open-file limit (ulimit -n) or lower the concurrency"},
+		{syscall.ENFILE, "the system ran out of file descriptors (ENFILE): raise fs.file-max or lower the concurrency"},
+		{syscall.ENOBUFS, "the system ran out of socket buffers (ENOBUFS): lower the concurrency or free memory"},
 		{syscall.ENOMEM, "the system ran out of memory for a connection (ENOMEM)"},
-		{syscall.EADDRNOTAVAIL, "no local address or port for a new connection (EADDRNOTAVAIL): local ports are exhausted (lower --concurrency, widen net.ipv4.ip_local_port_range) or the local address is not this machine's"},
+		{syscall.EADDRNOTAVAIL, "no local address or port for a new connection (EADDRNOTAVAIL): local ports are exhausted (lower the concurrency, widen net.ipv4.ip_local_port_range) or the local address is not this machine's"},
 	} {
 		if errors.Is(err, f.errno) {
 			return f.why

@@ -110,7 +110,7 @@ func (cr *configReader) checkLoad() error {
 		return bad("settings.load_pattern.target_concurrency", "agentic inference requires a positive concurrency")
 	}
 	if *lp.TargetConcurrency > MaxConcurrency {
-		return bad("settings.load_pattern.target_concurrency", "%d: at most %d (as --concurrency)", *lp.TargetConcurrency, MaxConcurrency)
+		return bad("settings.load_pattern.target_concurrency", "%d: at most %d (as any concurrency)", *lp.TargetConcurrency, MaxConcurrency)
 	}
 	return nil
 }
@@ -336,7 +336,7 @@ func (cr *configReader) noteIneffective(o *Options, mp *refconfig.ModelParams) {
 		}
 	}
 	if c.Settings.Drain != nil {
-		note("settings.drain: agentrace waits for every started trajectory (or --grace after Ctrl-C)")
+		note("settings.drain: agentrace waits for every started trajectory (or its grace period after Ctrl-C)")
 	}
 	if t := c.Settings.Timeouts; t != nil {
 		for _, k := range []struct {
@@ -347,7 +347,7 @@ func (cr *configReader) noteIneffective(o *Options, mp *refconfig.ModelParams) {
 			{t.AccuracyDrainTimeoutS != nil, "accuracy_drain_timeout_s"},
 		} {
 			if k.set {
-				note("settings.timeouts.%s: agentrace waits for every started trajectory (or --grace after Ctrl-C)", k.name)
+				note("settings.timeouts.%s: agentrace waits for every started trajectory (or its grace period after Ctrl-C)", k.name)
 			}
 		}
 		if t.EndpointResponseIdleTimeoutS != nil {
@@ -358,7 +358,7 @@ func (cr *configReader) noteIneffective(o *Options, mp *refconfig.ModelParams) {
 		}
 	}
 	if mp.TokenizerName != nil {
-		note("model_params.tokenizer_name %q: give agentrace score --tokenizer the tokenizer folder", *mp.TokenizerName)
+		note("model_params.tokenizer_name %q: agentrace counts tokens with the tokenizer folder it is given when it scores", *mp.TokenizerName)
 	}
 	if c.EnableCPUAffinity != nil {
 		note("enable_cpu_affinity: no effect on agentrace")

@@ -87,7 +87,7 @@ settings:`, 1)
 	dir := filepath.Join(t.TempDir(), "run")
 	var progress testenv.SyncBuffer
 	o := cr.Options
-	o.Data, o.Out, o.Concurrency, o.NoSalt, o.Progress = d, dir, 1, true, &progress
+	o.Data, o.Out, o.Concurrency, o.NoSalt, o.Progress, o.Events = d, dir, 1, true, &progress, eventLines(&progress)
 	sum, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/percentile"
 	"github.com/agentrace/agentrace/internal/progress"
@@ -181,13 +182,13 @@ func warningsString(w map[string]int, maxOut int64) string {
 	}
 	var out string
 	if len(parts) > 0 {
-		out = "stream warnings (tolerated as the reference client does; --strict-stream fails them): " + strings.Join(parts, ", ")
+		out = "stream warnings (tolerated as the reference client does; a strict stream fails them): " + strings.Join(parts, ", ")
 	}
 	if n := w["output_truncated"]; n > 0 {
 		if out != "" {
 			out += "; "
 		}
-		out += fmt.Sprintf("output truncated at --max-output-bytes %d in %s (column output_truncated_bytes)", maxOut, english.Count(n, "turn", "turns"))
+		out += fmt.Sprintf("output truncated at the output limit of %d bytes in %s (column output_truncated_bytes)", maxOut, english.Count(n, "turn", "turns"))
 	}
 	return out
 }
@@ -198,9 +199,9 @@ func stopText(cause string, maxDuration time.Duration) string {
 	case schemas.StopInterrupt:
 		return "interrupted"
 	case schemas.StopWindowEnd:
-		return "the performance window ended (--stop-issuing-at-window-end)"
+		return "the performance window ended (issuing stops there)"
 	case schemas.StopMaxDuration:
-		return fmt.Sprintf("the run reached --max-duration %s; the turns in flight were cancelled", maxDuration)
+		return fmt.Sprintf("the run reached its max duration, %s; the turns in flight were cancelled", maxDuration)
 	case schemas.StopLogFailure:
 		return "the turn log could not be written; the turns in flight were cancelled"
 	case schemas.StopClientFault:
@@ -453,7 +454,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	}
 	s.scrub = sc
 	if opts.Out == "" {
-		return nil, errors.New("replay: no run directory (--out)")
+		return nil, fmt.Errorf("replay: %w", notice.Errorf("out", "no run directory"))
 	}
 	// The run folder is claimed for the run's life (internal/outguard): it may
 	// not be, contain or sit inside the dataset, a second run into it is refused
@@ -480,17 +481,15 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 
 	e := &engine{s: s, d: d, client: c, log: newLogQueue(s.slots), logFailed: make(chan struct{}), kernelSleeps: make(chan struct{}, kernelSleepers),
 		order: datasets.NewStartOrder(len(d.Conversations), s.orderSeed), turnsTotal: budgetTurns(d, s.budget, s.orderSeed)}
-	if w := longestDelay(d, s); w != "" && s.Progress != nil {
-		fmt.Fprintln(s.Progress, w)
+	if w, ok := longestDelay(d, s); ok {
+		e.say(w)
 	}
-	if s.slots < s.Concurrency && s.Progress != nil {
-		english.Fprintf(s.Progress, "replay", english.Note, "concurrency %d is above the budget of %d trajectories: at most %d are active at once (the manifest records concurrency %d)",
-			s.Concurrency, s.budget, s.slots, s.Concurrency)
+	if s.slots < s.Concurrency {
+		e.say(notice.Event{Kind: notice.Note, Option: "concurrency", Text: fmt.Sprintf("concurrency %d is above the budget of %d trajectories: at most %d are active at once (the manifest records concurrency %d)",
+			s.Concurrency, s.budget, s.slots, s.Concurrency)})
 	}
-	if s.Progress != nil {
-		for _, n := range s.headerNotes() {
-			fmt.Fprintln(s.Progress, n)
-		}
+	for _, n := range s.headerNotes() {
+		e.say(n)
 	}
 	wall := time.Now()
 	e.start = wall.Add(-time.Microsecond)
@@ -596,7 +595,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	case e.lostErr() != "":
 		runErr = errors.New(e.lostErr())
 	case ok == 0 && lr.issued > 0 && m.State == schemas.RunComplete:
-		runErr = fmt.Errorf("every one of the %d turns issued failed (see the error column: agentrace log dump %s --columns conversation_id,turn,status,http_status,error)", lr.issued, opts.Out)
+		runErr = fmt.Errorf("every one of the %d turns issued failed (see the error column of %s)", lr.issued, filepath.Join(opts.Out, schemas.TurnLogFile))
 	}
 	if runErr != nil {
 		m.State, m.Error = schemas.RunFailed, sc.Text(runErr.Error())
@@ -610,7 +609,7 @@ func Run(ctx context.Context, opts Options) (_ *Summary, err error) {
 	if err := runlog.WriteManifest(dir, m); err != nil && lr.err == nil {
 		lr.err = fmt.Errorf("replay: %w", err)
 	}
-	writeTurnTable(context.WithoutCancel(ctx), dir, &m, d, s.Progress)
+	writeTurnTable(context.WithoutCancel(ctx), dir, &m, d, e.say)
 	dropped := false
 	if claim.InPlace() || m.State == schemas.RunComplete && lr.err == nil {
 		if err := claim.Commit(); err != nil && lr.err == nil {
@@ -660,10 +659,10 @@ func IsIncomplete(err error) bool {
 
 // longestDelay warns when a delay of the dataset, as scaled, is longer than an
 // hour: a trajectory would sleep that long before its next turn (nothing but
-// an interrupt or --max-duration ends the wait).
-func longestDelay(d *datasets.Dataset, s *settings) string {
+// an interrupt or the max duration ends the wait).
+func longestDelay(d *datasets.Dataset, s *settings) (notice.Event, bool) {
 	if s.NoDelays {
-		return ""
+		return notice.Event{}, false
 	}
 	var worst *schemas.Turn
 	for i := range d.Turns {
@@ -672,14 +671,14 @@ func longestDelay(d *datasets.Dataset, s *settings) string {
 		}
 	}
 	if worst == nil || worst.DelaySeconds*s.delayScale <= 3600 {
-		return ""
+		return notice.Event{}, false
 	}
-	cap := "nothing but Ctrl-C ends it (set --max-duration)"
+	cap := "nothing but Ctrl-C ends it, as no max duration is set"
 	if s.MaxDuration > 0 {
-		cap = fmt.Sprintf("--max-duration %s ends the run", s.MaxDuration)
+		cap = fmt.Sprintf("the max duration, %s, ends the run", s.MaxDuration)
 	}
-	return english.Problem("replay", english.Warning, fmt.Sprintf("conversation %q turn %d sleeps delay_seconds %g (x %g) before it is sent; %s",
-		worst.ConversationID, worst.Turn, worst.DelaySeconds, s.delayScale, cap))
+	return notice.Event{Kind: notice.Warning, Option: "max-duration", Text: fmt.Sprintf("conversation %q turn %d sleeps delay_seconds %g (x %g) before it is sent; %s",
+		worst.ConversationID, worst.Turn, worst.DelaySeconds, s.delayScale, cap)}, true
 }
 
 // watch turns outside events into stops. The first interrupt (ctx cancelled)
@@ -711,22 +710,22 @@ func (e *engine) watch(ctx context.Context, finished <-chan struct{}) {
 			grace, graceEnd = t.C, time.Now().Add(e.s.Grace)
 			e.graceEnd.Store(graceEnd.UnixNano())
 			n := e.inFlight.Load()
-			e.note(english.Note, fmt.Sprintf("interrupt: no new turns are issued; %s in flight %s up to %s (--grace) to finish, then %s cancelled. "+
-				"Press Ctrl-C again to cancel %s now: the log and manifest are still written.", inFlightTurns(n), verb(n, "gets", "get"), e.s.Grace, verb(n, "is", "are"), verb(n, "it", "them")))
+			e.say(notice.Event{Kind: notice.Note, Option: "grace", Text: fmt.Sprintf("interrupt: no new turns are issued; %s in flight %s up to %s, the grace period, to finish, then %s cancelled. "+
+				"Press Ctrl-C again to cancel %s now: the log and manifest are still written.", inFlightTurns(n), verb(n, "gets", "get"), e.s.Grace, verb(n, "is", "are"), verb(n, "it", "them"))})
 		case <-force:
 			force = nil
 			e.interrupted.Store(true)
 			e.stop(schemas.StopInterrupt)
 			e.cut("a second interrupt")
-			e.note(english.Note, fmt.Sprintf("second interrupt: cancelling %s in flight; writing the log and manifest", inFlightTurns(e.inFlight.Load())))
+			e.say(notice.Event{Kind: notice.Note, Text: fmt.Sprintf("second interrupt: cancelling %s in flight; writing the log and manifest", inFlightTurns(e.inFlight.Load()))})
 		case <-grace:
 			grace = nil
 			e.cut(fmt.Sprintf("the %s grace after the interrupt ended", e.s.Grace))
 		case <-maxDur:
 			maxDur = nil
 			e.stop(schemas.StopMaxDuration)
-			e.cut(fmt.Sprintf("--max-duration %s reached", e.s.MaxDuration))
-			e.note(english.Note, fmt.Sprintf("--max-duration %s reached: no new turns; %s in flight cancelled", e.s.MaxDuration, inFlightTurns(e.inFlight.Load())))
+			e.cut(fmt.Sprintf("the max duration, %s, was reached", e.s.MaxDuration))
+			e.say(notice.Event{Kind: notice.Note, Option: "max-duration", Text: fmt.Sprintf("the max duration, %s, was reached: no new turns; %s in flight cancelled", e.s.MaxDuration, inFlightTurns(e.inFlight.Load()))})
 		case <-e.logFailed:
 			e.logFailed = nil
 			e.stop(schemas.StopLogFailure)
@@ -735,14 +734,18 @@ func (e *engine) watch(ctx context.Context, finished <-chan struct{}) {
 	}
 }
 
-// note prints a line for the user (above the live status line).
-func (e *engine) note(kind, msg string) {
-	msg = english.Problem("replay", kind, msg)
-	if e.line != nil {
-		e.line.Note(msg)
-	} else if e.s.Progress != nil {
-		fmt.Fprintln(e.s.Progress, msg)
+// say hands an event of the run to the caller's sink, its secrets masked, while
+// the live status line (if any) is held off the terminal.
+func (e *engine) say(ev notice.Event) {
+	if e.s.Events == nil {
+		return
 	}
+	ev.Text = e.s.scrub.Text(ev.Text)
+	if e.line != nil {
+		e.line.Over(func() { e.s.Events(ev) })
+		return
+	}
+	e.s.Events(ev)
 }
 
 // inFlightTurns counts turns for the interrupt's notes: "1 turn", "3 turns".
@@ -1101,7 +1104,7 @@ func (e *engine) stopReason() string {
 	case schemas.StopWindowEnd:
 		return notIssuedWindow
 	case schemas.StopMaxDuration:
-		return fmt.Sprintf("not issued: the run reached --max-duration %s", e.s.MaxDuration)
+		return fmt.Sprintf("not issued: the run reached its max duration, %s", e.s.MaxDuration)
 	case schemas.StopLogFailure:
 		return notIssuedLog
 	case schemas.StopClientFault:

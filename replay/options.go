@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/relpath"
@@ -164,6 +164,9 @@ type Options struct {
 
 	// Progress receives the live status line (nil: none); ProgressTTY redraws it
 	// in place, otherwise a plain line is printed every ProgressEvery (0: 10 s).
+	// Events receives the run's notes and warnings (nil: none), its secrets
+	// masked, with the status line held off the terminal while it says them.
+	Events        notice.Sink
 	Progress      io.Writer
 	ProgressTTY   bool
 	ProgressEvery time.Duration
@@ -317,7 +320,7 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 		case k == "Authorization" || k == "Proxy-Authorization" || k == "Cookie":
 			return nil, fmt.Errorf("public header %q: it carries credentials, its value stays secret", p)
 		case s.header.Values(k) == nil:
-			return nil, fmt.Errorf("public header %q: no --header of that name", p)
+			return nil, notice.Errorf("header", "public header %q: no header of that name is given", p)
 		}
 	}
 	s.header.Set("Content-Type", "application/json") // Accept is set per turn (engine.trajectory)
@@ -353,7 +356,7 @@ func (o *Options) resolve(d *datasets.Dataset) (*settings, error) {
 	s.orderSeed = seed
 	if !o.NoSalt {
 		if err := d.CheckSaltable(); err != nil {
-			return nil, fmt.Errorf("salting is on (turn it off with --no-salt, unofficial): %w", err)
+			return nil, notice.Errorf("no-salt", "salting is on (it can be turned off, unofficially): %w", err)
 		}
 	}
 	return s, nil
@@ -517,13 +520,13 @@ func (o *Options) publicHeader(name string) bool {
 
 // headerNotes says, for each header whose value is kept secret although its name
 // does not look secret (redact.SecretName), that it is and how to record it.
-func (o *Options) headerNotes() []string {
-	var notes []string
+func (o *Options) headerNotes() []notice.Event {
+	var notes []notice.Event
 	for _, h := range o.Headers {
 		k, _, _ := strings.Cut(h, ":")
 		k = http.CanonicalHeaderKey(strings.TrimSpace(k))
 		if !o.publicHeader(k) && !redact.SecretName(k) {
-			notes = append(notes, english.Problem("replay", english.Note, fmt.Sprintf("the value of --header %s is kept secret (masked wherever it appears, not recorded); --public-header %s records it", k, k)))
+			notes = append(notes, notice.Event{Kind: notice.Note, Option: "public-header", Text: fmt.Sprintf("the value of header %s is kept secret (masked wherever it appears, not recorded); declaring %s public records it", k, k)})
 		}
 	}
 	return notes

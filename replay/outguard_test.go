@@ -174,7 +174,7 @@ func TestSweepOverwriteKeepsTheEarlierSweep(t *testing.T) {
 	before := testenv.Snapshot(t, root)
 	g := newFake(t)
 	o := Options{Data: d, Endpoint: g.srv.URL, Out: sweep, Overwrite: true,
-		Progress: &progressHook{want: "sweep point 2/", hook: g.srv.Close}}
+		Events: eventLines(&progressHook{want: "sweep point 2/", hook: g.srv.Close})}
 	if err := Sweep(context.Background(), o, []int{1, 2}); err == nil {
 		t.Fatal("a sweep whose second point could not start succeeded")
 	}

@@ -132,7 +132,7 @@ func TestHugeAnswer(t *testing.T) {
 	if err := runlog.CheckAgreement(m, map[string]int{"ok": 4}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(sum.String(), "output truncated at --max-output-bytes 1048576 in 1 turn (") {
+	if !strings.Contains(sum.String(), "output truncated at the output limit of 1048576 bytes in 1 turn (") {
 		t.Fatalf("summary:\n%s", sum)
 	}
 	// Kept: 1 MiB of output, 256 Ki chunk times at most (2 MiB), a frame

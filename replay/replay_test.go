@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
@@ -165,7 +166,7 @@ func TestClosedLoopOnTheWire(t *testing.T) {
 	if m.State != schemas.RunComplete || m.Counts[schemas.StatusOK] != rows || m.DatasetHash != "test-hash" || m.DatasetSize != 3 {
 		t.Fatalf("manifest %+v", m)
 	}
-	if m.WindowEndNs == 0 || m.Config.Official || !strings.Contains(strings.Join(m.Config.NonOfficial, ";"), "--no-delays") {
+	if m.WindowEndNs == 0 || m.Config.Official || !strings.Contains(strings.Join(m.Config.NonOfficial, ";"), "inter-turn delays off") {
 		t.Fatalf("manifest window %d, official %v %v", m.WindowEndNs, m.Config.Official, m.Config.NonOfficial)
 	}
 	if m.Config.Headers["X-Api-Key"] != "<redacted>" || m.Config.Headers["X-Extra"] != "1" {
@@ -408,7 +409,7 @@ func TestStreamTolerance(t *testing.T) {
 				t.Fatalf("manifest counts %v, stream warnings %v", m.Counts, m.StreamWarnings)
 			}
 			want := "in 1 turn"
-			if s := sum.String(); !strings.Contains(s, "stream warnings (tolerated as the reference client does; --strict-stream fails them)") || !strings.Contains(s, want) {
+			if s := sum.String(); !strings.Contains(s, "stream warnings (tolerated as the reference client does; a strict stream fails them)") || !strings.Contains(s, want) {
 				t.Fatalf("summary does not count the warning:\n%s", s)
 			}
 		})
@@ -435,7 +436,7 @@ func TestStartupErrors(t *testing.T) {
 	f := newFake(t)
 	noSys := makeDataset(t, tconv{id: "nosys", rows: []trow{{role: "user", content: "hi"}}})
 	_, err = Run(context.Background(), Options{Data: noSys, Endpoint: f.srv.URL, Out: t.TempDir(), Concurrency: 1})
-	if err == nil || !strings.Contains(err.Error(), "nosys") || !strings.Contains(err.Error(), "--no-salt") {
+	if err == nil || !strings.Contains(err.Error(), "nosys") || !slices.Contains(notice.Options(err), "no-salt") {
 		t.Fatalf("no system prompt: err = %v", err)
 	}
 	if len(f.requests()) != 0 {
@@ -499,7 +500,7 @@ func TestSweep(t *testing.T) {
 	f := newFake(t)
 	dir := t.TempDir()
 	var log bytes.Buffer
-	if err := Sweep(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: dir, Progress: &log}, []int{1, 2}); err != nil {
+	if err := Sweep(context.Background(), Options{Data: d, Endpoint: f.srv.URL, Out: dir, Events: eventLines(&log)}, []int{1, 2}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []int{1, 2} {
@@ -618,5 +619,21 @@ func TestStartOrderFromRuleset(t *testing.T) {
 	}
 	if want := []string{"c4", "c2", "c0", "c1", "c3"}; !slices.Equal(got, want) {
 		t.Errorf("sessions %v, want %v", got, want)
+	}
+}
+
+// eventLines is a sink that writes each event to w on a line: a note or warning
+// as "KIND [OPTION]: TEXT" (no brackets without an option), progress as its text.
+func eventLines(w io.Writer) notice.Sink {
+	return func(e notice.Event) {
+		kind := map[notice.Kind]string{notice.Note: "note", notice.Warning: "warning"}[e.Kind]
+		switch {
+		case kind == "":
+			fmt.Fprintln(w, e.Text)
+		case e.Option != "":
+			fmt.Fprintf(w, "%s [%s]: %s\n", kind, e.Option, e.Text)
+		default:
+			fmt.Fprintf(w, "%s: %s\n", kind, e.Text)
+		}
 	}
 }

@@ -29,7 +29,7 @@ func TestHeaderValuesNeverRecorded(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	secrets := []string{"custom-auth-value-1", "password-value-2", "credential-value-3", "tenant-value-4"}
 	var progress testenv.SyncBuffer
-	opts := Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2, NoDelays: true, Progress: &progress,
+	opts := Options{Data: d, Endpoint: f.srv.URL, Out: dir, Concurrency: 2, NoDelays: true, Progress: &progress, Events: eventLines(&progress),
 		Headers:       []string{"X-Custom-Auth: " + secrets[0], "X-Password:" + secrets[1], "x-api-credential: Bearer " + secrets[2], "X-Tenant: " + secrets[3], "X-Trace-Tag: public-tag-value"},
 		PublicHeaders: []string{"x-trace-tag"}}
 	if _, err := Run(context.Background(), opts); err != nil {
@@ -41,7 +41,7 @@ func TestHeaderValuesNeverRecorded(t *testing.T) {
 		}
 	}
 	// Only the header whose name does not look secret gets a note.
-	if note := "agentrace replay: note: the value of --header X-Tenant is kept secret"; !strings.Contains(progress.String(), note) {
+	if note := "note [public-header]: the value of header X-Tenant is kept secret"; !strings.Contains(progress.String(), note) {
 		t.Errorf("progress lacks %q:\n%s", note, progress.String())
 	}
 	if strings.Count(progress.String(), "is kept secret") != 1 {
@@ -60,7 +60,7 @@ func TestHeaderValuesNeverRecorded(t *testing.T) {
 	}
 	// A public header that names no --header is a typo, refused.
 	opts.Out, opts.PublicHeaders = filepath.Join(t.TempDir(), "run"), []string{"X-Trace-Tga"}
-	if _, err := Run(context.Background(), opts); err == nil || !strings.Contains(err.Error(), `public header "X-Trace-Tga": no --header of that name`) {
+	if _, err := Run(context.Background(), opts); err == nil || !strings.Contains(err.Error(), `public header "X-Trace-Tga": no header of that name`) {
 		t.Errorf("a public header naming no header: %v", err)
 	}
 	// Credentials cannot be declared public.
@@ -125,7 +125,7 @@ func TestEchoedSecretsMasked(t *testing.T) {
 			o := tc.o
 			// One trajectory at a time: "ok" succeeds before "deny" is refused, so
 			// the 401 is a failed turn, not a refused run.
-			o.Data, o.Dataset, o.Out, o.Concurrency, o.NoDelays, o.Progress = d, "mem", dir, 1, true, &progress
+			o.Data, o.Dataset, o.Out, o.Concurrency, o.NoDelays, o.Progress, o.Events = d, "mem", dir, 1, true, &progress, eventLines(&progress)
 			o.Headers = []string{"X-Custom-Auth: " + hdr}
 			sum, err := Run(context.Background(), o)
 			if err != nil {

@@ -39,7 +39,7 @@ func TestSignalChild(t *testing.T) {
 		}
 	}
 	sum, err := Run(ctx, Options{Data: makeDataset(t, convs...), Endpoint: f.srv.URL, Out: dir, Concurrency: 4, NoDelays: true,
-		Grace: 20 * time.Second, Force: h.Force(), Progress: os.Stdout, ProgressEvery: time.Hour})
+		Grace: 20 * time.Second, Force: h.Force(), Progress: os.Stdout, Events: eventLines(os.Stdout), ProgressEvery: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestCtrlC(t *testing.T) {
 			if len(recs) < len(before) {
 				t.Fatalf("log has %d rows, %d were on disk before", len(recs), len(before))
 			}
-			if !strings.Contains(out.String(), "agentrace replay: note: interrupt: no new turns are issued;") || !strings.Contains(out.String(), "Press Ctrl-C again to cancel them now") {
+			if !strings.Contains(out.String(), "note [grace]: interrupt: no new turns are issued;") || !strings.Contains(out.String(), "Press Ctrl-C again to cancel them now") {
 				t.Fatalf("the first press said nothing; output:\n%s", out.String())
 			}
 			counts := map[string]int{}
@@ -131,7 +131,7 @@ func TestCtrlC(t *testing.T) {
 				if counts[schemas.StatusCancelled] == 0 || took > 10*time.Second {
 					t.Fatalf("second press: %d cancelled, exit after %v", counts[schemas.StatusCancelled], took)
 				}
-				if !strings.Contains(out.String(), "agentrace replay: note: second interrupt: cancelling") {
+				if !strings.Contains(out.String(), "note: second interrupt: cancelling") {
 					t.Fatalf("the second press said nothing; output:\n%s", out.String())
 				}
 			} else if counts[schemas.StatusCancelled] != 0 {

@@ -657,7 +657,7 @@ func (s *sseReader) read(r *response, now func() int64) error {
 // the turn; otherwise the event is skipped (the rest of its data lines too).
 func (s *sseReader) oversized(r *response, n int64) error {
 	if s.strict {
-		return fmt.Errorf("%w: an event of more than %d bytes (--max-output-bytes sets the limit)", errOversized, s.frameLimit())
+		return fmt.Errorf("%w: an event of more than %d bytes (the output limit)", errOversized, s.frameLimit())
 	}
 	r.oversized++
 	r.truncated += n

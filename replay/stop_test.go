@@ -38,7 +38,7 @@ func TestMaxDuration(t *testing.T) {
 		o.Concurrency = 2
 		o.MaxDuration = 10 * time.Second
 		var progress strings.Builder
-		o.Progress, o.ProgressEvery = &progress, time.Hour
+		o.Progress, o.Events, o.ProgressEvery = &progress, eventLines(&progress), time.Hour
 		start := time.Now()
 		sum, err := Run(context.Background(), o)
 		if err != nil {
@@ -69,20 +69,20 @@ func TestMaxDuration(t *testing.T) {
 				t.Fatalf("%s: %+v, want %s", k, rows[k], st)
 			}
 		}
-		if r := rows["a#3"]; r.Error != "not issued: the run reached --max-duration 10s" || r.DelayNs != 0 {
+		if r := rows["a#3"]; r.Error != "not issued: the run reached its max duration, 10s" || r.DelayNs != 0 {
 			t.Fatalf("turn asleep at the cap: %+v", r)
 		}
-		if r := rows["b#3"]; !strings.HasPrefix(r.Error, "cancelled: --max-duration 10s reached: ") || r.CompletedNs != us+int64(10*time.Second) {
+		if r := rows["b#3"]; !strings.HasPrefix(r.Error, "cancelled: the max duration, 10s, was reached: ") || r.CompletedNs != us+int64(10*time.Second) {
 			t.Fatalf("turn in flight at the cap: %+v", r)
 		}
 		s := sum.String()
-		for _, w := range []string{"0/3 trajectories finished, 2 cut short (2 started)", "issuing stopped at 10s: the run reached --max-duration 10s",
+		for _, w := range []string{"0/3 trajectories finished, 2 cut short (2 started)", "issuing stopped at 10s: the run reached its max duration, 10s",
 			"not official: the performance window never closed"} {
 			if !strings.Contains(s, w) {
 				t.Fatalf("summary lacks %q:\n%s", w, s)
 			}
 		}
-		if !strings.Contains(progress.String(), `agentrace replay: warning: conversation "a" turn 3 sleeps delay_seconds 1e+308`) {
+		if !strings.Contains(progress.String(), `warning [max-duration]: conversation "a" turn 3 sleeps delay_seconds 1e+308`) {
 			t.Fatalf("no warning about the absurd delay:\n%s", progress.String())
 		}
 	})
@@ -178,7 +178,7 @@ func TestLogWriteFailure(t *testing.T) {
 			return disk
 		}
 		var progress strings.Builder
-		o.Progress, o.ProgressEvery = &progress, time.Hour
+		o.Progress, o.Events, o.ProgressEvery = &progress, eventLines(&progress), time.Hour
 		start := time.Now()
 		sum, err := Run(context.Background(), o)
 		if err == nil || !errors.Is(err, syscall.ENOSPC) {

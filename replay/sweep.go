@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/schemas"
@@ -37,7 +38,7 @@ func CheckConcurrencies(cs []int) error {
 
 // Sweep runs one replay per concurrency, one after another, each into
 // opts.Out/c<N>/ with the same settings. It prints each point's summary to
-// opts.Progress.
+// opts.Events, as progress.
 //
 // Its one rule: a sweep stops at its first point that is not whole (failed, its
 // endpoint lost or refusing, or interrupted), and at a point refused before it
@@ -65,7 +66,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 	name := func(c int) string { return fmt.Sprintf("c%d", c) }
 	for _, c := range concurrencies {
 		if _, err := os.Lstat(filepath.Join(dir, name(c))); err == nil {
-			return fmt.Errorf("sweep: %q already holds the point c%d: pass --overwrite to replace the whole sweep, or leave c%d out", opts.Out, c, c)
+			return notice.Errorf("overwrite", "sweep: %q already holds the point c%d: overwrite it to replace the whole sweep, or leave c%d out", opts.Out, c, c)
 		}
 	}
 	complete := true
@@ -76,9 +77,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 		o.Out = filepath.Join(dir, name(c))
 		o.Overwrite = false // a fresh sweep folder, or a point checked absent above
 		shown := filepath.Join(opts.Out, name(c))
-		if o.Progress != nil {
-			fmt.Fprintf(o.Progress, "sweep point %d/%d: concurrency %d -> %s%s\n", i+1, len(concurrencies), c, shown, sweepPace(i, len(concurrencies), time.Since(began)))
-		}
+		o.Events.Say(notice.Progress, "", "sweep point %d/%d: concurrency %d -> %s%s", i+1, len(concurrencies), c, shown, sweepPace(i, len(concurrencies), time.Since(began)))
 		if i == 0 && claim.InPlace() {
 			// A sweep whose first point never started (endpoint down) leaves the
 			// folder as it was: commit only once a point exists.
@@ -92,9 +91,7 @@ func Sweep(ctx context.Context, opts Options, concurrencies []int) error {
 		if sum != nil {
 			sum.RunDir = shown
 			complete = complete && sum.State == schemas.RunComplete
-			if o.Progress != nil {
-				fmt.Fprintln(o.Progress, sum)
-			}
+			o.Events.Say(notice.Progress, "", "%s", sum)
 		}
 		if err != nil {
 			err = fmt.Errorf("sweep at concurrency %d: %w", c, err)

@@ -2,11 +2,11 @@ package replay
 
 import (
 	"context"
-	"io"
+	"fmt"
 	"path/filepath"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -14,9 +14,9 @@ import (
 // writeTurnTable writes the run's analysis table, RUNDIR/turns.parquet
 // (runlog.WriteTable), from its closed turn log and final manifest, with
 // expected_turn from the dataset replayed. It runs once the log and manifest are
-// final, so it never holds up the run; a failure is reported on w and leaves the
-// run as it is (`agentrace log export` writes the table again).
-func writeTurnTable(ctx context.Context, dir string, m *schemas.RunManifest, d *datasets.Dataset, w io.Writer) {
+// final, so it never holds up the run; a failure is a warning to say and leaves
+// the run as it is (`agentrace log export` writes the table again).
+func writeTurnTable(ctx context.Context, dir string, m *schemas.RunManifest, d *datasets.Dataset, say func(notice.Event)) {
 	type key struct {
 		conv string
 		turn int32
@@ -32,13 +32,10 @@ func writeTurnTable(ctx context.Context, dir string, m *schemas.RunManifest, d *
 	}
 	path := filepath.Join(dir, runlog.TableFile)
 	info, err := runlog.WriteTable(ctx, path, []runlog.TableRun{{Dir: dir, Manifest: m, Expected: expected}}, runlog.TableOptions{})
-	if w == nil {
-		return
-	}
 	for _, warn := range info.Warnings {
-		english.Fprint(w, "replay", english.Warning, path+": "+warn)
+		say(notice.Event{Kind: notice.Warning, Text: path + ": " + warn})
 	}
 	if err != nil {
-		english.Fprintf(w, "replay", english.Warning, "the analysis table was not written (the run is complete; `agentrace log export %s` writes it): %v", dir, err)
+		say(notice.Event{Kind: notice.Warning, Text: fmt.Sprintf("the analysis table was not written (the run is complete; `agentrace log export %s` writes it): %v", dir, err)})
 	}
 }

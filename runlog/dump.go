@@ -68,8 +68,8 @@ func dumpTable(ctx context.Context, out io.Writer, path string, columns, tableOn
 	table := filepath.Join(filepath.Dir(path), TableFile)
 	f, err := infile.Open(table)
 	if err != nil {
-		return 0, fmt.Errorf("dump turn log %q: column %s is not in the turn log (columns: %s) but in the analysis table %s, which cannot be read (agentrace log export --out %s %s writes it): %w",
-			path, strings.Join(tableOnly, ", "), strings.Join(logColumns, ","), TableFile, table, filepath.Dir(path), err)
+		return 0, fmt.Errorf("dump turn log %q: column %s is not in the turn log (columns: %s) but in the analysis table %s, which cannot be read (exporting the log writes it): %w",
+			path, strings.Join(tableOnly, ", "), strings.Join(logColumns, ","), table, err)
 	}
 	defer f.Close()
 	pf, err := file.NewParquetReader(f)

@@ -77,7 +77,7 @@ func ErrorKind(status string, httpStatus int32, errText string) string {
 		return ErrHTTP5xx
 	case has("server error in stream", "server error in response", "error_frame"):
 		return ErrServerError
-	case has("frame too large", "more than") && has("--max-output-bytes"):
+	case has("frame too large"):
 		return ErrOversized
 	case has("malformed", "invalid json"):
 		return ErrMalformed

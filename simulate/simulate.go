@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/simserver"
@@ -255,7 +256,7 @@ func Run(ctx context.Context, o Options) (*Point, error) {
 		o.DelayScale = 1
 	}
 	if o.Data == nil && (o.ISL < 1 || o.OSL < 1) {
-		return nil, errors.New("simulate: give a dataset, or --isl and --osl (both >= 1)")
+		return nil, notice.About(errors.New("simulate: give a dataset, or the input and output lengths of a turn (both >= 1)"), "dataset", "isl", "osl")
 	}
 	cfg := simserver.Config{Hardware: o.Hardware, Dataset: o.Data, Fidelity: o.Fidelity, Seed: o.Seed, Tokenizer: o.Tokenizer}
 	srv, err := simserver.New(cfg)

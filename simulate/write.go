@@ -2,12 +2,12 @@ package simulate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/relpath"
 	"github.com/agentrace/agentrace/runlog"
@@ -22,7 +22,7 @@ import (
 // jobs points run at once, as in Sweep.
 func WriteSweep(ctx context.Context, o Options, concurrencies []int, jobs int, out, datasetDir string, overwrite bool) ([]*Point, error) {
 	if o.Data == nil {
-		return nil, errors.New("simulate: --out writes the turn logs of a dataset workload (give --dataset)")
+		return nil, notice.Errorf("dataset", "simulate: only a dataset workload has turn logs to write; give a dataset")
 	}
 	// The sweep is built beside an earlier one and replaces it only when every
 	// point is written; on an error the earlier sweep stays as it was.

@@ -16,7 +16,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
@@ -58,8 +58,9 @@ type Options struct {
 	TokenizerDir string
 	// Ruleset judges the curves; "" takes the runs' scores.json ruleset.
 	Ruleset string
-	// Log receives one line per point written; nil discards.
-	Log io.Writer
+	// Events receives a progress event per point written and the warnings; nil
+	// discards them.
+	Events notice.Sink
 }
 
 // Result is what Build wrote.
@@ -92,9 +93,6 @@ type Curve struct {
 func Build(ctx context.Context, o Options) (*Result, error) {
 	if len(o.Sweeps) == 0 {
 		return nil, errors.New("submit: no sweep folder given")
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
 	}
 	sub := o.Submitter
 	if sub == nil {
@@ -166,7 +164,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		}
 		s := curve.NewSystemWith(system, pts, sub.cmax(), rs)
 		if note := curve.StandIn(s); note != "" {
-			english.Fprintf(o.Log, "submit", english.Warning, "%s/%s/%s: token counts %s; the summaries' token figures are unofficial (result_summary.json agentrace.tokenizer says so)", ResultsDir, system, model, note)
+			o.Events.Say(notice.Warning, "", "%s/%s/%s: token counts %s; the summaries' token figures are unofficial (result_summary.json agentrace.tokenizer says so)", ResultsDir, system, model, note)
 		}
 		for _, p := range s.Points {
 			if AccuracyResults(p) == nil {
@@ -199,7 +197,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 				return nil, fmt.Errorf("submit: r%d: %w", p.Concurrency, err)
 			}
 			c.Points = append(c.Points, p.Concurrency)
-			fmt.Fprintf(o.Log, "submit: %s/r%d (from %s)\n", filepath.ToSlash(curve), p.Concurrency, p.RunDir)
+			o.Events.Say(notice.Progress, "", "%s/r%d (from %s)", filepath.ToSlash(curve), p.Concurrency, p.RunDir)
 		}
 		res.Curves = append(res.Curves, c)
 	}

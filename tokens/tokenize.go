@@ -56,7 +56,7 @@ func Tokenize(ctx context.Context, o TokenizeOptions) error {
 	loaded := make(chan error, 1)
 	go func() {
 		var err error
-		tok, err = Load(context.Background(), o.Tokenizer)
+		tok, err = Load(ctx, o.Tokenizer)
 		loaded <- err
 	}()
 	select {

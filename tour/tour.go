@@ -29,6 +29,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/synth"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/report"
@@ -312,7 +313,7 @@ func (t *tour) sweep(ctx context.Context) error {
 			// Server usage counts output tokens when no tokenizer is at hand.
 			StreamUsage:         t.tok == nil,
 			EndpointDescription: "embedded sim (agentrace demo): hardware " + t.prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
-			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force,
+			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force, Events: events(w),
 			// The sim's Prometheus metrics, scraped once a modelled second as replay's
 			// default is on real hardware (not under 50 ms of the run's clock), so that
 			// even the short windows of the high concurrencies hold several scrapes.
@@ -585,4 +586,19 @@ func num(x float64) string {
 		return "-"
 	}
 	return english.Thousands(x, 1)
+}
+
+// events prints the events of a stage the demo runs on w: notes and warnings as
+// the demo's problem lines, progress as plain lines.
+func events(w io.Writer) notice.Sink {
+	return func(e notice.Event) {
+		switch e.Kind {
+		case notice.Note:
+			english.Fprint(w, "demo", english.Note, e.Text)
+		case notice.Warning:
+			english.Fprint(w, "demo", english.Warning, e.Text)
+		default:
+			fmt.Fprintln(w, e.Text)
+		}
+	}
 }

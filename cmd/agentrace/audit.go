@@ -85,7 +85,7 @@ func auditCommand() *cli.Command {
 				Checker: checker.NewCache(cd),
 				Inputs:  inputs, Dataset: c.String("dataset"), Tokenizer: tokDir,
 				Ruleset: c.String("ruleset"), CMax: int(c.Int("cmax")), Jobs: int(c.Int("jobs")),
-				Limits: archive.Limits{MaxExpansion: maxExpansion(c)}, Log: c.Root().ErrWriter,
+				Limits: archive.Limits{MaxExpansion: maxExpansion(c)}, Events: prefixed(c, "audit"),
 				Descend: c.Bool("descend"),
 			})
 			if err != nil {

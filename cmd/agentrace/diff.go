@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/agentrace/agentrace/datasets/diff"
+	"github.com/agentrace/agentrace/internal/english"
 	"github.com/urfave/cli/v3"
 )
 
@@ -49,6 +50,11 @@ func diffCommand() *cli.Command {
 			r, err := diff.Compare(ctx, c.Args().Get(0), c.Args().Get(1))
 			if err != nil {
 				return withStatus(diffTrouble, err)
+			}
+			if !c.Bool("json") {
+				for _, w := range r.Warnings {
+					problem(c, english.Warning, w)
+				}
 			}
 			if !c.Bool("quiet") {
 				w := c.Root().Writer

@@ -267,7 +267,7 @@ func writeCard(ctx context.Context, c *cli.Command) error {
 	if err != nil {
 		return err
 	}
-	if err := card.Write(cd, card.WriteOptions{Out: out, Overwrite: overwrite(c), Inputs: inputs, Context: ctx, Claim: claim}); err != nil {
+	if err := card.Write(ctx, cd, card.WriteOptions{Out: out, Overwrite: overwrite(c), Inputs: inputs, Claim: claim}); err != nil {
 		return err
 	}
 	for _, n := range cd.Notes {

@@ -110,7 +110,7 @@ func TestReplayCtrlC(t *testing.T) {
 			if strings.Contains(stderr.String(), "context canceled") {
 				t.Errorf("Go's cancellation leaks into the interrupt's messages:\n%s", stderr.String())
 			}
-			if !strings.Contains(stderr.String(), "in flight get") || !strings.Contains(stderr.String(), "up to 30s (--grace)") || !strings.Contains(stderr.String(), "Press Ctrl-C again") {
+			if !strings.Contains(stderr.String(), "in flight get") || !strings.Contains(stderr.String(), "up to 30s, the grace period,") || !strings.Contains(stderr.String(), "(--grace)") || !strings.Contains(stderr.String(), "Press Ctrl-C again") {
 				t.Fatalf("the first Ctrl-C said nothing useful; stderr:\n%s", stderr.String())
 			}
 			recs, rerr := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))

@@ -105,14 +105,15 @@ func printError(w io.Writer, err error) {
 }
 
 // commandError is the error of the command at path ("log dump"), which
-// printError names. It reads "PATH: ERR", PATH said once.
+// printError names. It reads "PATH: ERR", PATH said once, followed by the flags
+// of the options ERR concerns (optionsOf): "PATH: ERR (--overwrite)".
 type commandError struct {
 	path string
 	err  error
 }
 
 func (e commandError) Error() string {
-	msg := e.err.Error()
+	msg := withFlags(e.err.Error(), optionsOf(e.err)...)
 	if e.path == "" || msg == "" {
 		return msg
 	}

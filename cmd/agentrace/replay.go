@@ -144,7 +144,7 @@ func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Opt
 		o.Sampling = datasets.Profile{}
 	}
 	o.Sampling = o.Sampling.Overlay(sampling)
-	o.Progress = c.Root().ErrWriter
+	o.Progress, o.Events = c.Root().ErrWriter, events(c)
 	o.ProgressTTY = progress.IsTerminal(os.Stderr)
 	for _, f := range []struct{ name, v string }{{"dataset", o.Dataset}, {"endpoint", o.Endpoint}, {"out", o.Out}} {
 		if f.v == "" {
@@ -231,7 +231,7 @@ func replayCommand() *cli.Command {
 			switch mode {
 			case "perf", "both":
 			case "acc":
-				acc, err := prepareAccuracy(c, cr, o)
+				acc, err := prepareAccuracy(ctx, c, cr, o)
 				if err != nil {
 					return err
 				}
@@ -241,7 +241,7 @@ func replayCommand() *cli.Command {
 			}
 			var acc *swebench.Options
 			if mode == "both" {
-				if acc, err = prepareAccuracy(c, cr, o); err != nil {
+				if acc, err = prepareAccuracy(ctx, c, cr, o); err != nil {
 					return err
 				}
 			}

@@ -151,7 +151,7 @@ func TestExitStatusPerCommand(t *testing.T) {
 		t.Fatalf("replay without --profile: %v\n%s", err, out)
 	}
 	if m, _ := runlog.ReadManifest(p("noprofile")); m.Config.Official || !slices.ContainsFunc(m.Config.NonOfficial, func(s string) bool {
-		return strings.Contains(s, `no sampling profile (--profile): the requests carry the model name "no-model-name"`)
+		return strings.Contains(s, `no sampling profile: the requests carry the model name "no-model-name"`)
 	}) {
 		t.Errorf("replay without --profile: manifest official %v, non_official %q; want the profile named", m.Config.Official, m.Config.NonOfficial)
 	}

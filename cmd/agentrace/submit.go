@@ -50,7 +50,7 @@ func submitCommand() *cli.Command {
 			}
 			res, err := submission.Build(ctx, submission.Options{
 				Out: c.String("out"), Overwrite: overwrite(c), Sweeps: sweeps, Submitter: sub, SubmitterFile: c.String("submitter"),
-				TokenizerDir: tokDir, Ruleset: curveRuleset(c), Log: c.Root().ErrWriter,
+				TokenizerDir: tokDir, Ruleset: curveRuleset(c), Events: prefixed(c, "submit"),
 			})
 			if err != nil {
 				return err

@@ -76,12 +76,12 @@ func swebenchCommand() *cli.Command {
 				MaxEvalWorkers: int(c.Int("max-eval-workers")), Subset: c.String("subset"), Split: c.String("split"),
 				Out: c.String("out"), Overwrite: overwrite(c), Timeout: c.Duration("timeout"), PollInterval: c.Duration("poll-interval"),
 				RoutingHeaders: c.StringSlice("routing-header"), MaxArtifactBytes: c.Int64("max-artifact-bytes"),
-				MaxArtifactsBytes: c.Int64("max-artifacts-bytes"), Progress: c.Root().ErrWriter,
+				MaxArtifactsBytes: c.Int64("max-artifacts-bytes"), Events: prefixed(c, "swebench"),
 			}
 			if o.MaxArtifactBytes < 1 || o.MaxArtifactsBytes < 1 {
 				return argsError("swebench", "--max-artifact-bytes %d, --max-artifacts-bytes %d: must be at least 1", o.MaxArtifactBytes, o.MaxArtifactsBytes)
 			}
-			sb, err := swebenchPrepare(c, o, c.String("profile"), sampling, int(c.Int("max-tokens")), c.String("instances"), int(c.Int("num-instances")), c.Bool("official"))
+			sb, err := swebenchPrepare(ctx, c, o, c.String("profile"), sampling, int(c.Int("max-tokens")), c.String("instances"), int(c.Int("num-instances")), c.Bool("official"))
 			if err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func swebenchCommand() *cli.Command {
 
 // swebenchPrepare completes o with the instances and the generation
 // parameters: everything that can be refused before the service is asked.
-func swebenchPrepare(c *cli.Command, o swebench.Options, profile string, sampling datasets.Profile, maxTokens int, instances string, n int, official bool) (*swebench.Options, error) {
+func swebenchPrepare(ctx context.Context, c *cli.Command, o swebench.Options, profile string, sampling datasets.Profile, maxTokens int, instances string, n int, official bool) (*swebench.Options, error) {
 	rp, err := datasets.RunProfile(profile, sampling)
 	if err != nil {
 		return nil, fmt.Errorf("swebench: %w", err)
@@ -107,7 +107,7 @@ func swebenchPrepare(c *cli.Command, o swebench.Options, profile string, samplin
 	if n < 1 {
 		return nil, argsError("swebench", "--num-instances %d: must be at least 1", n)
 	}
-	ids, err := swebench.ReadInstances(instances, o.Subset, o.Split, n)
+	ids, err := swebench.ReadInstances(ctx, instances, o.Subset, o.Split, n)
 	if err != nil {
 		return nil, fmt.Errorf("swebench: %w", err)
 	}
@@ -174,7 +174,7 @@ func swebenchRun(ctx context.Context, c *cli.Command, o *swebench.Options) error
 // parameters, the performance dataset's routing headers the routing_headers.
 // --mode both prepares it before its performance run, so that a mistake in it is
 // refused before anything is done.
-func prepareAccuracy(c *cli.Command, cr *replay.ConfigRun, o replay.Options) (*swebench.Options, error) {
+func prepareAccuracy(ctx context.Context, c *cli.Command, cr *replay.ConfigRun, o replay.Options) (*swebench.Options, error) {
 	if cr == nil {
 		return nil, argsError("replay", "--mode %s needs --config (its accuracy dataset)", c.String("mode"))
 	}
@@ -206,7 +206,7 @@ func prepareAccuracy(c *cli.Command, cr *replay.ConfigRun, o replay.Options) (*s
 		EndpointAPIKeyEnv: o.APIKeyEnv, EndpointAPIKey: o.APIKey,
 		Template: ex.template, Workers: ex.workers, MaxEvalWorkers: ex.maxEval, Subset: ex.subset, Split: ex.split,
 		Out: filepath.Join(o.Out, "swebench"), Overwrite: o.Overwrite, Timeout: ex.timeout, PollInterval: ex.poll,
-		RoutingHeaders: o.RoutingHeaders, Progress: c.Root().ErrWriter,
+		RoutingHeaders: o.RoutingHeaders, Events: prefixed(c, "swebench"),
 	}
 	if c.IsSet("swebench-token-env") {
 		so.AuthTokenEnv, so.AuthToken = c.String("swebench-token-env"), ""
@@ -217,7 +217,7 @@ func prepareAccuracy(c *cli.Command, cr *replay.ConfigRun, o replay.Options) (*s
 	if ex.instances == "" {
 		return nil, fmt.Errorf("replay: --mode %s: give --instances (the SWE-bench split as Parquet or JSONL, or the reference's datasets folder)", c.String("mode"))
 	}
-	return swebenchPrepare(c, so, o.Profile, o.Sampling, o.MaxTokens, ex.instances, ex.num, false)
+	return swebenchPrepare(ctx, c, so, o.Profile, o.Sampling, o.MaxTokens, ex.instances, ex.num, false)
 }
 
 type extras struct {

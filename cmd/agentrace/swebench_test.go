@@ -50,7 +50,7 @@ func TestSwebenchExitStatus(t *testing.T) {
 			setup: func(s *swebenchtest.Service) { s.Result = `{"submitted_instances":2,"resolved_instances":1}` },
 			want:  []string{", incomplete;", "service run run_1 is not whole: the service submitted 2 of the 3 instances evaluated"}},
 		{name: "artifact over the cap", script: []string{"succeeded"}, status: exitIncomplete, resolv: true, more: []string{"--max-artifact-bytes", "30"},
-			want: []string{"warning: could not download artifact swe_bench_agent.log: larger than the cap on one artifact, 30 bytes (--max-artifact-bytes)",
+			want: []string{"warning: could not download artifact swe_bench_agent.log: larger than the cap on one artifact, 30 bytes; not kept (--max-artifact-bytes)",
 				"is not whole: 2 artifacts not downloaded (swe_bench_results.json: larger than"}},
 		{name: "official refused", script: []string{"succeeded"}, status: exitUsage, more: []string{"--official"},
 			want: []string{"--official: the 3 instances evaluated are not the benchmark's (the first 200 of princeton-nlp/SWE-bench_Verified at revision c104f840cc67"}},

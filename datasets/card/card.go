@@ -226,10 +226,10 @@ func Build(ctx context.Context, o Options) (*Card, error) {
 	c.Published = compare(c.Domains)
 	c.Rules = countingRules
 	if m.Tokenizer == "" {
-		c.Notes = append(c.Notes, "ISL was not counted: the dataset was ingested without --tokenizer (agentrace ingest --tokenizer DIR counts it); the growth figures use request bytes.")
+		c.Notes = append(c.Notes, "ISL was not counted: the dataset was ingested without a tokenizer (ingesting it with one counts it); the growth figures use request bytes.")
 	}
 	if o.OSL == nil {
-		c.Notes = append(c.Notes, "OSL was not counted: give --tokenizer to count the recorded assistant turns' output tokens.")
+		c.Notes = append(c.Notes, "OSL was not counted: a tokenizer counts the recorded assistant turns' output tokens.")
 	}
 	return c, nil
 }

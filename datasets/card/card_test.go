@@ -317,7 +317,7 @@ func TestCardHandMade(t *testing.T) {
 	// Write it; then the output rules.
 	out := filepath.Join(t.TempDir(), "card")
 	o := WriteOptions{Out: out, Inputs: []string{ds}}
-	if err := Write(c, o); err != nil {
+	if err := Write(context.Background(), c, o); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range []string{MarkdownFile, JSONFile, "plots/isl_by_turn.png", "plots/isl_by_turn.svg", "plots/osl_histogram.png", "plots/osl_histogram.svg"} {
@@ -339,17 +339,17 @@ func TestCardHandMade(t *testing.T) {
 	if err := json.Unmarshal(js, &back); err != nil || back.Version != Version || len(back.Plots) != 2 || total(&back).ClientTurns != 6 {
 		t.Errorf("card.json: %v %+v", err, back.Plots)
 	}
-	if err := Write(c, o); !errors.Is(err, outguard.ErrExists) {
+	if err := Write(context.Background(), c, o); !errors.Is(err, outguard.ErrExists) {
 		t.Errorf("second write without overwrite: %v", err)
 	}
 	o.Overwrite = true
-	if err := Write(c, o); err != nil {
+	if err := Write(context.Background(), c, o); err != nil {
 		t.Errorf("overwrite: %v", err)
 	}
-	if err := Write(c, WriteOptions{Out: filepath.Join(ds, "card"), Inputs: []string{ds}}); !errors.Is(err, outguard.ErrOverlap) {
+	if err := Write(context.Background(), c, WriteOptions{Out: filepath.Join(ds, "card"), Inputs: []string{ds}}); !errors.Is(err, outguard.ErrOverlap) {
 		t.Errorf("card inside the dataset: %v", err)
 	}
-	if err := Write(c, WriteOptions{Out: ds, Overwrite: true, Inputs: []string{}}); !errors.Is(err, outguard.ErrNotOurs) {
+	if err := Write(context.Background(), c, WriteOptions{Out: ds, Overwrite: true, Inputs: []string{}}); !errors.Is(err, outguard.ErrNotOurs) {
 		t.Errorf("card over a dataset: %v", err)
 	}
 }

@@ -99,14 +99,14 @@ func Markdown(c *Card) string {
 		dist("ISL: input tokens per client turn", "domain", func(d *Domain) *percentile.Summary { return d.ISL }, 0,
 			"Counted at ingest with "+c.Dataset.ISLTokenizer+" over each client turn's salted (repeat 1) messages and tools.")
 	} else {
-		w("## ISL: input tokens per client turn\n\nNot counted: the dataset was ingested without `--tokenizer`.\n\n")
+		w("## ISL: input tokens per client turn\n\nNot counted: the dataset was ingested without a tokenizer.\n\n")
 	}
 	if c.Provenance.OSLTokenizer != "" {
 		dist("OSL: output tokens per recorded assistant turn", "domain", func(d *Domain) *percentile.Summary { return d.OSL }, 0,
 			"Counted with "+c.Provenance.OSLTokenizer+" as the rules count a response (content, reasoning and tool calls). "+
 				"A reference model's answers differ: this is the dataset's own answers, the ground truth.")
 	} else {
-		w("## OSL: output tokens per recorded assistant turn\n\nNot counted: give `--tokenizer` to count it.\n\n")
+		w("## OSL: output tokens per recorded assistant turn\n\nNot counted: a tokenizer counts it.\n\n")
 	}
 	dist("Assistant turn size", "bytes", func(d *Domain) *percentile.Summary { return &d.AssistantBytes }, 0, "Content, reasoning and tool calls of each recorded assistant turn.")
 

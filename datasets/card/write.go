@@ -29,17 +29,16 @@ type WriteOptions struct {
 	// Inputs are the paths the card was made from (the dataset, the tokenizer):
 	// Out may not be, contain or sit inside one.
 	Inputs []string
-	// Context, when set, stops the write once it is done (an interrupt): nothing
-	// is left at Out, an earlier card stays.
-	Context context.Context
 	// Claim, when set, is Out claimed by the caller before the card was built
 	// (internal/outguard), written and committed here; else Write claims Out.
 	Claim *outguard.Claim
 }
 
 // Write writes the card folder: CARD.md, card.json and plots/, built in a
-// temporary folder beside Out and renamed into place only when complete.
-func Write(c *Card, o WriteOptions) error {
+// temporary folder beside Out and renamed into place only when complete. It
+// stops once ctx is done (an interrupt): nothing is left at Out, an earlier card
+// stays.
+func Write(ctx context.Context, c *Card, o WriteOptions) error {
 	if o.Claim == nil {
 		claim, err := outguard.Take(outguard.Output{Path: o.Out, Kind: Kind, Overwrite: o.Overwrite}, o.Inputs...)
 		if err != nil {
@@ -47,10 +46,6 @@ func Write(c *Card, o WriteOptions) error {
 		}
 		defer claim.Release()
 		o.Claim = claim
-	}
-	ctx := o.Context
-	if ctx == nil {
-		ctx = context.Background()
 	}
 	figs, err := plots(c)
 	if err != nil {
@@ -107,7 +102,7 @@ func plots(c *Card) ([]figure, error) {
 	caption := "Mean (solid) and p90 (dashed) input tokens of the client turns at each position of their trajectory, per domain; ISL counted at ingest with " + c.Dataset.ISLTokenizer + "."
 	if !isl {
 		title, ylabel = "Request bytes by client turn, per domain (ISL not counted)", "request (bytes, unsalted messages)"
-		caption = "ISL was not counted at ingest (no --tokenizer), so this shows request bytes: mean (solid) and p90 (dashed) of the client turns at each position, per domain."
+		caption = "ISL was not counted at ingest (no tokenizer), so this shows request bytes: mean (solid) and p90 (dashed) of the client turns at each position, per domain."
 	}
 	p := plotkit.New(title, "client turn (0-based position in the trajectory)", ylabel)
 	p.Legend.Left = true

@@ -208,7 +208,7 @@ func readManifest(ctx context.Context, dir string) (schemas.DatasetManifest, err
 		return m, fmt.Errorf("dataset %q: %w", dir, err)
 	}
 	if !st.IsDir() {
-		return m, fmt.Errorf("dataset %q is not a dataset directory (ingest a trace file first: agentrace ingest --out DIR FILE)", dir)
+		return m, fmt.Errorf("dataset %q is not a dataset directory (ingest a trace file into one first)", dir)
 	}
 	data, err := infile.ReadFile(ctx, filepath.Join(dir, schemas.DatasetManifestFile), infile.SmallFile)
 	if err != nil {
@@ -235,7 +235,7 @@ func checkVersions(a string, ma schemas.DatasetManifest, b string, mb schemas.Da
 		return nil
 	}
 	return fmt.Errorf("cannot compare: dataset %s, and this agentrace reads schema versions %q and %q only; "+
-		"re-ingest it from the inputs its manifest.json lists (agentrace ingest --out DIR FILE...) and compare the new directory",
+		"re-ingest it from the inputs its manifest.json lists and compare the new directory",
 		joinAnd(bad), schemas.DatasetVersion, schemas.DatasetVersionPrevious)
 }
 

@@ -12,13 +12,10 @@ import (
 
 // WriteText writes r for a person: one line per added, removed or changed
 // conversation (with the first difference and its excerpts), then the per-domain
-// table.
+// table. r's warnings are the caller's to say.
 func WriteText(w io.Writer, r *Result) error {
 	fmt.Fprintf(w, "A: %s (content hash %s, %d conversations)\n", r.A.Path, short(r.A.ContentHash), r.A.Conversations)
 	fmt.Fprintf(w, "B: %s (content hash %s, %d conversations)\n", r.B.Path, short(r.B.ContentHash), r.B.Conversations)
-	for _, warn := range r.Warnings {
-		english.Fprint(w, "diff", english.Warning, warn)
-	}
 	order := "order unchanged"
 	if r.Order.Changed {
 		order = fmt.Sprintf("order changed (from position %d among common conversations: A has %s, B has %s)",

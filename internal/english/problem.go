@@ -20,8 +20,9 @@ const (
 	Error = "error"
 )
 
-// Problem is the one format of every problem message a user is shown, whichever
-// command or stage says it: "agentrace CMD: KIND: MSG" ("agentrace: KIND: MSG"
+// Problem is the one format of every problem message a user is shown, as the
+// command line and the demo print them (a stage hands its notes and warnings
+// over as values, internal/notice): "agentrace CMD: KIND: MSG" ("agentrace: KIND: MSG"
 // without a command), on one line, secrets masked (internal/redact). cmd is the
 // command's path ("log dump"; a leading "agentrace" is dropped, so a urfave
 // FullName does too); kind is Warning, Note or Error. A message that begins with

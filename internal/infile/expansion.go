@@ -38,7 +38,7 @@ func (e *ExpansionReader) Read(p []byte) (int, error) {
 	n, err := e.R.Read(p)
 	e.n += int64(n)
 	if e.Limit >= 0 && e.n > e.Limit {
-		err := fmt.Errorf("%w: more than %d bytes from %d (%gx its size; --max-expansion lifts this)", ErrExpansion, e.Limit, e.Size, e.Ratio)
+		err := fmt.Errorf("%w: more than %d bytes from %d (%gx its size; a higher expansion limit lifts this)", ErrExpansion, e.Limit, e.Size, e.Ratio)
 		if e.Name != "" {
 			err = fmt.Errorf("%q: %w", e.Name, err)
 		}

@@ -56,7 +56,7 @@ func IsDataset(sha256s ...string) bool {
 func Reasons(c Conditions) []string {
 	var why []string
 	if c.Salt == nil || !*c.Salt {
-		why = append(why, "cache salting off (--no-salt; agentic_inference.enable_salt)")
+		why = append(why, "cache salting off (agentic_inference.enable_salt)")
 	}
 	scale := c.DelayScale
 	if scale == 0 {
@@ -64,26 +64,26 @@ func Reasons(c Conditions) []string {
 	}
 	switch {
 	case c.Delays == nil || !*c.Delays:
-		why = append(why, "inter-turn delays off (--no-delays; agentic_inference.inject_tool_delay)")
+		why = append(why, "inter-turn delays off (agentic_inference.inject_tool_delay)")
 	case scale != 1:
-		why = append(why, fmt.Sprintf("delays scaled by %.4g (--delay-scale)", scale))
+		why = append(why, fmt.Sprintf("delays scaled by %.4g", scale))
 	}
 	if c.StopIssuing != nil && *c.StopIssuing {
-		why = append(why, "stops issuing at the window end (--stop-issuing-at-window-end): not every started trajectory finishes")
+		why = append(why, "stops issuing at the window end: not every started trajectory finishes")
 	}
 	noStream := c.Stream != nil && !*c.Stream
 	switch turns := c.StreamedTurns + c.NonStreamedTurns; {
 	case noStream && c.StreamedTurns > 0:
-		why = append(why, fmt.Sprintf("streaming off (--no-stream): no first-token or per-token times for %d of %d client turns (the other %d stream: their rows set stream)",
+		why = append(why, fmt.Sprintf("streaming off: no first-token or per-token times for %d of %d client turns (the other %d stream: their rows set stream)",
 			c.NonStreamedTurns, turns, c.StreamedTurns))
 	case noStream:
-		why = append(why, "streaming off (--no-stream): no first-token or per-token times")
+		why = append(why, "streaming off: no first-token or per-token times")
 	case c.NonStreamedTurns > 0:
 		why = append(why, fmt.Sprintf("the dataset turns streaming off on %d of %d client turns (their rows set stream false): no first-token or per-token times for them",
 			c.NonStreamedTurns, turns))
 	}
 	if c.StreamUsage && !noStream {
-		why = append(why, `server usage requested (--stream-usage): requests carry "stream_options", which the reference client does not send`)
+		why = append(why, `server usage requested: requests carry "stream_options", which the reference client does not send`)
 	}
 	if c.OfficialDataset != nil && !*c.OfficialDataset {
 		why = append(why, "not the official dataset: it was not ingested from the official file unchanged (sha256 "+DatasetSHA256[:12]+"...)")
@@ -96,7 +96,7 @@ func Reasons(c Conditions) []string {
 		if c.Model != "" {
 			model = fmt.Sprintf("the model name %q", c.Model)
 		}
-		why = append(why, fmt.Sprintf("no sampling profile (--profile): the requests carry %s and none of the model's sampling parameters", model))
+		why = append(why, fmt.Sprintf("no sampling profile: the requests carry %s and none of the model's sampling parameters", model))
 	}
 	sort.Strings(why)
 	return why

@@ -32,7 +32,7 @@ func TestReasons(t *testing.T) {
 		{"the official dataset", func(c *Conditions) { c.OfficialDataset = Bool(true) }, ""},
 		{"budget", func(c *Conditions) { c.Trajectories = 23 }, "not a positive multiple of the dataset size 11"},
 		{"budget, size unknown", func(c *Conditions) { c.DatasetSize = 0 }, "dataset's size is not known"},
-		{"no profile", func(c *Conditions) { c.Profile, c.Model = String(""), "no-model-name" }, `no sampling profile (--profile): the requests carry the model name "no-model-name"`},
+		{"no profile", func(c *Conditions) { c.Profile, c.Model = String(""), "no-model-name" }, `no sampling profile: the requests carry the model name "no-model-name"`},
 	} {
 		c := good()
 		tc.edit(&c)

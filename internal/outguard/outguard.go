@@ -235,7 +235,7 @@ func (o Output) existing() (string, error) {
 		}
 	}
 	if !o.Overwrite {
-		return got, fmt.Errorf("output %q already holds a %s: pass --overwrite to replace it, or choose another path (%w)", o.Path, got, ErrExists)
+		return got, fmt.Errorf("output %q already holds a %s: overwriting replaces it, or choose another path (%w)", o.Path, got, ErrExists)
 	}
 	return got, nil
 }

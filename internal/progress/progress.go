@@ -62,21 +62,17 @@ func (l *Line) Start() *Line {
 	return l
 }
 
-// Note prints msg on a line of its own: on a terminal, over the status line,
-// which the next redraw puts back below it.
-func (l *Line) Note(msg string) {
+// Over runs f, which writes lines of its own to the line's writer, with the
+// status line taken off the terminal first: the next redraw puts it back below
+// what f wrote.
+func (l *Line) Over(f func()) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.tty {
-		pad := ""
-		if n := l.lastLen - len(msg); n > 0 {
-			pad = fmt.Sprintf("%*s", n, "")
-		}
-		fmt.Fprintf(l.w, "\r%s%s\n", msg, pad)
+	if l.tty && l.lastLen > 0 {
+		fmt.Fprintf(l.w, "\r%*s\r", l.lastLen, "")
 		l.lastLen = 0
-		return
 	}
-	fmt.Fprintln(l.w, msg)
+	f()
 }
 
 func (l *Line) print(final bool) {

@@ -1,6 +1,7 @@
 package progress
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -25,5 +26,18 @@ func TestETA(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("ETA(%d, %d, %v) = %q, want %q", tc.done, tc.total, tc.elapsed, got, tc.want)
 		}
+	}
+}
+
+// TestOver: on a terminal, what Over's f writes starts on a cleared line, and the
+// final status follows it.
+func TestOver(t *testing.T) {
+	var b strings.Builder
+	l := New(&b, true, 0, func() string { return "status 1/2" })
+	l.print(false)
+	l.Over(func() { b.WriteString("note: hello\n") })
+	l.Stop()
+	if want := "\rstatus 1/2\r          \rnote: hello\n\rstatus 1/2\n"; b.String() != want {
+		t.Errorf("wrote %q, want %q", b.String(), want)
 	}
 }

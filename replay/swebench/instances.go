@@ -53,15 +53,15 @@ func CachePath(dir, subset, split string) string {
 // ReadInstances returns the first n instance ids (all when n <= 0), in file
 // order, of a SWE-bench split: a Parquet file or JSON Lines with instance_id,
 // as the Hugging Face dataset's rows, or the reference's datasets folder
-// holding its cached Parquet (CachePath).
-func ReadInstances(path, subset, split string, n int) ([]string, error) {
+// holding its cached Parquet (CachePath). Reading stops when ctx is done.
+func ReadInstances(ctx context.Context, path, subset, split string, n int) ([]string, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = CachePath(path, subset, split)
 	}
 	var ids []string
 	var err error
 	if strings.HasSuffix(strings.ToLower(path), ".parquet") {
-		ids, err = parquetIDs(path, n)
+		ids, err = parquetIDs(ctx, path, n)
 	} else {
 		ids, err = jsonlIDs(path, n)
 	}
@@ -74,10 +74,10 @@ func ReadInstances(path, subset, split string, n int) ([]string, error) {
 	return ids, nil
 }
 
-func parquetIDs(path string, n int) ([]string, error) {
+func parquetIDs(ctx context.Context, path string, n int) ([]string, error) {
 	var ids []string
 	errEnough := errors.New("enough instances")
-	err := infile.ReadColumns(context.Background(), path, []string{"instance_id"}, false, func(int64) {}, func(_ int, _ int64, v parquet.Value) error {
+	err := infile.ReadColumns(ctx, path, []string{"instance_id"}, false, func(int64) {}, func(_ int, _ int64, v parquet.Value) error {
 		ids = append(ids, string(v.ByteArray()))
 		if n > 0 && len(ids) == n {
 			return errEnough

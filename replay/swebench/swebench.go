@@ -27,7 +27,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/schemas"
@@ -131,8 +131,9 @@ type Options struct {
 	// MaxArtifactBytes caps each artifact downloaded, MaxArtifactsBytes all of
 	// them together (0: the defaults).
 	MaxArtifactBytes, MaxArtifactsBytes int64
-	// Progress receives a line per change of phase or counts (nil: none).
-	Progress io.Writer
+	// Events receives a progress event per change of phase or counts and the
+	// warnings of the run (nil: none).
+	Events notice.Sink
 	// Client replaces the HTTP client (tests).
 	Client *http.Client
 }
@@ -209,10 +210,8 @@ type client struct {
 	// endpointKey is the endpoint's API key sent as endpoint_api_key ("": none).
 	endpointKey string
 	// scrub knows the token, the endpoint's key and user information: every message
-	// and file the client writes passes through it; out is Options.Progress
-	// through it.
+	// and file the client writes passes through it, the events it says too.
 	scrub redact.Scrubber
-	out   io.Writer
 	hc    *http.Client
 }
 
@@ -336,11 +335,11 @@ func (o *Options) defaults() error {
 	case o.Workers < 1 || o.MaxEvalWorkers < 1:
 		return fmt.Errorf("workers %d, max eval workers %d: must be at least 1", o.Workers, o.MaxEvalWorkers)
 	case o.Model == "":
-		return errors.New("no model name (--model)")
+		return notice.Errorf("model", "no model name")
 	case len(o.IDs) == 0:
 		return errors.New("no instances to evaluate")
 	case o.Out == "":
-		return errors.New("no output folder (--out)")
+		return notice.Errorf("out", "no output folder")
 	case o.Timeout < 0 || o.PollInterval < 0:
 		return errors.New("timeout and poll interval must not be negative")
 	case o.MaxArtifactBytes < 0 || o.MaxArtifactsBytes < 0:
@@ -383,7 +382,6 @@ func newClient(o *Options) (*client, error) {
 	c.scrub.Add(c.token)
 	c.scrub.Add(c.endpointKey)
 	c.scrub.AddURL(o.Endpoint)
-	c.out = c.scrub.Writer(o.Progress)
 	if c.hc == nil {
 		c.hc = &http.Client{}
 	}
@@ -501,7 +499,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 	c.progress(&st, &last)
 	deadline := time.Now().Add(o.Timeout)
 	cancel := func(why error) (*Result, error) {
-		cctx, stop := context.WithTimeout(context.Background(), 10*time.Second)
+		cctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer stop()
 		var cs status
 		if err := c.call(cctx, http.MethodPost, "v1/runs/"+res.RunID+"/cancel", nil, 10*time.Second, &cs); err != nil {
@@ -577,7 +575,7 @@ func (c *client) run(ctx context.Context) (*Result, error) {
 
 // progress prints a line when the phase or a count changed.
 func (c *client) progress(st *status, last *string) {
-	if c.out == nil {
+	if c.o.Events == nil {
 		return
 	}
 	n := func(p *int) string {
@@ -592,10 +590,10 @@ func (c *client) progress(st *status, last *string) {
 	}
 	// what the service says is quoted short (the line is scrubbed as written)
 	short := func(x string) string { return c.scrub.Excerpt([]byte(x)) }
-	line := fmt.Sprintf("swebench: run %s %s (phase %s): agent %s/%s, eval %s/%s", short(st.RunID), short(st.Status), short(phase),
+	line := fmt.Sprintf("run %s %s (phase %s): agent %s/%s, eval %s/%s", short(st.RunID), short(st.Status), short(phase),
 		n(st.AgentCompleted), n(st.AgentTotal), n(st.EvalCompleted), n(st.EvalTotal))
 	if line != *last {
-		fmt.Fprintln(c.out, line)
+		c.say(notice.Progress, nil, "%s", line)
 		*last = line
 	}
 }
@@ -630,9 +628,9 @@ func (c *client) download(ctx context.Context, res *Result, st *status) error {
 			c.warn("ignoring unsafe artifact URL for %s", a.Name)
 			continue
 		}
-		limit, what := c.o.MaxArtifactBytes, fmt.Sprintf("the cap on one artifact, %s (--max-artifact-bytes)", mib(c.o.MaxArtifactBytes))
+		limit, tooLarge := c.o.MaxArtifactBytes, notice.Errorf("max-artifact-bytes", "larger than the cap on one artifact, %s; not kept", mib(c.o.MaxArtifactBytes))
 		if left < limit {
-			limit, what = left, fmt.Sprintf("what is left of the cap on all artifacts, %s (--max-artifacts-bytes)", mib(c.o.MaxArtifactsBytes))
+			limit, tooLarge = left, notice.Errorf("max-artifacts-bytes", "larger than what is left of the cap on all artifacts, %s; not kept", mib(c.o.MaxArtifactsBytes))
 		}
 		n, err := c.fetch(ctx, res, a.Name, u.Path, limit)
 		left = max(left-n, 0)
@@ -641,10 +639,10 @@ func (c *client) download(ctx context.Context, res *Result, st *status) error {
 				interrupted(ctx), res.RunID, len(res.Artifacts), countSafe(st))
 		}
 		if errors.Is(err, errTooLarge) {
-			err = fmt.Errorf("larger than %s; not kept", what)
+			err = tooLarge
 		}
 		if err != nil {
-			c.warn("could not download artifact %s: %v", a.Name, err)
+			c.say(notice.Warning, notice.Options(err), "could not download artifact %s: %v", a.Name, err)
 			res.Unfetched = append(res.Unfetched, fmt.Sprintf("%s: %v", a.Name, err))
 			continue
 		}
@@ -682,10 +680,16 @@ func interrupted(ctx context.Context) error {
 
 var errTooLarge = errors.New("artifact too large")
 
-func (c *client) warn(format string, a ...any) {
-	if c.out != nil {
-		english.Fprintf(c.out, "swebench", english.Warning, format, a...)
+func (c *client) warn(format string, a ...any) { c.say(notice.Warning, nil, format, a...) }
+
+// say hands the caller an event about the first of options (none: nil), its
+// secrets masked.
+func (c *client) say(kind notice.Kind, options []string, format string, a ...any) {
+	option := ""
+	if len(options) > 0 {
+		option = options[0]
 	}
+	c.o.Events.Say(kind, option, "%s", c.scrub.Text(fmt.Sprintf(format, a...)))
 }
 
 // fetch downloads one artifact, scrubbed, reading at most limit bytes of it

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/replay/swebench/swebenchtest"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/parquet-go/parquet-go"
@@ -33,7 +34,7 @@ func TestRunSucceeded(t *testing.T) {
 	s := swebenchtest.New(t, "queued", "agent:1", "agent:3", "eval:2", "succeeded")
 	o := options(t, s)
 	var progress strings.Builder
-	o.Progress = &progress
+	o.Events = lines(&progress)
 	res, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatalf("%v (service saw: %v)", err, s.Problems())
@@ -105,7 +106,7 @@ func TestRunFailedAndCancelled(t *testing.T) {
 		s := swebenchtest.New(t, "agent:1")
 		o := options(t, s)
 		ctx, cancel := context.WithCancel(context.Background())
-		o.Progress = progressFunc(func(line string) {
+		o.Events = progressFunc(func(line string) {
 			if strings.Contains(line, "agent 1/3") {
 				cancel()
 			}
@@ -143,20 +144,24 @@ func TestRunFailedAndCancelled(t *testing.T) {
 	})
 }
 
-type progressFunc func(string)
+// progressFunc is a sink that hands f the text of each event.
+func progressFunc(f func(string)) notice.Sink { return func(e notice.Event) { f(e.Text) } }
 
-func (f progressFunc) Write(p []byte) (int, error) { f(string(p)); return len(p), nil }
+// lines is a sink that writes the text of each event to b, a line each.
+func lines(b *strings.Builder) notice.Sink {
+	return func(e notice.Event) { b.WriteString(e.Text + "\n") }
+}
 
 func TestReadInstances(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "v.jsonl")
 	os.WriteFile(p, []byte(`{"instance_id":"astropy__astropy-12907","repo":"astropy/astropy"}`+"\n"+`{"instance_id":"django__django-11099"}`+"\n"+`{"instance_id":"x"}`+"\n"), 0o644)
-	ids, err := ReadInstances(p, "verified", "test", 2)
+	ids, err := ReadInstances(context.Background(), p, "verified", "test", 2)
 	if err != nil || strings.Join(ids, ",") != "astropy__astropy-12907,django__django-11099" {
 		t.Fatalf("%v %v", ids, err)
 	}
 	os.WriteFile(p, []byte(`{"repo":"r"}`+"\n"), 0o644)
-	if _, err := ReadInstances(p, "verified", "test", 2); err == nil || !strings.Contains(err.Error(), "line 1: no instance_id") {
+	if _, err := ReadInstances(context.Background(), p, "verified", "test", 2); err == nil || !strings.Contains(err.Error(), "line 1: no instance_id") {
 		t.Fatalf("err %v", err)
 	}
 	if got := CachePath("ds", "verified", "test"); got != filepath.Join("ds", "swe_bench", "verified", "test", "swe_bench_verified_test.parquet") {
@@ -172,12 +177,12 @@ func TestReadInstances(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, path := range []string{pq, dir} {
-		ids, err := ReadInstances(path, "verified", "test", 2)
+		ids, err := ReadInstances(context.Background(), path, "verified", "test", 2)
 		if err != nil || strings.Join(ids, ",") != "p1,p2" {
 			t.Errorf("%s: %v %v", path, ids, err)
 		}
 	}
-	if ids, _ := ReadInstances(pq, "verified", "test", 0); len(ids) != 3 {
+	if ids, _ := ReadInstances(context.Background(), pq, "verified", "test", 0); len(ids) != 3 {
 		t.Errorf("all: %v", ids)
 	}
 }
@@ -231,7 +236,7 @@ func TestEchoedTokenScrubbed(t *testing.T) {
 	s.Echo = true
 	o := options(t, s)
 	var progress strings.Builder
-	o.Progress = &progress
+	o.Events = lines(&progress)
 	res, err := Run(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -285,7 +290,7 @@ func TestArtifactCaps(t *testing.T) {
 		o := options(t, s)
 		o.MaxArtifactBytes = 4 << 20
 		var progress strings.Builder
-		o.Progress = &progress
+		o.Events = lines(&progress)
 		start := time.Now()
 		res, err := Run(context.Background(), o)
 		if err != nil {
@@ -295,7 +300,7 @@ func TestArtifactCaps(t *testing.T) {
 		if time.Since(start) > 10*time.Second || wrote.Load() > 64<<20 {
 			t.Errorf("took %v, the service wrote %d bytes", time.Since(start), wrote.Load())
 		}
-		if len(res.Unfetched) != 1 || !strings.Contains(res.Unfetched[0], "swe_bench_agent.log: larger than the cap on one artifact, 4 MiB (--max-artifact-bytes)") ||
+		if len(res.Unfetched) != 1 || !strings.Contains(res.Unfetched[0], "swe_bench_agent.log: larger than the cap on one artifact, 4 MiB") ||
 			!strings.Contains(progress.String(), "could not download artifact swe_bench_agent.log: larger than") {
 			t.Errorf("unfetched %v; progress:\n%s", res.Unfetched, progress.String())
 		}
@@ -323,7 +328,7 @@ func TestArtifactCaps(t *testing.T) {
 		}
 		// preds.json takes all but 10 bytes; the next two do not fit
 		if strings.Join(res.Artifacts, ",") != "preds.json" || len(res.Unfetched) != 2 ||
-			!strings.Contains(res.Unfetched[0], "swe_bench_results.json: larger than what is left of the cap on all artifacts, 3145738 bytes (--max-artifacts-bytes)") {
+			!strings.Contains(res.Unfetched[0], "swe_bench_results.json: larger than what is left of the cap on all artifacts, 3145738 bytes") {
 			t.Errorf("artifacts %v, unfetched %v", res.Artifacts, res.Unfetched)
 		}
 	})
@@ -461,7 +466,7 @@ func TestEndpointAPIKeySentNotWritten(t *testing.T) {
 	t.Setenv("SWEBENCH_TEST_ENDPOINT_KEY", key)
 	o.EndpointAPIKeyEnv = "SWEBENCH_TEST_ENDPOINT_KEY"
 	var progress strings.Builder
-	o.Progress = &progress
+	o.Events = lines(&progress)
 	if _, err := Run(context.Background(), o); err != nil {
 		t.Fatal(err)
 	}

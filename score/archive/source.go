@@ -447,7 +447,7 @@ func (s *Source) indexZip() error {
 		}
 	}
 	if lim := s.expansionLimit(); lim >= 0 && total > uint64(lim) {
-		return fmt.Errorf("%q: %w: its entries declare %d bytes from %d (%gx its size; --max-expansion lifts this)",
+		return fmt.Errorf("%q: %w: its entries declare %d bytes from %d (%gx its size; a higher expansion limit lifts this)",
 			s.Path, infile.ErrExpansion, total, s.size, s.lim.maxExpansion())
 	}
 	return nil
