@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -61,11 +62,11 @@ func appendModel(dst []byte, ps, inh paramSet, model string, pr *Profile) []byte
 		if model == "" {
 			model = pr.Model
 		}
-		return AppendString(dst, model)
+		return jsontext.AppendString(dst, model)
 	case inh.get("model") != nil:
 		return append(dst, inh.get("model")...)
 	}
-	return AppendString(dst, DefaultModelName)
+	return jsontext.AppendString(dst, DefaultModelName)
 }
 
 // Models returns the model names the run's requests carry (AppendBody's "model"),
@@ -303,7 +304,7 @@ func (d *Dataset) appendFields(dst []byte, t *schemas.Turn, o *BodyOptions) []by
 	float := func(name string, pv *float64) {
 		if !raw(name) && pv != nil {
 			key(name)
-			dst = AppendPyFloat(dst, *pv)
+			dst = jsontext.AppendPyFloat(dst, *pv)
 		}
 	}
 	float("temperature", pr.Temperature)
@@ -433,13 +434,13 @@ func AppendKwargs(dst []byte, kw map[string]any) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = AppendString(dst, k)
+		dst = jsontext.AppendString(dst, k)
 		dst = append(dst, ':')
 		v, err := json.Marshal(kw[k])
 		if err != nil {
 			v = []byte("null")
 		}
-		dst = AppendCompact(dst, v)
+		dst = jsontext.AppendCompact(dst, v)
 	}
 	return append(dst, '}')
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -319,7 +320,7 @@ func BenchmarkAppendBody(b *testing.B) {
 			turns = append(turns, schemas.Turn{ConversationID: "c", Turn: int32(k + 1), ClientIndex: int32(len(turns)), Role: role, MsgStart: int32(k), MsgEnd: int32(k + 1)})
 		}
 	}
-	convs[0].Messages, convs[0].SystemEscaped = int32(len(msgs)), string(AppendEscaped(nil, convs[0].System))
+	convs[0].Messages, convs[0].SystemEscaped = int32(len(msgs)), string(jsontext.AppendEscaped(nil, convs[0].System))
 	d, err := New(schemas.DatasetManifest{}, convs, msgs, turns)
 	if err != nil {
 		b.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -63,7 +64,7 @@ func Open(ctx context.Context, dir string) (*Dataset, error) {
 	}
 	for i := range d.Manifest.Inputs {
 		for k, md := range d.Manifest.Inputs[i].Metadata {
-			d.Manifest.Inputs[i].Metadata[k] = AppendCompact(nil, md)
+			d.Manifest.Inputs[i].Metadata[k] = jsontext.AppendCompact(nil, md)
 		}
 	}
 	if !schemas.DatasetVersionRead(d.Manifest.SchemaVersion) {
@@ -131,7 +132,7 @@ func (d *Dataset) index(msgs []schemas.Message) error {
 		d.byID[c.ConversationID] = i
 		d.convs[i].salt = SaltHex(c.ConversationID)
 		if c.SystemEscaped == "" && c.System != "" {
-			c.SystemEscaped = string(AppendEscaped(nil, c.System))
+			c.SystemEscaped = string(jsontext.AppendEscaped(nil, c.System))
 		}
 	}
 	ci := -1
@@ -233,7 +234,7 @@ func parseParams(s string) (paramSet, error) {
 		}
 		// An infinity is kept as 1e999 or -1e999 (ingest): a value, true in
 		// Python's sense, that the wire writes as null, as msgspec writes inf.
-		ps = append(ps, param{key: k, val: AppendCompact(nil, v), truth: truthy(v)})
+		ps = append(ps, param{key: k, val: jsontext.AppendCompact(nil, v), truth: truthy(v)})
 	}
 	return ps, nil
 }

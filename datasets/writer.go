@@ -15,6 +15,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/klauspost/compress/s2"
@@ -115,7 +116,7 @@ type Prepared struct {
 func Prepare(c *schemas.Conversation, msgs []schemas.Message, turns []schemas.Turn) (*Prepared, error) {
 	p := &Prepared{Conversation: c, Messages: msgs, Turns: turns}
 	if c.SystemEscaped == "" && c.System != "" {
-		c.SystemEscaped = string(AppendEscaped(nil, c.System))
+		c.SystemEscaped = string(jsontext.AppendEscaped(nil, c.System))
 	}
 	for k := range msgs {
 		m := &msgs[k]

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -133,14 +134,14 @@ func contains(ss []string, s string) bool {
 }
 
 // appendObject appends fields as a JSON object, each value as value appends it
-// (datasets.AppendCompact; appendParamValue for generation parameters).
+// (jsontext.AppendCompact; appendParamValue for generation parameters).
 func appendObject(dst []byte, fs []field, value func(dst, raw []byte) []byte) []byte {
 	dst = append(dst, '{')
 	for i, f := range fs {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = datasets.AppendString(dst, f.key)
+		dst = jsontext.AppendString(dst, f.key)
 		dst = append(dst, ':')
 		dst = value(dst, f.val)
 	}
@@ -160,14 +161,14 @@ func appendParamValue(dst, raw []byte) []byte {
 			return append(dst, "1e999"...)
 		}
 	}
-	return datasets.AppendCompact(dst, raw)
+	return jsontext.AppendCompact(dst, raw)
 }
 
 func strPtr(raw []byte) *string {
 	if isNull(raw) {
 		return nil
 	}
-	s, ok := datasets.DecodeString(raw)
+	s, ok := jsontext.DecodeString(raw)
 	if !ok {
 		return nil
 	}
@@ -192,11 +193,11 @@ func appendStringToken(w, raw []byte) ([]byte, *string) {
 		}
 		return w, &s
 	}
-	s, canonical := datasets.DecodeValidString(raw)
+	s, canonical := jsontext.DecodeValidString(raw)
 	if canonical {
 		w = append(w, raw...)
 	} else {
-		w = datasets.AppendString(w, s)
+		w = jsontext.AppendString(w, s)
 	}
 	return w, &s
 }
@@ -213,7 +214,7 @@ func appendContentField(w []byte, m *schemas.Message, raw []byte) []byte {
 		return w
 	}
 	n := len(w)
-	w = datasets.AppendCompact(w, raw)
+	w = jsontext.AppendCompact(w, raw)
 	s := string(w[n:])
 	m.Content, m.ContentJSON = &s, true
 	return w
@@ -231,7 +232,7 @@ func appendOptional(w []byte, key string, raw []byte, dst **string, extra *[]fie
 		return w
 	}
 	*extra = append(*extra, field{key, raw})
-	return datasets.AppendCompact(w, raw)
+	return jsontext.AppendCompact(w, raw)
 }
 
 // inheritedKeys are the values the first user row of a conversation passes on to
@@ -254,7 +255,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			break
 		}
 	}
-	c.SystemEscaped = string(datasets.AppendEscaped(nil, c.System))
+	c.SystemEscaped = string(jsontext.AppendEscaped(nil, c.System))
 	// The first user row in file order passes its tools and inheritedKeys on.
 	var firstUser *row
 	for _, r := range rows {
@@ -265,7 +266,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 	var firstTools, inherited string
 	if firstUser != nil {
 		if !isNull(firstUser.tools) {
-			firstTools = string(datasets.AppendCompact(nil, firstUser.tools))
+			firstTools = string(jsontext.AppendCompact(nil, firstUser.tools))
 		}
 		var fs []field
 		for _, k := range inheritedKeys {
@@ -354,7 +355,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 		if expand {
 			rowExtra := ""
 			if len(extra) > 0 {
-				buf = appendObject(buf[:0], extra, datasets.AppendCompact)
+				buf = appendObject(buf[:0], extra, jsontext.AppendCompact)
 				rowExtra = string(buf)
 			}
 			for i, res := range r.results {
@@ -365,12 +366,12 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 				w = append(w, `,"tool_call_id":`...)
 				var resExtra []field
 				if res.callIDRaw != nil {
-					w = datasets.AppendCompact(w, res.callIDRaw)
+					w = jsontext.AppendCompact(w, res.callIDRaw)
 					resExtra = append(resExtra, field{"tool_call_id", res.callIDRaw})
 				} else {
 					callID := res.callID
 					m.ToolCallID = &callID
-					w = datasets.AppendString(w, callID)
+					w = jsontext.AppendString(w, callID)
 				}
 				resExtra = append(resExtra, res.extra...)
 				m.Wire = append(w, '}')
@@ -379,10 +380,10 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 					ex = append(ex, rowExtra...)
 				}
 				if r.role != schemas.RoleTool && i == 0 {
-					ex = mergeExtra(ex, field{"row_role", datasets.AppendString(nil, r.role)})
+					ex = mergeExtra(ex, field{"row_role", jsontext.AppendString(nil, r.role)})
 				}
 				if len(resExtra) > 0 {
-					ex = mergeExtra(ex, field{"tool_result_extra", appendObject(nil, resExtra, datasets.AppendCompact)})
+					ex = mergeExtra(ex, field{"tool_result_extra", appendObject(nil, resExtra, jsontext.AppendCompact)})
 				}
 				m.Extra = string(ex)
 			}
@@ -390,7 +391,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			m := newMsg(0)
 			w := make([]byte, 0, len(r.content)+len(r.reasoning)+len(r.toolCalls)+64)
 			w = append(w, `{"role":`...)
-			w = datasets.AppendString(w, r.role)
+			w = jsontext.AppendString(w, r.role)
 			w = appendContentField(w, m, r.content)
 			if !isNull(r.name) {
 				w = appendOptional(w, "name", r.name, &m.Name, &extra)
@@ -398,7 +399,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			if !isNull(r.toolCalls) {
 				w = append(w, `,"tool_calls":`...)
 				n := len(w)
-				w = datasets.AppendCompact(w, r.toolCalls)
+				w = jsontext.AppendCompact(w, r.toolCalls)
 				// Shared with the wire fragment, whose bytes are never modified once
 				// written (later appends go after them, or to a new array).
 				m.ToolCalls = unsafe.String(&w[n], len(w)-n)
@@ -411,10 +412,10 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 			}
 			m.Wire = append(w, '}')
 			if !isNull(r.intentCodes) {
-				m.IntentCodesJSON = string(datasets.AppendCompact(nil, r.intentCodes))
+				m.IntentCodesJSON = string(jsontext.AppendCompact(nil, r.intentCodes))
 			}
 			if len(extra) > 0 {
-				m.Extra = string(appendObject(nil, extra, datasets.AppendCompact))
+				m.Extra = string(appendObject(nil, extra, jsontext.AppendCompact))
 			}
 		}
 		for i := start; i < int32(len(b.msgs)); i++ {
@@ -441,7 +442,7 @@ func buildConversation(id string, index int32, source string, rows []*row) built
 		case !isNull(r.tools) && firstUser != nil && bytes.Equal(r.tools, firstUser.tools):
 			t.Tools = firstTools
 		case !isNull(r.tools):
-			t.Tools = string(datasets.AppendCompact(nil, r.tools))
+			t.Tools = string(jsontext.AppendCompact(nil, r.tools))
 		default:
 			t.Tools = firstTools
 		}
@@ -475,7 +476,7 @@ func mergeExtra(ex []byte, f field) []byte {
 	if len(ex) > 1 {
 		ex = append(ex, ',')
 	}
-	ex = datasets.AppendString(ex, f.key)
+	ex = jsontext.AppendString(ex, f.key)
 	ex = append(ex, ':')
 	ex = append(ex, f.val...)
 	return append(ex, '}')
@@ -532,7 +533,7 @@ func encodeParams(ps []field) (string, int32) {
 			} else {
 				b = append(b, ',')
 			}
-			b = datasets.AppendString(b, key)
+			b = jsontext.AppendString(b, key)
 			b = append(b, ':')
 			b = appendParamValue(b, p.val)
 			switch key {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/python"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -161,7 +162,7 @@ func (in *ingester) dataItem(it *item, input *schemas.DatasetInput, problem prob
 		problem(it.line, "", 0, it.err.Error())
 		return false
 	case it.meta != nil:
-		input.Metadata = append(input.Metadata, datasets.AppendCompact(nil, it.meta))
+		input.Metadata = append(input.Metadata, jsontext.AppendCompact(nil, it.meta))
 		return false
 	}
 	return true
@@ -223,7 +224,7 @@ func (in *ingester) consumeSnapshots(ctx context.Context, path string, input *sc
 		rows[0].warnings = append(s.warnings, rows[0].warnings...)
 		md := ""
 		if !isNull(metadata) {
-			md = string(datasets.AppendCompact(nil, metadata))
+			md = string(jsontext.AppendCompact(nil, metadata))
 		}
 		if err := in.conversation(path, md, rows, problem); err != nil {
 			return err

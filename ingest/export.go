@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -46,11 +47,11 @@ func Export(ctx context.Context, o ExportOptions) error {
 
 func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 	b := []byte(`{"_type":"dataset_metadata","generator":`)
-	b = datasets.AppendString(b, exportGenerator)
+	b = jsontext.AppendString(b, exportGenerator)
 	b = append(b, `,"version":`...)
-	b = datasets.AppendString(b, schemas.ToolVersion)
+	b = jsontext.AppendString(b, schemas.ToolVersion)
 	b = append(b, `,"content_hash":`...)
-	b = datasets.AppendString(b, d.Manifest.ContentHash)
+	b = jsontext.AppendString(b, d.Manifest.ContentHash)
 	b = append(b, "}\n"...)
 	if _, err := w.Write(b); err != nil {
 		return err
@@ -60,7 +61,7 @@ func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 			if isExportRecord(m) {
 				continue // an earlier export's own record: this one replaces it
 			}
-			b = append(datasets.AppendCompact(b[:0], m), '\n')
+			b = append(jsontext.AppendCompact(b[:0], m), '\n')
 			if _, err := w.Write(b); err != nil {
 				return err
 			}
@@ -99,16 +100,16 @@ func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 				if f.key == "row_role" {
 					// A user or assistant row whose tool_results list is sent as
 					// tool messages.
-					role, _ = datasets.DecodeString(f.val)
+					role, _ = jsontext.DecodeString(f.val)
 				}
 			}
 			b = b[:0]
 			b = append(b, `{"conversation_id":`...)
-			b = datasets.AppendString(b, c.ConversationID)
+			b = jsontext.AppendString(b, c.ConversationID)
 			b = append(b, `,"turn":`...)
 			b = strconv.AppendInt(b, int64(m.Turn), 10)
 			b = append(b, `,"role":`...)
-			b = datasets.AppendString(b, role)
+			b = jsontext.AppendString(b, role)
 			switch m.Role {
 			case schemas.RoleTool:
 				b = append(b, `,"tool_results":[`...)
@@ -120,7 +121,7 @@ func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 					b = append(b, '{')
 					if r.ToolCallID != nil {
 						b = append(b, `"tool_call_id":`...)
-						b = datasets.AppendString(b, *r.ToolCallID)
+						b = jsontext.AppendString(b, *r.ToolCallID)
 						b = append(b, ',')
 					}
 					b = append(b, `"content":`...)
@@ -142,7 +143,7 @@ func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 				}
 				if m.ReasoningContent != nil {
 					b = append(b, `,"reasoning_content":`...)
-					b = datasets.AppendString(b, *m.ReasoningContent)
+					b = jsontext.AppendString(b, *m.ReasoningContent)
 				}
 				if m.ToolCalls != "" {
 					b = append(b, `,"tool_calls":`...)
@@ -150,7 +151,7 @@ func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 				}
 				if m.Name != nil {
 					b = append(b, `,"name":`...)
-					b = datasets.AppendString(b, *m.Name)
+					b = jsontext.AppendString(b, *m.Name)
 				}
 				if m.IntentCodesJSON != "" {
 					b = append(b, `,"intent_codes":`...)
@@ -159,7 +160,7 @@ func writeFlat(ctx context.Context, w io.Writer, d *datasets.Dataset) error {
 			}
 			if !systemDone && !hasKey(extra, "system") {
 				b = append(b, `,"system":`...)
-				b = datasets.AppendString(b, c.System)
+				b = jsontext.AppendString(b, c.System)
 				systemDone = true
 			}
 			if t != nil {
@@ -195,7 +196,7 @@ func isExportRecord(m []byte) bool {
 	gen := false
 	_ = parseObject(bytes.TrimSpace(m), func(k, v []byte) {
 		if keyString(k) == "generator" {
-			s, ok := datasets.DecodeString(v)
+			s, ok := jsontext.DecodeString(v)
 			gen = ok && s == exportGenerator
 		}
 	})
@@ -209,13 +210,13 @@ func appendContent(b []byte, m *schemas.Message) []byte {
 	case m.ContentJSON:
 		return append(b, *m.Content...)
 	default:
-		return datasets.AppendString(b, *m.Content)
+		return jsontext.AppendString(b, *m.Content)
 	}
 }
 
 func appendMember(b []byte, f field) []byte {
 	b = append(b, ',')
-	b = datasets.AppendString(b, f.key)
+	b = jsontext.AppendString(b, f.key)
 	b = append(b, ':')
 	return append(b, f.val...)
 }

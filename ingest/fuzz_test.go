@@ -9,7 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 )
 
 // FuzzParseLine feeds arbitrary lines to the line parsers. They must never panic;
@@ -56,7 +56,7 @@ func FuzzParseLine(f *testing.F) {
 		if pandas && !it.row.metadata && len(it.row.warnings) == 0 {
 			t.Fatalf("%q: a line pandas reads but JSON does not was accepted without a warning", line)
 		}
-		var se *jsonscan.SyntaxError
+		var se *jsontext.SyntaxError
 		if errors.As(it.err, &se) && (se.Offset < 0 || se.Offset > len(line)) {
 			t.Fatalf("error offset %d outside the line of %d bytes", se.Offset, len(line))
 		}

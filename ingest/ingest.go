@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/agentrace/agentrace/internal/official"
 	"io"
 	"runtime"
 	"sync"
@@ -17,9 +16,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentrace/agentrace/internal/official"
+
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/internal/relpath"
@@ -818,7 +819,7 @@ func parseLine(l []byte, line int64, format string) item {
 	}
 	if format == FormatSnapshot {
 		s, r, err := parseSnapshotHead(l, line)
-		if err != nil && jsonscan.Valid(l, jsonscan.Python) {
+		if err != nil && jsontext.Valid(l, jsontext.Python) {
 			// Not JSON, but the reference's converter (json.loads) takes NaN and
 			// Infinity, and writes them back for pandas to read.
 			if l2, warnings, ok := pandasLine(l); ok {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/python"
 )
 
@@ -31,7 +31,7 @@ import (
 // pandas' reader accepts it; ok is false when it does not (the strict error
 // stands). warnings say what was rewritten.
 func pandasLine(l []byte) (out []byte, warnings []string, ok bool) {
-	if !jsonscan.Valid(l, jsonscan.Pandas) {
+	if !jsontext.Valid(l, jsontext.Pandas) {
 		return nil, nil, false
 	}
 	out = make([]byte, 0, len(l)+16)
@@ -114,9 +114,9 @@ func parseFlatPandas(l []byte, line int64) (*row, error) {
 // endsInString reports whether the line l, which pandas' dialect does not take,
 // ends inside a string: a raw newline in a string split it.
 func endsInString(l []byte) bool {
-	s := jsonscan.NewScanner(l, jsonscan.Pandas)
+	s := jsontext.NewScanner(l, jsontext.Pandas)
 	_, err := s.Document()
-	var se *jsonscan.SyntaxError
+	var se *jsontext.SyntaxError
 	return errors.As(err, &se) && se.Msg == "unterminated string"
 }
 

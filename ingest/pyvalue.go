@@ -6,8 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/python"
 )
 
@@ -133,7 +132,7 @@ func pandasFloatDiffers(tok []byte) (float64, bool) {
 // when every number reads as written.
 func pandasNumberNote(raw []byte) string {
 	note := ""
-	jsonscan.EachNumber(raw, func(tok []byte) {
+	jsontext.EachNumber(raw, func(tok []byte) {
 		if note != "" {
 			return
 		}
@@ -180,7 +179,7 @@ func (c *pandasColumn) add(raw []byte) {
 			c.floatsFrac++
 		}
 	case "string":
-		s, _ := datasets.DecodeString(raw)
+		s, _ := jsontext.DecodeString(raw)
 		f, ok := python.Float(s)
 		switch {
 		case !ok:

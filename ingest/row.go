@@ -6,8 +6,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/python"
 )
 
@@ -115,7 +114,7 @@ func keyText(k []byte) []byte {
 	if bytes.IndexByte(k, '\\') < 0 {
 		return k[1 : len(k)-1]
 	}
-	s, _ := datasets.DecodeString(k)
+	s, _ := jsontext.DecodeString(k)
 	return []byte(s)
 }
 
@@ -177,7 +176,7 @@ func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 		return nil, err
 	}
 	if typ != nil {
-		if s, ok := datasets.DecodeString(typ); ok && s == "dataset_metadata" {
+		if s, ok := jsontext.DecodeString(typ); ok && s == "dataset_metadata" {
 			r.metadata = true
 			return r, nil
 		}
@@ -185,7 +184,7 @@ func parseFlatLine(line []byte, lineNo int64) (*row, error) {
 	r.checkID()
 	if isNull(r.roleRaw) {
 		r.problem("role missing")
-	} else if s, ok := datasets.DecodeString(r.roleRaw); ok {
+	} else if s, ok := jsontext.DecodeString(r.roleRaw); ok {
 		r.role = s
 	} else {
 		r.problemf("role is a JSON %s, not a string", kind(r.roleRaw))
@@ -237,7 +236,7 @@ func (r *row) turnRaw(v []byte) {
 			r.warnf("turn %s is a float: the reference reads it as %d", v, int64(f))
 		}
 	case "string":
-		s, _ := datasets.DecodeString(v)
+		s, _ := jsontext.DecodeString(v)
 		x, ok := python.Float(s)
 		if !ok {
 			r.problemf("turn %s is not a number", orMissing(v))
@@ -273,7 +272,7 @@ func (r *row) checkID() {
 	var s string
 	switch kind(r.idRaw) {
 	case "string":
-		s, _ = datasets.DecodeString(r.idRaw)
+		s, _ = jsontext.DecodeString(r.idRaw)
 	case "number":
 		s = pyNumberStr(r.idRaw)
 		r.warnf("conversation_id %s is a number: the reference uses its Python str() %q as the id (in the session id and the salt)", r.idRaw, s)
@@ -452,7 +451,7 @@ func delayValue(raw []byte) (float64, string) {
 		}
 		return d, ""
 	case "string":
-		s, _ := datasets.DecodeString(raw)
+		s, _ := jsontext.DecodeString(raw)
 		d, ok := python.Float(s)
 		if !ok {
 			return 0, "is a string that is not a number"
@@ -476,7 +475,7 @@ func (r *row) checkToolCalls() {
 	// The walk also collects the calls' ids, as toolCallIDs would with a walk of
 	// its own.
 	var ids []string
-	jsonscan.EachElementMembers(r.toolCalls, func(k int, v []byte, members []jsonscan.Member) bool {
+	jsontext.EachElementMembers(r.toolCalls, func(k int, v []byte, members []jsontext.Member) bool {
 		if members == nil {
 			r.problemf("tool_calls[%d] is a JSON %s, not an object", k, kind(v))
 			return true
@@ -487,7 +486,7 @@ func (r *row) checkToolCalls() {
 		for _, m := range members {
 			switch string(keyText(m.Key)) {
 			case "id":
-				if id, idOK = datasets.DecodeString(m.Val); idOK {
+				if id, idOK = jsontext.DecodeString(m.Val); idOK {
 					ids = append(ids, id)
 				}
 			case "type":
@@ -499,7 +498,7 @@ func (r *row) checkToolCalls() {
 		if !idOK || id == "" {
 			r.problemf("tool_calls[%d] has an empty or missing id", k)
 		}
-		if s, ok := datasets.DecodeString(typ); !ok || s != "function" {
+		if s, ok := jsontext.DecodeString(typ); !ok || s != "function" {
 			r.problemf("tool_calls[%d] type is %s, not \"function\"", k, orMissing(typ))
 		}
 		if kind(fn) != "object" || fn == nil {
@@ -507,7 +506,7 @@ func (r *row) checkToolCalls() {
 			return true
 		}
 		var name, args []byte
-		jsonscan.EachMember(fn, func(key, val []byte) {
+		jsontext.EachMember(fn, func(key, val []byte) {
 			switch string(keyText(key)) {
 			case "name":
 				name = val
@@ -515,7 +514,7 @@ func (r *row) checkToolCalls() {
 				args = val
 			}
 		})
-		if s, ok := datasets.DecodeString(name); !ok || s == "" {
+		if s, ok := jsontext.DecodeString(name); !ok || s == "" {
 			r.problemf("tool_calls[%d].function.name is empty or missing", k)
 		}
 		if k2 := kind(args); args == nil || (k2 != "string" && k2 != "object") {
@@ -551,7 +550,7 @@ func (r *row) checkToolResults() {
 		return
 	}
 	r.results = []toolResult{}
-	jsonscan.EachElementMembers(r.toolResults, func(k int, v []byte, members []jsonscan.Member) bool {
+	jsontext.EachElementMembers(r.toolResults, func(k int, v []byte, members []jsontext.Member) bool {
 		if members == nil {
 			r.problemf("tool_results[%d] is a JSON %s, not an object", k, kind(v))
 			return true
@@ -568,7 +567,7 @@ func (r *row) checkToolResults() {
 				res.extra = setField(res.extra, string(name), m.Val)
 			}
 		}
-		if s, ok := datasets.DecodeString(id); ok && s != "" {
+		if s, ok := jsontext.DecodeString(id); ok && s != "" {
 			res.callID = s
 		} else if tool || isNull(id) {
 			r.problemf("tool_results[%d] has an empty or missing tool_call_id", k)
@@ -599,9 +598,9 @@ func (r *row) toolCallIDs() []string {
 	defer func() { r.callIDs = ids }()
 	_ = eachElement(r.toolCalls, func(k int, v []byte) error {
 		if kind(v) == "object" {
-			jsonscan.EachMember(v, func(key, val []byte) {
+			jsontext.EachMember(v, func(key, val []byte) {
 				if string(keyText(key)) == "id" {
-					if s, ok := datasets.DecodeString(val); ok {
+					if s, ok := jsontext.DecodeString(val); ok {
 						ids = append(ids, s)
 					}
 				}

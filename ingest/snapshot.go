@@ -4,8 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/python"
 )
 
@@ -41,7 +40,7 @@ func parseSnapshotHead(line []byte, lineNo int64) (*snapshot, *row, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if t, ok := datasets.DecodeString(typ); ok && t == "dataset_metadata" {
+	if t, ok := jsontext.DecodeString(typ); ok && t == "dataset_metadata" {
 		return nil, &row{line: lineNo, metadata: true}, nil
 	}
 	// Reuse the flat id checks.
@@ -97,7 +96,7 @@ func (m *snapMsg) get(key string) []byte {
 func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, problems []string) {
 	var msgs, tools []byte
 	var top []field
-	jsonscan.EachMember(s.raw, func(k, v []byte) {
+	jsontext.EachMember(s.raw, func(k, v []byte) {
 		switch key := keyString(k); key {
 		case "conversation_id", "conversation_idx":
 		case "messages":
@@ -110,7 +109,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 			top = append(top, field{key, v})
 		}
 	})
-	if !jsonscan.Truthy(tools) {
+	if !jsontext.Truthy(tools) {
 		tools = nil // the converter leaves empty tools out
 	}
 	// Pass 0: take the system messages out.
@@ -124,7 +123,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 		}
 		sm := &snapMsg{index: k}
 		var roleRaw []byte
-		jsonscan.EachMember(m, func(key, val []byte) {
+		jsontext.EachMember(m, func(key, val []byte) {
 			ks := keyString(key)
 			if ks == "role" {
 				roleRaw = val
@@ -132,7 +131,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 			}
 			sm.fs = setField(sm.fs, ks, val)
 		})
-		role, ok := datasets.DecodeString(roleRaw)
+		role, ok := jsontext.DecodeString(roleRaw)
 		if !ok {
 			problems = append(problems, fmt.Sprintf("messages[%d] has no string role", k))
 			return nil
@@ -163,7 +162,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 				problems = append(problems, fmt.Sprintf("messages[%d]: consecutive user messages with structured content: the reference's converter would merge their Python repr, which agentrace does not", m.index))
 				continue
 			}
-			prev.content = datasets.AppendString(nil, python.Strip(a+"\n\n"+b))
+			prev.content = jsontext.AppendString(nil, python.Strip(a+"\n\n"+b))
 			continue
 		}
 		if n := len(merged); n > 0 && m.role == "tool" && merged[n-1].role == "tool" {
@@ -172,14 +171,14 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 		}
 		merged = append(merged, m)
 	}
-	idRaw := datasets.AppendString(nil, s.id)
+	idRaw := jsontext.AppendString(nil, s.id)
 	firstUser := true
 	for pos, m := range merged {
 		r := &row{line: s.line, chunk: -1, convID: s.id, hasID: true, idRaw: idRaw, role: m.role,
-			roleRaw: datasets.AppendString(nil, m.role), turn: int32(pos + 1), turnVal: float64(pos + 1),
+			roleRaw: jsontext.AppendString(nil, m.role), turn: int32(pos + 1), turnVal: float64(pos + 1),
 			turnOK: true, turnSeen: true}
 		rows = append(rows, r)
-		if tc := m.get("tool_calls"); jsonscan.Truthy(tc) {
+		if tc := m.get("tool_calls"); jsontext.Truthy(tc) {
 			r.toolCalls = tc
 		}
 		if m.role == "user" && firstUser {
@@ -214,7 +213,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 		case "tool":
 			r.results = []toolResult{}
 			msgsOf := append([]*snapMsg{m}, m.more...)
-			if tr := m.get("tool_results"); len(m.more) == 0 && jsonscan.Truthy(tr) || len(m.more) > 0 && !isNull(tr) {
+			if tr := m.get("tool_results"); len(m.more) == 0 && jsontext.Truthy(tr) || len(m.more) > 0 && !isNull(tr) {
 				// A message carrying its own tool_results list: the converter
 				// uses that list (and appends the merged messages to it).
 				r.toolResults = tr
@@ -223,7 +222,7 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 			}
 			for _, tm := range msgsOf {
 				res := toolResult{content: tm.get("content")}
-				if id, ok := datasets.DecodeString(tm.get("tool_call_id")); ok && id != "" {
+				if id, ok := jsontext.DecodeString(tm.get("tool_call_id")); ok && id != "" {
 					res.callID = id
 				} else {
 					problems = append(problems, fmt.Sprintf("messages[%d]: tool message with an empty or missing tool_call_id", tm.index))
@@ -275,12 +274,12 @@ func snapshotRows(s *snapshot, asReference bool) (rows []*row, metadata []byte, 
 // snapText is the text the converter merges for a user message's content: a
 // string, or "" for a missing or empty value; ok is false for other values.
 func snapText(raw []byte) (string, bool) {
-	if !jsonscan.Truthy(raw) {
+	if !jsontext.Truthy(raw) {
 		return "", true
 	}
 	if kind(raw) != "string" {
 		return "", false
 	}
-	s, _ := datasets.DecodeString(raw)
+	s, _ := jsontext.DecodeString(raw)
 	return s, true
 }

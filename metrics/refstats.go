@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strconv"
 
-	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/python"
 )
 
@@ -31,7 +31,7 @@ import (
 // early-stopping estimates (metrics/early_stopping.py) of the grid's percentiles
 // from 50 up. An empty series is {} (an early-stopping series {"early_stopping_
 // percentiles": {every key: null}}). Numbers are written as msgspec writes them
-// (datasets.AppendPyFloat).
+// (jsontext.AppendPyFloat).
 
 // refPercentiles is the reference's percentile grid (registry.DEFAULT_PERCENTILES).
 var refPercentiles = []float64{99.9, 99.0, 97.0, 95.0, 90.0, 80.0, 75.0, 50.0, 25.0, 10.0, 5.0, 1.0}
@@ -344,7 +344,7 @@ func discardCount(n int, p float64) int {
 }
 
 // jsonNum appends a float as msgspec writes it.
-func jsonNum(b []byte, v float64) []byte { return datasets.AppendPyFloat(b, v) }
+func jsonNum(b []byte, v float64) []byte { return jsontext.AppendPyFloat(b, v) }
 
 // MarshalJSON writes the block in the reference's key order.
 func (b *StatBlock) MarshalJSON() ([]byte, error) {

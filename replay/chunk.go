@@ -7,10 +7,10 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 )
 
-// The streaming path reads each chat.completion.chunk with internal/jsonscan
+// The streaming path reads each chat.completion.chunk with internal/jsontext
 // instead of encoding/json: it reads only the fields the client records, takes
 // strings as slices of the input, and skips the rest. A chunk is validated as it
 // is read: a malformed value, truncation, or anything after the value but JSON
@@ -45,14 +45,14 @@ type fastChunk struct {
 }
 
 type chunkScanner struct {
-	s   jsonscan.Scanner
+	s   jsontext.Scanner
 	c   fastChunk
 	key []byte // a key with escapes, decoded
 }
 
 // parse reads one chunk; what it returns is valid until the next parse.
 func (cs *chunkScanner) parse(b []byte) (*fastChunk, error) {
-	cs.s = jsonscan.NewScanner(b, jsonscan.JSON)
+	cs.s = jsontext.NewScanner(b, jsontext.JSON)
 	c := &cs.c
 	clear(c.choices[:cap(c.choices)])
 	c.choices, c.usage, c.errs = c.choices[:0], c.usage[:0], c.errs[:0]
@@ -74,9 +74,9 @@ func (cs *chunkScanner) parse(b []byte) (*fastChunk, error) {
 	if err == nil {
 		err = cs.s.End()
 	}
-	if err != nil && !jsonscan.Valid(b, jsonscan.JSON) {
+	if err != nil && !jsontext.Valid(b, jsontext.JSON) {
 		// As encoding/json, report a syntax error before a wrong type.
-		s := jsonscan.NewScanner(b, jsonscan.JSON)
+		s := jsontext.NewScanner(b, jsontext.JSON)
 		_, err = s.Document()
 	}
 	return c, err
@@ -88,7 +88,7 @@ func (cs *chunkScanner) name(tok []byte) []byte {
 	body := tok[1 : len(tok)-1]
 	for _, c := range body {
 		if c == '\\' {
-			cs.key = jsonscan.AppendUnquote(cs.key[:0], tok)
+			cs.key = jsontext.AppendUnquote(cs.key[:0], tok)
 			return cs.key
 		}
 	}
@@ -235,7 +235,7 @@ func decodeToolCalls(raw []byte, tc *[]toolCallDelta) error {
 }
 
 func scanToolCalls(raw []byte, out []toolCallDelta) ([]toolCallDelta, error) {
-	s := jsonscan.NewScanner(raw, jsonscan.JSON)
+	s := jsontext.NewScanner(raw, jsontext.JSON)
 	if s.Null() {
 		return nil, s.End()
 	}
@@ -247,10 +247,10 @@ func scanToolCalls(raw []byte, out []toolCallDelta) ([]toolCallDelta, error) {
 		if err != nil {
 			return errSlowPath
 		}
-		if body, ok := jsonscan.Verbatim(tok); ok {
+		if body, ok := jsontext.Verbatim(tok); ok {
 			*dst = string(body)
 		} else {
-			*dst = string(jsonscan.AppendUnquote(nil, tok))
+			*dst = string(jsontext.AppendUnquote(nil, tok))
 		}
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 )
 
 // slowApply decodes a chunk with encoding/json, the reference for the scanner.
@@ -91,7 +91,7 @@ func TestChunkScannerMatchesEncodingJSON(t *testing.T) {
 			t.Errorf("%s:\n fast %v %q %q\n slow %v %q %q", s, errA, a.content.String(), a.reasoning.String(), errB, b.content.String(), b.reasoning.String())
 		}
 	}
-	var se *jsonscan.SyntaxError
+	var se *jsontext.SyntaxError
 	if _, err := fastApply([]byte(`{"choices":[{"delta":{"content":"x"}`)); !errors.As(err, &se) {
 		t.Fatalf("truncated chunk: %v", err)
 	}

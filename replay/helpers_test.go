@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -62,7 +63,7 @@ func makeDataset(t testing.TB, convs ...tconv) *datasets.Dataset {
 			HasSystem: c.system != "", System: c.system, Rows: int32(len(c.rows)),
 		}
 		if c.system != "" {
-			esc := datasets.AppendString(nil, c.system)
+			esc := jsontext.AppendString(nil, c.system)
 			conv.SystemEscaped = string(esc[1 : len(esc)-1])
 		}
 		var clientIdx int32

@@ -12,7 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/redact"
 	"github.com/agentrace/agentrace/internal/toolcall"
 	"github.com/agentrace/agentrace/schemas"
@@ -357,10 +357,10 @@ func (r *response) applyRaw(c *fastChunk, now int64, scratch *[]byte, streamed b
 		if len(tok) <= 2 {
 			return ""
 		}
-		if body, ok := jsonscan.Verbatim(tok); ok {
+		if body, ok := jsontext.Verbatim(tok); ok {
 			return unsafeString(body)
 		}
-		*scratch = jsonscan.AppendUnquote((*scratch)[:0], tok)
+		*scratch = jsontext.AppendUnquote((*scratch)[:0], tok)
 		return unsafeString(*scratch)
 	}
 	for i := range chs {
@@ -436,7 +436,7 @@ func (r *response) mergeToolCalls(ds []toolCallDelta, streamed bool) bool {
 
 // argumentsText is schemas.ArgumentsText(raw), the arguments' text, read as the
 // chunk's strings are: arguments streamed as a JSON string (raw a value the
-// chunk scanner or encoding/json accepted) are unquoted by internal/jsonscan,
+// chunk scanner or encoding/json accepted) are unquoted by internal/jsontext,
 // without encoding/json, into a view that is valid until the next call; any
 // other value is schemas.ArgumentsText's.
 func (r *response) argumentsText(raw json.RawMessage) string {
@@ -444,10 +444,10 @@ func (r *response) argumentsText(raw json.RawMessage) string {
 	if len(raw) == 0 || raw[0] != '"' {
 		return schemas.ArgumentsText(raw)
 	}
-	if body, ok := jsonscan.Verbatim(raw); ok {
+	if body, ok := jsontext.Verbatim(raw); ok {
 		return unsafeString(body)
 	}
-	r.args = jsonscan.AppendUnquote(r.args[:0], raw)
+	r.args = jsontext.AppendUnquote(r.args[:0], raw)
 	return unsafeString(r.args)
 }
 
@@ -753,7 +753,7 @@ const utf8BOM = "\xef\xbb\xbf"
 // lines are appended, so that telling whether the data read so far is one whole
 // value (an event not followed by a blank line) costs nothing per line: each
 // byte is fed once, and the
-// value is checked once, by jsonscan.Valid, when it closes. Data that is a
+// value is checked once, by jsontext.Valid, when it closes. Data that is a
 // whole value followed by anything but whitespace is never one.
 type eventEnd struct {
 	mode     byte // 0 before the value; '{' inside an object or array; '"' in a string; 'a' in another scalar; 'c' closed
@@ -815,7 +815,7 @@ func (e *eventEnd) feed(data []byte, from int) {
 }
 
 func (e *eventEnd) close(value []byte) {
-	e.mode, e.valid = 'c', jsonscan.Valid(value, jsonscan.JSON)
+	e.mode, e.valid = 'c', jsontext.Valid(value, jsontext.JSON)
 }
 
 // whole tells whether data, all of it fed, is one JSON value and whitespace.
@@ -824,7 +824,7 @@ func (e *eventEnd) whole(data []byte) bool {
 	case 'c':
 		return e.valid && !e.trailing
 	case 'a': // a number or a literal on the event's one line so far
-		return jsonscan.Valid(data, jsonscan.JSON)
+		return jsontext.Valid(data, jsontext.JSON)
 	}
 	return false
 }

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/python"
 	"github.com/agentrace/agentrace/score/runread"
 )
@@ -316,11 +316,11 @@ func ToolCallsActions(toolCallsJSON []byte) []string {
 func appendToolCallsActions(dst []string, toolCallsJSON []byte) []string {
 	// As json.loads reads them: nothing counts from invalid JSON, nor from JSON
 	// that is not a list.
-	if jsonscan.KindOf(toolCallsJSON) != jsonscan.Array || !jsonscan.Valid(toolCallsJSON, jsonscan.Python) {
+	if jsontext.KindOf(toolCallsJSON) != jsontext.Array || !jsontext.Valid(toolCallsJSON, jsontext.Python) {
 		return dst
 	}
-	jsonscan.EachElement(toolCallsJSON, func(_ int, call []byte) bool {
-		if name, args, ok := runread.SplitToolCall(call); ok && jsonscan.StringIs(name, "bash") {
+	jsontext.EachElement(toolCallsJSON, func(_ int, call []byte) bool {
+		if name, args, ok := runread.SplitToolCall(call); ok && jsontext.StringIs(name, "bash") {
 			if cmd, ok := bashArgsCommand(args); ok {
 				dst = appendCommandActions(dst, cmd)
 			}
@@ -334,19 +334,19 @@ func appendToolCallsActions(dst []string, toolCallsJSON []byte) []string {
 // or a string holding one (parsed as json.loads would; anything else is skipped);
 // its "command" when truthy, else its "cmd", which must be a string.
 func bashArgsCommand(args []byte) (string, bool) {
-	if jsonscan.KindOf(args) == jsonscan.String {
-		text, _ := jsonscan.Unquote(args)
+	if jsontext.KindOf(args) == jsontext.String {
+		text, _ := jsontext.Unquote(args)
 		args = []byte(text)
 	}
 	keys := [...]string{"command", "cmd"}
 	var vals [len(keys)][]byte
-	s := jsonscan.NewScanner(args, jsonscan.Python)
+	s := jsontext.NewScanner(args, jsontext.Python)
 	if s.Peek() != '{' || s.Fields(keys[:], vals[:]) != nil || s.End() != nil {
 		return "", false
 	}
 	v := vals[0]
-	if !jsonscan.Truthy(v) {
+	if !jsontext.Truthy(v) {
 		v = vals[1]
 	}
-	return jsonscan.Unquote(v)
+	return jsontext.Unquote(v)
 }

@@ -8,7 +8,7 @@
 // ground truth counts in every repeat, and scores are rounded as Python's round()
 // does. Where the reference is Python, its semantics are restated elsewhere, so
 // that odd input scores the same: round(), character classes and case mapping in
-// internal/python, json.loads in internal/jsonscan (its Python dialect, which also
+// internal/python, json.loads in internal/jsontext (its Python dialect, which also
 // reads every other JSON the scorer reads). This package holds the rules.
 //
 // Runs come in three kinds, found by package score/archive in folders or in

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/python"
 )
 
@@ -153,7 +153,7 @@ func lastBareIntent(s string) (string, bool) {
 // intent_codes JSON: the non-empty strings of the list, upper-cased, as a sorted
 // set. Anything that is not a list gives none.
 func GroundTruthIntents(intentCodesJSON []byte) []string {
-	if jsonscan.KindOf(intentCodesJSON) != jsonscan.Array {
+	if jsontext.KindOf(intentCodesJSON) != jsontext.Array {
 		return nil
 	}
 	var items []json.RawMessage
@@ -162,7 +162,7 @@ func GroundTruthIntents(intentCodesJSON []byte) []string {
 	}
 	var out []string
 	for _, it := range items {
-		if jsonscan.KindOf(it) != jsonscan.String {
+		if jsontext.KindOf(it) != jsontext.String {
 			continue
 		}
 		var s string

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
-	"github.com/agentrace/agentrace/datasets"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -47,13 +47,13 @@ func marshalScores(s *schemas.Scores) ([]byte, error) {
 // appendTurnScoreJSON appends t as TurnScore.MarshalJSON writes it.
 func appendTurnScoreJSON(b []byte, t *schemas.TurnScore) []byte {
 	b = append(b, `{"conversation_id":`...)
-	b = datasets.AppendString(b, t.ConversationID)
+	b = jsontext.AppendString(b, t.ConversationID)
 	b = append(b, `,"repeat":`...)
 	b = strconv.AppendInt(b, int64(t.Repeat), 10)
 	b = append(b, `,"turn":`...)
 	b = strconv.AppendInt(b, int64(t.Turn), 10)
 	b = append(b, `,"domain":`...)
-	b = datasets.AppendString(b, t.Domain)
+	b = jsontext.AppendString(b, t.Domain)
 	if t.Missing {
 		b = append(b, `,"missing":true`...)
 	}
@@ -64,7 +64,7 @@ func appendTurnScoreJSON(b []byte, t *schemas.TurnScore) []byte {
 		if t.ModelIntent == nil {
 			b = append(b, "null"...)
 		} else {
-			b = datasets.AppendString(b, *t.ModelIntent)
+			b = jsontext.AppendString(b, *t.ModelIntent)
 		}
 	} else {
 		b = append(b, `,"gt_actions":`...)
@@ -75,7 +75,7 @@ func appendTurnScoreJSON(b []byte, t *schemas.TurnScore) []byte {
 	b = append(b, `,"score":`...)
 	b = appendJSONFloat(b, t.Score)
 	b = append(b, `,"session_id":`...)
-	b = datasets.AppendString(b, t.SessionID)
+	b = jsontext.AppendString(b, t.SessionID)
 	b = append(b, `,"client_turn":`...)
 	b = strconv.AppendInt(b, int64(t.ClientTurn), 10)
 	b = append(b, `,"in_window":`...)
@@ -95,7 +95,7 @@ func appendJSONStrings(b []byte, list []string) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = datasets.AppendString(b, s)
+		b = jsontext.AppendString(b, s)
 	}
 	return append(b, ']')
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 )
@@ -246,7 +246,7 @@ func pyRepr(v any) string {
 // dataset_name and a score, names are unique, and a mapping's entries are
 // mappings.
 func accuracyEntries(data []byte) (entryList, error) {
-	sc := jsonscan.NewScanner(data, jsonscan.Python)
+	sc := jsontext.NewScanner(data, jsontext.Python)
 	root, err := decodeOrdered(&sc)
 	if err == nil {
 		err = sc.End()
@@ -355,15 +355,15 @@ func plainValue(v any) any {
 	return v
 }
 
-// decodeOrdered reads one JSON value as Python's json.loads does (jsonscan's
+// decodeOrdered reads one JSON value as Python's json.loads does (jsontext's
 // Python dialect: NaN and Infinity are numbers), objects as *ordered, numbers as
 // json.Number.
-func decodeOrdered(s *jsonscan.Scanner) (any, error) {
+func decodeOrdered(s *jsontext.Scanner) (any, error) {
 	switch s.Peek() {
 	case '{':
 		o := &ordered{}
 		err := s.Object(func(key []byte) error {
-			k, _ := jsonscan.Unquote(key)
+			k, _ := jsontext.Unquote(key)
 			v, err := decodeOrdered(s)
 			if err != nil {
 				return err
@@ -389,13 +389,13 @@ func decodeOrdered(s *jsonscan.Scanner) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch jsonscan.KindOf(v) {
-	case jsonscan.String:
-		str, _ := jsonscan.Unquote(v)
+	switch jsontext.KindOf(v) {
+	case jsontext.String:
+		str, _ := jsontext.Unquote(v)
 		return str, nil
-	case jsonscan.Bool:
+	case jsontext.Bool:
 		return v[0] == 't', nil
-	case jsonscan.Null:
+	case jsontext.Null:
 		return nil, nil
 	}
 	return json.Number(v), nil

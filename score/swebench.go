@@ -11,7 +11,7 @@ import (
 	"sort"
 
 	"github.com/agentrace/agentrace/internal/infile"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/rulesets"
 )
@@ -67,7 +67,7 @@ func ParseSWEBenchReport(data []byte, evaluated int) (*schemas.SWEBenchResult, [
 		evaluated = DefaultSWEBenchEvaluated
 	}
 	var obj map[string]json.RawMessage
-	if jsonscan.KindOf(data) != jsonscan.Object || json.Unmarshal(data, &obj) != nil {
+	if jsontext.KindOf(data) != jsontext.Object || json.Unmarshal(data, &obj) != nil {
 		return nil, nil, fmt.Errorf("not a JSON object")
 	}
 	submitted, err := reportCounter(obj, "submitted_instances")

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -286,9 +286,9 @@ func (s *Server) models(w http.ResponseWriter, r *http.Request) {
 func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	b := make([]byte, 0, 128+len(msg))
 	b = append(b, `{"error":{"message":`...)
-	b = datasets.AppendString(b, msg)
+	b = jsontext.AppendString(b, msg)
 	b = append(b, `,"type":`...)
-	b = datasets.AppendString(b, typ)
+	b = jsontext.AppendString(b, typ)
 	b = append(b, `,"param":null,"code":`...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, "}}\n"...)
@@ -681,7 +681,7 @@ var requestKeys = []string{"model", "messages", "stream", "stream_options", "max
 // messages), and only the small fields go through encoding/json.
 func decodeRequest(b []byte) (*chatRequest, error) {
 	var r chatRequest
-	sc := jsonscan.NewScanner(b, jsonscan.JSON)
+	sc := jsontext.NewScanner(b, jsontext.JSON)
 	vals := make([][]byte, len(requestKeys))
 	if err := sc.Fields(requestKeys, vals); err != nil {
 		return nil, err
@@ -690,7 +690,7 @@ func decodeRequest(b []byte) (*chatRequest, error) {
 		return nil, err
 	}
 	if m := vals[1]; len(m) > 0 && string(m) != "null" {
-		ms := jsonscan.NewScanner(m, jsonscan.JSON)
+		ms := jsontext.NewScanner(m, jsontext.JSON)
 		if err := ms.Array(func(int) error {
 			v, err := ms.Value()
 			r.Messages = append(r.Messages, v)
@@ -830,16 +830,16 @@ func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, res *respo
 	b = append(b, `","object":"chat.completion","created":`...)
 	b = strconv.AppendInt(b, res.created, 10)
 	b = append(b, `,"model":`...)
-	b = datasets.AppendString(b, res.model)
+	b = jsontext.AppendString(b, res.model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
 	if content == "" && len(calls) > 0 {
 		b = append(b, "null"...)
 	} else {
-		b = datasets.AppendString(b, content)
+		b = jsontext.AppendString(b, content)
 	}
 	if reasoning != "" {
 		b = append(b, `,"reasoning_content":`...)
-		b = datasets.AppendString(b, reasoning)
+		b = jsontext.AppendString(b, reasoning)
 	}
 	ncalls := 0
 	for i := range calls {
@@ -853,11 +853,11 @@ func (s *Server) fullResponse(w http.ResponseWriter, r *http.Request, res *respo
 		}
 		ncalls++
 		b = append(b, `{"id":`...)
-		b = datasets.AppendString(b, calls[i].ID)
+		b = jsontext.AppendString(b, calls[i].ID)
 		b = append(b, `,"type":"function","function":{"name":`...)
-		b = datasets.AppendString(b, calls[i].Function.Name)
+		b = jsontext.AppendString(b, calls[i].Function.Name)
 		b = append(b, `,"arguments":`...)
-		b = datasets.AppendString(b, calls[i].Function.Arguments)
+		b = jsontext.AppendString(b, calls[i].Function.Arguments)
 		b = append(b, "}}"...)
 	}
 	if ncalls > 0 {
@@ -898,7 +898,7 @@ func chunkHead(b []byte, res *response) []byte {
 		h = append(h, `","object":"chat.completion.chunk","created":`...)
 		h = strconv.AppendInt(h, res.created, 10)
 		h = append(h, `,"model":`...)
-		res.head = datasets.AppendString(h, res.model)
+		res.head = jsontext.AppendString(h, res.model)
 	}
 	return append(b, res.head...)
 }
@@ -924,21 +924,21 @@ func appendEvent(b []byte, res *response, ev *event) []byte {
 	case segReasoning:
 		return appendDelta(b, res, func(b []byte) []byte {
 			b = append(b, `"reasoning_content":`...)
-			return datasets.AppendString(b, ev.text)
+			return jsontext.AppendString(b, ev.text)
 		}, "")
 	case segContent:
 		return appendDelta(b, res, func(b []byte) []byte {
 			b = append(b, `"content":`...)
-			return datasets.AppendString(b, ev.text)
+			return jsontext.AppendString(b, ev.text)
 		}, "")
 	case segToolName:
 		return appendDelta(b, res, func(b []byte) []byte {
 			b = append(b, `"tool_calls":[{"id":`...)
-			b = datasets.AppendString(b, res.out.calls[ev.call].ID)
+			b = jsontext.AppendString(b, res.out.calls[ev.call].ID)
 			b = append(b, `,"type":"function","index":`...)
 			b = strconv.AppendInt(b, int64(ev.call), 10)
 			b = append(b, `,"function":{"name":`...)
-			b = datasets.AppendString(b, ev.text)
+			b = jsontext.AppendString(b, ev.text)
 			return append(b, `,"arguments":""}}]`...)
 		}, "")
 	case segToolArgs:
@@ -946,7 +946,7 @@ func appendEvent(b []byte, res *response, ev *event) []byte {
 			b = append(b, `"tool_calls":[{"index":`...)
 			b = strconv.AppendInt(b, int64(ev.call), 10)
 			b = append(b, `,"function":{"arguments":`...)
-			b = datasets.AppendString(b, ev.text)
+			b = jsontext.AppendString(b, ev.text)
 			return append(b, "}}]"...)
 		}, "")
 	}

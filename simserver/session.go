@@ -8,7 +8,7 @@ import (
 	"math/rand/v2"
 	"sync"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 )
 
 // Session is what a virtual-time server remembers of one trajectory between
@@ -145,7 +145,7 @@ func (x *Session) remember(body []byte, req *chatRequest, from int) {
 		x.head = make([][]byte, len(requestKeys))
 		start := x.msgs[0][0]
 		vals := make([][]byte, len(requestKeys))
-		sc := jsonscan.NewScanner(body, jsonscan.JSON)
+		sc := jsontext.NewScanner(body, jsontext.JSON)
 		if sc.Fields(requestKeys, vals) != nil {
 			x.end = 0
 			return
@@ -172,38 +172,38 @@ func (x *Session) decodeAfter(body []byte) (*chatRequest, bool) {
 	for _, m := range x.msgs {
 		r.Messages = append(r.Messages, body[m[0]:m[1]])
 	}
-	i := jsonscan.SkipSpace(body, x.end)
+	i := jsontext.SkipSpace(body, x.end)
 	for i < len(body) && body[i] == ',' {
-		sc := jsonscan.NewScanner(body[i+1:], jsonscan.JSON)
-		sc.LimitDepth(jsonscan.MaxDepth - 2) // inside the request object and its messages array
+		sc := jsontext.NewScanner(body[i+1:], jsontext.JSON)
+		sc.LimitDepth(jsontext.MaxDepth - 2) // inside the request object and its messages array
 		v, err := sc.Value()
 		if err != nil {
 			return nil, false
 		}
 		r.Messages = append(r.Messages, v)
-		i = jsonscan.SkipSpace(body, i+1+sc.Pos())
+		i = jsontext.SkipSpace(body, i+1+sc.Pos())
 	}
 	if i >= len(body) || body[i] != ']' {
 		return nil, false
 	}
 	vals := make([][]byte, len(requestKeys))
 	copy(vals, x.head)
-	switch i = jsonscan.SkipSpace(body, i+1); {
+	switch i = jsontext.SkipSpace(body, i+1); {
 	case i >= len(body):
 		return nil, false
 	case body[i] == '}':
-		if jsonscan.SkipSpace(body, i+1) != len(body) {
+		if jsontext.SkipSpace(body, i+1) != len(body) {
 			return nil, false
 		}
 	case body[i] == ',':
 		// The members after the messages, read as an object of their own: at
 		// least one, as after a comma.
-		if j := jsonscan.SkipSpace(body, i+1); j >= len(body) || body[j] != '"' {
+		if j := jsontext.SkipSpace(body, i+1); j >= len(body) || body[j] != '"' {
 			return nil, false
 		}
 		x.tail = append(append(x.tail[:0], '{'), body[i+1:]...)
 		after := make([][]byte, len(requestKeys))
-		sc := jsonscan.NewScanner(x.tail, jsonscan.JSON)
+		sc := jsontext.NewScanner(x.tail, jsontext.JSON)
 		if sc.Fields(requestKeys, after) != nil || sc.End() != nil || after[1] != nil {
 			return nil, false // a second messages array wins: read the body whole
 		}

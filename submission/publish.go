@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/python"
 	"github.com/agentrace/agentrace/metrics"
@@ -304,12 +304,12 @@ func AccuracyResults(p *curve.Point) []byte {
 		if math.IsNaN(score) {
 			e.Raw("score", []byte("null"))
 		} else {
-			e.Raw("score", datasets.AppendPyFloat(nil, score))
+			e.Raw("score", jsontext.AppendPyFloat(nil, score))
 		}
 		_ = e.Val("unit_samples", unit)
 		e.Raw("num_repeats", []byte("1"))
 		_ = e.Val("total_samples", total)
-		e.Raw("duration_s", datasets.AppendPyFloat(nil, dur))
+		e.Raw("duration_s", jsontext.AppendPyFloat(nil, dur))
 		e.Raw("complete", strconv.AppendBool(nil, complete))
 		_ = e.Val("dataset_type", typ)
 		entries = append(entries, e.Bytes())
@@ -326,7 +326,7 @@ func AccuracyResults(p *curve.Point) []byte {
 	var o metrics.JSONObject
 	if sw := s.SWEBench; sw != nil {
 		entry(score.SWEBenchDataset, sw.Score, sw.Evaluated, sw.Evaluated, 0, !sw.Incomplete, "accuracy")
-		o.Raw("average_accuracy", datasets.AppendPyFloat(nil, sw.Score))
+		o.Raw("average_accuracy", jsontext.AppendPyFloat(nil, sw.Score))
 	}
 	o.Raw("accuracy_scores", append(append([]byte("["), bytes.Join(entries, []byte(","))...), ']'))
 	var ag metrics.JSONObject

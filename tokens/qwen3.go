@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/ardanlabs/jinja"
 )
 
@@ -65,7 +65,7 @@ func (c *ISLCounter) parseQwen3(frag []byte) *qwenMessage {
 	norm := NormalizeToolCallArguments(append(append([]byte{'['}, frag...), ']'))
 	obj := bytes.TrimSpace(norm[1 : len(norm)-1])
 	var vals [4][]byte
-	if jsonscan.KindOf(obj) != jsonscan.Object || !jsonscan.Lookup(obj, qwenKeys, vals[:]) {
+	if jsontext.KindOf(obj) != jsontext.Object || !jsontext.Lookup(obj, qwenKeys, vals[:]) {
 		return m
 	}
 	role, ok := jsonString(vals[0])
@@ -73,17 +73,17 @@ func (c *ISLCounter) parseQwen3(frag []byte) *qwenMessage {
 		return m
 	}
 	m.role = role
-	switch jsonscan.KindOf(vals[1]) {
-	case jsonscan.Nothing, jsonscan.Null:
-	case jsonscan.String:
+	switch jsontext.KindOf(vals[1]) {
+	case jsontext.Nothing, jsontext.Null:
+	case jsontext.String:
 		m.content, _ = jsonString(vals[1])
 	default:
 		return m
 	}
 	hasReasoning, reasoning := false, ""
-	switch jsonscan.KindOf(vals[2]) {
-	case jsonscan.Nothing, jsonscan.Null:
-	case jsonscan.String:
+	switch jsontext.KindOf(vals[2]) {
+	case jsontext.Nothing, jsontext.Null:
+	case jsontext.String:
 		hasReasoning = true
 		reasoning, _ = jsonString(vals[2])
 	default:
@@ -104,11 +104,11 @@ func (c *ISLCounter) parseQwen3(frag []byte) *qwenMessage {
 			r := strings.Split(strings.TrimRight(parts[0], "\n"), "<think>")
 			m.aReasoning = strings.TrimLeft(r[len(r)-1], "\n")
 		}
-		switch jsonscan.KindOf(vals[3]) {
-		case jsonscan.Nothing, jsonscan.Null:
-		case jsonscan.Array:
+		switch jsontext.KindOf(vals[3]) {
+		case jsontext.Nothing, jsontext.Null:
+		case jsontext.Array:
 			good := true
-			jsonscan.EachElement(vals[3], func(_ int, call []byte) bool {
+			jsontext.EachElement(vals[3], func(_ int, call []byte) bool {
 				s, ok := c.qwenToolCall(call)
 				m.calls = append(m.calls, s)
 				good = ok
@@ -133,12 +133,12 @@ var qwenFunctionKeys = []string{"name", "arguments"}
 // value. Only calls whose function is an object with a string name are covered.
 func (c *ISLCounter) qwenToolCall(call []byte) (string, bool) {
 	var fv [1][]byte
-	if jsonscan.KindOf(call) != jsonscan.Object || !jsonscan.Lookup(call, qwenCallKeys, fv[:]) ||
-		jsonscan.KindOf(fv[0]) != jsonscan.Object || !jsonscan.Truthy(fv[0]) {
+	if jsontext.KindOf(call) != jsontext.Object || !jsontext.Lookup(call, qwenCallKeys, fv[:]) ||
+		jsontext.KindOf(fv[0]) != jsontext.Object || !jsontext.Truthy(fv[0]) {
 		return "", false
 	}
 	var vals [2][]byte
-	if !jsonscan.Lookup(fv[0], qwenFunctionKeys, vals[:]) {
+	if !jsontext.Lookup(fv[0], qwenFunctionKeys, vals[:]) {
 		return "", false
 	}
 	name, ok := jsonString(vals[0])
@@ -146,10 +146,10 @@ func (c *ISLCounter) qwenToolCall(call []byte) (string, bool) {
 		return "", false
 	}
 	var args string
-	switch jsonscan.KindOf(vals[1]) {
-	case jsonscan.Nothing:
+	switch jsontext.KindOf(vals[1]) {
+	case jsontext.Nothing:
 		return "", false
-	case jsonscan.String:
+	case jsontext.String:
 		args, _ = jsonString(vals[1])
 	default:
 		var err error
@@ -177,20 +177,20 @@ func (c *ISLCounter) qwenTools(toolsJSON []byte) *toolsCache {
 	if toolsJSON == nil {
 		tc.src = []byte{}
 	}
-	switch jsonscan.KindOf(toolsJSON) {
-	case jsonscan.Nothing, jsonscan.Null:
+	switch jsontext.KindOf(toolsJSON) {
+	case jsontext.Nothing, jsontext.Null:
 		tc.ok = true
 		return tc
-	case jsonscan.Array:
+	case jsontext.Array:
 	default:
 		return tc
 	}
-	if hasPlaceholderRunes(toolsJSON) || !jsonscan.Valid(toolsJSON, jsonscan.JSON) {
+	if hasPlaceholderRunes(toolsJSON) || !jsontext.Valid(toolsJSON, jsontext.JSON) {
 		return tc
 	}
 	var b strings.Builder
 	good := true
-	jsonscan.EachElement(toolsJSON, func(_ int, tool []byte) bool {
+	jsontext.EachElement(toolsJSON, func(_ int, tool []byte) bool {
 		s, err := c.t.toJSON(tool)
 		if err != nil {
 			good = false
@@ -362,10 +362,10 @@ func hasPlaceholderRunes(data []byte) bool {
 
 // jsonString decodes a raw JSON string value.
 func jsonString(raw []byte) (string, bool) {
-	if jsonscan.KindOf(raw) != jsonscan.String {
+	if jsontext.KindOf(raw) != jsontext.String {
 		return "", false
 	}
-	return jsonscan.Unquote(bytes.TrimSpace(raw))
+	return jsontext.Unquote(bytes.TrimSpace(raw))
 }
 
 // toJSON renders the JSON value raw with the template engine's tojson filter,

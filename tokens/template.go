@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/ardanlabs/jinja"
 )
 
@@ -273,7 +273,7 @@ func (vb *valueBuilder) fromJSON(data []byte) (jinja.Value, error) {
 	// U+2028 and U+2029, raw or escaped, are rare: look for them once.
 	vb.lineSep = bytes.Contains(data, []byte("\u2028")) || bytes.Contains(data, []byte("\u2029")) ||
 		bytes.Contains(data, []byte(`\u2028`)) || bytes.Contains(data, []byte(`\u2029`))
-	s := jsonscan.NewScanner(data, jsonscan.JSON)
+	s := jsontext.NewScanner(data, jsontext.JSON)
 	v, err := vb.scan(&s)
 	if err == nil {
 		err = s.End()
@@ -285,12 +285,12 @@ func (vb *valueBuilder) fromJSON(data []byte) (jinja.Value, error) {
 }
 
 // scan reads one JSON value as a template value.
-func (vb *valueBuilder) scan(s *jsonscan.Scanner) (jinja.Value, error) {
+func (vb *valueBuilder) scan(s *jsontext.Scanner) (jinja.Value, error) {
 	switch s.Peek() {
 	case '{':
 		d := jinja.NewDict()
 		err := s.Object(func(key []byte) error {
-			k, _ := jsonscan.Unquote(key)
+			k, _ := jsontext.Unquote(key)
 			v, err := vb.scan(s)
 			d.AsDict().Set(vb.str(k), v)
 			return err
@@ -309,7 +309,7 @@ func (vb *valueBuilder) scan(s *jsonscan.Scanner) (jinja.Value, error) {
 		if err != nil {
 			return jinja.Undefined(), err
 		}
-		text, _ := jsonscan.Unquote(tok)
+		text, _ := jsontext.Unquote(tok)
 		return jinja.NewString(vb.str(text)), nil
 	}
 	v, err := s.Value()

@@ -3,8 +3,7 @@ package tokens
 import (
 	"bytes"
 
-	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 )
 
 // NormalizeToolCallArguments returns the messages array messagesJSON with every
@@ -16,32 +15,32 @@ import (
 // string is not a JSON object, stay as they are. messagesJSON must be valid JSON;
 // it is returned unchanged (not copied) when there is nothing to replace.
 func NormalizeToolCallArguments(messagesJSON []byte) []byte {
-	if !bytes.Contains(messagesJSON, []byte(`"arguments"`)) || jsonscan.KindOf(messagesJSON) != jsonscan.Array {
+	if !bytes.Contains(messagesJSON, []byte(`"arguments"`)) || jsontext.KindOf(messagesJSON) != jsontext.Array {
 		return messagesJSON
 	}
 	var out []byte
 	copied := 0 // messagesJSON[:copied] is in out, with replacements
 	// members calls fn with the value of each member named key of the object v.
 	members := func(v []byte, key string, fn func(val []byte)) {
-		jsonscan.EachMember(v, func(k, val []byte) {
-			if jsonscan.StringIs(k, key) {
+		jsontext.EachMember(v, func(k, val []byte) {
+			if jsontext.StringIs(k, key) {
 				fn(val)
 			}
 		})
 	}
-	jsonscan.EachElement(messagesJSON, func(_ int, m []byte) bool {
+	jsontext.EachElement(messagesJSON, func(_ int, m []byte) bool {
 		members(m, "tool_calls", func(calls []byte) {
-			jsonscan.EachElement(calls, func(_ int, call []byte) bool {
+			jsontext.EachElement(calls, func(_ int, call []byte) bool {
 				members(call, "function", func(fn []byte) {
 					members(fn, "arguments", func(args []byte) {
-						s, ok := jsonscan.Unquote(args)
+						s, ok := jsontext.Unquote(args)
 						b := bytes.TrimLeft([]byte(s), " \t\r\n")
-						if !ok || len(b) == 0 || b[0] != '{' || !jsonscan.Valid(b, jsonscan.JSON) {
+						if !ok || len(b) == 0 || b[0] != '{' || !jsontext.Valid(b, jsontext.JSON) {
 							return
 						}
 						at := cap(messagesJSON) - cap(args) // args is a subslice of messagesJSON
 						out = append(out, messagesJSON[copied:at]...)
-						out = datasets.AppendCompact(out, b)
+						out = jsontext.AppendCompact(out, b)
 						copied = at + len(args)
 					})
 				})

@@ -1,4 +1,4 @@
-// Package jsonlibs measures internal/jsonscan, agentrace's JSON core, against the
+// Package jsonlibs measures internal/jsontext, agentrace's JSON core, against the
 // maintained Go JSON libraries that could replace it (encoding/json, goccy/go-json,
 // valyala/fastjson, tidwall/gjson, bytedance/sonic, minio/simdjson-go), on the
 // inputs of its hot paths: the shared trace sample's lines (ingest), a

@@ -13,7 +13,7 @@ import (
 	"github.com/tidwall/gjson"
 	"github.com/valyala/fastjson"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/testenv"
 )
 
@@ -46,7 +46,7 @@ func BenchmarkLibValid(b *testing.B) {
 		name  string
 		valid func([]byte) bool
 	}{
-		{"jsonscan", func(d []byte) bool { return jsonscan.Valid(d, jsonscan.JSON) }},
+		{"jsontext", func(d []byte) bool { return jsontext.Valid(d, jsontext.JSON) }},
 		{"encoding_json", json.Valid},
 		{"goccy", goccy.Valid},
 		{"fastjson_validate", func(d []byte) bool { return fastjson.ValidateBytes(d) == nil }},
@@ -91,11 +91,11 @@ func BenchmarkLibMembers(b *testing.B) {
 		size += int64(len(l))
 	}
 	n := 0
-	b.Run("jsonscan", func(b *testing.B) {
+	b.Run("jsontext", func(b *testing.B) {
 		b.SetBytes(size)
 		for b.Loop() {
 			for _, l := range in["lines"] {
-				s := jsonscan.NewScanner(l, jsonscan.JSON)
+				s := jsontext.NewScanner(l, jsontext.JSON)
 				if err := s.Members(func(k, v []byte) { n += len(v) }); err != nil || s.End() != nil {
 					b.Fatal(err)
 				}

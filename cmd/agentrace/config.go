@@ -14,6 +14,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/replay"
 	"github.com/agentrace/agentrace/replay/refconfig"
 	"github.com/urfave/cli/v3"
@@ -65,7 +66,7 @@ func samplingFlags(c *cli.Command) (datasets.Profile, error) {
 			return p, fmt.Errorf("--chat-template-kwargs %q: want a JSON object", s)
 		}
 		p.ChatTemplateKwargs = kw
-		p.ChatTemplateKwargsJSON = string(datasets.AppendCompact(nil, []byte(s)))
+		p.ChatTemplateKwargsJSON = string(jsontext.AppendCompact(nil, []byte(s)))
 	}
 	return p, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/agentrace/agentrace/datasets/card"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/runlog"
@@ -181,7 +182,7 @@ func promptAsRun(c *cli.Command, run string, o *ingest.PromptOptions) error {
 		run := datasets.Profile{Temperature: sm.Temperature, Seed: sm.Seed, TopK: sm.TopK, TopP: sm.TopP,
 			RepetitionPenalty: sm.RepetitionPenalty, PresencePenalty: sm.PresencePenalty, FrequencyPenalty: sm.FrequencyPenalty}
 		if len(sm.ChatTemplateKwargs) > 0 {
-			run.ChatTemplateKwargsJSON = string(datasets.AppendCompact(nil, sm.ChatTemplateKwargs))
+			run.ChatTemplateKwargsJSON = string(jsontext.AppendCompact(nil, sm.ChatTemplateKwargs))
 		}
 		o.Sampling = run.Overlay(o.Sampling) // the flags given win
 	}

@@ -4,7 +4,7 @@
 // methods and re character classes it applies to commands and model output
 // (isspace, strip, \w, \d, lower), and random.Random's Mersenne Twister with
 // random.shuffle (the order its agentic strategy starts conversations in).
-// Python's json.loads is jsonscan's Python dialect. Each is checked against
+// Python's json.loads is jsontext's Python dialect. Each is checked against
 // CPython's own results (testdata).
 package python
 

@@ -25,7 +25,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/agentrace/agentrace/internal/official"
 	"math"
 	"math/big"
 	"os"
@@ -34,6 +33,9 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/agentrace/agentrace/internal/jsontext"
+	"github.com/agentrace/agentrace/internal/official"
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
@@ -1062,7 +1064,7 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node, left *int) error {
 			if i > 0 {
 				b.WriteByte(',')
 			}
-			b.Write(datasets.AppendString(nil, n.Content[i].Value))
+			b.Write(jsontext.AppendString(nil, n.Content[i].Value))
 			b.WriteByte(':')
 			if err := nodeJSON(b, n.Content[i+1], left); err != nil {
 				return err
@@ -1097,11 +1099,11 @@ func nodeJSON(b *bytes.Buffer, n *yaml.Node, left *int) error {
 		case uint64:
 			b.WriteString(strconv.FormatUint(v, 10))
 		case float64:
-			b.Write(datasets.AppendPyFloat(nil, v))
+			b.Write(jsontext.AppendPyFloat(nil, v))
 		case string:
-			b.Write(datasets.AppendString(nil, v))
+			b.Write(jsontext.AppendString(nil, v))
 		default:
-			b.Write(datasets.AppendString(nil, n.Value))
+			b.Write(jsontext.AppendString(nil, n.Value))
 		}
 	default:
 		return errors.New("unsupported YAML value")
@@ -1167,7 +1169,7 @@ func floats(v reflect.Value, n *yaml.Node) {
 	switch v.Kind() {
 	case reflect.Float64:
 		if n.Kind == yaml.ScalarNode {
-			n.Tag, n.Value = "!!float", string(datasets.AppendPyFloat(nil, v.Float()))
+			n.Tag, n.Value = "!!float", string(jsontext.AppendPyFloat(nil, v.Float()))
 		}
 	case reflect.Struct:
 		if v.Type() == nodeType || n.Kind != yaml.MappingNode {

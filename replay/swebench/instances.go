@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/parquet-go/parquet-go"
 )
 
@@ -135,13 +136,13 @@ func GenerationParams(p datasets.Profile, maxNewTokens int) string {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = datasets.AppendString(b, k)
+		b = jsontext.AppendString(b, k)
 		b = append(b, ':')
 	}
 	fl := func(k string, v *float64) {
 		if v != nil {
 			key(k)
-			b = datasets.AppendPyFloat(b, *v)
+			b = jsontext.AppendPyFloat(b, *v)
 		}
 	}
 	fl("temperature", p.Temperature)

@@ -9,10 +9,10 @@ import (
 	"path"
 	"strings"
 
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/score/checker"
 
-	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
@@ -449,10 +449,10 @@ func promptISL(pc promptCounter, data json.RawMessage) (int, bool) {
 		// As msgspec writes it, whatever re-encoding the log went through (the
 		// submission tools' detail log is indented, with ASCII escapes).
 		b.WriteString(`{"messages":`)
-		b.Write(datasets.AppendCompact(nil, tokens.NormalizeToolCallArguments(arr[3])))
+		b.Write(jsontext.AppendCompact(nil, tokens.NormalizeToolCallArguments(arr[3])))
 		if tools != nil {
 			b.WriteString(`,"tools":`)
-			b.Write(datasets.AppendCompact(nil, tools))
+			b.Write(jsontext.AppendCompact(nil, tools))
 		}
 		b.WriteByte('}')
 		return len(pc.Encode(b.String(), false)), true

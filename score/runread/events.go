@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/internal/toolcall"
 	"github.com/agentrace/agentrace/schemas"
 )
@@ -86,7 +86,7 @@ func DecodeEvent(line []byte, all bool) (e *Event, ok bool, why string) {
 	// One validating pass (strict JSON, as msgspec decodes the line) keeping the
 	// raw values of the keys read; prompts are skipped, never decoded.
 	var vals [len(eventKeys)][]byte
-	sc := jsonscan.NewScanner(line, jsonscan.JSON)
+	sc := jsontext.NewScanner(line, jsontext.JSON)
 	if line[0] != '{' || sc.Fields(eventKeys[:], vals[:]) != nil {
 		return nil, false, "not a JSON object"
 	}
@@ -96,9 +96,9 @@ func DecodeEvent(line []byte, all bool) (e *Event, ok bool, why string) {
 	typ, uuid, conv, turn, data := vals[0], vals[2], vals[3], vals[4], vals[5]
 	e = &Event{}
 	if fr := vals[6]; fr != nil {
-		e.Finish, _ = jsonscan.Unquote(fr)
+		e.Finish, _ = jsontext.Unquote(fr)
 	}
-	if e.Type, ok = jsonscan.Unquote(typ); !ok {
+	if e.Type, ok = jsontext.Unquote(typ); !ok {
 		return nil, false, "event_type missing or not a string"
 	}
 	if !knownEventType(e.Type) {
@@ -112,12 +112,12 @@ func DecodeEvent(line []byte, all bool) (e *Event, ok bool, why string) {
 		e.TimestampNs = n
 	}
 	if uuid != nil {
-		if e.UUID, ok = jsonscan.Unquote(uuid); !ok {
+		if e.UUID, ok = jsontext.Unquote(uuid); !ok {
 			return nil, false, "sample_uuid is not a string"
 		}
 	}
 	if conv != nil {
-		if e.Conv, ok = jsonscan.Unquote(conv); !ok {
+		if e.Conv, ok = jsontext.Unquote(conv); !ok {
 			return nil, false, "conversation_id is not a string"
 		}
 	}
@@ -151,11 +151,11 @@ func jsonInt(v json.RawMessage) (int64, error) {
 // tool_calls], ["PromptData", ...] or ["ErrorData", type, message].
 func checkEventData(v []byte) string {
 	var first []byte
-	jsonscan.EachElement(v, func(_ int, e []byte) bool { first = e; return false })
+	jsontext.EachElement(v, func(_ int, e []byte) bool { first = e; return false })
 	if first == nil {
 		return "not a tagged array"
 	}
-	tag, ok := jsonscan.Unquote(first)
+	tag, ok := jsontext.Unquote(first)
 	if !ok {
 		return "tag is not a string"
 	}
@@ -177,7 +177,7 @@ func checkEventData(v []byte) string {
 		if len(arr) > 2 && !isTextOrChunks(arr[2], true) {
 			return "reasoning is neither a string nor a list of strings"
 		}
-		if len(arr) > 3 && jsonscan.KindOf(arr[3]) != jsonscan.Array && string(bytes.TrimSpace(arr[3])) != "null" {
+		if len(arr) > 3 && jsontext.KindOf(arr[3]) != jsontext.Array && string(bytes.TrimSpace(arr[3])) != "null" {
 			return "tool_calls is not a list"
 		}
 	case "ErrorData":
@@ -194,10 +194,10 @@ func isTextOrChunks(v json.RawMessage, nullable bool) bool {
 	if nullable && string(bytes.TrimSpace(v)) == "null" {
 		return true
 	}
-	if jsonscan.KindOf(v) == jsonscan.String {
+	if jsontext.KindOf(v) == jsontext.String {
 		return true
 	}
-	if jsonscan.KindOf(v) != jsonscan.Array {
+	if jsontext.KindOf(v) != jsontext.Array {
 		return false
 	}
 	var parts []json.RawMessage
@@ -205,7 +205,7 @@ func isTextOrChunks(v json.RawMessage, nullable bool) bool {
 		return false
 	}
 	for _, p := range parts {
-		if jsonscan.KindOf(p) != jsonscan.String {
+		if jsontext.KindOf(p) != jsontext.String {
 			return false
 		}
 	}
@@ -250,7 +250,7 @@ func TextModelOutput(data json.RawMessage) (resp *schemas.Response, calls json.R
 // joinChunks is a string, or the concatenation of a list of strings; "" for
 // null or nothing.
 func joinChunks(v json.RawMessage) (string, error) {
-	if jsonscan.KindOf(v) == jsonscan.String {
+	if jsontext.KindOf(v) == jsontext.String {
 		return stringValue(v), nil
 	}
 	if len(bytes.TrimSpace(v)) == 0 || string(bytes.TrimSpace(v)) == "null" {
@@ -270,7 +270,7 @@ func joinChunks(v json.RawMessage) (string, error) {
 // that is not a delta (or not a call) is left out, and the error says where the
 // first one is.
 func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall, error) {
-	if jsonscan.KindOf(v) != jsonscan.Array {
+	if jsontext.KindOf(v) != jsontext.Array {
 		return nil, nil, nil // null or none (checkEventData refused anything else)
 	}
 	var items []json.RawMessage
@@ -286,7 +286,7 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall, err
 			first = err
 		}
 	}
-	if jsonscan.KindOf(items[0]) != jsonscan.Array {
+	if jsontext.KindOf(items[0]) != jsontext.Array {
 		// Already whole calls (a non-streamed response).
 		var calls []schemas.ToolCall
 		for i, it := range items {
@@ -302,7 +302,7 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall, err
 				continue
 			}
 			tc.ID, tc.Type, tc.Function.Name = stringValue(m["id"]), stringValue(m["type"]), stringValue(name)
-			if jsonscan.KindOf(args) == jsonscan.String {
+			if jsontext.KindOf(args) == jsontext.String {
 				tc.Function.Arguments = stringValue(args)
 			} else if len(args) > 0 {
 				tc.Function.Arguments = string(args)
@@ -314,7 +314,7 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall, err
 	var list toolcall.List
 	for i, chunk := range items {
 		var deltas []json.RawMessage
-		if jsonscan.KindOf(chunk) != jsonscan.Array {
+		if jsontext.KindOf(chunk) != jsontext.Array {
 			note(fmt.Errorf("tool_calls[%d] is not a list of deltas", i))
 			continue
 		}
@@ -369,7 +369,7 @@ func mergeToolCalls(v json.RawMessage) (json.RawMessage, []schemas.ToolCall, err
 // and the error says which.
 func toolCallDelta(raw json.RawMessage) (*toolcall.Delta, error) {
 	var m map[string]json.RawMessage
-	if jsonscan.KindOf(raw) != jsonscan.Object {
+	if jsontext.KindOf(raw) != jsontext.Object {
 		return nil, errors.New("not an object")
 	}
 	if err := json.Unmarshal(raw, &m); err != nil {
@@ -378,10 +378,10 @@ func toolCallDelta(raw json.RawMessage) (*toolcall.Delta, error) {
 	d := &toolcall.Delta{}
 	var bad []string
 	str := func(name string, v json.RawMessage) string {
-		if !jsonscan.Truthy(v) {
+		if !jsontext.Truthy(v) {
 			return ""
 		}
-		if jsonscan.KindOf(v) != jsonscan.String {
+		if jsontext.KindOf(v) != jsontext.String {
 			bad = append(bad, name+" is not a string")
 			return ""
 		}
@@ -397,14 +397,14 @@ func toolCallDelta(raw json.RawMessage) (*toolcall.Delta, error) {
 	}
 	d.ID = str("id", m["id"])
 	d.Type = str("type", m["type"])
-	if fn := m["function"]; jsonscan.KindOf(fn) == jsonscan.Object {
+	if fn := m["function"]; jsontext.KindOf(fn) == jsontext.Object {
 		var f map[string]json.RawMessage
 		if err := json.Unmarshal(fn, &f); err != nil {
 			return d, fmt.Errorf("function: %w", err)
 		}
 		d.Name = str("function.name", f["name"])
 		d.Arguments = str("function.arguments", f["arguments"])
-	} else if jsonscan.Truthy(fn) {
+	} else if jsontext.Truthy(fn) {
 		bad = append(bad, "function is not an object")
 	}
 	if len(bad) > 0 {
@@ -433,7 +433,7 @@ func ReadLine(br *bufio.Reader, long *[]byte) ([]byte, error) {
 // number, absent): a tool call's id, type or name that is not a string counts
 // as none, as encoding/json leaves a string field it cannot store into.
 func stringValue(v []byte) string {
-	s, ok := jsonscan.Unquote(bytes.TrimSpace(v))
+	s, ok := jsontext.Unquote(bytes.TrimSpace(v))
 	if !ok {
 		return ""
 	}
@@ -443,15 +443,15 @@ func stringValue(v []byte) string {
 // SplitToolCall returns a tool call object's function.name and function.arguments
 // (raw JSON, nil when absent); ok is false when the call or its function is not an
 // object. Keys are matched exactly, the last of duplicates winning, as in Python
-// dictionaries. call is a value already read by a jsonscan.Scanner.
+// dictionaries. call is a value already read by a jsontext.Scanner.
 func SplitToolCall(call []byte) (name, args []byte, ok bool) {
 	function := [...]string{"function"}
 	var fn [1][]byte
-	if jsonscan.KindOf(call) != jsonscan.Object || !jsonscan.Lookup(call, function[:], fn[:]) || jsonscan.KindOf(fn[0]) != jsonscan.Object {
+	if jsontext.KindOf(call) != jsontext.Object || !jsontext.Lookup(call, function[:], fn[:]) || jsontext.KindOf(fn[0]) != jsontext.Object {
 		return nil, nil, false
 	}
 	keys := [...]string{"name", "arguments"}
 	var vals [len(keys)][]byte
-	jsonscan.Lookup(fn[0], keys[:], vals[:])
+	jsontext.Lookup(fn[0], keys[:], vals[:])
 	return vals[0], vals[1], true
 }

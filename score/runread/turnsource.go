@@ -10,7 +10,7 @@ import (
 	"math"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 )
@@ -245,11 +245,11 @@ func (et *eventTurns) handle(e *Event, line int) error {
 				var arr []json.RawMessage
 				if json.Unmarshal(e.Data, &arr) == nil && len(arr) >= 2 {
 					// A type or message that is not a string leaves the field as it is.
-					if t, ok := jsonscan.Unquote(bytes.TrimSpace(arr[1])); ok {
+					if t, ok := jsontext.Unquote(bytes.TrimSpace(arr[1])); ok {
 						p.errType = t
 					}
 					if len(arr) >= 3 {
-						if m, ok := jsonscan.Unquote(bytes.TrimSpace(arr[2])); ok {
+						if m, ok := jsontext.Unquote(bytes.TrimSpace(arr[2])); ok {
 							p.errMsg = m
 						}
 					}

@@ -3,10 +3,10 @@ package ingest
 import (
 	"fmt"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 )
 
-// Trace lines are read with internal/jsonscan, which finds the extent of values
+// Trace lines are read with internal/jsontext, which finds the extent of values
 // without decoding them: a row's large strings are decoded once, straight into
 // their column, and the rest is kept as raw JSON.
 
@@ -23,16 +23,16 @@ func parseObject(b []byte, field func(key, val []byte)) error {
 // (NaN and Infinity included) each value holds, as the validating scan counted
 // them: a value with none needs no look for numbers.
 func parseObjectNumbers(b []byte, field func(key, val []byte, numbers int)) error {
-	s := jsonscan.NewScanner(b, jsonscan.JSON)
+	s := jsontext.NewScanner(b, jsontext.JSON)
 	s.LimitDepth(maxDepth)
 	if s.Peek() != '{' {
 		if s.End() == nil {
-			return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "empty line"}
+			return &jsontext.SyntaxError{Offset: s.Pos(), Msg: "empty line"}
 		}
 		if _, err := s.Value(); err != nil {
 			return err
 		}
-		return fmt.Errorf("line is a JSON %s, not an object", jsonscan.KindOf(b))
+		return fmt.Errorf("line is a JSON %s, not an object", jsontext.KindOf(b))
 	}
 	seen := 0
 	member := func(key, val []byte) {
@@ -44,7 +44,7 @@ func parseObjectNumbers(b []byte, field func(key, val []byte, numbers int)) erro
 		return err
 	}
 	if err := s.End(); err != nil {
-		return &jsonscan.SyntaxError{Offset: s.Pos(), Msg: "trailing data after the object"}
+		return &jsontext.SyntaxError{Offset: s.Pos(), Msg: "trailing data after the object"}
 	}
 	return nil
 }
@@ -52,7 +52,7 @@ func parseObjectNumbers(b []byte, field func(key, val []byte, numbers int)) erro
 // eachElement calls fn for every element of the JSON array raw (already
 // scanned), until fn returns an error.
 func eachElement(raw []byte, fn func(k int, val []byte) error) (err error) {
-	jsonscan.EachElement(raw, func(k int, v []byte) bool {
+	jsontext.EachElement(raw, func(k int, v []byte) bool {
 		err = fn(k, v)
 		return err == nil
 	})
@@ -60,4 +60,4 @@ func eachElement(raw []byte, fn func(k int, val []byte) error) (err error) {
 }
 
 // kind names the JSON type of the raw value: "string", "array", ...
-func kind(raw []byte) string { return jsonscan.KindOf(raw).String() }
+func kind(raw []byte) string { return jsontext.KindOf(raw).String() }

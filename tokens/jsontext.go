@@ -6,18 +6,18 @@ import (
 	"strconv"
 	"unicode/utf8"
 
-	"github.com/agentrace/agentrace/internal/jsonscan"
+	"github.com/agentrace/agentrace/internal/jsontext"
 )
 
 // The vocabulary and merges of a tokenizer.json are most of its 10 MB; they are
-// read with jsonscan, several times faster than encoding/json's reflection.
+// read with jsontext, several times faster than encoding/json's reflection.
 
 // scanVocab reads {"token": id, ...}, turning each token from byte-level form
 // into raw bytes.
 func scanVocab(data []byte) (map[string]int32, error) {
 	vocab := make(map[string]int32, 1<<17)
 	var buf, raw []byte
-	s := jsonscan.NewScanner(data, jsonscan.JSON)
+	s := jsontext.NewScanner(data, jsontext.JSON)
 	err := s.Object(func(key []byte) error {
 		text := unquote(&buf, key)
 		var ok bool
@@ -51,14 +51,14 @@ func unquote(buf *[]byte, tok []byte) []byte {
 	if body := tok[1 : len(tok)-1]; bytes.IndexByte(body, '\\') < 0 {
 		return body
 	}
-	*buf = jsonscan.AppendUnquote((*buf)[:0], tok)
+	*buf = jsontext.AppendUnquote((*buf)[:0], tok)
 	return *buf
 }
 
 // scanMerges reads merges as ["a b", ...] or [["a", "b"], ...] (or null) and
 // returns the pairs in raw-byte form.
 func scanMerges(data []byte) ([][2]string, error) {
-	s := jsonscan.NewScanner(data, jsonscan.JSON)
+	s := jsontext.NewScanner(data, jsontext.JSON)
 	if s.Null() {
 		return nil, s.End()
 	}

@@ -1,4 +1,5 @@
-// Package jsonscan is where agentrace reads JSON. One validating scanner finds the
+// Package jsontext is where agentrace reads and writes JSON. One validating
+// scanner finds the
 // extent of values without building them, hands out the raw bytes of the values a
 // caller asks for, and decodes strings; ingest (trace lines), the tokenizer loader
 // (tokenizer.json), the scorer (tool calls, the reference's event logs) and the
@@ -21,7 +22,12 @@
 // surrogate pairs combined, and a lone surrogate or a byte of invalid UTF-8
 // replaced by U+FFFD. Python keeps a lone surrogate in its str; a Go string has no
 // such code point, so the Python dialect decodes strings the same way.
-package jsonscan
+//
+// It writes one encoding (wire.go): byte for byte what the reference client's
+// msgspec encoder writes for the same Python values (strings, compact values in
+// their key order, Python's float repr), which request bodies, the reference's
+// summaries and event logs are made of.
+package jsontext
 
 import (
 	"bytes"
