@@ -23,14 +23,14 @@ const (
 	BasisNone Basis = ""
 	// BasisEvents: scored from the run's log (its turn log or event log) against
 	// the dataset's ground truth.
-	BasisEvents Basis = "events"
+	BasisEvents Basis = AccuracyFromEvents
 	// BasisRecorded: an agentrace run's own scores.json, which scored its turn
 	// log as it is now.
 	BasisRecorded Basis = "recorded"
 	// BasisPublished: a reference run or submission point judged on its published
 	// accuracy_results.json and result summary, as the submission checker judges
 	// it, nothing re-derived.
-	BasisPublished Basis = "published"
+	BasisPublished Basis = AccuracyPublished
 )
 
 // EvalOptions configure Evaluate.

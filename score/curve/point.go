@@ -75,11 +75,16 @@ type Judgement struct {
 	// Gates are the accuracy gates of scores.json when present.
 	// GatesPass is null when the point was not scored or its verdict is "not
 	// evaluated" (GatesOutcome); GateCounts counts the gates by outcome.
-	Gates        []schemas.Gate      `json:"gates,omitempty"`
-	GatesPass    *bool               `json:"gates_pass,omitempty"`
-	GatesOutcome string              `json:"gates_outcome,omitempty"`
-	GateCounts   *schemas.GateCounts `json:"gate_counts,omitempty"`
-	Ruleset      string              `json:"ruleset,omitempty"`
+	Gates        []schemas.Gate `json:"gates,omitempty"`
+	GatesPass    *bool          `json:"gates_pass,omitempty"`
+	GatesOutcome string         `json:"gates_outcome,omitempty"`
+	// GatesBasis is what the gates were judged on (score.Basis: the run's log,
+	// its own scores.json, or its published figures) and GatesBasisNote why;
+	// empty when they were not judged.
+	GatesBasis     string              `json:"gates_basis,omitempty"`
+	GatesBasisNote string              `json:"gates_basis_note,omitempty"`
+	GateCounts     *schemas.GateCounts `json:"gate_counts,omitempty"`
+	Ruleset        string              `json:"ruleset,omitempty"`
 
 	// Kind is the run's kind (agentrace, reference, submission).
 	Kind string `json:"kind,omitempty"`

@@ -306,6 +306,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 			p.ScoresNote = ev.BasisWhy
 		}
 		p.attachScores(ev.Scores)
+		p.GatesBasis, p.GatesBasisNote = string(ev.Basis), ev.BasisWhy
 	}
 	if !runread.HasTurnLog(run) {
 		if n := run.SummaryName(); n != "" {
