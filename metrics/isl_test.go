@@ -10,6 +10,7 @@ import (
 	"github.com/agentrace/agentrace/datasets"
 	"github.com/agentrace/agentrace/ingest"
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/metrics/metricstest"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -75,7 +76,7 @@ func TestISLFromDataset(t *testing.T) {
 // TestCountFailuresFallBack checks that a tokenizer failure on some turns does not
 // stop the report: those turns use server usage and the point is marked.
 func TestCountFailuresFallBack(t *testing.T) {
-	m, recs := handRun()
+	m, recs := metricstest.HandRun()
 	isl := func(rec *schemas.TurnRecord) (int, bool, error) {
 		if rec.ClientIndex == 1 {
 			return 0, false, errors.New("render chat template: boom")

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrace/agentrace/internal/testenv"
+	"github.com/agentrace/agentrace/metrics/metricstest"
 	"github.com/agentrace/agentrace/schemas"
 )
 
@@ -103,7 +104,7 @@ func TestEarlyStoppingFloor(t *testing.T) {
 // result_summary.json counts them as the reference client's aggregator counts the
 // events it would have published.
 func TestResultSummaryCountsAsReference(t *testing.T) {
-	m, recs := handRun()
+	m, recs := metricstest.HandRun()
 	ms := int64(1e6)
 	recs[0].FinishReason, recs[1].FinishReason = "stop", "tool_calls"
 	recs = append(recs,

@@ -87,21 +87,12 @@ func (s *Series) Stats(bins int) *Stats {
 	if n == 0 {
 		return nil
 	}
-	st := &Stats{Count: n, Min: v[0], Max: v[n-1], Percentiles: map[string]float64{}}
-	st.Total = s.Sum()
-	st.Avg = st.Total / float64(n)
-	if n > 1 {
-		var ss float64
-		for _, x := range v {
-			d := x - st.Avg
-			ss += d * d
-		}
-		st.StdDev = math.Sqrt(ss / float64(n-1))
-	}
+	sum := percentile.SummarizeSorted(v)
+	st := &Stats{Count: n, Total: sum.Total, Min: sum.Min, Max: sum.Max, Median: sum.Median, Avg: sum.Mean, StdDev: sum.StdDev,
+		Percentiles: map[string]float64{}}
 	for _, p := range summaryPercentiles() {
 		st.Percentiles[PercentileKey(p)] = Percentile(v, p)
 	}
-	st.Median = Percentile(v, 50)
 	st.Histogram = histogram(v, bins)
 	return st
 }

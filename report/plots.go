@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"math"
@@ -91,9 +92,9 @@ func stepXY(pts []*curve.Point) plotter.XYs {
 	}
 	slices.SortFunc(xy, func(a, b plotter.XY) int {
 		if a.X != b.X {
-			return cmpFloat(a.X, b.X)
+			return cmp.Compare(a.X, b.X)
 		}
-		return cmpFloat(b.Y, a.Y)
+		return cmp.Compare(b.Y, a.Y)
 	})
 	return xy
 }
@@ -102,16 +103,6 @@ func stepXY(pts []*curve.Point) plotter.XYs {
 // clock when its run was against the simulated server.
 func paretoXY(p *curve.Point) plotter.XY {
 	return plotter.XY{X: float64(p.ModelledRate(p.E2EAvgInteractivity)), Y: float64(p.ModelledRate(p.SystemTPS))}
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ParetoPlot draws the agentic Pareto view: system_tps against

@@ -2,6 +2,7 @@ package curve
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -143,7 +144,7 @@ func readServerSeries(data []byte, endpoints int) ([]EndpointSeries, []schemas.S
 	for i := range out {
 		first := int64(math.MaxInt64)
 		for q := range out[i].Q {
-			slices.SortFunc(out[i].Q[q], func(a, b Scrape) int { return cmpInt64(a.T, b.T) })
+			slices.SortFunc(out[i].Q[q], func(a, b Scrape) int { return cmp.Compare(a.T, b.T) })
 			first = min(first, out[i].Q[q][0].T)
 		}
 		// A counter first seen after the endpoint's first scrape was not there
@@ -155,16 +156,6 @@ func readServerSeries(data []byte, endpoints int) ([]EndpointSeries, []schemas.S
 		}
 	}
 	return out, kept, nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // counter tells whether a quantity is a counter's.
@@ -187,11 +178,11 @@ func increase(s []Scrape, a, b int64) (float64, bool) {
 	if len(s) < 2 {
 		return 0, false
 	}
-	i, _ := slices.BinarySearchFunc(s, a, func(x Scrape, t int64) int { return cmpInt64(x.T, t) })
+	i, _ := slices.BinarySearchFunc(s, a, func(x Scrape, t int64) int { return cmp.Compare(x.T, t) })
 	if i == len(s) || s[i].T > a {
 		i = max(i-1, 0)
 	}
-	j, _ := slices.BinarySearchFunc(s, b, func(x Scrape, t int64) int { return cmpInt64(x.T, t) })
+	j, _ := slices.BinarySearchFunc(s, b, func(x Scrape, t int64) int { return cmp.Compare(x.T, t) })
 	j = min(j, len(s)-1)
 	if j <= i {
 		return 0, false
