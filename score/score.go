@@ -341,7 +341,7 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archi
 			return nil, nil
 		}
 		if !ok {
-			rd.warnings = append(rd.warnings, "no OSL: a reference run needs --tokenizer (or a result summary with output_sequence_lengths_full_run.output_sequence_lengths.avg)")
+			rd.warnings = append(rd.warnings, "no OSL: a reference run needs the reference tokenizer (or a result summary with output_sequence_lengths_full_run.output_sequence_lengths.avg)")
 			return nil, nil
 		}
 		n := so.N

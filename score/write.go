@@ -106,7 +106,7 @@ func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	// The scores go beside the run: into its folder when that is a folder on disk.
 	// A run read from an archive is never written into.
 	if !isDir(s.Run.Path) {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s is inside an archive: scores.json and scores.parquet not written (rescore --out TABLE writes a table for archived runs)", s.Run.Path))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s is inside an archive: scores.json and scores.parquet not written (a rescore writes the scores of archived runs to a table)", s.Run.Path))
 		return s, nil
 	}
 	if err := checkScoresOutputs(s.Run.Path, opts); err != nil {

@@ -19,12 +19,15 @@ import (
 // say what is wrong, the command line says which flag sets it. It is the one
 // table of those names; a key missing from it is named as it is.
 var optionFlags = map[string]string{
+	"allow-failures":      "--allow-failures",
 	"api-key-env":         "--api-key-env",
+	"compare":             "--compare",
 	"concurrency":         "--concurrency",
 	"dataset":             "--dataset",
 	"grace":               "--grace",
 	"header":              "--header",
 	"isl":                 "--isl",
+	"like":                "--like",
 	"max-artifact-bytes":  "--max-artifact-bytes",
 	"max-artifacts-bytes": "--max-artifacts-bytes",
 	"max-duration":        "--max-duration",
@@ -37,6 +40,9 @@ var optionFlags = map[string]string{
 	"overwrite":           "--overwrite",
 	"profile":             "--profile",
 	"public-header":       "--public-header",
+	"swebench-min":        "--swebench-min",
+	"swebench-report":     "--swebench-report",
+	"tokenizer":           "--tokenizer",
 }
 
 // optionsOf lists the options err concerns: those its notice.OptionErrors name,
