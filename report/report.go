@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -81,8 +80,9 @@ type Options struct {
 	// then reports the share of its completed window turns that met them
 	// (Point.SLO). 0 applies no threshold; both 0 shows no SLO view.
 	SLOTTFTMs, SLOTPSPerUser float64
-	// Log receives one line per point read; nil discards.
-	Log io.Writer
+	// Events receives a progress event per point read, a warning per note of a
+	// point's logs or scores, and a note per table left out; nil drops them.
+	Events notice.Sink
 }
 
 // Report is everything a report shows.
@@ -109,9 +109,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	defer claim.Release()
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
+	o.Events = o.Events.Serial() // the points fold in parallel
 	if o.Tokenizer == nil && o.TokenizerDir != "" {
 		tk, err := tokens.Load(ctx, o.TokenizerDir)
 		if err != nil {
@@ -166,11 +164,11 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 							english.Thousands(sp, -1) + "x faster)"
 					}
 				}
-				fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %s\n",
+				o.Events.Say(notice.Progress, "", "%s: c=%d, %d turns issued in the window, system_tps %s",
 					(*run).Label, p.Concurrency, p.Issued, tps)
 				for _, note := range []string{p.LogNote, p.ScoresNote} {
 					if note != "" {
-						english.Fprint(o.Log, "report", english.Warning, (*run).Label+": "+note)
+						o.Events.Say(notice.Warning, "", "%s: %s", (*run).Label, note)
 					}
 				}
 				return p, nil
@@ -370,7 +368,7 @@ func (r *Report) write(ctx context.Context, out string) error {
 	}
 	notes, err := r.writeTables(ctx, out)
 	for _, n := range notes {
-		english.Fprint(r.Options.Log, "report", english.Note, n)
+		r.Options.Events.Say(notice.Note, "", "%s", n)
 	}
 	if err != nil {
 		return err

@@ -135,7 +135,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*rulesets.Ruleset, err
 	case len(o.SWEBench) > 0:
 		var scores []float64
 		for _, p := range o.SWEBench {
-			res, _, err := ReadSWEBenchReport(p, evaluated)
+			res, _, err := ReadSWEBenchReport(ctx, p, evaluated)
 			if err != nil {
 				return nil, fmt.Errorf("derive: %w", err)
 			}
@@ -497,7 +497,7 @@ var RulesetKind = outguard.Kind{Name: "ruleset", Folder: false}
 
 // isDerivedRuleset recognizes a ruleset file agentrace derived.
 func isDerivedRuleset(path string) bool {
-	data, err := infile.ReadFile(context.Background(), path, infile.SmallFile)
+	data, err := infile.ReadSmall(path, infile.SmallFile)
 	if err != nil {
 		return false
 	}

@@ -271,7 +271,7 @@ func TestDeriveRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteScores(dir, s); err != nil {
+		if err := WriteScores(context.Background(), dir, s); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -153,7 +153,7 @@ func (j *judging) judge(ctx context.Context, rd *runData, published bool) (*sche
 	}
 
 	if o.SWEBench != "" {
-		res, warn, err := ReadSWEBenchReport(o.SWEBench, rs.SWEBenchEvaluated)
+		res, warn, err := ReadSWEBenchReport(ctx, o.SWEBench, rs.SWEBenchEvaluated)
 		if err != nil {
 			return nil, fmt.Errorf("score run %q: %w", run.Label, err)
 		}

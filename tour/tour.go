@@ -360,7 +360,7 @@ func (t *tour) scorePoints(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := score.WriteScores(runDir, s); err != nil {
+		if err := score.WriteScores(ctx, runDir, s); err != nil {
 			return err
 		}
 		t.scores[c] = s
@@ -400,7 +400,7 @@ func (t *tour) report(ctx context.Context) error {
 		pubTok = t.tokDir
 	}
 	for _, sys := range rep.Systems {
-		if err := submission.PublishSystem(sys, t.runsDir, pubTok, nil); err != nil {
+		if err := submission.PublishSystem(ctx, sys, t.runsDir, pubTok, nil); err != nil {
 			return err
 		}
 	}

@@ -141,7 +141,7 @@ func swebenchRun(ctx context.Context, c *cli.Command, o *swebench.Options) error
 		}
 		return err
 	}
-	r, warn, err := score.ReadSWEBenchReport(o.Out, 0)
+	r, warn, err := score.ReadSWEBenchReport(ctx, o.Out, 0)
 	for _, w := range warn {
 		problem(c, english.Warning, w)
 	}
