@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/ingest"
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -107,9 +106,9 @@ func events(c *cli.Command) notice.Sink {
 		msg := withFlags(e.Text, keys...)
 		switch e.Kind {
 		case notice.Note:
-			problem(c, english.Note, msg)
+			problem(c, kindNote, msg)
 		case notice.Warning:
-			problem(c, english.Warning, msg)
+			problem(c, kindWarning, msg)
 		default:
 			fmt.Fprintln(c.Root().ErrWriter, msg)
 		}
