@@ -409,9 +409,9 @@ func Scan(ctx context.Context, r io.Reader, size int64, mem memory.Allocator, fn
 	return nil
 }
 
-// Read reads every record of a turn log stream, until ctx is done. On a truncated stream it returns
-// the records of the complete batches and an error matching ErrTruncated; any other
-// error returns no records.
+// Read reads every record of a turn log stream, until ctx is done. On a
+// truncated stream it returns the records of the complete batches and an error
+// matching ErrTruncated; any other error returns no records.
 func Read(ctx context.Context, r io.Reader, mem memory.Allocator) ([]schemas.TurnRecord, error) {
 	var out []schemas.TurnRecord
 	err := Scan(ctx, r, SizeOf(r), mem, func(rec arrow.RecordBatch) error {

@@ -369,7 +369,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 		ds = info.Dataset
 	}
 	if ds == "" {
-		return dr, notice.Errorf("dataset", "the run names no dataset; give one")
+		return dr, notice.Errorf("dataset", "the run names no dataset: give the dataset it was replayed from")
 	}
 	truth := truths[ds]
 	if truth == nil {

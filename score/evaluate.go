@@ -336,7 +336,7 @@ func (j *judging) prepareOnce(ctx context.Context) error {
 		}
 		if ds == "" {
 			j.noDataset = true
-			return notice.Errorf("dataset", "score run %q: the run names no dataset; give one", run.Label)
+			return notice.Errorf("dataset", "score run %q: the run names no dataset: give the dataset it was replayed from", run.Label)
 		}
 		load := o.TruthOf
 		if load == nil {

@@ -8,6 +8,7 @@
 //
 //	f, err := infile.Open(path)                       // *os.File of a regular file
 //	data, err := infile.ReadFile(ctx, path, infile.SmallFile) // at most 64 MiB, else ErrTooLarge
+//	data, err := infile.ReadSmall(path, 1<<20)                // a manifest, a marker: no context
 //
 // Open never blocks: the file is opened with O_NONBLOCK (so that a FIFO without a
 // writer cannot hang the open), checked with fstat on the opened descriptor (no
