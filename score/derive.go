@@ -154,7 +154,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*rulesets.Ruleset, err
 		s := rulesets.NewSpread(scores)
 		means.SWEBench = &s
 	case means.SWEBench == nil && o.SWEBenchMin == nil:
-		return nil, notice.About(errors.New("derive: no SWE-bench result: give the reference model's SWE-bench reports, its mean, or the threshold to keep"), "swebench-report", "swebench-min")
+		return nil, notice.About(errors.New("derive: no SWE-bench result: give the reference model's SWE-bench reports, its mean, or the threshold to keep"), "swebench-report", "swebench-mean", "swebench-min")
 	}
 	th, err := rule.Derive(means, evaluated)
 	if err != nil {

@@ -39,6 +39,7 @@ var optionFlags = map[string]string{
 	"overwrite":           "--overwrite",
 	"profile":             "--profile",
 	"public-header":       "--public-header",
+	"swebench-mean":       "--swebench-mean",
 	"swebench-min":        "--swebench-min",
 	"swebench-report":     "--swebench-report",
 	"tokenizer":           "--tokenizer",
