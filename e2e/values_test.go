@@ -51,9 +51,9 @@ var (
 
 // TestLibrariesSpeakInValues reads every non-test Go file outside speakers and
 // fails on what only the command line may do: write to standard error or output,
-// name a command-line flag in a string, print a ready-made "agentrace CMD:" line
-// (or have internal/english word one), or start from context.Background or
-// context.TODO instead of the caller's context.
+// name a command-line flag in a string, print or word a ready-made
+// "agentrace CMD:" line (cmd/agentrace's problemLine is their one format), or
+// start from context.Background or context.TODO instead of the caller's context.
 func TestLibrariesSpeakInValues(t *testing.T) {
 	root := testenv.RepoRoot(t)
 	fset := token.NewFileSet()
@@ -104,8 +104,6 @@ func TestLibrariesSpeakInValues(t *testing.T) {
 				switch x.Name + "." + n.Sel.Name {
 				case "os.Stderr", "os.Stdout":
 					say(n, "%s.%s: a library returns or hands its caller what it has to say", x.Name, n.Sel.Name)
-				case "english.Problem", "english.Fprint", "english.Fprintf":
-					say(n, "%s.%s words a terminal line; only cmd does", x.Name, n.Sel.Name)
 				case "context.Background", "context.TODO":
 					say(n, "%s.%s: every context comes from the caller's", x.Name, n.Sel.Name)
 				}
