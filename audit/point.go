@@ -85,11 +85,11 @@ func loadPoint(ctx context.Context, run *archive.Run, o *Options) *point {
 	switch {
 	case pt.noEvents:
 	case o.tok == nil && !strings.HasPrefix(p.TokenSource, "server_usage"):
-		pt.oslWhy = "output tokens need the reference tokenizer (--tokenizer)"
+		pt.oslWhy = "output tokens need the reference tokenizer"
 	case o.tok == nil:
 		// Server usage counts: comparable only with a summary counted the same way.
 		if pub, _ := pt.publishedTokenSource(); pub != "" && pub != p.TokenSource {
-			pt.oslWhy = fmt.Sprintf("published with %s counts, re-derived from %s: give --tokenizer", pub, p.TokenSource)
+			pt.oslWhy = fmt.Sprintf("published with %s counts, re-derived from %s: give the reference tokenizer", pub, p.TokenSource)
 		}
 	default:
 		// A tokenizer: comparable only with a summary counted with the same one
@@ -590,11 +590,11 @@ func (pt *point) islWhy() string {
 	case runread.HasTurnLog(pt.run) && pt.p.ISLSource == "server_usage" && pt.oslWhy == "":
 		return ""
 	case !runread.HasTurnLog(pt.run) && pt.oslWhy != "":
-		return "input tokens need the reference tokenizer (--tokenizer): they are counted from the prompts the events carry"
+		return "input tokens need the reference tokenizer: they are counted from the prompts the events carry"
 	case !runread.HasTurnLog(pt.run):
 		return "the events carry no prompt agentrace can count (token ids or structured messages)"
 	case pt.oslWhy != "":
-		return "input tokens need the reference tokenizer (--tokenizer) and the run's dataset"
+		return "input tokens need the reference tokenizer and the run's dataset"
 	}
 	return "the run's dataset could not be read to count input tokens"
 }

@@ -110,7 +110,7 @@ func writeEventLog(path string, size int64) (int64, error) {
 // of issued turns with outputs (inline accuracy) and the turn records report and
 // audit fold.
 func scanBoth(dir string, truth *score.Truth) (attempts, records int, err error) {
-	ref, err := score.ReadReferenceEvents(filepath.Join(dir, archive.EventsFile), truth)
+	ref, err := score.ReadReferenceEvents(context.Background(), filepath.Join(dir, archive.EventsFile), truth)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -187,7 +187,7 @@ func benchEventsScan(env Env) (Row, error) {
 	best, err := bestPerCore(mb, []scanPass{
 		readPass(path),
 		{"pair", func() error {
-			ref, err := score.ReadReferenceEvents(path, truth)
+			ref, err := score.ReadReferenceEvents(context.Background(), path, truth)
 			if err == nil && len(ref.Attempts) == 0 {
 				err = errors.New("the pairing found no attempts")
 			}

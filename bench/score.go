@@ -67,7 +67,7 @@ func benchScore(env Env) (Row, error) {
 		if err != nil {
 			return row, err
 		}
-		if err := score.WriteScores(run, s); err != nil {
+		if err := score.WriteScores(context.Background(), run, s); err != nil {
 			return row, err
 		}
 		times = append(times, time.Since(start))

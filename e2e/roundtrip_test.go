@@ -34,7 +34,7 @@ func roundTrip(t *testing.T, dsDir string, d *datasets.Dataset, fidelity float64
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := score.WriteScores(run, sc); err != nil {
+	if err := score.WriteScores(context.Background(), run, sc); err != nil {
 		t.Fatal(err)
 	}
 	return sc

@@ -83,7 +83,7 @@ func TestServerMetricsTwoReplicas(t *testing.T) {
 				t.Errorf("point telemetry %+v", p.ServerTelemetry)
 			}
 			// The per-conversation replica, from the routing record and the turn log.
-			recs, err := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))
+			recs, err := runlog.ReadFile(context.Background(), filepath.Join(run, schemas.TurnLogFile))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,7 +102,7 @@ func build(t *testing.T) *workspace {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := score.WriteScores(run, s); err != nil {
+		if err := score.WriteScores(context.Background(), run, s); err != nil {
 			t.Fatal(err)
 		}
 		w.scores[c] = s
@@ -118,7 +118,7 @@ func build(t *testing.T) *workspace {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if w.recs, err = runlog.ReadFile(filepath.Join(c8, schemas.TurnLogFile)); err != nil {
+	if w.recs, err = runlog.ReadFile(context.Background(), filepath.Join(c8, schemas.TurnLogFile)); err != nil {
 		t.Fatal(err)
 	}
 	return w

@@ -215,7 +215,7 @@ func readLog(t testing.TB, dir string) []schemas.TurnRecord {
 		t.Fatal(err)
 	}
 	defer fh.Close()
-	recs, err := runlog.Read(fh, mem)
+	recs, err := runlog.Read(context.Background(), fh, mem)
 	if err != nil {
 		t.Fatalf("read turn log: %v", err)
 	}

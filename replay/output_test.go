@@ -108,7 +108,7 @@ func TestHugeAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, rerr := runlog.ReadFile(dir + "/" + schemas.TurnLogFile)
+	recs, rerr := runlog.ReadFile(context.Background(), dir+"/"+schemas.TurnLogFile)
 	if rerr != nil || len(recs) != 4 {
 		t.Fatalf("log: %d rows, %v", len(recs), rerr)
 	}

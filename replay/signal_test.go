@@ -74,7 +74,7 @@ func TestCtrlC(t *testing.T) {
 					t.Fatalf("no rows flushed within 30 s; child output:\n%s", out.String())
 				}
 				time.Sleep(50 * time.Millisecond)
-				before, _ = runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
+				before, _ = runlog.ReadFile(context.Background(), filepath.Join(dir, schemas.TurnLogFile))
 			}
 			cmd.Process.Signal(os.Interrupt)
 			start := time.Now()
@@ -84,7 +84,7 @@ func TestCtrlC(t *testing.T) {
 			}
 			err := cmd.Wait()
 			took := time.Since(start)
-			recs, rerr := runlog.ReadFile(filepath.Join(dir, schemas.TurnLogFile))
+			recs, rerr := runlog.ReadFile(context.Background(), filepath.Join(dir, schemas.TurnLogFile))
 			m, merr := runlog.ReadManifest(dir)
 			if merr != nil {
 				t.Fatal(merr)

@@ -195,7 +195,7 @@ func TestLogWriteFailure(t *testing.T) {
 		if m.State != schemas.RunFailed || !strings.Contains(m.Error, "no space left on device") || m.StopCause != schemas.StopLogFailure {
 			t.Fatalf("manifest state %q error %q stop %q", m.State, m.Error, m.StopCause)
 		}
-		recs, rerr := runlog.ReadFile(dir + "/" + schemas.TurnLogFile)
+		recs, rerr := runlog.ReadFile(context.Background(), dir+"/"+schemas.TurnLogFile)
 		if rerr != nil {
 			t.Fatalf("log after the failure: %v", rerr)
 		}

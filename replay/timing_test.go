@@ -346,7 +346,7 @@ func TestLogFlushedDuringDelay(t *testing.T) {
 		}()
 		time.Sleep(1100 * time.Millisecond) // turn 1 completed at 0.1 s; turn 2 is due at 30.1 s
 		synctest.Wait()
-		recs, err := runlog.ReadFile(dir + "/" + schemas.TurnLogFile)
+		recs, err := runlog.ReadFile(context.Background(), dir+"/"+schemas.TurnLogFile)
 		if !errors.Is(err, runlog.ErrTruncated) || len(recs) != 1 || recs[0].Turn != 1 || recs[0].Status != schemas.StatusOK {
 			t.Fatalf("during the delay: %d rows on disk (%v), want turn 1", len(recs), err)
 		}

@@ -160,7 +160,7 @@ func TestPublishedParetoOfReferenceSweep(t *testing.T) {
 	for _, f := range r.Figures {
 		if f.Name == "pareto" {
 			found = true
-			if !strings.Contains(f.Caption, "As published (the result summary's figures, not re-derived: give --tokenizer): c=") {
+			if !strings.Contains(f.Caption, "As published (the result summary's figures, not re-derived: they need the reference tokenizer): c=") {
 				t.Errorf("the Pareto caption does not say its points are as published: %s", f.Caption)
 			}
 		}

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"encoding/json"
@@ -11,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/schemas"
@@ -95,12 +95,17 @@ func TestPublishLaysRunsOutAsTheReference(t *testing.T) {
 // own says so in its log and in each point's result_summary.json.
 func TestPublishStandIn(t *testing.T) {
 	sweep := writeFakeSweep(t, filepath.Join(t.TempDir(), "sweep"), defaultFake())
-	var log bytes.Buffer
-	if _, err := submission.Publish(context.Background(), submission.PublishOptions{Runs: []string{sweep}, CMax: 128, TokenizerDir: testenv.Tokenizer(t), Log: &log}); err != nil {
+	var warned []string
+	events := func(e notice.Event) {
+		if e.Kind == notice.Warning {
+			warned = append(warned, e.Text)
+		}
+	}
+	if _, err := submission.Publish(context.Background(), submission.PublishOptions{Runs: []string{sweep}, CMax: 128, TokenizerDir: testenv.Tokenizer(t), Events: events}); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(log.String(), schemas.StandInLabel) {
-		t.Errorf("publish log lacks %q:\n%s", schemas.StandInLabel, log.String())
+	if !strings.Contains(strings.Join(warned, "\n"), schemas.StandInLabel) {
+		t.Errorf("publish warnings lack %q: %q", schemas.StandInLabel, warned)
 	}
 	data, err := os.ReadFile(filepath.Join(sweep, "c1", archive.PerfSummaryFile))
 	if err != nil {

@@ -63,7 +63,7 @@ func paretoNote(systems []*curve.System) string {
 	}
 	note := ""
 	if len(published) > 0 {
-		note += " As published (the result summary's figures, not re-derived: give --tokenizer): " + strings.Join(published, ", ") + "."
+		note += " As published (the result summary's figures, not re-derived: they need the reference tokenizer): " + strings.Join(published, ", ") + "."
 	}
 	if len(missing) > 0 {
 		note += " Not drawn (no system_tps or e2e_avg_interactivity, re-derived or published): " + strings.Join(missing, ", ") + "."

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/agentrace/agentrace/submission"
 
 	"github.com/agentrace/agentrace/internal/english"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
@@ -80,8 +80,9 @@ type Options struct {
 	// then reports the share of its completed window turns that met them
 	// (Point.SLO). 0 applies no threshold; both 0 shows no SLO view.
 	SLOTTFTMs, SLOTPSPerUser float64
-	// Log receives one line per point read; nil discards.
-	Log io.Writer
+	// Events receives a progress event per point read, a warning per note of a
+	// point's logs or scores, and a note per table left out; nil drops them.
+	Events notice.Sink
 }
 
 // Report is everything a report shows.
@@ -108,9 +109,7 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	defer claim.Release()
-	if o.Log == nil {
-		o.Log = io.Discard
-	}
+	o.Events = o.Events.Serial() // the points fold in parallel
 	if o.Tokenizer == nil && o.TokenizerDir != "" {
 		tk, err := tokens.Load(ctx, o.TokenizerDir)
 		if err != nil {
@@ -165,11 +164,11 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 							english.Thousands(sp, -1) + "x faster)"
 					}
 				}
-				fmt.Fprintf(o.Log, "report: %s: c=%d, %d turns issued in the window, system_tps %s\n",
+				o.Events.Say(notice.Progress, "", "%s: c=%d, %d turns issued in the window, system_tps %s",
 					(*run).Label, p.Concurrency, p.Issued, tps)
 				for _, note := range []string{p.LogNote, p.ScoresNote} {
 					if note != "" {
-						english.Fprint(o.Log, "report", english.Warning, (*run).Label+": "+note)
+						o.Events.Say(notice.Warning, "", "%s: %s", (*run).Label, note)
 					}
 				}
 				return p, nil
@@ -224,9 +223,9 @@ type group struct {
 func systemsOf(o Options) ([]group, error) {
 	switch {
 	case len(o.Compare) > 0 && len(o.Runs) > 0:
-		return nil, fmt.Errorf("report: give run directories or --compare, not both")
+		return nil, notice.Errorf("compare", "report: give run directories, or systems to compare, not both")
 	case len(o.Compare) == 1:
-		return nil, fmt.Errorf("report: --compare needs at least two systems")
+		return nil, notice.Errorf("compare", "report: comparing needs at least two systems")
 	case len(o.Compare) > 1:
 		var gs []group
 		seen := map[string]int{}
@@ -369,7 +368,7 @@ func (r *Report) write(ctx context.Context, out string) error {
 	}
 	notes, err := r.writeTables(ctx, out)
 	for _, n := range notes {
-		english.Fprint(r.Options.Log, "report", english.Note, n)
+		r.Options.Events.Say(notice.Note, "", "%s", n)
 	}
 	if err != nil {
 		return err
@@ -441,11 +440,11 @@ func Notes() []Note {
 		{"Performance window start", "Window start is the run's start (run clock 0; agentrace has no warmup phase). The window ends at the last completion of a turn issued inside it (failed turns included)."},
 		{"Issued", "Issued means a request was sent: status ok, error, timeout or cancelled. n_samples_issued, the tables' sent counts and turns.parquet's issued column count those turns (of the performance window here); aborted turns (skipped after an earlier failure of their trajectory) and not_issued turns (issuing had stopped) were never sent. The reference client also publishes a skipped turn as issued (register_skipped), so a result_summary.json written by its rules, and scores.json's turns.issued (the reference scorer's), count aborted turns too."},
 		{"Tracked turns", "A turn counts when it was issued before the window closed (in_window). Aborted turns (never sent after an earlier failure) count in counts by status but not as issued."},
-		{"TTFT, TPOT, latency samples", "Taken from completed (status ok) window turns only. TTFT and TPOT need a streamed turn: a turn whose request did not ask for a stream (its row's stream false, or --no-stream) has neither, as the reference times neither for it; samples <= 0 or non-finite are dropped."},
+		{"TTFT, TPOT, latency samples", "Taken from completed (status ok) window turns only. TTFT and TPOT need a streamed turn: a turn whose request did not ask for a stream (its row's stream false, or a replay without streaming) has neither, as the reference times neither for it; samples <= 0 or non-finite are dropped."},
 		{"result_summary.json", "Each point's result_summary.json is counted as the reference client counts (its metrics aggregator, mlcommons/endpoints): n_samples_issued = window turns sent or skipped after an earlier failure of their trajectory (aborted, which the reference registers as issued); n_samples_completed = those that completed, failed ones included; n_samples_failed = error, timeout and aborted turns; TTFT of every window turn with a first chunk (failed ones too); latency of every completed window turn (failures included, an aborted turn's 0); ISL of every window turn sent; OSL and TPOT of turns that completed ok with a non-empty output. So its counts and TTFT and latency percentiles can differ from points.json's (issued = sent, samples of ok turns) when turns failed; the report's headline metrics and the audit use points.json's, the checker result_summary.json's. Its agentrace.counting member says so in the file."},
-		{"TPOT without a tokenizer", "Without --tokenizer the suffix after the first output-bearing chunk is counted as server completion_tokens - 1 (the first chunk taken as one token): unofficial."},
+		{"TPOT without a tokenizer", "Without the reference tokenizer the suffix after the first output-bearing chunk is counted as server completion_tokens - 1 (the first chunk taken as one token): unofficial."},
 		{"ITL", "Inter-token latency is per chunk: the gaps between consecutive chunks the reference client publishes a receive event for (the first output-bearing chunk, then each chunk carrying content or reasoning; a chunk may carry several tokens). Chunks carrying tool calls alone after the first are left out, as the reference's accumulator publishes nothing for them (their times are in the turn log's tool_call_chunk_times). The reference's own series (chunk_delta_ns in final_snapshot.json) is empty unless its stream_all_chunks is on, its default being off; the rules do not define ITL."},
-		{"Token counts", "With --tokenizer, OSL and TPOT tokens come from the reference tokenizer, and ISL from the run's salted request messages (rebuilt from the run's dataset) rendered with the chat template and the profile's chat_template_kwargs. Without --tokenizer, ISL is the dataset's stored count (ingest --tokenizer: salted as repeat 1, so a repeat's different salt may shift it by a token or two) and OSL the server's usage. Anything from server usage marks the point unofficial."},
+		{"Token counts", "With the reference tokenizer, OSL and TPOT tokens come from it, and ISL from the run's salted request messages (rebuilt from the run's dataset) rendered with the chat template and the profile's chat_template_kwargs. Without it, ISL is the dataset's stored count (counted at ingest with a tokenizer: salted as repeat 1, so a repeat's different salt may shift it by a token or two) and OSL the server's usage. Anything from server usage marks the point unofficial."},
 		{"Per-trajectory progress rate", "Output tokens of a trajectory / (its end-to-end time - its total delay), end-to-end running from its first turn's start (scheduled time minus its delay) to its last completion. Only trajectories all of whose turns were issued in the window and completed are included."},
 		{"Pareto step direction", "§5.2 says each point is a step at its concurrency and the curve holds the last measured value between points, but not which way a step goes in the throughput-interactivity plane. Here, going up in concurrency, the curve holds the previous point's throughput until the next point's interactivity (on (x_i, x_i+1] it shows y_i+1): it never shows a throughput at an interactivity that was not measured. Against concurrency, each value holds from its concurrency up to the next point. No frontier filtering or interpolation is drawn."},
 		{"Regions when empty", "Rounding can leave a region empty (start > end); it is reported as empty, and coverage of an empty region then fails, since the rules do not resolve it."},

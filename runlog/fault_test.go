@@ -2,6 +2,7 @@ package runlog
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -86,7 +87,7 @@ func TestAbortKeepsFlushedRows(t *testing.T) {
 			if err := f.Abort(); err != nil {
 				t.Fatal(err)
 			}
-			got, err := ReadFile(p)
+			got, err := ReadFile(context.Background(), p)
 			if err != nil {
 				t.Fatalf("after Abort: %v", err)
 			}
@@ -160,7 +161,7 @@ func TestOldLogVersionRefused(t *testing.T) {
 		stream := ipcStream(t, rec)
 		rec.Release()
 		b.Release()
-		_, err := Read(bytes.NewReader(stream), nil)
+		_, err := Read(context.Background(), bytes.NewReader(stream), nil)
 		if !errors.Is(err, ErrVersion) || !strings.Contains(err.Error(), "version "+version+", this agentrace reads version "+schemas.TurnLogVersion) {
 			t.Fatalf("version %s log: %v, want it refused naming its version", version, err)
 		}
@@ -305,7 +306,7 @@ func fullDiskChild(t *testing.T, dir string) {
 	if err != nil || got.State != schemas.RunFailed {
 		t.Fatalf("manifest on a full disk: %v, state %q", err, got.State)
 	}
-	rows, err := ReadFile(filepath.Join(dir, schemas.TurnLogFile))
+	rows, err := ReadFile(context.Background(), filepath.Join(dir, schemas.TurnLogFile))
 	if len(rows) != flushed || (err != nil && !errors.Is(err, ErrTruncated)) {
 		t.Fatalf("log on a full disk: %d rows (%v), %d flushed", len(rows), err, flushed)
 	}

@@ -409,12 +409,12 @@ func Scan(ctx context.Context, r io.Reader, size int64, mem memory.Allocator, fn
 	return nil
 }
 
-// Read reads every record of a turn log stream. On a truncated stream it returns
-// the records of the complete batches and an error matching ErrTruncated; any other
-// error returns no records.
-func Read(r io.Reader, mem memory.Allocator) ([]schemas.TurnRecord, error) {
+// Read reads every record of a turn log stream, until ctx is done. On a
+// truncated stream it returns the records of the complete batches and an error
+// matching ErrTruncated; any other error returns no records.
+func Read(ctx context.Context, r io.Reader, mem memory.Allocator) ([]schemas.TurnRecord, error) {
 	var out []schemas.TurnRecord
-	err := Scan(context.Background(), r, SizeOf(r), mem, func(rec arrow.RecordBatch) error {
+	err := Scan(ctx, r, SizeOf(r), mem, func(rec arrow.RecordBatch) error {
 		var err error
 		out, err = AppendRecords(out, rec)
 		return err
@@ -429,13 +429,13 @@ func Read(r io.Reader, mem memory.Allocator) ([]schemas.TurnRecord, error) {
 // killed run) yields the rows of its complete batches plus an error matching
 // ErrTruncated; callers that accept partial logs test for it with errors.Is. When
 // no row was recovered the error matches ErrNoRows too (CheckRecovered).
-func ReadFile(path string) ([]schemas.TurnRecord, error) {
+func ReadFile(ctx context.Context, path string) ([]schemas.TurnRecord, error) {
 	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read turn log: %w", err)
 	}
 	defer f.Close()
-	recs, err := Read(f, memory.DefaultAllocator)
+	recs, err := Read(ctx, f, memory.DefaultAllocator)
 	if err = CheckRecovered(err, len(recs)); err != nil {
 		return recs, fmt.Errorf("read turn log %q: %w", path, err)
 	}
@@ -486,7 +486,7 @@ func AppendRecords(dst []schemas.TurnRecord, rec arrow.RecordBatch) ([]schemas.T
 func ReadManifest(runDir string) (schemas.RunManifest, error) {
 	var m schemas.RunManifest
 	p := filepath.Join(runDir, schemas.RunManifestFile)
-	data, err := infile.ReadFile(context.Background(), p, infile.SmallFile)
+	data, err := infile.ReadSmall(p, infile.SmallFile)
 	if err != nil {
 		return m, fmt.Errorf("read run manifest: %w", err)
 	}

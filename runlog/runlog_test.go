@@ -120,7 +120,7 @@ func TestRoundTrip(t *testing.T) {
 			defer mem.AssertSize(t, 0)
 			want := sampleRecords(tc.n)
 			data := writeLog(t, mem, want, tc.batch, true)
-			got, err := Read(bytes.NewReader(data), mem)
+			got, err := Read(context.Background(), bytes.NewReader(data), mem)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -190,7 +190,7 @@ func TestTruncated(t *testing.T) {
 		if !near(cut) {
 			continue
 		}
-		got, err := Read(bytes.NewReader(full[:cut]), mem)
+		got, err := Read(context.Background(), bytes.NewReader(full[:cut]), mem)
 		complete := 0
 		for k, e := range ends {
 			if cut >= e {
@@ -217,7 +217,7 @@ func TestUnclosed(t *testing.T) {
 	defer mem.AssertSize(t, 0)
 	recs := sampleRecords(9)
 	data := writeLog(t, mem, recs, 4, false)
-	got, err := Read(bytes.NewReader(data), mem)
+	got, err := Read(context.Background(), bytes.NewReader(data), mem)
 	if !errors.Is(err, ErrTruncated) {
 		t.Fatalf("err = %v, want ErrTruncated", err)
 	}
@@ -244,7 +244,7 @@ func TestFileAndDump(t *testing.T) {
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadFile(p)
+	got, err := ReadFile(context.Background(), p)
 	if err != nil || !reflect.DeepEqual(got, recs) {
 		t.Fatalf("ReadFile: err %v, %d rows", err, len(got))
 	}
@@ -384,7 +384,7 @@ func TestUnreadableLogs(t *testing.T) {
 		}
 		var out bytes.Buffer
 		n, err := Dump(context.Background(), &out, p, nil)
-		got, rerr := ReadFile(p)
+		got, rerr := ReadFile(context.Background(), p)
 		for _, e := range []error{err, rerr} {
 			if tc.want == nil && e != nil {
 				t.Errorf("%s: %v", tc.name, e)
@@ -435,7 +435,7 @@ func TestGarbageLengthsAllocateNothing(t *testing.T) {
 		}
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		_, err := ReadFile(p)
+		_, err := ReadFile(context.Background(), p)
 		runtime.ReadMemStats(&after)
 		if err == nil {
 			t.Errorf("%s: read", name)

@@ -31,7 +31,7 @@ func BenchmarkWriteTable30k(b *testing.B) {
 		b.Fatal(err)
 	}
 	logPath := filepath.Join(run, schemas.TurnLogFile)
-	recs, err := runlog.ReadFile(logPath)
+	recs, err := runlog.ReadFile(context.Background(), logPath)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func TestVerdictTally(t *testing.T) {
 		}
 	}
 	// A scores.json before ScoresVersion 3: outcomes read from pass and the note.
-	v := Verdict{Pass: false, Gates: []Gate{{Name: "a", Pass: true}, {Name: "b", Note: "not evaluated: no output token counts (give --tokenizer)"}}}
+	v := Verdict{Pass: false, Gates: []Gate{{Name: "a", Pass: true}, {Name: "b", Note: "not evaluated: no output token counts (they need the reference tokenizer)"}}}
 	v.ReadOutcomes()
 	if v.Outcome != OutcomeNotEvaluated || v.Gates[1].Severity != SeverityWarning || !strings.HasPrefix(v.Gates[1].Reason, "no output token") {
 		t.Errorf("older verdict read as %+v", v)

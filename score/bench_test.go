@@ -48,7 +48,7 @@ func BenchmarkScoreRun30k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := score.WriteScores(run, s); err != nil {
+		if err := score.WriteScores(context.Background(), run, s); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/internal/infile"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/official"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
@@ -118,7 +119,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*rulesets.Ruleset, err
 		model = base.Model
 	}
 	if model == "" {
-		return nil, errors.New("derive: no model: give --model (or --like a ruleset naming it)")
+		return nil, notice.About(errors.New("derive: no model: give one, or a base ruleset naming it"), "model", "like")
 	}
 	rule, err := deriveRule(base, o.EditRule)
 	if err != nil {
@@ -134,7 +135,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*rulesets.Ruleset, err
 	case len(o.SWEBench) > 0:
 		var scores []float64
 		for _, p := range o.SWEBench {
-			res, _, err := ReadSWEBenchReport(p, evaluated)
+			res, _, err := ReadSWEBenchReport(ctx, p, evaluated)
 			if err != nil {
 				return nil, fmt.Errorf("derive: %w", err)
 			}
@@ -153,7 +154,7 @@ func DeriveRuleset(ctx context.Context, o DeriveOptions) (*rulesets.Ruleset, err
 		s := rulesets.NewSpread(scores)
 		means.SWEBench = &s
 	case means.SWEBench == nil && o.SWEBenchMin == nil:
-		return nil, errors.New("derive: no SWE-bench result: give the reference model's SWE-bench reports (--swebench-report), its mean, or the threshold to keep (--swebench-min)")
+		return nil, notice.About(errors.New("derive: no SWE-bench result: give the reference model's SWE-bench reports, its mean, or the threshold to keep"), "swebench-report", "swebench-mean", "swebench-min")
 	}
 	th, err := rule.Derive(means, evaluated)
 	if err != nil {
@@ -368,7 +369,7 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 		ds = info.Dataset
 	}
 	if ds == "" {
-		return dr, errors.New("the run names no dataset; give --dataset")
+		return dr, notice.Errorf("dataset", "the run names no dataset: give the dataset it was replayed from")
 	}
 	truth := truths[ds]
 	if truth == nil {
@@ -397,13 +398,13 @@ func deriveRun(ctx context.Context, p string, o DeriveOptions, counter OSLCounte
 		return dr, errors.New("no turn of it was scored: is it the right dataset?")
 	}
 	if s.Turns.Missing > 0 && !o.AllowFailures {
-		return dr, fmt.Errorf("%d issued turns have no output (failed, timed out or aborted): a reference run should have none (--allow-failures takes it anyway; they score 0)", s.Turns.Missing)
+		return dr, notice.Errorf("allow-failures", "%d issued turns have no output (failed, timed out or aborted): a reference run should have none (allowing failures takes it anyway; they score 0)", s.Turns.Missing)
 	}
 	switch {
 	case s.OSL == nil || s.OSL.Turns == 0:
-		return dr, errors.New("no OSL count: give --tokenizer")
+		return dr, notice.Errorf("tokenizer", "no OSL count: give the reference tokenizer")
 	case s.OSL.Unofficial && (s.OSL.Tokenizer == nil || !s.OSL.Tokenizer.StandIn):
-		return dr, errors.New("its OSL would come from the server's usage counts, which are not official: give --tokenizer")
+		return dr, notice.Errorf("tokenizer", "its OSL would come from the server's usage counts, which are not official: give the reference tokenizer")
 	}
 	dr.InlineAccuracy, dr.ScoredTurns = s.Score, s.Turns.Scored
 	dr.OSLMean, dr.OSLTurns, dr.OSLSource = s.OSL.Mean, s.OSL.Turns, s.OSL.Source
@@ -496,7 +497,7 @@ var RulesetKind = outguard.Kind{Name: "ruleset", Folder: false}
 
 // isDerivedRuleset recognizes a ruleset file agentrace derived.
 func isDerivedRuleset(path string) bool {
-	data, err := infile.ReadFile(context.Background(), path, infile.SmallFile)
+	data, err := infile.ReadSmall(path, infile.SmallFile)
 	if err != nil {
 		return false
 	}

@@ -238,7 +238,7 @@ func TestDeriveRefusals(t *testing.T) {
 			runlog.WriteManifest(p, m)
 			return p
 		}()}, nil, "it was replayed from dataset abababababab"},
-		{"no tokenizer", []string{good}, func(o *DeriveOptions) { o.Counter = nil }, "server's usage counts, which are not official: give --tokenizer"},
+		{"no tokenizer", []string{good}, func(o *DeriveOptions) { o.Counter = nil }, "server's usage counts, which are not official: give the reference tokenizer"},
 		{"incomplete SWE-bench", []string{good}, func(o *DeriveOptions) {
 			o.SWEBench = []string{sweReport(t, f.dir, "swe-part.json", `{"submitted_instances": 150, "resolved_instances": 100}`)}
 		}, "is incomplete: 150 of 200 instances submitted"},
@@ -271,7 +271,7 @@ func TestDeriveRefusals(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteScores(dir, s); err != nil {
+		if err := WriteScores(context.Background(), dir, s); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
@@ -335,7 +336,7 @@ func (j *judging) prepareOnce(ctx context.Context) error {
 		}
 		if ds == "" {
 			j.noDataset = true
-			return fmt.Errorf("score run %q: the run names no dataset; give --dataset", run.Label)
+			return notice.Errorf("dataset", "score run %q: the run names no dataset: give the dataset it was replayed from", run.Label)
 		}
 		load := o.TruthOf
 		if load == nil {

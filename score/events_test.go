@@ -164,7 +164,7 @@ func TestReferenceRunWithTokenizer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteScores(run, s); err != nil {
+	if err := WriteScores(context.Background(), run, s); err != nil {
 		t.Fatal(err)
 	}
 	written, err := os.ReadFile(filepath.Join(run, schemas.ScoresFile))
@@ -177,7 +177,7 @@ func TestReferenceRunWithTokenizer(t *testing.T) {
 		}
 	}
 	_, truth := fixtureTruth(t)
-	ref, err := ReadReferenceEvents(filepath.Join(fixtureDir(t), archive.EventsFile), truth)
+	ref, err := ReadReferenceEvents(t.Context(), filepath.Join(fixtureDir(t), archive.EventsFile), truth)
 	if err != nil {
 		t.Fatal(err)
 	}

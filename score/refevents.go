@@ -46,13 +46,13 @@ type eventKey struct {
 // output. Streamed output and reasoning chunks are joined and streamed tool-call
 // deltas merged by index with their arguments concatenated. Lines that the
 // reference's decoder would reject are skipped and counted.
-func ReadReferenceEvents(path string, truth *Truth) (*ReferenceRun, error) {
+func ReadReferenceEvents(ctx context.Context, path string, truth *Truth) (*ReferenceRun, error) {
 	f, err := infile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read reference events: %w", err)
 	}
 	defer f.Close()
-	run, err := readReferenceEvents(context.Background(), f, truth)
+	run, err := readReferenceEvents(ctx, f, truth)
 	if err != nil {
 		return nil, fmt.Errorf("read reference events %q: %w", path, err)
 	}

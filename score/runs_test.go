@@ -70,7 +70,7 @@ func writeRun(t *testing.T, dir, dataset, hash string, recs []schemas.TurnRecord
 // telling the same story: completed turns ok, the failed one an error, the aborted
 // one aborted.
 func recordsFromReference(t *testing.T, truth *Truth) []schemas.TurnRecord {
-	ref, err := ReadReferenceEvents(filepath.Join(fixtureDir(t), archive.EventsFile), truth)
+	ref, err := ReadReferenceEvents(t.Context(), filepath.Join(fixtureDir(t), archive.EventsFile), truth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestAgentraceRunMatchesReferenceRun(t *testing.T) {
 	}
 
 	// The written files: scores.json reads back, scores.parquet has a row per turn.
-	if err := WriteScores(run, ours); err != nil {
+	if err := WriteScores(context.Background(), run, ours); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := parquet.ReadFile[schemas.TurnScore](filepath.Join(run, schemas.ScoresTable))
@@ -322,7 +322,7 @@ func TestReadTurnLogPooled(t *testing.T) {
 			recs[i].OutputContent += fmt.Sprintf(" r%d", round)
 		}
 		writeRun(t, run, ds, truth.Hash, recs)
-		want, err := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))
+		want, err := runlog.ReadFile(context.Background(), filepath.Join(run, schemas.TurnLogFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -153,7 +153,7 @@ func (j *judging) judge(ctx context.Context, rd *runData, published bool) (*sche
 	}
 
 	if o.SWEBench != "" {
-		res, warn, err := ReadSWEBenchReport(o.SWEBench, rs.SWEBenchEvaluated)
+		res, warn, err := ReadSWEBenchReport(ctx, o.SWEBench, rs.SWEBenchEvaluated)
 		if err != nil {
 			return nil, fmt.Errorf("score run %q: %w", run.Label, err)
 		}
@@ -341,7 +341,7 @@ func computeOSL(ctx context.Context, rd *runData, counter OSLCounter, run *archi
 			return nil, nil
 		}
 		if !ok {
-			rd.warnings = append(rd.warnings, "no OSL: a reference run needs --tokenizer (or a result summary with output_sequence_lengths_full_run.output_sequence_lengths.avg)")
+			rd.warnings = append(rd.warnings, "no OSL: a reference run needs the reference tokenizer (or a result summary with output_sequence_lengths_full_run.output_sequence_lengths.avg)")
 			return nil, nil
 		}
 		n := so.N

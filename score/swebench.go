@@ -26,9 +26,9 @@ const DefaultSWEBenchEvaluated = 200
 // swe_bench_results.json is read, over the number of instances its swebench.json
 // says were submitted for evaluation (the reference scorer's denominator), and a
 // run that did not succeed is refused.
-func ReadSWEBenchReport(path string, evaluated int) (*schemas.SWEBenchResult, []string, error) {
+func ReadSWEBenchReport(ctx context.Context, path string, evaluated int) (*schemas.SWEBenchResult, []string, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		data, err := infile.ReadFile(context.Background(), filepath.Join(path, schemas.SWEBenchRunFile), infile.SmallFile)
+		data, err := infile.ReadFile(ctx, filepath.Join(path, schemas.SWEBenchRunFile), infile.SmallFile)
 		if err != nil {
 			return nil, nil, fmt.Errorf("read SWE-bench run: %w", err)
 		}
@@ -44,7 +44,7 @@ func ReadSWEBenchReport(path string, evaluated int) (*schemas.SWEBenchResult, []
 		}
 		path, evaluated = filepath.Join(path, "swe_bench_results.json"), run.Evaluated
 	}
-	data, err := infile.ReadFile(context.Background(), path, infile.LargeFile)
+	data, err := infile.ReadFile(ctx, path, infile.LargeFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read SWE-bench report: %w", err)
 	}

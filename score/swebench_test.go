@@ -161,7 +161,7 @@ func TestReadSWEBenchRunFolder(t *testing.T) {
 			if tc.result != "" {
 				os.WriteFile(filepath.Join(dir, "swe_bench_results.json"), []byte(tc.result), 0o644)
 			}
-			res, _, err := ReadSWEBenchReport(dir, 0)
+			res, _, err := ReadSWEBenchReport(t.Context(), dir, 0)
 			got := ""
 			if err != nil {
 				got = err.Error()

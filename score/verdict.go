@@ -80,7 +80,7 @@ func judgeOSL(rs rulesets.Ruleset, s *schemas.Scores) schemas.Gate {
 	g := schemas.Gate{Name: GateOSL, Threshold: rs.OSLThreshold()}
 	switch {
 	case s.OSL == nil:
-		notEvaluated(&g, schemas.SeverityWarning, "no output token counts (give --tokenizer)")
+		notEvaluated(&g, schemas.SeverityWarning, "no output token counts (they need the reference tokenizer)")
 	case s.OSL.Turns == 0:
 		notEvaluated(&g, schemas.SeverityWarning, "no completed turn")
 	default:

@@ -22,18 +22,22 @@ var ScoresKind = outguard.Kind{Name: "scores"}
 
 // scoresOutputs are the outputs WriteScores writes into runDir; overwrite allows
 // replacing earlier scores agentrace wrote there.
-func scoresOutputs(runDir string, overwrite bool) []outguard.Output {
+func scoresOutputs(ctx context.Context, runDir string, overwrite bool) []outguard.Output {
 	return []outguard.Output{
-		{Path: filepath.Join(runDir, schemas.ScoresFile), Kind: ScoresKind, Overwrite: overwrite, Ours: isScoresJSON},
+		{Path: filepath.Join(runDir, schemas.ScoresFile), Kind: ScoresKind, Overwrite: overwrite, Ours: isScoresJSON(ctx)},
 		{Path: filepath.Join(runDir, schemas.ScoresTable), Kind: ScoresKind, Overwrite: overwrite},
 	}
 }
 
-// isScoresJSON recognizes a scores.json agentrace wrote, a JSON file having no
-// footer for a mark: a JSON object with agentrace's own members schema_version,
-// verdict and run beside the reference scorer's.
-func isScoresJSON(path string) bool {
-	b, err := infile.ReadFile(context.Background(), path, infile.LargeFile)
+// isScoresJSON recognizes, reading under ctx, a scores.json agentrace wrote, a
+// JSON file having no footer for a mark: a JSON object with agentrace's own
+// members schema_version, verdict and run beside the reference scorer's.
+func isScoresJSON(ctx context.Context) func(path string) bool {
+	return func(path string) bool { return isScoresFile(ctx, path) }
+}
+
+func isScoresFile(ctx context.Context, path string) bool {
+	b, err := infile.ReadFile(ctx, path, infile.LargeFile)
 	if err != nil {
 		return false
 	}
@@ -53,8 +57,8 @@ func isScoresJSON(path string) bool {
 // scored turn), each atomically, replacing only scores agentrace wrote (whether
 // earlier scores may be replaced at all is the caller's to check first, as
 // ScoreAndWrite does with Options.Overwrite).
-func WriteScores(runDir string, s *schemas.Scores) error {
-	for _, o := range scoresOutputs(runDir, true) {
+func WriteScores(ctx context.Context, runDir string, s *schemas.Scores) error {
+	for _, o := range scoresOutputs(ctx, runDir, true) {
 		claim, err := outguard.Take(o)
 		if err != nil {
 			return fmt.Errorf("write scores: %w", err)
@@ -95,7 +99,7 @@ func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	// scoring when the run is a folder on disk, so that a refusal costs nothing; a
 	// run inside an archive has no output to check.
 	if isDir(opts.Run) {
-		if err := checkScoresOutputs(opts.Run, opts); err != nil {
+		if err := checkScoresOutputs(ctx, opts.Run, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -106,10 +110,10 @@ func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	// The scores go beside the run: into its folder when that is a folder on disk.
 	// A run read from an archive is never written into.
 	if !isDir(s.Run.Path) {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s is inside an archive: scores.json and scores.parquet not written (rescore --out TABLE writes a table for archived runs)", s.Run.Path))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s is inside an archive: scores.json and scores.parquet not written (a rescore writes the scores of archived runs to a table)", s.Run.Path))
 		return s, nil
 	}
-	if err := checkScoresOutputs(s.Run.Path, opts); err != nil {
+	if err := checkScoresOutputs(ctx, s.Run.Path, opts); err != nil {
 		return nil, err
 	}
 	// A signal that came while the run was scored stops the command before it
@@ -117,7 +121,7 @@ func ScoreAndWrite(ctx context.Context, opts Options) (*schemas.Scores, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := WriteScores(s.Run.Path, s); err != nil {
+	if err := WriteScores(ctx, s.Run.Path, s); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -131,12 +135,12 @@ func isDir(path string) bool {
 }
 
 // checkScoresOutputs checks runDir's scores outputs against score's inputs.
-func checkScoresOutputs(runDir string, opts Options) error {
+func checkScoresOutputs(ctx context.Context, runDir string, opts Options) error {
 	inputs := []string{opts.Dataset, opts.Tokenizer, opts.SWEBench, opts.Ruleset}
 	for _, f := range []string{schemas.TurnLogFile, schemas.RunManifestFile, archive.EventsFile, ReferenceConfigFile} {
 		inputs = append(inputs, filepath.Join(runDir, f))
 	}
-	for _, o := range scoresOutputs(runDir, opts.Overwrite) {
+	for _, o := range scoresOutputs(ctx, runDir, opts.Overwrite) {
 		if err := o.Check(inputs...); err != nil {
 			return fmt.Errorf("score %q: %w", opts.Run, err)
 		}

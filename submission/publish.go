@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/jsontext"
+	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/internal/python"
 	"github.com/agentrace/agentrace/metrics"
@@ -57,8 +57,9 @@ type PublishOptions struct {
 	// TokenizerDir is the reference tokenizer (official token counts); "" uses
 	// server usage, marked unofficial in the files.
 	TokenizerDir string
-	// Log receives one line per file written; nil discards.
-	Log io.Writer
+	// Events receives a warning when the token counts are a stand-in's, and a
+	// progress event (the path) per file written; nil drops them.
+	Events notice.Sink
 }
 
 // Publish writes, for agentrace runs, what the reference client and the
@@ -75,9 +76,6 @@ type PublishOptions struct {
 func Publish(ctx context.Context, o PublishOptions) ([]*curve.System, error) {
 	if len(o.Runs) == 0 {
 		return nil, errors.New("publish: no run or sweep folder given")
-	}
-	if o.Log == nil {
-		o.Log = io.Discard
 	}
 	var tok metrics.TokenCounter
 	var tk *tokens.Tokenizer
@@ -104,14 +102,14 @@ func Publish(ctx context.Context, o PublishOptions) ([]*curve.System, error) {
 		s := curve.NewSystemWith(name, pts, o.CMax, rs)
 		systems = append(systems, s)
 		if note := curve.StandIn(s); note != "" {
-			english.Fprintf(o.Log, "publish", english.Warning, "%s: token counts %s; the published token figures are unofficial (result_summary.json agentrace.tokenizer says so)", name, note)
+			o.Events.Say(notice.Warning, "", "%s: token counts %s; the published token figures are unofficial (result_summary.json agentrace.tokenizer says so)", name, note)
 		}
 		// A sweep folder named as such gets the curve's table.
 		sweepDir := ""
 		if sweep {
 			sweepDir = arg
 		}
-		if err := PublishSystem(s, sweepDir, o.TokenizerDir, o.Log); err != nil {
+		if err := PublishSystem(ctx, s, sweepDir, o.TokenizerDir, o.Events); err != nil {
 			return nil, err
 		}
 	}
@@ -169,18 +167,16 @@ func LoadAgentraceRuns(ctx context.Context, arg string, o curve.LoadOptions, onR
 // PublishSystem writes the published files of a system's points (agentrace runs,
 // folded by LoadRun or a report) into their run folders, and its
 // sweep_summary.csv into sweepDir ("" for none). tokenizerDir names the tokenizer
-// the points were counted with (an input the files may not overlap).
-func PublishSystem(s *curve.System, sweepDir, tokenizerDir string, log io.Writer) error {
-	if log == nil {
-		log = io.Discard
-	}
+// the points were counted with (an input the files may not overlap). Each file
+// written is a progress event to events, its path the text.
+func PublishSystem(ctx context.Context, s *curve.System, sweepDir, tokenizerDir string, events notice.Sink) error {
 	var runs []*archive.Run
 	for _, p := range s.Points {
 		if p.Run() == nil || !runread.HasTurnLog(p.Run()) || p.Run().Source.Kind != archive.SourceDir {
 			return fmt.Errorf("publish: %q is not an agentrace run folder", p.RunDir)
 		}
 		runs = append(runs, p.Run())
-		if err := publishPoint(s, p, tokenizerDir, log); err != nil {
+		if err := publishPoint(ctx, s, p, tokenizerDir, events); err != nil {
 			return err
 		}
 	}
@@ -188,10 +184,10 @@ func PublishSystem(s *curve.System, sweepDir, tokenizerDir string, log io.Writer
 		return nil
 	}
 	path := filepath.Join(sweepDir, PublishedSweep)
-	if err := writePublished(path, SweepSummaryCSV(s), isOurSweepSummary, runInputs(runs, tokenizerDir)...); err != nil {
+	if err := writePublished(path, SweepSummaryCSV(s), isOurSweepSummary(ctx), runInputs(runs, tokenizerDir)...); err != nil {
 		return err
 	}
-	fmt.Fprintf(log, "publish: %s\n", path)
+	events.Say(notice.Progress, "", "%s", path)
 	return nil
 }
 
@@ -206,7 +202,7 @@ func runInputs(runs []*archive.Run, extra ...string) []string {
 	return append(in, extra...)
 }
 
-func publishPoint(s *curve.System, p *curve.Point, tokenizerDir string, log io.Writer) error {
+func publishPoint(ctx context.Context, s *curve.System, p *curve.Point, tokenizerDir string, events notice.Sink) error {
 	dir := p.Run().Source.Label(p.Run().Dir)
 	in := runInputs([]*archive.Run{p.Run()}, tokenizerDir)
 	b, err := json.MarshalIndent(p.Summary, "", "  ")
@@ -218,8 +214,8 @@ func publishPoint(s *curve.System, p *curve.Point, tokenizerDir string, log io.W
 		data []byte
 		ours func(string) bool
 	}{
-		{PublishedSummary, append(b, '\n'), isOurJSON},
-		{PublishedAccuracy, AccuracyResults(p), isOurJSON},
+		{PublishedSummary, append(b, '\n'), isOurJSON(ctx)},
+		{PublishedAccuracy, AccuracyResults(p), isOurJSON(ctx)},
 		{PublishedPoint, PointYAML(s, p, nil), isOurPointYAML},
 	} {
 		if f.data == nil {
@@ -229,7 +225,7 @@ func publishPoint(s *curve.System, p *curve.Point, tokenizerDir string, log io.W
 		if err := writePublished(path, f.data, f.ours, in...); err != nil {
 			return err
 		}
-		fmt.Fprintf(log, "publish: %s\n", path)
+		events.Say(notice.Progress, "", "%s", path)
 	}
 	return nil
 }
@@ -247,13 +243,16 @@ func writePublished(path string, data []byte, ours func(string) bool, inputs ...
 	return nil
 }
 
-// isOurJSON recognizes a published JSON file agentrace wrote: an object with an
-// "agentrace" member naming its tool version.
-func isOurJSON(path string) bool {
-	b, err := infile.ReadFile(context.Background(), path, infile.LargeFile)
-	if err != nil {
-		return false
+// isOurJSON recognizes, reading under ctx, a published JSON file agentrace
+// wrote: an object with an "agentrace" member naming its tool version.
+func isOurJSON(ctx context.Context) func(path string) bool {
+	return func(path string) bool {
+		b, err := infile.ReadFile(ctx, path, infile.LargeFile)
+		return err == nil && isOurJSONData(b)
 	}
+}
+
+func isOurJSONData(b []byte) bool {
 	var m struct {
 		Agentrace struct {
 			ToolVersion string `json:"tool_version"`
@@ -263,7 +262,7 @@ func isOurJSON(path string) bool {
 }
 
 func isOurPointYAML(path string) bool {
-	b, err := infile.ReadFile(context.Background(), path, 1<<20)
+	b, err := infile.ReadSmall(path, 1<<20)
 	return err == nil && isPointYAMLHeader(b)
 }
 
@@ -273,13 +272,17 @@ func isPointYAMLHeader(b []byte) bool {
 	return bytes.HasPrefix(first, []byte("# ")) && bytes.Contains(first, []byte(pointYAMLHeader))
 }
 
-func isOurSweepSummary(path string) bool {
-	b, err := infile.ReadFile(context.Background(), path, infile.LargeFile)
-	if err != nil {
-		return false
+// isOurSweepSummary recognizes, reading under ctx, a sweep_summary.csv
+// agentrace wrote: its header row, ending in written_by.
+func isOurSweepSummary(ctx context.Context) func(path string) bool {
+	return func(path string) bool {
+		b, err := infile.ReadFile(ctx, path, infile.LargeFile)
+		if err != nil {
+			return false
+		}
+		first, _, _ := bytes.Cut(b, []byte("\n"))
+		return bytes.HasPrefix(first, []byte(sweepHeader[0])) && bytes.HasSuffix(bytes.TrimSpace(first), []byte(",written_by"))
 	}
-	first, _, _ := bytes.Cut(b, []byte("\n"))
-	return bytes.HasPrefix(first, []byte(sweepHeader[0])) && bytes.HasSuffix(bytes.TrimSpace(first), []byte(",written_by"))
 }
 
 // AccuracyResults is a point's accuracy/accuracy_results.json, as the reference
@@ -346,7 +349,7 @@ func datasetClientTurns(dir string) any {
 	if dir == "" {
 		return nil
 	}
-	b, err := infile.ReadFile(context.Background(), filepath.Join(dir, schemas.RunManifestFile), 1<<20)
+	b, err := infile.ReadSmall(filepath.Join(dir, schemas.RunManifestFile), 1<<20)
 	if err != nil {
 		return nil
 	}

@@ -2,7 +2,6 @@ package submission
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"path"
@@ -161,7 +160,7 @@ func PointYAML(s *curve.System, p *curve.Point, d *Disclosure) []byte {
 	w("    num_trajectories_to_issue: %d\n", c.Trajectories)
 	w("    turn_timeout_s: %g\n", c.TurnTimeoutSeconds)
 	if c.DelayScale != 0 && c.DelayScale != 1 {
-		w("    delay_scale: %g  # agentrace's --delay-scale: not official\n", c.DelayScale)
+		w("    delay_scale: %g  # agentrace's own setting, not the reference's: not official\n", c.DelayScale)
 	}
 	w("accuracy:\n")
 	w("  - name: %s\n    eval_method: agentic_inference_inline\n", yq(name))
@@ -184,7 +183,7 @@ func PointYAML(s *curve.System, p *curve.Point, d *Disclosure) []byte {
 // ingested from (its dataset manifest's one input), else the dataset folder's name.
 func datasetName(p *curve.Point) string {
 	if p.DatasetDir() != "" {
-		b, err := infile.ReadFile(context.Background(), filepath.Join(p.DatasetDir(), schemas.RunManifestFile), 1<<20)
+		b, err := infile.ReadSmall(filepath.Join(p.DatasetDir(), schemas.RunManifestFile), 1<<20)
 		var m schemas.DatasetManifest
 		if err == nil && json.Unmarshal(b, &m) == nil && len(m.Inputs) == 1 {
 			return path.Base(m.Inputs[0].Path)

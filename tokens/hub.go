@@ -1,7 +1,6 @@
 package tokens
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -88,7 +87,7 @@ func Resolve(spec, revision string) (string, error) {
 		commit := revision
 		if !commitHash.MatchString(revision) {
 			ref := filepath.Join(root, "refs", filepath.FromSlash(revision))
-			data, err := infile.ReadFile(context.Background(), ref, refLimit)
+			data, err := infile.ReadSmall(ref, refLimit)
 			if err != nil {
 				tried = append(tried, fmt.Sprintf("%s (%s)", ref, why(err)))
 				continue

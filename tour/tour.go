@@ -87,6 +87,9 @@ type Options struct {
 	// TTY redraws progress lines in place.
 	Progress io.Writer
 	TTY      bool
+	// Events receives the notes and warnings of the tour and of the stages it
+	// runs (nil drops them); their progress goes to Progress.
+	Events notice.Sink
 	// Force, when it closes (a second interrupt), cuts the sweep's turns in
 	// flight at once (replay.Options.Force).
 	Force <-chan struct{}
@@ -313,7 +316,7 @@ func (t *tour) sweep(ctx context.Context) error {
 			// Server usage counts output tokens when no tokenizer is at hand.
 			StreamUsage:         t.tok == nil,
 			EndpointDescription: "embedded sim (agentrace demo): hardware " + t.prof.Name + fmt.Sprintf(", speedup %g, fidelity %g", o.Speedup, o.Fidelity),
-			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force, Events: events(w),
+			Progress:            w, ProgressTTY: o.TTY, ProgressEvery: 5 * time.Second, Force: o.Force, Events: t.events(),
 			// The sim's Prometheus metrics, scraped once a modelled second as replay's
 			// default is on real hardware (not under 50 ms of the run's clock), so that
 			// even the short windows of the high concurrencies hold several scrapes.
@@ -360,7 +363,7 @@ func (t *tour) scorePoints(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := score.WriteScores(runDir, s); err != nil {
+		if err := score.WriteScores(ctx, runDir, s); err != nil {
 			return err
 		}
 		t.scores[c] = s
@@ -385,7 +388,7 @@ func (t *tour) report(ctx context.Context) error {
 	rep, err := report.Build(ctx, ro)
 	if err != nil && ro.Tokenizer != nil && ctx.Err() == nil {
 		// Keep the tour going with server usage counts, and say why.
-		english.Fprintf(w, "demo", english.Warning, "counting tokens with %s failed (%v); reporting with server usage counts instead", t.tok.Name(), err)
+		o.Events.Say(notice.Warning, "", "counting tokens with %s failed (%v); reporting with server usage counts instead", t.tok.Name(), err)
 		ro.Tokenizer = nil
 		rep, err = report.Build(ctx, ro)
 	}
@@ -400,7 +403,7 @@ func (t *tour) report(ctx context.Context) error {
 		pubTok = t.tokDir
 	}
 	for _, sys := range rep.Systems {
-		if err := submission.PublishSystem(sys, t.runsDir, pubTok, nil); err != nil {
+		if err := submission.PublishSystem(ctx, sys, t.runsDir, pubTok, nil); err != nil {
 			return err
 		}
 	}
@@ -588,17 +591,14 @@ func num(x float64) string {
 	return english.Thousands(x, 1)
 }
 
-// events prints the events of a stage the demo runs on w: notes and warnings as
-// the demo's problem lines, progress as plain lines.
-func events(w io.Writer) notice.Sink {
+// events is the sink of a stage the tour runs: notes and warnings go to the
+// tour's caller (Options.Events), progress to the tour's progress as plain lines.
+func (t *tour) events() notice.Sink {
 	return func(e notice.Event) {
-		switch e.Kind {
-		case notice.Note:
-			english.Fprint(w, "demo", english.Note, e.Text)
-		case notice.Warning:
-			english.Fprint(w, "demo", english.Warning, e.Text)
-		default:
-			fmt.Fprintln(w, e.Text)
+		if e.Kind == notice.Progress {
+			fmt.Fprintln(t.w, e.Text)
+			return
 		}
+		t.o.Events.Say(e.Kind, e.Option, "%s", e.Text)
 	}
 }

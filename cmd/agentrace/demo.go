@@ -58,7 +58,7 @@ func demoCommand() *cli.Command {
 				Out: c.String("out"), CodingScale: c.Float64("coding-scale"), WorkflowScale: c.Float64("workflow-scale"), Seed: c.Uint64("seed"),
 				Concurrencies: c.IntSlice("concurrency"), Hardware: c.String("hardware"),
 				Speedup: c.Float64("speedup"), Fidelity: c.Float64("fidelity"), Tokenizer: tok,
-				Progress: os.Stderr, TTY: progress.IsTerminal(os.Stderr),
+				Progress: os.Stderr, TTY: progress.IsTerminal(os.Stderr), Events: events(c),
 				// A second Ctrl-C cuts the sweep's turns in flight at once; the tour
 				// still puts the earlier demo's entries back before it exits.
 				Force: interrupt.FromContext(ctx).Force(),

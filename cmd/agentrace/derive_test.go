@@ -92,7 +92,7 @@ func TestRulesetsDeriveCommand(t *testing.T) {
 		"rulesets derive -o x.json":                                                                              "no run given",
 		"rulesets derive -o x.json --inline-mean 0.5":                                                            "--inline-mean and --osl-mean go together",
 		"rulesets derive -o x.json --inline-mean 0.5 --osl-mean 400 run":                                         "not both",
-		"rulesets derive -o x.json --inline-mean 0.5 --osl-mean 400":                                             "no SWE-bench result",
+		"rulesets derive -o x.json --inline-mean 0.5 --osl-mean 400":                                             "the threshold to keep (--swebench-report, --swebench-mean, --swebench-min)",
 		"rulesets derive -o x.json --inline-mean 0.5 --osl-mean 400 --swebench-mean 0.7 --inline-round sideways": `round "sideways"`,
 		"rulesets derive -o " + out + " --inline-mean 0.5 --osl-mean 400 --swebench-mean 0.7":                    "--overwrite",
 	} {

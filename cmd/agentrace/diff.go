@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 
 	"github.com/agentrace/agentrace/datasets/diff"
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/urfave/cli/v3"
 )
 
@@ -53,7 +52,7 @@ func diffCommand() *cli.Command {
 			}
 			if !c.Bool("json") {
 				for _, w := range r.Warnings {
-					problem(c, english.Warning, w)
+					problem(c, kindWarning, w)
 				}
 			}
 			if !c.Bool("quiet") {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/archive"
@@ -135,7 +134,7 @@ func countingTokenizer(c *cli.Command, missing string, absentOK bool) (tokDir st
 	rec, err := score.Recorded(args)
 	if err != nil {
 		if tokDir != "" {
-			english.Fprintf(c.Root().ErrWriter, c.Name, english.Warning, "%v; counting all with --tokenizer %s", err, c.String("tokenizer"))
+			problem(c, kindWarning, fmt.Sprintf("%v; counting all with --tokenizer %s", err, c.String("tokenizer")))
 			return tokDir, args, nil
 		}
 		return "", nil, argsError(c.Name, "%v: give --tokenizer", err)
@@ -143,24 +142,24 @@ func countingTokenizer(c *cli.Command, missing string, absentOK bool) (tokDir st
 	if rec == nil {
 		return tokDir, args, nil
 	}
-	runs, w := rec.RunsNamed(), c.Root().ErrWriter
+	runs := rec.RunsNamed()
 	if tokDir != "" {
 		same, err := rec.Same(tokDir)
 		if err != nil || !same {
-			english.Fprintf(w, c.Name, english.Warning, "--tokenizer %s is not what %s counted with (%s): its numbers are %s",
-				c.String("tokenizer"), runs, rec, schemas.NotComparableLabel)
+			problem(c, kindWarning, fmt.Sprintf("--tokenizer %s is not what %s counted with (%s): its numbers are %s",
+				c.String("tokenizer"), runs, rec, schemas.NotComparableLabel))
 		}
 		return tokDir, args, nil
 	}
 	switch {
 	case rec.ServerUsage():
-		english.Fprintf(w, c.Name, english.Note, "counting tokens as %s recorded: %s", runs, rec)
+		problem(c, kindNote, fmt.Sprintf("counting tokens as %s recorded: %s", runs, rec))
 	case rec.Dir != "":
-		english.Fprintf(w, c.Name, english.Note, "counting tokens as %s recorded: with %s, found at %s", runs, rec, rec.Dir)
+		problem(c, kindNote, fmt.Sprintf("counting tokens as %s recorded: with %s, found at %s", runs, rec, rec.Dir))
 		tokDir = rec.Dir
 	case absentOK:
-		english.Fprintf(w, c.Name, english.Warning, "%s counted with %s, which is not here (tried %s): its token figures are not re-derived; give --tokenizer",
-			runs, rec, strings.Join(rec.Tried, "; "))
+		problem(c, kindWarning, fmt.Sprintf("%s counted with %s, which is not here (tried %s): its token figures are not re-derived; give --tokenizer",
+			runs, rec, strings.Join(rec.Tried, "; ")))
 	default:
 		return "", nil, argsError(c.Name, "%s counted with %s, which is not here (tried %s): give --tokenizer with it (another tokenizer's numbers are %s)",
 			runs, rec, strings.Join(rec.Tried, "; "), schemas.NotComparableLabel)
@@ -366,14 +365,6 @@ func groupAction(path string) cli.ActionFunc {
 		}
 		return argsError(path, "%s", unknown)
 	}
-}
-
-// problem prints what is not an error, the one way every command and stage does
-// (english.Problem): "agentrace CMD: warning: MSG" (kind english.Warning, Note or
-// Error for one item of many), on standard error, secrets masked. An error that
-// ends the command is printed by main as "agentrace CMD: error: MSG".
-func problem(c *cli.Command, kind, msg string) {
-	english.Fprint(c.Root().ErrWriter, c.FullName(), kind, msg) // FullName: "agentrace log dump"
 }
 
 // argsError is the format of an error about positional arguments, as usageError's.

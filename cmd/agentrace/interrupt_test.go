@@ -82,7 +82,7 @@ func TestReplayCtrlC(t *testing.T) {
 			}
 			deadline := time.Now().Add(30 * time.Second)
 			for {
-				recs, _ := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))
+				recs, _ := runlog.ReadFile(context.Background(), filepath.Join(run, schemas.TurnLogFile))
 				if len(recs) > 0 {
 					break
 				}
@@ -113,7 +113,7 @@ func TestReplayCtrlC(t *testing.T) {
 			if !strings.Contains(stderr.String(), "in flight get") || !strings.Contains(stderr.String(), "up to 30s, the grace period,") || !strings.Contains(stderr.String(), "(--grace)") || !strings.Contains(stderr.String(), "Press Ctrl-C again") {
 				t.Fatalf("the first Ctrl-C said nothing useful; stderr:\n%s", stderr.String())
 			}
-			recs, rerr := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))
+			recs, rerr := runlog.ReadFile(context.Background(), filepath.Join(run, schemas.TurnLogFile))
 			m, merr := runlog.ReadManifest(run)
 			if rerr != nil || merr != nil || m.State != schemas.RunInterrupted {
 				t.Fatalf("log %v, manifest %v, state %q", rerr, merr, m.State)

@@ -15,7 +15,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/urfave/cli/v3"
@@ -88,7 +87,7 @@ func main() {
 }
 
 // printError prints a command's error once, in the one format of every problem
-// message: "agentrace CMD: error: MSG" (english.Problem), CMD the command whose
+// message: "agentrace CMD: error: MSG" (problemLine), CMD the command whose
 // action or flags failed. Whatever it quotes (a URL with a password, a server's
 // answer), the secrets in it are masked (internal/redact).
 func printError(w io.Writer, err error) {
@@ -101,7 +100,7 @@ func printError(w io.Writer, err error) {
 	if errors.As(err, &ce) {
 		path = ce.path
 	}
-	fmt.Fprintln(w, english.Problem(path, english.Error, msg))
+	fmt.Fprintln(w, problemLine(path, kindError, msg))
 }
 
 // commandError is the error of the command at path ("log dump"), which

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/agentrace/agentrace/ingest"
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -19,12 +18,15 @@ import (
 // say what is wrong, the command line says which flag sets it. It is the one
 // table of those names; a key missing from it is named as it is.
 var optionFlags = map[string]string{
+	"allow-failures":      "--allow-failures",
 	"api-key-env":         "--api-key-env",
+	"compare":             "--compare",
 	"concurrency":         "--concurrency",
 	"dataset":             "--dataset",
 	"grace":               "--grace",
 	"header":              "--header",
 	"isl":                 "--isl",
+	"like":                "--like",
 	"max-artifact-bytes":  "--max-artifact-bytes",
 	"max-artifacts-bytes": "--max-artifacts-bytes",
 	"max-duration":        "--max-duration",
@@ -37,6 +39,10 @@ var optionFlags = map[string]string{
 	"overwrite":           "--overwrite",
 	"profile":             "--profile",
 	"public-header":       "--public-header",
+	"swebench-mean":       "--swebench-mean",
+	"swebench-min":        "--swebench-min",
+	"swebench-report":     "--swebench-report",
+	"tokenizer":           "--tokenizer",
 }
 
 // optionsOf lists the options err concerns: those its notice.OptionErrors name,
@@ -101,9 +107,9 @@ func events(c *cli.Command) notice.Sink {
 		msg := withFlags(e.Text, keys...)
 		switch e.Kind {
 		case notice.Note:
-			problem(c, english.Note, msg)
+			problem(c, kindNote, msg)
 		case notice.Warning:
-			problem(c, english.Warning, msg)
+			problem(c, kindWarning, msg)
 		default:
 			fmt.Fprintln(c.Root().ErrWriter, msg)
 		}

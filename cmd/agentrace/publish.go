@@ -48,7 +48,7 @@ func publishCommand() *cli.Command {
 			}
 			_, err = submission.Publish(ctx, submission.PublishOptions{
 				Runs: runs, CMax: int(c.Int("cmax")), Ruleset: curveRuleset(c),
-				TokenizerDir: tokDir, Log: c.Root().ErrWriter,
+				TokenizerDir: tokDir, Events: prefixed(c, "publish"),
 			})
 			return err
 		},

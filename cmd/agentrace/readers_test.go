@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func cutLog(t *testing.T, run string, keep int) []schemas.TurnRecord {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := runlog.Read(f, nil)
+	recs, err := runlog.Read(context.Background(), f, nil)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)

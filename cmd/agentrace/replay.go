@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/agentrace/agentrace/datasets"
-	"github.com/agentrace/agentrace/internal/english"
 	"github.com/agentrace/agentrace/internal/interrupt"
 	"github.com/agentrace/agentrace/internal/progress"
 	"github.com/agentrace/agentrace/replay"
@@ -67,11 +66,11 @@ func replayOptions(ctx context.Context, c *cli.Command, path string) (replay.Opt
 		o = cr.Options
 		if c.String("mode") == "perf" {
 			for _, d := range cr.Accuracy {
-				problem(c, english.Note, fmt.Sprintf("accuracy dataset %q (%s) not run in --mode perf", d.DisplayName(), d.Scorer()))
+				problem(c, kindNote, fmt.Sprintf("accuracy dataset %q (%s) not run in --mode perf", d.DisplayName(), d.Scorer()))
 			}
 		}
 		for _, n := range o.ConfigNotes {
-			problem(c, english.Note, "config: "+n)
+			problem(c, kindNote, "config: "+n)
 		}
 	}
 	given := func(name string) bool { return cr == nil || c.IsSet(name) }

@@ -81,7 +81,7 @@ func reportCommand() *cli.Command {
 				SLOTTFTMs:     c.Float("slo-ttft-ms"),
 				SLOTPSPerUser: c.Float("slo-tps-per-user"),
 				Name:          c.String("name"),
-				Log:           c.Root().ErrWriter,
+				Events:        prefixed(c, "report"),
 				Descend:       c.Bool("descend"),
 			}
 			if c.Bool("compare") {

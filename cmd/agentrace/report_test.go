@@ -110,7 +110,7 @@ func TestReportCommandErrors(t *testing.T) {
 		{[]string{"report", "--out", dir}, "no run or sweep directory given"},
 		{[]string{"report", "--out", dir, dir + "/missing"}, "missing\": file does not exist"},
 		{[]string{"report", "--out", out, dir}, "holds no run: neither turns.arrows"},
-		{[]string{"report", "--out", out, "--compare", dir}, "--compare needs at least two systems"},
+		{[]string{"report", "--out", out, "--compare", dir}, "comparing needs at least two systems (--compare)"},
 		{[]string{"report", "--out", dir, dir}, "is the input"},
 		{[]string{"report", "--out", dir + "/rep", dir}, "is inside the input folder"},
 		{[]string{"report", "--out", dir, "--cmax", "x", dir}, `invalid value "x" for flag -cmax`},

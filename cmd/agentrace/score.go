@@ -129,7 +129,7 @@ func newWarnings(later bool) *warnings {
 // add records warning msg of run, or prints it when not deferred.
 func (w *warnings) add(c *cli.Command, run, msg string) {
 	if !w.later {
-		problem(c, english.Warning, msg)
+		problem(c, kindWarning, msg)
 		return
 	}
 	if _, seen := w.runs[msg]; !seen {
@@ -147,7 +147,7 @@ func (w *warnings) flush(c *cli.Command, scored int) {
 		if len(rs) > 1 && len(rs) == scored {
 			who = "every run"
 		}
-		problem(c, english.Warning, msg+" ("+who+")")
+		problem(c, kindWarning, msg+" ("+who+")")
 	}
 	w.order, w.runs = nil, map[string][]string{}
 }

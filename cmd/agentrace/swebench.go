@@ -112,7 +112,7 @@ func swebenchPrepare(ctx context.Context, c *cli.Command, o swebench.Options, pr
 		return nil, fmt.Errorf("swebench: %w", err)
 	}
 	if len(ids) < n {
-		problem(c, english.Warning, fmt.Sprintf("num_instances %d exceeds the dataset's %d instances; evaluating %d", n, len(ids), len(ids)))
+		problem(c, kindWarning, fmt.Sprintf("num_instances %d exceeds the dataset's %d instances; evaluating %d", n, len(ids), len(ids)))
 	}
 	if !swebench.OfficialInstances(ids) {
 		why := fmt.Sprintf("the %s evaluated are not the benchmark's (the first %d of %s at revision %s, whose list has sha256 %s; this one's is %s)",
@@ -121,7 +121,7 @@ func swebenchPrepare(ctx context.Context, c *cli.Command, o swebench.Options, pr
 		if official {
 			return nil, fmt.Errorf("swebench: --official: %s", why)
 		}
-		problem(c, english.Note, why+": the result is unofficial")
+		problem(c, kindNote, why+": the result is unofficial")
 	}
 	o.IDs, o.InstancesFile = ids, instances
 	o.Generation = swebench.GenerationParams(p, maxTokens)
@@ -141,9 +141,9 @@ func swebenchRun(ctx context.Context, c *cli.Command, o *swebench.Options) error
 		}
 		return err
 	}
-	r, warn, err := score.ReadSWEBenchReport(o.Out, 0)
+	r, warn, err := score.ReadSWEBenchReport(ctx, o.Out, 0)
 	for _, w := range warn {
-		problem(c, english.Warning, w)
+		problem(c, kindWarning, w)
 	}
 	if err != nil {
 		return withStatus(exitIncomplete, fmt.Errorf("swebench: service run %s: %w", res.RunID, err))

@@ -1,7 +1,6 @@
 // Package english words what agentrace tells a person: the counts of messages
-// ("1 curve", "2 curves", through Count, so that no command prints "1 curves"), its
-// numbers with thousands separators (Thousands: "218,374.7"), and the one format
-// of every problem message (Problem: "agentrace CMD: warning: MSG").
+// ("1 curve", "2 curves", through Count, so that no command prints "1 curves")
+// and numbers with thousands separators (Thousands: "218,374.7").
 package english
 
 import (

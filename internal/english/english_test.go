@@ -13,23 +13,6 @@ func TestCount(t *testing.T) {
 	}
 }
 
-func TestProblem(t *testing.T) {
-	for _, tc := range []struct {
-		cmd, kind, msg, want string
-	}{
-		{"report", Warning, "runs/c8: no window", "agentrace report: warning: runs/c8: no window"},
-		{"agentrace log dump", Note, "x", "agentrace log dump: note: x"},
-		{"report", Error, "report: no run given", "agentrace report: error: no run given"},
-		{"sweep", Error, "replay: a fault", "agentrace sweep: error: replay: a fault"},
-		{"", Error, "unknown command \"x\"", "agentrace: error: unknown command \"x\""},
-		{"replay", Error, "GET http://u:hunter2@h/v1/models: 401", "agentrace replay: error: GET http://<redacted>@h/v1/models: 401"},
-	} {
-		if got := Problem(tc.cmd, tc.kind, tc.msg); got != tc.want {
-			t.Errorf("Problem(%q, %q, %q) = %q, want %q", tc.cmd, tc.kind, tc.msg, got, tc.want)
-		}
-	}
-}
-
 func TestThousands(t *testing.T) {
 	for _, tt := range []struct {
 		x    float64

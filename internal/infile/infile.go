@@ -8,6 +8,7 @@
 //
 //	f, err := infile.Open(path)                       // *os.File of a regular file
 //	data, err := infile.ReadFile(ctx, path, infile.SmallFile) // at most 64 MiB, else ErrTooLarge
+//	data, err := infile.ReadSmall(path, 1<<20)                // a manifest, a marker: no context
 //
 // Open never blocks: the file is opened with O_NONBLOCK (so that a FIFO without a
 // writer cannot hang the open), checked with fstat on the opened descriptor (no
@@ -108,6 +109,19 @@ const readChunk = 16 << 20
 // cut off at limit+1 bytes and refused the same way. It stops, with ctx's error,
 // once ctx is done.
 func ReadFile(ctx context.Context, path string, limit int64) ([]byte, error) {
+	return readFile(path, limit, ctx.Err)
+}
+
+// ReadSmall is ReadFile for the small files a command reads on its way (a run's
+// manifest, an output's marker or lock, a ruleset, a hub cache's ref): its limit
+// is at most SmallFile, a read too brief for an interrupt to wait on, so no
+// context stops it.
+func ReadSmall(path string, limit int64) ([]byte, error) {
+	return readFile(path, min(limit, SmallFile), func() error { return nil })
+}
+
+// readFile is ReadFile, stopping with stop's error once it has one.
+func readFile(path string, limit int64, stop func() error) ([]byte, error) {
 	f, st, err := open(path)
 	if err != nil {
 		return nil, err
@@ -122,7 +136,7 @@ func ReadFile(ctx context.Context, path string, limit int64) ([]byte, error) {
 	buf := make([]byte, st.Size()+1)
 	n := 0
 	for n < len(buf) && err == nil {
-		if err = ctx.Err(); err != nil {
+		if err = stop(); err != nil {
 			return nil, err
 		}
 		var m int

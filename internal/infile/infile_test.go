@@ -3,6 +3,7 @@
 package infile
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -41,9 +42,10 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 			continue
 		}
 		for name, call := range map[string]func() error{
-			"Open":     func() error { f, err := Open(tc.path); f.Close(); return err },
-			"ReadFile": func() error { _, err := ReadFile(t.Context(), tc.path, SmallFile); return err },
-			"Check":    func() error { return Check(tc.path) },
+			"Open":      func() error { f, err := Open(tc.path); f.Close(); return err },
+			"ReadFile":  func() error { _, err := ReadFile(t.Context(), tc.path, SmallFile); return err },
+			"ReadSmall": func() error { _, err := ReadSmall(tc.path, SmallFile); return err },
+			"Check":     func() error { return Check(tc.path) },
 		} {
 			done := make(chan error, 1)
 			go func() { done <- call() }()
@@ -72,6 +74,17 @@ func TestReadFileLimit(t *testing.T) {
 	}
 	if _, err := ReadFile(t.Context(), p, 9); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("ReadFile over the limit: %v, want ErrTooLarge", err)
+	}
+	if b, err := ReadSmall(p, 10); err != nil || string(b) != "0123456789" {
+		t.Fatalf("ReadSmall at the limit = %q, %v", b, err)
+	}
+	if _, err := ReadSmall(p, 9); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("ReadSmall over the limit: %v, want ErrTooLarge", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := ReadFile(ctx, p, 10); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ReadFile after its context is done: %v, want context.Canceled", err)
 	}
 	f, err := Open(p)
 	if err != nil {

@@ -5,7 +5,10 @@
 // its messages, and names the command-line flag that an Option stands for.
 package notice
 
-import "fmt"
+import (
+	"fmt"
+	"sync"
+)
 
 // Kind is what an Event is.
 type Kind uint8
@@ -41,6 +44,20 @@ type Sink func(Event)
 func (s Sink) Say(kind Kind, option, format string, a ...any) {
 	if s != nil {
 		s(Event{Kind: kind, Text: fmt.Sprintf(format, a...), Option: option})
+	}
+}
+
+// Serial is s for a stage that says things from several goroutines at once:
+// it hands s one event at a time. nil stays nil.
+func (s Sink) Serial() Sink {
+	if s == nil {
+		return nil
+	}
+	var mu sync.Mutex
+	return func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		s(e)
 	}
 }
 

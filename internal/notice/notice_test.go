@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -40,5 +41,25 @@ func TestSink(t *testing.T) {
 	Sink(nil).Say(Note, "", "dropped")
 	if want := []Event{{Warning, "reached 1m", "max-duration"}}; !slices.Equal(got, want) {
 		t.Errorf("events = %+v, want %+v", got, want)
+	}
+}
+
+func TestSerial(t *testing.T) {
+	if Sink(nil).Serial() != nil {
+		t.Error("Serial of a nil sink is not nil")
+	}
+	n := 0
+	s := Sink(func(Event) { n++ }).Serial()
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 100 {
+				s.Say(Progress, "", "point")
+			}
+		})
+	}
+	wg.Wait()
+	if n != 800 {
+		t.Errorf("%d events, want 800", n)
 	}
 }

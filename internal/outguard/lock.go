@@ -1,7 +1,6 @@
 package outguard
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,7 +112,7 @@ func busy(path, lp string) error {
 	// refused in between waits a moment for that.
 	for range 20 {
 		var h holder
-		if b, err := infile.ReadFile(context.Background(), lp, 64<<10); err == nil && json.Unmarshal(b, &h) == nil && h.PID > 0 {
+		if b, err := infile.ReadSmall(lp, 64<<10); err == nil && json.Unmarshal(b, &h) == nil && h.PID > 0 {
 			who = fmt.Sprintf("pid %d (%s, since %s)", h.PID, h.Command, h.Since)
 			break
 		}

@@ -57,7 +57,6 @@
 package outguard
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -389,7 +388,7 @@ func writeMarker(dir string, kind Kind, id string, entries []string) error {
 
 func readMarker(dir string) (marker, bool) {
 	var m marker
-	b, err := infile.ReadFile(context.Background(), filepath.Join(dir, MarkerFile), 1<<20)
+	b, err := infile.ReadSmall(filepath.Join(dir, MarkerFile), 1<<20)
 	if err != nil || json.Unmarshal(b, &m) != nil || m.Tool != "agentrace" || m.Kind == "" {
 		return marker{}, false
 	}

@@ -464,7 +464,7 @@ func agenticAccuracySWEBench(s *System) []Check {
 	switch {
 	case s.SWEBench == nil:
 		return []Check{{Name: name, Status: CheckInfo,
-			Reason: "no point carries a SWE-bench result (score --swebench, or a published swe_bench entry)"}}
+			Reason: "no point carries a SWE-bench result (a SWE-bench harness report scored with the point, or a published swe_bench entry)"}}
 	case !s.SWEBench.Evaluated():
 		c := Check{Name: name, Status: CheckWarn, Reason: s.SWEBench.Note}
 		if s.SWEBench.Severity == schemas.SeverityError {
@@ -572,7 +572,7 @@ func oneRuleset(s *System) []Check {
 	}
 	reason := "every point's scores were judged under the curve's ruleset " + curveRules
 	if len(other) > 0 {
-		reason = strings.Join(other, "; ") + fmt.Sprintf(" (the curve's: %s; score --overwrite --ruleset %s re-judges them)", curveRules, curveRules)
+		reason = strings.Join(other, "; ") + fmt.Sprintf(" (the curve's: %s; scoring them again under ruleset %s re-judges them)", curveRules, curveRules)
 	}
 	return []Check{check("one ruleset for every point", len(other) == 0, reason)}
 }

@@ -248,7 +248,7 @@ func NewSystemWith(name string, pts []*Point, cmax int, rules rulesets.Ruleset) 
 	declared, why, found := archive.CurveCMax(s.systemDescs())
 	switch {
 	case cmax > 0:
-		s.CMax, s.CMaxFromFlag, s.CMaxSource = cmax, true, "--cmax"
+		s.CMax, s.CMaxFromFlag, s.CMaxSource = cmax, true, "the given cmax"
 	case found && declared > 0:
 		s.CMax, s.CMaxSource = declared, why
 	case found:

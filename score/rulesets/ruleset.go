@@ -2,7 +2,6 @@ package rulesets
 
 import (
 	"bytes"
-	"context"
 	"embed"
 	"encoding/json"
 	"errors"
@@ -309,7 +308,7 @@ func Load(nameOrFile string) (Ruleset, error) {
 			return r, nil
 		}
 	}
-	data, err := infile.ReadFile(context.Background(), nameOrFile, infile.SmallFile)
+	data, err := infile.ReadSmall(nameOrFile, infile.SmallFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Ruleset{}, fmt.Errorf("load ruleset %q: no embedded ruleset by that name (see `agentrace rulesets`) and no such file", nameOrFile)

@@ -1,6 +1,7 @@
 package scoretest
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,7 +33,7 @@ func TestTileAndWriteRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs, err := runlog.ReadFile(filepath.Join(run, schemas.TurnLogFile))
+	recs, err := runlog.ReadFile(context.Background(), filepath.Join(run, schemas.TurnLogFile))
 	if err != nil {
 		t.Fatal(err)
 	}
