@@ -444,6 +444,11 @@ func (a *Accumulator) inputTokens(rec *schemas.TurnRecord) (float64, bool, error
 	return 0, false, nil
 }
 
+// Rows are the per-row values of the records folded so far, one row per record
+// (Point.Rows as Close will give them); the slices are appended to by later
+// records.
+func (a *Accumulator) Rows() RowValues { return a.p.Rows }
+
 // SetWindowStart sets when performance tracking started on the records' clock
 // (runread.TurnScan.WindowStartNs); the default is 0, a turn log's.
 func (a *Accumulator) SetWindowStart(ns int64) { a.windowStart = ns }

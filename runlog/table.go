@@ -397,8 +397,18 @@ func (rt *RunTable) flush() error {
 }
 
 // Close writes the run's last row group, in its turn, and hands the turn to
-// the next run; warning, when not "", is added to the table's warnings.
-func (rt *RunTable) Close(warning string) error {
+// the next run. note is what the read of its log said of a log that is not a
+// finished run's (runread.TurnScan.Note, LogRead.Note; "" for none): the
+// table's warnings say that those rows are in it.
+func (rt *RunTable) Close(note string) error {
+	if note != "" {
+		note = fmt.Sprintf("run %q: %s; they are in the table", rt.plan.run.Dir, note)
+	}
+	return rt.close(note)
+}
+
+// close is Close with the table's warning for the run ("" for none).
+func (rt *RunTable) close(warning string) error {
 	err := rt.flush()
 	if rt.rb != nil {
 		rt.rb.Release()
@@ -465,14 +475,10 @@ func (rt *RunTable) fromLog(ctx context.Context) error {
 		rt.tw.Fail(err)
 		return err
 	}
-	var warning string
-	switch {
-	case rt.total < lr.Log.Rows:
-		warning = fmt.Sprintf("run %q: %s; the table holds the first %d, read earlier with the rest of its figures", p.run.Dir, lr.Note, rt.total)
-	case lr.Note != "":
-		warning = fmt.Sprintf("run %q: %s; they are in the table", p.run.Dir, lr.Note)
+	if rt.total < lr.Log.Rows {
+		return rt.close(fmt.Sprintf("run %q: %s; the table holds the first %d, read earlier with the rest of its figures", p.run.Dir, lr.Note, rt.total))
 	}
-	return rt.Close(warning)
+	return rt.Close(lr.Note)
 }
 
 // tableCol is one output column: its Arrow type and how it appends rows lo to hi
