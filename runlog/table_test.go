@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
@@ -390,4 +392,82 @@ func TestWriteTableRowGroups(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Runs written from goroutines in any order: a run's row groups wait for the
+// runs before it, so the table is WriteTable's byte for byte; a run that fails
+// releases the run waiting for it, and no table is left.
+func TestTableWriterRunsInTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		root := t.TempDir()
+		a, b := filepath.Join(root, "c1"), filepath.Join(root, "c2")
+		writeTestRun(t, a, sampleRecords(5), schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 1}})
+		writeTestRun(t, b, sampleRecords(3), schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 2}})
+		none := func(string, int32) (int32, bool) { return 0, false }
+		runs := func() []TableRun {
+			return []TableRun{{Dir: a, Run: "c1", System: "s", Expected: none}, {Dir: b, Run: "c2", System: "s", Expected: none}}
+		}
+		want := filepath.Join(root, "want.parquet")
+		if _, err := WriteTable(ctx, want, runs(), TableOptions{RunColumns: true}); err != nil {
+			t.Fatal(err)
+		}
+		feed := func(rt *RunTable, dir string) error {
+			f, err := os.Open(filepath.Join(dir, schemas.TurnLogFile))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if _, err := ScanRun(ctx, f, SizeOf(f), nil, memory.DefaultAllocator, func(b arrow.RecordBatch) error { return rt.Write(b) }); err != nil {
+				return err
+			}
+			return rt.Close("")
+		}
+
+		got := filepath.Join(root, "got.parquet")
+		tw, err := NewTableWriter(ctx, got, runs(), TableOptions{RunColumns: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := make(chan error, 1)
+		go func() { second <- feed(tw.Run(1), b) }()
+		synctest.Wait()
+		select {
+		case err := <-second:
+			t.Fatalf("the second run was closed before the first: %v", err)
+		default:
+		}
+		if err := feed(tw.Run(0), a); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-second; err != nil {
+			t.Fatal(err)
+		}
+		info, err := tw.Close()
+		if err != nil || info.Rows != 8 {
+			t.Fatalf("info %+v, %v", info, err)
+		}
+		wb, _ := os.ReadFile(want)
+		gb, _ := os.ReadFile(got)
+		if !bytes.Equal(wb, gb) {
+			t.Errorf("the table written in turn (%d bytes) differs from WriteTable's (%d bytes)", len(gb), len(wb))
+		}
+
+		failed := filepath.Join(root, "failed.parquet")
+		if tw, err = NewTableWriter(ctx, failed, runs(), TableOptions{RunColumns: true}); err != nil {
+			t.Fatal(err)
+		}
+		go func() { second <- feed(tw.Run(1), b) }()
+		synctest.Wait()
+		tw.Fail(errors.New("run c1: unreadable"))
+		if err := <-second; err == nil || !strings.Contains(err.Error(), "unreadable") {
+			t.Errorf("the run waiting for a failed one got %v", err)
+		}
+		if _, err := tw.Close(); err == nil {
+			t.Error("a failed table was closed without an error")
+		}
+		if left, _ := filepath.Glob(filepath.Join(root, "*failed.parquet*")); len(left) > 0 {
+			t.Errorf("a failed table left %v", left)
+		}
+	})
 }
