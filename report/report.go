@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -168,7 +169,11 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		}
 		read, err := iter.MapErr(byRead, func(run **archive.Run) (*curve.Point, error) {
 			p, err := r.loadPoint(ctx, *run, turns.of[*run], curve.LoadOptions{Tokenizer: o.Tokenizer, ISLFor: islFor, Ruleset: scoreRuleset, Checker: o.Checker})
-			if err != nil {
+			switch {
+			case errors.Is(err, runlog.ErrTableStopped):
+				// Another run failed: its error is the one MapErr returns.
+				return nil, nil
+			case err != nil:
 				turns.fail(err)
 			}
 			return p, err

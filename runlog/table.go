@@ -188,6 +188,11 @@ type TableWriter struct {
 	info   TableInfo
 }
 
+// ErrTableStopped is what a RunTable's Write and Close return once the table
+// was stopped by another run's failure (TableWriter.Fail): that failure, not
+// this, is the one to tell.
+var ErrTableStopped = errors.New("the turns table was stopped by another run's failure")
+
 // RunTable adds one run's rows to a TableWriter (TableWriter.Run).
 type RunTable struct {
 	tw   *TableWriter
@@ -279,7 +284,7 @@ func NewTableWriter(ctx context.Context, path string, runs []TableRun, o TableOp
 func (tw *TableWriter) Run(i int) *RunTable { return tw.runs[i] }
 
 // Fail stops the table: it will not be written (Close returns err), and a
-// RunTable waiting for its turn returns err. A run that cannot be closed (its
+// RunTable waiting for its turn returns ErrTableStopped. A run that cannot be closed (its
 // read failed) must say so by Fail, or the runs after it wait for it.
 func (tw *TableWriter) Fail(err error) {
 	tw.mu.Lock()
@@ -383,7 +388,7 @@ func (rt *RunTable) flush() error {
 		tw.turn.Wait()
 	}
 	if tw.err != nil {
-		return tw.err
+		return ErrTableStopped
 	}
 	if err := tw.ctx.Err(); err != nil {
 		return err
