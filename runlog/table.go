@@ -381,6 +381,19 @@ func (rt *RunTable) flush() error {
 	rt.rb.Release()
 	rt.rb = nil
 	defer rec.Release()
+	return rt.inTurn(func(tw *TableWriter) error {
+		if err := tw.fw.Write(rec); err != nil {
+			return err
+		}
+		rt.total += rt.rows
+		rt.rows, rt.logBytes = 0, 0
+		return nil
+	})
+}
+
+// inTurn calls fn with the table locked once every run before this one is
+// closed.
+func (rt *RunTable) inTurn(fn func(tw *TableWriter) error) error {
 	tw := rt.tw
 	tw.mu.Lock()
 	defer tw.mu.Unlock()
@@ -393,12 +406,7 @@ func (rt *RunTable) flush() error {
 	if err := tw.ctx.Err(); err != nil {
 		return err
 	}
-	if err := tw.fw.Write(rec); err != nil {
-		return err
-	}
-	rt.total += rt.rows
-	rt.rows, rt.logBytes = 0, 0
-	return nil
+	return fn(tw)
 }
 
 // Close writes the run's last row group, in its turn, and hands the turn to
@@ -422,20 +430,19 @@ func (rt *RunTable) close(warning string) error {
 	if err != nil {
 		return err
 	}
-	tw := rt.tw
-	tw.mu.Lock()
-	tw.next++
-	tw.info.Rows += rt.total
-	if warning != "" {
-		tw.info.Warnings = append(tw.info.Warnings, warning)
-	}
-	tw.mu.Unlock()
-	tw.turn.Broadcast()
-	return nil
+	return rt.inTurn(func(tw *TableWriter) error {
+		tw.next++
+		tw.info.Rows += rt.total
+		if warning != "" {
+			tw.info.Warnings = append(tw.info.Warnings, warning)
+		}
+		tw.turn.Broadcast()
+		return nil
+	})
 }
 
-// Rows is how many rows of the run the table holds so far.
-func (rt *RunTable) Rows() int { return rt.total + rt.rows }
+// added is how many rows of the run were added so far.
+func (rt *RunTable) added() int { return rt.total + rt.rows }
 
 // fromLog reads the run's log (checked by ScanRun) into the table and closes
 // the run. Extra columns take their values from TableRun.Extra.
@@ -451,7 +458,7 @@ func (rt *RunTable) fromLog(ctx context.Context) error {
 	lr, err := ScanRun(ctx, f, SizeOf(f), p.run.Manifest, rt.tw.mem, func(b arrow.RecordBatch) error {
 		n := int(b.NumRows())
 		if p.run.Rows > 0 {
-			n = min(n, p.run.Rows-rt.Rows())
+			n = min(n, p.run.Rows-rt.added())
 		}
 		if n <= 0 {
 			return nil
@@ -460,7 +467,7 @@ func (rt *RunTable) fromLog(ctx context.Context) error {
 			b = b.NewSlice(0, int64(n))
 			defer b.Release()
 		}
-		at := rt.Rows()
+		at := rt.added()
 		for j, x := range p.run.Extra {
 			extra[j] = x.Values[min(at, len(x.Values)):min(at+n, len(x.Values))]
 		}

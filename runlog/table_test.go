@@ -394,19 +394,25 @@ func TestWriteTableRowGroups(t *testing.T) {
 	}
 }
 
-// Runs written from goroutines in any order: a run's row groups wait for the
-// runs before it, so the table is WriteTable's byte for byte; a run that fails
-// releases the run waiting for it, and no table is left.
+// Runs written from goroutines in any order: a run's row groups, and its
+// close, wait for the runs before it (an empty run's too), so the table is
+// WriteTable's byte for byte; a run that fails releases the run waiting for
+// it, and no table is left.
 func TestTableWriterRunsInTurn(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
 		root := t.TempDir()
-		a, b := filepath.Join(root, "c1"), filepath.Join(root, "c2")
-		writeTestRun(t, a, sampleRecords(5), schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 1}})
-		writeTestRun(t, b, sampleRecords(3), schemas.RunManifest{Config: schemas.RunConfig{Concurrency: 2}})
+		dirs := []string{filepath.Join(root, "c1"), filepath.Join(root, "c2"), filepath.Join(root, "c3")}
+		for i, n := range []int{5, 3, 0} {
+			writeTestRun(t, dirs[i], sampleRecords(n), schemas.RunManifest{Config: schemas.RunConfig{Concurrency: i + 1}})
+		}
 		none := func(string, int32) (int32, bool) { return 0, false }
 		runs := func() []TableRun {
-			return []TableRun{{Dir: a, Run: "c1", System: "s", Expected: none}, {Dir: b, Run: "c2", System: "s", Expected: none}}
+			var rs []TableRun
+			for _, d := range dirs {
+				rs = append(rs, TableRun{Dir: d, Run: filepath.Base(d), System: "s", Expected: none})
+			}
+			return rs
 		}
 		want := filepath.Join(root, "want.parquet")
 		if _, err := WriteTable(ctx, want, runs(), TableOptions{RunColumns: true}); err != nil {
@@ -429,19 +435,23 @@ func TestTableWriterRunsInTurn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		second := make(chan error, 1)
-		go func() { second <- feed(tw.Run(1), b) }()
+		later := make(chan error, 2)
+		for i := 2; i >= 1; i-- {
+			go func() { later <- feed(tw.Run(i), dirs[i]) }()
+		}
 		synctest.Wait()
 		select {
-		case err := <-second:
-			t.Fatalf("the second run was closed before the first: %v", err)
+		case err := <-later:
+			t.Fatalf("a run was closed before the first: %v", err)
 		default:
 		}
-		if err := feed(tw.Run(0), a); err != nil {
+		if err := feed(tw.Run(0), dirs[0]); err != nil {
 			t.Fatal(err)
 		}
-		if err := <-second; err != nil {
-			t.Fatal(err)
+		for range 2 {
+			if err := <-later; err != nil {
+				t.Fatal(err)
+			}
 		}
 		info, err := tw.Close()
 		if err != nil || info.Rows != 8 {
@@ -457,10 +467,10 @@ func TestTableWriterRunsInTurn(t *testing.T) {
 		if tw, err = NewTableWriter(ctx, failed, runs(), TableOptions{RunColumns: true}); err != nil {
 			t.Fatal(err)
 		}
-		go func() { second <- feed(tw.Run(1), b) }()
+		go func() { later <- feed(tw.Run(1), dirs[1]) }()
 		synctest.Wait()
 		tw.Fail(errors.New("run c1: unreadable"))
-		if err := <-second; !errors.Is(err, ErrTableStopped) {
+		if err := <-later; !errors.Is(err, ErrTableStopped) {
 			t.Errorf("the run waiting for a failed one got %v", err)
 		}
 		if _, err := tw.Close(); err == nil || !strings.Contains(err.Error(), "unreadable") {
