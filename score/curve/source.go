@@ -174,8 +174,8 @@ type LoadOptions struct {
 	// OnBatch, when set, is given each batch of an agentrace run's turn log as
 	// the run is read (once), in log order, once the fold took its rows, with the
 	// fold's values of those rows (rows[i] of the batch's row i: the report's
-	// turns.parquet columns). The batch is released after the call unless the
-	// callee retains it.
+	// turns.parquet columns), valid during the call. The batch is released after
+	// the call unless the callee retains it.
 	OnBatch func(b arrow.RecordBatch, rows metrics.RowValues) error
 }
 
@@ -222,9 +222,10 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		return nil
 	}
 	// A batch comes before the fold's records of its rows: it is held until the
-	// next batch (or the log's end), then handed on with its rows' values.
+	// next batch (or the log's end), then handed on with its rows' values, which
+	// the fold then forgets.
 	var held arrow.RecordBatch
-	var heldAt int
+	var stopped bool // the fold stopped on an error, which a.Close returns
 	defer func() {
 		if held != nil {
 			held.Release()
@@ -234,14 +235,15 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		if held == nil {
 			return nil
 		}
-		b, at, n := held, heldAt, int(held.NumRows())
-		held, heldAt = nil, heldAt+n
+		b, n := held, int(held.NumRows())
+		held = nil
 		defer b.Release()
 		rv := a.Rows()
-		if len(rv.OSL) < at+n {
-			return nil // the fold stopped on an error, which a.Close returns
+		if stopped = stopped || len(rv.OSL) != n; stopped {
+			return nil
 		}
-		return o.OnBatch(b, metrics.RowValues{OSL: rv.OSL[at : at+n], ISL: rv.ISL[at : at+n], TPOTMs: rv.TPOTMs[at : at+n]})
+		defer a.DropRows()
+		return o.OnBatch(b, rv)
 	}
 	if o.OnBatch != nil {
 		so.Batches = func(b arrow.RecordBatch) error {
