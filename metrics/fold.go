@@ -152,6 +152,8 @@ type Accumulator struct {
 	ref         refFold
 	cur         curTurn
 	windowStart int64
+	// rows are the per-row values of the records folded since DropRows.
+	rows RowValues
 
 	ttft, tpot, itl, lat, lag   Series
 	islS, oslS, oslAll, rate    Series
@@ -273,10 +275,10 @@ type curTurn struct {
 
 func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 	// one row of per-row values per record, filled as the metrics count them
-	row := len(a.p.Rows.OSL)
-	a.p.Rows.OSL = append(a.p.Rows.OSL, math.NaN())
-	a.p.Rows.ISL = append(a.p.Rows.ISL, math.NaN())
-	a.p.Rows.TPOTMs = append(a.p.Rows.TPOTMs, math.NaN())
+	row := len(a.rows.OSL)
+	a.rows.OSL = append(a.rows.OSL, math.NaN())
+	a.rows.ISL = append(a.rows.ISL, math.NaN())
+	a.rows.TPOTMs = append(a.rows.TPOTMs, math.NaN())
 	if k := runlog.ErrorKind(rec.Status, rec.HTTPStatus, rec.Error); k != "" {
 		a.p.ErrorKinds[k]++
 	}
@@ -320,7 +322,7 @@ func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 		if haveOSL {
 			a.oslAll.Add(osl)
 			t.tokens += osl
-			a.p.Rows.OSL[row] = osl
+			a.rows.OSL[row] = osl
 		}
 	}
 	// The input tokens of every issued turn, in the window or not (turns.parquet's
@@ -333,7 +335,7 @@ func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 	islValue := math.NaN()
 	if haveISL {
 		islValue = isl
-		a.p.Rows.ISL[row] = isl
+		a.rows.ISL[row] = isl
 	}
 	a.p.Flight = append(a.p.Flight, [2]int64{rec.IssuedNs, max(rec.CompletedNs, rec.IssuedNs)})
 	if !tracked {
@@ -397,7 +399,7 @@ func (a *Accumulator) addPoint(rec *schemas.TurnRecord) error {
 					a.tpot.Add(v)
 					dm.tpot.Add(v)
 					s.TPOTMs = v
-					a.p.Rows.TPOTMs[row] = v
+					a.rows.TPOTMs[row] = v
 				}
 			}
 		}
@@ -442,6 +444,18 @@ func (a *Accumulator) inputTokens(rec *schemas.TurnRecord) (float64, bool, error
 		return float64(rec.UsagePromptTokens), true, nil
 	}
 	return 0, false, nil
+}
+
+// Rows are the per-row values of the records folded since the last DropRows
+// (since the start: every record's), one row per record, for the report's
+// turns.parquet: OSL, ISL and TPOT as the metrics counted them. They are valid
+// until the next Add or DropRows.
+func (a *Accumulator) Rows() RowValues { return a.rows }
+
+// DropRows forgets the per-row values taken so far (Rows), so that a fold of a
+// long log keeps those of one batch at a time.
+func (a *Accumulator) DropRows() {
+	a.rows = RowValues{OSL: a.rows.OSL[:0], ISL: a.rows.ISL[:0], TPOTMs: a.rows.TPOTMs[:0]}
 }
 
 // SetWindowStart sets when performance tracking started on the records' clock

@@ -53,7 +53,12 @@ func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs
 
 func TestFoldHandComputed(t *testing.T) {
 	m, recs := metricstest.HandRun()
-	p, err := FoldRun(m, recs, nil, nil)
+	a := NewAccumulator(m, nil, nil)
+	for i := range recs {
+		a.Add(&recs[i])
+	}
+	rows := a.Rows()
+	p, err := a.Close()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +107,7 @@ func TestFoldHandComputed(t *testing.T) {
 	// turns.parquet's isl and osl: there for every turn that has them, in the
 	// window or not (the turn outside it included); in_window tells them apart.
 	for i, want := range [][2]float64{{1000, 101}, {2000, 51}, {math.NaN(), math.NaN()}, {math.NaN(), math.NaN()}, {900, 77}} {
-		if got := [2]float64{p.Rows.ISL[i], p.Rows.OSL[i]}; !(got[0] == want[0] || math.IsNaN(got[0]) && math.IsNaN(want[0])) ||
+		if got := [2]float64{rows.ISL[i], rows.OSL[i]}; !(got[0] == want[0] || math.IsNaN(got[0]) && math.IsNaN(want[0])) ||
 			!(got[1] == want[1] || math.IsNaN(got[1]) && math.IsNaN(want[1])) {
 			t.Errorf("row %d (in window %v): isl, osl = %v, want %v", i, recs[i].InWindow, got, want)
 		}

@@ -91,9 +91,6 @@ type Point struct {
 	// MissingOSL counts completed window turns without any token count.
 	MissingOSL int `json:"missing_osl"`
 
-	// Rows are per-row values of the run's turn log, in log order, for the
-	// report's turns.parquet: OSL, ISL and TPOT as the metrics counted them.
-	Rows RowValues `json:"-"`
 	// Flight holds the (issued, completed) run-clock times of every sent turn, for
 	// the in-flight timeline (completed 0 when the turn never completed).
 	Flight [][2]int64 `json:"-"`

@@ -38,11 +38,11 @@ func TestTTFTvsISLLogAxesByConcurrency(t *testing.T) {
 
 // The system is named from its runs (model, what served it), not "runs".
 func TestSystemName(t *testing.T) {
-	pt := func(model, endpoint, desc string) []*curve.Point {
-		return []*curve.Point{{Manifest: schemas.RunManifest{Config: schemas.RunConfig{Model: model, Endpoint: endpoint}, EndpointDescription: desc}}}
+	pt := func(model, endpoint, desc string) *schemas.RunManifest {
+		return &schemas.RunManifest{Config: schemas.RunConfig{Model: model, Endpoint: endpoint}, EndpointDescription: desc}
 	}
 	for _, tc := range []struct {
-		pts  []*curve.Point
+		pts  *schemas.RunManifest
 		args []string
 		want string
 	}{

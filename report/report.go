@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentrace/agentrace/metrics"
+	"github.com/agentrace/agentrace/runlog"
 	"github.com/agentrace/agentrace/score/checker"
 	"github.com/agentrace/agentrace/score/curve"
 	"github.com/agentrace/agentrace/submission"
@@ -22,6 +25,7 @@ import (
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/tokens"
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/sourcegraph/conc/iter"
 )
 
@@ -91,6 +95,8 @@ type Report struct {
 	Figures []Figure
 	Notes   []Note
 	Options Options
+	// tableNotes are what writing turns.parquet said.
+	tableNotes []string
 }
 
 // Build reads the runs, computes the points, checks and plots, and writes the
@@ -129,74 +135,70 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 		islFor = metrics.NewISLSource(ctx, tk)
 	}
 	r := &Report{Options: o, Notes: Notes()}
+	// Every curve's runs are found first: turns.parquet is written from the
+	// same read that evaluates each run, and is planned from all of them.
+	var curves []readCurve
 	for _, g := range groups {
 		set, err := curve.FindRuns(g.args, archive.Limits{MaxExpansion: o.MaxExpansion}, o.Descend)
 		if err != nil {
 			return nil, fmt.Errorf("report: %w", err)
 		}
 		defer set.Close()
-		scoreRuleset := o.Ruleset
-		if scoreRuleset == "" {
-			scoreRuleset = rulesets.Auto
-		}
 		for _, rg := range curve.SplitCurves(g.name, set.Runs) {
-			// Points fold in parallel (token counting dominates), started in the
-			// order the runs lie in their archive (one pass over a .tgz); results
-			// keep the runs' order.
-			order := archive.ReadOrder(rg.Runs)
-			byRead := make([]*archive.Run, len(order))
-			for k, i := range order {
-				byRead[k] = rg.Runs[i]
-			}
-			read, err := iter.MapErr(byRead, func(run **archive.Run) (*curve.Point, error) {
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				p, err := curve.LoadRunWith(ctx, *run, curve.LoadOptions{Tokenizer: o.Tokenizer, ISLFor: islFor, Ruleset: scoreRuleset, Checker: o.Checker})
-				if err != nil {
-					return nil, err
-				}
-				tps := "not evaluated (no output token counted)"
-				if p.SystemTPS.Valid() {
-					tps = english.Thousands(float64(p.SystemTPS), 1)
-					if sp := p.Speedup(); sp > 0 {
-						tps = english.Thousands(float64(p.ModelledRate(p.SystemTPS)), 1) + " modelled (" + tps + " on the run's clock, the simulated server " +
-							english.Thousands(sp, -1) + "x faster)"
-					}
-				}
-				o.Events.Say(notice.Progress, "", "%s: c=%d, %d turns issued in the window, system_tps %s",
-					(*run).Label, p.Concurrency, p.Issued, tps)
-				for _, note := range []string{p.LogNote, p.ScoresNote} {
-					if note != "" {
-						o.Events.Say(notice.Warning, "", "%s: %s", (*run).Label, note)
-					}
-				}
-				return p, nil
-			})
+			c, err := planCurve(rg, g.args)
 			if err != nil {
 				return nil, err
 			}
-			pts := make([]*curve.Point, len(read))
-			for k, i := range order {
-				pts[i] = read[k]
-			}
-			for _, p := range pts {
-				p.ApplySLO(o.SLOTTFTMs, o.SLOTPSPerUser)
-			}
-			rs, def, err := curve.CurveRuleset(o.Ruleset, pts)
-			if err != nil {
-				return nil, fmt.Errorf("report: %w", err)
-			}
-			name := rg.Name
-			if name == "" {
-				name = systemName(pts, g.args)
-			}
-			s := curve.NewSystemWith(name, pts, o.CMax, rs)
-			if def {
-				s.Ruleset += ", the default"
-			}
-			r.Systems = append(r.Systems, s)
+			curves = append(curves, c)
 		}
+	}
+	scoreRuleset := o.Ruleset
+	if scoreRuleset == "" {
+		scoreRuleset = rulesets.Auto
+	}
+	turns := startTurnsTable(ctx, claim.Dir(), curves)
+	defer turns.abort()
+	for _, c := range curves {
+		// Points fold in parallel (token counting dominates), started in the
+		// order of the curve's points, each source read in one pass (see
+		// planCurve); results keep the runs' order.
+		byRead := make([]*archive.Run, len(c.order))
+		for k, i := range c.order {
+			byRead[k] = c.runs[i]
+		}
+		read, err := iter.MapErr(byRead, func(run **archive.Run) (*curve.Point, error) {
+			p, err := r.loadPoint(ctx, *run, turns.of[*run], curve.LoadOptions{Tokenizer: o.Tokenizer, ISLFor: islFor, Ruleset: scoreRuleset, Checker: o.Checker})
+			switch {
+			case errors.Is(err, runlog.ErrTableStopped):
+				// Another run failed: its error is the one MapErr returns.
+				return nil, nil
+			case err != nil:
+				turns.fail(err)
+			}
+			return p, err
+		})
+		if err != nil {
+			return nil, err
+		}
+		pts := make([]*curve.Point, len(read))
+		for k, i := range c.order {
+			pts[i] = read[k]
+		}
+		for _, p := range pts {
+			p.ApplySLO(o.SLOTTFTMs, o.SLOTPSPerUser)
+		}
+		rs, def, err := curve.CurveRuleset(o.Ruleset, pts)
+		if err != nil {
+			return nil, fmt.Errorf("report: %w", err)
+		}
+		s := curve.NewSystemWith(c.name, pts, o.CMax, rs)
+		if def {
+			s.Ruleset += ", the default"
+		}
+		r.Systems = append(r.Systems, s)
+	}
+	if r.tableNotes, err = turns.close(); err != nil {
+		return nil, fmt.Errorf("report: write %s: %w", TurnsTable, err)
 	}
 	if r.Figures, err = figures(ctx, r.Systems); err != nil {
 		return nil, err
@@ -218,6 +220,92 @@ func Build(ctx context.Context, o Options) (*Report, error) {
 type group struct {
 	name string
 	args []string
+}
+
+// readCurve is one curve's runs as the report reads them.
+type readCurve struct {
+	// name is the system's name: the curve's, else systemName's.
+	name  string
+	runs  []*archive.Run
+	facts []archive.Facts // of runs
+	// order is the order runs are read in (indexes into runs): the order of
+	// the curve's points (by concurrency, as the system sorts them), each source
+	// in one pass (archive.ReadOrder). turns.parquet holds their rows so.
+	order []int
+}
+
+// planCurve reads the facts of a curve's runs and the order to read them in.
+func planCurve(rg curve.RunGroup, args []string) (readCurve, error) {
+	c := readCurve{name: rg.Name, runs: rg.Runs, facts: make([]archive.Facts, len(rg.Runs))}
+	byPoint := make([]int, len(rg.Runs))
+	for i, run := range rg.Runs {
+		f, err := run.Facts()
+		if err != nil {
+			return c, fmt.Errorf("run %q: %w", run.Label, err)
+		}
+		c.facts[i], byPoint[i] = f, i
+	}
+	slices.SortStableFunc(byPoint, func(a, b int) int { return c.facts[a].Concurrency - c.facts[b].Concurrency })
+	sorted := make([]*archive.Run, len(byPoint))
+	for k, i := range byPoint {
+		sorted[k] = rg.Runs[i]
+	}
+	for _, k := range archive.ReadOrder(sorted) {
+		c.order = append(c.order, byPoint[k])
+	}
+	if c.name == "" {
+		var first *schemas.RunManifest
+		if len(rg.Runs) > 0 {
+			m := curve.ReferenceManifest(c.facts[0])
+			if c.facts[0].Manifest != nil {
+				m = *c.facts[0].Manifest
+			}
+			first = &m
+		}
+		c.name = systemName(first, args)
+	}
+	return c, nil
+}
+
+// loadPoint evaluates one run; rt, when not nil, takes its turn log's rows for
+// turns.parquet in the same read.
+func (r *Report) loadPoint(ctx context.Context, run *archive.Run, rt *runlog.RunTable, lo curve.LoadOptions) (*curve.Point, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if rt != nil {
+		lo.OnBatch = func(b arrow.RecordBatch, rows metrics.RowValues) error {
+			if err := rt.Write(b, rows.OSL, rows.ISL, rows.TPOTMs); err != nil {
+				return fmt.Errorf("write %s: %w", TurnsTable, err)
+			}
+			return nil
+		}
+	}
+	p, err := curve.LoadRunWith(ctx, run, lo)
+	if err != nil {
+		return nil, err
+	}
+	if rt != nil {
+		if err := rt.Close(p.Evaluated().Scan.Note); err != nil {
+			return nil, fmt.Errorf("report: write %s: %w", TurnsTable, err)
+		}
+	}
+	tps := "not evaluated (no output token counted)"
+	if p.SystemTPS.Valid() {
+		tps = english.Thousands(float64(p.SystemTPS), 1)
+		if sp := p.Speedup(); sp > 0 {
+			tps = english.Thousands(float64(p.ModelledRate(p.SystemTPS)), 1) + " modelled (" + tps + " on the run's clock, the simulated server " +
+				english.Thousands(sp, -1) + "x faster)"
+		}
+	}
+	r.Options.Events.Say(notice.Progress, "", "%s: c=%d, %d turns issued in the window, system_tps %s",
+		run.Label, p.Concurrency, p.Issued, tps)
+	for _, note := range []string{p.LogNote, p.ScoresNote} {
+		if note != "" {
+			r.Options.Events.Say(notice.Warning, "", "%s: %s", run.Label, note)
+		}
+	}
+	return p, nil
 }
 
 func systemsOf(o Options) ([]group, error) {
@@ -457,21 +545,21 @@ func Notes() []Note {
 
 // systemName names a system its runs do not name otherwise: the model they served
 // and what served it (the embedded sim's profile, or the endpoint's host), else
-// the folder given.
-func systemName(pts []*curve.Point, args []string) string {
+// the folder given. first is the manifest of the system's first run (nil: none).
+func systemName(first *schemas.RunManifest, args []string) string {
 	folder := filepath.Base(filepath.Clean(args[0]))
 	if len(args) > 1 {
 		folder = "runs"
 	}
-	if len(pts) == 0 {
+	if first == nil {
 		return folder
 	}
-	c := pts[0].Manifest.Config
+	c := first.Config
 	model := c.Model
 	if model == "" {
 		return folder
 	}
-	on := pts[0].Manifest.EndpointDescription
+	on := first.EndpointDescription
 	if i := strings.Index(on, ", speedup"); i > 0 {
 		on = on[:i] // the sim's settings beyond its profile are in the settings table
 	}

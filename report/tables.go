@@ -132,32 +132,74 @@ func pointRowOf(s *curve.System, p *curve.Point) pointRow {
 	return r
 }
 
-// writeTables writes points.parquet and turns.parquet into the report folder out.
-// Points read from reference runs have no turn log of agentrace's: they are in
-// points.parquet only (notes says so).
+// writeTables writes points.parquet (turns.parquet was written as the runs
+// were read: turnsTable) into the report folder out. Points read from reference
+// runs have no turn log of agentrace's: they are in points.parquet only (notes
+// says so).
 func (r *Report) writeTables(ctx context.Context, out string) (notes []string, err error) {
 	var rows []pointRow
-	var runs []runlog.TableRun
-	var sources []*archive.Run // of runs
-	expected := map[string]runlog.ExpectedTurns{}
 	for _, s := range r.Systems {
 		for _, p := range s.Points {
 			rows = append(rows, pointRowOf(s, p))
-			if p.Run() == nil || !runread.HasTurnLog(p.Run()) || !p.Run().Has(schemas.TurnLogFile) {
+			if p.Run() == nil || !inTurnsTable(p.Run()) {
 				notes = append(notes, fmt.Sprintf("%s: no agentrace turn log, not in %s", p.RunDir, TurnsTable))
+			}
+		}
+	}
+	notes = append(notes, r.tableNotes...)
+	if err := outguard.AtomicWriteBytes(filepath.Join(out, MacrosFile), []byte(Macros)); err != nil {
+		return notes, err
+	}
+	if err := outguard.WriteParquet(filepath.Join(out, PointsTable), outguard.Kind{Name: "points-table"}, rows, &zstd.Codec{}); err != nil {
+		return notes, fmt.Errorf("write %s: %w", PointsTable, err)
+	}
+	return notes, r.writeServerTables(out)
+}
+
+// inTurnsTable tells whether a run's turn log goes into turns.parquet.
+func inTurnsTable(run *archive.Run) bool {
+	return runread.HasTurnLog(run) && run.Has(schemas.TurnLogFile)
+}
+
+// turnsTable is turns.parquet being written while the report reads its runs:
+// each agentrace run's rows go to it from the read that evaluates the run
+// (curve.LoadOptions.OnBatch), so that no log is read again for it. Its runs
+// are in the order the report reads them (readCurve.order), curves in order;
+// runs read in parallel wait for the runs before them to be written
+// (runlog.TableWriter).
+type turnsTable struct {
+	tw    *runlog.TableWriter // nil when no run has a turn log, or err
+	of    map[*archive.Run]*runlog.RunTable
+	notes []string
+	// err is why the table could not be started: said once the runs were
+	// read, whose own errors come first.
+	err error
+}
+
+// startTurnsTable plans turns.parquet in out from the curves' runs: their
+// manifests and the schema at the start of each turn log.
+func startTurnsTable(ctx context.Context, out string, curves []readCurve) *turnsTable {
+	t := &turnsTable{of: map[*archive.Run]*runlog.RunTable{}}
+	var runs []runlog.TableRun
+	var which []*archive.Run
+	expected := map[string]runlog.ExpectedTurns{}
+	for _, c := range curves {
+		for _, i := range c.order {
+			run, f := c.runs[i], c.facts[i]
+			if !inTurnsTable(run) || f.Manifest == nil {
 				continue
 			}
-			src := p.Run()
-			tr := runlog.TableRun{Dir: p.RunDir, Manifest: &p.Manifest, Run: p.RunDir, System: s.Name, Rows: len(p.Rows.OSL),
-				Open:  func() (io.ReadCloser, error) { return src.Open(schemas.TurnLogFile) },
-				Extra: []runlog.ExtraColumn{{Name: "osl", Values: p.Rows.OSL, Count: true}, {Name: "isl", Values: p.Rows.ISL, Count: true}, {Name: "tpot_ms", Values: p.Rows.TPOTMs}}}
-			if p.DatasetDir() != "" {
-				exp, ok := expected[p.DatasetDir()]
+			tr := runlog.TableRun{Dir: run.Label, Manifest: f.Manifest, Run: run.Label, System: c.name,
+				Open:  func() (io.ReadCloser, error) { return run.Open(schemas.TurnLogFile) },
+				Extra: []runlog.ExtraColumn{{Name: "osl", Count: true}, {Name: "isl", Count: true}, {Name: "tpot_ms"}}}
+			if ds := runread.DatasetOf(run, f); ds != "" {
+				exp, ok := expected[ds]
 				if !ok {
-					if exp, err = runlog.ReadExpectedTurns(ctx, p.DatasetDir()); err != nil {
-						notes = append(notes, fmt.Sprintf("%s: expected_turn left null: %v", p.RunDir, err))
+					var err error
+					if exp, err = runlog.ReadExpectedTurns(ctx, ds); err != nil {
+						t.notes = append(t.notes, fmt.Sprintf("%s: expected_turn left null: %v", run.Label, err))
 					}
-					expected[p.DatasetDir()] = exp
+					expected[ds] = exp
 				}
 				tr.Expected = exp
 			}
@@ -165,31 +207,40 @@ func (r *Report) writeTables(ctx context.Context, out string) (notes []string, e
 				tr.Expected = func(string, int32) (int32, bool) { return 0, false }
 			}
 			runs = append(runs, tr)
-			sources = append(sources, src)
+			which = append(which, run)
 		}
 	}
-	if err := outguard.AtomicWriteBytes(filepath.Join(out, MacrosFile), []byte(Macros)); err != nil {
-		return notes, err
-	}
-	if err := outguard.WriteParquet(filepath.Join(out, PointsTable), outguard.Kind{Name: "points-table"}, rows, &zstd.Codec{}); err != nil {
-		return notes, fmt.Errorf("write %s: %w", PointsTable, err)
-	}
-	if err := r.writeServerTables(out); err != nil {
-		return notes, err
-	}
 	if len(runs) == 0 {
-		return notes, nil
+		return t
 	}
-	// Runs from an archive go in the order they lie in it: one pass over a .tgz.
-	order := archive.ReadOrder(sources)
-	inOrder := make([]runlog.TableRun, len(runs))
-	for k, i := range order {
-		inOrder[k] = runs[i]
+	if t.tw, t.err = runlog.NewTableWriter(ctx, filepath.Join(out, TurnsTable), runs, runlog.TableOptions{RunColumns: true}); t.err != nil {
+		return t
 	}
-	info, err := runlog.WriteTable(ctx, filepath.Join(out, TurnsTable), inOrder, runlog.TableOptions{RunColumns: true})
-	notes = append(notes, info.Warnings...)
-	if err != nil {
-		return notes, fmt.Errorf("write %s: %w", TurnsTable, err)
+	for k, run := range which {
+		t.of[run] = t.tw.Run(k)
 	}
-	return notes, nil
+	return t
+}
+
+// fail says that a run could not be read: the table is not written.
+func (t *turnsTable) fail(err error) {
+	if t.tw != nil {
+		t.tw.Fail(err)
+	}
+}
+
+// close puts turns.parquet in place; it returns what writing it said.
+func (t *turnsTable) close() ([]string, error) {
+	if t.err != nil || t.tw == nil {
+		return t.notes, t.err
+	}
+	info, err := t.tw.Close()
+	return append(t.notes, info.Warnings...), err
+}
+
+// abort drops turns.parquet unless close wrote it.
+func (t *turnsTable) abort() {
+	if t.tw != nil {
+		t.tw.Abort()
+	}
 }

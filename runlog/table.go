@@ -9,6 +9,7 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/agentrace/agentrace/internal/infile"
 	"github.com/agentrace/agentrace/internal/outguard"
@@ -103,20 +104,23 @@ type TableRun struct {
 	// Run and System fill the run and system columns of a multi-run table.
 	Run, System string
 	// Open, when set, opens the turn log (a run inside an archive); Dir then only
-	// names the run in messages. WriteTable opens it twice.
+	// names the run in messages. NewTableWriter opens it for its schema, and
+	// WriteTable again for its rows.
 	Open func() (io.ReadCloser, error)
-	// Extra are columns computed elsewhere (the report's per-turn token counts),
-	// one value per log row in log order; NaN is null. They follow the log's.
+	// Extra are columns computed elsewhere (the report's per-turn token counts);
+	// NaN is null. They follow the log's.
 	Extra []ExtraColumn
-	// Rows, when > 0, is how many rows an earlier read of the log took (the
-	// report's points): the table takes those, no more, from a log that grew
-	// meanwhile (a run still being written; its batches only ever append).
+	// Rows, when > 0, is how many rows an earlier read of the log took:
+	// WriteTable takes those, no more, from a log that grew meanwhile (a run
+	// still being written; its batches only ever append).
 	Rows int
 }
 
 // ExtraColumn is a float64 column added to a run's rows.
 type ExtraColumn struct {
-	Name   string
+	Name string
+	// Values, for WriteTable, are one value per log row in log order; a
+	// RunTable's Write is given them batch by batch instead.
 	Values []float64
 	// Count makes the column int32 (token counts), as the same count is in every
 	// other table; otherwise it is float64.
@@ -144,35 +148,93 @@ type TableInfo struct {
 // and a turn log cut short (a killed run, or one still being written)
 // contributes its complete batches and a warning.
 func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOptions) (TableInfo, error) {
-	var info TableInfo
+	tw, err := NewTableWriter(ctx, path, runs, o)
+	if err != nil {
+		return TableInfo{}, err
+	}
+	defer tw.Abort()
+	for i := range runs {
+		if err := tw.Run(i).fromLog(ctx); err != nil {
+			return tw.info, fmt.Errorf("write turns table %q from run %q: %w", path, runs[i].Dir, err)
+		}
+	}
+	return tw.Close()
+}
+
+// TableWriter writes an analysis table whose rows come from elsewhere, run by
+// run: the pass that evaluates each run hands its log's batches to the run's
+// RunTable as it reads them, so that no log is read again for the table.
+// NewTableWriter plans the table from each run's manifest and the schema at the
+// start of its turn log (the first message of its Arrow IPC stream, a few KB);
+// the runs' RunTables may then be written from several goroutines at once: each
+// builds its own row groups, and they reach the file in the runs' order (a run's
+// row group waits until every run before it is closed). Memory is bounded by
+// one row group per run being written.
+type TableWriter struct {
+	ctx    context.Context
+	path   string
+	file   *outguard.AtomicFile
+	fw     *pqarrow.FileWriter
+	schema *arrow.Schema
+	index  map[string]int
+	mem    memory.Allocator
+	runs   []*RunTable
+
+	mu     sync.Mutex
+	turn   *sync.Cond // broadcast when next or err changes
+	next   int        // the run whose row groups go to the file now
+	err    error      // the first failure: the table is not written
+	closed bool
+	info   TableInfo
+}
+
+// ErrTableStopped is what a RunTable's Write and Close return once the table
+// was stopped by another run's failure (TableWriter.Fail): that failure, not
+// this, is the one to tell.
+var ErrTableStopped = errors.New("the turns table was stopped by another run's failure")
+
+// RunTable adds one run's rows to a TableWriter (TableWriter.Run).
+type RunTable struct {
+	tw   *TableWriter
+	i    int
+	plan *tablePlan
+	mine []*tableCol // the run's column of each table column, nil where it lacks it
+	rb   *array.RecordBuilder
+	// rows are those of the row group being built, total those written before
+	// it, logBytes the log bytes the row group was built from.
+	rows, total int
+	logBytes    int64
+}
+
+// NewTableWriter starts the analysis table of runs at path (written beside it
+// and renamed into place by Close). Its columns are the union of the runs', in
+// first-seen order (logs of different versions have different columns).
+func NewTableWriter(ctx context.Context, path string, runs []TableRun, o TableOptions) (*TableWriter, error) {
 	if len(runs) == 0 {
-		return info, errors.New("write turns table: no runs")
+		return nil, errors.New("write turns table: no runs")
 	}
-	mem := o.Mem
-	if mem == nil {
-		mem = memory.DefaultAllocator
+	tw := &TableWriter{ctx: ctx, path: path, mem: o.Mem, index: map[string]int{}}
+	if tw.mem == nil {
+		tw.mem = memory.DefaultAllocator
 	}
-	// One plan per run (logs of different versions have different columns); the
-	// table's columns are their union, in first-seen order.
-	plans := make([]*tablePlan, len(runs))
+	tw.turn = sync.NewCond(&tw.mu)
 	var cols []*tableCol
-	index := map[string]int{}
 	for i := range runs {
 		p, err := planRun(ctx, &runs[i], o.RunColumns)
 		if err != nil {
-			return info, err
+			return nil, err
 		}
-		plans[i] = p
-		info.Warnings = append(info.Warnings, p.warnings...)
+		tw.runs = append(tw.runs, &RunTable{tw: tw, i: i, plan: p})
+		tw.info.Warnings = append(tw.info.Warnings, p.warnings...)
 		for _, c := range p.cols {
-			if j, ok := index[c.name]; ok {
+			if j, ok := tw.index[c.name]; ok {
 				if !arrow.TypeEqual(cols[j].arrowType, c.arrowType) {
-					return info, fmt.Errorf("write turns table: column %q is %s in run %q but %s in an earlier run",
+					return nil, fmt.Errorf("write turns table: column %q is %s in run %q but %s in an earlier run",
 						c.name, c.arrowType, runs[i].Dir, cols[j].arrowType)
 				}
 				continue
 			}
-			index[c.name] = len(cols)
+			tw.index[c.name] = len(cols)
 			cols = append(cols, c)
 		}
 	}
@@ -181,7 +243,7 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 		parquet.WithCompression(compress.Codecs.Snappy),
 		parquet.WithCreatedBy("agentrace version " + schemas.ToolVersion),
 		parquet.WithMaxRowGroupLength(tableRowGroupRows),
-		parquet.WithAllocator(mem),
+		parquet.WithAllocator(tw.mem),
 		parquet.WithDictionaryDefault(false),
 	}
 	for i, c := range cols {
@@ -189,38 +251,246 @@ func WriteTable(ctx context.Context, path string, runs []TableRun, o TableOption
 		if c.arrowType.ID() == arrow.DICTIONARY {
 			props = append(props, parquet.WithDictionaryFor(c.name, true))
 		}
-		info.Columns = append(info.Columns, c.name)
+		tw.info.Columns = append(tw.info.Columns, c.name)
 	}
-	schema := arrow.NewSchema(fields, nil)
-	err := outguard.AtomicWrite(path, func(w io.Writer) error {
-		// pqarrow stores the Arrow schema in the footer (ARROW:schema) itself
-		fw, err := pqarrow.NewFileWriter(schema, w, parquet.NewWriterProperties(props...),
-			pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(mem)))
-		if err != nil {
-			return fmt.Errorf("write turns table %q: %w", path, err)
+	tw.schema = arrow.NewSchema(fields, nil)
+	for _, rt := range tw.runs {
+		rt.mine = make([]*tableCol, len(cols))
+		for _, c := range rt.plan.cols {
+			rt.mine[tw.index[c.name]] = c
 		}
-		if err := fw.AppendKeyValueMetadata(outguard.ParquetKey, TableKind); err != nil {
+	}
+	file, err := outguard.CreateAtomic(path)
+	if err != nil {
+		return nil, err
+	}
+	// pqarrow stores the Arrow schema in the footer (ARROW:schema) itself
+	fw, err := pqarrow.NewFileWriter(tw.schema, file, parquet.NewWriterProperties(props...),
+		pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema(), pqarrow.WithAllocator(tw.mem)))
+	if err == nil {
+		if err = fw.AppendKeyValueMetadata(outguard.ParquetKey, TableKind); err != nil {
 			fw.Close()
-			return fmt.Errorf("write turns table %q: %w", path, err)
 		}
-		for i, p := range plans {
-			n, warn, err := p.write(ctx, fw, schema, index, mem)
-			info.Rows += n
-			if warn != "" {
-				info.Warnings = append(info.Warnings, warn)
-			}
-			if err != nil {
-				fw.Close()
-				return fmt.Errorf("write turns table %q from run %q: %w", path, runs[i].Dir, err)
-			}
-		}
-		if err := fw.Close(); err != nil {
-			return fmt.Errorf("write turns table %q: %w", path, err)
-		}
+	}
+	if err != nil {
+		file.Abort()
+		return nil, fmt.Errorf("write turns table %q: %w", path, err)
+	}
+	tw.file, tw.fw = file, fw
+	return tw, nil
+}
+
+// Run is the RunTable of runs[i] as NewTableWriter was given them.
+func (tw *TableWriter) Run(i int) *RunTable { return tw.runs[i] }
+
+// Fail stops the table: it will not be written (Close returns err), and a
+// RunTable waiting for its turn returns ErrTableStopped. A run that cannot be closed (its
+// read failed) must say so by Fail, or the runs after it wait for it.
+func (tw *TableWriter) Fail(err error) {
+	tw.mu.Lock()
+	if tw.err == nil {
+		tw.err = err
+	}
+	tw.mu.Unlock()
+	tw.turn.Broadcast()
+}
+
+// Close writes the table's footer and puts the file in place, once every run
+// is closed; otherwise (or after Fail) nothing is written.
+func (tw *TableWriter) Close() (TableInfo, error) {
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	if tw.closed {
+		return tw.info, errors.New("write turns table: closed twice")
+	}
+	tw.closed = true
+	if tw.err == nil && tw.next < len(tw.runs) {
+		tw.err = fmt.Errorf("run %q was not written", tw.runs[tw.next].plan.run.Dir)
+	}
+	if tw.err == nil {
 		// Interrupted meanwhile: the temporary file is dropped, nothing replaced.
-		return ctx.Err()
+		tw.err = tw.ctx.Err()
+	}
+	err := tw.fw.Close()
+	if tw.err != nil {
+		tw.file.Abort()
+		return tw.info, fmt.Errorf("write turns table %q: %w", tw.path, tw.err)
+	}
+	if err != nil {
+		tw.file.Abort()
+		return tw.info, fmt.Errorf("write turns table %q: %w", tw.path, err)
+	}
+	return tw.info, tw.file.Commit()
+}
+
+// Abort drops the table unless Close wrote it.
+func (tw *TableWriter) Abort() {
+	tw.mu.Lock()
+	closed := tw.closed
+	tw.mu.Unlock()
+	if !closed {
+		tw.Fail(errors.New("aborted"))
+		_, _ = tw.Close()
+	}
+}
+
+// Write adds the rows of a batch of the run's turn log, in log order, with the
+// values of the run's Extra columns for those rows (extra[j][i] the value of
+// Extra[j] for the batch's row i; NaN, or no value, is null). A batch that
+// crosses the end of a row group is cut there; a full row group goes to the
+// file when the runs before this one are closed (Write waits until then).
+func (rt *RunTable) Write(b arrow.RecordBatch, extra ...[]float64) error {
+	p := rt.plan
+	p.extra = extra
+	n := int(b.NumRows())
+	for lo := 0; lo < n; {
+		hi := min(n, lo+tableRowGroupRows-rt.rows)
+		if rt.rb == nil {
+			rt.rb = array.NewRecordBuilder(rt.tw.mem, rt.tw.schema)
+		}
+		for k, c := range rt.mine {
+			if c == nil {
+				rt.rb.Field(k).AppendNulls(hi - lo)
+				continue
+			}
+			c.put(rt.rb.Field(k), b, lo, hi)
+		}
+		rt.rows += hi - lo
+		lo = hi
+		if rt.rows >= tableRowGroupRows {
+			if err := rt.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	p.extra = nil
+	if rt.logBytes += batchBytes(b); rt.logBytes >= tableRowGroupBytes {
+		return rt.flush()
+	}
+	return nil
+}
+
+// flush writes the row group being built, in the run's turn.
+func (rt *RunTable) flush() error {
+	if rt.rb == nil {
+		rt.logBytes = 0
+		return nil
+	}
+	// a fresh builder per row group: one dictionary per column chunk
+	rec := rt.rb.NewRecordBatch()
+	rt.rb.Release()
+	rt.rb = nil
+	defer rec.Release()
+	return rt.inTurn(func(tw *TableWriter) error {
+		if err := tw.fw.Write(rec); err != nil {
+			return err
+		}
+		rt.total += rt.rows
+		rt.rows, rt.logBytes = 0, 0
+		return nil
 	})
-	return info, err
+}
+
+// inTurn calls fn with the table locked once every run before this one is
+// closed.
+func (rt *RunTable) inTurn(fn func(tw *TableWriter) error) error {
+	tw := rt.tw
+	tw.mu.Lock()
+	defer tw.mu.Unlock()
+	for tw.next != rt.i && tw.err == nil {
+		tw.turn.Wait()
+	}
+	if tw.err != nil {
+		return ErrTableStopped
+	}
+	if err := tw.ctx.Err(); err != nil {
+		return err
+	}
+	return fn(tw)
+}
+
+// Close writes the run's last row group, in its turn, and hands the turn to
+// the next run. note is what the read of its log said of a log that is not a
+// finished run's (runread.TurnScan.Note, LogRead.Note; "" for none): the
+// table's warnings say that those rows are in it.
+func (rt *RunTable) Close(note string) error {
+	if note != "" {
+		note = fmt.Sprintf("run %q: %s; they are in the table", rt.plan.run.Dir, note)
+	}
+	return rt.close(note)
+}
+
+// close is Close with the table's warning for the run ("" for none).
+func (rt *RunTable) close(warning string) error {
+	err := rt.flush()
+	if rt.rb != nil {
+		rt.rb.Release()
+		rt.rb = nil
+	}
+	if err != nil {
+		return err
+	}
+	return rt.inTurn(func(tw *TableWriter) error {
+		tw.next++
+		tw.info.Rows += rt.total
+		if warning != "" {
+			tw.info.Warnings = append(tw.info.Warnings, warning)
+		}
+		tw.turn.Broadcast()
+		return nil
+	})
+}
+
+// added is how many rows of the run were added so far.
+func (rt *RunTable) added() int { return rt.total + rt.rows }
+
+// fromLog reads the run's log (checked by ScanRun) into the table and closes
+// the run. Extra columns take their values from TableRun.Extra.
+func (rt *RunTable) fromLog(ctx context.Context) error {
+	p := rt.plan
+	f, err := p.openLog()
+	if err != nil {
+		rt.tw.Fail(err)
+		return err
+	}
+	defer f.Close()
+	extra := make([][]float64, len(p.run.Extra))
+	lr, err := ScanRun(ctx, f, SizeOf(f), p.run.Manifest, rt.tw.mem, func(b arrow.RecordBatch) error {
+		n := int(b.NumRows())
+		if p.run.Rows > 0 {
+			n = min(n, p.run.Rows-rt.added())
+		}
+		if n <= 0 {
+			return nil
+		}
+		if n < int(b.NumRows()) {
+			b = b.NewSlice(0, int64(n))
+			defer b.Release()
+		}
+		at := rt.added()
+		for j, x := range p.run.Extra {
+			extra[j] = x.Values[min(at, len(x.Values)):min(at+n, len(x.Values))]
+		}
+		return rt.Write(b, extra...)
+	})
+	if err == nil {
+		err = rt.flush()
+	}
+	if err == nil {
+		for _, x := range p.run.Extra {
+			if len(x.Values) != rt.total {
+				err = fmt.Errorf("column %s has %d values for %d rows", x.Name, len(x.Values), rt.total)
+			}
+		}
+	}
+	if err != nil {
+		rt.tw.Fail(err)
+		return err
+	}
+	if rt.total < lr.Log.Rows {
+		return rt.close(fmt.Sprintf("run %q: %s; the table holds the first %d, read earlier with the rest of its figures", p.run.Dir, lr.Note, rt.total))
+	}
+	return rt.Close(lr.Note)
 }
 
 // tableCol is one output column: its Arrow type and how it appends rows lo to hi
@@ -288,9 +558,9 @@ func present[T comparable](get func(b arrow.RecordBatch, i int) (T, bool), missi
 }
 
 type tablePlan struct {
-	// ordinal is the run's row that row 0 of the log batch being added is
-	// (Extra's index)
-	ordinal  int
+	// extra are the Extra columns' values of the log batch being added
+	// (RunTable.Write)
+	extra    [][]float64
 	run      *TableRun
 	logPath  string
 	cols     []*tableCol
@@ -534,127 +804,23 @@ func planRun(ctx context.Context, r *TableRun, runColumns bool) (*tablePlan, err
 			add(f.Name, typ, put)
 		}
 	}
-	for _, x := range r.Extra {
-		vals := x.Values
+	for j, x := range r.Extra {
+		value := func(i int) (float64, bool) {
+			if j >= len(p.extra) || i >= len(p.extra[j]) || math.IsNaN(p.extra[j][i]) {
+				return 0, false
+			}
+			return p.extra[j][i], true
+		}
 		if x.Count {
 			add(x.Name, arrow.PrimitiveTypes.Int32, rowsOf(func(_ arrow.RecordBatch, i int) (int32, bool) {
-				k := p.ordinal + i
-				if k >= len(vals) || math.IsNaN(vals[k]) {
-					return 0, false
-				}
-				return int32(vals[k]), true
+				v, ok := value(i)
+				return int32(v), ok
 			}, addInt32))
 			continue
 		}
-		add(x.Name, arrow.PrimitiveTypes.Float64, rowsOf(func(_ arrow.RecordBatch, i int) (float64, bool) {
-			k := p.ordinal + i
-			if k >= len(vals) || math.IsNaN(vals[k]) {
-				return 0, false
-			}
-			return vals[k], true
-		}, addDouble))
+		add(x.Name, arrow.PrimitiveTypes.Float64, rowsOf(func(_ arrow.RecordBatch, i int) (float64, bool) { return value(i) }, addDouble))
 	}
 	return p, nil
-}
-
-// write streams the run's log into fw, one row group per tableRowGroupRows rows
-// or tableRowGroupBytes bytes of log: the rows of the log's batches are added to
-// one Arrow record (the table's schema) until then, and fw writes it as a row
-// group. It returns the rows written and a warning when the log was cut short.
-func (p *tablePlan) write(ctx context.Context, fw *pqarrow.FileWriter, schema *arrow.Schema, index map[string]int, mem memory.Allocator) (int, string, error) {
-	f, err := p.openLog()
-	if err != nil {
-		return 0, "", err
-	}
-	defer f.Close()
-	// the run's column for each table column, nil where the run lacks it
-	mine := make([]*tableCol, schema.NumFields())
-	for _, c := range p.cols {
-		mine[index[c.name]] = c
-	}
-	var (
-		rb          *array.RecordBuilder // the row group being built, nil when none
-		rows, total int
-		logBytes    int64
-	)
-	defer func() {
-		if rb != nil {
-			rb.Release()
-		}
-	}()
-	flush := func() error {
-		if rb == nil {
-			logBytes = 0
-			return nil
-		}
-		// a fresh builder per row group: one dictionary per column chunk
-		rec := rb.NewRecordBatch()
-		rb.Release()
-		rb = nil
-		defer rec.Release()
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := fw.Write(rec); err != nil {
-			return err
-		}
-		total += rows
-		rows, logBytes = 0, 0
-		return nil
-	}
-	lr, serr := ScanRun(ctx, f, SizeOf(f), p.run.Manifest, mem, func(b arrow.RecordBatch) error {
-		n := int(b.NumRows())
-		if p.run.Rows > 0 {
-			n = min(n, p.run.Rows-(total+rows))
-		}
-		if n <= 0 {
-			return nil
-		}
-		p.ordinal = total + rows
-		// a batch that crosses the end of a row group is cut there
-		for lo := 0; lo < n; {
-			hi := min(n, lo+tableRowGroupRows-rows)
-			if rb == nil {
-				rb = array.NewRecordBuilder(mem, schema)
-			}
-			for k, c := range mine {
-				if c == nil {
-					rb.Field(k).AppendNulls(hi - lo)
-					continue
-				}
-				c.put(rb.Field(k), b, lo, hi)
-			}
-			rows += hi - lo
-			lo = hi
-			if rows >= tableRowGroupRows {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-		if logBytes += batchBytes(b); logBytes >= tableRowGroupBytes {
-			return flush()
-		}
-		return nil
-	})
-	if serr != nil {
-		return total, "", serr
-	}
-	if err := flush(); err != nil {
-		return total, "", err
-	}
-	for _, x := range p.run.Extra {
-		if len(x.Values) != total {
-			return total, "", fmt.Errorf("column %s has %d values for %d rows", x.Name, len(x.Values), total)
-		}
-	}
-	switch {
-	case total < lr.Log.Rows:
-		return total, fmt.Sprintf("run %q: %s; the table holds the first %d, read earlier with the rest of its figures", p.run.Dir, lr.Note, total), nil
-	case lr.Note != "":
-		return total, fmt.Sprintf("run %q: %s; they are in the table", p.run.Dir, lr.Note), nil
-	}
-	return total, "", nil
 }
 
 // ReadExpectedTurns reads the expected assistant turn of every client turn of the

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	"github.com/agentrace/agentrace/internal/outguard"
 	"github.com/agentrace/agentrace/schemas"
@@ -390,4 +392,92 @@ func TestWriteTableRowGroups(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Runs written from goroutines in any order: a run's row groups, and its
+// close, wait for the runs before it (an empty run's too), so the table is
+// WriteTable's byte for byte; a run that fails releases the run waiting for
+// it, and no table is left.
+func TestTableWriterRunsInTurn(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := context.Background()
+		root := t.TempDir()
+		dirs := []string{filepath.Join(root, "c1"), filepath.Join(root, "c2"), filepath.Join(root, "c3")}
+		for i, n := range []int{5, 3, 0} {
+			writeTestRun(t, dirs[i], sampleRecords(n), schemas.RunManifest{Config: schemas.RunConfig{Concurrency: i + 1}})
+		}
+		none := func(string, int32) (int32, bool) { return 0, false }
+		runs := func() []TableRun {
+			var rs []TableRun
+			for _, d := range dirs {
+				rs = append(rs, TableRun{Dir: d, Run: filepath.Base(d), System: "s", Expected: none})
+			}
+			return rs
+		}
+		want := filepath.Join(root, "want.parquet")
+		if _, err := WriteTable(ctx, want, runs(), TableOptions{RunColumns: true}); err != nil {
+			t.Fatal(err)
+		}
+		feed := func(rt *RunTable, dir string) error {
+			f, err := os.Open(filepath.Join(dir, schemas.TurnLogFile))
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			if _, err := ScanRun(ctx, f, SizeOf(f), nil, memory.DefaultAllocator, func(b arrow.RecordBatch) error { return rt.Write(b) }); err != nil {
+				return err
+			}
+			return rt.Close("")
+		}
+
+		got := filepath.Join(root, "got.parquet")
+		tw, err := NewTableWriter(ctx, got, runs(), TableOptions{RunColumns: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		later := make(chan error, 2)
+		for i := 2; i >= 1; i-- {
+			go func() { later <- feed(tw.Run(i), dirs[i]) }()
+		}
+		synctest.Wait()
+		select {
+		case err := <-later:
+			t.Fatalf("a run was closed before the first: %v", err)
+		default:
+		}
+		if err := feed(tw.Run(0), dirs[0]); err != nil {
+			t.Fatal(err)
+		}
+		for range 2 {
+			if err := <-later; err != nil {
+				t.Fatal(err)
+			}
+		}
+		info, err := tw.Close()
+		if err != nil || info.Rows != 8 {
+			t.Fatalf("info %+v, %v", info, err)
+		}
+		wb, _ := os.ReadFile(want)
+		gb, _ := os.ReadFile(got)
+		if !bytes.Equal(wb, gb) {
+			t.Errorf("the table written in turn (%d bytes) differs from WriteTable's (%d bytes)", len(gb), len(wb))
+		}
+
+		failed := filepath.Join(root, "failed.parquet")
+		if tw, err = NewTableWriter(ctx, failed, runs(), TableOptions{RunColumns: true}); err != nil {
+			t.Fatal(err)
+		}
+		go func() { later <- feed(tw.Run(1), dirs[1]) }()
+		synctest.Wait()
+		tw.Fail(errors.New("run c1: unreadable"))
+		if err := <-later; !errors.Is(err, ErrTableStopped) {
+			t.Errorf("the run waiting for a failed one got %v", err)
+		}
+		if _, err := tw.Close(); err == nil || !strings.Contains(err.Error(), "unreadable") {
+			t.Errorf("a failed table was closed with %v", err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(root, "*failed.parquet*")); len(left) > 0 {
+			t.Errorf("a failed table left %v", left)
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // Basis is what a run's gates were judged on (Evaluation.Basis).
@@ -82,6 +83,9 @@ type EvalOptions struct {
 	// (runread.ScanOptions.Prompt).
 	Fold   func(*schemas.TurnRecord, runread.TurnExtra) error
 	Prompt func(promptData json.RawMessage) (isl int, ok bool)
+	// Batches, when set, is given each batch of a turn log as it is read, before
+	// Fold gets its rows (runread.ScanOptions.Batches).
+	Batches func(arrow.RecordBatch) error
 
 	// reuse, set by rescore, hands buffers and slices from one run to the next,
 	// and keeps no per-turn scores (a rescore row holds totals only); nil
@@ -180,7 +184,7 @@ func Evaluate(ctx context.Context, run *archive.Run, o EvalOptions) (*Evaluation
 	}
 
 	// One pass over the log, for the fold and the scorer.
-	so := runread.ScanOptions{Records: o.Fold, Prompt: o.Prompt, Manifest: info.Facts.Manifest, Allocator: j.re.allocator()}
+	so := runread.ScanOptions{Records: o.Fold, Prompt: o.Prompt, Batches: o.Batches, Manifest: info.Facts.Manifest, Allocator: j.re.allocator()}
 	var rows *runread.TurnLogRows
 	var ref *refEvents
 	clone := j.counterWanted()
@@ -190,6 +194,14 @@ func Evaluate(ctx context.Context, run *archive.Run, o EvalOptions) (*Evaluation
 		// Responses are rebuilt (cloned out of the log) only for a tokenizer.
 		rows = runread.NewTurnLogRows(clone, take[runread.TurnLogRow](&j.re.rows, 0))
 		so.Batches = rows.Add
+		if o.Batches != nil {
+			so.Batches = func(b arrow.RecordBatch) error {
+				if err := o.Batches(b); err != nil {
+					return err
+				}
+				return rows.Add(b)
+			}
+		}
 	default:
 		ref = newRefEvents(j.truth)
 		so.Events = ref.handle

@@ -557,20 +557,56 @@ func BuildDir(o Output, inputs []string, fill func(dir string) error) error {
 // (or its own run folder), so that a reader never sees it half-written: a
 // temporary file beside it, synced and renamed into place when fill succeeded.
 func AtomicWrite(path string, fill func(w io.Writer) error) error {
+	a, err := CreateAtomic(path)
+	if err != nil {
+		return err
+	}
+	if err := fill(a); err != nil {
+		a.Abort()
+		return err
+	}
+	return a.Commit()
+}
+
+// AtomicFile is AtomicWrite for a writer that fills the file over many calls
+// (from several goroutines' work, in turn): written to a temporary file beside
+// path, put in place by Commit, dropped by Abort.
+type AtomicFile struct {
+	path string
+	f    *os.File
+	bw   *bufio.Writer
+}
+
+// CreateAtomic starts writing the file path as AtomicWrite does.
+func CreateAtomic(path string) (*AtomicFile, error) {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+newInfix+"*")
 	if err != nil {
-		return fmt.Errorf("create temp for %q: %w", path, err)
+		return nil, fmt.Errorf("create temp for %q: %w", path, err)
 	}
-	tmp := f.Name()
-	if err := fillFile(f, path, fill); err != nil {
+	return &AtomicFile{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+}
+
+// Write writes to the temporary file.
+func (a *AtomicFile) Write(p []byte) (int, error) { return a.bw.Write(p) }
+
+// Commit syncs the file and renames it into place; on an error nothing is left.
+func (a *AtomicFile) Commit() error {
+	tmp := a.f.Name()
+	if err := finishFile(a.f, a.bw, a.path); err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.Rename(tmp, a.path); err != nil {
 		os.Remove(tmp)
-		return fmt.Errorf("rename %q: %w", path, err)
+		return fmt.Errorf("rename %q: %w", a.path, err)
 	}
 	return nil
+}
+
+// Abort drops the file written so far.
+func (a *AtomicFile) Abort() {
+	a.f.Close()
+	os.Remove(a.f.Name())
 }
 
 // AtomicWriteBytes is AtomicWrite of data.
@@ -589,6 +625,12 @@ func fillFile(f *os.File, path string, fill func(w io.Writer) error) error {
 		f.Close()
 		return err
 	}
+	return finishFile(f, bw, path)
+}
+
+// finishFile flushes bw to f, syncs and closes f (mode 0644); f is closed on
+// every path.
+func finishFile(f *os.File, bw *bufio.Writer, path string) error {
 	if err := bw.Flush(); err != nil {
 		f.Close()
 		return fmt.Errorf("write %q: %w", path, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/agentrace/agentrace/score/rulesets"
 	"github.com/agentrace/agentrace/score/runread"
 	"github.com/agentrace/agentrace/tokens"
+	"github.com/apache/arrow-go/v18/arrow"
 )
 
 // RunSet is the runs an argument names, and the sources to close.
@@ -170,6 +171,12 @@ type LoadOptions struct {
 	// OnRecord, when set, is given every record as the run is read (once), after
 	// the fold took it; the record is reused after the call.
 	OnRecord func(*schemas.TurnRecord) error
+	// OnBatch, when set, is given each batch of an agentrace run's turn log as
+	// the run is read (once), in log order, once the fold took its rows, with the
+	// fold's values of those rows (rows[i] of the batch's row i: the report's
+	// turns.parquet columns), valid during the call. The batch is released after
+	// the call unless the callee retains it.
+	OnBatch func(b arrow.RecordBatch, rows metrics.RowValues) error
 }
 
 // LoadRunWith evaluates one run of any kind into a Point: an agentrace run from
@@ -214,6 +221,40 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		}
 		return nil
 	}
+	// A batch comes before the fold's records of its rows: it is held until the
+	// next batch (or the log's end), then handed on with its rows' values, which
+	// the fold then forgets.
+	var held arrow.RecordBatch
+	var stopped bool // the fold stopped on an error, which a.Close returns
+	defer func() {
+		if held != nil {
+			held.Release()
+		}
+	}()
+	handOn := func() error {
+		if held == nil {
+			return nil
+		}
+		b, n := held, int(held.NumRows())
+		held = nil
+		defer b.Release()
+		rv := a.Rows()
+		if stopped = stopped || len(rv.OSL) != n; stopped {
+			return nil
+		}
+		defer a.DropRows()
+		return o.OnBatch(b, rv)
+	}
+	if o.OnBatch != nil {
+		so.Batches = func(b arrow.RecordBatch) error {
+			if err := handOn(); err != nil {
+				return err
+			}
+			b.Retain()
+			held = b
+			return nil
+		}
+	}
 	var scan runread.TurnScan
 	var ev *score.Evaluation
 	if o.NoScores {
@@ -226,7 +267,7 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 		if o.Judge != nil {
 			eo = *o.Judge
 		}
-		eo.Info, eo.Fold, eo.Prompt = &info, fold, so.Prompt
+		eo.Info, eo.Fold, eo.Prompt, eo.Batches = &info, fold, so.Prompt, so.Batches
 		if c, ok := tok.(score.OSLCounter); ok && tok != nil && eo.Counter == nil {
 			eo.Counter = c
 		}
@@ -234,6 +275,9 @@ func LoadRunWith(ctx context.Context, run *archive.Run, o LoadOptions) (*Point, 
 			return nil, err
 		}
 		scan = ev.Scan
+	}
+	if err := handOn(); err != nil {
+		return nil, fmt.Errorf("run %q: %w", run.Label, err)
 	}
 	a.SetWindowStart(scan.WindowStartNs)
 	mp, err := a.Close()
