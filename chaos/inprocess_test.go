@@ -41,10 +41,9 @@ var inProcess = []struct {
 	{"full disk, unreadable and cut logs", "./runlog", []string{"TestManifestOnFullDisk", "TestAbortKeepsFlushedRows", "TestUnreadableLogs",
 		"TestGarbageLengthsAllocateNothing", "TestTruncated", "TestUnclosed"}, 256 << 20, nil},
 	// The JSON core refuses trailing garbage; the fuzz crashers stay fixed.
-	{"trailing garbage, fuzz crashers", "./internal/jsontext", []string{"TestValid", "TestUnquote", "FuzzScanner", "FuzzUnquote"}, 256 << 20, nil},
+	{"trailing garbage, fuzz crashers", "./internal/jsontext", []string{"TestValid", "TestUnquote", "FuzzScanner", "FuzzUnquote", "FuzzAppendCompact"}, 256 << 20, nil},
 	{"trailing garbage", "./replay", []string{"FuzzChunk", "FuzzSSE", "TestChunkScannerMatchesEncodingJSON", "TestStreamTolerance"}, 256 << 20, nil},
 	{"fuzz crashers", "./ingest", []string{"FuzzParseLine"}, 256 << 20, nil},
-	{"fuzz crashers", "./datasets", []string{"FuzzAppendCompact"}, 256 << 20, nil},
 	// Secrets a server echoes (whole or cut), header values, unparsable endpoint
 	// passwords; client faults (EMFILE, ENOBUFS, EADDRNOTAVAIL) fail the run.
 	{"secrets, client faults", "./replay", []string{"TestHeaderValuesNeverRecorded", "TestEchoedSecretsMasked", "TestCutSecretsMasked",
