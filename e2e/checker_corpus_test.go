@@ -19,7 +19,6 @@ import (
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score"
 	"github.com/agentrace/agentrace/score/curve"
-	"go.yaml.in/yaml/v3"
 )
 
 // corpus is testdata/checker-corpus/cases.json: one-edit variants of the
@@ -91,26 +90,7 @@ func (op corpusOp) apply(t *testing.T, root string) {
 		}
 		return
 	case "yaml-set", "yaml-delete":
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc map[string]any
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		if op.Op == "yaml-delete" {
-			delete(doc, op.Path[0].(string))
-		} else {
-			doc[op.Path[0].(string)] = op.Value
-		}
-		out, err := yaml.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, out, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		testenv.EditYAML(t, file, op.Path, strings.TrimPrefix(op.Op, "yaml-"), op.Value)
 		return
 	case "remove":
 		if err := os.Remove(file); err != nil {

@@ -77,19 +77,13 @@ func Publish(ctx context.Context, o PublishOptions) ([]*curve.System, error) {
 	if len(o.Runs) == 0 {
 		return nil, errors.New("publish: no run or sweep folder given")
 	}
-	var tok metrics.TokenCounter
-	var tk *tokens.Tokenizer
-	if o.TokenizerDir != "" {
-		var err error
-		if tk, err = tokens.Load(ctx, o.TokenizerDir); err != nil {
-			return nil, fmt.Errorf("publish: %w", err)
-		}
-		tok = tk
+	lo, err := counting(ctx, o.TokenizerDir)
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
 	}
-	islFor := metrics.NewISLSource(ctx, tk)
 	var systems []*curve.System
 	for _, arg := range o.Runs {
-		pts, sweep, src, err := LoadAgentraceRuns(ctx, arg, curve.LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, nil)
+		pts, sweep, src, err := LoadAgentraceRuns(ctx, arg, curve.LoadOptions{Tokenizer: lo.Tokenizer, ISLFor: lo.ISLFor, Ruleset: o.Ruleset}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
@@ -419,4 +413,21 @@ func SweepSummaryCSV(s *curve.System) []byte {
 		b.WriteString(strings.Join(cells, ",") + "\n")
 	}
 	return []byte(b.String())
+}
+
+// counting loads the reference tokenizer folder dir ("" for none: the server's
+// usage counts) into the options that count a run's tokens as it is evaluated:
+// its output tokens and its ISL.
+func counting(ctx context.Context, dir string) (curve.LoadOptions, error) {
+	var lo curve.LoadOptions
+	var tk *tokens.Tokenizer
+	if dir != "" {
+		var err error
+		if tk, err = tokens.Load(ctx, dir); err != nil {
+			return lo, err
+		}
+		lo.Tokenizer = tk
+	}
+	lo.ISLFor = metrics.NewISLSource(ctx, tk)
+	return lo, nil
 }

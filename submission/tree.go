@@ -18,11 +18,9 @@ import (
 
 	"github.com/agentrace/agentrace/internal/notice"
 	"github.com/agentrace/agentrace/internal/outguard"
-	"github.com/agentrace/agentrace/metrics"
 	"github.com/agentrace/agentrace/schemas"
 	"github.com/agentrace/agentrace/score/archive"
 	"github.com/agentrace/agentrace/score/curve"
-	"github.com/agentrace/agentrace/tokens"
 )
 
 // The tree's folders (mlcommons/endpoints-submission-cli layout.py): the results,
@@ -107,16 +105,10 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 	if err := outguard.Check(o.Out, Kind, o.Overwrite, inputs...); err != nil {
 		return nil, fmt.Errorf("submit: %w", err)
 	}
-	var tok metrics.TokenCounter
-	var tk *tokens.Tokenizer
-	if o.TokenizerDir != "" {
-		var err error
-		if tk, err = tokens.Load(ctx, o.TokenizerDir); err != nil {
-			return nil, fmt.Errorf("submit: %w", err)
-		}
-		tok = tk
+	lo, err := counting(ctx, o.TokenizerDir)
+	if err != nil {
+		return nil, fmt.Errorf("submit: %w", err)
 	}
-	islFor := metrics.NewISLSource(ctx, tk)
 	byModel := map[string][]*curve.Point{}
 	// Each run's event log is built as the run is read, the one time it is.
 	var mu sync.Mutex
@@ -129,7 +121,7 @@ func Build(ctx context.Context, o Options) (*Result, error) {
 		return l.add
 	}
 	for _, arg := range o.Sweeps {
-		pts, _, src, err := LoadAgentraceRuns(ctx, arg, curve.LoadOptions{Tokenizer: tok, ISLFor: islFor, Ruleset: o.Ruleset}, onRecord)
+		pts, _, src, err := LoadAgentraceRuns(ctx, arg, curve.LoadOptions{Tokenizer: lo.Tokenizer, ISLFor: lo.ISLFor, Ruleset: o.Ruleset}, onRecord)
 		if err != nil {
 			return nil, fmt.Errorf("submit: %w", err)
 		}

@@ -2,7 +2,10 @@ package testenv
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // DocAt is the value at path in a decoded JSON or YAML document: object keys are
@@ -71,4 +74,26 @@ func docIndex(t testing.TB, k any) int {
 	}
 	t.Fatalf("list index %v is not a whole number", k)
 	return 0
+}
+
+// EditYAML edits the YAML file at path in place as DocEdit edits a document
+// (op "delete" removes the key at keys, any other op sets value there).
+func EditYAML(t testing.TB, file string, keys []any, op string, value any) {
+	t.Helper()
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	DocEdit(t, doc, keys, op, value)
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, out, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

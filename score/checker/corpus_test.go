@@ -14,7 +14,6 @@ import (
 
 	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/score/archive"
-	"go.yaml.in/yaml/v3"
 )
 
 // The corpus: testdata/checker-corpus/cases.json (edits of the agentrace tree)
@@ -288,24 +287,7 @@ func (op corpusOp) applyOne(t *testing.T, root, file string) {
 		}
 		return
 	case "yaml-set", "yaml-delete":
-		data, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var doc map[string]any
-		if err := yaml.Unmarshal(data, &doc); err != nil {
-			t.Fatal(err)
-		}
-		if op.Op == "yaml-delete" {
-			delete(doc, op.Path[0].(string))
-		} else {
-			doc[op.Path[0].(string)] = value
-		}
-		out, err := yaml.Marshal(doc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(out)
+		testenv.EditYAML(t, file, op.Path, strings.TrimPrefix(op.Op, "yaml-"), value)
 		return
 	}
 	data, err := os.ReadFile(file)
