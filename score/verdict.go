@@ -67,7 +67,7 @@ func judgeAccuracy(rs rulesets.Ruleset, s *schemas.Scores) schemas.Gate {
 	switch {
 	case s.AccuracySource == AccuracyPublished:
 		decide(&g, rs.AccuracyPass(s.Score))
-		g.Note = "published accuracy_results.json, not re-derived (no event log)"
+		g.Note = "published accuracy_results.json, not re-derived"
 	case s.Turns.Scored == 0:
 		notEvaluated(&g, schemas.SeverityWarning, "no scorable turn was issued")
 	default:
