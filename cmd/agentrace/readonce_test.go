@@ -35,8 +35,8 @@ func bytesRead(t *testing.T) int64 {
 	return 0
 }
 
-// TestCommandsReadALogOnce: report, audit and rescore read each run's turn log or
-// event log once. The same run is written twice, with 1 and with 4 passes over the
+// TestCommandsReadALogOnce: report, audit, rescore and score read each run's turn
+// log or event log once, and so do publish and submit an agentrace run's turn log. The same run is written twice, with 1 and with 4 passes over the
 // dataset, and each command runs in this process on each; what the process read
 // grows by what the log grew, within 5%: every other input (the dataset, the
 // run's small files) is the same in both, so the growth counts the log's reads.
@@ -92,12 +92,27 @@ func TestCommandsReadALogOnce(t *testing.T) {
 	commands := []struct {
 		name string
 		args func(run, out string) []string
+		// agentraceOnly: the command takes agentrace runs alone.
+		agentraceOnly bool
 	}{
-		{"report", func(run, out string) []string { return []string{"report", "--out", out, run} }},
-		{"audit", func(run, out string) []string { return []string{"audit", "--dataset", dsDir, run} }},
+		{"report", func(run, out string) []string { return []string{"report", "--out", out, run} }, false},
+		{"audit", func(run, out string) []string { return []string{"audit", "--dataset", dsDir, run} }, false},
 		{"rescore", func(run, out string) []string {
 			return []string{"rescore", "--dataset", dsDir, "--out", out + ".parquet", run}
-		}},
+		}, false},
+		// publish writes the reference's files beside the run; submit a tree
+		// (exit 1: no submitter file). Both also write an event log from the
+		// turns they read.
+		{"publish", func(run, out string) []string { return []string{"publish", run} }, true},
+		{"submit", func(run, out string) []string { return []string{"submit", "--out", out, run} }, true},
+		// Last: the scores.json it writes into the run would be read by the
+		// commands after it. A tree's point is named (score takes one run).
+		{"score", func(run, out string) []string {
+			if point := filepath.Join(run, "h200-sim/qwen3_6-35b-a3b/r100"); isDir(point) {
+				run = point
+			}
+			return []string{"score", "--dataset", dsDir, "--overwrite", run}
+		}, false},
 	}
 	for _, k := range kinds {
 		runs := map[int]string{}
@@ -115,6 +130,9 @@ func TestCommandsReadALogOnce(t *testing.T) {
 		}
 		grown := sizes[4] - sizes[1]
 		for _, c := range commands {
+			if c.agentraceOnly && k.log != schemas.TurnLogFile {
+				continue
+			}
 			t.Run(k.name+"/"+c.name, func(t *testing.T) {
 				read := map[int]int64{}
 				for _, r := range []int{1, 4} {
@@ -136,4 +154,10 @@ func TestCommandsReadALogOnce(t *testing.T) {
 			})
 		}
 	}
+}
+
+// isDir tells whether path is a folder.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }

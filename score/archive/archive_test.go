@@ -350,3 +350,24 @@ func TestReferenceRunsInPointFolders(t *testing.T) {
 		}
 	}
 }
+
+// TestPointFolderGivenItself: a submission point's folder named on its own
+// (sys/model/r100) is the point it is inside its tree, with its concurrency,
+// model and system from its path.
+func TestPointFolderGivenItself(t *testing.T) {
+	point := filepath.Join(t.TempDir(), "h200", "qwen", "r100")
+	if err := os.MkdirAll(point, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(point, PointFile), []byte("concurrency: 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run, err := OpenRun(point, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Source.Close()
+	if run.Kind != KindSubmission || run.Point != 100 || run.Model != "qwen" || run.System != "h200" {
+		t.Errorf("OpenRun(%s) = kind %q point %d model %q system %q; want submission 100 qwen h200", point, run.Kind, run.Point, run.Model, run.System)
+	}
+}

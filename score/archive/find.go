@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
@@ -223,6 +224,17 @@ func (r *Run) CurveFile(name string) ([]byte, bool, error) {
 	return b, err == nil, err
 }
 
+// folderName is the folder dir of the source named as a tree names it: the
+// source's own folder (dir "") by its path's last elements, so that a point folder
+// given itself (sys/model/r8) is a point as it is inside its tree.
+func (s *Source) folderName(dir string) string {
+	if dir != "" || s.Kind != SourceDir {
+		return dir
+	}
+	parts := strings.Split(filepath.ToSlash(filepath.Clean(s.Path)), "/")
+	return strings.Join(parts[max(0, len(parts)-3):], "/")
+}
+
 // kindOf tells what kind of run folder dir is, "" when none.
 func kindOf(s *Source, dir string) string {
 	has := func(n string) bool {
@@ -238,7 +250,7 @@ func kindOf(s *Source, dir string) string {
 	// a result summary); a reference run folder named r<N> (events.jsonl,
 	// performance/) is a reference run, which the rules of a submission tree do not
 	// judge.
-	case PointDirConcurrency(dir) > 0 && (has(PointFile) || has(LogSummaryFile) || has(SummaryFile)):
+	case PointDirConcurrency(s.folderName(dir)) > 0 && (has(PointFile) || has(LogSummaryFile) || has(SummaryFile)):
 		return KindSubmission
 	case has(EventsFile), has(PerfSummaryFile) && has(ConfigFile):
 		return KindReference
@@ -262,8 +274,8 @@ func Find(s *Source) []*Run {
 		}
 		r := &Run{Source: s, Dir: n, Kind: k, Label: s.Label(n)}
 		if k == KindSubmission {
-			r.Point = PointDirConcurrency(n)
-			parts := strings.Split(n, "/")
+			r.Point = PointDirConcurrency(s.folderName(n))
+			parts := strings.Split(s.folderName(n), "/")
 			if len(parts) >= 2 {
 				r.Model = parts[len(parts)-2]
 			}
