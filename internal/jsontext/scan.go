@@ -1,9 +1,9 @@
 // Package jsontext is where agentrace reads and writes JSON. One validating
 // scanner finds the extent of values without building them, hands out the raw
 // bytes of the values a caller asks for, and decodes strings; ingest (trace
-// lines), the tokenizer loader
-// (tokenizer.json), the scorer (tool calls, the reference's event logs) and the
-// streaming client (chat.completion chunks) all read JSON through it.
+// lines), the tokenizer loader (tokenizer.json), the scorer (tool calls, the
+// reference's event logs) and the streaming client (chat.completion chunks) all
+// read JSON through it.
 //
 // It reads three dialects:
 //   - JSON: RFC 8259, exactly what encoding/json's Valid accepts. Nesting is limited
