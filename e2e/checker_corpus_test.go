@@ -29,11 +29,11 @@ type corpus struct {
 }
 
 type corpusCase struct {
-	Name         string     `json:"name"`
-	Ops          []corpusOp `json:"ops"`
-	Point        string     `json:"point"`
-	Ruleset      string     `json:"ruleset"`
-	ModelWarning bool       `json:"model_warning"`
+	Name         string             `json:"name"`
+	Ops          []testenv.CorpusOp `json:"ops"`
+	Point        string             `json:"point"`
+	Ruleset      string             `json:"ruleset"`
+	ModelWarning bool               `json:"model_warning"`
 	// Inline and OSL are "pass", "fail" or "not_evaluated:<severity>"; Verdict is
 	// the point's verdict; SWEBenchN and SWEBenchCheck the curve's SWE-bench mean
 	// (results counted) and its check (pass, fail, warning).
@@ -65,68 +65,7 @@ type corpusCase struct {
 	UnparsedAt map[string]int `json:"unparsed_at"`
 }
 
-// corpusOp is one edit of a file of the tree: set a JSON value, merge keys into
-// an object, delete a key, move a value from one path to another, set or delete
-// a top-level YAML key, write a file's text, remove a file or rename a folder.
-// MODEL stands for the tree's model folder.
-type corpusOp struct {
-	Op    string `json:"op"`
-	File  string `json:"file"`
-	Path  []any  `json:"path"`
-	From  []any  `json:"from"`
-	Value any    `json:"value"`
-	To    string `json:"to"`
-}
-
 const corpusModel = "h200-sim/qwen3_6-35b-a3b"
-
-func (op corpusOp) apply(t *testing.T, root string) {
-	t.Helper()
-	file := filepath.Join(root, filepath.FromSlash(strings.Replace(op.File, "MODEL", corpusModel, 1)))
-	switch op.Op {
-	case "write":
-		if err := os.WriteFile(file, []byte(op.Value.(string)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "yaml-set", "yaml-delete":
-		testenv.EditYAML(t, file, op.Path, strings.TrimPrefix(op.Op, "yaml-"), op.Value)
-		return
-	case "remove":
-		if err := os.Remove(file); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "rename":
-		if err := os.Rename(file, filepath.Join(root, filepath.FromSlash(op.To))); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc any
-	if err := json.Unmarshal(data, &doc); err != nil {
-		t.Fatal(err)
-	}
-	var value any
-	switch op.Op {
-	case "set", "merge":
-		value = op.Value
-	case "move":
-		value = testenv.DocAt(t, doc, op.From)
-	}
-	testenv.DocEdit(t, doc, op.Path, op.Op, value)
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(file, out, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // copyDir copies a folder.
 func copyDir(t *testing.T, src, dst string) {
@@ -225,7 +164,7 @@ func TestCheckerCorpus(t *testing.T) {
 			copyDir(t, filepath.Join(repo, "testdata", "submission-tree"), tree)
 			copyDir(t, filepath.Join(repo, "testdata", "reference-run"), filepath.Join(work, "testdata", "reference-run"))
 			for _, op := range tc.Ops {
-				op.apply(t, tree)
+				op.Apply(t, tree, corpusModel, nil)
 			}
 			ds := filepath.Join(work, "testdata", "reference-run", "dataset.jsonl")
 			ctx := context.Background()

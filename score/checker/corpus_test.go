@@ -24,13 +24,13 @@ const corpusDir = "../../testdata/checker-corpus"
 const treeDir = "../../testdata/submission-tree"
 const corpusModel = "h200-sim/qwen3_6-35b-a3b"
 
-type corpusOp struct {
-	Op    string `json:"op"`
-	File  string `json:"file"`
-	Path  []any  `json:"path"`
-	From  []any  `json:"from"`
-	Value any    `json:"value"`
-	To    string `json:"to"`
+// corpusOp is one edit of a case (testenv.CorpusOp), numbers read as the
+// checker reads them.
+type corpusOp struct{ testenv.CorpusOp }
+
+func (op corpusOp) apply(t *testing.T, root, model string) {
+	t.Helper()
+	op.Apply(t, root, model, func(n json.Number) any { return normalize(n) })
 }
 
 type treeCase struct {
@@ -205,111 +205,6 @@ func ToCheckerLayout(t *testing.T, tree, sub string) {
 			}
 		}
 	}
-}
-
-// plain turns json.Number values into int64, uint64 or float64, as Python reads them.
-func plain(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		return normalize(x)
-	case map[string]any:
-		for k, e := range x {
-			x[k] = plain(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = plain(e)
-		}
-	}
-	return v
-}
-
-func (op corpusOp) apply(t *testing.T, root, model string) {
-	t.Helper()
-	file := strings.Replace(op.File, "MODEL", model, 1)
-	file = strings.Replace(file, "SYSTEM", filepath.Dir(model), 1)
-	pattern := filepath.Join(root, filepath.FromSlash(file))
-	files := []string{pattern}
-	if strings.ContainsAny(pattern, "*?[") {
-		files, _ = filepath.Glob(pattern)
-		sort.Strings(files)
-	}
-	if len(files) == 0 {
-		t.Fatalf("no file for %+v", op)
-	}
-	for _, f := range files {
-		op.applyOne(t, root, f)
-	}
-}
-
-func (op corpusOp) applyOne(t *testing.T, root, file string) {
-	t.Helper()
-	write := func(b []byte) {
-		if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(file, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	value := plain(op.Value)
-	switch op.Op {
-	case "write":
-		if s, ok := value.(string); ok {
-			write([]byte(s))
-			return
-		}
-		b, err := json.MarshalIndent(value, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(b)
-		return
-	case "copy":
-		to := filepath.Join(root, filepath.FromSlash(strings.Replace(op.To, "MODEL", "results/"+corpusModel, 1)))
-		if err := os.CopyFS(to, os.DirFS(file)); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "mkdir":
-		if err := os.MkdirAll(file, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "remove":
-		if err := os.RemoveAll(file); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "rename":
-		if err := os.Rename(file, filepath.Join(root, filepath.FromSlash(op.To))); err != nil {
-			t.Fatal(err)
-		}
-		return
-	case "yaml-set", "yaml-delete":
-		testenv.EditYAML(t, file, op.Path, strings.TrimPrefix(op.Op, "yaml-"), value)
-		return
-	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc any
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	doc = plain(doc)
-	if op.Op == "move" {
-		value = testenv.DocAt(t, doc, op.From)
-	}
-	testenv.DocEdit(t, doc, op.Path, op.Op, value)
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	write(out)
 }
 
 func findingKeys(r Report) []string {
