@@ -249,21 +249,13 @@ func parsePointConfig(m map[string]any) (*pointConfig, []string) {
 	}
 	if l, ok := f.List(m, "nodes_used", opt); ok {
 		c.HasNodesUsed = true
-		for i, e := range l {
-			nf := f.child(fmt.Sprintf("nodes_used.%d", i))
-			em, good := e.(map[string]any)
-			if !good {
-				nf.add("", "expected an object")
-				f.merge(nf)
-				continue
-			}
+		f.eachObject(l, "nodes_used", func(nf *fields, em map[string]any) {
 			en := nf.Int(em, "system_node_ensemble_id", req)
 			no := nf.Int(em, "nodes", req)
 			if en != nil && no != nil {
 				c.NodesUsed = append(c.NodesUsed, nodesUsed{*en, *no})
 			}
-			f.merge(nf)
-		}
+		})
 	}
 	if ds, ok := f.Map(m, "dp_shortfall", opt); ok {
 		df := f.child("dp_shortfall")
@@ -456,14 +448,7 @@ func validateSystemDesc(m map[string]any) (*systemDesc, []string) {
 	f.Int(m, "system_node_ensemble_count", req)
 	f.Int(m, "system_node_ensemble_total", req)
 	if l, ok := f.List(m, "node_types", req); ok {
-		for i, e := range l {
-			nf := f.child(fmt.Sprintf("node_types.%d", i))
-			nm, good := e.(map[string]any)
-			if !good {
-				nf.add("", "expected an object")
-				f.merge(nf)
-				continue
-			}
+		f.eachObject(l, "node_types", func(nf *fields, nm map[string]any) {
 			for _, k := range []string{"host_memory_configuration", "host_network_card_count", "driver", "filesystem"} {
 				nf.Str(nm, k, req)
 			}
@@ -487,8 +472,7 @@ func validateSystemDesc(m map[string]any) (*systemDesc, []string) {
 					nf.add("", "a node type must give host_processor_core_count or host_processor_vcpu_count")
 				}
 			}
-			f.merge(nf)
-		}
+		})
 	}
 	switch dv, ok := m["division"]; {
 	case !ok || dv == nil:

@@ -546,14 +546,7 @@ func parseSystemPower(m map[string]any) (*systemPower, []string) {
 		if len(l) == 0 {
 			f.add("node_sets", "needs at least 1 item(s)")
 		}
-		for i, e := range l {
-			nf := f.child(fmt.Sprintf("node_sets.%d", i))
-			em, good := e.(map[string]any)
-			if !good {
-				nf.add("", "expected an object")
-				f.merge(nf)
-				continue
-			}
+		f.eachObject(l, "node_sets", func(nf *fields, em map[string]any) {
 			ns := nodeSet{}
 			id := nf.Int(em, "node_set_id", req)
 			en := nf.Int(em, "system_node_ensemble_id", req)
@@ -606,8 +599,7 @@ func parseSystemPower(m map[string]any) (*systemPower, []string) {
 				ns.id, ns.ensemble, ns.provisioned = *id, *en, *pr
 				sp.sets = append(sp.sets, ns)
 			}
-			f.merge(nf)
-		}
+		})
 	}
 	if so, ok := f.Map(m, "scale_out", req); ok {
 		sf := f.child("scale_out")
@@ -625,21 +617,14 @@ func parseSystemPower(m map[string]any) (*systemPower, []string) {
 			sf.merge(nf)
 		}
 		if sl, ok := sf.List(so, "switches", opt); ok {
-			for i, e := range sl {
-				wf := sf.child(fmt.Sprintf("switches.%d", i))
-				em, good := e.(map[string]any)
-				if !good {
-					wf.add("", "expected an object")
-				} else {
-					wf.Str(em, "model", req)
-					if n := wf.Int(em, "count", req); n != nil && *n <= 0 {
-						wf.add("count", "must be greater than 0")
-					}
-					wf.Float(em, "bandwidth_tbps", req)
-					parseSourced(wf, em, "power_per_switch")
+			sf.eachObject(sl, "switches", func(wf *fields, em map[string]any) {
+				wf.Str(em, "model", req)
+				if n := wf.Int(em, "count", req); n != nil && *n <= 0 {
+					wf.add("count", "must be greater than 0")
 				}
-				sf.merge(wf)
-			}
+				wf.Float(em, "bandwidth_tbps", req)
+				parseSourced(wf, em, "power_per_switch")
+			})
 		}
 		sp.scaleOut = so
 		f.merge(sf)

@@ -226,6 +226,21 @@ func (f *fields) child(loc string) *fields {
 
 func (f *fields) merge(c *fields) { f.problems = append(f.problems, c.problems...) }
 
+// eachObject reads l, the list at key, as pydantic reads a list of models: an
+// element that is not an object is "expected an object" at key.N; read reads
+// each other one's fields into its own fields, whose problems join f's.
+func (f *fields) eachObject(l []any, key string, read func(nf *fields, m map[string]any)) {
+	for i, e := range l {
+		nf := f.child(fmt.Sprintf("%s.%d", key, i))
+		if m, ok := e.(map[string]any); ok {
+			read(nf, m)
+		} else {
+			nf.add("", "expected an object")
+		}
+		f.merge(nf)
+	}
+}
+
 // presence is how a field may be left out: opt (absent or null), req (neither),
 // def (a default when absent, but null is refused, as a pydantic field typed
 // without None).
