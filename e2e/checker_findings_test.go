@@ -25,18 +25,11 @@ import (
 // and reason).
 func TestCheckerFindingsAgree(t *testing.T) {
 	repo := testenv.RepoRoot(t)
-	root := filepath.Join(t.TempDir(), "sub")
-	if err := os.CopyFS(filepath.Join(root, "results"), os.DirFS(filepath.Join(repo, "testdata", "submission-tree"))); err != nil {
+	tree, root := filepath.Join(t.TempDir(), "tree"), filepath.Join(t.TempDir(), "sub")
+	if err := os.CopyFS(tree, os.DirFS(filepath.Join(repo, "testdata", "submission-tree"))); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(filepath.Join(root, "docs"), 0o755)
-	os.MkdirAll(filepath.Join(root, "src", "sim"), 0o755)
-	os.WriteFile(filepath.Join(root, "src", "sim", "README.md"), []byte("sim\n"), 0o644)
-	points, _ := filepath.Glob(filepath.Join(root, "results", "*", "*", "r*"))
-	for _, d := range points {
-		os.Rename(filepath.Join(d, "mlperf_endpoints_log_summary.json"), filepath.Join(d, "result_summary.json"))
-		os.Rename(filepath.Join(d, "accuracy", "accuracy_results.json"), filepath.Join(d, "accuracy_results.json"))
-	}
+	testenv.CheckerLayout(t, tree, root)
 	ds := filepath.Join(repo, "testdata", "reference-run", "dataset.jsonl")
 	d, err := checker.LoadData(checker.DataOptions{})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrace/agentrace/internal/testenv"
 	"github.com/agentrace/agentrace/score/checker"
 	"github.com/agentrace/agentrace/score/curve"
 )
@@ -18,17 +19,14 @@ import (
 // edit to each point's result_summary.json document.
 func checkerLayoutTree(t *testing.T, edit func(point string, doc map[string]any)) string {
 	t.Helper()
-	root := filepath.Join(t.TempDir(), "sub")
-	if err := os.CopyFS(filepath.Join(root, "results"), os.DirFS(submissionTree(t))); err != nil {
+	tree, root := filepath.Join(t.TempDir(), "tree"), filepath.Join(t.TempDir(), "sub")
+	if err := os.CopyFS(tree, os.DirFS(submissionTree(t))); err != nil {
 		t.Fatal(err)
 	}
-	os.MkdirAll(filepath.Join(root, "docs"), 0o755)
-	os.MkdirAll(filepath.Join(root, "src", "sim"), 0o755)
-	os.WriteFile(filepath.Join(root, "src", "sim", "README.md"), []byte("sim\n"), 0o644)
+	testenv.CheckerLayout(t, tree, root)
 	points, _ := filepath.Glob(filepath.Join(root, "results", "*", "*", "r*"))
 	for _, d := range points {
-		os.Rename(filepath.Join(d, "accuracy", "accuracy_results.json"), filepath.Join(d, "accuracy_results.json"))
-		b, err := os.ReadFile(filepath.Join(d, "mlperf_endpoints_log_summary.json"))
+		b, err := os.ReadFile(filepath.Join(d, "result_summary.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +38,6 @@ func checkerLayoutTree(t *testing.T, edit func(point string, doc map[string]any)
 			edit(filepath.Base(d), doc)
 		}
 		out, _ := json.Marshal(doc)
-		os.Remove(filepath.Join(d, "mlperf_endpoints_log_summary.json"))
 		os.Remove(filepath.Join(d, "mlperf_endpoints_log_detail.json"))
 		if err := os.WriteFile(filepath.Join(d, "result_summary.json"), out, 0o644); err != nil {
 			t.Fatal(err)

@@ -98,7 +98,7 @@ func corpusCases(t *testing.T) map[string]builtCase {
 				op.apply(t, tree, corpusModel)
 			}
 			sub := filepath.Join(dir, "sub")
-			ToCheckerLayout(t, tree, sub)
+			testenv.CheckerLayout(t, tree, sub)
 			for _, op := range subOps {
 				op.apply(t, sub, "results/"+corpusModel)
 			}
@@ -166,44 +166,6 @@ func copyTree(t *testing.T, src, dst string) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// ToCheckerLayout lays an agentrace system folder tree out as the checker reads
-// a submission (moving the tree's system folders): results/<system>/..., each point's summary and accuracy under
-// the checker's names, docs/ and src/agentrace-sim/README.md.
-func ToCheckerLayout(t *testing.T, tree, sub string) {
-	t.Helper()
-	for _, d := range []string{"results", "docs", "src/agentrace-sim"} {
-		if err := os.MkdirAll(filepath.Join(sub, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.WriteFile(filepath.Join(sub, "src/agentrace-sim/README.md"), []byte("agentrace simulated server\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	es, err := os.ReadDir(tree)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		if e.IsDir() {
-			// Moved, not copied: the tree is the case's own copy.
-			if err := os.Rename(filepath.Join(tree, e.Name()), filepath.Join(sub, "results", e.Name())); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	pts, _ := filepath.Glob(filepath.Join(sub, "results", "*", "*", "r*"))
-	for _, d := range pts {
-		for _, mv := range [][2]string{{"mlperf_endpoints_log_summary.json", "result_summary.json"}, {"accuracy/accuracy_results.json", "accuracy_results.json"}} {
-			a, b := filepath.Join(d, mv[0]), filepath.Join(d, mv[1])
-			if st, err := os.Stat(a); err == nil && st.Mode().IsRegular() && !fileExists(b) {
-				if err := os.Rename(a, b); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
 	}
 }
 
