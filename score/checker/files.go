@@ -641,7 +641,7 @@ var accuracyMetaKeys = map[string]bool{"dataset_name": true, "num_samples": true
 func (a *accuracy) metricNames(ds string) []string {
 	var out []string
 	for _, it := range a.items(ds) {
-		if _, ok := pyFloat(it.v); ok {
+		if _, ok := laxFloat(it.v); ok {
 			out = append(out, it.k)
 		}
 	}
@@ -651,7 +651,7 @@ func (a *accuracy) metricNames(ds string) []string {
 func (a *accuracy) metric(ds, m string) (float64, bool) {
 	for _, it := range a.items(ds) {
 		if it.k == m {
-			return pyFloat(it.v)
+			return laxFloat(it.v)
 		}
 	}
 	return 0, false
@@ -700,7 +700,7 @@ func (a *accuracy) datasetScore(ds string) (float64, bool) {
 	}
 	var first *float64
 	for _, it := range a.items(ds) {
-		x, ok := pyFloat(it.v)
+		x, ok := laxFloat(it.v)
 		if !ok {
 			continue
 		}
@@ -716,19 +716,4 @@ func (a *accuracy) datasetScore(ds string) (float64, bool) {
 		return 0, false
 	}
 	return *first, true
-}
-
-// pyFloat is Python's float(): numbers, booleans, numeric strings.
-func pyFloat(v any) (float64, bool) {
-	switch x := v.(type) {
-	case bool:
-		if x {
-			return 1, true
-		}
-		return 0, true
-	case string:
-		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-		return f, err == nil
-	}
-	return isNumber(v)
 }

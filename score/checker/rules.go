@@ -704,7 +704,7 @@ func relErr(stored, derived float64) float64 {
 // metricConsistencySystemTPS: point_result.py _check_system_tps_derivable (1%).
 func (c *run) metricConsistencySystemTPS(s *summary, sp string) {
 	d := s.systemTPS()
-	if v, ok := pyFloat(s.Extra["system_tps"]); ok && s.Extra["system_tps"] != nil && relErr(v, d) > 0.01 {
+	if v, ok := laxFloat(s.Extra["system_tps"]); ok && s.Extra["system_tps"] != nil && relErr(v, d) > 0.01 {
 		c.emit("metric-consistency-system-tps", Error, LevelPoint, sp, fmt.Sprintf("stored system_tps %.3f ≠ derived %.3f (rel err %.1f%%)", v, d, 100*relErr(v, d)))
 	}
 }
@@ -726,7 +726,7 @@ func (c *run) metricConsistencyTPSPerUser(s *summary, sp string) {
 		return
 	}
 	d := 1000 / *p
-	if v, ok := pyFloat(s.Extra["tps_per_user"]); ok && s.Extra["tps_per_user"] != nil && relErr(v, d) > 0.01 {
+	if v, ok := laxFloat(s.Extra["tps_per_user"]); ok && s.Extra["tps_per_user"] != nil && relErr(v, d) > 0.01 {
 		c.emit("metric-consistency-tps-per-user", Error, LevelPoint, sp, fmt.Sprintf("stored tps_per_user %.4f ≠ derived 1000 / tpot_p90_ms %.4f", v, d))
 	}
 }
@@ -743,7 +743,7 @@ func (c *run) agenticMetricConsistency(s *summary, sp string) {
 		return
 	}
 	if has {
-		v, _ := pyFloat(stored)
+		v, _ := laxFloat(stored)
 		if relErr(v, *d) > 0.01 {
 			c.emit("agentic-metric-consistency", Error, LevelPoint, sp, fmt.Sprintf("stored e2e_avg_interactivity %.4f ≠ derived %.4f", v, *d))
 		}

@@ -135,7 +135,8 @@ func laxInt(v any) (int64, bool) {
 	return 0, false
 }
 
-// laxFloat reads v as pydantic's lax float.
+// laxFloat reads v as pydantic's lax float, which is also Python's float() on the
+// values JSON and YAML give: numbers, booleans, numeric strings.
 func laxFloat(v any) (float64, bool) {
 	if f, ok := isNumber(v); ok {
 		return f, true
