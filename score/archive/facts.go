@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"sync"
 
 	"github.com/agentrace/agentrace/schemas"
 	"go.yaml.in/yaml/v3"
@@ -53,9 +54,36 @@ type Facts struct {
 	FileChecks []FileCheck
 }
 
-// Facts reads what the run says about itself. Only an unreadable manifest of an
-// agentrace run is an error; other unreadable files become warnings.
+// Facts reads what the run says about itself, once for the source it was found
+// in: every later call gives what the first read (a command judges one state of
+// a run's files, even one still being written). Only an unreadable manifest of
+// an agentrace run is an error; other unreadable files become warnings.
 func (r *Run) Facts() (Facts, error) {
+	if r.Source == nil {
+		return r.readFacts()
+	}
+	r.Source.factsMu.Lock()
+	m, ok := r.Source.facts[r.Dir]
+	if !ok {
+		if r.Source.facts == nil {
+			r.Source.facts = map[string]*factsRead{}
+		}
+		m = &factsRead{}
+		r.Source.facts[r.Dir] = m
+	}
+	r.Source.factsMu.Unlock()
+	m.once.Do(func() { m.f, m.err = r.readFacts() })
+	return m.f, m.err
+}
+
+// factsRead is a run's facts as read the first time (Run.Facts).
+type factsRead struct {
+	once sync.Once
+	f    Facts
+	err  error
+}
+
+func (r *Run) readFacts() (Facts, error) {
 	var f Facts
 	switch r.Kind {
 	case KindAgentrace:

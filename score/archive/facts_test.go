@@ -2,9 +2,12 @@ package archive
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -99,5 +102,49 @@ func TestPointFactsAsTheCheckerTypesThem(t *testing.T) {
 				t.Errorf("concurrency %d, C_max %d; want %d, %d", f.Concurrency, f.MaxSupportedConcurrency, tc.concurrency, tc.cmax)
 			}
 		})
+	}
+}
+
+// TestFactsReadOnce: a run's facts are read from its files the first time they
+// are asked for; later calls, from any goroutine, give the same facts without
+// opening a file again.
+func TestFactsReadOnce(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c8")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{TurnLogFile: "", ManifestFile: `{"config": {"concurrency": 8, "model": "m"}}`} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var opened atomic.Int32
+	run, err := OpenRun(dir, Limits{Opened: func(name string, rc io.ReadCloser) io.ReadCloser {
+		opened.Add(1)
+		return rc
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Source.Close()
+	var wg sync.WaitGroup
+	got := make([]Facts, 4)
+	for i := range got {
+		wg.Go(func() {
+			f, err := run.Facts()
+			if err != nil {
+				t.Error(err)
+			}
+			got[i] = f
+		})
+	}
+	wg.Wait()
+	if n := opened.Load(); n != 1 {
+		t.Errorf("four calls of Facts opened %d files; want the manifest once", n)
+	}
+	for i, f := range got {
+		if f.Concurrency != 8 || f.Manifest != got[0].Manifest {
+			t.Errorf("call %d: concurrency %d, manifest %p; want 8 and the first call's %p", i, f.Concurrency, f.Manifest, got[0].Manifest)
+		}
 	}
 }

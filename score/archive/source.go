@@ -114,6 +114,11 @@ type Source struct {
 	mu     sync.Mutex
 	idle   []*tarCursor
 	closed bool
+
+	// factsMu guards facts: each run's facts by its folder, read once
+	// (Run.Facts).
+	factsMu sync.Mutex
+	facts   map[string]*factsRead
 }
 
 // maxIdleCursors bounds the tar streams kept open between reads (as many as
