@@ -7,6 +7,7 @@ package notice
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -93,14 +94,8 @@ func Options(err error) []string {
 	var walk func(error)
 	walk = func(err error) {
 		for err != nil {
-			if oe, ok := err.(*OptionError); ok {
-				seen := false
-				for _, k := range keys {
-					seen = seen || k == oe.Option
-				}
-				if !seen {
-					keys = append(keys, oe.Option)
-				}
+			if oe, ok := err.(*OptionError); ok && !slices.Contains(keys, oe.Option) {
+				keys = append(keys, oe.Option)
 			}
 			switch u := err.(type) {
 			case interface{ Unwrap() []error }:
